@@ -1,0 +1,81 @@
+package rules
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/witan-dev/witan/dag"
+)
+
+// Electorate is an MR's electorate frozen at open: a set of member keys.
+// Members are kept sorted by their string form ("ed25519:<base64url>"),
+// the order of the spec's electorate snapshot, and every list this package
+// returns follows that order. An Electorate is immutable; one value can be
+// shared by every poll that froze the same membership.
+type Electorate struct {
+	members []dag.Key
+	names   []string
+	index   map[dag.Key]int32
+}
+
+// NewElectorate freezes members, in any order. A zero key or a key listed
+// twice is an error (code schema): a frozen group has no duplicates.
+func NewElectorate(members []dag.Key) (*Electorate, error) {
+	if len(members) > math.MaxInt32 {
+		return nil, schemaf("electorate of %d members is too large", len(members))
+	}
+	type m struct {
+		k dag.Key
+		s string
+	}
+	ms := make([]m, len(members))
+	for i, k := range members {
+		if !k.Valid() {
+			return nil, schemaf("electorate: zero key at %d", i)
+		}
+		ms[i] = m{k, k.String()}
+	}
+	slices.SortFunc(ms, func(a, b m) int { return strings.Compare(a.s, b.s) })
+	e := &Electorate{
+		members: make([]dag.Key, len(ms)),
+		names:   make([]string, len(ms)),
+		index:   make(map[dag.Key]int32, len(ms)),
+	}
+	for i, x := range ms {
+		if i > 0 && x.s == ms[i-1].s {
+			return nil, &dag.ProtocolError{Code: dag.CodeSchema, Detail: fmt.Sprintf("rules: electorate lists %s twice", x.s), Err: ErrSchema}
+		}
+		e.members[i], e.names[i] = x.k, x.s
+		e.index[x.k] = int32(i)
+	}
+	return e, nil
+}
+
+// Len returns N, the number of members.
+func (e *Electorate) Len() int { return len(e.members) }
+
+// Members returns the members in order.
+func (e *Electorate) Members() []dag.Key { return slices.Clone(e.members) }
+
+// Has reports whether k is a member.
+func (e *Electorate) Has(k dag.Key) bool {
+	_, ok := e.index[k]
+	return ok
+}
+
+// Snapshot returns the electorate snapshot hash of the open points' reading
+// of 30k §4: sha256 of the canonical JSON array of the sorted member ids.
+func (e *Electorate) Snapshot() dag.ID {
+	b := make([]byte, 0, 2+len(e.names)*56)
+	b = append(b, '[')
+	for i, s := range e.names {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = dag.AppendString(b, s)
+	}
+	b = append(b, ']')
+	return dag.Sum(b)
+}

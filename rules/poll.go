@@ -1,0 +1,314 @@
+package rules
+
+import (
+	"slices"
+
+	"github.com/witan-dev/witan/dag"
+)
+
+// Poll folds the ballots of one MR under one rule, incrementally. Adding a
+// ballot updates the counts in place (O(k) for a member with k ballots on
+// the MR, so O(1) in the normal case) and a tally is read in O(1); the
+// ballots already folded are never refolded.
+//
+// A Poll's state depends only on the set of ballots added, never on their
+// order or on repeats: any order of the same ballots gives the same Result.
+// A Poll is not safe for concurrent use.
+type Poll struct {
+	rule *Rule
+	el   *Electorate
+	mr   dag.ID
+
+	slot   []int32 // per electorate index: 0 = no ballot, else 1 + index in voters
+	voters []voter
+
+	n, a, r, b, v, emergencyYes uint64
+	ballots                     uint64 // distinct valid ballots folded
+	invalid                     []Invalid
+}
+
+// Invalid is a ballot a Poll refused: it is not counted and does not void
+// its author.
+type Invalid struct {
+	Tx     dag.ID   `json:"tx"`
+	Code   dag.Code `json:"code"`
+	Detail string   `json:"detail"`
+}
+
+// rec is one ballot of a member on the poll's MR.
+type rec struct {
+	tx, sup   dag.ID
+	choice    Choice
+	emergency Emergency
+	indeg     uint32 // ballots of the same member in the poll that supersede this one
+}
+
+// contribution is what a member adds to the counts.
+type contribution uint8
+
+const (
+	none contribution = iota
+	void
+	effective
+)
+
+// voter is one member's ballots on the MR. The member's ballots count iff
+// they form one supersedes chain. Each ballot supersedes at most one other,
+// so the member's ballots and the supersedes links among them form paths
+// and cycles; with k ballots they form one chain exactly when there are
+// k-1 links and no ballot is superseded twice. (A cycle would need a hash
+// cycle among tx ids, so for real ballots "no cycle" needs no check; for
+// forged input the rule stays a deterministic function of the set.) The
+// effective ballot is then the one no other supersedes.
+type voter struct {
+	member int32
+	recs   []rec
+	links  int // supersedes links among recs
+	multi  int // recs superseded by two or more others (a fork)
+
+	contrib   contribution
+	choice    Choice
+	emergency Emergency
+}
+
+// NewPoll returns an empty poll of the MR mr under rule, with electorate el
+// frozen at the MR's open.
+func NewPoll(rule *Rule, el *Electorate, mr dag.ID) *Poll {
+	return &Poll{rule: rule, el: el, mr: mr, n: uint64(el.Len())}
+}
+
+// Rule returns the poll's rule.
+func (p *Poll) Rule() *Rule { return p.rule }
+
+// Electorate returns the poll's frozen electorate.
+func (p *Poll) Electorate() *Electorate { return p.el }
+
+// MR returns the id of the MR the poll counts.
+func (p *Poll) MR() dag.ID { return p.mr }
+
+// Add folds one ballot into the poll. It returns nil when the ballot is
+// folded, including a ballot that voids its author by equivocation (a
+// valid ballot.cast whose effect is to void) and a ballot already folded.
+// It returns a *dag.ProtocolError when the ballot can never count: code
+// schema for a zero tx id or author or an invalid choice, ballot_invalid
+// for a ballot on another MR or by a non-member (30k §7 (b), (c)). Such a
+// ballot is recorded in Result.Invalid and changes nothing else.
+//
+// Ballot signatures, key rotation (§7 (a)) and the causal past are the
+// caller's to check before Add.
+func (p *Poll) Add(b Ballot) error {
+	if err := p.check(b); err != nil {
+		pe := err.(*dag.ProtocolError)
+		p.invalid = append(p.invalid, Invalid{Tx: b.Tx, Code: pe.Code, Detail: pe.Detail})
+		return err
+	}
+	idx := p.el.index[b.Author]
+	if p.slot == nil {
+		p.slot = make([]int32, p.el.Len())
+	}
+	s := p.slot[idx]
+	if s == 0 {
+		p.voters = append(p.voters, voter{member: idx})
+		s = int32(len(p.voters))
+		p.slot[idx] = s
+	}
+	v := &p.voters[s-1]
+	x := rec{tx: b.Tx, sup: b.Supersedes, choice: b.Choice, emergency: b.Emergency}
+	for i := range v.recs {
+		old := &v.recs[i]
+		if old.tx != b.Tx {
+			continue
+		}
+		// The same tx again. A correct caller gives one body per tx id (the
+		// id hashes the body), so this is a repeat; for inconsistent input
+		// the smaller body wins, so that the result still depends only on
+		// the set of ballots.
+		if !recLess(x, *old) {
+			return nil
+		}
+		p.uncount(v)
+		v.remove(i)
+		v.insert(x)
+		p.count(v)
+		return nil
+	}
+	p.uncount(v)
+	v.insert(x)
+	p.ballots++
+	p.count(v)
+	return nil
+}
+
+func (p *Poll) check(b Ballot) error {
+	switch {
+	case !b.Tx.Valid():
+		return schemaf("ballot has a zero tx id")
+	case !b.Author.Valid():
+		return schemaf("ballot %s has a zero author", b.Tx)
+	case b.Choice < Approve || b.Choice > Abstain:
+		return schemaf("ballot %s has an invalid choice", b.Tx)
+	case b.Emergency > EmergencyNo:
+		return schemaf("ballot %s has an invalid emergency answer", b.Tx)
+	case b.MR != p.mr:
+		return dag.Errorf(dag.CodeBallotInvalid, "rules: ballot %s is on mr %s, not %s", b.Tx, b.MR, p.mr)
+	}
+	if _, ok := p.el.index[b.Author]; !ok {
+		return dag.Errorf(dag.CodeBallotInvalid, "rules: ballot %s: author %s is not in the frozen electorate", b.Tx, b.Author)
+	}
+	return nil
+}
+
+func recLess(x, y rec) bool {
+	if c := x.sup.Compare(y.sup); c != 0 {
+		return c < 0
+	}
+	if x.choice != y.choice {
+		return x.choice < y.choice
+	}
+	return x.emergency < y.emergency
+}
+
+// insert adds x to v's ballots and updates the links.
+func (v *voter) insert(x rec) {
+	x.indeg = 0
+	for i := range v.recs {
+		if v.recs[i].sup == x.tx {
+			x.indeg++
+			v.links++
+		}
+	}
+	self := x.sup == x.tx
+	if self {
+		x.indeg++
+		v.links++
+	}
+	if x.indeg >= 2 {
+		v.multi++
+	}
+	if !self && x.sup.Valid() {
+		for i := range v.recs {
+			if r := &v.recs[i]; r.tx == x.sup {
+				r.indeg++
+				v.links++
+				if r.indeg == 2 {
+					v.multi++
+				}
+				break
+			}
+		}
+	}
+	v.recs = append(v.recs, x)
+	v.settle()
+}
+
+// remove takes out the i-th ballot and updates the links.
+func (v *voter) remove(i int) {
+	x := v.recs[i]
+	v.recs = slices.Delete(v.recs, i, i+1)
+	v.links -= int(x.indeg)
+	if x.indeg >= 2 {
+		v.multi--
+	}
+	if x.sup != x.tx && x.sup.Valid() {
+		for j := range v.recs {
+			if r := &v.recs[j]; r.tx == x.sup {
+				if r.indeg == 2 {
+					v.multi--
+				}
+				r.indeg--
+				v.links--
+				break
+			}
+		}
+	}
+	v.settle()
+}
+
+// settle recomputes the member's contribution from its links.
+func (v *voter) settle() {
+	k := len(v.recs)
+	switch {
+	case k == 0:
+		v.contrib = none
+	case v.links != k-1 || v.multi != 0:
+		v.contrib = void
+	default:
+		v.contrib = void // a cycle beside the chain leaves no head; stays void
+		for i := range v.recs {
+			if r := &v.recs[i]; r.indeg == 0 {
+				v.contrib, v.choice, v.emergency = effective, r.choice, r.emergency
+				break
+			}
+		}
+	}
+}
+
+func (p *Poll) uncount(v *voter) { p.apply(v, ^uint64(0)) }
+func (p *Poll) count(v *voter)   { p.apply(v, 1) }
+
+// apply adds d (1 or, as two's complement, -1) times v's contribution.
+func (p *Poll) apply(v *voter, d uint64) {
+	switch v.contrib {
+	case void:
+		p.v += d
+	case effective:
+		switch v.choice {
+		case Approve:
+			p.a += d
+		case Reject:
+			p.r += d
+		case Abstain:
+			p.b += d
+		}
+		if v.emergency == EmergencyYes {
+			p.emergencyYes += d
+		}
+	}
+}
+
+// Voided returns the members counted in tally.void, in electorate order.
+func (p *Poll) Voided() []dag.Key {
+	if p.v == 0 {
+		return []dag.Key{}
+	}
+	idx := make([]int32, 0, p.v)
+	for i := range p.voters {
+		if p.voters[i].contrib == void {
+			idx = append(idx, p.voters[i].member)
+		}
+	}
+	slices.Sort(idx)
+	out := make([]dag.Key, len(idx))
+	for i, j := range idx {
+		out[i] = p.el.members[j]
+	}
+	return out
+}
+
+// Invalid returns the ballots Add refused, sorted by tx id, each once.
+func (p *Poll) Invalid() []Invalid {
+	out := slices.Clone(p.invalid)
+	slices.SortFunc(out, func(x, y Invalid) int {
+		if c := x.Tx.Compare(y.Tx); c != 0 {
+			return c
+		}
+		if x.Code != y.Code {
+			if x.Code < y.Code {
+				return -1
+			}
+			return 1
+		}
+		switch {
+		case x.Detail < y.Detail:
+			return -1
+		case x.Detail > y.Detail:
+			return 1
+		}
+		return 0
+	})
+	out = slices.Compact(out)
+	if out == nil {
+		out = []Invalid{}
+	}
+	return out
+}
