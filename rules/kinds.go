@@ -33,25 +33,25 @@ var kinds = []KindInfo{
 		Kind: KindAlwaysAllow, Version: 1, Supported: true, Level: "L1",
 		Closing:     []Closing{OnThreshold},
 		Description: "Approved once the merge request is open and its structure check passes. Takes no parameters; ballots are tallied but never change the outcome.",
-		Params:      json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{}}`),
+		Params:      json.RawMessage(`{"additionalProperties":false,"properties":{},"type":"object"}`),
 	},
 	{
 		Kind: KindDesignatedApprovers, Version: 1, Supported: true, Level: "L1",
 		Closing:     []Closing{OnThreshold},
 		Description: "With n the size of the approvers group frozen at open: approved when at least required members approve; rejected when n - R - V < required (rejecters and void members can no longer approve); else pending.",
-		Params:      json.RawMessage(`{"type":"object","additionalProperties":false,"required":["approvers","required"],"properties":{"approvers":{"type":"string","pattern":"^group:.+$"},"required":{"type":"integer","minimum":1,"maximum":9007199254740991}}}`),
+		Params:      json.RawMessage(`{"additionalProperties":false,"properties":{"approvers":{"pattern":"^group:.+$","type":"string"},"required":{"maximum":9007199254740991,"minimum":1,"type":"integer"}},"required":["approvers","required"],"type":"object"}`),
 	},
 	{
 		Kind: KindThresholdVote, Version: 1, Supported: true, Level: "L1",
 		Closing:     []Closing{OnThreshold, OnDeadline},
 		Description: "D = N for basis electorate, A + R for votes_cast. Passes iff (A+R+B)*quorum_den >= quorum_num*N, D > 0 and A*den cmp num*D; reversion replaces num/den for an MR that reverts text (D41). on_threshold (basis electorate only) approves as soon as it passes and rejects once (N-R-V)*den cmp num*N fails or (N-V)*quorum_den < quorum_num*N. on_deadline stays pending until the deadline, then approves, expires (quorum unmet) or rejects.",
-		Params:      json.RawMessage(`{"type":"object","additionalProperties":false,"required":["num","den","cmp","basis","quorum_num","quorum_den","closing"],"properties":{"num":{"type":"integer","minimum":1,"maximum":9007199254740991},"den":{"type":"integer","minimum":1,"maximum":9007199254740991},"cmp":{"enum":["gt","gte"]},"basis":{"enum":["electorate","votes_cast"]},"quorum_num":{"type":"integer","minimum":0,"maximum":9007199254740991},"quorum_den":{"type":"integer","minimum":1,"maximum":9007199254740991},"closing":{"enum":["on_threshold","on_deadline"]},"deadline":{"type":"string","format":"date-time","pattern":"Z$"},"reversion":{"type":["object","null"],"additionalProperties":false,"required":["num","den"],"properties":{"num":{"type":"integer","minimum":1,"maximum":9007199254740991},"den":{"type":"integer","minimum":1,"maximum":9007199254740991}}}},"if":{"properties":{"closing":{"const":"on_deadline"}}},"then":{"required":["deadline"]},"else":{"not":{"required":["deadline"]},"properties":{"basis":{"const":"electorate"}}}}`),
+		Params:      json.RawMessage(`{"additionalProperties":false,"else":{"not":{"required":["deadline"]},"properties":{"basis":{"const":"electorate"}}},"if":{"properties":{"closing":{"const":"on_deadline"}}},"properties":{"basis":{"enum":["electorate","votes_cast"]},"closing":{"enum":["on_threshold","on_deadline"]},"cmp":{"enum":["gt","gte"]},"deadline":{"format":"date-time","pattern":"Z$","type":"string"},"den":{"maximum":9007199254740991,"minimum":1,"type":"integer"},"num":{"maximum":9007199254740991,"minimum":1,"type":"integer"},"quorum_den":{"maximum":9007199254740991,"minimum":1,"type":"integer"},"quorum_num":{"maximum":9007199254740991,"minimum":0,"type":"integer"},"reversion":{"additionalProperties":false,"properties":{"den":{"maximum":9007199254740991,"minimum":1,"type":"integer"},"num":{"maximum":9007199254740991,"minimum":1,"type":"integer"}},"required":["num","den"],"type":["object","null"]}},"required":["num","den","cmp","basis","quorum_num","quorum_den","closing"],"then":{"required":["deadline"]},"type":"object"}`),
 	},
 	{
 		Kind: KindCapitalVote, Version: 1, Supported: false, Level: "L2",
 		Closing:     []Closing{OnDeadline},
 		Description: "Weighted ballots paid from a per-member budget (linear or quadratic cost). Strong nodes only: witan is an eventual node and answers rule_not_supported.",
-		Params:      json.RawMessage(`{"type":"object","additionalProperties":false,"required":["budget","cost","num","den","cmp","closing"],"properties":{"budget":{"type":"integer","minimum":0,"maximum":9007199254740991},"cost":{"enum":["linear","quadratic"]},"num":{"type":"integer","minimum":1,"maximum":9007199254740991},"den":{"type":"integer","minimum":1,"maximum":9007199254740991},"cmp":{"enum":["gt","gte"]},"closing":{"const":"on_deadline"}}}`),
+		Params:      json.RawMessage(`{"additionalProperties":false,"properties":{"budget":{"maximum":9007199254740991,"minimum":0,"type":"integer"},"closing":{"const":"on_deadline"},"cmp":{"enum":["gt","gte"]},"cost":{"enum":["linear","quadratic"]},"den":{"maximum":9007199254740991,"minimum":1,"type":"integer"},"num":{"maximum":9007199254740991,"minimum":1,"type":"integer"}},"required":["budget","cost","num","den","cmp","closing"],"type":"object"}`),
 	},
 }
 
