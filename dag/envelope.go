@@ -1,7 +1,6 @@
 package dag
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -79,7 +78,9 @@ type Envelope struct {
 	Sig     []byte
 }
 
-// wireEnvelope is the JSON shape; pointers tell "absent" from zero.
+// wireEnvelope is the JSON shape; pointers tell "absent" from zero. It is
+// filled by set, member by member, without reflection: decoding is on the
+// ingest path, beside signature verification.
 type wireEnvelope struct {
 	V       *string          `json:"v"`
 	Type    *string          `json:"type"`
@@ -104,16 +105,54 @@ func DecodeEnvelope(b []byte) (*Envelope, []byte, ID, error) {
 		return nil, nil, ID{}, err
 	}
 	var w wireEnvelope
-	dec := json.NewDecoder(bytes.NewReader(canon))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&w); err != nil {
-		return nil, nil, ID{}, schemaErr("envelope: %v", err)
+	if err := members(canon, w.set); err != nil {
+		return nil, nil, ID{}, err
 	}
 	e, err := w.envelope()
 	if err != nil {
 		return nil, nil, ID{}, err
 	}
 	return e, canon, Sum(canon), nil
+}
+
+func (w *wireEnvelope) set(key string, raw []byte) error {
+	str := func(dst **string) error {
+		v, ok := stringValue(raw)
+		if !ok {
+			return schemaErr("envelope: %s is not a string", key)
+		}
+		*dst = &v
+		return nil
+	}
+	switch key {
+	case "v":
+		return str(&w.V)
+	case "type":
+		return str(&w.Type)
+	case "session":
+		return str(&w.Session)
+	case "author":
+		return str(&w.Author)
+	case "ts":
+		return str(&w.TS)
+	case "sig":
+		return str(&w.Sig)
+	case "parents":
+		a, ok := stringArray(raw)
+		if !ok {
+			return schemaErr("envelope: parents is not an array of strings")
+		}
+		if a == nil {
+			a = []string{}
+		}
+		w.Parents = &a
+	case "body":
+		r := json.RawMessage(raw)
+		w.Body = &r
+	default:
+		return schemaErr("envelope: unknown field %q", truncate(key))
+	}
+	return nil
 }
 
 func (w *wireEnvelope) envelope() (*Envelope, error) {
@@ -152,12 +191,16 @@ func (w *wireEnvelope) envelope() (*Envelope, error) {
 			return nil, schemaErr("envelope: parents[%d]: %v", i, err)
 		}
 	}
-	return e, e.Check()
+	return e, e.check(false)
 }
 
 // Check runs the context-free checks of DecodeEnvelope on e. Build
 // envelopes in code, then Check (Seal does) before signing.
-func (e *Envelope) Check() error {
+func (e *Envelope) Check() error { return e.check(true) }
+
+// check runs the checks; checkBody is false when the body is already known
+// to be canonical (it came out of a canonical envelope).
+func (e *Envelope) check(checkBody bool) error {
 	if e.V != ProtocolVersion {
 		return schemaErr("envelope: v is %q, want %q", e.V, ProtocolVersion)
 	}
@@ -170,7 +213,7 @@ func (e *Envelope) Check() error {
 	if len(e.Body) == 0 || e.Body[0] != '{' {
 		return schemaErr("envelope: body is not an object")
 	}
-	if !IsCanonical(e.Body) {
+	if checkBody && !IsCanonical(e.Body) {
 		return schemaErr("envelope: body is not canonical json")
 	}
 	if err := CheckTimestamp(e.TS); err != nil {

@@ -1,0 +1,134 @@
+package dag_test
+
+import (
+	"crypto/ed25519"
+	"fmt"
+	"testing"
+
+	"github.com/hdevalence/ed25519consensus"
+
+	"github.com/witan-dev/witan/dag"
+)
+
+// The verification rule is ZIP-215, implemented by curve25519-voi. These
+// benchmarks measure it beside the other ZIP-215 implementation the design
+// names (ed25519consensus) and beside the standard library's strict
+// RFC 8032 verifier, single and batched, in one run:
+//
+//	go test ./dag -run '^$' -bench 'Verify' -benchtime 2000x
+type sigCase struct {
+	key dag.Key
+	msg []byte
+	sig []byte
+}
+
+func sigCases(n int) []sigCase {
+	out := make([]sigCase, n)
+	for i := range out {
+		s, _ := dag.SignerFromSeed(seedN(i))
+		msg := []byte(fmt.Sprintf(`{"author":"x","body":{"choice":"approve","n":%d}}`, i))
+		out[i] = sigCase{s.Key(), msg, s.Sign(dag.DomainEnvelope, msg)}
+	}
+	return out
+}
+
+func seedN(i int) []byte {
+	b := make([]byte, 32)
+	b[0], b[1], b[2] = byte(i), byte(i>>8), byte(i>>16)
+	return b
+}
+
+func BenchmarkVerifySingle(b *testing.B) {
+	cs := sigCases(256)
+	b.Run("witan-zip215-voi", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			c := cs[i%len(cs)]
+			if !dag.Verify(c.key, dag.DomainEnvelope, c.msg, c.sig) {
+				b.Fatal("invalid")
+			}
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "sigs/s")
+	})
+	b.Run("ed25519consensus", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			c := cs[i%len(cs)]
+			if !ed25519consensus.Verify(c.key.Bytes(), append([]byte(dag.DomainEnvelope), c.msg...), c.sig) {
+				b.Fatal("invalid")
+			}
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "sigs/s")
+	})
+	b.Run("stdlib-rfc8032", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			c := cs[i%len(cs)]
+			if !ed25519.Verify(c.key.Bytes(), append([]byte(dag.DomainEnvelope), c.msg...), c.sig) {
+				b.Fatal("invalid")
+			}
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "sigs/s")
+	})
+}
+
+func BenchmarkVerifyBatch(b *testing.B) {
+	const batch = 256
+	cs := sigCases(batch)
+	b.Run(fmt.Sprintf("witan-zip215-voi/%d", batch), func(b *testing.B) {
+		v := dag.NewBatchVerifier()
+		for i := 0; i < b.N; i++ {
+			c := cs[i%batch]
+			v.Add(c.key, dag.DomainEnvelope, c.msg, c.sig)
+			if v.Len() == batch {
+				if ok, _ := v.Verify(); !ok {
+					b.Fatal("invalid")
+				}
+			}
+		}
+		v.Verify()
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "sigs/s")
+	})
+	b.Run(fmt.Sprintf("ed25519consensus/%d", batch), func(b *testing.B) {
+		v := ed25519consensus.NewBatchVerifier()
+		n := 0
+		for i := 0; i < b.N; i++ {
+			c := cs[i%batch]
+			v.Add(c.key.Bytes(), append([]byte(dag.DomainEnvelope), c.msg...), c.sig)
+			n++
+			if n == batch {
+				if !v.Verify() {
+					b.Fatal("invalid")
+				}
+				v = ed25519consensus.NewBatchVerifier()
+				n = 0
+			}
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "sigs/s")
+	})
+}
+
+func BenchmarkCanonicalize(b *testing.B) {
+	_, env, _ := sealedBallot(b)
+	loose := []byte(" " + string(env))
+	b.Run("already-canonical", func(b *testing.B) {
+		b.SetBytes(int64(len(env)))
+		for i := 0; i < b.N; i++ {
+			if _, err := dag.Canonicalize(env); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("needs-jcs", func(b *testing.B) {
+		b.SetBytes(int64(len(loose)))
+		for i := 0; i < b.N; i++ {
+			if _, err := dag.Canonicalize(loose); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("decode-envelope", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, _, _, err := dag.DecodeEnvelope(env); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
