@@ -89,11 +89,11 @@ type window struct {
 // snapshot is one point of the level timeline T: the state from at on,
 // lowered further by every before-state an undo attached (Inv 5.3).
 type snapshot struct {
-	at       Time
-	delta    Level
-	ceiling  Level
-	r, caps  []Level
-	befores  []*window
+	at      Time
+	delta   Level
+	ceiling Level
+	r, caps []Level
+	befores []*window
 }
 
 type segment struct {

@@ -32,7 +32,7 @@ const (
 // The values of Profile.RoomRaise.
 const (
 	RaiseByInvocation = "invocation" // a room raise must say an invocation word
-	RaiseDisabled       = "disabled"   // room raises are ignored (room-raise-disabled)
+	RaiseDisabled     = "disabled"   // room raises are ignored (room-raise-disabled)
 )
 
 // Step is one step of a retention schedule (Def 7.1): content younger than
@@ -109,23 +109,23 @@ func LoadProfile(name string) (*Profile, error) {
 }
 
 type profileJSON struct {
-	Profile                      string         `json:"profile"`
-	DefaultLevel                 *int           `json:"default_level"`
-	MaxDefaultLevel              *int           `json:"max_default_level"`
-	MaxVoiceLevel                *int           `json:"max_voice_level"`
-	ObjectionWindow              string         `json:"objection_window"`
-	SessionGap                   string         `json:"session_gap"`
-	AttributionThresholdPermille *int           `json:"attribution_threshold_permille"`
-	MaxParticipants              int            `json:"max_participants"`
-	RoomRaise                    string         `json:"room_raise"`
-	Invocation                   []string       `json:"invocation"`
-	Locales                      []string       `json:"locales"`
-	Extensions                   []string       `json:"extensions"`
-	ReplyWindow                  string         `json:"reply_window"`
-	RepliesForGroup              int            `json:"replies_for_group"`
-	Retention                    []stepJSON     `json:"retention"`
-	Eye                          eyeJSON        `json:"eye"`
-	Note                         noteJSON       `json:"note"`
+	Profile                      string     `json:"profile"`
+	DefaultLevel                 *int       `json:"default_level"`
+	MaxDefaultLevel              *int       `json:"max_default_level"`
+	MaxVoiceLevel                *int       `json:"max_voice_level"`
+	ObjectionWindow              string     `json:"objection_window"`
+	SessionGap                   string     `json:"session_gap"`
+	AttributionThresholdPermille *int       `json:"attribution_threshold_permille"`
+	MaxParticipants              int        `json:"max_participants"`
+	RoomRaise                    string     `json:"room_raise"`
+	Invocation                   []string   `json:"invocation"`
+	Locales                      []string   `json:"locales"`
+	Extensions                   []string   `json:"extensions"`
+	ReplyWindow                  string     `json:"reply_window"`
+	RepliesForGroup              int        `json:"replies_for_group"`
+	Retention                    []stepJSON `json:"retention"`
+	Eye                          eyeJSON    `json:"eye"`
+	Note                         noteJSON   `json:"note"`
 }
 
 type stepJSON struct {
