@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"sync"
-	"testing"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/rules"
@@ -49,7 +48,7 @@ var (
 
 // ref parses a rule reference of kind with the given params JSON and
 // optional min_notice (negative for null).
-func ref(t testing.TB, kind, params string, minNotice int64) rules.Ref {
+func ref(t tb, kind, params string, minNotice int64) rules.Ref {
 	t.Helper()
 	mn := "null"
 	if minNotice >= 0 {
@@ -62,7 +61,7 @@ func ref(t testing.TB, kind, params string, minNotice int64) rules.Ref {
 	return r
 }
 
-func compile(t testing.TB, r rules.Ref) *rules.Rule {
+func compile(t tb, r rules.Ref) *rules.Rule {
 	t.Helper()
 	rule, err := rules.Compile(r)
 	if err != nil {
@@ -71,11 +70,11 @@ func compile(t testing.TB, r rules.Ref) *rules.Rule {
 	return rule
 }
 
-func electorate(t testing.TB, n int) *rules.Electorate {
+func electorate(t tb, n int) *rules.Electorate {
 	t.Helper()
 	el, err := rules.NewElectorate(members(n))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	return el
 }
@@ -129,6 +128,12 @@ func concat(vs ...[]vote) []vote {
 		out = append(out, v...)
 	}
 	return out
+}
+
+// tb is what the helpers need of *testing.T, *testing.B and *rapid.T.
+type tb interface {
+	Helper()
+	Fatalf(format string, args ...any)
 }
 
 const (
