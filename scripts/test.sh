@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The project's test command (README: "Run the tests"). CI runs exactly this
+# through .ci/run. It needs only Go; modules come from the Go module proxy.
+#
+#   go vet, then every test, then the race detector on the packages that
+#   run goroutines, then a short -fuzz smoke of every target in fuzz/.
+#
+# WITAN_FUZZTIME sets the smoke's length per target (default 10s; at most 15s in CI).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+fuzztime="${WITAN_FUZZTIME:-10s}"
+
+echo "== go vet ./..."
+go vet ./...
+
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+	echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+
+echo "== go test ./..."
+go test -count=1 ./...
+
+# Packages that start goroutines or share state across them.
+race_pkgs=()
+for p in ./dag/badgerstore ./heads ./replica ./sync/... ./cmd/...; do
+	if compgen -G "${p%/...}/*.go" >/dev/null; then race_pkgs+=("$p"); fi
+done
+if [ ${#race_pkgs[@]} -gt 0 ]; then
+	echo "== go test -race ${race_pkgs[*]}"
+	go test -count=1 -race -short "${race_pkgs[@]}"
+fi
+
+echo "== fuzz smoke (${fuzztime} per target)"
+for target in $(go test ./fuzz -list '^Fuzz' | grep '^Fuzz'); do
+	echo "-- $target"
+	go test ./fuzz -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime"
+done
+echo "all checks passed"
