@@ -12,8 +12,18 @@ import (
 	mb "github.com/witan-dev/witan/memoryblock"
 )
 
+// tb is what the helpers need of *testing.T, *testing.B and *rapid.T.
+type tb interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
+
+var _ tb = (*testing.T)(nil)
+var _ tb = (*rapid.T)(nil)
+
 // sample is the block most tests start from: every field present.
-func sample(t testing.TB, lineage ...dag.ID) mb.Block {
+func sample(t tb, lineage ...dag.ID) mb.Block {
 	t.Helper()
 	b := mb.Block{
 		Origin:     mb.MustText("agent:ada"),
@@ -28,7 +38,7 @@ func sample(t testing.TB, lineage ...dag.ID) mb.Block {
 }
 
 // set returns b with field f set to v (lineage from v's JSON), unsealed.
-func set(t testing.TB, b mb.Block, f mb.Field, v mb.Value) mb.Block {
+func set(t tb, b mb.Block, f mb.Field, v mb.Value) mb.Block {
 	t.Helper()
 	switch f {
 	case mb.Origin:
@@ -52,7 +62,7 @@ func set(t testing.TB, b mb.Block, f mb.Field, v mb.Value) mb.Block {
 }
 
 // parentsOf converts a lineage Value back to Parents.
-func parentsOf(t testing.TB, v mb.Value) mb.Parents {
+func parentsOf(t tb, v mb.Value) mb.Parents {
 	t.Helper()
 	switch v.Presence() {
 	case mb.Omitted:
@@ -71,7 +81,7 @@ func parentsOf(t testing.TB, v mb.Value) mb.Parents {
 	return mb.MustParents(ids...)
 }
 
-func get(t testing.TB, b mb.Block, f mb.Field) mb.Value {
+func get(t tb, b mb.Block, f mb.Field) mb.Value {
 	t.Helper()
 	v, err := b.Get(f)
 	if err != nil {
@@ -83,7 +93,7 @@ func get(t testing.TB, b mb.Block, f mb.Field) mb.Value {
 // referenceCanonical builds a block's hashed form a second way, from the
 // format's definition in docs/memory-blocks.md, with encoding/json and
 // dag.Canonicalize instead of the hand-written encoder.
-func referenceCanonical(t testing.TB, b mb.Block) []byte {
+func referenceCanonical(t tb, b mb.Block) []byte {
 	t.Helper()
 	arr := []any{mb.HashDomain}
 	for _, f := range mb.Fields() {
