@@ -1,0 +1,313 @@
+package dag
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+)
+
+// ErrClosed is wrapped by every method of a closed store.
+var ErrClosed = errors.New("dag: store is closed")
+
+// MemStore is a Store held in memory: for tests, for short-lived tools and
+// as the reference the Badger store is checked against. Nothing survives
+// the process. It is safe for concurrent use; the zero value is not, use
+// NewMemStore.
+type MemStore struct {
+	mu       sync.RWMutex
+	closed   bool
+	entries  map[ID]*memEntry
+	spaces   map[string]*memSpace
+	children map[ID][]ID
+	objects  map[ID][]byte
+}
+
+type memEntry struct {
+	Entry
+	status Status
+	pos    uint64
+}
+
+type memSpace struct {
+	heads   map[ID]struct{}
+	log     []ID
+	pending map[ID]struct{}
+	waits   map[ID]map[ID]struct{} // parent → pending entries waiting for it
+}
+
+var _ Store = (*MemStore)(nil)
+
+// NewMemStore returns an empty in-memory store.
+func NewMemStore() *MemStore {
+	return &MemStore{
+		entries:  make(map[ID]*memEntry),
+		spaces:   make(map[string]*memSpace),
+		children: make(map[ID][]ID),
+		objects:  make(map[ID][]byte),
+	}
+}
+
+func (m *MemStore) space(name string) *memSpace {
+	s := m.spaces[name]
+	if s == nil {
+		s = &memSpace{heads: map[ID]struct{}{}, pending: map[ID]struct{}{}, waits: map[ID]map[ID]struct{}{}}
+		m.spaces[name] = s
+	}
+	return s
+}
+
+func cloneEntry(e Entry) Entry {
+	e.Parents = slices.Clone(e.Parents)
+	e.Data = slices.Clone(e.Data)
+	return e
+}
+
+func (m *MemStore) check(ctx context.Context) error {
+	if m.closed {
+		return ErrClosed
+	}
+	return ctx.Err()
+}
+
+// memView is the PlanView of a locked MemStore.
+type memView struct{ m *MemStore }
+
+func (v memView) Lookup(id ID) (Entry, Status, error) {
+	e, ok := v.m.entries[id]
+	if !ok {
+		return Entry{}, Absent, nil
+	}
+	return e.Entry, e.status, nil
+}
+
+func (v memView) Waiting(space string, parent ID) ([]ID, error) {
+	s := v.m.spaces[space]
+	if s == nil {
+		return nil, nil
+	}
+	return sortedKeys(s.waits[parent]), nil
+}
+
+// Put implements Putter.
+func (m *MemStore) Put(ctx context.Context, b Batch) (Result, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.check(ctx); err != nil {
+		return Result{}, err
+	}
+	plan, err := PlanBatch(b, memView{m})
+	if err != nil {
+		return Result{}, err
+	}
+	for _, o := range b.Objects {
+		if _, ok := m.objects[o.ID]; !ok {
+			m.objects[o.ID] = slices.Clone(o.Data)
+		}
+	}
+	for _, st := range plan.Apply {
+		s := m.space(st.Space)
+		if st.WasPending {
+			delete(s.pending, st.ID)
+			for _, p := range st.Parents {
+				if w := s.waits[p]; w != nil {
+					delete(w, st.ID)
+					if len(w) == 0 {
+						delete(s.waits, p)
+					}
+				}
+			}
+		}
+		s.log = append(s.log, st.ID)
+		m.entries[st.ID] = &memEntry{Entry: cloneEntry(st.Entry), status: Applied, pos: uint64(len(s.log))}
+		for _, p := range st.Parents {
+			m.children[p] = append(m.children[p], st.ID)
+			delete(s.heads, p)
+		}
+		s.heads[st.ID] = struct{}{}
+	}
+	for _, w := range plan.Pending {
+		s := m.space(w.Space)
+		s.pending[w.ID] = struct{}{}
+		m.entries[w.ID] = &memEntry{Entry: cloneEntry(w.Entry), status: Pending}
+		for _, p := range w.WaitsFor {
+			if s.waits[p] == nil {
+				s.waits[p] = map[ID]struct{}{}
+			}
+			s.waits[p][w.ID] = struct{}{}
+		}
+	}
+	return plan.Result, nil
+}
+
+// Get implements Getter.
+func (m *MemStore) Get(ctx context.Context, id ID) (Entry, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if err := m.check(ctx); err != nil {
+		return Entry{}, err
+	}
+	e, ok := m.entries[id]
+	if !ok || e.status != Applied {
+		return Entry{}, fmt.Errorf("dag: entry %s: %w", id, ErrNotFound)
+	}
+	return cloneEntry(e.Entry), nil
+}
+
+// Has implements Haser.
+func (m *MemStore) Has(ctx context.Context, id ID) (Status, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if err := m.check(ctx); err != nil {
+		return Absent, err
+	}
+	if e, ok := m.entries[id]; ok {
+		return e.status, nil
+	}
+	return Absent, nil
+}
+
+// Object implements ObjectGetter.
+func (m *MemStore) Object(ctx context.Context, id ID) ([]byte, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if err := m.check(ctx); err != nil {
+		return nil, err
+	}
+	d, ok := m.objects[id]
+	if !ok {
+		return nil, fmt.Errorf("dag: object %s: %w", id, ErrNotFound)
+	}
+	return slices.Clone(d), nil
+}
+
+// Parents implements Index.
+func (m *MemStore) Parents(ctx context.Context, id ID) ([]ID, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if err := m.check(ctx); err != nil {
+		return nil, err
+	}
+	e, ok := m.entries[id]
+	if !ok || e.status != Applied {
+		return nil, fmt.Errorf("dag: parents of %s: %w", id, ErrNotFound)
+	}
+	return slices.Clone(e.Parents), nil
+}
+
+// Children implements Index.
+func (m *MemStore) Children(ctx context.Context, id ID) ([]ID, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if err := m.check(ctx); err != nil {
+		return nil, err
+	}
+	out := slices.Clone(m.children[id])
+	slices.SortFunc(out, ID.Compare)
+	return out, nil
+}
+
+// Heads implements Index.
+func (m *MemStore) Heads(ctx context.Context, space string) ([]ID, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if err := m.check(ctx); err != nil {
+		return nil, err
+	}
+	if s := m.spaces[space]; s != nil {
+		return sortedKeys(s.heads), nil
+	}
+	return []ID{}, nil
+}
+
+// Position implements Index.
+func (m *MemStore) Position(ctx context.Context, id ID) (uint64, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if err := m.check(ctx); err != nil {
+		return 0, err
+	}
+	e, ok := m.entries[id]
+	if !ok || e.status != Applied {
+		return 0, fmt.Errorf("dag: position of %s: %w", id, ErrNotFound)
+	}
+	return e.pos, nil
+}
+
+// Log implements Index.
+func (m *MemStore) Log(ctx context.Context, space string, after uint64, limit int) ([]ID, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if err := m.check(ctx); err != nil {
+		return nil, err
+	}
+	s := m.spaces[space]
+	if s == nil || after >= uint64(len(s.log)) {
+		return []ID{}, nil
+	}
+	out := s.log[after:]
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return slices.Clone(out), nil
+}
+
+// Pending implements Index.
+func (m *MemStore) Pending(ctx context.Context, space string) ([]ID, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if err := m.check(ctx); err != nil {
+		return nil, err
+	}
+	if s := m.spaces[space]; s != nil {
+		return sortedKeys(s.pending), nil
+	}
+	return []ID{}, nil
+}
+
+// Missing implements Index.
+func (m *MemStore) Missing(ctx context.Context, space string) ([]ID, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if err := m.check(ctx); err != nil {
+		return nil, err
+	}
+	out := []ID{}
+	s := m.spaces[space]
+	if s == nil {
+		return out, nil
+	}
+	for p := range s.waits {
+		if e, ok := m.entries[p]; !ok || e.Space != space {
+			out = append(out, p)
+		}
+	}
+	slices.SortFunc(out, ID.Compare)
+	return out, nil
+}
+
+// Spaces implements Index.
+func (m *MemStore) Spaces(ctx context.Context) ([]string, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if err := m.check(ctx); err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(m.spaces))
+	for name := range m.spaces {
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// Close releases the store; later calls return ErrClosed. Closing twice is
+// not an error.
+func (m *MemStore) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closed = true
+	m.entries, m.spaces, m.children, m.objects = nil, nil, nil, nil
+	return nil
+}
