@@ -34,10 +34,10 @@ func TestReadable(t *testing.T) {
 		want  Level
 	}{
 		{4, Unset, Forever, time.Hour, 4},
-		{4, 0, Forever, time.Hour, 0},                       // held while a raise is pending
-		{3, Unset, 7 * Day, 6 * Day, 2},                     // limit not reached
-		{3, Unset, 7 * Day, 7 * Day, 0},                     // limit reached, exactly
-		{1, Unset, time.Minute, 59 * time.Second, 1},        // a limit under a day is honoured (D3)
+		{4, 0, Forever, time.Hour, 0},                // held while a raise is pending
+		{3, Unset, 7 * Day, 6 * Day, 2},              // limit not reached
+		{3, Unset, 7 * Day, 7 * Day, 0},              // limit reached, exactly
+		{1, Unset, time.Minute, 59 * time.Second, 1}, // a limit under a day is honoured (D3)
 		{1, Unset, time.Minute, time.Minute, 0},
 		{5, Unset, Forever, 29 * Day, 2},
 	}
