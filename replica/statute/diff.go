@@ -1,0 +1,299 @@
+package statute
+
+import (
+	"slices"
+	"strings"
+)
+
+// What happened to one nid between two trees. A node present in both may be
+// both modified and moved.
+const (
+	diffAdded uint8 = 1 << iota
+	diffRemoved
+	diffModified // kind, heading or text differs
+	diffMoved    // parent differs, or its order among surviving siblings does
+)
+
+// Diff is the structural diff between two snapshots: which nids were
+// added, removed, modified (kind, heading or text changed) and moved
+// (another parent, or another place among the siblings both snapshots
+// share). Each list is sorted by code point. A change to a node's children
+// alone is not a modification of the node: the children themselves appear.
+//
+// Moves are minimal: among the children a parent keeps, the nodes that stay
+// in a longest common order are not moved, the rest are (ties broken by
+// the earliest positions, so every replica picks the same set).
+type Diff struct {
+	Added    []string `json:"added"`
+	Removed  []string `json:"removed"`
+	Modified []string `json:"modified"`
+	Moved    []string `json:"moved"`
+
+	before, after *Tree
+	flags         map[string]uint8
+}
+
+// Empty reports whether the two snapshots are identical.
+func (d *Diff) Empty() bool { return len(d.flags) == 0 }
+
+// Touched returns every nid the diff mentions, sorted.
+func (d *Diff) Touched() []string {
+	out := make([]string, 0, len(d.flags))
+	for k := range d.flags {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Compare returns the structural diff from before to after. It descends
+// only into subtrees whose hashes differ, so its cost follows the size of
+// the change, not of the tree.
+func Compare(before, after *Tree) *Diff {
+	d := &Diff{before: before, after: after, flags: diffFlags(before, after)}
+	for _, nid := range sortedKeys(d.flags) {
+		f := d.flags[nid]
+		if f&diffAdded != 0 {
+			d.Added = append(d.Added, nid)
+		}
+		if f&diffRemoved != 0 {
+			d.Removed = append(d.Removed, nid)
+		}
+		if f&diffModified != 0 {
+			d.Modified = append(d.Modified, nid)
+		}
+		if f&diffMoved != 0 {
+			d.Moved = append(d.Moved, nid)
+		}
+	}
+	for _, l := range []*[]string{&d.Added, &d.Removed, &d.Modified, &d.Moved} {
+		if *l == nil {
+			*l = []string{}
+		}
+	}
+	return d
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// diffFlags compares two trees node by node, pruning subtrees whose root
+// has the same nid and hash on both sides (identical, children included).
+func diffFlags(a, b *Tree) map[string]uint8 {
+	flags := map[string]uint8{}
+	same := func(x, y *Tree, nid string) bool {
+		if _, ok := y.nodes[nid]; !ok {
+			return false
+		}
+		return x.nodeHash(nid) == y.nodeHash(nid)
+	}
+	// Nodes of b: added, modified, moved.
+	stack := []string{b.root}
+	for len(stack) > 0 {
+		nid := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if same(b, a, nid) {
+			continue
+		}
+		nb := b.nodes[nid]
+		na, ok := a.nodes[nid]
+		switch {
+		case !ok:
+			flags[nid] |= diffAdded
+		default:
+			if na.kind != nb.kind || na.heading != nb.heading || na.text != nb.text {
+				flags[nid] |= diffModified
+			}
+			if na.parent != nb.parent {
+				flags[nid] |= diffMoved
+			}
+			// Order among the children both keep under nid.
+			for _, c := range reordered(na.children, nb.children, a, b, nid) {
+				flags[c] |= diffMoved
+			}
+		}
+		stack = append(stack, nb.children...)
+	}
+	// Nodes of a that b lacks.
+	stack = append(stack[:0], a.root)
+	for len(stack) > 0 {
+		nid := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if same(a, b, nid) {
+			continue
+		}
+		if _, ok := b.nodes[nid]; !ok {
+			flags[nid] |= diffRemoved
+		}
+		stack = append(stack, a.nodes[nid].children...)
+	}
+	return flags
+}
+
+// reordered returns the children, among those under parent in both a and
+// b, that are not in the longest increasing run of their a-positions taken
+// in b's order: the minimal set whose moves turn one order into the other.
+func reordered(ca, cb []string, a, b *Tree, parent string) []string {
+	if slices.Equal(ca, cb) {
+		return nil
+	}
+	pos := make(map[string]int, len(ca))
+	for i, c := range ca {
+		pos[c] = i
+	}
+	var seq []int    // a-positions in b's order
+	var nids []string // matching nids
+	for _, c := range cb {
+		if i, ok := pos[c]; ok && b.nodes[c].parent == parent {
+			seq = append(seq, i)
+			nids = append(nids, c)
+		}
+	}
+	keep := lis(seq)
+	var out []string
+	for i, c := range nids {
+		if !keep[i] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// lis marks a longest strictly increasing subsequence of seq (patience
+// sorting; among equally long ones it keeps the one whose elements end
+// earliest, deterministically).
+func lis(seq []int) []bool {
+	keep := make([]bool, len(seq))
+	if len(seq) == 0 {
+		return keep
+	}
+	tails := []int{} // indexes into seq of the smallest tail of each length
+	prev := make([]int, len(seq))
+	for i, v := range seq {
+		j, _ := slices.BinarySearchFunc(tails, v, func(t int, v int) int { return seq[t] - v })
+		if j > 0 {
+			prev[i] = tails[j-1]
+		} else {
+			prev[i] = -1
+		}
+		if j == len(tails) {
+			tails = append(tails, i)
+		} else {
+			tails[j] = i
+		}
+	}
+	for i := tails[len(tails)-1]; i >= 0; i = prev[i] {
+		keep[i] = true
+	}
+	return keep
+}
+
+// Unified renders the diff as text for people, in the order of the after
+// snapshot (removed nodes follow, in the order of the before snapshot).
+// Each changed node gets a header line "@@ <nid> (<what>) @@" followed by
+// its heading and text, old lines prefixed "-", new lines "+", unchanged
+// lines " ". It is deterministic but not a wire format.
+func (d *Diff) Unified() string {
+	var b strings.Builder
+	emit := func(nid string, f uint8) {
+		var what []string
+		for _, w := range []struct {
+			bit  uint8
+			name string
+		}{{diffAdded, "added"}, {diffRemoved, "removed"}, {diffModified, "modified"}, {diffMoved, "moved"}} {
+			if f&w.bit != 0 {
+				what = append(what, w.name)
+			}
+		}
+		b.WriteString("@@ " + nid + " (" + strings.Join(what, ", ") + ") @@\n")
+		var old, cur *node
+		if n, ok := d.before.nodes[nid]; ok {
+			old = n
+		}
+		if n, ok := d.after.nodes[nid]; ok {
+			cur = n
+		}
+		if f&diffMoved != 0 && old != nil && cur != nil {
+			b.WriteString("~ parent " + old.parent + " -> " + cur.parent + "\n")
+		}
+		lines := func(n *node) []string {
+			if n == nil {
+				return nil
+			}
+			out := []string{"[" + n.kind + "] " + n.heading}
+			if n.text != "" {
+				out = append(out, strings.Split(n.text, "\n")...)
+			}
+			return out
+		}
+		if f&(diffAdded|diffRemoved|diffModified) != 0 {
+			for _, l := range lineDiff(lines(old), lines(cur)) {
+				b.WriteString(l)
+				b.WriteByte('\n')
+			}
+		}
+	}
+	for _, nid := range d.after.Order() {
+		if f, ok := d.flags[nid]; ok {
+			emit(nid, f)
+		}
+	}
+	for _, nid := range d.before.Order() {
+		if f, ok := d.flags[nid]; ok && f&diffRemoved != 0 {
+			emit(nid, f)
+		}
+	}
+	return b.String()
+}
+
+// lineDiff returns a - / + / space prefixed line diff of a and b by longest
+// common subsequence (node texts are short; beyond 2,000 lines a side it
+// falls back to removing all and adding all).
+func lineDiff(a, b []string) []string {
+	var out []string
+	if len(a) > 2000 || len(b) > 2000 {
+		for _, l := range a {
+			out = append(out, "-"+l)
+		}
+		for _, l := range b {
+			out = append(out, "+"+l)
+		}
+		return out
+	}
+	n, m := len(a), len(b)
+	L := make([][]int32, n+1)
+	for i := range L {
+		L[i] = make([]int32, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				L[i][j] = L[i+1][j+1] + 1
+			} else {
+				L[i][j] = max(L[i+1][j], L[i][j+1])
+			}
+		}
+	}
+	i, j := 0, 0
+	for i < n || j < m {
+		switch {
+		case i < n && j < m && a[i] == b[j]:
+			out = append(out, " "+a[i])
+			i++
+			j++
+		case j < m && (i == n || L[i][j+1] >= L[i+1][j]):
+			out = append(out, "+"+b[j])
+			j++
+		default:
+			out = append(out, "-"+a[i])
+			i++
+		}
+	}
+	return out
+}
