@@ -145,6 +145,9 @@ func (e *Engine) Step(ev Event) ([]Outcome, error) {
 		if ev.End < ev.Start || ev.Start == NoTime {
 			return nil, fmt.Errorf("%w: speech ends at %s before it starts at %s", ErrBadEvent, ev.End, ev.Start)
 		}
+		if t < ev.End {
+			return nil, fmt.Errorf("%w: speech filed at %s before it ends at %s", ErrBadEvent, t, ev.End)
+		}
 		if ev.Confidence < 0 || ev.Confidence > Certain {
 			return nil, fmt.Errorf("%w: confidence %d", ErrBadEvent, ev.Confidence)
 		}
@@ -402,9 +405,9 @@ func (e *Engine) speech(ev Speech, out []Outcome) []Outcome {
 	var u *segment
 	switch {
 	case x.slot < 0:
-		out = e.emit(out, Outcome{Kind: Refused, At: ev.End, Refusal: OverCap, Ref: ev.Ref})
+		out = e.emit(out, Outcome{Kind: Refused, At: ev.when(), Refusal: OverCap, Ref: ev.Ref})
 	case ev.Start < s.start:
-		out = e.emit(out, Outcome{Kind: Refused, At: ev.End, Voice: x.id, Refusal: BeforeStart, Ref: ev.Ref})
+		out = e.emit(out, Outcome{Kind: Refused, At: ev.when(), Voice: x.id, Refusal: BeforeStart, Ref: ev.Ref})
 	default:
 		u = &segment{v: x, Segment: Segment{Seq: len(s.segs), Ref: ev.Ref, Voice: x.id,
 			Start: ev.Start, End: ev.End, Held: Unset}}
@@ -416,7 +419,7 @@ func (e *Engine) speech(ev Speech, out []Outcome) []Outcome {
 		}
 		s.segs = append(s.segs, u)
 		seg := u.Segment
-		out = e.emit(out, Outcome{Kind: Filed, At: ev.End, Voice: x.id, Segment: &seg})
+		out = e.emit(out, Outcome{Kind: Filed, At: ev.when(), Voice: x.id, Segment: &seg})
 	}
 	if ev.Text == "" {
 		return out
@@ -425,11 +428,12 @@ func (e *Engine) speech(ev Speech, out []Outcome) []Outcome {
 	if !ok {
 		return out
 	}
-	out = e.apply(in, x, ev.Confidence, ev.End, out)
+	t := ev.when()
+	out = e.apply(in, x, ev.Confidence, t, out)
 	// G6.2: the line that carries an intent is filed first, then lowered
 	// to the speaker's level after the intent.
-	if u != nil && e.s == s {
-		out = e.restamp(u, Meet(u.Stamped, s.applied(x)), u.Held, ev.End, out)
+	if u != nil {
+		out = e.restamp(u, Meet(u.Stamped, s.applied(x)), u.Held, t, out)
 	}
 	return out
 }
@@ -467,6 +471,12 @@ func (e *Engine) apply(in Intent, x *voice, q Permille, t Time, out []Outcome) [
 	if in.Kind == Claim && !e.p.Has(ExtClaiming) {
 		return decide(Ignored, Unsupported)
 	}
+	// A self intent from a screen, a preference or an exchange for a label
+	// this session has never heard is about nobody's record (decision in
+	// docs/deviations.md: no-slot).
+	if in.Scope == Self && in.Source != FromSpeech && x == nil {
+		return decide(Ignored, NoSlot)
+	}
 	// Def 3.6: uncertainty falls toward less.
 	switch {
 	case in.Scope == Self && (in.Kind == Lower || in.Kind == Forget || in.Kind == Shorten) && !sure:
@@ -500,7 +510,11 @@ func (e *Engine) apply(in Intent, x *voice, q Permille, t Time, out []Outcome) [
 			x.limit = minDur(x.limit, in.Span)
 		}
 		s.snap(t)
-		return decide(Applied, NoReason)
+		out = decide(Applied, NoReason)
+		if in.Kind == Forget && in.All {
+			s.scrub(x.id)
+		}
+		return out
 	}
 	switch in.Kind {
 	case Lower:
@@ -601,18 +615,20 @@ func (e *Engine) forget(in Intent, who string, t Time, out []Outcome) []Outcome 
 			out = e.restamp(u, Off, Unset, t, out)
 		}
 	}
-	if in.All && who != "" {
-		// Def 2.6: the log no longer shows that the voice spoke.
-		for i := range s.log {
-			if s.log[i].Voice == who {
-				s.log[i].Voice = ""
-			}
-			if u := s.log[i].Segment; u != nil && u.Voice == who {
-				u.Voice = ""
-			}
+	return out
+}
+
+// scrub is Def 2.6: after forget(self, all) the log no longer shows that
+// the voice spoke.
+func (s *session) scrub(who string) {
+	for i := range s.log {
+		if s.log[i].Voice == who {
+			s.log[i].Voice = ""
+		}
+		if u := s.log[i].Segment; u != nil && u.Voice == who {
+			u.Voice = ""
 		}
 	}
-	return out
 }
 
 func (e *Engine) openWindow(t Time, out []Outcome) []Outcome {

@@ -10,13 +10,17 @@ type Event interface {
 }
 
 // Speech files one span of a voice's speech [Start, End] (Def 6.1) and, if
-// Text is not empty, parses it for an intent (Def 3.2) that applies at End,
-// after the span is filed (G6.2). Its time is End.
+// Text is not empty, parses it for an intent (Def 3.2) that applies when the
+// span is filed, right after it (G6.2). Its time is Filed, or End if Filed
+// is zero: a binding that diarises with a lag files spans after they end.
 type Speech struct {
 	// Label is the binding's label for the voice (a diarisation cluster, a
 	// stream, a roster entry). It never appears in any output.
 	Label      string
 	Start, End Time
+	// Filed is when the binding files the span; zero means End. It must not
+	// be before End.
+	Filed Time
 	// Confidence is the binding's confidence that Label said it (Def 3.5).
 	Confidence Permille
 	// Text is the transcript, read only by the grammar; it is not kept.
@@ -53,7 +57,12 @@ type Tick struct{ At Time }
 // End ends the session at At (the binding's end: Goldfish is switched off).
 type End struct{ At Time }
 
-func (e Speech) when() Time  { return e.End }
+func (e Speech) when() Time {
+	if e.Filed == 0 {
+		return e.End
+	}
+	return e.Filed
+}
 func (e Request) when() Time { return e.At }
 func (e Press) when() Time   { return e.At }
 func (e Tick) when() Time    { return e.At }
