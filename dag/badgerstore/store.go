@@ -1,0 +1,746 @@
+package badgerstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
+	"github.com/witan-dev/witan/dag"
+)
+
+// Options configures a Store. The zero value is a durable store on disk
+// with witan's defaults.
+type Options struct {
+	// InMemory keeps everything in memory: nothing is written to disk and
+	// the directory given to Open is ignored. For tests.
+	InMemory bool
+	// NoSync skips the fsync of each committed batch. A batch that Put
+	// acknowledged then survives a crash of the process (the data is in
+	// the kernel's page cache) but not a crash of the machine. Call Sync
+	// before acknowledging to peers.
+	NoSync bool
+	// MemTableSize is the size of one Badger memtable; DefaultMemTableSize
+	// if 0. A batch must fit in about 15 % of it (Badger's transaction
+	// limit): with the default, several thousand typical entries.
+	MemTableSize int64
+	// BlockCacheSize is the size of Badger's block cache;
+	// DefaultBlockCacheSize if 0.
+	BlockCacheSize int64
+	// Logger receives Badger's log lines; nil discards them.
+	Logger badger.Logger
+	// Tune, when set, may change the Badger options after witan's defaults
+	// are applied. For experiments: the store relies on ValueThreshold
+	// keeping values in the LSM tree and on SyncWrites for durability.
+	Tune func(badger.Options) badger.Options
+}
+
+// Defaults for Options.
+const (
+	DefaultMemTableSize   = 32 << 20
+	DefaultBlockCacheSize = 32 << 20
+)
+
+func (o Options) badger(dir string) badger.Options {
+	bo := badger.DefaultOptions(dir)
+	if o.InMemory {
+		bo = badger.DefaultOptions("").WithInMemory(true)
+	}
+	if o.MemTableSize <= 0 {
+		o.MemTableSize = DefaultMemTableSize
+	}
+	if o.BlockCacheSize <= 0 {
+		o.BlockCacheSize = DefaultBlockCacheSize
+	}
+	bo = bo.
+		WithSyncWrites(!o.NoSync && !o.InMemory).
+		WithLogger(o.Logger).
+		WithMemTableSize(o.MemTableSize).
+		WithNumMemtables(3).
+		WithBlockCacheSize(o.BlockCacheSize).
+		WithIndexCacheSize(16 << 20).
+		WithNumCompactors(2).
+		WithMetricsEnabled(false).
+		// Entries are small: keep every value in the LSM tree, where ZSTD
+		// compresses the repetitive JSON (hex ids, keys, field names).
+		WithCompression(options.ZSTD).
+		WithZSTDCompressionLevel(1).
+		// Put serialises writers itself, so Badger need not track reads.
+		WithDetectConflicts(false)
+	if o.Tune != nil {
+		bo = o.Tune(bo)
+	}
+	return bo
+}
+
+// Store is a dag.Store kept in Badger. It is safe for concurrent use:
+// reads run concurrently, Puts one at a time, each in one Badger
+// transaction.
+type Store struct {
+	db *badger.DB
+
+	mu     sync.Mutex // serialises Put
+	spaces sync.Map   // space name → uint32 id, and uint32 id → name; only committed spaces
+
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+var _ dag.Store = (*Store)(nil)
+
+// Open opens (creating if needed) the store in directory dir.
+func Open(dir string, o Options) (*Store, error) {
+	if dir == "" && !o.InMemory {
+		return nil, errors.New("badgerstore: empty directory (set Options.InMemory for a store in memory)")
+	}
+	db, err := badger.Open(o.badger(dir))
+	if err != nil {
+		return nil, fmt.Errorf("badgerstore: open %s: %w", dir, err)
+	}
+	s := &Store{db: db, closed: make(chan struct{})}
+	err = db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{pSpaceName}})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			k := it.Item().Key()
+			sid := binary.BigEndian.Uint32(k[1:])
+			name, err := it.Item().ValueCopy(nil)
+			if err != nil {
+				return err
+			}
+			s.spaces.Store(string(name), sid)
+			s.spaces.Store(sid, string(name))
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("badgerstore: open %s: %w", dir, err)
+	}
+	return s, nil
+}
+
+// Key layout. Every key starts with one prefix byte. ids are the 32-byte
+// digests, sids are 4-byte space numbers, positions 8 bytes, all big-endian
+// so that keys sort as the indexes need.
+const (
+	pEntry     = 'e' // e id → entry record (sid, pos, parents, data)
+	pPending   = 'p' // p id → pending record (sid, 0, parents, data)
+	pChild     = 'c' // c parent child → ""
+	pLog       = 'l' // l sid pos → id
+	pHead      = 'h' // h sid id → ""
+	pWait      = 'w' // w sid parent child → "" (child is pending, waits for parent)
+	pQueue     = 'q' // q sid id → "" (pending entries of a space)
+	pObject    = 'o' // o id → data
+	pSpace     = 's' // s name → sid, next position
+	pSpaceName = 'S' // S sid → name
+	pMeta      = 'm' // m "sid" → last sid handed out
+)
+
+var keyLastSID = []byte{pMeta, 's', 'i', 'd'}
+
+func key(prefix byte, parts ...[]byte) []byte {
+	n := 1
+	for _, p := range parts {
+		n += len(p)
+	}
+	k := make([]byte, 1, n)
+	k[0] = prefix
+	for _, p := range parts {
+		k = append(k, p...)
+	}
+	return k
+}
+
+func idb(id dag.ID) []byte { d := id.Digest(); return d[:] }
+
+func sidb(sid uint32) []byte { return binary.BigEndian.AppendUint32(nil, sid) }
+
+func posb(pos uint64) []byte { return binary.BigEndian.AppendUint64(nil, pos) }
+
+func idFrom(b []byte) dag.ID {
+	var d [32]byte
+	copy(d[:], b)
+	return dag.IDFromDigest(d)
+}
+
+// record encodes an entry: uvarint sid, uvarint pos, uvarint parent
+// count, the parents' digests, then the data.
+func record(sid uint32, pos uint64, e dag.Entry) []byte {
+	b := make([]byte, 0, 3*binary.MaxVarintLen64+32*len(e.Parents)+len(e.Data))
+	b = binary.AppendUvarint(b, uint64(sid))
+	b = binary.AppendUvarint(b, pos)
+	b = binary.AppendUvarint(b, uint64(len(e.Parents)))
+	for _, p := range e.Parents {
+		b = append(b, idb(p)...)
+	}
+	return append(b, e.Data...)
+}
+
+var errCorrupt = errors.New("badgerstore: corrupt record")
+
+func decodeRecord(id dag.ID, b []byte) (sid uint32, pos uint64, e dag.Entry, err error) {
+	next := func() uint64 {
+		v, n := binary.Uvarint(b)
+		if n <= 0 {
+			err = errCorrupt
+			return 0
+		}
+		b = b[n:]
+		return v
+	}
+	s, pos, np := next(), next(), next()
+	if err != nil || s > 1<<32-1 || np > uint64(len(b))/32 {
+		return 0, 0, dag.Entry{}, fmt.Errorf("%w for %s", errCorrupt, id)
+	}
+	e.ID = id
+	e.Parents = make([]dag.ID, np)
+	for i := range e.Parents {
+		e.Parents[i] = idFrom(b[32*i:])
+	}
+	e.Data = slices.Clone(b[32*np:])
+	return uint32(s), pos, e, nil
+}
+
+func (s *Store) check(ctx context.Context) error {
+	select {
+	case <-s.closed:
+		return dag.ErrClosed
+	default:
+	}
+	return ctx.Err()
+}
+
+func (s *Store) sidOf(space string) (uint32, bool) {
+	v, ok := s.spaces.Load(space)
+	if !ok {
+		return 0, false
+	}
+	return v.(uint32), true
+}
+
+func (s *Store) nameOf(sid uint32) string {
+	v, _ := s.spaces.Load(sid)
+	name, _ := v.(string)
+	return name
+}
+
+// lookup reads the entry under id in txn: applied, pending or absent.
+func (s *Store) lookup(txn *badger.Txn, id dag.ID, names func(uint32) string) (dag.Entry, dag.Status, uint64, error) {
+	for _, st := range []dag.Status{dag.Applied, dag.Pending} {
+		p := byte(pEntry)
+		if st == dag.Pending {
+			p = pPending
+		}
+		item, err := txn.Get(key(p, idb(id)))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			continue
+		}
+		if err != nil {
+			return dag.Entry{}, dag.Absent, 0, err
+		}
+		var e dag.Entry
+		var sid uint32
+		var pos uint64
+		err = item.Value(func(v []byte) error {
+			var err error
+			sid, pos, e, err = decodeRecord(id, v)
+			return err
+		})
+		if err != nil {
+			return dag.Entry{}, dag.Absent, 0, err
+		}
+		e.Space = names(sid)
+		return e, st, pos, nil
+	}
+	return dag.Entry{}, dag.Absent, 0, nil
+}
+
+// putTxn is the PlanView and writer of one Put.
+type putTxn struct {
+	s        *Store
+	txn      *badger.Txn
+	newNames map[uint32]string // spaces created in this transaction
+	newSIDs  map[string]uint32
+	next     map[uint32]uint64 // next log position per touched space
+	lastSID  uint32
+	loaded   bool
+}
+
+func (p *putTxn) name(sid uint32) string {
+	if n, ok := p.newNames[sid]; ok {
+		return n
+	}
+	return p.s.nameOf(sid)
+}
+
+func (p *putTxn) sid(space string) (uint32, bool) {
+	if sid, ok := p.newSIDs[space]; ok {
+		return sid, true
+	}
+	return p.s.sidOf(space)
+}
+
+func (p *putTxn) Lookup(id dag.ID) (dag.Entry, dag.Status, error) {
+	e, st, _, err := p.s.lookup(p.txn, id, p.name)
+	return e, st, err
+}
+
+func (p *putTxn) Waiting(space string, parent dag.ID) ([]dag.ID, error) {
+	sid, ok := p.sid(space)
+	if !ok {
+		return nil, nil
+	}
+	prefix := key(pWait, sidb(sid), idb(parent))
+	var out []dag.ID
+	it := p.txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+	defer it.Close()
+	for it.Rewind(); it.Valid(); it.Next() {
+		out = append(out, idFrom(it.Item().Key()[len(prefix):]))
+	}
+	return out, nil
+}
+
+// ensureSpace returns the sid of space, creating it in this transaction.
+func (p *putTxn) ensureSpace(space string) (uint32, error) {
+	if sid, ok := p.sid(space); ok {
+		if _, ok := p.next[sid]; !ok {
+			item, err := p.txn.Get(key(pSpace, []byte(space)))
+			if err != nil {
+				return 0, err
+			}
+			v, err := item.ValueCopy(nil)
+			if err != nil || len(v) != 12 {
+				return 0, fmt.Errorf("%w: space %q", errCorrupt, space)
+			}
+			p.next[sid] = binary.BigEndian.Uint64(v[4:])
+		}
+		return sid, nil
+	}
+	if !p.loaded {
+		item, err := p.txn.Get(keyLastSID)
+		switch {
+		case errors.Is(err, badger.ErrKeyNotFound):
+		case err != nil:
+			return 0, err
+		default:
+			v, err := item.ValueCopy(nil)
+			if err != nil || len(v) != 4 {
+				return 0, fmt.Errorf("%w: last sid", errCorrupt)
+			}
+			p.lastSID = binary.BigEndian.Uint32(v)
+		}
+		p.loaded = true
+	}
+	if p.lastSID == 1<<32-1 {
+		return 0, errors.New("badgerstore: too many spaces")
+	}
+	p.lastSID++
+	sid := p.lastSID
+	p.newNames[sid], p.newSIDs[space] = space, sid
+	p.next[sid] = 1
+	if err := p.txn.Set(keyLastSID, sidb(sid)); err != nil {
+		return 0, err
+	}
+	return sid, p.txn.Set(key(pSpaceName, sidb(sid)), []byte(space))
+}
+
+// Put implements dag.Putter. The whole batch, with its indexes, heads and
+// log positions, commits in one Badger transaction, synced to disk unless
+// Options.NoSync.
+func (s *Store) Put(ctx context.Context, b dag.Batch) (dag.Result, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return dag.Result{}, err
+	}
+	txn := s.db.NewTransaction(true)
+	defer txn.Discard()
+	p := &putTxn{s: s, txn: txn, newNames: map[uint32]string{}, newSIDs: map[string]uint32{}, next: map[uint32]uint64{}}
+	plan, err := dag.PlanBatch(b, p)
+	if err != nil {
+		return dag.Result{}, err
+	}
+	if err := p.write(plan, b.Objects); err != nil {
+		return dag.Result{}, fmt.Errorf("badgerstore: put: %w", err)
+	}
+	if err := txn.Commit(); err != nil {
+		return dag.Result{}, fmt.Errorf("badgerstore: commit: %w", err)
+	}
+	for sid, name := range p.newNames {
+		s.spaces.Store(name, sid)
+		s.spaces.Store(sid, name)
+	}
+	return plan.Result, nil
+}
+
+func (p *putTxn) write(plan *dag.Plan, objects []dag.Object) error {
+	t := p.txn
+	for _, o := range objects {
+		k := key(pObject, idb(o.ID))
+		if _, err := t.Get(k); err == nil {
+			continue
+		} else if !errors.Is(err, badger.ErrKeyNotFound) {
+			return err
+		}
+		if err := t.Set(k, slices.Clone(o.Data)); err != nil {
+			return err
+		}
+	}
+	for _, st := range plan.Apply {
+		sid, err := p.ensureSpace(st.Space)
+		if err != nil {
+			return err
+		}
+		id := idb(st.ID)
+		if st.WasPending {
+			if err := t.Delete(key(pPending, id)); err != nil {
+				return err
+			}
+			if err := t.Delete(key(pQueue, sidb(sid), id)); err != nil {
+				return err
+			}
+			for _, par := range st.Parents {
+				if err := t.Delete(key(pWait, sidb(sid), idb(par), id)); err != nil {
+					return err
+				}
+			}
+		}
+		pos := p.next[sid]
+		p.next[sid] = pos + 1
+		if err := t.Set(key(pEntry, id), record(sid, pos, st.Entry)); err != nil {
+			return err
+		}
+		if err := t.Set(key(pLog, sidb(sid), posb(pos)), id); err != nil {
+			return err
+		}
+		for _, par := range st.Parents {
+			if err := t.Set(key(pChild, idb(par), id), nil); err != nil {
+				return err
+			}
+			if err := t.Delete(key(pHead, sidb(sid), idb(par))); err != nil {
+				return err
+			}
+		}
+		if err := t.Set(key(pHead, sidb(sid), id), nil); err != nil {
+			return err
+		}
+	}
+	for _, w := range plan.Pending {
+		sid, err := p.ensureSpace(w.Space)
+		if err != nil {
+			return err
+		}
+		id := idb(w.ID)
+		if err := t.Set(key(pPending, id), record(sid, 0, w.Entry)); err != nil {
+			return err
+		}
+		if err := t.Set(key(pQueue, sidb(sid), id), nil); err != nil {
+			return err
+		}
+		for _, par := range w.WaitsFor {
+			if err := t.Set(key(pWait, sidb(sid), idb(par), id), nil); err != nil {
+				return err
+			}
+		}
+	}
+	for sid, next := range p.next {
+		v := binary.BigEndian.AppendUint64(sidb(sid), next)
+		if err := t.Set(key(pSpace, []byte(p.name(sid))), v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Get implements dag.Getter.
+func (s *Store) Get(ctx context.Context, id dag.ID) (dag.Entry, error) {
+	var e dag.Entry
+	err := s.view(ctx, func(txn *badger.Txn) error {
+		var st dag.Status
+		var err error
+		e, st, _, err = s.lookup(txn, id, s.nameOf)
+		if err == nil && st != dag.Applied {
+			err = fmt.Errorf("badgerstore: entry %s: %w", id, dag.ErrNotFound)
+		}
+		return err
+	})
+	if err != nil {
+		return dag.Entry{}, err
+	}
+	return e, nil
+}
+
+// Has implements dag.Haser.
+func (s *Store) Has(ctx context.Context, id dag.ID) (dag.Status, error) {
+	st := dag.Absent
+	err := s.view(ctx, func(txn *badger.Txn) error {
+		for _, c := range []struct {
+			p  byte
+			st dag.Status
+		}{{pEntry, dag.Applied}, {pPending, dag.Pending}} {
+			_, err := txn.Get(key(c.p, idb(id)))
+			if err == nil {
+				st = c.st
+				return nil
+			}
+			if !errors.Is(err, badger.ErrKeyNotFound) {
+				return err
+			}
+		}
+		return nil
+	})
+	return st, err
+}
+
+// Object implements dag.ObjectGetter.
+func (s *Store) Object(ctx context.Context, id dag.ID) ([]byte, error) {
+	var out []byte
+	err := s.view(ctx, func(txn *badger.Txn) error {
+		item, err := txn.Get(key(pObject, idb(id)))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return fmt.Errorf("badgerstore: object %s: %w", id, dag.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		out, err = item.ValueCopy(nil)
+		if out == nil {
+			out = []byte{}
+		}
+		return err
+	})
+	return out, err
+}
+
+// Parents implements dag.Index.
+func (s *Store) Parents(ctx context.Context, id dag.ID) ([]dag.ID, error) {
+	var ps []dag.ID
+	err := s.view(ctx, func(txn *badger.Txn) error {
+		item, err := txn.Get(key(pEntry, idb(id)))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return fmt.Errorf("badgerstore: parents of %s: %w", id, dag.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		return item.Value(func(v []byte) error {
+			// Decode only the parents, not the data.
+			for range 2 {
+				_, n := binary.Uvarint(v)
+				if n <= 0 {
+					return errCorrupt
+				}
+				v = v[n:]
+			}
+			np, n := binary.Uvarint(v)
+			if n <= 0 || np > uint64(len(v)-n)/32 {
+				return errCorrupt
+			}
+			v = v[n:]
+			ps = make([]dag.ID, np)
+			for i := range ps {
+				ps[i] = idFrom(v[32*i:])
+			}
+			return nil
+		})
+	})
+	return ps, err
+}
+
+// scan returns the ids that end the keys under prefix, in key order, up
+// to limit (all if limit <= 0), starting at seek when it is not nil.
+func (s *Store) scan(ctx context.Context, prefix, seek []byte, limit int) ([]dag.ID, error) {
+	out := []dag.ID{}
+	err := s.view(ctx, func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+		defer it.Close()
+		if seek == nil {
+			seek = prefix
+		}
+		for it.Seek(seek); it.Valid(); it.Next() {
+			k := it.Item().Key()
+			out = append(out, idFrom(k[len(k)-32:]))
+			if limit > 0 && len(out) == limit {
+				break
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Children implements dag.Index.
+func (s *Store) Children(ctx context.Context, id dag.ID) ([]dag.ID, error) {
+	return s.scan(ctx, key(pChild, idb(id)), nil, 0)
+}
+
+// Heads implements dag.Index.
+func (s *Store) Heads(ctx context.Context, space string) ([]dag.ID, error) {
+	sid, ok := s.sidOf(space)
+	if !ok {
+		return []dag.ID{}, s.check(ctx)
+	}
+	return s.scan(ctx, key(pHead, sidb(sid)), nil, 0)
+}
+
+// Pending implements dag.Index.
+func (s *Store) Pending(ctx context.Context, space string) ([]dag.ID, error) {
+	sid, ok := s.sidOf(space)
+	if !ok {
+		return []dag.ID{}, s.check(ctx)
+	}
+	return s.scan(ctx, key(pQueue, sidb(sid)), nil, 0)
+}
+
+// Position implements dag.Index.
+func (s *Store) Position(ctx context.Context, id dag.ID) (uint64, error) {
+	var pos uint64
+	err := s.view(ctx, func(txn *badger.Txn) error {
+		_, st, p, err := s.lookup(txn, id, s.nameOf)
+		if err == nil && st != dag.Applied {
+			err = fmt.Errorf("badgerstore: position of %s: %w", id, dag.ErrNotFound)
+		}
+		pos = p
+		return err
+	})
+	return pos, err
+}
+
+// Log implements dag.Index.
+func (s *Store) Log(ctx context.Context, space string, after uint64, limit int) ([]dag.ID, error) {
+	sid, ok := s.sidOf(space)
+	if !ok || after == 1<<64-1 {
+		return []dag.ID{}, s.check(ctx)
+	}
+	out := []dag.ID{}
+	prefix := key(pLog, sidb(sid))
+	err := s.view(ctx, func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 64})
+		defer it.Close()
+		for it.Seek(key(pLog, sidb(sid), posb(after+1))); it.Valid(); it.Next() {
+			v, err := it.Item().ValueCopy(nil)
+			if err != nil {
+				return err
+			}
+			out = append(out, idFrom(v))
+			if limit > 0 && len(out) == limit {
+				break
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Missing implements dag.Index.
+func (s *Store) Missing(ctx context.Context, space string) ([]dag.ID, error) {
+	sid, ok := s.sidOf(space)
+	if !ok {
+		return []dag.ID{}, s.check(ctx)
+	}
+	out := []dag.ID{}
+	prefix := key(pWait, sidb(sid))
+	err := s.view(ctx, func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+		defer it.Close()
+		var last []byte
+		for it.Rewind(); it.Valid(); it.Next() {
+			par := it.Item().Key()[len(prefix) : len(prefix)+32]
+			if bytes.Equal(par, last) {
+				continue
+			}
+			last = slices.Clone(par)
+			id := idFrom(par)
+			e, st, _, err := s.lookup(txn, id, s.nameOf)
+			if err != nil {
+				return err
+			}
+			if st == dag.Absent || e.Space != space {
+				out = append(out, id)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Spaces implements dag.Index.
+func (s *Store) Spaces(ctx context.Context) ([]string, error) {
+	var out []string
+	err := s.view(ctx, func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{pSpace}})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			out = append(out, string(it.Item().Key()[1:]))
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (s *Store) view(ctx context.Context, fn func(*badger.Txn) error) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	err := s.db.View(fn)
+	if errors.Is(err, badger.ErrDBClosed) {
+		return dag.ErrClosed
+	}
+	return err
+}
+
+// Sync forces every committed batch to disk. With the default options
+// each Put already syncs; with NoSync, call Sync before acknowledging.
+func (s *Store) Sync() error {
+	if err := s.check(context.Background()); err != nil {
+		return err
+	}
+	return s.db.Sync()
+}
+
+// Compact rewrites the LSM tree into as few levels as it can and collects
+// the value log, to measure or reclaim space. It is slow; the store stays
+// usable meanwhile.
+func (s *Store) Compact(ctx context.Context) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	if err := s.db.Flatten(2); err != nil {
+		return fmt.Errorf("badgerstore: flatten: %w", err)
+	}
+	for {
+		err := s.db.RunValueLogGC(0.5)
+		if err != nil {
+			if errors.Is(err, badger.ErrNoRewrite) || errors.Is(err, badger.ErrGCInMemoryMode) {
+				return nil
+			}
+			return fmt.Errorf("badgerstore: value log gc: %w", err)
+		}
+	}
+}
+
+// DB returns the underlying Badger database, for metrics and backups.
+// Writing to it directly breaks the store's invariants.
+func (s *Store) DB() *badger.DB { return s.db }
+
+// Close closes the store; later calls return dag.ErrClosed. Close waits
+// for a Put in progress.
+func (s *Store) Close() error {
+	err := dag.ErrClosed
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		close(s.closed)
+		err = s.db.Close()
+	})
+	if errors.Is(err, dag.ErrClosed) {
+		return nil
+	}
+	return err
+}

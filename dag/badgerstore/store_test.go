@@ -1,0 +1,88 @@
+package badgerstore_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/dag/badgerstore"
+	"github.com/witan-dev/witan/dag/dagtest"
+	"github.com/witan-dev/witan/dag/storetest"
+)
+
+func TestConformanceInMemory(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) dag.Store {
+		s, err := badgerstore.Open("", badgerstore.Options{InMemory: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+func TestConformanceOnDisk(t *testing.T) {
+	if testing.Short() {
+		t.Skip("on-disk conformance is slow; the in-memory run covers the logic")
+	}
+	storetest.Run(t, func(t *testing.T) dag.Store {
+		s, err := badgerstore.Open(t.TempDir(), badgerstore.Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+// Reopening a store finds every entry, index, head, pending entry and log
+// position as it was, and later puts continue the log.
+func TestReopen(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := badgerstore.Open(dir, badgerstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var es []dag.Entry
+	var parents []dag.ID
+	for i := 0; i < 5; i++ {
+		e := dagtest.NewEntry("s", 1, i, parents)
+		es = append(es, e)
+		parents = []dag.ID{e.ID}
+	}
+	other := dagtest.NewEntry("t", 1, 0, nil)
+	if _, err := s.Put(ctx, dag.Batch{Entries: []dag.Entry{es[0], es[1], es[3], other}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = badgerstore.Open(dir, badgerstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := storetest.Check(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := s.Missing(ctx, "s"); len(m) != 1 || m[0] != es[2].ID {
+		t.Fatalf("Missing after reopen = %v", m)
+	}
+	r, err := s.Put(ctx, dag.Batch{Entries: []dag.Entry{es[2], es[4]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Applied) != 3 {
+		t.Fatalf("Applied = %v, want the missing entry and the two it unblocks", r.Applied)
+	}
+	for i, e := range es {
+		if pos, err := s.Position(ctx, e.ID); err != nil || pos != uint64(i+1) {
+			t.Errorf("Position(%d) = %d, %v", i, pos, err)
+		}
+	}
+	if pos, _ := s.Position(ctx, other.ID); pos != 1 {
+		t.Errorf("Position in the other space = %d, want 1", pos)
+	}
+	if err := storetest.Check(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+}
