@@ -72,10 +72,11 @@ func (b Band) Ceiling() (Level, bool) {
 }
 
 func (l Level) describe() string {
-	if b := l.Band(); b != "" {
-		return fmt.Sprintf("%d (%s)", int(l), b)
+	b := string(l.Band())
+	if b == "" {
+		b = "no band"
 	}
-	return fmt.Sprintf("%d (no band)", int(l))
+	return strconv.Itoa(int(l)) + " (" + b + ")"
 }
 
 // The per-field costs (FIELD_LEVELS). evidence costs the floor of the
@@ -88,6 +89,17 @@ var costs = []struct {
 // confidenceReason is NEVER_ACCEPTED's reason. It says "invariant" on
 // purpose: a reader who took it for a threshold would try to raise it.
 const confidenceReason = "a receiver does not adopt the sender's certainty (invariant, not a default)"
+
+// undeclaredReason is the reason AcceptField gives for each inherited field.
+var undeclaredReason = map[Field]string{
+	Origin:     undeclared(Origin),
+	ObservedAt: undeclared(ObservedAt),
+	Lineage:    undeclared(Lineage),
+}
+
+func undeclared(f Field) string {
+	return string(f) + " is inherited: a receiver does not choose it, so no level applies and it is always kept (not a refusal)"
+}
 
 // Cost returns the level a receiver needs to keep field f, and false when
 // no level applies: f is confidence (refused at every level), inherited
@@ -166,19 +178,20 @@ func AcceptField(f Field, level Level) Decision {
 		d.Reason = fmt.Sprintf("%s is not one of the seven CAT7 fields", quote(string(f)))
 	case f.Inherited():
 		d.Code = CodeFieldUndeclared
-		d.Reason = fmt.Sprintf("%s is inherited: a receiver does not choose it, so no level applies and it is always kept (not a refusal)", f)
+		d.Reason = undeclaredReason[f]
 	case f == Confidence:
 		d.Code = CodeFieldAlwaysRefused
 		d.Reason = confidenceReason
 	default:
 		cost, _ := Cost(f)
 		d.Required = Requires(cost)
+		costs := string(f) + " costs " + strconv.Itoa(int(cost)) + "; level " + level.describe()
 		if level >= cost {
 			d.Allowed = true
-			d.Reason = fmt.Sprintf("%s costs %d; level %s covers it", f, int(cost), level.describe())
+			d.Reason = costs + " covers it"
 		} else {
 			d.Code = CodeFieldBelowAuthority
-			d.Reason = fmt.Sprintf("%s costs %d; level %s is below it", f, int(cost), level.describe())
+			d.Reason = costs + " is below it"
 		}
 	}
 	return d
@@ -321,6 +334,13 @@ type Known interface {
 	Has(id dag.ID) bool
 }
 
+var (
+	_ Known  = Set(nil)
+	_ Known  = Map(nil)
+	_ Source = Map(nil)
+	_ Source = overlay{}
+)
+
 // Set is a Known holding exactly its keys.
 type Set map[dag.ID]struct{}
 
@@ -348,6 +368,18 @@ type Result struct {
 	// Refused holds the refused fields with their reasons, or the one
 	// refusal that refused the whole block.
 	Refused []Refusal
+}
+
+// Err returns nil when the block was accepted (in part), and otherwise the
+// refusal of the whole block as an *Error: BLOCK_HASH_MISMATCH, or
+// BLOCK_MISSING_PARENT (whose missing ids are in Refused[0].Missing, for a
+// caller that goes looking for them).
+func (r Result) Err() error {
+	if r.Accepted != nil || len(r.Refused) == 0 {
+		return nil
+	}
+	ref := r.Refused[0]
+	return &Error{Code: ref.Code, Field: ref.Field, Detail: ref.Reason}
 }
 
 // AcceptedFields returns Accepted.Fields(), or an empty list when the block
