@@ -25,6 +25,7 @@ type Poll struct {
 	n, a, r, b, v, emergencyYes uint64
 	ballots                     uint64 // distinct valid ballots folded
 	invalid                     []Invalid
+	arena                       []rec // first-ballot storage, handed out one element at a time
 }
 
 // Invalid is a ballot a Poll refused: it is not counted and does not void
@@ -65,6 +66,9 @@ type voter struct {
 	recs   []rec
 	links  int // supersedes links among recs
 	multi  int // recs superseded by two or more others (a fork)
+
+	tip int32       // position of the effective ballot, if settle finds it valid
+	idx *voterIndex // nil until the member has indexAt ballots
 
 	contrib   contribution
 	choice    Choice
@@ -108,17 +112,20 @@ func (p *Poll) Add(b Ballot) error {
 	}
 	s := p.slot[idx]
 	if s == 0 {
-		p.voters = append(p.voters, voter{member: idx})
+		if len(p.arena) == 0 {
+			p.arena = make([]rec, min(max(16, len(p.voters)), 4096))
+		}
+		// A member's first ballot takes one element of the arena, capped so
+		// that a second ballot grows into memory of its own.
+		p.voters = append(p.voters, voter{member: idx, recs: p.arena[:0:1]})
+		p.arena = p.arena[1:]
 		s = int32(len(p.voters))
 		p.slot[idx] = s
 	}
 	v := &p.voters[s-1]
 	x := rec{tx: b.Tx, sup: b.Supersedes, choice: b.Choice, emergency: b.Emergency}
-	for i := range v.recs {
+	if i := v.find(b.Tx); i >= 0 {
 		old := &v.recs[i]
-		if old.tx != b.Tx {
-			continue
-		}
 		// The same tx again. A correct caller gives one body per tx id (the
 		// id hashes the body), so this is a repeat; for inconsistent input
 		// the smaller body wins, so that the result still depends only on
@@ -168,15 +175,59 @@ func recLess(x, y rec) bool {
 	return x.emergency < y.emergency
 }
 
-// insert adds x to v's ballots and updates the links.
-func (v *voter) insert(x rec) {
-	x.indeg = 0
-	for i := range v.recs {
-		if v.recs[i].sup == x.tx {
-			x.indeg++
-			v.links++
+// indexAt is the number of ballots from which a member's ballots are
+// indexed by maps rather than scanned, so that a member who changes their
+// vote many times still costs O(1) per ballot.
+const indexAt = 8
+
+// voterIndex indexes one member's ballots once there are many.
+type voterIndex struct {
+	byTx     map[dag.ID]int32  // tx id -> position in recs
+	supCount map[dag.ID]uint32 // tx id -> how many recs supersede it
+}
+
+func (v *voter) buildIndex() {
+	v.idx = &voterIndex{byTx: make(map[dag.ID]int32, 2*len(v.recs)), supCount: make(map[dag.ID]uint32, 2*len(v.recs))}
+	for i, r := range v.recs {
+		v.idx.byTx[r.tx] = int32(i)
+		if r.sup.Valid() {
+			v.idx.supCount[r.sup]++
 		}
 	}
+}
+
+// find returns the position of the ballot with id tx, or -1.
+func (v *voter) find(tx dag.ID) int {
+	if v.idx != nil {
+		if i, ok := v.idx.byTx[tx]; ok {
+			return int(i)
+		}
+		return -1
+	}
+	for i := range v.recs {
+		if v.recs[i].tx == tx {
+			return i
+		}
+	}
+	return -1
+}
+
+// insert adds x to v's ballots and updates the links.
+func (v *voter) insert(x rec) {
+	if v.idx == nil && len(v.recs) >= indexAt {
+		v.buildIndex()
+	}
+	x.indeg = 0
+	if v.idx != nil {
+		x.indeg = v.idx.supCount[x.tx]
+	} else {
+		for i := range v.recs {
+			if v.recs[i].sup == x.tx {
+				x.indeg++
+			}
+		}
+	}
+	v.links += int(x.indeg)
 	self := x.sup == x.tx
 	if self {
 		x.indeg++
@@ -186,22 +237,32 @@ func (v *voter) insert(x rec) {
 		v.multi++
 	}
 	if !self && x.sup.Valid() {
-		for i := range v.recs {
-			if r := &v.recs[i]; r.tx == x.sup {
-				r.indeg++
-				v.links++
-				if r.indeg == 2 {
-					v.multi++
-				}
-				break
+		if j := v.find(x.sup); j >= 0 {
+			r := &v.recs[j]
+			r.indeg++
+			v.links++
+			if r.indeg == 2 {
+				v.multi++
 			}
 		}
 	}
 	v.recs = append(v.recs, x)
+	if v.idx != nil {
+		v.idx.byTx[x.tx] = int32(len(v.recs) - 1)
+		if x.sup.Valid() {
+			v.idx.supCount[x.sup]++
+		}
+	}
+	if x.indeg == 0 {
+		// The newest ballot nobody supersedes is the likely effective one;
+		// settle checks it.
+		v.tip = int32(len(v.recs) - 1)
+	}
 	v.settle()
 }
 
-// remove takes out the i-th ballot and updates the links.
+// remove takes out the i-th ballot and updates the links. It is only used
+// for the rare conflicting repeat, so it may rebuild the index.
 func (v *voter) remove(i int) {
 	x := v.recs[i]
 	v.recs = slices.Delete(v.recs, i, i+1)
@@ -221,6 +282,10 @@ func (v *voter) remove(i int) {
 			}
 		}
 	}
+	if v.idx != nil {
+		v.buildIndex()
+	}
+	v.tip = -1
 	v.settle()
 }
 
@@ -230,17 +295,23 @@ func (v *voter) settle() {
 	switch {
 	case k == 0:
 		v.contrib = none
+		return
 	case v.links != k-1 || v.multi != 0:
 		v.contrib = void
-	default:
-		v.contrib = void // a cycle beside the chain leaves no head; stays void
+		return
+	}
+	// One path (plus, for forged input only, cycles): its head is the one
+	// ballot nobody supersedes.
+	if v.tip < 0 || int(v.tip) >= k || v.recs[v.tip].indeg != 0 {
 		for i := range v.recs {
-			if r := &v.recs[i]; r.indeg == 0 {
-				v.contrib, v.choice, v.emergency = effective, r.choice, r.emergency
+			if v.recs[i].indeg == 0 {
+				v.tip = int32(i)
 				break
 			}
 		}
 	}
+	r := &v.recs[v.tip]
+	v.contrib, v.choice, v.emergency = effective, r.choice, r.emergency
 }
 
 func (p *Poll) uncount(v *voter) { p.apply(v, ^uint64(0)) }

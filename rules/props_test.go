@@ -126,6 +126,43 @@ func drawBallots(t *rapid.T, n int, label string) []rules.Ballot {
 	return out
 }
 
+// drawChains draws long supersedes chains from few members, so that the
+// per-member index (from 8 ballots on) is exercised: mostly each ballot
+// supersedes the member's latest, sometimes an older one (a fork), a
+// missing one (a gap) or none (a second root).
+func drawChains(t *rapid.T, n int, label string) []rules.Ballot {
+	var out []rules.Ballot
+	for m := 0; m < min(n, 3); m++ {
+		var mine []dag.ID
+		for i := rapid.IntRange(6, 30).Draw(t, label+" length"); i > 0; i-- {
+			b := rules.Ballot{Tx: id(fmt.Sprintf("%s-%d-%d", label, m, len(mine))), Author: member(m)}
+			b.MR = mrID
+			b.Choice = rapid.SampledFrom([]rules.Choice{rules.Approve, rules.Reject, rules.Abstain}).Draw(t, label+" choice")
+			if len(mine) > 0 {
+				switch rapid.IntRange(0, 30).Draw(t, label+" link") {
+				case 0:
+					b.Supersedes = mine[rapid.IntRange(0, len(mine)-1).Draw(t, label+" fork")]
+				case 1:
+					b.Supersedes = id("gap")
+				case 2:
+				default:
+					b.Supersedes = mine[len(mine)-1]
+				}
+			}
+			mine = append(mine, b.Tx)
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+func drawHistory(t *rapid.T, n int) []rules.Ballot {
+	if rapid.IntRange(0, 3).Draw(t, "long chains") == 0 {
+		return drawChains(t, n, "c")
+	}
+	return drawBallots(t, n, "b")
+}
+
 func drawContext(t *rapid.T) rules.Context {
 	var ctx rules.Context
 	ctx.Facts.Reverts = rapid.Bool().Draw(t, "reverts")
@@ -175,7 +212,7 @@ func TestPropIncrementalEqualsFull(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		n := rapid.IntRange(0, 10).Draw(t, "n")
 		g := drawRule(t, n)
-		bs := permute(t, drawBallots(t, n, "b"))
+		bs := permute(t, drawHistory(t, n))
 		ctx := drawContext(t)
 		el, err := rules.NewElectorate(members(n))
 		if err != nil {
@@ -340,7 +377,7 @@ func TestPropMatchesNaive(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		n := rapid.IntRange(0, 10).Draw(t, "n")
 		g := drawRule(t, n)
-		bs := drawBallots(t, n, "b")
+		bs := permute(t, drawHistory(t, n))
 		ctx := drawContext(t)
 		res := mustEvaluate(t, g.ref, n, bs, ctx)
 		a, r, b, v, yes := naiveCount(n, bs)
@@ -366,11 +403,24 @@ func bestExtension(n int, bs []rules.Ballot, res rules.Result) []rules.Ballot {
 		voided[k] = true
 	}
 	// Each member's effective ballot: the one of theirs nobody supersedes.
-	own := map[dag.Key][]rules.Ballot{}
+	byTx := map[dag.ID]rules.Ballot{}
+	var order []dag.ID
 	for _, b := range bs {
-		if b.MR == mrID {
-			own[b.Author] = append(own[b.Author], b)
+		if b.MR != mrID {
+			continue
 		}
+		old, ok := byTx[b.Tx]
+		if !ok {
+			order = append(order, b.Tx)
+		}
+		if !ok || bodyLess(b, old) {
+			byTx[b.Tx] = b // one body per tx id: the smaller, as the poll does
+		}
+	}
+	own := map[dag.Key][]rules.Ballot{}
+	for _, tx := range order {
+		b := byTx[tx]
+		own[b.Author] = append(own[b.Author], b)
 	}
 	out := append([]rules.Ballot(nil), bs...)
 	for i, k := range members(n) {
