@@ -61,12 +61,12 @@ func (e *ApplyError) Error() string {
 func (e *ApplyError) Unwrap() error { return e.Err }
 
 type wireOp struct {
-	Op        *string          `json:"op"`
-	NID       *string          `json:"nid"`
-	Pre       *string          `json:"pre"`
-	ParentNID *string          `json:"parent_nid"`
-	AfterNID  *json.RawMessage `json:"after_nid"` // string or null
-	Node      *json.RawMessage `json:"node"`
+	Op        json.RawMessage `json:"op"`
+	NID       json.RawMessage `json:"nid"`
+	Pre       json.RawMessage `json:"pre"`
+	ParentNID json.RawMessage `json:"parent_nid"`
+	AfterNID  json.RawMessage `json:"after_nid"` // string or null
+	Node      json.RawMessage `json:"node"`
 }
 
 // UnmarshalJSON decodes an op strictly: the members its kind needs and no
@@ -76,10 +76,11 @@ func (o *Op) UnmarshalJSON(b []byte) error {
 	if err := strictUnmarshal(b, &w); err != nil {
 		return schemaErr("op: %v", err)
 	}
-	if w.Op == nil {
-		return schemaErr("op: missing op")
+	kind, err := jsonString(w.Op, "op")
+	if err != nil {
+		return err
 	}
-	*o = Op{Op: OpKind(*w.Op)}
+	*o = Op{Op: OpKind(kind)}
 	var want map[string]bool
 	switch o.Op {
 	case OpInsert:
@@ -91,7 +92,7 @@ func (o *Op) UnmarshalJSON(b []byte) error {
 	case OpMove:
 		want = map[string]bool{"nid": true, "pre": true, "parent_nid": true, "after_nid": true}
 	default:
-		return schemaErr("op %q is not insert, replace, delete or move", trunc(*w.Op))
+		return schemaErr("op %q is not insert, replace, delete or move", trunc(kind))
 	}
 	have := map[string]bool{"nid": w.NID != nil, "pre": w.Pre != nil, "parent_nid": w.ParentNID != nil, "after_nid": w.AfterNID != nil, "node": w.Node != nil}
 	for _, k := range []string{"nid", "pre", "parent_nid", "node"} {
@@ -106,37 +107,41 @@ func (o *Op) UnmarshalJSON(b []byte) error {
 		return schemaErr("%s op: unexpected member after_nid", o.Op)
 	}
 	if w.NID != nil {
-		if err := CheckNID(*w.NID); err != nil {
+		if o.NID, err = jsonString(w.NID, "nid"); err != nil {
 			return err
 		}
-		o.NID = *w.NID
+		if err := CheckNID(o.NID); err != nil {
+			return err
+		}
 	}
 	if w.Pre != nil {
-		id, err := dag.ParseID(*w.Pre)
+		s, err := jsonString(w.Pre, "pre")
 		if err != nil {
+			return err
+		}
+		if o.Pre, err = dag.ParseID(s); err != nil {
 			return schemaErr("%s op: pre: %v", o.Op, err)
 		}
-		o.Pre = id
 	}
 	if w.ParentNID != nil {
-		if err := CheckNID(*w.ParentNID); err != nil {
+		if o.ParentNID, err = jsonString(w.ParentNID, "parent_nid"); err != nil {
 			return err
 		}
-		o.ParentNID = *w.ParentNID
+		if err := CheckNID(o.ParentNID); err != nil {
+			return err
+		}
 	}
-	if w.AfterNID != nil && string(*w.AfterNID) != "null" {
-		var s string
-		if err := json.Unmarshal(*w.AfterNID, &s); err != nil {
-			return schemaErr("%s op: after_nid is neither a string nor null", o.Op)
-		}
-		if err := CheckNID(s); err != nil {
+	if w.AfterNID != nil && string(w.AfterNID) != "null" {
+		if o.AfterNID, err = jsonString(w.AfterNID, "after_nid"); err != nil {
 			return err
 		}
-		o.AfterNID = s
+		if err := CheckNID(o.AfterNID); err != nil {
+			return err
+		}
 	}
 	if w.Node != nil {
 		o.Node = new(NodeSpec)
-		if err := o.Node.decode(*w.Node, 1); err != nil {
+		if err := o.Node.decode(w.Node, 1); err != nil {
 			return err
 		}
 		if o.Op == OpReplace && o.Node.NID != o.NID {
@@ -144,6 +149,22 @@ func (o *Op) UnmarshalJSON(b []byte) error {
 		}
 	}
 	return nil
+}
+
+// jsonString decodes a JSON string member; null or any other type is a
+// schema error.
+func jsonString(raw json.RawMessage, name string) (string, error) {
+	if raw == nil {
+		return "", schemaErr("missing %s", name)
+	}
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", schemaErr("%s is not a string", name)
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", schemaErr("%s: %v", name, err)
+	}
+	return s, nil
 }
 
 // MarshalJSON writes the op canonically with exactly its kind's members;

@@ -52,17 +52,18 @@ type NodeSpec struct {
 func (s *NodeSpec) HasChildren() bool { return s.Children != nil }
 
 type wireSpec struct {
-	NID      *string            `json:"nid"`
-	Kind     *string            `json:"kind"`
-	Heading  *string            `json:"heading"`
-	Text     *string            `json:"text"`
-	Children *[]json.RawMessage `json:"children"`
+	NID      json.RawMessage `json:"nid"`
+	Kind     json.RawMessage `json:"kind"`
+	Heading  json.RawMessage `json:"heading"`
+	Text     json.RawMessage `json:"text"`
+	Children json.RawMessage `json:"children"`
 }
 
 // UnmarshalJSON decodes a NodeSpec strictly: nid and kind are required, no
-// unknown member is allowed, and strings must pass CheckNID / CheckKind /
-// CheckText. Callers decoding untrusted bytes should use DecodeNodeSpec,
-// which first makes sure the bytes are canonical JSON under witan's profile.
+// unknown member is allowed, no member is null, and strings must pass
+// CheckNID / CheckKind / CheckText. Callers decoding untrusted bytes should
+// use DecodeNodeSpec, which first makes sure the bytes are canonical JSON
+// under witan's profile.
 func (s *NodeSpec) UnmarshalJSON(b []byte) error {
 	return s.decode(b, 0)
 }
@@ -75,25 +76,37 @@ func (s *NodeSpec) decode(b []byte, depth int) error {
 	if err := strictUnmarshal(b, &w); err != nil {
 		return schemaErr("node spec: %v", err)
 	}
-	if w.NID == nil {
-		return schemaErr("node spec: missing nid")
+	var err error
+	*s = NodeSpec{}
+	if s.NID, err = jsonString(w.NID, "nid"); err != nil {
+		return err
 	}
-	if w.Kind == nil {
-		return schemaErr("node spec %q: missing kind", *w.NID)
+	if s.Kind, err = jsonString(w.Kind, "kind"); err != nil {
+		return err
 	}
-	*s = NodeSpec{NID: *w.NID, Kind: *w.Kind}
 	if w.Heading != nil {
-		s.Heading = *w.Heading
+		if s.Heading, err = jsonString(w.Heading, "heading"); err != nil {
+			return err
+		}
 	}
 	if w.Text != nil {
-		s.Text = *w.Text
+		if s.Text, err = jsonString(w.Text, "text"); err != nil {
+			return err
+		}
 	}
 	if err := s.checkFields(); err != nil {
 		return err
 	}
 	if w.Children != nil {
-		s.Children = make([]NodeSpec, len(*w.Children))
-		for i, raw := range *w.Children {
+		if w.Children[0] != '[' {
+			return schemaErr("node %q: children is not an array", trunc(s.NID))
+		}
+		var raws []json.RawMessage
+		if err := json.Unmarshal(w.Children, &raws); err != nil {
+			return schemaErr("node %q: children: %v", trunc(s.NID), err)
+		}
+		s.Children = make([]NodeSpec, len(raws))
+		for i, raw := range raws {
 			if err := s.Children[i].decode(raw, depth+1); err != nil {
 				return err
 			}
