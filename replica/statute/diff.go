@@ -147,7 +147,7 @@ func reordered(ca, cb []string, a, b *Tree, parent string) []string {
 	for i, c := range ca {
 		pos[c] = i
 	}
-	var seq []int    // a-positions in b's order
+	var seq []int     // a-positions in b's order
 	var nids []string // matching nids
 	for _, c := range cb {
 		if i, ok := pos[c]; ok && b.nodes[c].parent == parent {

@@ -91,12 +91,12 @@ func TestOpJSON(t *testing.T) {
 		}
 	}
 	bad := []string{
-		`{"op":"insert","parent_nid":"/a"}`,                              // no node
-		`{"op":"delete","nid":"/a"}`,                                      // no pre
-		`{"op":"delete","nid":"/a","pre":"` + pre + `","node":null}`,      // extra member
-		`{"op":"frob","nid":"/a"}`,                                        // unknown op
-		`{"nid":"a","op":"delete","pre":"` + pre + `"}`,                   // nid not a path
-		`{"nid":"/a","op":"delete","pre":"sha256:AB"}`,                    // bad pre
+		`{"op":"insert","parent_nid":"/a"}`,                                              // no node
+		`{"op":"delete","nid":"/a"}`,                                                     // no pre
+		`{"op":"delete","nid":"/a","pre":"` + pre + `","node":null}`,                     // extra member
+		`{"op":"frob","nid":"/a"}`,                                                       // unknown op
+		`{"nid":"a","op":"delete","pre":"` + pre + `"}`,                                  // nid not a path
+		`{"nid":"/a","op":"delete","pre":"sha256:AB"}`,                                   // bad pre
 		`{"nid":"/a","node":{"kind":"x","nid":"/b"},"op":"replace","pre":"` + pre + `"}`, // replace of another nid
 		`{"after_nid":5,"nid":"/a","op":"move","parent_nid":"/c","pre":"` + pre + `"}`,
 		`{"nid":"/a","op":"delete","pre":"` + pre + `","pre":"` + pre + `"}`, // duplicate key
