@@ -473,6 +473,7 @@ func CheckSpace(ctx context.Context, s dag.Store, space string) error {
 	}
 	pos := make(map[dag.ID]uint64, len(log))
 	hasChild := make(map[dag.ID]bool)
+	children := make(map[dag.ID][]dag.ID)
 	for i, id := range log {
 		if _, dup := pos[id]; dup {
 			return fmt.Errorf("%s twice in the log", id)
@@ -499,6 +500,7 @@ func CheckSpace(ctx context.Context, s dag.Store, space string) error {
 				return fmt.Errorf("entry %s at %d has parent %s not applied before it", id, pos[id], p)
 			}
 			hasChild[p] = true
+			children[p] = append(children[p], id)
 		}
 		if st, err := s.Has(ctx, id); err != nil || st != dag.Applied {
 			return fmt.Errorf("Has(%s) = %v, %v; want applied", id, st, err)
@@ -509,15 +511,8 @@ func CheckSpace(ctx context.Context, s dag.Store, space string) error {
 		if err != nil {
 			return err
 		}
-		var want []dag.ID
-		for _, c := range log {
-			e, _ := s.Get(ctx, c)
-			if slices.Contains(e.Parents, id) {
-				want = append(want, c)
-			}
-		}
-		if !slices.Equal(sorted(ch...), sorted(want...)) {
-			return fmt.Errorf("Children(%s) = %v, want %v", id, ch, want)
+		if want := sorted(children[id]...); !slices.Equal(ch, want) {
+			return fmt.Errorf("Children(%s) = %v, want %v (sorted)", id, ch, want)
 		}
 	}
 	heads, err := s.Heads(ctx, space)

@@ -1,0 +1,185 @@
+package badgerstore_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/dag/badgerstore"
+	"github.com/witan-dev/witan/dag/dagtest"
+	"github.com/witan-dev/witan/dag/storetest"
+)
+
+// The crash test re-executes the test binary as a child that ingests
+// batches into a store on disk and prints one acknowledgement line per
+// committed batch. The parent SIGKILLs the child at a random moment,
+// reopens the store and checks that no acknowledged entry or object is lost
+// and that the indexes and heads agree with the entries. Then it starts a
+// new child that resumes after the last acknowledged batch (re-sending a
+// batch that committed without its acknowledgement, as a peer would).
+//
+// WITAN_CRASH_KILLS sets the number of kills (default 12).
+
+const (
+	crashChildEnv = "WITAN_CRASH_CHILD"
+	crashBatches  = 100_000 // more than any child gets through before its kill
+	crashBatch    = 16
+)
+
+// crashDelivery returns batch b of the delivery sequence, and one object.
+// Entries belong to two spaces; each has one or two earlier parents of its
+// space. Every other window of two batches is delivered in reverse, so
+// children arrive before their parents and wait as pending across batches.
+// Deterministic in b.
+func crashDelivery(b int) ([]dag.Entry, dag.Object) {
+	var es []dag.Entry
+	for q := b * crashBatch; q < (b+1)*crashBatch; q++ {
+		w, off := q/(2*crashBatch), q%(2*crashBatch)
+		n := q
+		if w%2 == 1 {
+			n = w*2*crashBatch + 2*crashBatch - 1 - off
+		}
+		es = append(es, crashEntry(n))
+	}
+	return es, dag.NewObject([]byte(`{"batch":` + strconv.Itoa(b) + `}`))
+}
+
+var crashEntries []dag.Entry
+
+// crashEntry returns entry n, generating entries 0..n in order (parents
+// refer to earlier entries by id).
+func crashEntry(n int) dag.Entry {
+	for len(crashEntries) <= n {
+		m := len(crashEntries)
+		r := rand.New(rand.NewPCG(uint64(m), 7))
+		var parents []dag.ID
+		if m >= 2 {
+			choices := min(8, m/2) // m-2, m-4, … : same space, earlier
+			k := min(1+r.IntN(2), choices)
+			for len(parents) < k {
+				id := crashEntries[m-2*(1+r.IntN(choices))].ID
+				if !slices.Contains(parents, id) {
+					parents = append(parents, id)
+				}
+			}
+		}
+		crashEntries = append(crashEntries, dagtest.NewEntry("crash-"+strconv.Itoa(m%2), 7, m, parents))
+	}
+	return crashEntries[n]
+}
+
+// TestCrashChild is the child's body; it does nothing in a normal run.
+func TestCrashChild(t *testing.T) {
+	dir := os.Getenv(crashChildEnv)
+	if dir == "" {
+		t.Skip("runs only as the child of TestCrash")
+	}
+	start, _ := strconv.Atoi(os.Getenv(crashChildEnv + "_START"))
+	s, err := badgerstore.Open(dir, badgerstore.Options{})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(2)
+	}
+	fmt.Println("ready")
+	ctx := context.Background()
+	for b := start; b < crashBatches; b++ {
+		es, obj := crashDelivery(b)
+		if _, err := s.Put(ctx, dag.Batch{Entries: es, Objects: []dag.Object{obj}}); err != nil {
+			fmt.Println("error", err)
+			os.Exit(2)
+		}
+		// Acknowledge only after Put returned: the batch is committed and
+		// synced.
+		os.Stdout.WriteString("ack " + strconv.Itoa(b) + "\n")
+	}
+	os.Exit(0)
+}
+
+func TestCrash(t *testing.T) {
+	if os.Getenv(crashChildEnv) != "" {
+		t.Skip("in the child")
+	}
+	kills := 12
+	if v := os.Getenv("WITAN_CRASH_KILLS"); v != "" {
+		var err error
+		if kills, err = strconv.Atoi(v); err != nil {
+			t.Fatalf("WITAN_CRASH_KILLS=%q: %v", v, err)
+		}
+	}
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	acked := -1 // highest batch acknowledged so far
+	ctx := context.Background()
+	for k := 0; k < kills; k++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), crashChildEnv+"="+dir, crashChildEnv+"_START="+strconv.Itoa(acked+1))
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(out)
+		if !sc.Scan() || sc.Text() != "ready" {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("child %d did not start: %q", k, sc.Text())
+		}
+		// Kill at a random moment, 0 to 150 ms after the store opened.
+		timer := time.AfterFunc(time.Duration(rng.IntN(150_000))*time.Microsecond, func() {
+			cmd.Process.Signal(syscall.SIGKILL)
+		})
+		for sc.Scan() {
+			f := strings.Fields(sc.Text())
+			if len(f) == 2 && f[0] == "ack" {
+				b, _ := strconv.Atoi(f[1])
+				if b != acked+1 {
+					t.Fatalf("child acknowledged batch %d after %d", b, acked)
+				}
+				acked = b
+				continue
+			}
+			t.Fatalf("child %d: %s", k, sc.Text())
+		}
+		timer.Stop()
+		err = cmd.Wait()
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+			t.Fatalf("child %d was not killed: %v", k, err)
+		}
+
+		s, err := badgerstore.Open(dir, badgerstore.Options{})
+		if err != nil {
+			t.Fatalf("reopen after kill %d: %v", k, err)
+		}
+		for b := 0; b <= acked; b++ {
+			es, obj := crashDelivery(b)
+			for _, e := range es {
+				if st, err := s.Has(ctx, e.ID); err != nil || st == dag.Absent {
+					t.Fatalf("kill %d: entry %s of acknowledged batch %d is %v (%v)", k, e.ID, b, st, err)
+				}
+			}
+			if _, err := s.Object(ctx, obj.ID); err != nil {
+				t.Fatalf("kill %d: object of acknowledged batch %d: %v", k, b, err)
+			}
+		}
+		if err := storetest.Check(ctx, s); err != nil {
+			t.Fatalf("kill %d: %v", k, err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("%d kills, %d batches (%d entries) acknowledged", kills, acked+1, (acked+1)*crashBatch)
+}
