@@ -91,3 +91,33 @@ func TestStrings(t *testing.T) {
 	}()
 	mb.MustText("e\u0301")
 }
+
+func TestEntry(t *testing.T) {
+	root := sample(t)
+	child := sample(t, root.ID(), dag.Sum([]byte("q")))
+	for _, b := range []mb.Block{root, child, mb.Block{}.Seal(), {Lineage: mb.NullParents()}} {
+		e := b.Entry("harbour")
+		if e.ID != b.ID() || dag.Sum(e.Data) != e.ID || e.Space != "harbour" || e.Check() != nil {
+			t.Fatalf("entry %+v", e)
+		}
+		got, err := mb.DecodeEntry(e)
+		if err != nil || got != b.Seal() {
+			t.Fatalf("DecodeEntry: %v", err)
+		}
+	}
+	e := child.Entry("harbour")
+	e.ID = root.ID()
+	if _, err := mb.DecodeEntry(e); mb.CodeOf(err) != mb.CodeBlockHashMismatch {
+		t.Errorf("wrong id: %v", err)
+	}
+	e = child.Entry("harbour")
+	e.Parents = e.Parents[:1]
+	if _, err := mb.DecodeEntry(e); mb.CodeOf(err) != mb.CodeBlockMalformed {
+		t.Errorf("wrong parents: %v", err)
+	}
+	e = child.Entry("harbour")
+	e.Data = child.Encode() // the wire form is not the stored form
+	if _, err := mb.DecodeEntry(e); mb.CodeOf(err) != mb.CodeBlockMalformed {
+		t.Errorf("wire bytes as data: %v", err)
+	}
+}

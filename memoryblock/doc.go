@@ -13,7 +13,7 @@
 // The block hash (BlockHash) is the SHA-256 of a canonical serialization of
 // the seven fields in order (Block.Canonical); it is the block's id as a DAG
 // entry (a dag.ID), and the block's lineage (Block.Parents) are its DAG
-// parents. Since the hash covers the lineage, a cycle would need a hash
+// parents; Block.Entry and DecodeEntry convert to and from dag.Entry. Since the hash covers the lineage, a cycle would need a hash
 // preimage: honest stores cannot hold one. docs/memory-blocks.md is the
 // wire format, with vectors.
 //
