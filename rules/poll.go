@@ -101,14 +101,15 @@ func (p *Poll) MR() dag.ID { return p.mr }
 // Ballot signatures, key rotation (§7 (a)) and the causal past are the
 // caller's to check before Add.
 func (p *Poll) Add(b Ballot) error {
-	if err := p.check(b); err != nil {
+	idx, err := p.check(b)
+	if err != nil {
 		pe := err.(*dag.ProtocolError)
 		p.invalid = append(p.invalid, Invalid{Tx: b.Tx, Code: pe.Code, Detail: pe.Detail})
 		return err
 	}
-	idx := p.el.index[b.Author]
 	if p.slot == nil {
 		p.slot = make([]int32, p.el.Len())
+		p.voters = make([]voter, 0, min(p.el.Len(), 1024))
 	}
 	s := p.slot[idx]
 	if s == 0 {
@@ -146,23 +147,26 @@ func (p *Poll) Add(b Ballot) error {
 	return nil
 }
 
-func (p *Poll) check(b Ballot) error {
+// check returns the author's electorate index, or why the ballot can never
+// count.
+func (p *Poll) check(b Ballot) (int32, error) {
 	switch {
 	case !b.Tx.Valid():
-		return schemaf("ballot has a zero tx id")
+		return 0, schemaf("ballot has a zero tx id")
 	case !b.Author.Valid():
-		return schemaf("ballot %s has a zero author", b.Tx)
+		return 0, schemaf("ballot %s has a zero author", b.Tx)
 	case b.Choice < Approve || b.Choice > Abstain:
-		return schemaf("ballot %s has an invalid choice", b.Tx)
+		return 0, schemaf("ballot %s has an invalid choice", b.Tx)
 	case b.Emergency > EmergencyNo:
-		return schemaf("ballot %s has an invalid emergency answer", b.Tx)
+		return 0, schemaf("ballot %s has an invalid emergency answer", b.Tx)
 	case b.MR != p.mr:
-		return dag.Errorf(dag.CodeBallotInvalid, "rules: ballot %s is on mr %s, not %s", b.Tx, b.MR, p.mr)
+		return 0, dag.Errorf(dag.CodeBallotInvalid, "rules: ballot %s is on mr %s, not %s", b.Tx, b.MR, p.mr)
 	}
-	if _, ok := p.el.index[b.Author]; !ok {
-		return dag.Errorf(dag.CodeBallotInvalid, "rules: ballot %s: author %s is not in the frozen electorate", b.Tx, b.Author)
+	idx, ok := p.el.index[b.Author]
+	if !ok {
+		return 0, dag.Errorf(dag.CodeBallotInvalid, "rules: ballot %s: author %s is not in the frozen electorate", b.Tx, b.Author)
 	}
-	return nil
+	return idx, nil
 }
 
 func recLess(x, y rec) bool {
