@@ -84,11 +84,15 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // diffFlags compares two trees node by node, pruning subtrees whose root
-// has the same nid and hash on both sides (identical, children included).
+// has the same nid, parent and hash on both sides.
 func diffFlags(a, b *Tree) map[string]uint8 {
 	flags := map[string]uint8{}
+	// A subtree is identical on both sides when its root has the same
+	// nid, hash and parent: the hash covers everything below, but not
+	// where the subtree hangs.
 	same := func(x, y *Tree, nid string) bool {
-		if _, ok := y.nodes[nid]; !ok {
+		ny, ok := y.nodes[nid]
+		if !ok || ny.parent != x.nodes[nid].parent {
 			return false
 		}
 		return x.nodeHash(nid) == y.nodeHash(nid)
