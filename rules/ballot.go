@@ -147,7 +147,8 @@ func DecodeBallotBody(b []byte) (BallotBody, error) {
 }
 
 // MarshalJSON writes the body in canonical JSON, with supersedes null when
-// unset and weight and emergency left out when unset.
+// unset and weight and emergency left out when unset. (As with Ref, call it
+// directly when the bytes must be canonical: json.Marshal HTML-escapes.)
 func (b BallotBody) MarshalJSON() ([]byte, error) {
 	if !b.MR.Valid() {
 		return nil, schemaf("ballot: zero mr")

@@ -100,7 +100,9 @@ func ParseRef(b []byte) (Ref, error) {
 }
 
 // MarshalJSON writes r in canonical JSON (RFC 8785), with min_notice null
-// when it is unset.
+// when it is unset. Note that json.Marshal HTML-escapes what a Marshaler
+// returns ("&" becomes "\u0026"); call MarshalJSON itself, or
+// dag.Canonicalize the result, when the bytes must be canonical.
 func (r Ref) MarshalJSON() ([]byte, error) {
 	if !r.TextRef.Valid() {
 		return nil, schemaf("rule reference: zero text_ref")

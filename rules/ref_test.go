@@ -23,6 +23,7 @@ func TestParseRef(t *testing.T) {
 		code dag.Code // "" = valid
 	}{
 		{"minimal", wrap("always_allow", `{}`), ""},
+		{"html characters stay canonical", wrap("a&<b>", `{"x":"<&>"}`), ""},
 		{"min_notice absent", fmt.Sprintf(`{"kind":"always_allow","version":1,"params":{},"text_ref":%q}`, tr), ""},
 		{"min_notice set", fmt.Sprintf(`{"kind":"always_allow","version":1,"params":{},"min_notice":259200,"text_ref":%q}`, tr), ""},
 		{"not canonical order is fine", fmt.Sprintf(`{"version":1, "kind":"always_allow","text_ref":%q,"params":{}}`, tr), ""},
@@ -58,7 +59,7 @@ func TestParseRef(t *testing.T) {
 				return
 			}
 			// Round trip: canonical out, same value back.
-			b, err := json.Marshal(r)
+			b, err := r.MarshalJSON()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,7 +70,7 @@ func TestParseRef(t *testing.T) {
 			if err != nil {
 				t.Fatalf("re-parse %s: %v", b, err)
 			}
-			b2, _ := json.Marshal(r2)
+			b2, _ := r2.MarshalJSON()
 			if !bytes.Equal(b, b2) {
 				t.Errorf("round trip changed %s to %s", b, b2)
 			}
