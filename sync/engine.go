@@ -1,0 +1,275 @@
+package sync
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	gosync "sync"
+	"time"
+
+	"github.com/witan-dev/witan/dag"
+)
+
+// Clock is the time sync reads. Tests inject a fake one so that budgets and
+// bans need no sleeps.
+type Clock interface{ Now() time.Time }
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// Budget bounds what one peer may cost before it is cut off for Ban.
+// Counters start again after a ban.
+type Budget struct {
+	// Invalid is how many quarantined entries a peer may send (default 64).
+	Invalid int
+	// Unresolved is how many parents a peer may leave missing, having sent
+	// entries that need them and then failed to produce them (default 256).
+	Unresolved int
+	// Malformed is how many malformed streams a peer may open (default 4).
+	Malformed int
+	// Ban is how long a peer over budget is refused (default 10 minutes).
+	Ban time.Duration
+}
+
+// Defaults of Options.
+const (
+	DefaultMaxBatchBytes    = 1 << 20
+	DefaultMaxBatchItems    = 1024
+	DefaultMaxRounds        = 8
+	DefaultMaxFilterEntries = 1 << 16
+	DefaultMaxWalk          = 1 << 22
+)
+
+// Options configure an Engine. The zero value works.
+type Options struct {
+	// Clock is read for bans; the system clock if nil.
+	Clock Clock
+	// Rand salts the filters; crypto/rand if nil.
+	Rand io.Reader
+	// Budget bounds each peer; zero fields take their defaults.
+	Budget Budget
+	// MaxBatchBytes and MaxBatchItems bound the batches a responder sends.
+	MaxBatchBytes, MaxBatchItems int
+	// MaxRounds bounds the requests of one Pull (the first, then asks for
+	// missing parents by id).
+	MaxRounds int
+	// MaxFilterEntries bounds the ids a requester puts in its filter.
+	MaxFilterEntries int
+	// MaxWalk bounds the entries a responder walks to answer one request.
+	MaxWalk int
+	// OnEvent, if set, is called for every Event. It must not block.
+	OnEvent func(Event)
+}
+
+func (o Options) withDefaults() Options {
+	if o.Clock == nil {
+		o.Clock = systemClock{}
+	}
+	if o.Rand == nil {
+		o.Rand = rand.Reader
+	}
+	if o.Budget.Invalid <= 0 {
+		o.Budget.Invalid = 64
+	}
+	if o.Budget.Unresolved <= 0 {
+		o.Budget.Unresolved = 256
+	}
+	if o.Budget.Malformed <= 0 {
+		o.Budget.Malformed = 4
+	}
+	if o.Budget.Ban <= 0 {
+		o.Budget.Ban = 10 * time.Minute
+	}
+	if o.MaxBatchBytes <= 0 {
+		o.MaxBatchBytes = DefaultMaxBatchBytes
+	}
+	o.MaxBatchBytes = min(o.MaxBatchBytes, MaxFrame/2)
+	if o.MaxBatchItems <= 0 {
+		o.MaxBatchItems = DefaultMaxBatchItems
+	}
+	o.MaxBatchItems = min(o.MaxBatchItems, MaxBatchItems)
+	if o.MaxRounds <= 0 {
+		o.MaxRounds = DefaultMaxRounds
+	}
+	if o.MaxFilterEntries <= 0 {
+		o.MaxFilterEntries = DefaultMaxFilterEntries
+	}
+	if o.MaxWalk <= 0 {
+		o.MaxWalk = DefaultMaxWalk
+	}
+	return o
+}
+
+// ErrRefused is wrapped when a peer is cut off (its budget is spent) and
+// the engine will neither pull from nor serve it until its ban ends.
+var ErrRefused = errors.New("sync: peer is cut off")
+
+// Engine runs the /witan/sync/1 protocol for one local replica over any
+// stream: libp2p's (Node), simnet's, or a net.Pipe in a test. It is safe
+// for concurrent use.
+type Engine struct {
+	local Local
+	o     Options
+
+	mu       gosync.Mutex
+	peers    map[string]*peerState
+	spaces   map[string]*gosync.Mutex
+	progress map[progressKey]*Progress
+}
+
+type progressKey struct{ peer, space string }
+
+type peerState struct {
+	invalid, unresolved, malformed int
+	bannedUntil                    time.Time
+	// seen is the peer's heads per space as it last told them (end frames
+	// and announcements): they become Common in the next request.
+	seen map[string][]dag.ID
+}
+
+// NewEngine returns an engine over local.
+func NewEngine(local Local, o Options) *Engine {
+	return &Engine{
+		local:    local,
+		o:        o.withDefaults(),
+		peers:    make(map[string]*peerState),
+		spaces:   make(map[string]*gosync.Mutex),
+		progress: make(map[progressKey]*Progress),
+	}
+}
+
+// Local returns the replica the engine serves.
+func (e *Engine) Local() Local { return e.local }
+
+func (e *Engine) emit(ev Event) {
+	if e.o.OnEvent != nil {
+		e.o.OnEvent(ev)
+	}
+}
+
+func (e *Engine) peer(p string) *peerState {
+	ps := e.peers[p]
+	if ps == nil {
+		ps = &peerState{seen: map[string][]dag.ID{}}
+		e.peers[p] = ps
+	}
+	return ps
+}
+
+// Banned reports whether peer is cut off now, and until when.
+func (e *Engine) Banned(peer string) (bool, time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ps := e.peers[peer]
+	if ps == nil {
+		return false, time.Time{}
+	}
+	until := ps.bannedUntil
+	return e.o.Clock.Now().Before(until), until
+}
+
+func (e *Engine) refused(peer string) error {
+	if banned, until := e.Banned(peer); banned {
+		return fmt.Errorf("%w: %s until %s", ErrRefused, peer, until.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+type charge uint8
+
+const (
+	chargeInvalid charge = iota
+	chargeUnresolved
+	chargeMalformed
+)
+
+// charge adds n to one of peer's counters and cuts it off when it goes
+// over budget, returning an error wrapping ErrRefused then.
+func (e *Engine) charge(peer string, c charge, n int) error {
+	if n <= 0 {
+		return nil
+	}
+	e.mu.Lock()
+	ps := e.peer(peer)
+	var over bool
+	switch c {
+	case chargeInvalid:
+		ps.invalid += n
+		over = ps.invalid > e.o.Budget.Invalid
+	case chargeUnresolved:
+		ps.unresolved += n
+		over = ps.unresolved > e.o.Budget.Unresolved
+	case chargeMalformed:
+		ps.malformed += n
+		over = ps.malformed > e.o.Budget.Malformed
+	}
+	var until time.Time
+	if over {
+		until = e.o.Clock.Now().Add(e.o.Budget.Ban)
+		ps.bannedUntil = until
+		ps.invalid, ps.unresolved, ps.malformed = 0, 0, 0
+	}
+	e.mu.Unlock()
+	if over {
+		e.emit(Event{Kind: EventPeerBanned, Peer: peer, Until: until})
+		return fmt.Errorf("%w: %s until %s", ErrRefused, peer, until.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// Seen records heads that peer announced for space; the next Pull from
+// that peer names those it holds as Common.
+func (e *Engine) Seen(peer, space string, heads []dag.ID) {
+	if len(heads) > 64 {
+		heads = heads[:64]
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.peer(peer).seen[space] = append([]dag.ID(nil), heads...)
+}
+
+func (e *Engine) seen(peer, space string) []dag.ID {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if ps := e.peers[peer]; ps != nil {
+		return ps.seen[space]
+	}
+	return nil
+}
+
+func (e *Engine) spaceLock(space string) *gosync.Mutex {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	m := e.spaces[space]
+	if m == nil {
+		m = new(gosync.Mutex)
+		e.spaces[space] = m
+	}
+	return m
+}
+
+// Progress returns the progress of the pulls running now.
+func (e *Engine) Progress() []Progress {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]Progress, 0, len(e.progress))
+	for _, p := range e.progress {
+		out = append(out, *p)
+	}
+	return out
+}
+
+func (e *Engine) setProgress(p Progress, done bool) {
+	e.mu.Lock()
+	k := progressKey{p.Peer, p.Space}
+	if done {
+		delete(e.progress, k)
+	} else {
+		cp := p
+		e.progress[k] = &cp
+	}
+	e.mu.Unlock()
+	e.emit(Event{Kind: EventProgress, Peer: p.Peer, Space: p.Space, Progress: p})
+}

@@ -1,0 +1,649 @@
+package sync
+
+// The reconciliation algorithm (docs/sync-protocol.md, "Algorithm"): the
+// walk that finds what one side has and the other lacks, the responder's
+// side (Serve) and the requester's (Pull).
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/witan-dev/witan/dag"
+)
+
+type node struct {
+	id      dag.ID
+	pos     uint64
+	parents []dag.ID
+}
+
+type posHeap []node
+
+func (h posHeap) Len() int           { return len(h) }
+func (h posHeap) Less(i, j int) bool { return h[i].pos > h[j].pos }
+func (h posHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *posHeap) Push(x any)        { *h = append(*h, x.(node)) }
+func (h *posHeap) Pop() any {
+	old := *h
+	n := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return n
+}
+
+var errWalkLimit = errors.New("sync: walk limit reached")
+
+// region returns the applied entries reachable from starts that are not
+// ancestors of known (ancestry reflexive), newest first, with their
+// parents. It walks the local log positions downwards: a position is a
+// linear extension of the DAG, so when an entry is popped every path to it
+// from a start has been walked, and its marks are final. The walk stops as
+// soon as nothing unmarked is left, so its cost is the size of the region
+// plus the frontier of known's ancestry beside it, not the DAG's.
+//
+// With limit > 0 it stops after limit entries: with errWalkLimit when
+// strict, else returning what it found.
+func region(ctx context.Context, x Local, starts, known []dag.ID, limit int, strict bool) ([]node, error) {
+	const fR, fK = 1, 2
+	flags := make(map[dag.ID]uint8, len(starts)+len(known))
+	h := &posHeap{}
+	unmarked := 0
+	push := func(id dag.ID, f uint8) error {
+		if old, ok := flags[id]; ok {
+			nf := old | f
+			if nf != old {
+				flags[id] = nf
+				if old == fR {
+					unmarked--
+				}
+			}
+			return nil
+		}
+		pos, err := x.Position(ctx, id)
+		if err != nil {
+			return err
+		}
+		flags[id] = f
+		if f == fR {
+			unmarked++
+		}
+		heap.Push(h, node{id: id, pos: pos})
+		return nil
+	}
+	for _, id := range known {
+		if err := push(id, fK); err != nil {
+			return nil, err
+		}
+	}
+	for _, id := range starts {
+		if err := push(id, fR); err != nil {
+			return nil, err
+		}
+	}
+	var out []node
+	for h.Len() > 0 && unmarked > 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		n := heap.Pop(h).(node)
+		f := flags[n.id]
+		ps, err := x.Parents(ctx, n.id)
+		if err != nil {
+			return nil, err
+		}
+		pf := uint8(fK)
+		if f == fR {
+			unmarked--
+			if limit > 0 && len(out) >= limit {
+				if strict {
+					return nil, errWalkLimit
+				}
+				return out, nil
+			}
+			n.parents = ps
+			out = append(out, n)
+			pf = fR
+		}
+		for _, p := range ps {
+			if err := push(p, pf); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// appliedIn returns the ids of ids applied in space, in order.
+func appliedIn(ctx context.Context, x Local, space string, ids []dag.ID) ([]dag.ID, error) {
+	var out []dag.ID
+	for _, id := range ids {
+		st, err := x.Has(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if st != dag.Applied {
+			continue
+		}
+		e, err := x.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if e.Space == space {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+// Serve answers the requests of peer on s until peer closes its side,
+// ctx ends, or something goes wrong. The caller closes s afterwards.
+func (e *Engine) Serve(ctx context.Context, peer string, s io.ReadWriter) error {
+	c := newConn(s)
+	for {
+		typ, p, err := c.read()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err == nil && typ != frameRequest {
+			err = &ProtocolError{Code: CodeUnexpected, Detail: fmt.Sprintf("frame type %#x where a request was due", typ)}
+		}
+		var req *Request
+		if err == nil {
+			req, err = DecodeRequest(p)
+		}
+		if err != nil {
+			if code := CodeOf(err); code == CodeMalformed || code == CodeUnexpected {
+				e.charge(peer, chargeMalformed, 1) //nolint:errcheck // the stream ends anyway
+				e.sendError(c, err)
+			}
+			return err
+		}
+		if err := e.refused(peer); err != nil {
+			e.sendError(c, &ProtocolError{Code: CodeRefused, Detail: "cut off"})
+			return err
+		}
+		if err := e.respond(ctx, c, peer, req); err != nil {
+			if CodeOf(err) == 0 && ctx.Err() == nil {
+				if errors.Is(err, errWalkLimit) {
+					e.sendError(c, &ProtocolError{Code: CodeTooLarge, Detail: err.Error()})
+				} else {
+					e.sendError(c, &ProtocolError{Code: CodeInternal, Detail: "responder failed"})
+				}
+			}
+			return err
+		}
+	}
+}
+
+func (e *Engine) sendError(c *conn, err error) {
+	var pe *ProtocolError
+	if !errors.As(err, &pe) {
+		return
+	}
+	if c.write(encodeError(pe.Code, pe.Detail)) == nil {
+		c.flush() //nolint:errcheck // best effort before closing
+	}
+}
+
+// respond answers one request on c.
+func (e *Engine) respond(ctx context.Context, c *conn, peer string, req *Request) error {
+	x := e.local
+	heads, err := x.Heads(ctx, req.Space)
+	if err != nil {
+		return err
+	}
+	known, err := appliedIn(ctx, x, req.Space, append(slices.Clone(req.Heads), req.Common...))
+	if err != nil {
+		return err
+	}
+	starts := heads
+	var notFound []dag.ID
+	if len(req.Want) > 0 {
+		starts = nil
+		have, err := appliedIn(ctx, x, req.Space, req.Want)
+		if err != nil {
+			return err
+		}
+		for _, id := range req.Want {
+			if !slices.Contains(have, id) {
+				notFound = append(notFound, id)
+			}
+		}
+		starts = have
+	}
+	var send []dag.ID
+	if len(known) == 0 && req.Filter == nil && len(req.Want) == 0 {
+		// A fresh requester: the whole log, in log order, page by page,
+		// without holding the space in memory.
+		if err := e.streamLog(ctx, c, req.Space, heads); err != nil {
+			return err
+		}
+	} else {
+		nodes, err := region(ctx, x, starts, known, e.o.MaxWalk, true)
+		if err != nil {
+			return err
+		}
+		// Oldest first; an entry the filter says the requester holds is
+		// still sent when one of its parents is: the requester cannot
+		// hold an entry without its parents, so the filter was wrong.
+		slices.Reverse(nodes)
+		sent := make(map[dag.ID]struct{}, len(nodes))
+		for _, n := range nodes {
+			ok := !req.Filter.Has(n.id)
+			for _, p := range n.parents {
+				if _, s := sent[p]; s {
+					ok = true
+					break
+				}
+			}
+			if ok {
+				sent[n.id] = struct{}{}
+				send = append(send, n.id)
+			}
+		}
+		if err := e.streamIDs(ctx, c, send); err != nil {
+			return err
+		}
+	}
+	if err := c.write(End{Heads: capIDs(heads), NotFound: notFound}.encode()); err != nil {
+		return err
+	}
+	if err := c.flush(); err != nil {
+		return err
+	}
+	// The requester now holds these heads, unless it refused something
+	// (then it holds fewer, and ignores the ones it lacks when it names
+	// them as Common in a pull of its own).
+	if len(req.Want) == 0 {
+		e.Seen(peer, req.Space, heads)
+	}
+	return nil
+}
+
+func capIDs(ids []dag.ID) []dag.ID {
+	if len(ids) > MaxIDs {
+		return ids[:MaxIDs]
+	}
+	return ids
+}
+
+// sampleBytes estimates the size of n entries from the first few of ids.
+func (e *Engine) sampleBytes(ctx context.Context, ids []dag.ID, n uint64) (uint64, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	var sum uint64
+	k := min(len(ids), 16)
+	for _, id := range ids[:k] {
+		en, err := e.local.Get(ctx, id)
+		if err != nil {
+			return 0, err
+		}
+		sum += uint64(len(en.Data))
+	}
+	return sum * n / uint64(k), nil
+}
+
+func (e *Engine) streamLog(ctx context.Context, c *conn, space string, heads []dag.ID) error {
+	var count uint64
+	for _, h := range heads {
+		p, err := e.local.Position(ctx, h)
+		if err != nil {
+			return err
+		}
+		count = max(count, p)
+	}
+	const page = 4096
+	after := uint64(0)
+	ids, err := e.local.Log(ctx, space, after, page)
+	if err != nil {
+		return err
+	}
+	est, err := e.sampleBytes(ctx, ids, count)
+	if err != nil {
+		return err
+	}
+	if err := c.write(Header{Entries: count, Bytes: est}.encode()); err != nil {
+		return err
+	}
+	b := e.newBatcher(c)
+	sent := uint64(0)
+	for len(ids) > 0 && sent < count {
+		for _, id := range ids {
+			if sent == count {
+				break
+			}
+			if err := b.add(ctx, id); err != nil {
+				return err
+			}
+			sent++
+		}
+		after += uint64(len(ids))
+		if ids, err = e.local.Log(ctx, space, after, page); err != nil {
+			return err
+		}
+	}
+	if sent != count {
+		return fmt.Errorf("sync: log of %s has %d entries, heads say %d", space, sent, count)
+	}
+	return b.flush()
+}
+
+func (e *Engine) streamIDs(ctx context.Context, c *conn, ids []dag.ID) error {
+	est, err := e.sampleBytes(ctx, ids, uint64(len(ids)))
+	if err != nil {
+		return err
+	}
+	if err := c.write(Header{Entries: uint64(len(ids)), Bytes: est}.encode()); err != nil {
+		return err
+	}
+	b := e.newBatcher(c)
+	for _, id := range ids {
+		if err := b.add(ctx, id); err != nil {
+			return err
+		}
+	}
+	return b.flush()
+}
+
+// batcher cuts a response into bounded batch frames. Writes block when the
+// requester does not read (the stream's flow control), so a responder never
+// holds more than one batch: that is the backpressure.
+type batcher struct {
+	e       *Engine
+	c       *conn
+	items   []Item
+	size    int
+	objects map[dag.ID]struct{} // objects already sent in this response
+}
+
+func (e *Engine) newBatcher(c *conn) *batcher {
+	return &batcher{e: e, c: c, objects: map[dag.ID]struct{}{}}
+}
+
+func (b *batcher) add(ctx context.Context, id dag.ID) error {
+	x := b.e.local
+	en, err := x.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	refs, err := x.Refs(ctx, en)
+	if err != nil {
+		return err
+	}
+	it := Item{Data: en.Data}
+	size := len(en.Data) + 8
+	for _, r := range refs {
+		if _, done := b.objects[r]; done || len(it.Objects) == MaxItemObjects {
+			continue
+		}
+		data, err := x.Object(ctx, r)
+		if errors.Is(err, dag.ErrNotFound) {
+			continue // the requester will refuse the entry if it needs it
+		}
+		if err != nil {
+			return err
+		}
+		b.objects[r] = struct{}{}
+		it.Objects = append(it.Objects, dag.Object{ID: r, Data: data})
+		size += len(data) + 4
+	}
+	if len(b.items) > 0 && (b.size+size > b.e.o.MaxBatchBytes || len(b.items) >= b.e.o.MaxBatchItems) {
+		if err := b.flush(); err != nil {
+			return err
+		}
+	}
+	b.items = append(b.items, it)
+	b.size += size
+	return nil
+}
+
+func (b *batcher) flush() error {
+	if len(b.items) == 0 {
+		return nil
+	}
+	f := encodeBatch(b.items)
+	if len(f) > MaxFrame {
+		return fmt.Errorf("sync: an entry with its objects is %d bytes, over the frame limit", len(f))
+	}
+	b.items, b.size = b.items[:0], 0
+	if err := b.c.write(f); err != nil {
+		return err
+	}
+	return b.c.flush()
+}
+
+// Pull asks peer, over s, for the entries of space that the local replica
+// lacks, ingests them as they arrive, then asks by id for parents still
+// missing, up to MaxRounds requests in all. It returns what it did; the
+// caller closes s. Pulls of one space are serialised.
+func (e *Engine) Pull(ctx context.Context, peer string, s io.ReadWriter, space string) (st Stats, err error) {
+	if err := e.refused(peer); err != nil {
+		return st, err
+	}
+	mu := e.spaceLock(space)
+	mu.Lock()
+	defer mu.Unlock()
+	e.emit(Event{Kind: EventSyncStart, Peer: peer, Space: space})
+	c := newConn(s)
+	pr := Progress{Peer: peer, Space: space}
+	defer func() {
+		st.BytesIn, st.BytesOut = c.in, c.out
+		e.setProgress(pr, true)
+		e.emit(Event{Kind: EventSyncDone, Peer: peer, Space: space, Stats: st, Err: err})
+	}()
+	x := e.local
+	notFound := map[dag.ID]struct{}{}
+	var want []dag.ID
+	pending := 0
+	for round := 1; ; round++ {
+		heads, err := x.Heads(ctx, space)
+		if err != nil {
+			return st, err
+		}
+		common, err := appliedIn(ctx, x, space, e.seen(peer, space))
+		if err != nil {
+			return st, err
+		}
+		filter, complete, err := e.filter(ctx, space, heads, common)
+		if err != nil {
+			return st, err
+		}
+		req := Request{Space: space, Heads: capIDs(heads), Common: common, Want: want, Filter: filter}
+		if len(common) > 0 && complete {
+			// Every head is either below common or in the filter: the
+			// heads would tell the responder nothing more.
+			req.Heads = nil
+		}
+		if err := c.write(req.encode()); err != nil {
+			return st, err
+		}
+		if err := c.flush(); err != nil {
+			return st, err
+		}
+		st.Rounds++
+		pr.Round = round
+		end, err := e.receive(ctx, c, peer, space, &st, &pr, &pending)
+		if err != nil {
+			if code := CodeOf(err); code == CodeMalformed || code == CodeUnexpected {
+				if berr := e.charge(peer, chargeMalformed, 1); berr != nil {
+					return st, errors.Join(err, berr)
+				}
+			}
+			return st, err
+		}
+		e.Seen(peer, space, end.Heads)
+		for _, id := range end.NotFound {
+			notFound[id] = struct{}{}
+		}
+		missing, err := e.missing(ctx, space, notFound)
+		if err != nil {
+			return st, err
+		}
+		st.Missing = len(missing)
+		if len(missing) == 0 || round >= e.o.MaxRounds || pending == 0 {
+			// Parents missing for entries this peer did not send are not
+			// its to produce: ask for them only when it sent some.
+			st.Missing = len(missing) + len(notFound)
+			if pending > 0 {
+				return st, e.charge(peer, chargeUnresolved, min(pending, st.Missing))
+			}
+			return st, nil
+		}
+		want = capIDs(missing)
+	}
+}
+
+// missing returns the parents the space waits for, less those quarantined
+// or that this peer said it does not hold.
+func (e *Engine) missing(ctx context.Context, space string, skip map[dag.ID]struct{}) ([]dag.ID, error) {
+	ids, err := e.local.Missing(ctx, space)
+	if err != nil {
+		return nil, err
+	}
+	out := ids[:0]
+	for _, id := range ids {
+		if _, ok := skip[id]; ok {
+			continue
+		}
+		if _, q, err := e.local.Quarantined(ctx, id); err != nil {
+			return nil, err
+		} else if q {
+			continue
+		}
+		out = append(out, id)
+	}
+	return out, nil
+}
+
+// filter summarises the local entries of space that are not ancestors of
+// common (so the peer may lack them), newest first up to MaxFilterEntries,
+// and the pending ones. It is nil when there are none.
+// complete is false when the filter had to leave entries out.
+func (e *Engine) filter(ctx context.Context, space string, heads, common []dag.ID) (f *Filter, complete bool, err error) {
+	nodes, err := region(ctx, e.local, heads, common, e.o.MaxFilterEntries+1, false)
+	if err != nil {
+		return nil, false, err
+	}
+	complete = len(nodes) <= e.o.MaxFilterEntries
+	if !complete {
+		nodes = nodes[:e.o.MaxFilterEntries]
+	}
+	pend, err := e.local.Pending(ctx, space)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(nodes)+len(pend) == 0 {
+		return nil, complete, nil
+	}
+	f, err = NewFilter(e.o.Rand, len(nodes)+len(pend))
+	if err != nil {
+		return nil, false, err
+	}
+	for _, n := range nodes {
+		f.Add(n.id)
+	}
+	for _, id := range pend {
+		f.Add(id)
+	}
+	return f, complete, nil
+}
+
+// receive reads one response and ingests it.
+func (e *Engine) receive(ctx context.Context, c *conn, peer, space string, st *Stats, pr *Progress, pending *int) (End, error) {
+	typ, p, err := c.read()
+	if err != nil {
+		return End{}, err
+	}
+	if typ == frameError {
+		return End{}, decodeError(p)
+	}
+	if typ != frameHeader {
+		return End{}, &ProtocolError{Code: CodeUnexpected, Detail: fmt.Sprintf("frame type %#x where a header was due", typ)}
+	}
+	h, err := decodeHeader(p)
+	if err != nil {
+		return End{}, err
+	}
+	pr.EntriesExpected, pr.EntriesDone, pr.BytesExpected, pr.BytesDone = h.Entries, 0, h.Bytes, 0
+	e.setProgress(*pr, false)
+	for {
+		typ, p, err := c.read()
+		if err != nil {
+			return End{}, err
+		}
+		switch typ {
+		case frameBatch:
+		case frameEnd:
+			if pr.EntriesDone != h.Entries {
+				return End{}, malformed("header announced %d entries, %d came", h.Entries, pr.EntriesDone)
+			}
+			return decodeEnd(p)
+		case frameError:
+			return End{}, decodeError(p)
+		default:
+			return End{}, &ProtocolError{Code: CodeUnexpected, Detail: fmt.Sprintf("frame type %#x in a response", typ)}
+		}
+		items, err := DecodeBatch(p)
+		if err != nil {
+			return End{}, err
+		}
+		if pr.EntriesDone+uint64(len(items)) > h.Entries {
+			return End{}, malformed("more entries than the header announced (%d)", h.Entries)
+		}
+		res, err := e.local.Ingest(ctx, space, items)
+		if err != nil {
+			return End{}, err
+		}
+		if len(res.Items) != len(items) {
+			return End{}, fmt.Errorf("sync: Ingest returned %d results for %d items", len(res.Items), len(items))
+		}
+		var size uint64
+		for _, it := range items {
+			size += uint64(len(it.Data))
+			for _, o := range it.Objects {
+				size += uint64(len(o.Data))
+			}
+		}
+		st.Received += len(items)
+		st.EntryBytes += size
+		invalid := 0
+		for _, r := range res.Items {
+			switch r.Outcome {
+			case Accepted:
+				st.Accepted++
+			case Pending:
+				st.Pending++
+				*pending++
+			case Duplicate:
+				st.Duplicate++
+			case Quarantined:
+				st.Quarantined++
+				invalid++
+				e.emit(Event{Kind: EventQuarantined, Peer: peer, Space: space, ID: r.ID, Code: r.Code, Reason: r.Reason})
+			}
+		}
+		pr.EntriesDone += uint64(len(items))
+		pr.BytesDone += size
+		if pr.EntriesDone > 0 && pr.EntriesDone < h.Entries {
+			pr.BytesExpected = pr.BytesDone + (h.Entries-pr.EntriesDone)*pr.BytesDone/pr.EntriesDone
+		} else if pr.EntriesDone == h.Entries {
+			pr.BytesExpected = pr.BytesDone
+		}
+		e.setProgress(*pr, false)
+		if err := e.charge(peer, chargeInvalid, invalid); err != nil {
+			return End{}, err
+		}
+		// An honest responder sends in topological order, so entries stay
+		// pending only where its filter was wrong: a flood of them is not
+		// honest.
+		if *pending > e.o.Budget.Unresolved {
+			if err := e.charge(peer, chargeUnresolved, *pending); err != nil {
+				return End{}, err
+			}
+		}
+	}
+}

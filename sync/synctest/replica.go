@@ -1,0 +1,281 @@
+// Package synctest provides a small but real local replica for tests of
+// sync and for users' own suites until they wire the replica package: a
+// dag.Store plus the context-free validation of 30k envelopes (strict
+// decoding, the tx id as the hash of the canonical bytes, Ed25519 batch
+// verification, parents as the DAG's edges, the envelope's session as the
+// space), an optional authorisation rule, and a quarantine that remembers
+// refused ids with their code.
+//
+// It is not the replica: it does not judge entries against the state their
+// causal past derives (rules, electorates); Options.Authorize is the hook
+// where a test puts such a rule.
+package synctest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	gosync "sync"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/sync"
+)
+
+// Options configure a Replica. The zero value accepts every well-formed,
+// correctly signed envelope.
+type Options struct {
+	// Authorize, if set, judges an envelope that decoded and verified; a
+	// non-nil error quarantines it with the error's dag.Code
+	// (not_authorized when it has none).
+	Authorize func(e *dag.Envelope) error
+}
+
+// Quarantine is why an entry was refused.
+type Quarantine struct {
+	Code   dag.Code
+	Reason string
+}
+
+// Replica is a sync.Local over a dag.Store. It is safe for concurrent use.
+type Replica struct {
+	dag.Store
+	o Options
+
+	mu         gosync.Mutex
+	quarantine map[dag.ID]Quarantine
+	subs       map[int]func(string)
+	next       int
+}
+
+var _ sync.Local = (*Replica)(nil)
+
+// New returns a replica over store, which it owns (Close closes it).
+func New(store dag.Store, o Options) *Replica {
+	return &Replica{Store: store, o: o, quarantine: map[dag.ID]Quarantine{}, subs: map[int]func(string){}}
+}
+
+// NewMem returns a replica over a fresh in-memory store.
+func NewMem(o Options) *Replica { return New(dag.NewMemStore(), o) }
+
+// refs is the member of an envelope body that names the objects it refers
+// to, in this test replica (the real one knows each body's schema).
+type refsBody struct {
+	Refs []dag.ID `json:"refs"`
+}
+
+// Refs implements sync.Local: the ids under the body's "refs" member.
+func (r *Replica) Refs(ctx context.Context, e dag.Entry) ([]dag.ID, error) {
+	env, _, _, err := dag.DecodeEnvelope(e.Data)
+	if err != nil {
+		return nil, err
+	}
+	return bodyRefs(env), nil
+}
+
+func bodyRefs(env *dag.Envelope) []dag.ID {
+	var b refsBody
+	if json.Unmarshal(env.Body, &b) != nil {
+		return nil
+	}
+	return b.Refs
+}
+
+// Quarantined implements sync.Local.
+func (r *Replica) Quarantined(ctx context.Context, id dag.ID) (dag.Code, bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	q, ok := r.quarantine[id]
+	return q.Code, ok, nil
+}
+
+// Quarantine returns every quarantined id with its reason.
+func (r *Replica) Quarantine() map[dag.ID]Quarantine {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[dag.ID]Quarantine, len(r.quarantine))
+	for k, v := range r.quarantine {
+		out[k] = v
+	}
+	return out
+}
+
+// Subscribe implements sync.Local.
+func (r *Replica) Subscribe(fn func(space string)) (cancel func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	id := r.next
+	r.next++
+	r.subs[id] = fn
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		delete(r.subs, id)
+	}
+}
+
+func (r *Replica) notify(space string) {
+	r.mu.Lock()
+	fns := make([]func(string), 0, len(r.subs))
+	for _, fn := range r.subs {
+		fns = append(fns, fn)
+	}
+	r.mu.Unlock()
+	for _, fn := range fns {
+		fn(space)
+	}
+}
+
+// Submit ingests one envelope written locally: the same path as entries
+// from peers.
+func (r *Replica) Submit(ctx context.Context, data []byte, objects ...dag.Object) (sync.ItemResult, error) {
+	env, _, _, err := dag.DecodeEnvelope(data)
+	if err != nil {
+		return sync.ItemResult{ID: dag.Sum(data), Outcome: sync.Quarantined, Code: dag.CodeOf(err), Reason: err.Error()}, nil
+	}
+	res, err := r.Ingest(ctx, env.Session.String(), []sync.Item{{Data: data, Objects: objects}})
+	if err != nil {
+		return sync.ItemResult{}, err
+	}
+	return res.Items[0], nil
+}
+
+// Ingest implements sync.Local: decode, verify every signature in one
+// batch, check space, parents, objects and Authorize, quarantine what
+// fails, and put the rest in one store batch.
+func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (sync.IngestResult, error) {
+	type cand struct {
+		i    int
+		env  *dag.Envelope
+		data []byte
+		id   dag.ID
+	}
+	res := sync.IngestResult{Items: make([]sync.ItemResult, len(items))}
+	quar := func(i int, id dag.ID, code dag.Code, format string, args ...any) {
+		res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Quarantined, Code: code, Reason: fmt.Sprintf(format, args...)}
+	}
+	var cands []cand
+	bv := dag.NewBatchVerifier()
+	seen := map[dag.ID]bool{}
+	for i, it := range items {
+		env, canon, id, err := dag.DecodeEnvelope(it.Data)
+		if err != nil {
+			id := dag.Sum(it.Data)
+			if _, q, _ := r.Quarantined(ctx, id); q {
+				res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate}
+				continue
+			}
+			code := dag.CodeOf(err)
+			if code == "" {
+				code = dag.CodeSchema
+			}
+			quar(i, id, code, "%v", err)
+			continue
+		}
+		if c, q, _ := r.Quarantined(ctx, id); q || seen[id] {
+			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate, Code: c}
+			continue
+		}
+		seen[id] = true
+		if st, err := r.Has(ctx, id); err != nil {
+			return res, err
+		} else if st != dag.Absent {
+			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate}
+			continue
+		}
+		if env.Session.String() != space {
+			quar(i, id, dag.CodeSchema, "entry of session %s sent for space %s", env.Session, space)
+			continue
+		}
+		bv.Add(env.Author, dag.DomainEnvelope, env.SigningBytes(), env.Sig)
+		cands = append(cands, cand{i: i, env: env, data: canon, id: id})
+	}
+	_, valid := bv.Verify()
+	var batch dag.Batch
+	index := map[dag.ID]int{}
+	quarantined := map[dag.ID]bool{}
+	for k, c := range cands {
+		if !valid[k] {
+			quar(c.i, c.id, dag.CodeBadSignature, "signature by %s does not verify", c.env.Author)
+			quarantined[c.id] = true
+			continue
+		}
+		// Validity follows the causal past: a child of a refused entry
+		// is refused too.
+		bad := false
+		for _, p := range c.env.Parents {
+			if _, q, _ := r.Quarantined(ctx, p); q || quarantined[p] {
+				quar(c.i, c.id, dag.CodeUnknownParent, "parent %s is quarantined", p)
+				quarantined[c.id] = true
+				bad = true
+				break
+			}
+		}
+		if bad {
+			continue
+		}
+		if r.o.Authorize != nil {
+			if err := r.o.Authorize(c.env); err != nil {
+				code := dag.CodeOf(err)
+				if code == "" {
+					code = dag.CodeNotAuthorized
+				}
+				quar(c.i, c.id, code, "%v", err)
+				quarantined[c.id] = true
+				continue
+			}
+		}
+		var objs []dag.Object
+		missing := dag.ID{}
+		for _, ref := range bodyRefs(c.env) {
+			i := slices.IndexFunc(items[c.i].Objects, func(o dag.Object) bool { return o.ID == ref })
+			if i >= 0 {
+				objs = append(objs, items[c.i].Objects[i])
+				continue
+			}
+			if _, err := r.Object(ctx, ref); err == nil || slices.ContainsFunc(batch.Objects, func(o dag.Object) bool { return o.ID == ref }) {
+				continue
+			}
+			missing = ref
+			break
+		}
+		if missing.Valid() {
+			quar(c.i, c.id, dag.CodeUnpublishedReference, "object %s is neither sent nor held", missing)
+			quarantined[c.id] = true
+			continue
+		}
+		index[c.id] = c.i
+		batch.Entries = append(batch.Entries, dag.Entry{ID: c.id, Space: space, Parents: c.env.Parents, Data: c.data})
+		batch.Objects = append(batch.Objects, objs...)
+	}
+	r.mu.Lock()
+	for i, it := range res.Items {
+		if it.Outcome == sync.Quarantined {
+			r.quarantine[it.ID] = Quarantine{Code: it.Code, Reason: it.Reason}
+		}
+		_ = i
+	}
+	r.mu.Unlock()
+	if len(batch.Entries) == 0 {
+		return res, nil
+	}
+	out, err := r.Put(ctx, batch)
+	if err != nil {
+		return res, err
+	}
+	for _, id := range out.Applied {
+		if i, ok := index[id]; ok {
+			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Accepted}
+		}
+	}
+	for _, id := range out.Pending {
+		res.Items[index[id]] = sync.ItemResult{ID: id, Outcome: sync.Pending}
+	}
+	for _, id := range out.Duplicate {
+		res.Items[index[id]] = sync.ItemResult{ID: id, Outcome: sync.Duplicate}
+	}
+	if len(out.Applied) > 0 {
+		r.notify(space)
+	}
+	return res, nil
+}

@@ -1,0 +1,451 @@
+package sync
+
+// This file is the wire format of /witan/sync/1 (docs/sync-protocol.md):
+// length-prefixed frames, their payloads, and the typed error codes.
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/witan-dev/witan/dag"
+)
+
+// ProtocolID is the libp2p protocol of the reconciliation stream.
+const ProtocolID = "/witan/sync/1"
+
+// Wire limits. A frame that breaks one is malformed and ends the stream.
+const (
+	// MaxFrame bounds one frame (type byte and payload).
+	MaxFrame = 4 << 20
+	// MaxIDs bounds each id list of a request (heads, common, want) and of
+	// an end frame.
+	MaxIDs = 4096
+	// MaxFilterBytes bounds a request's Bloom filter.
+	MaxFilterBytes = 1 << 20
+	// MaxHashes bounds the number of hash functions of a filter.
+	MaxHashes = 16
+	// MaxBatchItems bounds the items of one batch frame.
+	MaxBatchItems = 4096
+	// MaxItemObjects bounds the objects travelling with one item.
+	MaxItemObjects = 256
+)
+
+// Frame types.
+const (
+	frameRequest byte = 0x01
+	frameHeader  byte = 0x02
+	frameBatch   byte = 0x03
+	frameEnd     byte = 0x04
+	frameError   byte = 0x7f
+)
+
+// Code is an error code on the sync wire. Codes are a closed table; a code
+// this version does not know is shown as such and treated as CodeInternal.
+type Code uint16
+
+// The sync error codes (docs/sync-protocol.md, "Error codes").
+const (
+	// CodeMalformed: a frame did not decode or broke a limit.
+	CodeMalformed Code = 1
+	// CodeUnexpected: a frame of a type not allowed at that point.
+	CodeUnexpected Code = 2
+	// CodeRefused: the peer is cut off (its budget is spent); retry later.
+	CodeRefused Code = 3
+	// CodeInternal: the responder failed locally (store error).
+	CodeInternal Code = 4
+	// CodeTooLarge: the request asks for more than the responder serves
+	// in one go (a walk past MaxWalk entries).
+	CodeTooLarge Code = 5
+)
+
+var codeNames = map[Code]string{
+	CodeMalformed:  "malformed",
+	CodeUnexpected: "unexpected",
+	CodeRefused:    "refused",
+	CodeInternal:   "internal",
+	CodeTooLarge:   "too_large",
+}
+
+func (c Code) String() string {
+	if s, ok := codeNames[c]; ok {
+		return s
+	}
+	return fmt.Sprintf("unknown_code(%d)", uint16(c))
+}
+
+// ProtocolError is a sync error that crosses the wire: sent by a peer in an
+// error frame, or raised locally for what a peer sent.
+type ProtocolError struct {
+	Code   Code
+	Detail string
+}
+
+func (e *ProtocolError) Error() string {
+	if e.Detail == "" {
+		return "sync: " + e.Code.String()
+	}
+	return "sync: " + e.Code.String() + ": " + e.Detail
+}
+
+func malformed(format string, args ...any) error {
+	return &ProtocolError{Code: CodeMalformed, Detail: fmt.Sprintf(format, args...)}
+}
+
+// CodeOf returns the code of the first *ProtocolError in err's chain, or 0.
+func CodeOf(err error) Code {
+	var pe *ProtocolError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return 0
+}
+
+// Request asks a peer for the entries of Space that the requester lacks.
+type Request struct {
+	Space string
+	// Heads are the requester's heads in Space.
+	Heads []dag.ID
+	// Common are entries the requester holds and believes the responder
+	// holds (the heads it last saw from that peer): everything below them
+	// is known to both.
+	Common []dag.ID
+	// Want, when not empty, asks for these entries (and whatever of their
+	// ancestry the requester lacks) instead of everything new.
+	Want []dag.ID
+	// Filter summarises the requester's entries that are not below Common;
+	// nil when it has none.
+	Filter *Filter
+}
+
+// Header opens a response: what the responder is about to send.
+type Header struct {
+	// Entries is the number of entries that follow, exactly.
+	Entries uint64
+	// Bytes estimates their size in bytes; 0 when unknown.
+	Bytes uint64
+}
+
+// End closes a response.
+type End struct {
+	// Heads are the responder's heads in the space.
+	Heads []dag.ID
+	// NotFound lists wanted ids the responder does not hold.
+	NotFound []dag.ID
+}
+
+// enc builds a payload.
+type enc struct{ b []byte }
+
+func (e *enc) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
+func (e *enc) bytes(p []byte)    { e.uvarint(uint64(len(p))); e.b = append(e.b, p...) }
+func (e *enc) ids(ids []dag.ID) {
+	e.uvarint(uint64(len(ids)))
+	for _, id := range ids {
+		d := id.Digest()
+		e.b = append(e.b, d[:]...)
+	}
+}
+
+// dec reads a payload; the first error sticks.
+type dec struct {
+	b   []byte
+	err error
+}
+
+func (d *dec) fail(format string, args ...any) {
+	if d.err == nil {
+		d.err = malformed(format, args...)
+	}
+}
+
+func (d *dec) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail("bad varint")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *dec) byte1() byte {
+	if d.err != nil {
+		return 0
+	}
+	if len(d.b) < 1 {
+		d.fail("truncated")
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+func (d *dec) bytes(max int) []byte {
+	n := d.uvarint()
+	if d.err != nil {
+		return nil
+	}
+	if n > uint64(len(d.b)) || n > uint64(max) {
+		d.fail("byte string of %d bytes (limit %d, %d left)", n, max, len(d.b))
+		return nil
+	}
+	p := d.b[:n:n]
+	d.b = d.b[n:]
+	return p
+}
+
+func (d *dec) ids(max int) []dag.ID {
+	n := d.uvarint()
+	if d.err != nil {
+		return nil
+	}
+	if n > uint64(max) || n*32 > uint64(len(d.b)) {
+		d.fail("%d ids (limit %d)", n, max)
+		return nil
+	}
+	out := make([]dag.ID, n)
+	seen := make(map[dag.ID]struct{}, n)
+	for i := range out {
+		out[i] = dag.IDFromDigest([32]byte(d.b[:32]))
+		d.b = d.b[32:]
+		if _, dup := seen[out[i]]; dup {
+			d.fail("id %s repeated", out[i])
+			return nil
+		}
+		seen[out[i]] = struct{}{}
+	}
+	return out
+}
+
+func (d *dec) done() error {
+	if d.err == nil && len(d.b) != 0 {
+		d.fail("%d trailing bytes", len(d.b))
+	}
+	return d.err
+}
+
+func (r *Request) encode() []byte {
+	e := enc{b: []byte{frameRequest}}
+	e.bytes([]byte(r.Space))
+	e.ids(r.Heads)
+	e.ids(r.Common)
+	e.ids(r.Want)
+	if r.Filter == nil {
+		e.b = append(e.b, 0)
+	} else {
+		e.b = append(e.b, 1)
+		e.b = append(e.b, r.Filter.Salt[:]...)
+		e.b = append(e.b, r.Filter.K)
+		e.bytes(r.Filter.Bits)
+	}
+	return e.b
+}
+
+// DecodeRequest decodes a request frame's payload (without its type byte)
+// from untrusted bytes. Every error is a *ProtocolError with CodeMalformed.
+func DecodeRequest(p []byte) (*Request, error) {
+	d := dec{b: p}
+	r := &Request{}
+	sp := d.bytes(dag.MaxSpaceLen)
+	r.Space = string(sp)
+	r.Heads = d.ids(MaxIDs)
+	r.Common = d.ids(MaxIDs)
+	r.Want = d.ids(MaxIDs)
+	switch d.byte1() {
+	case 0:
+	case 1:
+		f := &Filter{}
+		if len(d.b) < len(f.Salt) && d.err == nil {
+			d.fail("truncated filter salt")
+		}
+		if d.err == nil {
+			copy(f.Salt[:], d.b)
+			d.b = d.b[len(f.Salt):]
+		}
+		f.K = d.byte1()
+		f.Bits = d.bytes(MaxFilterBytes)
+		if d.err == nil && (f.K == 0 || f.K > MaxHashes || len(f.Bits) == 0) {
+			d.fail("filter with %d hashes and %d bytes", f.K, len(f.Bits))
+		}
+		r.Filter = f
+	default:
+		d.fail("bad filter flag")
+	}
+	if err := d.done(); err != nil {
+		return nil, err
+	}
+	if r.Space == "" {
+		return nil, malformed("empty space")
+	}
+	return r, nil
+}
+
+func (h Header) encode() []byte {
+	e := enc{b: []byte{frameHeader}}
+	e.uvarint(h.Entries)
+	e.uvarint(h.Bytes)
+	return e.b
+}
+
+func decodeHeader(p []byte) (Header, error) {
+	d := dec{b: p}
+	h := Header{Entries: d.uvarint(), Bytes: d.uvarint()}
+	return h, d.done()
+}
+
+func (x End) encode() []byte {
+	e := enc{b: []byte{frameEnd}}
+	e.ids(x.Heads)
+	e.ids(x.NotFound)
+	return e.b
+}
+
+func decodeEnd(p []byte) (End, error) {
+	d := dec{b: p}
+	x := End{Heads: d.ids(MaxIDs), NotFound: d.ids(MaxIDs)}
+	return x, d.done()
+}
+
+func encodeError(c Code, detail string) []byte {
+	if len(detail) > 1024 {
+		detail = detail[:1024]
+	}
+	e := enc{b: []byte{frameError}}
+	e.uvarint(uint64(c))
+	e.bytes([]byte(detail))
+	return e.b
+}
+
+func decodeError(p []byte) error {
+	d := dec{b: p}
+	c := d.uvarint()
+	detail := d.bytes(1024)
+	if err := d.done(); err != nil {
+		return err
+	}
+	if c > 0xffff {
+		c = uint64(CodeInternal)
+	}
+	return &ProtocolError{Code: Code(c), Detail: "peer: " + string(detail)}
+}
+
+// encodeBatch appends a batch frame holding items.
+func encodeBatch(items []Item) []byte {
+	e := enc{b: []byte{frameBatch}}
+	e.uvarint(uint64(len(items)))
+	for _, it := range items {
+		// The data's length, shifted, with the low bit telling whether an
+		// object count follows: two bytes for a typical entry.
+		if len(it.Objects) == 0 {
+			e.uvarint(uint64(len(it.Data)) << 1)
+			e.b = append(e.b, it.Data...)
+			continue
+		}
+		e.uvarint(uint64(len(it.Data))<<1 | 1)
+		e.b = append(e.b, it.Data...)
+		e.uvarint(uint64(len(it.Objects)))
+		for _, o := range it.Objects {
+			e.bytes(o.Data)
+		}
+	}
+	return e.b
+}
+
+// DecodeBatch decodes a batch frame's payload (without its type byte) from
+// untrusted bytes. Object ids are recomputed from their data.
+func DecodeBatch(p []byte) ([]Item, error) {
+	d := dec{b: p}
+	n := d.uvarint()
+	if n > MaxBatchItems {
+		return nil, malformed("batch of %d items (limit %d)", n, MaxBatchItems)
+	}
+	items := make([]Item, 0, n)
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		h := d.uvarint()
+		n := h >> 1
+		if d.err == nil && n > uint64(len(d.b)) {
+			d.fail("item of %d bytes, %d left", n, len(d.b))
+		}
+		if d.err != nil {
+			break
+		}
+		it := Item{Data: d.b[:n:n]}
+		d.b = d.b[n:]
+		if h&1 == 0 {
+			items = append(items, it)
+			continue
+		}
+		no := d.uvarint()
+		if no > MaxItemObjects {
+			d.fail("item with %d objects (limit %d)", no, MaxItemObjects)
+			break
+		}
+		for j := uint64(0); j < no && d.err == nil; j++ {
+			it.Objects = append(it.Objects, dag.NewObject(d.bytes(MaxFrame)))
+		}
+		items = append(items, it)
+	}
+	if err := d.done(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+// conn frames a stream and counts its bytes.
+type conn struct {
+	r       *bufio.Reader
+	w       *bufio.Writer
+	in, out uint64
+}
+
+func newConn(rw io.ReadWriter) *conn {
+	return &conn{r: bufio.NewReaderSize(rw, 64<<10), w: bufio.NewWriterSize(rw, 64<<10)}
+}
+
+// write writes one frame (type byte first in f).
+func (c *conn) write(f []byte) error {
+	var hdr [binary.MaxVarintLen64]byte
+	n := binary.PutUvarint(hdr[:], uint64(len(f)))
+	if _, err := c.w.Write(hdr[:n]); err != nil {
+		return err
+	}
+	_, err := c.w.Write(f)
+	c.out += uint64(n + len(f))
+	return err
+}
+
+func (c *conn) flush() error { return c.w.Flush() }
+
+// read reads one frame and returns its type and payload. io.EOF means the
+// peer closed the stream cleanly between frames.
+func (c *conn) read() (byte, []byte, error) {
+	n, err := binary.ReadUvarint(c.r)
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return 0, nil, io.EOF
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return 0, nil, err
+		}
+		return 0, nil, malformed("frame length: %v", err)
+	}
+	if n == 0 || n > MaxFrame {
+		return 0, nil, malformed("frame of %d bytes (limit %d)", n, MaxFrame)
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(c.r, buf); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return 0, nil, err
+	}
+	c.in += uint64(binary.PutUvarint(make([]byte, binary.MaxVarintLen64), n)) + n
+	return buf[0], buf[1:], nil
+}
