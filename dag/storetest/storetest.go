@@ -437,11 +437,34 @@ func propAnyOrder(t *rapid.T, s dag.Store, space string) {
 	if p, _ := s.Pending(ctx, d.Space); len(p) != 0 {
 		t.Fatalf("entries left pending: %v", p)
 	}
+	// The same state as inserting the entries in causal order into the
+	// reference store (log positions aside: they record arrival).
+	ref := dag.NewMemStore()
+	defer ref.Close()
+	if _, err := ref.Put(ctx, dag.Batch{Entries: d.Entries}); err != nil {
+		t.Fatal(err)
+	}
 	for _, e := range d.Entries {
 		got, err := s.Get(ctx, e.ID)
 		if err != nil || !got.Equal(e) {
 			t.Fatalf("Get(%s) = %+v, %v", e.ID, got, err)
 		}
+		ch, err := s.Children(ctx, e.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := ref.Children(ctx, e.ID)
+		if !slices.Equal(ch, want) {
+			t.Fatalf("Children(%s) = %v, causal-order insertion gives %v", e.ID, ch, want)
+		}
+	}
+	refHeads, _ := ref.Heads(ctx, d.Space)
+	refOrder, _ := dag.SpaceOrder(ctx, ref, d.Space)
+	if !slices.Equal(heads, refHeads) || !slices.Equal(order, refOrder) {
+		t.Fatalf("heads or order differ from causal-order insertion")
+	}
+	if m, _ := s.Missing(ctx, d.Space); len(m) != 0 {
+		t.Fatalf("Missing = %v after every entry arrived", m)
 	}
 }
 

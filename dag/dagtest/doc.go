@@ -1,0 +1,14 @@
+// Package dagtest helps users and backends test code built on package dag
+// with property tests (pgregory.net/rapid).
+//
+// DAGs generates random DAGs of one space whose entries carry canonical
+// JSON data and content ids; Arrivals shuffles and repeats their entries
+// as a replica might receive them from several peers; Batches cuts an
+// arrival sequence into batches for dag.Store.Put. The Naive* functions are
+// deliberately brute-force references for the causal algorithms (heads,
+// ancestry, merge-base, witan's topological order) to check fast code
+// against; keep the DAGs small when using them.
+//
+// Generators for keys and signed envelopes live beside these, in the same
+// package.
+package dagtest
