@@ -2,7 +2,7 @@ package memoryblock
 
 import (
 	"encoding/json"
-	"sort"
+	"fmt"
 
 	"github.com/witan-dev/witan/dag"
 )
@@ -209,35 +209,31 @@ func Decode(data []byte) (Block, error) {
 	if len(loose) == 0 || loose[0] != '{' {
 		return Block{}, errorf(CodeBlockMalformed, "", "block is not a JSON object")
 	}
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(loose, &members); err != nil {
-		return Block{}, &Error{Code: CodeBlockMalformed, Detail: err.Error(), Err: err}
-	}
-	keys := make([]string, 0, len(members))
-	for k := range members {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if k != hashKey && !Field(k).Valid() {
-			return Block{}, errorf(CodeBlockUnknownField, Field(k), "key %s is not one of the seven CAT7 fields", quote(k))
+	members := objectMembers(loose)
+	for _, m := range members {
+		if k := string(m.rawKey); k != hashKey && !Field(k).Valid() {
+			var name string
+			if json.Unmarshal(append(append([]byte{'"'}, m.rawKey...), '"'), &name) != nil {
+				name = k // unreachable: the key passed the scanner
+			}
+			return Block{}, errorf(CodeBlockUnknownField, Field(name), "key %s is not one of the seven CAT7 fields", quote(name))
 		}
 	}
 	if _, err := dag.Canonicalize(loose); err != nil {
 		return Block{}, &Error{Code: CodeBlockMalformed, Detail: err.Error(), Err: err}
 	}
 	// loose is canonical under witan's profile too, so every member's bytes
-	// are canonical as they stand.
+	// are canonical as they stand. A key with an escape is never a field
+	// name, so the raw keys are the names.
 	var b Block
-	for _, k := range keys {
-		raw := members[k]
-		switch k {
+	for _, m := range members {
+		raw := m.value
+		switch k := string(m.rawKey); k {
 		case hashKey:
-			var s string
-			if err := json.Unmarshal(raw, &s); err != nil {
+			if raw[0] != '"' {
 				return Block{}, errorf(CodeBlockMalformed, "", "hash is not a string")
 			}
-			id, err := dag.ParseID(s)
+			id, err := dag.ParseID(string(raw[1 : len(raw)-1]))
 			if err != nil {
 				return Block{}, &Error{Code: CodeBlockMalformed, Detail: "hash: " + err.Error(), Err: err}
 			}
@@ -280,18 +276,22 @@ func parseParents(raw []byte) (Parents, error) {
 	if string(raw) == "null" {
 		return NullParents(), nil
 	}
-	var ss []string
-	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &ss) != nil {
+	if len(raw) == 0 || raw[0] != '[' {
 		return Parents{}, errorf(CodeBlockMalformed, Lineage, "lineage is neither null nor an array of ids")
 	}
-	if len(ss) > MaxParents {
-		return Parents{}, errorf(CodeBlockMalformed, Lineage, "lineage names %d parents, more than %d", len(ss), MaxParents)
+	elems := arrayElements(raw)
+	if len(elems) > MaxParents {
+		return Parents{}, errorf(CodeBlockMalformed, Lineage, "lineage names %d parents, more than %d", len(elems), MaxParents)
 	}
-	ids := make([]dag.ID, len(ss))
-	for i, s := range ss {
-		id, err := dag.ParseID(s)
+	ids := make([]dag.ID, len(elems))
+	for i, e := range elems {
+		if e[0] != '"' {
+			return Parents{}, errorf(CodeBlockMalformed, Lineage, "lineage[%d] is not an id string", i)
+		}
+		// an id has no escapes, so the raw text between the quotes is it
+		id, err := dag.ParseID(string(e[1 : len(e)-1]))
 		if err != nil {
-			return Parents{}, &Error{Code: CodeBlockMalformed, Field: Lineage, Detail: "lineage: " + err.Error(), Err: err}
+			return Parents{}, &Error{Code: CodeBlockMalformed, Field: Lineage, Detail: fmt.Sprintf("lineage[%d]: %v", i, err), Err: err}
 		}
 		ids[i] = id
 	}
@@ -313,8 +313,11 @@ func DecodeCanonical(data []byte) (Block, error) {
 		}
 		return Block{}, errorf(CodeBlockMalformed, "", "canonical form expected, got other JSON")
 	}
-	var elems []json.RawMessage
-	if data[0] != '[' || json.Unmarshal(data, &elems) != nil || len(elems) != 1+numFields {
+	var elems [][]byte
+	if data[0] == '[' {
+		elems = arrayElements(data)
+	}
+	if len(elems) != 1+numFields {
 		return Block{}, errorf(CodeBlockMalformed, "", "canonical form is an array of the domain and seven slots")
 	}
 	if string(elems[0]) != `"`+HashDomain+`"` {
@@ -322,9 +325,12 @@ func DecodeCanonical(data []byte) (Block, error) {
 	}
 	var b Block
 	for i, f := range fields {
-		var slot []json.RawMessage
+		var slot [][]byte
 		raw := elems[1+i]
-		if raw[0] != '[' || json.Unmarshal(raw, &slot) != nil || len(slot) > 1 {
+		if raw[0] == '[' {
+			slot = arrayElements(raw)
+		}
+		if raw[0] != '[' || len(slot) > 1 {
 			return Block{}, errorf(CodeBlockMalformed, f, "slot of %s is not [] or [value]", f)
 		}
 		if len(slot) == 0 {
