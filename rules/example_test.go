@@ -80,3 +80,38 @@ func ExampleCompile() {
 	// capital_vote rule_not_supported
 	// ranked_choice rule_unknown
 }
+
+// Verifying a determination on an eventual node: re-evaluate exactly the
+// ballots it lists and compare its claimed outcome with IfClosed; the
+// deadline is advisory and is recorded, not enforced.
+func ExampleEvaluate() {
+	ref := rules.Ref{
+		Kind: rules.KindThresholdVote, Version: 1, TextRef: dag.Sum([]byte("rule text")),
+		Params: []byte(`{"num":1,"den":2,"cmp":"gt","basis":"votes_cast","quorum_num":1,"quorum_den":2,"closing":"on_deadline","deadline":"2026-09-24T12:00:00Z"}`),
+	}
+	var keys []dag.Key
+	for i := range 4 {
+		seed := sha256.Sum256([]byte{byte(i)})
+		s, _ := dag.SignerFromSeed(seed[:])
+		keys = append(keys, s.Key())
+	}
+	mr := dag.Sum([]byte("mr"))
+	var listed []rules.Ballot
+	for i, c := range []rules.Choice{rules.Approve, rules.Approve, rules.Reject} {
+		b := rules.Ballot{Tx: dag.Sum([]byte{'t', byte(i)}), Author: keys[i]}
+		b.MR, b.Choice = mr, c
+		listed = append(listed, b)
+	}
+	claimed := rules.Approved
+	checkpoint := time.Date(2026, 9, 23, 12, 0, 0, 0, time.UTC) // a day early
+
+	res, err := rules.Evaluate(ref, keys, mr, listed, rules.Context{At: checkpoint})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("claim holds:", claimed == res.IfClosed)
+	fmt.Println("deadline reached:", res.Timing.DeadlineReached, "- live outcome:", res.Outcome)
+	// Output:
+	// claim holds: true
+	// deadline reached: false - live outcome: pending
+}
