@@ -144,8 +144,15 @@ func (s side) has(nid string, f uint8) bool {
 // a section's text and the other's insertion of a subsection do not
 // conflict. See docs/statute.md for every case.
 //
+// A node one side adds or moves under a node the other side removes is a
+// conflict of its own. A node source adds or moves under a conflicted node
+// that is absent from the merged tree when it would be placed takes no
+// resolution of its own: it follows its ancestor's (dropped when that is
+// null or lists no children).
+//
 // Unresolved conflicts give a *ConflictError; a resolution for a nid that
-// is not in conflict gives an error wrapping ErrResolution.
+// is not in conflict, or a null resolution of the root, gives an error
+// wrapping ErrResolution.
 func Derive(base, source, target *Tree, resolutions []Resolution) (*Patch, error) {
 	S := side{source, diffFlags(base, source)}
 	T := side{target, diffFlags(base, target)}
@@ -177,23 +184,49 @@ func Derive(base, source, target *Tree, resolutions []Resolution) (*Patch, error
 
 	res := map[string]*Resolution{}
 	for i := range resolutions {
-		r := &resolutions[i]
+		res[resolutions[i].NID] = &resolutions[i]
+	}
+	// Building may find more conflicts (two one-sided moves that together
+	// would make a node its own ancestor); each is added and the build
+	// restarts, so the outcome does not depend on which was found first.
+	var b *builder
+	for {
+		var cyc string
+		var err error
+		b, cyc, err = build(base, source, target, S, T, conflicts, res)
+		if err != nil {
+			return nil, err
+		}
+		if cyc == "" {
+			break
+		}
+		conflicts[cyc] = true
+	}
+	for _, r := range resolutions {
 		if !conflicts[r.NID] {
 			return nil, fmt.Errorf("%w: %s is not in conflict", ErrResolution, r.NID)
 		}
-		res[r.NID] = r
 	}
 	var unresolved []string
-	for nid := range conflicts {
+	for _, nid := range sortedKeys(conflicts) {
 		if res[nid] == nil {
 			unresolved = append(unresolved, nid)
 		}
 	}
 	if len(unresolved) > 0 {
-		slices.Sort(unresolved)
 		return nil, &ConflictError{NIDs: unresolved}
 	}
+	if b.ops == nil {
+		b.ops = []Op{}
+	}
+	return &Patch{Ops: b.ops, Conflicts: sortedKeys(conflicts), Result: b.cur}, nil
+}
 
+// build applies the derived patch to a copy of target. It returns the nid
+// of a one-sided move that would put a node under its own descendant, if
+// it meets one, for Derive to treat as a conflict. Resolutions of nids not
+// (yet) in conflict are ignored here and refused by Derive.
+func build(base, source, target *Tree, S, T side, conflicts map[string]bool, res map[string]*Resolution) (*builder, string, error) {
 	b := &builder{cur: target.Clone()}
 
 	// (a) Content taken from source.
@@ -204,7 +237,7 @@ func Derive(base, source, target *Tree, resolutions []Resolution) (*Patch, error
 		}
 		sn := source.nodes[nid]
 		if err := b.replace(nid, &NodeSpec{NID: nid, Kind: sn.kind, Heading: sn.heading, Text: sn.text}); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	// (b) Nodes source adds, and nodes it moves that target did not move,
@@ -220,33 +253,45 @@ func Derive(base, source, target *Tree, resolutions []Resolution) (*Patch, error
 		if f&diffMoved != 0 && T.has(nid, diffMoved) {
 			continue // moved by both to the same parent: keep target's order
 		}
+		parent := source.nodes[nid].parent
+		if !b.cur.Has(parent) && underConflict(source, nid, conflicts) {
+			continue // follows its conflicted ancestor's resolution
+		}
+		if b.cur.Has(nid) && b.cur.Has(parent) && isAncestorOrSelf(b.cur, nid, parent) {
+			return nil, nid, nil
+		}
 		if err := b.place(nid, source); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	// (c) Resolutions, in nid order.
 	for _, nid := range sortedKeys(res) {
 		r := res[nid]
+		if !conflicts[nid] {
+			continue
+		}
 		switch {
+		case r.Node == nil && nid == target.root:
+			return nil, "", fmt.Errorf("%w: the root %s cannot be deleted", ErrResolution, nid)
 		case r.Node == nil:
 			if b.cur.Has(nid) {
 				if err := b.delete(nid); err != nil {
-					return nil, err
+					return nil, "", err
 				}
 			}
 		case b.cur.Has(nid):
 			if err := b.replace(nid, r.Node); err != nil {
-				return nil, err
+				return nil, "", err
 			}
 		default:
 			// Absent from target: place it where source has it.
 			sn, ok := source.nodes[nid]
 			if !ok || !b.cur.Has(sn.parent) {
-				return nil, fmt.Errorf("%w: %s has no place in the merged tree", ErrResolution, nid)
+				return nil, "", fmt.Errorf("%w: %s has no place in the merged tree", ErrResolution, nid)
 			}
 			spec := *r.Node
 			if err := b.insert(sn.parent, b.anchor(nid, source), &spec); err != nil {
-				return nil, err
+				return nil, "", err
 			}
 		}
 	}
@@ -257,18 +302,21 @@ func Derive(base, source, target *Tree, resolutions []Resolution) (*Patch, error
 			continue
 		}
 		if err := b.delete(nid); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
-	var cs []string
-	for nid := range conflicts {
-		cs = append(cs, nid)
+	return b, "", nil
+}
+
+// underConflict reports whether a proper ancestor of nid in src is in
+// conflict.
+func underConflict(src *Tree, nid string, conflicts map[string]bool) bool {
+	for a := src.nodes[nid].parent; a != ""; a = src.nodes[a].parent {
+		if conflicts[a] {
+			return true
+		}
 	}
-	slices.Sort(cs)
-	if b.ops == nil {
-		b.ops = []Op{}
-	}
-	return &Patch{Ops: b.ops, Conflicts: cs, Result: b.cur}, nil
+	return false
 }
 
 // conflicting reports whether a nid touched on both sides was changed
@@ -431,7 +479,7 @@ type Opened struct {
 // common ancestor, smallest id on ties; none is no_common_ancestor) and
 // derives the patch against the target head.
 func Open(changes dag.ParentSource, snaps Snapshots, mr MergeRequest) (*Opened, error) {
-	base, err := dag.MergeBase(changes, mr.SourceHead, mr.TargetHead)
+	base, err := MergeBase(changes, mr.SourceHead, mr.TargetHead)
 	if err != nil {
 		return nil, err
 	}
@@ -452,4 +500,13 @@ func Open(changes dag.ParentSource, snaps Snapshots, mr MergeRequest) (*Opened, 
 		return nil, err
 	}
 	return &Opened{Base: base, Patch: p, Target: tt}, nil
+}
+
+// MergeBase returns the merge-base of two heads in the Change DAG (§6 item
+// 1): the nearest common ancestor, the smallest id when there are several;
+// with none, a *dag.ProtocolError with code no_common_ancestor. Ancestry is
+// reflexive, so the merge-base of a change and its descendant is the
+// change itself.
+func MergeBase(changes dag.ParentSource, source, target dag.ID) (dag.ID, error) {
+	return dag.MergeBase(changes, source, target)
 }
