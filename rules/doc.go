@@ -27,8 +27,7 @@
 //     judges what §7 leaves to the rule: the MR id, membership of the
 //     electorate, and supersedes chains. A ballot that can never count is
 //     recorded as invalid and reported with code ballot_invalid. Adding a
-//     ballot costs O(k) for a member with k ballots on that MR, normally
-//     O(1); the session is never refolded.
+//     ballot costs O(1); the session is never refolded.
 //  4. Ask Poll.Result (or Poll.Tally, which is O(1)) with a Context carrying
 //     the facts the rule depends on: the checkpoint time now, the time the
 //     notice period started, whether the MR's fact sheet has reverts,

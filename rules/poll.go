@@ -7,9 +7,9 @@ import (
 )
 
 // Poll folds the ballots of one MR under one rule, incrementally. Adding a
-// ballot updates the counts in place (O(k) for a member with k ballots on
-// the MR, so O(1) in the normal case) and a tally is read in O(1); the
-// ballots already folded are never refolded.
+// ballot updates the counts in place in O(1) (a member's ballots are
+// scanned while there are fewer than eight of them and indexed after), and
+// a tally is read in O(1); the ballots already folded are never refolded.
 //
 // A Poll's state depends only on the set of ballots added, never on their
 // order or on repeats: any order of the same ballots gives the same Result.
