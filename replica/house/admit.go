@@ -1,0 +1,561 @@
+package house
+
+// This file judges one entry against the governance state of its causal
+// past (validate) and records what it carries (commit). Nothing here looks
+// at entries outside the causal past, so every replica admits or refuses
+// the same entries whatever order they arrive in.
+
+import (
+	"bytes"
+	"slices"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/statute"
+	"github.com/witan-dev/witan/rules"
+)
+
+type admission struct {
+	h       *House
+	id      dag.ID
+	env     *dag.Envelope
+	st      *govState
+	parents []int32
+
+	session *SessionBody
+	seed    *statute.Tree
+	profile *statute.Profile
+	group   *Group
+	branch  *Branch
+	app     Append
+	change  *changeRec
+	mr      *mrInfo
+	ballot  *ballotRec
+	det     *detRec
+	key     dag.Key
+}
+
+func notAuth(format string, args ...any) error {
+	return dag.Errorf(dag.CodeNotAuthorized, "house: "+format, args...)
+}
+
+func (v *admission) validate() error {
+	switch v.env.Type {
+	case dag.TxSessionCreate:
+		return v.sessionCreate()
+	case dag.TxGroupCreate:
+		return v.groupCreate()
+	case dag.TxGroupUpdate:
+		return v.groupUpdate()
+	case dag.TxBranchCreate:
+		return v.branchCreate()
+	case dag.TxBranchAppend:
+		return v.branchAppend()
+	case dag.TxMROpen:
+		return v.mrOpen()
+	case dag.TxBallotCast:
+		return v.ballotCast()
+	case dag.TxMRDetermine:
+		return v.mrDetermine()
+	case dag.TxKeyRegister:
+		k, err := DecodeKeyRegister(v.env.Body)
+		if err != nil {
+			return err
+		}
+		if k != v.env.Author {
+			return notAuth("key.register must be signed by the key it registers")
+		}
+		v.key = k
+		return nil
+	}
+	return unsupported(v.env.Type)
+}
+
+func (v *admission) sessionCreate() error {
+	s, err := DecodeSessionBody(v.env.Body)
+	if err != nil {
+		return err
+	}
+	if err := CheckSession(s); err != nil {
+		return err
+	}
+	v.session = s
+	if v.h.body != nil {
+		return nil // a repeated session.create of the same body
+	}
+	if v.profile, err = statute.LoadProfile(s.Profile); err != nil {
+		return err
+	}
+	if v.seed, err = v.h.loadTree(s.Seed); err != nil {
+		return err
+	}
+	if msgs := statute.Structure(v.seed, v.env0(s, v.profile)); len(msgs) > 0 {
+		return dag.Errorf(dag.CodeSchema, "house: the seed snapshot fails structure: %s", msgs[0].Detail)
+	}
+	return nil
+}
+
+func (v *admission) env0(s *SessionBody, p *statute.Profile) statute.Env {
+	env := statute.Env{Profile: p}
+	for _, j := range s.Jurisdictions {
+		env.Jurisdictions = append(env.Jurisdictions, j.Code)
+	}
+	return env
+}
+
+// checkObservers enforces D78 on a group's new membership.
+func (v *admission) checkObservers(g *Group) error {
+	b := v.h.body
+	var other *groupVal
+	switch g.ID {
+	case b.Observers:
+		other = v.st.group(b.Roster)
+	case b.Roster:
+		other = v.st.observers
+	default:
+		return nil
+	}
+	if other == nil {
+		return nil
+	}
+	for _, k := range g.Members {
+		if other.isMember(k) {
+			return dag.Errorf(dag.CodeObserverNotAllowed, "house: %s may not be both an observer and in the roster", k)
+		}
+	}
+	return nil
+}
+
+func (v *admission) groupCreate() error {
+	g, err := DecodeGroup(v.env.Body)
+	if err != nil {
+		return err
+	}
+	if v.st.groups[g.ID] != nil {
+		return notAuth("group %q already exists in the causal past", g.ID)
+	}
+	b := v.h.body
+	if g.ID == b.Roster || g.ID == b.Registrar || (b.Observers != "" && g.ID == b.Observers) {
+		if !slices.Contains(v.st.session.authors, v.env.Author) {
+			return notAuth("only the session's author may create group %q", g.ID)
+		}
+	}
+	if err := v.checkObservers(g); err != nil {
+		return err
+	}
+	v.group = g
+	return nil
+}
+
+func (v *admission) groupUpdate() error {
+	ref, err := DecodeObjectRef(v.env.Body, "group")
+	if err != nil {
+		return err
+	}
+	raw, err := v.h.object(ref.ID, "group object")
+	if err != nil {
+		return err
+	}
+	g, err := DecodeGroup(raw)
+	if err != nil {
+		return err
+	}
+	cur := v.st.group(g.ID)
+	if cur == nil {
+		return notAuth("group %q does not exist (or is conflicted) in the causal past", g.ID)
+	}
+	if !cur.isAdmin(v.env.Author) {
+		return notAuth("%s is not an admin of group %q", v.env.Author, g.ID)
+	}
+	if err := v.checkObservers(g); err != nil {
+		return err
+	}
+	v.group = g
+	return nil
+}
+
+func (v *admission) branchCreate() error {
+	ref, err := DecodeObjectRef(v.env.Body, "branch")
+	if err != nil {
+		return err
+	}
+	raw, err := v.h.object(ref.ID, "branch object")
+	if err != nil {
+		return err
+	}
+	br, err := DecodeBranch(raw)
+	if err != nil {
+		return err
+	}
+	switch {
+	case br.Session != v.h.session:
+		return dag.Errorf(dag.CodeSchema, "house: branch object of session %s", br.Session)
+	case br.Restricted:
+		return dag.Errorf(dag.CodeSchema, "house: restricted branches (L2) are not supported yet")
+	case v.st.branches[br.Name] != nil:
+		return notAuth("branch %q already exists in the causal past", br.Name)
+	case br.Head != br.SourceChange:
+		return dag.Errorf(dag.CodeSchema, "house: a new branch's head must be its source change")
+	}
+	owner := v.st.group(br.Owner)
+	if owner == nil || !owner.isAdmin(v.env.Author) {
+		return notAuth("%s is not an admin of owner group %q", v.env.Author, br.Owner)
+	}
+	src := v.st.branch(br.SourceBranch)
+	if src == nil {
+		return notAuth("source branch %q does not exist in the causal past", br.SourceBranch)
+	}
+	found := false
+	for _, hd := range src.heads {
+		if hd == br.SourceChange {
+			found = true
+			break
+		}
+		if ok, err := dag.IsAncestor(v.h.changeParents(), br.SourceChange, hd); err == nil && ok {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return notAuth("change %s is not on source branch %q", br.SourceChange, br.SourceBranch)
+	}
+	if _, err := rules.Compile(br.MergeRule); err != nil {
+		return err
+	}
+	if _, err := rules.Compile(br.GovernanceRule); err != nil {
+		return err
+	}
+	v.branch = br
+	return nil
+}
+
+func (v *admission) branchAppend() error {
+	a, err := DecodeAppend(v.env.Body)
+	if err != nil {
+		return err
+	}
+	raw, err := v.h.object(a.Change, "change")
+	if err != nil {
+		return err
+	}
+	c, _, id, err := statute.DecodeChange(raw)
+	if err != nil {
+		return err
+	}
+	if id != a.Change {
+		return dag.Errorf(dag.CodeSchema, "house: change object is not canonical")
+	}
+	br := v.st.branch(a.Branch)
+	switch {
+	case br == nil:
+		return notAuth("branch %q does not exist (or is conflicted) in the causal past", a.Branch)
+	case br.cfg.protected:
+		return notAuth("branch %q is protected: only approved MRs change its head", a.Branch)
+	case c.Author != v.env.Author.String():
+		return notAuth("change %s is authored by %s, not the signer", id, c.Author)
+	}
+	owner := v.st.group(br.cfg.owner)
+	if owner == nil || !owner.isMember(v.env.Author) {
+		return notAuth("%s is not a member of owner group %q", v.env.Author, br.cfg.owner)
+	}
+	if !slices.Equal(sortedIDs(slices.Clone(c.Parents)), br.heads) {
+		return dag.Errorf(dag.CodeStaleMR, "house: change %s does not follow exactly the heads of branch %q", id, a.Branch)
+	}
+	base, err := v.h.tree(c.Parents[0])
+	if err != nil {
+		return err
+	}
+	out, err := c.Verify(base)
+	if err != nil {
+		return err
+	}
+	v.app, v.change = a, &changeRec{c: c, tree: out}
+	return nil
+}
+
+func ruleBytes(r rules.Ref) []byte {
+	b, _ := r.MarshalJSON()
+	return b
+}
+
+func (v *admission) mrOpen() error {
+	h, st := v.h, v.st
+	m, err := DecodeMR(v.env.Body)
+	if err != nil {
+		return err
+	}
+	id := dag.Sum(v.env.Body)
+	if m.Session != h.session {
+		return dag.Errorf(dag.CodeSchema, "house: MR of session %s", m.Session)
+	}
+	roster := st.roster(h)
+	if roster == nil || !roster.isMember(v.env.Author) {
+		return notAuth("%s is not a roster member", v.env.Author)
+	}
+	if st.mrs[id] != nil {
+		return notAuth("MR %s is already open in the causal past", id)
+	}
+	if m.VariantOf.Valid() {
+		return &dag.ProtocolError{Code: dag.CodeVariantInvalid, Detail: "house: variants and contests (L2) are not supported yet"}
+	}
+	if m.Emergency && m.Kind == "governance" {
+		return &dag.ProtocolError{Code: dag.CodeEmergencyInvalid, Detail: "house: a governance MR cannot be an emergency"}
+	}
+	if m.Effective.Dated {
+		open, err := statute.ParseDate(v.env.TS[:10])
+		if err == nil && m.Effective.Date < open {
+			return &dag.ProtocolError{Code: dag.CodeEffectiveInvalid, Detail: "house: effective date before the MR's open date"}
+		}
+	}
+	if m.Supersedes.Valid() && st.mrs[m.Supersedes] == nil {
+		return notAuth("superseded MR %s is not in the causal past", m.Supersedes)
+	}
+	tb := st.branch(m.Target.Branch)
+	if tb == nil {
+		return notAuth("target branch %q does not exist (or is conflicted) in the causal past", m.Target.Branch)
+	}
+	if !slices.Contains(tb.heads, m.Target.Head) || (m.Kind == "merge" && len(tb.heads) != 1) {
+		return dag.Errorf(dag.CodeStaleMR, "house: target.head %s is not the head of %q", m.Target.Head, m.Target.Branch)
+	}
+	want := tb.cfg.mergeRule
+	if m.Kind == "governance" {
+		want = tb.cfg.governanceRule
+	}
+	if !bytes.Equal(ruleBytes(m.Rule), ruleBytes(want)) {
+		return notAuth("the MR's rule is not the target branch's %s rule", m.Kind)
+	}
+	rule, err := rules.Compile(m.Rule)
+	if err != nil {
+		return err
+	}
+	elg := st.group(m.Group)
+	if elg == nil {
+		return notAuth("electorate group %q does not exist (or is conflicted) in the causal past", m.Group)
+	}
+	el, err := h.electorate(elg)
+	if err != nil {
+		return err
+	}
+	if el.Snapshot() != m.Snapshot {
+		return dag.Errorf(dag.CodeSchema, "house: electorate snapshot %s is not group %q at open (%s)", m.Snapshot, m.Group, el.Snapshot())
+	}
+	if a, ok := rule.Approvers(); ok {
+		gid, err := ParseGroupRef(a.Group)
+		if err != nil {
+			return err
+		}
+		ag := st.group(gid)
+		if ag == nil {
+			return notAuth("approvers group %q does not exist in the causal past", gid)
+		}
+		if el, err = h.electorate(ag); err != nil {
+			return err
+		}
+	}
+	info := &mrInfo{id: id, body: m, rule: rule, el: el, cfgAt: tb.cfg.version}
+	info.facts.Emergency = m.Emergency
+	if m.Kind == "governance" {
+		if err := v.checkGovernance(m, tb); err != nil {
+			return err
+		}
+	} else {
+		sb := st.branch(m.Source.Branch)
+		if sb == nil || !slices.Contains(sb.heads, m.Source.Head) {
+			return dag.Errorf(dag.CodeStaleMR, "house: source.head %s is not a head of %q", m.Source.Head, m.Source.Branch)
+		}
+		op, err := statute.Open(h.changeParents(), h, statute.MergeRequest{SourceHead: m.Source.Head, TargetHead: m.Target.Head, Resolutions: m.Resolutions})
+		if err != nil {
+			if dag.CodeOf(err) != "" {
+				return err
+			}
+			return dag.Errorf(dag.CodeSchema, "house: %v", err)
+		}
+		info.patch = op.Patch
+		env := v.env0(h.body, h.profile)
+		env.MR, env.Fiscal, env.Effective = id, m.Fiscal, m.Effective
+		info.checks = statute.Structure(op.Patch.Result, env)
+		info.facts.StructureFailed = len(info.checks) > 0
+	}
+	if old := h.mrs[id]; old != nil {
+		info = old // the same body opened again concurrently: same electorate (snapshot) and patch
+	}
+	v.mr = info
+	return nil
+}
+
+// checkGovernance enforces D38 and D42 on a governance MR.
+func (v *admission) checkGovernance(m *MR, tb *branchReg) error {
+	for _, r := range []*rules.Ref{m.Set.MergeRule, m.Set.GovernanceRule} {
+		if r != nil {
+			if _, err := rules.Compile(*r); err != nil {
+				return err
+			}
+		}
+	}
+	if m.Set.Owner != "" && v.st.group(m.Set.Owner) == nil {
+		return notAuth("owner group %q does not exist in the causal past", m.Set.Owner)
+	}
+	if m.Target.Branch != RootBranch {
+		return nil
+	}
+	if m.Set.GovernanceRule != nil {
+		return notAuth("the root branch's governance rule is entrenched for the session (D38)")
+	}
+	if r := m.Set.MergeRule; r != nil {
+		if err := CheckRootNotice(*r); err != nil {
+			return err
+		}
+		if cur := tb.cfg.mergeRule.MinNotice; cur != nil && *r.MinNotice < *cur {
+			return notAuth("a governance MR may not lower the root merge rule's notice (D42)")
+		}
+	}
+	return nil
+}
+
+func (v *admission) ballotCast() error {
+	body, err := rules.DecodeBallotBody(v.env.Body)
+	if err != nil {
+		return err
+	}
+	reg := v.st.mrs[body.MR]
+	info := v.h.mrs[body.MR]
+	if reg == nil || info == nil {
+		return dag.Errorf(dag.CodeBallotInvalid, "house: MR %s is not in the ballot's causal past", body.MR)
+	}
+	if !info.el.Has(v.env.Author) {
+		return dag.Errorf(dag.CodeBallotInvalid, "house: %s is not in the electorate frozen at the MR's open", v.env.Author)
+	}
+	if s := body.Supersedes; s.Valid() {
+		prev := v.h.ballots[s]
+		if prev == nil || prev.author != v.env.Author || prev.body.MR != body.MR || len(v.h.ancestorsMissing(v.parents, []int32{prev.ent})) > 0 {
+			return dag.Errorf(dag.CodeBallotInvalid, "house: superseded ballot %s is not the same member's ballot on this MR in the causal past", s)
+		}
+	}
+	v.ballot = &ballotRec{tx: v.id, author: v.env.Author, body: body,
+		ignored: reg.status != StatusOpen || reg.superseded}
+	return nil
+}
+
+func (v *admission) mrDetermine() error {
+	h := v.h
+	d, err := DecodeDetermination(v.env.Body)
+	if err != nil {
+		return err
+	}
+	reg, info := v.st.mrs[d.MR], h.mrs[d.MR]
+	if reg == nil || info == nil {
+		return notAuth("MR %s is not in the determination's causal past", d.MR)
+	}
+	switch {
+	case reg.status != StatusOpen:
+		return notAuth("MR %s is already %s in the causal past", d.MR, reg.status)
+	case reg.superseded:
+		return notAuth("MR %s is superseded in the causal past", d.MR)
+	}
+	targets := make([]int32, 0, len(d.Ballots))
+	poll := rules.NewPoll(info.rule, info.el, d.MR)
+	for _, b := range d.Ballots {
+		rec := h.ballots[b]
+		if rec == nil || rec.body.MR != d.MR {
+			return dag.Errorf(dag.CodeBallotInvalid, "house: %s is not a ballot on MR %s", b, d.MR)
+		}
+		targets = append(targets, rec.ent)
+		if err := poll.Add(rules.Ballot{Tx: rec.tx, Author: rec.author, BallotBody: rec.body}); err != nil {
+			return err
+		}
+	}
+	if miss := h.ancestorsMissing(v.parents, targets); len(miss) > 0 {
+		return dag.Errorf(dag.CodeBallotInvalid, "house: ballot %s is not in the determination's causal past", h.ents[miss[0]].id)
+	}
+	if reason := reg.reason; reason == FlagContradictory {
+		// OQ-3 (docs/deviations.md): a determination whose causal past holds
+		// the contradiction settles it only by counting every ballot the
+		// contradicting determinations counted.
+		listed := make(map[dag.ID]bool, len(d.Ballots))
+		for _, b := range d.Ballots {
+			listed[b] = true
+		}
+		for _, g := range reg.dets {
+			for _, b := range h.dets[h.ents[h.gov[g]].id].body.Ballots {
+				if !listed[b] {
+					return notAuth("MR %s has contradictory determinations: a settling determination must list every ballot they listed (missing %s)", d.MR, b)
+				}
+			}
+		}
+	}
+	res := poll.Result(rules.Context{Facts: info.facts})
+	if res.IfClosed != d.Outcome {
+		return notAuth("determination says %s; re-evaluating its %d ballots gives %s", d.Outcome, len(d.Ballots), res.IfClosed)
+	}
+	v.det = &detRec{tx: v.id, body: d, result: res}
+	return nil
+}
+
+// commitStatic records what governance entry g carries, before apply.
+func (v *admission) commitStatic(g int32) {
+	h := v.h
+	gs := govStatic{author: v.env.Author}
+	switch v.env.Type {
+	case dag.TxSessionCreate:
+		if h.body == nil {
+			h.body, h.profile = v.session, v.profile
+			gen := Genesis(v.session.Seed)
+			id, _ := gen.ID()
+			h.genesis = id
+			h.changes[id] = &changeRec{c: gen, tree: v.seed}
+		}
+	case dag.TxGroupCreate, dag.TxGroupUpdate:
+		gs.group = newGroupVal(v.group)
+	case dag.TxBranchCreate:
+		gs.branch = v.branch
+	case dag.TxBranchAppend:
+		gs.app = v.app
+		if _, ok := h.changes[v.app.Change]; !ok {
+			h.changes[v.app.Change] = v.change
+		}
+	case dag.TxMROpen:
+		info := v.mr
+		if h.mrs[info.id] == nil {
+			info.poll = rules.NewPoll(info.rule, info.el, info.id)
+			info.openGov = g
+			h.mrs[info.id] = info
+		}
+		info.opens = sortedIDs(append(info.opens, v.id))
+		gs.mr = info.id
+	case dag.TxMRDetermine:
+		v.det.gov = g
+		h.dets[v.id] = v.det
+	case dag.TxKeyRegister:
+		gs.key = v.key
+	}
+	h.gd = append(h.gd, gs)
+}
+
+// commitBallot records an admitted ballot and folds it into its MR's poll:
+// O(1), the session is never refolded.
+func (v *admission) commitBallot(ei int32) {
+	h, b := v.h, v.ballot
+	b.ent = ei
+	h.ballots[b.tx] = b
+	h.counts.Ballots++
+	if b.ignored {
+		h.counts.IgnoredBallots++
+		return
+	}
+	_ = h.mrs[b.body.MR].poll.Add(rules.Ballot{Tx: b.tx, Author: b.author, BallotBody: b.body})
+}
+
+// electorate freezes a group's members, once per group version.
+func (h *House) electorate(g *groupVal) (*rules.Electorate, error) {
+	if h.els == nil {
+		h.els = make(map[*groupVal]*rules.Electorate)
+	}
+	if el, ok := h.els[g]; ok {
+		return el, nil
+	}
+	el, err := rules.NewElectorate(g.Members)
+	if err != nil {
+		return nil, err
+	}
+	h.els[g] = el
+	return el, nil
+}

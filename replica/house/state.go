@@ -1,0 +1,428 @@
+package house
+
+// This file turns a House into its derived State (canonical JSON with a
+// state hash), answers the cheap per-MR queries, and derives a House from
+// scratch from a set of entries.
+
+import (
+	"container/heap"
+	"slices"
+	"strings"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/statute"
+	"github.com/witan-dev/witan/rules"
+)
+
+// State is the derived state of a session: a pure function of the set of
+// admitted entries. Its canonical JSON is byte-identical on every replica
+// that admitted the same entries, whatever their order; Hash names it.
+// Per-replica facts (finality, checkpoint times) are not part of it.
+type State struct {
+	Session    dag.ID       `json:"session"`
+	Label      string       `json:"label"`
+	Simulation bool         `json:"simulation"`
+	Education  bool         `json:"education"`
+	Profile    string       `json:"profile"`
+	Flags      []string     `json:"flags"`
+	Groups     []GroupView  `json:"groups"`
+	Branches   []BranchView `json:"branches"`
+	MRs        []MRView     `json:"merge_requests"`
+	Keys       []dag.Key    `json:"keys"`
+	Entries    int          `json:"entries"`
+	Ballots    int          `json:"ballots"`
+}
+
+// GroupView is one group as derived.
+type GroupView struct {
+	ID      string    `json:"id"`
+	Members []dag.Key `json:"members"` // empty when conflicted
+	Admins  []dag.Key `json:"admins"`
+	Flags   []string  `json:"flags"`
+}
+
+// HeadView is an MR's source or target.
+type HeadView struct {
+	Branch string `json:"branch"`
+	Head   dag.ID `json:"head"`
+}
+
+// BranchView is one branch as derived.
+type BranchView struct {
+	Name           string     `json:"name"`
+	Owner          string     `json:"owner"`
+	Protected      bool       `json:"protected"`
+	Source         *HeadView  `json:"source"`
+	Heads          []dag.ID   `json:"heads"`
+	Snapshot       *dag.ID    `json:"snapshot"` // the head's snapshot; null with several heads
+	MergeRule      *rules.Ref `json:"merge_rule"`
+	GovernanceRule *rules.Ref `json:"governance_rule"`
+	Flags          []string   `json:"flags"`
+}
+
+// DeterminationView is a determination re-evaluated over exactly its
+// listed ballots.
+type DeterminationView struct {
+	Tx      dag.ID        `json:"tx"`
+	Outcome rules.Outcome `json:"outcome"`
+	Ballots int           `json:"ballots"`
+	// Maximal is true when no later determination of the MR has this one in
+	// its causal past; only maximal determinations decide.
+	Maximal    bool         `json:"maximal"`
+	Executed   bool         `json:"executed"`
+	Evaluation rules.Result `json:"evaluation"`
+}
+
+// MRView is one merge request as derived.
+type MRView struct {
+	ID              dag.ID              `json:"id"`
+	Kind            string              `json:"kind"`
+	OpenedBy        []dag.ID            `json:"opened_by"`
+	Source          *HeadView           `json:"source"`
+	Target          HeadView            `json:"target"`
+	Electorate      string              `json:"electorate"`
+	Rule            rules.Ref           `json:"rule"`
+	Summary         string              `json:"summary"` // the opener's own words, never an official summary
+	Supersedes      *dag.ID             `json:"supersedes"`
+	Status          string              `json:"status"`
+	Reason          string              `json:"reason"`
+	Flags           []string            `json:"flags"`
+	StructureFailed bool                `json:"structure_failed"`
+	Merge           *dag.ID             `json:"merge"`
+	Live            rules.Result        `json:"live"` // the live tally over every counted ballot
+	Determinations  []DeterminationView `json:"determinations"`
+}
+
+// global returns the governance state of everything admitted.
+func (h *House) global() *govState {
+	return h.stateAt(h.intern(h.heads))
+}
+
+// State derives the session's state. It costs O(groups' members + MRs +
+// determinations): the polls are already folded.
+func (h *House) State() *State {
+	st := h.global()
+	s := &State{Session: h.session, Flags: []string{}, Groups: []GroupView{}, Branches: []BranchView{}, MRs: []MRView{}, Keys: []dag.Key{},
+		Entries: h.counts.Entries, Ballots: h.counts.Ballots}
+	if h.body != nil {
+		s.Label, s.Simulation, s.Education, s.Profile = h.body.Label, h.body.Simulation, h.body.Education, h.body.Profile
+	}
+	if st.session != nil && len(st.session.txs) > 1 {
+		s.Flags = append(s.Flags, FlagRepeatedSessionCreate)
+	}
+	for _, id := range sortedKeys(st.groups) {
+		s.Groups = append(s.Groups, groupView(id, st.groups[id]))
+	}
+	for _, name := range sortedKeys(st.branches) {
+		s.Branches = append(s.Branches, h.branchView(name, st.branches[name]))
+	}
+	ids := make([]dag.ID, 0, len(st.mrs))
+	for id := range st.mrs {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, dag.ID.Compare)
+	for _, id := range ids {
+		s.MRs = append(s.MRs, h.mrView(st, id))
+	}
+	for k := range st.keys {
+		s.Keys = append(s.Keys, k)
+	}
+	slices.SortFunc(s.Keys, func(a, b dag.Key) int { return strings.Compare(a.String(), b.String()) })
+	return s
+}
+
+// Hash returns the state hash: the SHA-256 of the state's canonical JSON.
+func (s *State) Hash() (dag.ID, error) {
+	id, _, err := dag.HashJSON(s)
+	return id, err
+}
+
+// Canonical returns the state's canonical JSON.
+func (s *State) Canonical() ([]byte, error) { return dag.Marshal(s) }
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func groupView(id string, r *groupReg) GroupView {
+	v := GroupView{ID: id, Members: []dag.Key{}, Admins: []dag.Key{}, Flags: []string{}}
+	if len(r.creates) > 1 {
+		v.Flags = append(v.Flags, FlagGroupConflict)
+	} else if len(r.writes) > 1 {
+		v.Flags = append(v.Flags, FlagGroupUpdateConflict)
+	}
+	if r.val != nil {
+		v.Members = append(v.Members, r.val.Members...)
+		v.Admins = append(v.Admins, r.val.Admins...)
+	}
+	return v
+}
+
+func (h *House) branchView(name string, r *branchReg) BranchView {
+	v := BranchView{Name: name, Heads: append([]dag.ID{}, r.heads...), Flags: []string{}}
+	if len(r.creates) > 1 {
+		v.Flags = append(v.Flags, FlagBranchNameConflict)
+	}
+	if len(r.heads) > 1 {
+		v.Flags = append(v.Flags, FlagConcurrentAppend)
+	}
+	if c := r.cfg; c != nil {
+		v.Owner, v.Protected = "group:"+c.owner, c.protected
+		mr, gr := c.mergeRule, c.governanceRule
+		v.MergeRule, v.GovernanceRule = &mr, &gr
+		if c.source.Branch != "" {
+			v.Source = &HeadView{c.source.Branch, c.source.Head}
+		}
+	}
+	if len(r.heads) == 1 {
+		if t, err := h.tree(r.heads[0]); err == nil {
+			id := t.Hash()
+			v.Snapshot = &id
+		}
+	}
+	return v
+}
+
+func (h *House) mrView(st *govState, id dag.ID) MRView {
+	info, reg := h.mrs[id], st.mrs[id]
+	m := info.body
+	v := MRView{ID: id, Kind: m.Kind, OpenedBy: append([]dag.ID{}, info.opens...), Target: HeadView{m.Target.Branch, m.Target.Head},
+		Electorate: "group:" + m.Group, Rule: m.Rule, Summary: m.Summary, Status: reg.status, Reason: reg.reason, Flags: []string{},
+		StructureFailed: info.facts.StructureFailed, Determinations: []DeterminationView{}}
+	if m.Kind == "merge" {
+		v.Source = &HeadView{m.Source.Branch, m.Source.Head}
+	}
+	if m.Supersedes.Valid() {
+		s := m.Supersedes
+		v.Supersedes = &s
+	}
+	if len(info.opens) > 1 {
+		v.Flags = append(v.Flags, FlagConcurrentOpen)
+	}
+	if reg.reason == FlagContradictory && reg.status == StatusOpen {
+		v.Flags = append(v.Flags, FlagContradictory)
+	}
+	if reg.status == StatusOpen {
+		switch {
+		case reg.superseded:
+			v.Status = StatusSuperseded
+		case h.staleNow(st, info):
+			v.Status, v.Reason = StatusStale, "the target head moved and the patch no longer applies"
+		}
+	}
+	if reg.merge.Valid() {
+		mc := reg.merge
+		v.Merge = &mc
+	}
+	v.Live = info.poll.Result(rules.Context{Facts: info.facts})
+	for _, tx := range h.detsOf(id) {
+		d := h.dets[tx]
+		v.Determinations = append(v.Determinations, DeterminationView{
+			Tx: tx, Outcome: d.body.Outcome, Ballots: len(d.body.Ballots),
+			Maximal:  slices.Contains(reg.dets, d.gov),
+			Executed: reg.executedBy == d.gov, Evaluation: d.result,
+		})
+	}
+	return v
+}
+
+// staleNow reports whether an open merge MR's patch no longer applies to
+// its target's current head (30k §6 item 3, bait-and-switch).
+func (h *House) staleNow(st *govState, info *mrInfo) bool {
+	if info.body.Kind != "merge" {
+		return false
+	}
+	tb := st.branch(info.body.Target.Branch)
+	if tb == nil || len(tb.heads) != 1 {
+		return true
+	}
+	if tb.heads[0] == info.body.Target.Head {
+		return false
+	}
+	_, err := h.mergeChange(info, tb.heads[0])
+	return err != nil
+}
+
+// detsOf lists the admitted determinations of an MR, sorted by tx id.
+func (h *House) detsOf(mr dag.ID) []dag.ID {
+	var out []dag.ID
+	for tx, d := range h.dets {
+		if d.body.MR == mr {
+			out = append(out, tx)
+		}
+	}
+	slices.SortFunc(out, dag.ID.Compare)
+	return out
+}
+
+// MRs lists the ids of the MRs opened, sorted.
+func (h *House) MRs() []dag.ID {
+	out := make([]dag.ID, 0, len(h.mrs))
+	for id := range h.mrs {
+		out = append(out, id)
+	}
+	slices.SortFunc(out, dag.ID.Compare)
+	return out
+}
+
+// MR returns the derived view of one MR.
+func (h *House) MR(id dag.ID) (MRView, bool) {
+	st := h.global()
+	if st.mrs[id] == nil {
+		return MRView{}, false
+	}
+	return h.mrView(st, id), true
+}
+
+// Tally returns the live evaluation of an MR's poll in ctx (the caller's
+// checkpoint time, for the advisory timing) in O(1) plus the voided list.
+func (h *House) Tally(id dag.ID, ctx rules.Context) (rules.Result, bool) {
+	info := h.mrs[id]
+	if info == nil {
+		return rules.Result{}, false
+	}
+	ctx.Facts = info.facts
+	return info.poll.Result(ctx), true
+}
+
+// Evaluate re-evaluates determination tx over exactly its listed ballots in
+// ctx: an eventual node records the advisory timing (notice, deadline)
+// with the checkpoint times the caller passes.
+func (h *House) Evaluate(tx dag.ID, ctx rules.Context) (rules.Result, bool) {
+	d := h.dets[tx]
+	if d == nil {
+		return rules.Result{}, false
+	}
+	info := h.mrs[d.body.MR]
+	p := rules.NewPoll(info.rule, info.el, info.id)
+	for _, b := range d.body.Ballots {
+		r := h.ballots[b]
+		_ = p.Add(rules.Ballot{Tx: r.tx, Author: r.author, BallotBody: r.body})
+	}
+	ctx.Facts = info.facts
+	return p.Result(ctx), true
+}
+
+// Determination returns the MR a determination decides, for callers that
+// need the MR's open to time it.
+func (h *House) Determination(tx dag.ID) (mr dag.ID, ok bool) {
+	d := h.dets[tx]
+	if d == nil {
+		return dag.ID{}, false
+	}
+	return d.body.MR, true
+}
+
+// Opens returns the mr.open tx ids of an MR.
+func (h *House) Opens(mr dag.ID) []dag.ID {
+	if info := h.mrs[mr]; info != nil {
+		return slices.Clone(info.opens)
+	}
+	return nil
+}
+
+// Tree returns the snapshot of a change (a branch head) for /branches/{name}/tree.
+func (h *House) Tree(change dag.ID) (*statute.Tree, bool) {
+	t, err := h.tree(change)
+	return t, err == nil
+}
+
+// Rejection is an entry refused at admission, with the code and detail of
+// its refusal.
+type Rejection struct {
+	ID     dag.ID   `json:"id"`
+	Code   dag.Code `json:"code"`
+	Detail string   `json:"detail"`
+}
+
+// Input is one entry for Derive.
+type Input struct {
+	ID  dag.ID
+	Env *dag.Envelope
+}
+
+// Derive is the full derivation: it admits the entries of one session in
+// witan's deterministic topological order (ties by id), from nothing. An
+// entry whose parent was refused is refused too (unknown_parent, "parent
+// quarantined"); an entry whose parent is not among the inputs is left out
+// and listed in pending. The result equals what Admit builds incrementally
+// from the same set in any causal order.
+func Derive(session dag.ID, in []Input, objs Objects) (h *House, refused []Rejection, pending []dag.ID, err error) {
+	h = New(session, objs)
+	byID := make(map[dag.ID]*dag.Envelope, len(in))
+	for _, x := range in {
+		byID[x.ID] = x.Env
+	}
+	waiting := make(map[dag.ID]int, len(byID))
+	children := make(map[dag.ID][]dag.ID, len(byID))
+	ready := &idHeap{}
+	for id, env := range byID {
+		n := 0
+		for _, p := range env.Parents {
+			children[p] = append(children[p], id)
+			n++
+		}
+		waiting[id] = n
+		if n == 0 {
+			*ready = append(*ready, id)
+		}
+	}
+	heap.Init(ready)
+	bad := make(map[dag.ID]bool)
+	done := make(map[dag.ID]bool)
+	for ready.Len() > 0 {
+		id := heap.Pop(ready).(dag.ID)
+		done[id] = true
+		env := byID[id]
+		var perr error
+		for _, p := range env.Parents {
+			if bad[p] {
+				perr = &dag.ProtocolError{Code: dag.CodeUnknownParent, Detail: "parent quarantined: " + p.String()}
+				break
+			}
+		}
+		if perr == nil {
+			perr = h.Admit(id, env)
+		}
+		if perr != nil {
+			c := dag.CodeOf(perr)
+			if c == "" {
+				return nil, nil, nil, perr
+			}
+			bad[id] = true
+			refused = append(refused, Rejection{ID: id, Code: c, Detail: perr.Error()})
+		}
+		for _, c := range children[id] {
+			waiting[c]--
+			if waiting[c] == 0 {
+				heap.Push(ready, c)
+			}
+		}
+	}
+	for id := range byID {
+		if !done[id] {
+			pending = append(pending, id)
+		}
+	}
+	slices.SortFunc(pending, dag.ID.Compare)
+	slices.SortFunc(refused, func(a, b Rejection) int { return a.ID.Compare(b.ID) })
+	return h, refused, pending, nil
+}
+
+type idHeap []dag.ID
+
+func (x idHeap) Len() int           { return len(x) }
+func (x idHeap) Less(i, j int) bool { return x[i].Compare(x[j]) < 0 }
+func (x idHeap) Swap(i, j int)      { x[i], x[j] = x[j], x[i] }
+func (x *idHeap) Push(v any)        { *x = append(*x, v.(dag.ID)) }
+func (x *idHeap) Pop() any {
+	old := *x
+	v := old[len(old)-1]
+	*x = old[:len(old)-1]
+	return v
+}
