@@ -291,12 +291,12 @@ func lineDiff(a, b []string) []string {
 			out = append(out, " "+a[i])
 			i++
 			j++
-		case j < m && (i == n || L[i][j+1] >= L[i+1][j]):
-			out = append(out, "+"+b[j])
-			j++
-		default:
+		case i < n && (j == m || L[i+1][j] >= L[i][j+1]):
 			out = append(out, "-"+a[i])
 			i++
+		default:
+			out = append(out, "+"+b[j])
+			j++
 		}
 	}
 	return out

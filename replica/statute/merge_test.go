@@ -242,9 +242,13 @@ func TestDeriveCases(t *testing.T) {
 			},
 		},
 		{
-			name:      "moved to different parents conflicts",
-			src:       func(b *builder) { must(t, b.do(Op{Op: OpMove, NID: "/us/t1/s3", Pre: mustHash(b.cur, "/us/t1/s3"), ParentNID: "/us/t2"})) },
-			tgt:       func(b *builder) { must(t, b.do(Op{Op: OpMove, NID: "/us/t1/s3", Pre: mustHash(b.cur, "/us/t1/s3"), ParentNID: "/us/t1/s1"})) },
+			name: "moved to different parents conflicts",
+			src: func(b *builder) {
+				must(t, b.do(Op{Op: OpMove, NID: "/us/t1/s3", Pre: mustHash(b.cur, "/us/t1/s3"), ParentNID: "/us/t2"}))
+			},
+			tgt: func(b *builder) {
+				must(t, b.do(Op{Op: OpMove, NID: "/us/t1/s3", Pre: mustHash(b.cur, "/us/t1/s3"), ParentNID: "/us/t1/s1"}))
+			},
 			conflicts: []string{"/us/t1/s3"},
 		},
 		{
