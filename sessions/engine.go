@@ -25,6 +25,9 @@ type Options struct {
 	// Entropy supplies the 64 random bits of each session ID (Inv 2.5):
 	// crypto/rand.Reader in production, a fixed stream in tests. Required.
 	Entropy io.Reader
+	// Grammar, if set, is used instead of compiling the profile's own; a
+	// Grammar is immutable, so engines may share one.
+	Grammar *Grammar
 }
 
 // Engine is the Resolution Protocol memory model for one device or stream:
@@ -58,9 +61,12 @@ func New(opts Options) (*Engine, error) {
 	if opts.Entropy == nil {
 		return nil, ErrNoEntropy
 	}
-	g, err := p.Grammar()
-	if err != nil {
-		return nil, err
+	g := opts.Grammar
+	if g == nil {
+		var err error
+		if g, err = p.Grammar(); err != nil {
+			return nil, err
+		}
 	}
 	return &Engine{p: p, g: g, stair: p.Staircase(), entropy: opts.Entropy,
 		now: NoTime, prevEnd: NoTime, offAt: NoTime}, nil
