@@ -83,33 +83,61 @@ func BenchmarkFold(b *testing.B) {
 }
 
 // BenchmarkAdd is the incremental cost of one ballot in a poll that
-// already holds a ballot from every one of 11,000 members: each new ballot
-// supersedes its member's latest one, as a vote change does.
+// already holds a ballot from every one of 11,000 members, each new ballot
+// superseding its member's latest one (a vote change). In "short" every
+// member has at most 4 ballots (the poll is rebuilt, untimed, after that);
+// in "long" the chains grow without bound (about N/11,000 ballots each),
+// which exercises the per-member index. The cost of a member's first
+// ballot is BenchmarkFold's time divided by its ballots.
 func BenchmarkAdd(b *testing.B) {
 	el := electorate(b, rosterSize)
+	rule := benchRule(b, 0)
 	var seq uint64
-	p := rules.NewPoll(benchRule(b, 0), el, mrID)
+	var p *rules.Poll
 	tips := make([]dag.ID, rosterSize)
-	for m := range rosterSize {
-		seq++
-		x := rules.Ballot{Tx: seqID(1, seq), Author: member(m)}
-		x.MR, x.Choice = mrID, rules.Reject
-		_ = p.Add(x)
-		tips[m] = x.Tx
+	fill := func() {
+		p = rules.NewPoll(rule, el, mrID)
+		for m := range rosterSize {
+			seq++
+			x := rules.Ballot{Tx: seqID(1, seq), Author: member(m)}
+			x.MR, x.Choice = mrID, rules.Reject
+			_ = p.Add(x)
+			tips[m] = x.Tx
+		}
 	}
-	next := make([]rules.Ballot, b.N)
-	for i := range next {
+	next := func(i int) rules.Ballot {
 		m := i % rosterSize
 		seq++
 		x := rules.Ballot{Tx: seqID(1, seq), Author: member(m)}
 		x.MR, x.Choice, x.Supersedes = mrID, rules.Choice(1+i%3), tips[m]
 		tips[m] = x.Tx
-		next[i] = x
+		return x
 	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		_ = p.Add(next[i])
+	for _, tc := range []struct {
+		name  string
+		reset int // rebuild the poll after this many ballots; 0 = never
+	}{{"short", 3 * rosterSize}, {"long", 0}} {
+		b.Run(tc.name, func(b *testing.B) {
+			fill()
+			batch := make([]rules.Ballot, b.N)
+			for i := range batch {
+				batch[i] = next(i)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if tc.reset > 0 && i > 0 && i%tc.reset == 0 {
+					b.StopTimer()
+					fill()
+					for j := i; j < b.N; j++ { // re-point the rest at the new tips
+						batch[j].Supersedes = tips[j%rosterSize]
+						tips[j%rosterSize] = batch[j].Tx
+					}
+					b.StartTimer()
+				}
+				_ = p.Add(batch[i])
+			}
+		})
 	}
 }
 
