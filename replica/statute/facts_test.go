@@ -41,8 +41,8 @@ func TestS13NumbersFact(t *testing.T) {
 func TestFactSheetFields(t *testing.T) {
 	base := sample()
 	b := &builder{cur: base.Clone()}
-	setText(t, b, "/us/t1/s1/b", "See [[ref:/us/t1/s3]].")                        // ref s2 -> s3
-	setText(t, b, "/us/t1/s1/a", "[[def:agency]] An agency is any office.")       // definition changed
+	setText(t, b, "/us/t1/s1/b", "See [[ref:/us/t1/s3]].")                               // ref s2 -> s3
+	setText(t, b, "/us/t1/s1/a", "[[def:agency]] An agency is any office.")              // definition changed
 	must(t, b.insert("/us/t1", "/us/t1/s3", &NodeSpec{NID: "/us/t1/s4", Kind: "section", // added, with markers
 		Text: "[[def:board]] [[sunset:90]] [[applies:NY,CA]] [[approp:ops:2,500:2027]]"}))
 	must(t, b.insert("/us/t2", "/us/t2/s1", &NodeSpec{NID: "/us/t2/s2", Kind: "section",
