@@ -145,13 +145,14 @@ func IsDescendantOf(start, ancestor dag.ID, src Source) Descent {
 		d.Missing = []dag.ID{}
 	}
 	if d.Descendant {
-		var rev []dag.ID
-		rev = append(rev, ancestor)
+		n := 1 // the ancestor
 		for i := w.found; i >= 0; i = int(w.prev[i]) {
-			rev = append(rev, w.chain[i])
+			n++
 		}
-		for i := len(rev) - 1; i >= 0; i-- {
-			d.Chain = append(d.Chain, rev[i])
+		d.Chain = make([]dag.ID, n)
+		d.Chain[n-1] = ancestor
+		for i, k := w.found, n-2; i >= 0; i, k = int(w.prev[i]), k-1 {
+			d.Chain[k] = w.chain[i]
 		}
 	}
 	return d
@@ -184,16 +185,16 @@ func walk(start dag.ID, src Source, target dag.ID) walked {
 	seenMissing := map[dag.ID]struct{}{}
 	w.chain = append(w.chain, start)
 	w.prev = append(w.prev, -1)
-	lineages := []Parents{b.Lineage}
+	lineages := []string{b.Lineage.digests} // parents' digests, read once
 	depths := []int32{0}
 	if target.Valid() && target == start {
 		return w // not its own descendant
 	}
 	for i := 0; i < len(w.chain); i++ {
-		w.off = append(w.off, int32(len(w.edges)))
+		w.off = push(w.off, int32(len(w.edges)))
 		w.checked++
-		lin := lineages[i]
-		lineages[i] = Parents{} // read once; let the memory go
+		lin := Parents{presence: Present, digests: lineages[i]}
+		lineages[i] = "" // let the memory go
 		for k := 0; k < lin.Len(); k++ {
 			p := lin.At(k)
 			if target.Valid() && p == target {
@@ -202,7 +203,7 @@ func walk(start dag.ID, src Source, target dag.ID) walked {
 				return w
 			}
 			if j, ok := index[p]; ok {
-				w.edges = append(w.edges, j)
+				w.edges = push(w.edges, j)
 				continue
 			}
 			if _, ok := seenMissing[p]; ok {
@@ -211,19 +212,19 @@ func walk(start dag.ID, src Source, target dag.ID) walked {
 			pb, ok := src.Block(p)
 			if !ok {
 				seenMissing[p] = struct{}{}
-				w.missing = append(w.missing, p)
+				w.missing = push(w.missing, p)
 				continue
 			}
 			j := int32(len(w.chain))
 			index[p] = j
-			w.chain = append(w.chain, p)
-			w.prev = append(w.prev, int32(i))
-			lineages = append(lineages, pb.Lineage)
-			depths = append(depths, depths[i]+1)
+			w.chain = push(w.chain, p)
+			w.prev = push(w.prev, int32(i))
+			lineages = push(lineages, pb.Lineage.digests)
+			depths = push(depths, depths[i]+1)
 			if int(depths[j]) > w.depth {
 				w.depth = int(depths[j])
 			}
-			w.edges = append(w.edges, j)
+			w.edges = push(w.edges, j)
 		}
 	}
 	w.off = append(w.off, int32(len(w.edges)))
@@ -260,8 +261,21 @@ func (w *walked) findCycle() (int, bool) {
 			return int(to), true
 		case white:
 			colour[to] = grey
-			stack = append(stack, frame{to, w.off[to]})
+			stack = push(stack, frame{to, w.off[to]})
 		}
 	}
 	return 0, false
+}
+
+// push appends v to s, doubling the capacity when s is full. append grows
+// large slices by a quarter at a time, which on a 100,000-block walk
+// allocates several times the final size; doubling keeps the total under
+// twice.
+func push[T any](s []T, v T) []T {
+	if len(s) == cap(s) {
+		n := make([]T, len(s), max(2*cap(s), 8))
+		copy(n, s)
+		s = n
+	}
+	return append(s, v)
 }
