@@ -1,12 +1,13 @@
 package house_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica/house"
-	"github.com/witan-dev/witan/replica/statute"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
+	"github.com/witan-dev/witan/replica/statute"
 )
 
 // admitAll admits txs in order and returns the codes of the refused ones
@@ -116,5 +117,71 @@ func TestAdmitLinearAmendment(t *testing.T) {
 	}
 	if v.Live.Tally.Approve != 6 || v.Live.Tally.Reject != 1 {
 		t.Fatalf("live tally %+v: the late ballot must be ignored", v.Live.Tally)
+	}
+}
+
+// TestContradictoryDetermination: two valid determinations of one MR made
+// on partitions that saw different ballots (members 4 and 5 voted on both
+// sides) disagree; neither executes and the MR is flagged. A determination
+// whose causal past holds both settles it only by listing every ballot
+// they listed (witan's answer to OQ-3).
+func TestContradictoryDetermination(t *testing.T) {
+	w := newWorld(t, ht.Options{})
+	b := w.b
+	h := house.New(b.Session, b.Objects)
+	open, mr := b.Open(ht.Member(1), ht.MR{Source: "draft", SourceHead: w.change, TargetHead: b.Genesis,
+		Members: ht.Members(0, 10), Rule: ht.Majority(house.MinRootNotice)}, w.amend.ID)
+	side := func(from, to int, choice string) (txs []ht.Tx, ids []dag.ID) {
+		prev := open.ID
+		for i := from; i < to; i++ {
+			bt := b.Ballot(ht.Member(i), mr, choice, dag.ID{}, prev)
+			txs, ids, prev = append(txs, bt), append(ids, bt.ID), bt.ID
+		}
+		return txs, ids
+	}
+	aTxs, aIDs := side(0, 6, "approve")
+	rTxs, rIDs := side(4, 10, "reject")
+	detA := b.Determine(ht.Member(0), mr, aIDs, "approved", aIDs[len(aIDs)-1])
+	detR := b.Determine(ht.Member(9), mr, rIDs, "rejected", rIDs[len(rIDs)-1])
+	txs := append(w.prefix(), open)
+	txs = append(txs, aTxs...)
+	txs = append(txs, rTxs...)
+	txs = append(txs, detA, detR)
+	if bad := admitAll(t, h, txs...); len(bad) > 0 {
+		t.Fatalf("refused %v", bad)
+	}
+	v, _ := h.MR(mr)
+	if v.Status != house.StatusOpen || !slices.Contains(v.Flags, house.FlagContradictory) || v.Merge != nil {
+		t.Fatalf("after two disagreeing determinations: status %s flags %v merge %v", v.Status, v.Flags, v.Merge)
+	}
+	for _, d := range v.Determinations {
+		if d.Executed || !d.Maximal {
+			t.Fatalf("determination %+v executed or not maximal", d)
+		}
+	}
+	// A settling determination must list both sides' ballots.
+	partial := b.Determine(ht.Member(2), mr, aIDs, "approved", detA.ID, detR.ID)
+	all := append(slices.Clone(aIDs), rIDs...)
+	settle := b.Determine(ht.Member(2), mr, all, "rejected", detA.ID, detR.ID)
+	bad := admitAll(t, h, partial, settle)
+	if len(bad) != 1 || bad[partial.ID] != dag.CodeNotAuthorized {
+		t.Fatalf("refused %v, want only the partial determination", bad)
+	}
+	v, _ = h.MR(mr)
+	if v.Status != house.StatusRejected || slices.Contains(v.Flags, house.FlagContradictory) {
+		t.Fatalf("after the settling determination: status %s flags %v", v.Status, v.Flags)
+	}
+	if v.Live.Tally.Void != 2 {
+		t.Fatalf("live tally %+v: members 4 and 5 equivocated", v.Live.Tally)
+	}
+	// The full derivation agrees, whatever the order.
+	full, _, _, err := house.Derive(b.Session, ht.Input(append(txs, partial, settle)...), b.Objects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := stateHash(t, h)
+	f, _ := stateHash(t, full)
+	if a != f {
+		t.Fatal("full derivation differs from incremental")
 	}
 }
