@@ -1,6 +1,7 @@
 package memoryblock
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -219,12 +220,17 @@ func Decode(data []byte) (Block, error) {
 			return Block{}, errorf(CodeBlockUnknownField, Field(name), "key %s is not one of the seven CAT7 fields", quote(name))
 		}
 	}
-	if _, err := dag.Canonicalize(loose); err != nil {
+	strict, err := dag.Canonicalize(loose)
+	if err != nil {
 		return Block{}, &Error{Code: CodeBlockMalformed, Detail: err.Error(), Err: err}
 	}
-	// loose is canonical under witan's profile too, so every member's bytes
-	// are canonical as they stand. A key with an escape is never a field
-	// name, so the raw keys are the names.
+	if !bytes.Equal(strict, loose) {
+		// Not expected (the two profiles write integers and text alike), but
+		// the members must come from the strict form.
+		members = objectMembers(strict)
+	}
+	// Every member's bytes are canonical as they stand. A key with an
+	// escape is never a field name, so the raw keys are the names.
 	var b Block
 	for _, m := range members {
 		raw := m.value
