@@ -104,11 +104,73 @@ type Grammar struct {
 type compiledLocale struct {
 	*Locale
 	rules []compiledRule
+	reps  [][2]string // Replacements, padded with spaces
 }
 
 type compiledRule struct {
 	rule     *Rule
-	patterns []*regexp.Regexp
+	patterns []compiledPattern
+}
+
+// compiledPattern is a pattern and the words any match must contain, so
+// most patterns are ruled out by a substring search before the regexp runs.
+type compiledPattern struct {
+	re   *regexp.Regexp
+	need []string
+}
+
+// requiredWords returns words of three letters or more that every match of
+// pattern contains: literal words outside groups, classes, placeholders and
+// quantified atoms. It returns nothing for a pattern with a top-level
+// alternation.
+func requiredWords(pattern string) []string {
+	var words []string
+	var cur []rune
+	flush := func() {
+		if len(cur) >= 3 {
+			words = append(words, string(cur))
+		}
+		cur = cur[:0]
+	}
+	depth := 0
+	rs := []rune(pattern)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case r == '(':
+			flush()
+			depth++
+		case r == ')':
+			depth--
+		case depth > 0:
+		case r == '|':
+			return nil
+		case r == '[':
+			flush()
+			for i < len(rs) && rs[i] != ']' {
+				i++
+			}
+		case r == '{':
+			flush()
+			for i < len(rs) && rs[i] != '}' {
+				i++
+			}
+		case r == '?' || r == '*' || r == '+':
+			if len(cur) > 0 {
+				cur = cur[:len(cur)-1]
+			}
+			flush()
+		case r == '\\':
+			flush()
+			i++
+		case r == '\'' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			cur = append(cur, r)
+		default:
+			flush()
+		}
+	}
+	flush()
+	return words
 }
 
 // NewGrammar compiles the given locales, in the order they will be tried,
@@ -130,7 +192,7 @@ func NewGrammar(tags, invocation, extensions []string) (*Grammar, error) {
 		}
 		dur := "(?:(?P<n>[0-9]{1,6}|" + strings.Join(quoteAll(keysByLength(l.Numbers)), "|") +
 			") )?(?P<u>" + strings.Join(quoteAll(keysByLength(l.Units)), "|") + ")"
-		cl := &compiledLocale{Locale: l}
+		cl := &compiledLocale{Locale: l, reps: padded(l.Replacements)}
 		for i := range l.Rules {
 			r := &l.Rules[i]
 			if r.Extension != "" && !slices.Contains(extensions, r.Extension) {
@@ -143,7 +205,7 @@ func NewGrammar(tags, invocation, extensions []string) (*Grammar, error) {
 				if err != nil {
 					return nil, fmt.Errorf("%w: locale %s rule %s: %v", ErrGrammar, tag, r.Name, err)
 				}
-				cr.patterns = append(cr.patterns, re)
+				cr.patterns = append(cr.patterns, compiledPattern{re: re, need: requiredWords(p)})
 			}
 			cl.rules = append(cl.rules, cr)
 		}
@@ -210,14 +272,21 @@ func (g *Grammar) Match(text string) (Match, bool) {
 	norms := buf[:0]
 	addressed := false
 	for _, l := range g.locales {
-		n := l.Normalise(text)
+		n := l.normalise(text, l.reps)
 		norms = append(norms, n)
 		addressed = addressed || g.named(n)
 	}
 	for li, l := range g.locales {
 		norm := norms[li]
 		for _, cr := range l.rules {
-			for _, re := range cr.patterns {
+		patterns:
+			for _, cp := range cr.patterns {
+				for _, w := range cp.need {
+					if !strings.Contains(norm, w) {
+						continue patterns
+					}
+				}
+				re := cp.re
 				sub := re.FindStringSubmatchIndex(norm)
 				if sub == nil {
 					continue
@@ -272,7 +341,7 @@ func (g *Grammar) named(norm string) bool {
 // Addressed reports whether an invocation word occurs anywhere in text.
 func (g *Grammar) Addressed(text string) bool {
 	for _, l := range g.locales {
-		if g.named(l.Normalise(text)) {
+		if g.named(l.normalise(text, l.reps)) {
 			return true
 		}
 	}
@@ -285,8 +354,20 @@ func (g *Grammar) Addressed(text string) bool {
 // locale's phrase replacements. Typographic apostrophes count as
 // apostrophes. Invalid UTF-8 is read as U+FFFD, which is not a letter.
 func (l *Locale) Normalise(text string) string {
+	return l.normalise(text, padded(l.Replacements))
+}
+
+func padded(reps [][2]string) [][2]string {
+	out := make([][2]string, len(reps))
+	for i, r := range reps {
+		out[i] = [2]string{" " + r[0] + " ", " " + r[1] + " "}
+	}
+	return out
+}
+
+func (l *Locale) normalise(text string, reps [][2]string) string {
 	s := strings.ToLower(text)
-	if l.FoldAccents {
+	if l.FoldAccents && !isASCII(s) {
 		s = foldAccents(s)
 	}
 	var b strings.Builder
@@ -309,10 +390,23 @@ func (l *Locale) Normalise(text string) string {
 		b.WriteByte(' ')
 	}
 	out := b.String()
-	for _, rep := range l.Replacements {
-		out = strings.ReplaceAll(out, " "+rep[0]+" ", " "+rep[1]+" ")
+	for _, rep := range reps {
+		// Applied until none is left: "do not do not" has two, sharing a
+		// space that one pass would consume.
+		for i := 0; i < 4 && strings.Contains(out, rep[0]); i++ {
+			out = strings.ReplaceAll(out, rep[0], rep[1])
+		}
 	}
 	return out
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 func isWordRune(r rune) bool {

@@ -285,3 +285,21 @@ func BenchmarkParseNoIntent(b *testing.B) {
 		g.Parse(text)
 	}
 }
+
+func TestRequiredWords(t *testing.T) {
+	tests := map[string]string{
+		` (?:erase|delete) everything i(?:'ve)? said `: "everything said",
+		` forget what i (?:just )?said `:               "forget what said",
+		`^ (?:{name} )?(?:no|nope) $`:                  "",
+		` keep (?:this|it) (?:only )?for {dur} `:       "keep for",
+		` olvida el ultim[oa]s? {dur} `:                "olvida ultim",
+		` don't quote me `:                             "don't quote",
+		` a|b `:                                        "",
+		` quotes? `:                                    "quote",
+	}
+	for p, want := range tests {
+		if got := strings.Join(requiredWords(p), " "); got != want {
+			t.Errorf("requiredWords(%q) = %q, want %q", p, got, want)
+		}
+	}
+}
