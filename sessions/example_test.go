@@ -46,3 +46,75 @@ func Example() {
 	// v2 applied 4
 	// v3 applied 3
 }
+
+// The grammar tries its locales in the profile's order and gives at most
+// one intent per utterance; a sentence that both lowers and raises is a
+// lowering (Inv 3.3).
+func ExampleGrammar_Parse() {
+	p, _ := sessions.LoadProfile("goldfish-v01")
+	g, _ := p.Grammar()
+	for _, text := range []string{
+		"Forget what I said in the last five minutes.",
+		"Goldfish, word for word, but no names.",
+		"Déjame fuera.",
+		"The vendor is late.",
+	} {
+		in, ok := g.Parse(text)
+		if !ok {
+			fmt.Printf("%q: no intent\n", text)
+			continue
+		}
+		fmt.Printf("%q: %s (%s/%s)\n", text, in, in.Locale, in.Rule)
+	}
+	// Output:
+	// "Forget what I said in the last five minutes.": forget self 5 min (en/forget-what-i-said-span)
+	// "Goldfish, word for word, but no names.": lower room 2 addressed (en/gist)
+	// "Déjame fuera.": lower self 0 (es/leave-me-out)
+	// "The vendor is late.": no intent
+}
+
+// When a session ends, its records leave with their final levels; the note
+// dates each section from the retention staircase.
+func ExampleWriteNote() {
+	eng, _ := sessions.New(sessions.Options{Entropy: bytes.NewReader(bytes.Repeat([]byte{9}, 64))})
+	start := sessions.Time(1_791_936_000_000) // 2026-10-14 00:00 UTC
+	text := map[uint64]string{1: "We ship the importer in Q4.", 2: "The vendor is late.", 3: "Bob owns the release."}
+	var closure *sessions.Closure
+	for _, ev := range []sessions.Event{
+		sessions.Speech{Label: "a", Start: start, End: start + 3000, Confidence: 900, Ref: 1},
+		sessions.Speech{Label: "b", Start: start + 4000, End: start + 6000, Confidence: 900, Ref: 2, Text: "Off the record."},
+		sessions.Speech{Label: "c", Start: start + 7000, End: start + 9000, Confidence: 900, Ref: 3},
+		sessions.End{At: start + 10_000},
+	} {
+		out, _ := eng.Step(ev)
+		for _, o := range out {
+			if o.Kind == sessions.SessionEnded {
+				closure = o.Closure
+			}
+		}
+	}
+	note, _ := sessions.WriteNote(eng.Profile(), closure, func(l sessions.Level, recs []sessions.Record) []string {
+		var lines []string
+		for _, r := range recs {
+			lines = append(lines, text[r.Ref])
+		}
+		return lines
+	})
+	fmt.Print(note.Text)
+	// Output:
+	// # Goldfish note
+	//
+	// 2026-10-14 · goldfish-v01 · 3 voices
+	//
+	// ## Outcomes (kept until 2027-10-14)
+	//
+	// - We ship the importer in Q4.
+	//
+	// ## Gist (kept until 2026-11-13)
+	//
+	// - We ship the importer in Q4.
+	//
+	// ## Attributed (kept until 2026-10-17)
+	//
+	// - We ship the importer in Q4.
+}
