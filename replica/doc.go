@@ -1,0 +1,36 @@
+// Package replica is witan's eventual 30k node: it opens a store, ingests
+// signed envelopes from clients (Submit) and peers (Ingest), judges each
+// against its causal past, keeps the accepted ones in the store and the
+// refused ones in a quarantine, derives each session's state with the pure
+// state machine of replica/house, and labels what it serves with its own
+// finality: provisional until one of this replica's signed checkpoints
+// includes it, final_advisory after; never final (30k §5, ARCHITECTURE.md).
+//
+// A space is one 30k session, named by the session id's string form
+// ("sha256:…"). The store may hold other spaces (CAT7 memory spaces); the
+// replica leaves them alone: they are served by the memory-block layer,
+// which plugs in beside the session spaces.
+//
+// # The caller's duties
+//
+//  1. Open with a NodeKey, and one of Store (yours to close), Dir (a Badger
+//     directory) or InMemory. Open derives every stored session from
+//     genesis, so startup costs one full derivation.
+//  2. Hand client writes to Submit and keep the signed Receipt: a signed
+//     rejection is evidence the node cannot deny. Hand everything a peer
+//     sends to Ingest, in any order and with repeats: entries wait for
+//     their parents, and refused entries (and their descendants) go to the
+//     quarantine with a 30k error code.
+//  3. Supply with each envelope the objects it names (attachments): a
+//     change, a branch or group object, the seed's node objects. An entry
+//     whose objects are neither attached nor stored is quarantined
+//     (unknown_parent), so sync must send objects with their entries.
+//  4. Call Checkpoint now and then (the node decides when); it signs the
+//     space's log. Deadlines and notice are advisory on an eventual node:
+//     MR evaluations record the elapsed checkpoint time, never refuse on it.
+//  5. Read derived state with State (and its hash: equal on every replica
+//     holding the same entries), MR, MRs, Tally, Group, Branch, Law,
+//     Quarantine, Heads and Log.
+//
+// A Replica is safe for concurrent use; ingest and reads are serialised.
+package replica

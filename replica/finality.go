@@ -1,0 +1,275 @@
+package replica
+
+// This file is finality (30k §5): per-replica checkpoints over an RFC 9162
+// Merkle tree of tx ids in this replica's log order, signed by the node
+// key; the finality label of anything the replica serves; and signed
+// receipts for submissions.
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/transparency-dev/merkle/rfc6962"
+
+	"github.com/witan-dev/witan/dag"
+)
+
+// DomainCheckpoint prefixes the JCS of a checkpoint without "sig" when it
+// is signed. 30k §5 names domains for envelopes and receipts only; witan
+// uses this one for checkpoints (docs/deviations.md).
+const DomainCheckpoint = "oth/0.10-checkpoint\n"
+
+// Finality labels (30k §5). An eventual node never emits "final".
+type Finality string
+
+// The two labels an eventual node emits.
+const (
+	Provisional   Finality = "provisional"
+	FinalAdvisory Finality = "final_advisory"
+)
+
+// Checkpoint is a signed log head of one space (30k §5):
+// {"size":N,"root":"sha256:...","ts":"...","node":"ed25519:...","sig":"..."}.
+// Root is the RFC 9162 Merkle tree hash over the 32-byte digests of the tx
+// ids in this replica's log order (the empty tree's root for size 0).
+type Checkpoint struct {
+	Space string    `json:"-"`
+	Size  uint64    `json:"size"`
+	Root  dag.ID    `json:"root"`
+	TS    time.Time `json:"-"`
+	Node  dag.Key   `json:"node"`
+	Sig   []byte    `json:"-"`
+}
+
+type wireCheckpoint struct {
+	Size uint64  `json:"size"`
+	Root dag.ID  `json:"root"`
+	TS   string  `json:"ts"`
+	Node dag.Key `json:"node"`
+	Sig  *string `json:"sig,omitempty"`
+}
+
+func (c Checkpoint) wire() wireCheckpoint {
+	return wireCheckpoint{Size: c.Size, Root: c.Root, TS: c.TS.UTC().Format(time.RFC3339Nano), Node: c.Node}
+}
+
+// SigningBytes returns JCS(checkpoint without "sig").
+func (c Checkpoint) SigningBytes() ([]byte, error) { return dag.Marshal(c.wire()) }
+
+// MarshalJSON writes the checkpoint's canonical JSON, signature included.
+func (c Checkpoint) MarshalJSON() ([]byte, error) {
+	w := c.wire()
+	s := b64(c.Sig)
+	w.Sig = &s
+	return dag.Marshal(w)
+}
+
+// Verify checks the checkpoint's signature by its node key.
+func (c Checkpoint) Verify() error {
+	msg, err := c.SigningBytes()
+	if err != nil {
+		return err
+	}
+	if !dag.Verify(c.Node, DomainCheckpoint, msg, c.Sig) {
+		return &dag.ProtocolError{Code: dag.CodeBadSignature, Detail: "checkpoint signature does not verify"}
+	}
+	return nil
+}
+
+// MerkleRoot returns the RFC 9162 root over ids (their 32-byte digests as
+// leaves), the checkpoint's root for a log of ids.
+func MerkleRoot(ids []dag.ID) dag.ID {
+	r := rangeFactory.NewEmptyRange(0)
+	for _, id := range ids {
+		d := id.Digest()
+		_ = r.Append(rfc6962.DefaultHasher.HashLeaf(d[:]), nil)
+	}
+	return rootOf(r.End(), func() ([]byte, error) { return r.GetRootHash(nil) })
+}
+
+func rootOf(size uint64, get func() ([]byte, error)) dag.ID {
+	var h []byte
+	if size == 0 {
+		h = rfc6962.DefaultHasher.EmptyRoot()
+	} else {
+		var err error
+		if h, err = get(); err != nil {
+			panic(err) // a non-empty compact range always has a root
+		}
+	}
+	var d [32]byte
+	copy(d[:], h)
+	return dag.IDFromDigest(d)
+}
+
+// Checkpoint signs a checkpoint over the whole log of space as it is now,
+// at the Clock's time, and keeps it: entries in it become final_advisory.
+// A checkpoint time never goes backwards: a clock that does is clamped to
+// the previous checkpoint's time.
+func (r *Replica) Checkpoint(ctx context.Context, spaceName string) (Checkpoint, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return Checkpoint{}, ErrClosed
+	}
+	sp, err := r.space(ctx, spaceName)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	ts := r.clock().UTC()
+	if n := len(sp.cps); n > 0 && ts.Before(sp.cps[n-1].TS) {
+		ts = sp.cps[n-1].TS
+	}
+	c := Checkpoint{Space: spaceName, Size: uint64(len(sp.log)), TS: ts, Node: r.key.Key()}
+	c.Root = rootOf(sp.tree.End(), func() ([]byte, error) { return sp.tree.GetRootHash(nil) })
+	msg, err := c.SigningBytes()
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	c.Sig = r.key.Sign(DomainCheckpoint, msg)
+	sp.cps = append(sp.cps, c)
+	return c, nil
+}
+
+// Checkpoints returns the space's checkpoints, oldest first.
+func (r *Replica) Checkpoints(spaceName string) []Checkpoint {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if sp := r.spaces[spaceName]; sp != nil {
+		return append([]Checkpoint(nil), sp.cps...)
+	}
+	return nil
+}
+
+// position returns an entry's 1-based log position in this replica, or 0.
+func (r *Replica) position(ctx context.Context, id dag.ID) uint64 {
+	p, err := r.store.Position(ctx, id)
+	if err != nil {
+		return 0
+	}
+	return p
+}
+
+// checkpointOf returns the first checkpoint of sp that includes log
+// position pos.
+func (sp *space) checkpointOf(pos uint64) (Checkpoint, bool) {
+	if pos == 0 {
+		return Checkpoint{}, false
+	}
+	i := sort.Search(len(sp.cps), func(i int) bool { return sp.cps[i].Size >= pos })
+	if i == len(sp.cps) {
+		return Checkpoint{}, false
+	}
+	return sp.cps[i], true
+}
+
+func (r *Replica) finality(ctx context.Context, sp *space, id dag.ID) Finality {
+	if _, ok := sp.checkpointOf(r.position(ctx, id)); ok {
+		return FinalAdvisory
+	}
+	return Provisional
+}
+
+// Finality returns the finality of an accepted entry: final_advisory once a
+// checkpoint of this replica includes it, else provisional.
+func (r *Replica) Finality(ctx context.Context, spaceName string, id dag.ID) (Finality, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.space(ctx, spaceName)
+	if err != nil {
+		return "", err
+	}
+	if !sp.h.Has(id) {
+		return "", fmt.Errorf("replica: %s: %w", id, dag.ErrNotFound)
+	}
+	return r.finality(ctx, sp, id), nil
+}
+
+// Receipt is the signed answer to a submission (30k §5, D39).
+type Receipt struct {
+	Tx             dag.ID       `json:"tx"`
+	Envelope       dag.ID       `json:"envelope"`
+	Status         string       `json:"status"` // accepted | rejected
+	LogIndex       *uint64      `json:"log_index"`
+	RefusalIndex   *uint64      `json:"refusal_index"` // always null: no refusal log yet (L2)
+	Errors         []ErrorEntry `json:"errors"`
+	CheckpointSize uint64       `json:"checkpoint_size"`
+	Node           dag.Key      `json:"node"`
+	Sig            []byte       `json:"-"`
+}
+
+// ErrorEntry is one error of a receipt.
+type ErrorEntry struct {
+	Code   dag.Code `json:"code"`
+	Detail string   `json:"detail"`
+}
+
+type plainReceipt Receipt // without MarshalJSON
+
+// SigningBytes returns JCS(receipt without "sig").
+func (rc Receipt) SigningBytes() ([]byte, error) { return dag.Marshal(plainReceipt(rc)) }
+
+// MarshalJSON writes the receipt's canonical JSON, signature included.
+func (rc Receipt) MarshalJSON() ([]byte, error) {
+	s := b64(rc.Sig)
+	return dag.Marshal(struct {
+		plainReceipt
+		Sig string `json:"sig"`
+	}{plainReceipt(rc), s})
+}
+
+// Verify checks the receipt's signature by its node key.
+func (rc Receipt) Verify() error {
+	msg, err := rc.SigningBytes()
+	if err != nil {
+		return err
+	}
+	if !dag.Verify(rc.Node, dag.DomainReceipt, msg, rc.Sig) {
+		return &dag.ProtocolError{Code: dag.CodeBadSignature, Detail: "receipt signature does not verify"}
+	}
+	return nil
+}
+
+// Submit is the write endpoint (POST /transactions): it ingests one
+// envelope with its attachments and returns a signed receipt. Unlike a
+// peer's entry, a submission whose parents this replica does not hold is
+// rejected (unknown_parent), not held.
+func (r *Replica) Submit(ctx context.Context, envelope []byte, attachments [][]byte) (*Receipt, error) {
+	outs, err := r.Ingest(ctx, []Submission{{Envelope: envelope, Attachments: attachments}})
+	if err != nil {
+		return nil, err
+	}
+	o := outs[0]
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rc := &Receipt{Tx: o.Tx, Envelope: dag.Sum(envelope), Errors: []ErrorEntry{}, Node: r.key.Key()}
+	sp := r.spaces[o.Space]
+	if o.Status == Pending && sp != nil {
+		delete(sp.orphans, o.Tx)
+		o.Status, o.Code, o.Detail = Rejected, dag.CodeUnknownParent, "a parent is not held by this node"
+	}
+	if sp != nil && len(sp.cps) > 0 {
+		rc.CheckpointSize = sp.cps[len(sp.cps)-1].Size
+	}
+	if o.Status == Accepted {
+		rc.Status = "accepted"
+		if p := r.position(ctx, o.Tx); p > 0 {
+			idx := p - 1
+			rc.LogIndex = &idx
+		}
+	} else {
+		rc.Status = "rejected"
+		rc.Errors = append(rc.Errors, ErrorEntry{Code: o.Code, Detail: o.Detail})
+	}
+	msg, err := rc.SigningBytes()
+	if err != nil {
+		return nil, err
+	}
+	rc.Sig = r.key.Sign(dag.DomainReceipt, msg)
+	return rc, nil
+}
+
+func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }

@@ -1,0 +1,250 @@
+package replica
+
+// This file serves the derived state: sessions, groups, branches, MRs with
+// their status and tally, each labelled with this replica's finality, and
+// the quarantine.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/house"
+	"github.com/witan-dev/witan/rules"
+)
+
+// Sessions returns the spaces that hold a session, sorted.
+func (r *Replica) Sessions() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for name, sp := range r.spaces {
+		if sp.h.Counts().Entries > 0 {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// State returns the derived state of a session (a pure function of the
+// accepted entries: identical on every replica holding them) and its hash.
+func (r *Replica) State(ctx context.Context, spaceName string) (*house.State, dag.ID, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.session(ctx, spaceName)
+	if err != nil {
+		return nil, dag.ID{}, err
+	}
+	st := sp.h.State()
+	id, err := st.Hash()
+	return st, id, err
+}
+
+func (r *Replica) session(ctx context.Context, name string) (*space, error) {
+	if r.closed {
+		return nil, ErrClosed
+	}
+	sp, err := r.space(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if sp.h.Counts().Entries == 0 {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownSpace, name)
+	}
+	return sp, nil
+}
+
+// MR is one merge request as this replica serves it.
+type MR struct {
+	house.MRView
+	// Finality is final_advisory once the MR's outcome is decided by an
+	// executed determination that a checkpoint of this replica includes;
+	// an open MR is always provisional (30k §5).
+	Finality Finality `json:"finality"`
+	// Evaluations are the determinations re-evaluated with this replica's
+	// checkpoint times: the elapsed notice and the deadline, advisory on an
+	// eventual node (30k §7).
+	Evaluations []Evaluation `json:"evaluations"`
+}
+
+// Evaluation is a determination re-evaluated over exactly its ballots at
+// the checkpoint time of the checkpoint that first included it, with the
+// notice counted from the checkpoint that first included the MR's open.
+type Evaluation struct {
+	Tx            dag.ID       `json:"tx"`
+	At            *time.Time   `json:"checkpoint_time"`
+	OpenedAt      *time.Time   `json:"opened_checkpoint_time"`
+	Result        rules.Result `json:"result"`
+	Finality      Finality     `json:"finality"`
+	Authoritative bool         `json:"authoritative"` // always false (D45)
+}
+
+// MRs lists the session's MRs, sorted by id.
+func (r *Replica) MRs(ctx context.Context, spaceName string) ([]MR, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.session(ctx, spaceName)
+	if err != nil {
+		return nil, err
+	}
+	var out []MR
+	for _, v := range sp.h.State().MRs {
+		out = append(out, r.mrOf(ctx, sp, v))
+	}
+	return out, nil
+}
+
+// MR returns one merge request.
+func (r *Replica) MR(ctx context.Context, spaceName string, id dag.ID) (MR, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.session(ctx, spaceName)
+	if err != nil {
+		return MR{}, err
+	}
+	v, ok := sp.h.MR(id)
+	if !ok {
+		return MR{}, fmt.Errorf("replica: MR %s: %w", id, dag.ErrNotFound)
+	}
+	return r.mrOf(ctx, sp, v), nil
+}
+
+func (r *Replica) mrOf(ctx context.Context, sp *space, v house.MRView) MR {
+	m := MR{MRView: v, Finality: Provisional, Evaluations: []Evaluation{}}
+	var opened *time.Time
+	for _, tx := range v.OpenedBy {
+		if c, ok := sp.checkpointOf(r.position(ctx, tx)); ok && (opened == nil || c.TS.Before(*opened)) {
+			t := c.TS
+			opened = &t
+		}
+	}
+	for _, d := range v.Determinations {
+		e := Evaluation{Tx: d.Tx, OpenedAt: opened, Finality: Provisional}
+		ctxR := rules.Context{}
+		if c, ok := sp.checkpointOf(r.position(ctx, d.Tx)); ok {
+			t := c.TS
+			e.At, e.Finality, ctxR.At = &t, FinalAdvisory, t
+		}
+		if opened != nil {
+			ctxR.NoticeStart = *opened
+		}
+		e.Result, _ = sp.h.Evaluate(d.Tx, ctxR)
+		m.Evaluations = append(m.Evaluations, e)
+		if d.Executed && e.Finality == FinalAdvisory && v.Status != house.StatusOpen {
+			m.Finality = FinalAdvisory
+		}
+	}
+	return m
+}
+
+// Tally is the live tally of an MR under its rule, with both shares and the
+// rule's share (D50). A live tally is always provisional (30k §5).
+type Tally struct {
+	MR       dag.ID       `json:"mr"`
+	Result   rules.Result `json:"result"`
+	Finality Finality     `json:"finality"`
+}
+
+// Tally returns an MR's live tally in O(1): the poll is folded as ballots
+// arrive.
+func (r *Replica) Tally(ctx context.Context, spaceName string, mr dag.ID) (Tally, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.session(ctx, spaceName)
+	if err != nil {
+		return Tally{}, err
+	}
+	res, ok := sp.h.Tally(mr, rules.Context{})
+	if !ok {
+		return Tally{}, fmt.Errorf("replica: MR %s: %w", mr, dag.ErrNotFound)
+	}
+	return Tally{MR: mr, Result: res, Finality: Provisional}, nil
+}
+
+// Group returns one group as derived.
+func (r *Replica) Group(ctx context.Context, spaceName, id string) (house.GroupView, error) {
+	st, _, err := r.State(ctx, spaceName)
+	if err != nil {
+		return house.GroupView{}, err
+	}
+	for _, g := range st.Groups {
+		if g.ID == id {
+			return g, nil
+		}
+	}
+	return house.GroupView{}, fmt.Errorf("replica: group %q: %w", id, dag.ErrNotFound)
+}
+
+// Branch returns one branch as derived.
+func (r *Replica) Branch(ctx context.Context, spaceName, name string) (house.BranchView, error) {
+	st, _, err := r.State(ctx, spaceName)
+	if err != nil {
+		return house.BranchView{}, err
+	}
+	for _, b := range st.Branches {
+		if b.Name == name {
+			return b, nil
+		}
+	}
+	return house.BranchView{}, fmt.Errorf("replica: branch %q: %w", name, dag.ErrNotFound)
+}
+
+// Law is the root text as it stands at the root branch's head.
+type Law struct {
+	Head     dag.ID   `json:"head"`
+	Snapshot dag.ID   `json:"snapshot"`
+	Finality Finality `json:"finality"`
+}
+
+// Law returns the root branch's head and snapshot. (Effective dates and
+// /law?date= are statute.Law's, to be wired with the HTTP API.)
+func (r *Replica) Law(ctx context.Context, spaceName string) (Law, error) {
+	b, err := r.Branch(ctx, spaceName, house.RootBranch)
+	if err != nil {
+		return Law{}, err
+	}
+	if len(b.Heads) != 1 || b.Snapshot == nil {
+		return Law{}, fmt.Errorf("replica: the root branch has %d heads", len(b.Heads))
+	}
+	return Law{Head: b.Heads[0], Snapshot: *b.Snapshot, Finality: Provisional}, nil
+}
+
+// Quarantine returns the refused entries of a space, sorted by id.
+func (r *Replica) Quarantine(spaceName string) []house.Rejection {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp := r.spaces[spaceName]
+	if sp == nil {
+		return nil
+	}
+	out := make([]house.Rejection, 0, len(sp.quar))
+	for _, q := range sp.quar {
+		out = append(out, q)
+	}
+	slices.SortFunc(out, func(a, b house.Rejection) int { return a.ID.Compare(b.ID) })
+	return out
+}
+
+// Pending returns the entries of a space waiting for parents, sorted.
+func (r *Replica) Pending(spaceName string) []dag.ID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if sp := r.spaces[spaceName]; sp != nil {
+		return sortedOrphans(sp.orphans)
+	}
+	return nil
+}
+
+// Heads returns the causal frontier of a space (GET /heads).
+func (r *Replica) Heads(ctx context.Context, spaceName string) ([]dag.ID, error) {
+	return r.store.Heads(ctx, spaceName)
+}
+
+// Log returns up to limit accepted entries of a space in this replica's
+// log order after position after (GET /log).
+func (r *Replica) Log(ctx context.Context, spaceName string, after uint64, limit int) ([]dag.ID, error) {
+	return r.store.Log(ctx, spaceName, after, limit)
+}
