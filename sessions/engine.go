@@ -503,11 +503,18 @@ func (e *Engine) apply(in Intent, x *voice, q Permille, t Time, out []Outcome) [
 		if x == nil || x.slot < 0 {
 			return decide(Ignored, NoSlot)
 		}
+		// "(r(x) or δ)" reads δ as it stands without a pending raise, so
+		// that a provisional room raise never becomes part of a voice's own
+		// request (docs/deviations.md).
+		d := s.delta
+		if s.win != nil {
+			d = s.win.delta
+		}
 		switch in.Kind {
 		case Lower:
-			x.r = Meet(or(x.r, s.delta), in.Level)
+			x.r = Meet(or(x.r, d), in.Level)
 		case Raise:
-			x.r = Join(or(x.r, s.delta), Meet(in.Level, e.p.MaxVoiceLevel))
+			x.r = Join(or(x.r, d), Meet(in.Level, e.p.MaxVoiceLevel))
 		case Resume:
 			x.r = Unset
 		case Forget:
