@@ -127,45 +127,33 @@ func TestPropReplay(t *testing.T) {
 	})
 }
 
-// Thm 4.3 and "nobody raises anyone else": within a session, an applied
-// level rises only by the voice's own raise or resume, or by a provisional
-// room raise or resume; stamps, limits and the ceiling never rise except
-// the ceiling by a provisional resume; δ rises only provisionally.
+// sameSessionSteps calls f for every step that stays within one session.
+func sameSessionSteps(outs [][]Outcome, states []State, f func(i int, before, after State, out []Outcome)) {
+	for i := 1; i < len(states); i++ {
+		before, after := states[i-1], states[i]
+		if before.Open && after.Open && before.Session == after.Session {
+			f(i, before, after, outs[i])
+		}
+	}
+}
+
+func provisionalIn(out []Outcome) bool {
+	for _, o := range out {
+		if o.Kind == Decided && o.Result == Provisional {
+			return true
+		}
+	}
+	return false
+}
+
+// Thm 4.3: every transition except self raise, room raise and room resume
+// only lowers. δ and the ceiling rise only by a provisional room raise or
+// resume; limits and stamped levels never rise.
 func TestPropOnlyMinima(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		p := genProfile(t)
-		sc := genScript(t, 60)
-		_, outs, states := runScript(t, p, sc)
-		for i := 1; i < len(states); i++ {
-			before, after, out := states[i-1], states[i], outs[i]
-			if !before.Open || !after.Open || before.Session != after.Session {
-				continue
-			}
-			provisional := false
-			selfRaise := map[string]bool{}
-			for _, o := range out {
-				if o.Kind != Decided {
-					continue
-				}
-				if o.Result == Provisional {
-					provisional = true
-				}
-				if o.Result == Applied && o.Intent.Scope == Self && (o.Intent.Kind == Raise || o.Intent.Kind == Resume) {
-					selfRaise[o.Voice] = true
-				}
-			}
-			for _, v := range before.Voices {
-				a := after.Applied(v.ID)
-				if a > v.Applied && !provisional && !selfRaise[v.ID] {
-					t.Fatalf("step %d raised %s from %d to %d without its own raise or a provisional room raise:\n%s",
-						i, v.ID, v.Applied, a, transcript(out))
-				}
-				for _, w := range after.Voices {
-					if w.ID == v.ID && minDur(w.Limit, after.RoomLimit) > minDur(v.Limit, before.RoomLimit) {
-						t.Fatalf("step %d: λ*(%s) rose", i, v.ID)
-					}
-				}
-			}
+		_, outs, states := runScript(t, genProfile(t), genScript(t, 60))
+		sameSessionSteps(outs, states, func(i int, before, after State, out []Outcome) {
+			provisional := provisionalIn(out)
 			if after.Ceiling > before.Ceiling && !provisional {
 				t.Fatalf("step %d: the ceiling rose without a provisional resume", i)
 			}
@@ -175,12 +163,44 @@ func TestPropOnlyMinima(t *testing.T) {
 			if after.RoomLimit > before.RoomLimit {
 				t.Fatalf("step %d: ρ rose", i)
 			}
+			for j, v := range before.Voices {
+				w := after.Voices[j]
+				if minDur(w.Limit, after.RoomLimit) > minDur(v.Limit, before.RoomLimit) {
+					t.Fatalf("step %d: λ*(%s) rose", i, v.ID)
+				}
+				if w.Cap > v.Cap && !provisional {
+					t.Fatalf("step %d: κ(%s) rose without a provisional resume", i, v.ID)
+				}
+			}
 			for j, u := range before.Segments {
 				if after.Segments[j].Stamped > u.Stamped {
 					t.Fatalf("step %d: segment %d rose from %d to %d", i, j, u.Stamped, after.Segments[j].Stamped)
 				}
 			}
-		}
+		})
+	})
+}
+
+// SPEC §6.4: nobody raises anyone else. A voice's applied level rises only
+// by its own raise or resume, or provisionally by the room, under a veto.
+func TestPropNobodyRaisesAnyoneElse(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		_, outs, states := runScript(t, genProfile(t), genScript(t, 60))
+		sameSessionSteps(outs, states, func(i int, before, after State, out []Outcome) {
+			self := map[string]bool{}
+			for _, o := range out {
+				if o.Kind == Decided && o.Result == Applied && o.Intent.Scope == Self && (o.Intent.Kind == Raise || o.Intent.Kind == Resume) {
+					self[o.Voice] = true
+				}
+			}
+			provisional := provisionalIn(out)
+			for _, v := range before.Voices {
+				if a := after.Applied(v.ID); a > v.Applied && !provisional && !self[v.ID] {
+					t.Fatalf("step %d raised %s from %d to %d without its own raise or a provisional room raise:\n%s",
+						i, v.ID, v.Applied, a, transcript(out))
+				}
+			}
+		})
 	})
 }
 
