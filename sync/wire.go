@@ -140,7 +140,7 @@ type End struct {
 type enc struct{ b []byte }
 
 func (e *enc) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
-func (e *enc) bytes(p []byte)    { e.uvarint(uint64(len(p))); e.b = append(e.b, p...) }
+func (e *enc) bytes(p []byte)   { e.uvarint(uint64(len(p))); e.b = append(e.b, p...) }
 func (e *enc) ids(ids []dag.ID) {
 	e.uvarint(uint64(len(ids)))
 	for _, id := range ids {

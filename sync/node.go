@@ -1,0 +1,585 @@
+package sync
+
+// Node: the libp2p shell around an Engine. One host per replica, gossip
+// topics per space for head announcements, the /witan/sync/1 stream
+// handler, and the scheduler that decides whom to pull from.
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	gosync "sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/libp2p/go-libp2p"
+	pubsub "github.com/libp2p/go-libp2p-pubsub"
+	"github.com/libp2p/go-libp2p/core/control"
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/core/protocol"
+	"github.com/libp2p/go-libp2p/p2p/discovery/mdns"
+	ma "github.com/multiformats/go-multiaddr"
+
+	"github.com/witan-dev/witan/dag"
+)
+
+// Defaults of Config.
+const (
+	DefaultDebounce      = 250 * time.Millisecond
+	DefaultInterval      = 30 * time.Second
+	DefaultStreamTimeout = 30 * time.Second
+	DefaultMDNSTag       = "witan"
+)
+
+// Config configures a Node. The zero value listens on every interface
+// over TCP and QUIC, with no configured peers and mDNS off.
+type Config struct {
+	// ListenAddrs are multiaddrs to listen on; tests use
+	// "/ip4/127.0.0.1/tcp/0" and "/ip4/127.0.0.1/udp/0/quic-v1".
+	ListenAddrs []string
+	// Identity is the libp2p key (not an envelope key); random if nil.
+	Identity crypto.PrivKey
+	// Peers are multiaddrs with a /p2p/ part, dialled at start and
+	// redialled every Interval while not connected.
+	Peers []string
+	// MDNS turns on LAN discovery under MDNSTag (DefaultMDNSTag if empty).
+	MDNS    bool
+	MDNSTag string
+	// Spaces are joined at start, besides every space Local holds.
+	Spaces []string
+	// Debounce delays an announcement after a change so that a burst of
+	// entries makes one announcement (DefaultDebounce).
+	Debounce time.Duration
+	// Interval is the period of re-announcement and redialling, spread by
+	// up to a quarter either way (DefaultInterval).
+	Interval time.Duration
+	// StreamTimeout ends a stream that moves no byte for this long.
+	StreamTimeout time.Duration
+	// Allow, if set, is asked before any connection to or from a peer;
+	// false refuses it. Tests cut partitions with it.
+	Allow func(peer.ID) bool
+	// Engine configures the protocol engine.
+	Engine Options
+	// Logger receives debug lines; discarded if nil.
+	Logger *slog.Logger
+}
+
+// AnnounceStats counts gossip traffic.
+type AnnounceStats struct {
+	Sent, Suppressed, Received, Repeats, Dropped, Triggered uint64
+}
+
+// Node is a replica's presence on the network. Close it when done.
+type Node struct {
+	local  Local
+	engine *Engine
+	cfg    Config
+	host   host.Host
+	ps     *pubsub.PubSub
+	mdns   mdns.Service
+	log    *slog.Logger
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     gosync.WaitGroup
+	unsub  func()
+
+	mu     gosync.Mutex
+	closed bool // set by Close before it waits: no goroutine starts after
+	spaces map[string]*spaceState
+	jobs   map[jobKey]*job
+	seen   map[jobKey][32]byte // last announcement digest per (peer, space)
+
+	sent, suppressed, received, repeats, dropped, triggered atomic.Uint64
+}
+
+type spaceState struct {
+	topic    *pubsub.Topic
+	sub      *pubsub.Subscription
+	timer    *time.Timer
+	last     [32]byte
+	lastSent time.Time
+}
+
+type jobKey struct {
+	peer  peer.ID
+	space string
+}
+
+type job struct{ again bool }
+
+// gater refuses peers that Config.Allow refuses.
+type gater struct{ allow func(peer.ID) bool }
+
+func (g gater) InterceptPeerDial(p peer.ID) bool               { return g.allow(p) }
+func (g gater) InterceptAddrDial(p peer.ID, _ ma.Multiaddr) bool { return g.allow(p) }
+func (g gater) InterceptAccept(network.ConnMultiaddrs) bool     { return true }
+func (g gater) InterceptSecured(_ network.Direction, p peer.ID, _ network.ConnMultiaddrs) bool {
+	return g.allow(p)
+}
+func (g gater) InterceptUpgraded(c network.Conn) (bool, control.DisconnectReason) {
+	return g.allow(c.RemotePeer()), 0
+}
+
+// NewNode starts a node for local. ctx bounds only the start; the node runs
+// until Close.
+func NewNode(ctx context.Context, local Local, cfg Config) (*Node, error) {
+	if cfg.Debounce <= 0 {
+		cfg.Debounce = DefaultDebounce
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = DefaultInterval
+	}
+	if cfg.StreamTimeout <= 0 {
+		cfg.StreamTimeout = DefaultStreamTimeout
+	}
+	if cfg.MDNSTag == "" {
+		cfg.MDNSTag = DefaultMDNSTag
+	}
+	if len(cfg.ListenAddrs) == 0 {
+		cfg.ListenAddrs = []string{"/ip4/0.0.0.0/tcp/0", "/ip4/0.0.0.0/udp/0/quic-v1"}
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	opts := []libp2p.Option{libp2p.ListenAddrStrings(cfg.ListenAddrs...)}
+	if cfg.Identity != nil {
+		opts = append(opts, libp2p.Identity(cfg.Identity))
+	}
+	if cfg.Allow != nil {
+		opts = append(opts, libp2p.ConnectionGater(gater{cfg.Allow}))
+	}
+	h, err := libp2p.New(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("sync: libp2p host: %w", err)
+	}
+	nctx, cancel := context.WithCancel(context.Background())
+	n := &Node{
+		local:  local,
+		cfg:    cfg,
+		host:   h,
+		log:    log,
+		ctx:    nctx,
+		cancel: cancel,
+		spaces: map[string]*spaceState{},
+		jobs:   map[jobKey]*job{},
+		seen:   map[jobKey][32]byte{},
+	}
+	n.engine = NewEngine(local, cfg.Engine)
+	n.ps, err = pubsub.NewGossipSub(nctx, h)
+	if err != nil {
+		n.Close()
+		return nil, fmt.Errorf("sync: gossipsub: %w", err)
+	}
+	h.SetStreamHandler(protocol.ID(ProtocolID), n.handle)
+	h.Network().Notify(&network.NotifyBundle{ConnectedF: func(_ network.Network, c network.Conn) {
+		p := c.RemotePeer()
+		n.engine.emit(Event{Kind: EventPeerConnected, Peer: p.String()})
+		for _, s := range n.Spaces() {
+			n.schedule(p, s)
+		}
+	}})
+	n.unsub = local.Subscribe(n.changed)
+	spaces, err := local.Spaces(ctx)
+	if err != nil {
+		n.Close()
+		return nil, err
+	}
+	for _, s := range append(spaces, cfg.Spaces...) {
+		if err := n.Join(s); err != nil {
+			n.Close()
+			return nil, err
+		}
+	}
+	if cfg.MDNS {
+		n.mdns = mdns.NewMdnsService(h, cfg.MDNSTag, notifee{n})
+		if err := n.mdns.Start(); err != nil {
+			n.Close()
+			return nil, fmt.Errorf("sync: mdns: %w", err)
+		}
+	}
+	n.dialPeers(ctx)
+	n.wg.Add(1)
+	go n.periodic()
+	return n, nil
+}
+
+type notifee struct{ n *Node }
+
+func (f notifee) HandlePeerFound(pi peer.AddrInfo) {
+	if pi.ID == f.n.host.ID() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(f.n.ctx, f.n.cfg.StreamTimeout)
+	defer cancel()
+	if err := f.n.host.Connect(ctx, pi); err != nil {
+		f.n.log.Debug("mdns connect", "peer", pi.ID, "err", err)
+	}
+}
+
+// Engine returns the node's protocol engine (for Progress and Banned).
+func (n *Node) Engine() *Engine { return n.engine }
+
+// ID returns the node's libp2p peer id.
+func (n *Node) ID() peer.ID { return n.host.ID() }
+
+// Host returns the libp2p host.
+func (n *Node) Host() host.Host { return n.host }
+
+// Addrs returns the node's dialable multiaddrs, each with its /p2p/ part.
+func (n *Node) Addrs() []string {
+	var out []string
+	for _, a := range n.host.Addrs() {
+		out = append(out, fmt.Sprintf("%s/p2p/%s", a, n.host.ID()))
+	}
+	return out
+}
+
+// Stats returns the gossip counters.
+func (n *Node) Stats() AnnounceStats {
+	return AnnounceStats{
+		Sent: n.sent.Load(), Suppressed: n.suppressed.Load(), Received: n.received.Load(),
+		Repeats: n.repeats.Load(), Dropped: n.dropped.Load(), Triggered: n.triggered.Load(),
+	}
+}
+
+// Connect dials a peer given as a multiaddr with a /p2p/ part.
+func (n *Node) Connect(ctx context.Context, addr string) error {
+	pi, err := peer.AddrInfoFromString(addr)
+	if err != nil {
+		return fmt.Errorf("sync: peer address %q: %w", addr, err)
+	}
+	return n.host.Connect(ctx, *pi)
+}
+
+// Disconnect closes every connection to p.
+func (n *Node) Disconnect(p peer.ID) error { return n.host.Network().ClosePeer(p) }
+
+func (n *Node) dialPeers(ctx context.Context) {
+	for _, a := range n.cfg.Peers {
+		pi, err := peer.AddrInfoFromString(a)
+		if err != nil {
+			n.log.Debug("bad peer address", "addr", a, "err", err)
+			continue
+		}
+		if n.host.Network().Connectedness(pi.ID) == network.Connected {
+			continue
+		}
+		if err := n.host.Connect(ctx, *pi); err != nil {
+			n.log.Debug("dial", "peer", pi.ID, "err", err)
+		}
+	}
+}
+
+// Spaces returns the joined spaces.
+func (n *Node) Spaces() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := make([]string, 0, len(n.spaces))
+	for s := range n.spaces {
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Join subscribes to space's announcements and pulls it from every
+// connected peer. Joining twice is a no-op.
+func (n *Node) Join(space string) error {
+	n.mu.Lock()
+	if _, ok := n.spaces[space]; ok {
+		n.mu.Unlock()
+		return nil
+	}
+	name := TopicPrefix + space
+	if err := n.ps.RegisterTopicValidator(name, func(_ context.Context, _ peer.ID, m *pubsub.Message) pubsub.ValidationResult {
+		a, err := DecodeAnnouncement(m.Data)
+		if err != nil || a.Space != space {
+			n.dropped.Add(1)
+			n.engine.emit(Event{Kind: EventAnnounceDropped, Peer: m.GetFrom().String(), Space: space, Err: err})
+			return pubsub.ValidationReject
+		}
+		return pubsub.ValidationAccept
+	}); err != nil {
+		n.mu.Unlock()
+		return fmt.Errorf("sync: join %s: %w", space, err)
+	}
+	t, err := n.ps.Join(name)
+	if err != nil {
+		n.mu.Unlock()
+		return fmt.Errorf("sync: join %s: %w", space, err)
+	}
+	sub, err := t.Subscribe()
+	if err != nil {
+		n.mu.Unlock()
+		return fmt.Errorf("sync: subscribe %s: %w", space, err)
+	}
+	n.spaces[space] = &spaceState{topic: t, sub: sub}
+	if n.closed {
+		n.mu.Unlock()
+		return nil
+	}
+	n.wg.Add(1)
+	n.mu.Unlock()
+	go n.listen(space, sub)
+	for _, p := range n.host.Network().Peers() {
+		n.schedule(p, space)
+	}
+	n.changed(space)
+	return nil
+}
+
+// listen handles space's announcements.
+func (n *Node) listen(space string, sub *pubsub.Subscription) {
+	defer n.wg.Done()
+	for {
+		m, err := sub.Next(n.ctx)
+		if err != nil {
+			return
+		}
+		from := m.GetFrom()
+		if from == n.host.ID() {
+			continue
+		}
+		a, err := DecodeAnnouncement(m.Data)
+		if err != nil { // the validator dropped it already
+			continue
+		}
+		n.received.Add(1)
+		d := sha256.Sum256(m.Data)
+		k := jobKey{from, space}
+		n.mu.Lock()
+		repeat := n.seen[k] == d
+		n.seen[k] = d
+		n.mu.Unlock()
+		if repeat {
+			n.repeats.Add(1)
+		}
+		n.engine.Seen(from.String(), space, a.Heads)
+		unknown, err := n.unknown(a.Heads)
+		if err != nil || !unknown {
+			continue
+		}
+		// Pull from the announcer if connected, else from whoever passed
+		// the announcement on.
+		src := from
+		if n.host.Network().Connectedness(from) != network.Connected {
+			src = m.ReceivedFrom
+		}
+		n.triggered.Add(1)
+		n.schedule(src, space)
+	}
+}
+
+// unknown reports whether some of heads is neither held nor quarantined.
+func (n *Node) unknown(heads []dag.ID) (bool, error) {
+	for _, h := range heads {
+		st, err := n.local.Has(n.ctx, h)
+		if err != nil {
+			return false, err
+		}
+		if st != dag.Absent {
+			continue
+		}
+		if _, q, err := n.local.Quarantined(n.ctx, h); err != nil {
+			return false, err
+		} else if !q {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// changed is Local's notification: announce space after the debounce.
+func (n *Node) changed(space string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	st := n.spaces[space]
+	if st == nil || st.timer != nil || n.ctx.Err() != nil {
+		return
+	}
+	st.timer = time.AfterFunc(n.cfg.Debounce, func() {
+		n.mu.Lock()
+		st.timer = nil
+		n.mu.Unlock()
+		n.announce(space, false)
+	})
+}
+
+// announce publishes space's heads; unless forced, not when they are those
+// announced last (a repeat).
+func (n *Node) announce(space string, force bool) {
+	if n.ctx.Err() != nil {
+		return
+	}
+	heads, err := n.local.Heads(n.ctx, space)
+	if err != nil || len(heads) == 0 {
+		return
+	}
+	msg := Announcement{Space: space, Heads: heads}.Encode()
+	d := sha256.Sum256(msg)
+	n.mu.Lock()
+	st := n.spaces[space]
+	if st == nil || (!force && st.last == d) {
+		n.mu.Unlock()
+		n.suppressed.Add(1)
+		return
+	}
+	st.last, st.lastSent = d, time.Now()
+	t := st.topic
+	n.mu.Unlock()
+	if err := t.Publish(n.ctx, msg); err != nil {
+		n.log.Debug("publish", "space", space, "err", err)
+		return
+	}
+	n.sent.Add(1)
+}
+
+// periodic re-announces every space and redials configured peers, every
+// Interval spread by up to a quarter either way.
+func (n *Node) periodic() {
+	defer n.wg.Done()
+	for {
+		jitter := time.Duration(rand.Int64N(int64(n.cfg.Interval)/2+1)) - n.cfg.Interval/4
+		t := time.NewTimer(n.cfg.Interval + jitter)
+		select {
+		case <-n.ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		n.dialPeers(n.ctx)
+		for _, s := range n.Spaces() {
+			n.announce(s, true)
+		}
+	}
+}
+
+// schedule pulls space from p; a pull already running for the pair runs
+// once more when it ends, so a burst of triggers makes at most two pulls.
+func (n *Node) schedule(p peer.ID, space string) {
+	if p == n.host.ID() || n.ctx.Err() != nil {
+		return
+	}
+	k := jobKey{p, space}
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return
+	}
+	if j := n.jobs[k]; j != nil {
+		j.again = true
+		n.mu.Unlock()
+		return
+	}
+	j := &job{}
+	n.jobs[k] = j
+	n.wg.Add(1)
+	n.mu.Unlock()
+	go func() {
+		defer n.wg.Done()
+		for {
+			if _, err := n.SyncWith(n.ctx, p, space); err != nil {
+				n.log.Debug("pull", "peer", p, "space", space, "err", err)
+			}
+			n.mu.Lock()
+			if !j.again || n.ctx.Err() != nil {
+				delete(n.jobs, k)
+				n.mu.Unlock()
+				return
+			}
+			j.again = false
+			n.mu.Unlock()
+		}
+	}()
+}
+
+// SyncWith pulls space from peer p now, over a new stream.
+func (n *Node) SyncWith(ctx context.Context, p peer.ID, space string) (Stats, error) {
+	if err := n.engine.refused(p.String()); err != nil {
+		return Stats{}, err
+	}
+	s, err := n.host.NewStream(ctx, p, protocol.ID(ProtocolID))
+	if err != nil {
+		return Stats{}, fmt.Errorf("sync: open stream to %s: %w", p, err)
+	}
+	stop := context.AfterFunc(ctx, func() { s.Reset() })
+	defer stop()
+	st, err := n.engine.Pull(ctx, p.String(), &deadlined{s: s, d: n.cfg.StreamTimeout}, space)
+	if err != nil {
+		s.Reset()
+		return st, err
+	}
+	return st, s.Close()
+}
+
+// handle serves an inbound stream.
+func (n *Node) handle(s network.Stream) {
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		s.Reset()
+		return
+	}
+	n.wg.Add(1)
+	n.mu.Unlock()
+	defer n.wg.Done()
+	p := s.Conn().RemotePeer()
+	stop := context.AfterFunc(n.ctx, func() { s.Reset() })
+	defer stop()
+	err := n.engine.Serve(n.ctx, p.String(), &deadlined{s: s, d: n.cfg.StreamTimeout})
+	if err != nil && !errors.Is(err, io.EOF) {
+		n.log.Debug("serve", "peer", p, "err", err)
+		s.Reset()
+		return
+	}
+	s.Close()
+}
+
+// deadlined pushes a stream's deadline forward on every read and write, so
+// a peer that stops moving bytes is cut after the timeout.
+type deadlined struct {
+	s network.Stream
+	d time.Duration
+}
+
+func (x *deadlined) Read(p []byte) (int, error) {
+	x.s.SetReadDeadline(time.Now().Add(x.d)) //nolint:errcheck // best effort
+	return x.s.Read(p)
+}
+
+func (x *deadlined) Write(p []byte) (int, error) {
+	x.s.SetWriteDeadline(time.Now().Add(x.d)) //nolint:errcheck // best effort
+	return x.s.Write(p)
+}
+
+// Close stops the node: its loops, its pulls and its host.
+func (n *Node) Close() error {
+	n.cancel()
+	if n.unsub != nil {
+		n.unsub()
+	}
+	n.mu.Lock()
+	n.closed = true
+	for _, st := range n.spaces {
+		if st.timer != nil {
+			st.timer.Stop()
+		}
+	}
+	n.mu.Unlock()
+	var errs []error
+	if n.mdns != nil {
+		errs = append(errs, n.mdns.Close())
+	}
+	errs = append(errs, n.host.Close())
+	n.wg.Wait()
+	return errors.Join(errs...)
+}
