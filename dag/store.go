@@ -338,8 +338,9 @@ func PlanBatch(b Batch, v PlanView) (*Plan, error) {
 	}
 	// apply applies e and then, breadth first, every waiting entry this
 	// makes ready (an explicit queue: promotion chains can be long).
+	var queue []Step // reused across calls
 	apply := func(e Entry, wasPending bool) error {
-		queue := []Step{{Entry: e, WasPending: wasPending}}
+		queue = append(queue[:0], Step{Entry: e, WasPending: wasPending})
 		for len(queue) > 0 {
 			s := queue[0]
 			queue = queue[1:]
@@ -353,7 +354,11 @@ func PlanBatch(b Batch, v PlanView) (*Plan, error) {
 			if err != nil {
 				return err
 			}
-			cands := append(slices.Clone(waitLocal[key{s.Space, s.ID}]), stored...)
+			local := waitLocal[key{s.Space, s.ID}]
+			if len(local)+len(stored) == 0 {
+				continue // the usual case: nothing waits for s
+			}
+			cands := append(slices.Clone(local), stored...)
 			slices.SortFunc(cands, ID.Compare)
 			cands = slices.Compact(cands)
 			for _, c := range cands {

@@ -1,0 +1,479 @@
+package badgerstore_test
+
+// Measurements of issue 2: validated ingest of signed envelopes into the
+// Badger store beside raw single and batch verification; bytes on disk per
+// entry after compaction; RSS while ingesting. See docs/storage.md for the
+// figures and the commands.
+//
+//	go test ./dag/badgerstore -run '^$' -bench . -benchtime 1x
+//	WITAN_BENCH_1M=1 go test ./dag/badgerstore -run '^$' -bench 'Ingest/1M' -benchtime 1x -timeout 30m
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/dag/badgerstore"
+)
+
+// benchEnvelopes returns the path of a file holding n signed envelopes of
+// one session (length-prefixed canonical bytes, in causal order), made once
+// and cached in the temporary directory. Eight authors cast ballot-like
+// entries; each lists the current heads (one, sometimes two) as parents.
+func benchEnvelopes(b *testing.B, n int) string {
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("witan-bench-envelopes-v1-%d.bin", n))
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	b.Logf("signing %d envelopes into %s (once)", n, path)
+	var signers []*dag.Signer
+	for i := 0; i < 8; i++ {
+		seed := make([]byte, 32)
+		seed[0] = byte(i + 1)
+		s, err := dag.SignerFromSeed(seed)
+		if err != nil {
+			b.Fatal(err)
+		}
+		signers = append(signers, s)
+	}
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	write := func(canon []byte) {
+		var l [4]byte
+		binary.BigEndian.PutUint32(l[:], uint32(len(canon)))
+		w.Write(l[:])
+		w.Write(canon)
+	}
+	body := []byte(`{"label":"bench","profile":"uslm-1","simulation":true}`)
+	create := &dag.Envelope{Type: dag.TxSessionCreate, Session: dag.Sum(body), Body: body, TS: "2026-09-21T12:00:00Z", Parents: []dag.ID{}}
+	canon, id, err := create.Seal(signers[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	write(canon)
+	heads := []dag.ID{id}
+	mr := dag.Sum([]byte("mr"))
+	t0 := time.Date(2026, 9, 21, 12, 0, 0, 0, time.UTC)
+	for i := 1; i < n; i++ {
+		parents := heads
+		if len(parents) > 2 {
+			parents = parents[:2]
+		}
+		e := &dag.Envelope{
+			Type: dag.TxBallotCast, Session: create.Session, Parents: parents,
+			Body: []byte(`{"choice":"approve","mr":"` + mr.String() + `","supersedes":null,"weight":` + strconv.Itoa(i%7+1) + `}`),
+			TS:   t0.Add(time.Duration(i) * time.Second).Format(time.RFC3339),
+		}
+		canon, id, err := e.Seal(signers[i%len(signers)])
+		if err != nil {
+			b.Fatal(err)
+		}
+		write(canon)
+		// Every 16th entry forks (two heads), the next one merges them.
+		if i%16 == 0 {
+			heads = append([]dag.ID{id}, heads...)
+		} else {
+			heads = []dag.ID{id}
+		}
+	}
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// readBatches streams the envelope file in batches of size n.
+func readBatches(b *testing.B, path string, n int, out chan<- [][]byte) {
+	defer close(out)
+	f, err := os.Open(path)
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<20)
+	batch := make([][]byte, 0, n)
+	for {
+		var l [4]byte
+		if _, err := io.ReadFull(r, l[:]); err != nil {
+			break
+		}
+		buf := make([]byte, binary.BigEndian.Uint32(l[:]))
+		if _, err := io.ReadFull(r, buf); err != nil {
+			b.Error(err)
+			return
+		}
+		batch = append(batch, buf)
+		if len(batch) == n {
+			out <- batch
+			batch = make([][]byte, 0, n)
+		}
+	}
+	if len(batch) > 0 {
+		out <- batch
+	}
+}
+
+// validate decodes and batch-verifies one batch of untrusted envelopes and
+// returns the entries to put; a batch with a bad signature falls back to
+// the per-signature verdicts and drops the bad ones.
+func validate(raws [][]byte) ([]dag.Entry, error) {
+	entries := make([]dag.Entry, 0, len(raws))
+	envs := make([]*dag.Envelope, 0, len(raws))
+	bv := dag.NewBatchVerifier()
+	for _, raw := range raws {
+		env, canon, id, err := dag.DecodeEnvelope(raw)
+		if err != nil {
+			return nil, err
+		}
+		bv.Add(env.Author, dag.DomainEnvelope, env.SigningBytes(), env.Sig)
+		envs = append(envs, env)
+		entries = append(entries, dag.Entry{ID: id, Space: env.Session.String(), Parents: env.Parents, Data: canon})
+	}
+	all, valid := bv.Verify()
+	if all {
+		return entries, nil
+	}
+	kept := entries[:0]
+	for i, e := range entries {
+		if valid[i] {
+			kept = append(kept, e)
+		}
+	}
+	return kept, nil
+}
+
+// ingest runs the validated-ingest pipeline: a reader, workers that decode
+// and batch-verify whole batches in parallel, and the caller's goroutine
+// putting the batches in order, one Badger transaction each. It returns
+// the number of entries applied.
+func ingest(b *testing.B, s *badgerstore.Store, path string, batch, workers int, progress func(n int)) int {
+	type job struct {
+		in  [][]byte
+		out chan []dag.Entry
+	}
+	batches := make(chan [][]byte, workers)
+	go readBatches(b, path, batch, batches)
+	jobs := make(chan *job, workers)
+	order := make(chan *job, workers*2)
+	go func() {
+		for in := range batches {
+			j := &job{in: in, out: make(chan []dag.Entry, 1)}
+			order <- j
+			jobs <- j
+		}
+		close(jobs)
+		close(order)
+	}()
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				es, err := validate(j.in)
+				if err != nil {
+					b.Error(err)
+				}
+				j.out <- es
+			}
+		}()
+	}
+	ctx := context.Background()
+	applied := 0
+	for j := range order {
+		es := <-j.out
+		r, err := s.Put(ctx, dag.Batch{Entries: es})
+		if err != nil {
+			b.Fatal(err)
+		}
+		applied += len(r.Applied)
+		if progress != nil {
+			progress(applied)
+		}
+	}
+	wg.Wait()
+	return applied
+}
+
+func benchSizes() []int {
+	sizes := []int{10_000, 100_000}
+	if os.Getenv("WITAN_BENCH_1M") != "" {
+		sizes = append(sizes, 1_000_000)
+	}
+	return sizes
+}
+
+func sizeName(n int) string {
+	if n >= 1_000_000 {
+		return strconv.Itoa(n/1_000_000) + "M"
+	}
+	return strconv.Itoa(n/1000) + "k"
+}
+
+// BenchmarkIngest: signed envelopes/s through decode, batch verification
+// (two workers) and one synced Badger transaction per batch of 1000, into a
+// store on disk. Also reports the peak RSS and the RSS at half and at the
+// end of the run, to show whether memory stays flat.
+func BenchmarkIngest(b *testing.B) {
+	for _, n := range benchSizes() {
+		path := benchEnvelopes(b, n)
+		for _, mode := range []struct {
+			name string
+			o    badgerstore.Options
+		}{{"sync", benchOptions(badgerstore.Options{})}, {"nosync", benchOptions(badgerstore.Options{NoSync: true})}} {
+			b.Run(sizeName(n)+"/"+mode.name, func(b *testing.B) {
+				var peak, half, end int64
+				for i := 0; i < b.N; i++ {
+					s, err := badgerstore.Open(b.TempDir(), mode.o)
+					if err != nil {
+						b.Fatal(err)
+					}
+					stop := sampleRSS(&peak)
+					got := ingest(b, s, path, 1000, 2, func(done int) {
+						if half == 0 && done >= n/2 {
+							half = rss()
+						}
+					})
+					end = rss()
+					stop()
+					if got != n {
+						b.Fatalf("applied %d of %d", got, n)
+					}
+					b.StopTimer()
+					s.Close()
+					b.StartTimer()
+				}
+				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
+				b.ReportMetric(float64(peak)/(1<<20), "peakRSS-MiB")
+				b.ReportMetric(float64(half)/(1<<20), "halfRSS-MiB")
+				b.ReportMetric(float64(end)/(1<<20), "endRSS-MiB")
+				b.ReportMetric(float64(rssFile())/(1<<20), "fileRSS-MiB")
+			})
+		}
+	}
+}
+
+// BenchmarkVerify: the ceilings in the same run: decoding alone, single
+// verification (dag.Verify, one goroutine), batch verification
+// (dag.BatchVerifier over batches of 1000, one goroutine), and decode plus
+// batch verification on two goroutines, which is the ingest pipeline
+// without the store.
+func BenchmarkVerify(b *testing.B) {
+	const n = 10_000
+	path := benchEnvelopes(b, n)
+	var raws [][]byte
+	ch := make(chan [][]byte, 1)
+	go readBatches(b, path, 1000, ch)
+	for batch := range ch {
+		raws = append(raws, batch...)
+	}
+	type dec struct {
+		env *dag.Envelope
+		msg []byte
+	}
+	decoded := make([]dec, len(raws))
+	for i, raw := range raws {
+		env, _, _, err := dag.DecodeEnvelope(raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		decoded[i] = dec{env, env.SigningBytes()}
+	}
+	rate := func(b *testing.B) {
+		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "sigs/s")
+	}
+	b.Run("decode", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			for _, raw := range raws {
+				if _, _, _, err := dag.DecodeEnvelope(raw); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		rate(b)
+	})
+	b.Run("single", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			for _, d := range decoded {
+				if !dag.Verify(d.env.Author, dag.DomainEnvelope, d.msg, d.env.Sig) {
+					b.Fatal("bad signature")
+				}
+			}
+		}
+		rate(b)
+	})
+	b.Run("batch", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			bv := dag.NewBatchVerifier()
+			for j, d := range decoded {
+				bv.Add(d.env.Author, dag.DomainEnvelope, d.msg, d.env.Sig)
+				if (j+1)%1000 == 0 {
+					if ok, _ := bv.Verify(); !ok {
+						b.Fatal("bad batch")
+					}
+				}
+			}
+		}
+		rate(b)
+	})
+	b.Run("decode+batch/2goroutines", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			var wg sync.WaitGroup
+			for w := 0; w < 2; w++ {
+				wg.Add(1)
+				go func(w int) {
+					defer wg.Done()
+					for k := w * 1000; k < len(raws); k += 2000 {
+						if _, err := validate(raws[k:min(k+1000, len(raws))]); err != nil {
+							b.Error(err)
+						}
+					}
+				}(w)
+			}
+			wg.Wait()
+		}
+		rate(b)
+	})
+}
+
+// BenchmarkDisk: bytes on disk per entry against the canonical size, after
+// ingesting n envelopes, compacting (Flatten and value-log GC) and closing.
+// "disk/canon" counts every file of the store; "sst/canon" only the SST
+// files that hold the data (the rest is a fixed overhead of Badger: the
+// manifest, the key registry, the discard stats and an empty value log).
+func BenchmarkDisk(b *testing.B) {
+	for _, n := range benchSizes() {
+		path := benchEnvelopes(b, n)
+		b.Run(sizeName(n), func(b *testing.B) {
+			var canon int64
+			if fi, err := os.Stat(path); err == nil {
+				canon = fi.Size() - 4*int64(n) // minus the length prefixes
+			}
+			var all, sst int64
+			for i := 0; i < b.N; i++ {
+				dir := b.TempDir()
+				s, err := badgerstore.Open(dir, benchOptions(badgerstore.Options{NoSync: true}))
+				if err != nil {
+					b.Fatal(err)
+				}
+				ingest(b, s, path, 1000, 2, nil)
+				if err := s.Compact(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				if err := s.Close(); err != nil {
+					b.Fatal(err)
+				}
+				all, sst = dirSize(b, dir)
+			}
+			b.ReportMetric(float64(canon)/float64(n), "canon-B/entry")
+			b.ReportMetric(float64(all)/float64(n), "disk-B/entry")
+			b.ReportMetric(float64(all)/float64(canon), "disk/canon")
+			b.ReportMetric(float64(sst)/float64(canon), "sst/canon")
+		})
+	}
+}
+
+func dirSize(b *testing.B, dir string) (all, sst int64) {
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		all += fi.Size()
+		if strings.HasSuffix(p, ".sst") {
+			sst += fi.Size()
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return all, sst
+}
+
+// rss returns the anonymous resident memory of the process (RssAnon in
+// /proc/self/status): the heap, Badger's memtable arenas and caches. File
+// pages that Badger maps (tables, the memtable logs) are left out: the
+// kernel reclaims them under pressure. 0 where /proc is absent.
+func rss() int64 { return procStatus("RssAnon:") }
+
+// rssFile returns the resident file-backed pages (RssFile).
+func rssFile() int64 { return procStatus("RssFile:") }
+
+func procStatus(field string) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, field) {
+			f := strings.Fields(line)
+			if len(f) >= 2 {
+				kb, _ := strconv.ParseInt(f[1], 10, 64)
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
+
+// sampleRSS records the peak RSS every 50 ms until stop is called.
+func sampleRSS(peak *int64) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if r := rss(); r > *peak {
+				*peak = r
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait(); runtime.KeepAlive(peak) }
+}
+
+// benchOptions applies WITAN_BENCH_COMPRESSION (zstd, the default; snappy;
+// none) to compare Badger's block compression settings.
+func benchOptions(o badgerstore.Options) badgerstore.Options {
+	c, ok := map[string]options.CompressionType{"zstd": options.ZSTD, "snappy": options.Snappy, "none": options.None}[os.Getenv("WITAN_BENCH_COMPRESSION")]
+	if ok {
+		o.Tune = func(bo badger.Options) badger.Options { return bo.WithCompression(c) }
+	}
+	return o
+}
