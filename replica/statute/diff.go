@@ -84,58 +84,61 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // diffFlags compares two trees node by node, pruning subtrees whose root
-// has the same nid, parent and hash on both sides.
+// has the same nid, parent and hash on both sides. Each visited node costs
+// one map lookup per tree: at 100,000 nodes the lookups are the cost.
 func diffFlags(a, b *Tree) map[string]uint8 {
 	flags := map[string]uint8{}
 	// A subtree is identical on both sides when its root has the same
 	// nid, hash and parent: the hash covers everything below, but not
-	// where the subtree hangs.
-	same := func(x, y *Tree, nid string) bool {
-		ny, ok := y.nodes[nid]
-		if !ok || ny.parent != x.nodes[nid].parent {
-			return false
+	// where the subtree hangs. A node shared by copy-on-write is identical.
+	same := func(x *node, xt *Tree, y *node, yt *Tree) bool {
+		if x == y {
+			return true
 		}
-		return x.nodeHash(nid) == y.nodeHash(nid)
+		return x.parent == y.parent && xt.hashOf(x) == yt.hashOf(y)
 	}
 	// Nodes of b: added, modified, moved.
-	stack := []string{b.root}
+	stack := []*node{b.nodes[b.root]}
 	for len(stack) > 0 {
-		nid := stack[len(stack)-1]
+		nb := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if same(b, a, nid) {
+		na, ok := a.nodes[nb.nid]
+		if ok && same(na, a, nb, b) {
 			continue
 		}
-		nb := b.nodes[nid]
-		na, ok := a.nodes[nid]
-		switch {
-		case !ok:
-			flags[nid] |= diffAdded
-		default:
+		if !ok {
+			flags[nb.nid] |= diffAdded
+		} else {
 			if na.kind != nb.kind || na.heading != nb.heading || na.text != nb.text {
-				flags[nid] |= diffModified
+				flags[nb.nid] |= diffModified
 			}
 			if na.parent != nb.parent {
-				flags[nid] |= diffMoved
+				flags[nb.nid] |= diffMoved
 			}
 			// Order among the children both keep under nid.
-			for _, c := range reordered(na.children, nb.children, a, b, nid) {
+			for _, c := range reordered(na.children, nb.children) {
 				flags[c] |= diffMoved
 			}
 		}
-		stack = append(stack, nb.children...)
+		for _, c := range nb.children {
+			stack = append(stack, b.nodes[c])
+		}
 	}
 	// Nodes of a that b lacks.
-	stack = append(stack[:0], a.root)
+	stack = append(stack[:0], a.nodes[a.root])
 	for len(stack) > 0 {
-		nid := stack[len(stack)-1]
+		na := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if same(a, b, nid) {
+		nb, ok := b.nodes[na.nid]
+		if ok && same(na, a, nb, b) {
 			continue
 		}
-		if _, ok := b.nodes[nid]; !ok {
-			flags[nid] |= diffRemoved
+		if !ok {
+			flags[na.nid] |= diffRemoved
 		}
-		stack = append(stack, a.nodes[nid].children...)
+		for _, c := range na.children {
+			stack = append(stack, a.nodes[c])
+		}
 	}
 	return flags
 }
@@ -143,7 +146,7 @@ func diffFlags(a, b *Tree) map[string]uint8 {
 // reordered returns the children, among those under parent in both a and
 // b, that are not in the longest increasing run of their a-positions taken
 // in b's order: the minimal set whose moves turn one order into the other.
-func reordered(ca, cb []string, a, b *Tree, parent string) []string {
+func reordered(ca, cb []string) []string {
 	if slices.Equal(ca, cb) {
 		return nil
 	}
@@ -154,7 +157,7 @@ func reordered(ca, cb []string, a, b *Tree, parent string) []string {
 	var seq []int     // a-positions in b's order
 	var nids []string // matching nids
 	for _, c := range cb {
-		if i, ok := pos[c]; ok && b.nodes[c].parent == parent {
+		if i, ok := pos[c]; ok {
 			seq = append(seq, i)
 			nids = append(nids, c)
 		}

@@ -1,6 +1,8 @@
 package statute
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
@@ -72,48 +74,50 @@ type FactInputs struct {
 // FactSheet is the /facts view of §6 item 6. Marshal it with
 // dag.Marshal (or MarshalJSON) for the byte-identical form.
 type FactSheet struct {
-	MR    dag.ID `json:"mr"`
-	Nodes struct {
-		Added    []string `json:"added"`
-		Removed  []string `json:"removed"`
-		Modified []string `json:"modified"`
-		Moved    []string `json:"moved"`
-	} `json:"nodes"`
-	Numbers    []NumberChange `json:"numbers"`
-	References struct {
-		Added   []RefEdge `json:"added"`
-		Removed []RefEdge `json:"removed"`
-	} `json:"references"`
-	Definitions struct {
+	// Fields are in RFC 8785 member order so that encoding/json already
+	// writes canonical JSON and dag.Canonicalize only checks it.
+	AnchorDrift    []AnchorDrift `json:"anchor_drift"`
+	Appropriations struct {
+		ByAccount []AccountTotal `json:"by_account"`
+		Total     string         `json:"total"`
+	} `json:"appropriations"`
+	Authoritative bool       `json:"authoritative"`
+	Coverage      []Coverage `json:"coverage"`
+	Definitions   struct {
 		Added   []string `json:"added"`
 		Changed []string `json:"changed"`
 		Removed []string `json:"removed"`
 	} `json:"definitions"`
-	AnchorDrift       []AnchorDrift   `json:"anchor_drift"`
-	Sunsets           []Sunset        `json:"sunsets"`
-	EffectiveDates    []EffectiveDate `json:"effective_dates"`
-	Estimates         []dag.ID        `json:"estimates"`
-	EstimateTotals    []EstimateTotal `json:"estimate_totals"`
-	Feasibility       []dag.ID        `json:"feasibility"`
-	VersusBase        *DiffNodes      `json:"versus_base"`
-	VersusSuperseded  *DiffNodes      `json:"versus_superseded,omitempty"`
-	RankedAboveWinner []RankedAbove   `json:"ranked_above_winner"`
-	Coverage          []Coverage      `json:"coverage"`
-	Appropriations    struct {
-		ByAccount []AccountTotal `json:"by_account"`
-		Total     string         `json:"total"`
-	} `json:"appropriations"`
-	Origin        []Origin `json:"origin"`
-	Reverts       []Revert `json:"reverts"`
-	Authoritative bool     `json:"authoritative"`
-	Finality      string   `json:"finality"`
+	EffectiveDates []EffectiveDate `json:"effective_dates"`
+	EstimateTotals []EstimateTotal `json:"estimate_totals"`
+	Estimates      []dag.ID        `json:"estimates"`
+	Feasibility    []dag.ID        `json:"feasibility"`
+	Finality       string          `json:"finality"`
+	MR             dag.ID          `json:"mr"`
+	Nodes          struct {
+		Added    []string `json:"added"`
+		Modified []string `json:"modified"`
+		Moved    []string `json:"moved"`
+		Removed  []string `json:"removed"`
+	} `json:"nodes"`
+	Numbers           []NumberChange `json:"numbers"`
+	Origin            []Origin       `json:"origin"`
+	RankedAboveWinner []RankedAbove  `json:"ranked_above_winner"`
+	References        struct {
+		Added   []RefEdge `json:"added"`
+		Removed []RefEdge `json:"removed"`
+	} `json:"references"`
+	Reverts          []Revert   `json:"reverts"`
+	Sunsets          []Sunset   `json:"sunsets"`
+	VersusBase       *DiffNodes `json:"versus_base"`
+	VersusSuperseded *DiffNodes `json:"versus_superseded,omitempty"`
 }
 
 // NumberChange is one entry of numbers.
 type NumberChange struct {
-	NID    string   `json:"nid"`
-	Before []string `json:"before"`
 	After  []string `json:"after"`
+	Before []string `json:"before"`
+	NID    string   `json:"nid"`
 }
 
 // RefEdge is a [[ref:]] edge.
@@ -130,66 +134,72 @@ type AnchorDrift struct {
 
 // Sunset is one entry of sunsets.
 type Sunset struct {
-	NID  string `json:"nid"`
 	Days int    `json:"days"`
+	NID  string `json:"nid"`
 }
 
 // EffectiveDate is one entry of effective_dates.
 type EffectiveDate struct {
-	NID  string `json:"nid"`
 	Date Date   `json:"date"`
+	NID  string `json:"nid"`
 }
 
 // EstimateTotal is one entry of estimate_totals.
 type EstimateTotal struct {
-	Estimate    dag.ID  `json:"estimate"`
 	AsWritten   string  `json:"as_written"`
+	Estimate    dag.ID  `json:"estimate"`
 	IfPermanent *string `json:"if_permanent"`
 }
 
 // DiffNodes is a structural diff as the fact sheet writes it.
 type DiffNodes struct {
 	Added    []string `json:"added"`
-	Removed  []string `json:"removed"`
 	Modified []string `json:"modified"`
 	Moved    []string `json:"moved"`
+	Removed  []string `json:"removed"`
 }
 
 // Coverage is one entry of coverage.
 type Coverage struct {
-	NID     string   `json:"nid"`
 	Applies []string `json:"applies"` // nil is null
+	NID     string   `json:"nid"`
 	OptIn   *string  `json:"opt_in"`
 }
 
 // AccountTotal is one entry of appropriations.by_account.
 type AccountTotal struct {
 	Account string `json:"account"`
-	FY      int    `json:"fy"`
 	Dollars string `json:"dollars"`
 	Fenced  string `json:"fenced"`
+	FY      int    `json:"fy"`
 }
 
 // Origin is one entry of origin.
 type Origin struct {
-	NID        string  `json:"nid"`
-	Opinion    dag.ID  `json:"opinion"`
 	Author     string  `json:"author"`
 	AuthorKind string  `json:"author_kind"`
+	NID        string  `json:"nid"`
 	OnBehalfOf *string `json:"on_behalf_of"`
+	Opinion    dag.ID  `json:"opinion"`
 }
 
 // Revert is one entry of reverts.
 type Revert struct {
 	NID          string `json:"nid"`
-	To           dag.ID `json:"to"`
 	PreviouslyIn dag.ID `json:"previously_in"`
+	To           dag.ID `json:"to"`
 }
 
 // MarshalJSON writes the sheet's canonical JSON.
 func (f *FactSheet) MarshalJSON() ([]byte, error) {
 	type plain FactSheet
-	return dag.Marshal((*plain)(f))
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode((*plain)(f)); err != nil {
+		return nil, fmt.Errorf("statute: fact sheet: %w", err)
+	}
+	return dag.Canonicalize(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 }
 
 // ErrFacts is wrapped when an input of the fact sheet is malformed (an
@@ -308,10 +318,10 @@ func Facts(r *Review, env Env, in FactInputs) (*FactSheet, error) {
 	for _, n := range patch {
 		m := n.marks
 		if days, ok := m.Sunset(); ok {
-			f.Sunsets = append(f.Sunsets, Sunset{n.nid, days})
+			f.Sunsets = append(f.Sunsets, Sunset{Days: days, NID: n.nid})
 		}
 		if date, ok := m.EffectiveDate(); ok {
-			f.EffectiveDates = append(f.EffectiveDates, EffectiveDate{n.nid, date})
+			f.EffectiveDates = append(f.EffectiveDates, EffectiveDate{Date: date, NID: n.nid})
 		}
 		if len(m.Applies) > 0 || len(m.OptIns) > 0 {
 			c := Coverage{NID: n.nid}

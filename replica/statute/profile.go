@@ -145,18 +145,26 @@ func LoadProfile(id string) (*Profile, error) {
 func (p *Profile) Conform(t *Tree) []Message {
 	var out []Message
 	t.walk(func(n *node, _ int) bool {
-		switch {
-		case !p.Allows(n.kind):
-			out = append(out, Message{Detail: fmt.Sprintf("kind %q is not in profile %s", n.kind, p.ID), NIDs: []string{n.nid}})
-		case n.parent == "" && n.kind != p.Root:
-			out = append(out, Message{Detail: fmt.Sprintf("root has kind %q; profile %s requires %q", n.kind, p.ID, p.Root), NIDs: []string{n.nid}})
-		case n.parent != "":
-			pk := t.nodes[n.parent].kind
-			if p.Allows(pk) && !p.MayContain(pk, n.kind) {
-				out = append(out, Message{Detail: fmt.Sprintf("a %s may not contain a %s (profile %s)", pk, n.kind, p.ID), NIDs: []string{n.parent, n.nid}})
-			}
+		var parent *node
+		if n.parent != "" {
+			parent = t.nodes[n.parent]
+		}
+		if m, bad := p.conformNode(n, parent); bad {
+			out = append(out, m)
 		}
 		return true
 	})
 	return out
+}
+
+func (p *Profile) conformNode(n, parent *node) (Message, bool) {
+	switch {
+	case !p.Allows(n.kind):
+		return Message{Detail: fmt.Sprintf("kind %q is not in profile %s", n.kind, p.ID), NIDs: []string{n.nid}}, true
+	case parent == nil && n.kind != p.Root:
+		return Message{Detail: fmt.Sprintf("root has kind %q; profile %s requires %q", n.kind, p.ID, p.Root), NIDs: []string{n.nid}}, true
+	case parent != nil && p.Allows(parent.kind) && !p.MayContain(parent.kind, n.kind):
+		return Message{Detail: fmt.Sprintf("a %s may not contain a %s (profile %s)", parent.kind, n.kind, p.ID), NIDs: []string{parent.nid, n.nid}}, true
+	}
+	return Message{}, false
 }

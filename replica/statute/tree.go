@@ -201,6 +201,14 @@ func (t *Tree) NodeHash(nid string) (dag.ID, bool) {
 	return t.nodeHash(nid), true
 }
 
+// hashOf is nodeHash for a node already looked up.
+func (t *Tree) hashOf(n *node) dag.ID {
+	if n.hash.Valid() {
+		return n.hash
+	}
+	return t.nodeHash(n.nid)
+}
+
 // nodeHash computes hashes bottom-up for the dirty part of nid's subtree,
 // with an explicit stack.
 func (t *Tree) nodeHash(nid string) dag.ID {
