@@ -34,8 +34,19 @@ if [ ${#race_pkgs[@]} -gt 0 ]; then
 fi
 
 echo "== fuzz smoke (${fuzztime} per target)"
+# A real finding is written to fuzz/testdata/fuzz/<target>/ and fails the
+# run. Under heavy load the fuzzing engine itself can exit non-zero without a
+# finding (a worker judged hung); such a run is tried once more.
 for target in $(go test ./fuzz -list '^Fuzz' | grep '^Fuzz'); do
 	echo "-- $target"
-	go test ./fuzz -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime"
+	before=$(ls "fuzz/testdata/fuzz/$target" 2>/dev/null | wc -l)
+	if ! go test ./fuzz -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime"; then
+		after=$(ls "fuzz/testdata/fuzz/$target" 2>/dev/null | wc -l)
+		if [ "$after" != "$before" ]; then
+			echo "$target found a failing input (see fuzz/testdata/fuzz/$target)"; exit 1
+		fi
+		echo "$target exited without a finding; trying once more"
+		go test ./fuzz -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime"
+	fi
 done
 echo "all checks passed"
