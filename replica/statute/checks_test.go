@@ -143,8 +143,8 @@ func TestUnified(t *testing.T) {
 		must(t, b.delete("/us/t1/s3"))
 	})
 	got := Compare(base, after).Unified()
-	want := "@@ /us/t1/s1 (modified) @@\n [section] \n-The period is 30 days.\n+The period is 45 days.\n" +
-		"@@ /us/t1/s3 (removed) @@\n-[section] \n-Reports are due yearly.\n"
+	want := "@@ /us/t1/s1 (modified) @@\n [section]\n-The period is 30 days.\n+The period is 45 days.\n" +
+		"@@ /us/t1/s3 (removed) @@\n-[section]\n-Reports are due yearly.\n"
 	if got != want {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}

@@ -233,7 +233,11 @@ func (d *Diff) Unified() string {
 			if n == nil {
 				return nil
 			}
-			out := []string{"[" + n.kind + "] " + n.heading}
+			first := "[" + n.kind + "]"
+			if n.heading != "" {
+				first += " " + n.heading
+			}
+			out := []string{first}
 			if n.text != "" {
 				out = append(out, strings.Split(n.text, "\n")...)
 			}
