@@ -81,8 +81,14 @@ func TestMemoryModelDocTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := goldfish(t).Staircase()
+	p := goldfish(t)
+	r := p.Staircase()
+	en, _ := RulesTable("en")
+	es, _ := RulesTable("es")
 	tables := []struct{ name, body string }{
+		{"table-1.2", p.Table()},
+		{"rules-en", en},
+		{"rules-es", es},
 		{"table-7.5", r.ReadableTable()},
 		{"table-7.6", r.UnreadableTable()},
 	}
