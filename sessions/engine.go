@@ -173,35 +173,39 @@ func (e *Engine) Step(ev Event) ([]Outcome, error) {
 	default:
 		return nil, fmt.Errorf("%w: %T", ErrBadEvent, ev)
 	}
-	// A session ID is drawn before anything changes, so a failing entropy
-	// source leaves the state as it was.
+	// A session ID, if this event will open a session, is drawn before
+	// anything changes, so a failing entropy source leaves the state as it
+	// was.
+	var id SessionID
+	switch ev.(type) {
+	case Speech, Request, Press:
+		if e.s == nil || heard >= e.s.last.Add(e.p.SessionGap) {
+			var err error
+			if id, err = e.draw(); err != nil {
+				return nil, err
+			}
+		}
+	}
 	var out []Outcome
 	e.now = t
 	out = e.advance(t, heard, out)
-	var err error
 	switch ev := ev.(type) {
 	case Speech:
 		start := ev.Start
 		if e.prevEnd != NoTime && start < e.prevEnd {
 			start = e.prevEnd
 		}
-		if out, err = e.open(start, out); err != nil {
-			return out, err
-		}
+		out = e.open(start, id, out)
 		out = e.speech(ev, out)
 	case Request:
-		if out, err = e.open(t, out); err != nil {
-			return out, err
-		}
+		out = e.open(t, id, out)
 		var x *voice
 		if ev.Label != "" {
 			x = e.s.labels[ev.Label]
 		}
 		out = e.apply(ev.Intent, x, ev.Confidence, t, out)
 	case Press:
-		if out, err = e.open(t, out); err != nil {
-			return out, err
-		}
+		out = e.open(t, id, out)
 		out = e.press(ev, out)
 	case End:
 		if e.s != nil {
@@ -209,6 +213,19 @@ func (e *Engine) Step(ev Event) ([]Outcome, error) {
 		}
 	}
 	return out, nil
+}
+
+// draw reads a non-zero 64-bit session ID from the entropy source.
+func (e *Engine) draw() (SessionID, error) {
+	var b [8]byte
+	for {
+		if _, err := io.ReadFull(e.entropy, b[:]); err != nil {
+			return 0, fmt.Errorf("%w: %v", ErrEntropy, err)
+		}
+		if id := binary.BigEndian.Uint64(b[:]); id != 0 {
+			return SessionID(id), nil
+		}
+	}
 }
 
 func checkIntent(in Intent) error {
@@ -260,26 +277,18 @@ func (e *Engine) advance(t, heard Time, out []Outcome) []Outcome {
 	return out
 }
 
-// open starts a session at t if none is open.
-func (e *Engine) open(t Time, out []Outcome) ([]Outcome, error) {
+// open starts a session at t, with the ID drawn for it, if none is open.
+func (e *Engine) open(t Time, id SessionID, out []Outcome) []Outcome {
 	if e.s != nil {
-		return out, nil
-	}
-	var b [8]byte
-	var id uint64
-	for id == 0 {
-		if _, err := io.ReadFull(e.entropy, b[:]); err != nil {
-			return out, fmt.Errorf("%w: %v", ErrEntropy, err)
-		}
-		id = binary.BigEndian.Uint64(b[:])
+		return out
 	}
 	e.s = &session{
-		id: SessionID(id), start: t, last: t,
+		id: id, start: t, last: t,
 		delta: e.p.DefaultLevel, ceiling: Top, roomLimit: Forever,
 		labels: map[string]*voice{},
 	}
 	e.s.snap(t)
-	return e.emit(out, Outcome{Kind: SessionStarted, At: t}), nil
+	return e.emit(out, Outcome{Kind: SessionStarted, At: t})
 }
 
 // emit appends o to out and to the session's event log.

@@ -71,6 +71,23 @@ func TestEntropyFailure(t *testing.T) {
 	if e.State().Open {
 		t.Errorf("a session opened without an ID")
 	}
+	// Entropy that runs out after the first session: a speech after the
+	// gap is refused as a whole, and the first session is still open.
+	e, err = New(Options{Entropy: io.LimitReader(&entropy{}, 8)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	step(t, e, Speech{Label: "alice", Start: 0, End: 1000})
+	before := e.State()
+	if _, err := e.Step(Speech{Label: "bruno", Start: 700_000, End: 701_000}); !errors.Is(err, ErrEntropy) {
+		t.Fatalf("err = %v, want ErrEntropy", err)
+	}
+	if after := e.State(); !after.Open || after.Session != before.Session || len(after.Voices) != 1 {
+		t.Errorf("a refused step changed the state: %+v", after)
+	}
+	if _, err := e.Step(Tick{At: 700_000}); err != nil {
+		t.Errorf("the engine is stuck after a refused step: %v", err)
+	}
 }
 
 func TestSessionIDs(t *testing.T) {
