@@ -35,13 +35,13 @@ type Rule struct {
 	Patterns []string
 	// Examples are utterances this rule must parse (they are tests), with
 	// the span they must give where the rule reads one.
-	Examples []Example
+	Examples []RuleExample
 	// Extension names the profile extension the rule belongs to, if any.
 	Extension string
 }
 
-// Example is an utterance a rule must parse.
-type Example struct {
+// RuleExample is an utterance a rule must parse.
+type RuleExample struct {
 	Text string
 	Span time.Duration // the expected span, for rules that read one
 }
