@@ -44,7 +44,7 @@ type wireChange struct {
 	Parents      *[]string          `json:"parents"`
 	Message      *string            `json:"message"`
 	Author       *string            `json:"author"`
-	Contributors *[]wireContributor `json:"contributors,omitempty"`
+	Contributors json.RawMessage    `json:"contributors"` // absent, or an array (never null)
 }
 
 type wireContributor struct {
@@ -108,7 +108,14 @@ func DecodeChange(b []byte) (*Change, []byte, dag.ID, error) {
 		}
 	}
 	if w.Contributors != nil {
-		for i, wc := range *w.Contributors {
+		var cs []wireContributor
+		if w.Contributors[0] != '[' {
+			return nil, nil, dag.ID{}, schemaErr("change: contributors is not an array")
+		}
+		if err := strictUnmarshal(w.Contributors, &cs); err != nil {
+			return nil, nil, dag.ID{}, schemaErr("change: contributors: %v", err)
+		}
+		for i, wc := range cs {
 			if wc.Name == nil || wc.Role == nil {
 				return nil, nil, dag.ID{}, schemaErr("change: contributors[%d]: name and role are required", i)
 			}

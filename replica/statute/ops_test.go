@@ -147,6 +147,8 @@ func TestChangeDecodeVerify(t *testing.T) {
 		strings.Replace(string(b), `"oth:system"`, `"alice"`, 1),
 		strings.Replace(string(b), `"drafter"`, `"ghost"`, 1),
 		strings.Replace(string(b), `"message":"extend"`, `"message":"extend","extra":1`, 1),
+		`{"author":"oth:system","base":"` + base.Hash().String() + `","contributors":null,"ops":[],"parents":[],"result":"` + base.Hash().String() + `"}`,
+		`{"author":"oth:system","base":"` + base.Hash().String() + `","ops":[],"parents":["` + base.Hash().String() + `","` + base.Hash().String() + `"],"result":"` + base.Hash().String() + `"}`,
 	} {
 		if _, _, _, err := DecodeChange([]byte(s)); dag.CodeOf(err) != dag.CodeSchema {
 			t.Errorf("%.60s…: %v", s, err)
