@@ -115,7 +115,6 @@ type Engine struct {
 
 	mu       gosync.Mutex
 	peers    map[string]*peerState
-	spaces   map[string]*gosync.Mutex
 	progress map[progressKey]*Progress
 }
 
@@ -135,7 +134,6 @@ func NewEngine(local Local, o Options) *Engine {
 		local:    local,
 		o:        o.withDefaults(),
 		peers:    make(map[string]*peerState),
-		spaces:   make(map[string]*gosync.Mutex),
 		progress: make(map[progressKey]*Progress),
 	}
 }
@@ -237,17 +235,6 @@ func (e *Engine) seen(peer, space string) []dag.ID {
 		return ps.seen[space]
 	}
 	return nil
-}
-
-func (e *Engine) spaceLock(space string) *gosync.Mutex {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	m := e.spaces[space]
-	if m == nil {
-		m = new(gosync.Mutex)
-		e.spaces[space] = m
-	}
-	return m
 }
 
 // Progress returns the progress of the pulls running now.

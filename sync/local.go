@@ -59,7 +59,9 @@ const (
 	Accepted Outcome = iota + 1
 	// Pending: valid so far and stored, but waiting for parents.
 	Pending
-	// Duplicate: already held (applied, pending or quarantined).
+	// Duplicate: already held (applied or pending) or already refused;
+	// for an entry already refused, Code is its quarantine code, which
+	// sync counts against the peer that sent it again.
 	Duplicate
 	// Quarantined: refused; Code and Reason say why.
 	Quarantined

@@ -118,9 +118,9 @@ type job struct{ again bool }
 // gater refuses peers that Config.Allow refuses.
 type gater struct{ allow func(peer.ID) bool }
 
-func (g gater) InterceptPeerDial(p peer.ID) bool               { return g.allow(p) }
+func (g gater) InterceptPeerDial(p peer.ID) bool                 { return g.allow(p) }
 func (g gater) InterceptAddrDial(p peer.ID, _ ma.Multiaddr) bool { return g.allow(p) }
-func (g gater) InterceptAccept(network.ConnMultiaddrs) bool     { return true }
+func (g gater) InterceptAccept(network.ConnMultiaddrs) bool      { return true }
 func (g gater) InterceptSecured(_ network.Direction, p peer.ID, _ network.ConnMultiaddrs) bool {
 	return g.allow(p)
 }

@@ -138,16 +138,37 @@ func appliedIn(ctx context.Context, x Local, space string, ids []dag.ID) ([]dag.
 	return out, nil
 }
 
+// closeOnDone closes s (if it is an io.Closer) when ctx ends, so that a
+// read or write blocked on a silent peer returns.
+func closeOnDone(ctx context.Context, s io.ReadWriter) (stop func() bool) {
+	return context.AfterFunc(ctx, func() {
+		if c, ok := s.(io.Closer); ok {
+			c.Close()
+		}
+	})
+}
+
+// ctxErr prefers ctx's error to the one a closed stream gave.
+func ctxErr(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
 // Serve answers the requests of peer on s until peer closes its side,
-// ctx ends, or something goes wrong. The caller closes s afterwards.
-func (e *Engine) Serve(ctx context.Context, peer string, s io.ReadWriter) error {
+// ctx ends (s is closed then, if it is an io.Closer), or something goes
+// wrong. The caller closes s afterwards.
+func (e *Engine) Serve(ctx context.Context, peer string, s io.ReadWriter) (err error) {
+	defer closeOnDone(ctx, s)()
+	defer func() { err = ctxErr(ctx, err) }()
 	c := newConn(s)
 	for {
 		typ, p, err := c.read()
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
-		if err == nil && typ != frameRequest {
+		if err == nil && typ != FrameRequest {
 			err = &ProtocolError{Code: CodeUnexpected, Detail: fmt.Sprintf("frame type %#x where a request was due", typ)}
 		}
 		var req *Request
@@ -183,7 +204,7 @@ func (e *Engine) sendError(c *conn, err error) {
 	if !errors.As(err, &pe) {
 		return
 	}
-	if c.write(encodeError(pe.Code, pe.Detail)) == nil {
+	if c.write(EncodeError(pe.Code, pe.Detail)) == nil {
 		c.flush() //nolint:errcheck // best effort before closing
 	}
 }
@@ -248,7 +269,7 @@ func (e *Engine) respond(ctx context.Context, c *conn, peer string, req *Request
 			return err
 		}
 	}
-	if err := c.write(End{Heads: capIDs(heads), NotFound: notFound}.encode()); err != nil {
+	if err := c.write(End{Heads: capIDs(heads), NotFound: notFound}.Encode()); err != nil {
 		return err
 	}
 	if err := c.flush(); err != nil {
@@ -306,7 +327,7 @@ func (e *Engine) streamLog(ctx context.Context, c *conn, space string, heads []d
 	if err != nil {
 		return err
 	}
-	if err := c.write(Header{Entries: count, Bytes: est}.encode()); err != nil {
+	if err := c.write(Header{Entries: count, Bytes: est}.Encode()); err != nil {
 		return err
 	}
 	b := e.newBatcher(c)
@@ -337,7 +358,7 @@ func (e *Engine) streamIDs(ctx context.Context, c *conn, ids []dag.ID) error {
 	if err != nil {
 		return err
 	}
-	if err := c.write(Header{Entries: uint64(len(ids)), Bytes: est}.encode()); err != nil {
+	if err := c.write(Header{Entries: uint64(len(ids)), Bytes: est}.Encode()); err != nil {
 		return err
 	}
 	b := e.newBatcher(c)
@@ -405,7 +426,7 @@ func (b *batcher) flush() error {
 	if len(b.items) == 0 {
 		return nil
 	}
-	f := encodeBatch(b.items)
+	f := EncodeBatch(b.items)
 	if len(f) > MaxFrame {
 		return fmt.Errorf("sync: an entry with its objects is %d bytes, over the frame limit", len(f))
 	}
@@ -418,15 +439,18 @@ func (b *batcher) flush() error {
 
 // Pull asks peer, over s, for the entries of space that the local replica
 // lacks, ingests them as they arrive, then asks by id for parents still
-// missing, up to MaxRounds requests in all. It returns what it did; the
-// caller closes s. Pulls of one space are serialised.
+// missing, up to MaxRounds requests in all. It returns what it did. When
+// ctx ends s is closed (if it is an io.Closer); else the caller closes s.
+//
+// Pulls from different peers may run at once: Ingest is atomic per batch
+// and reports what another pull brought first as Duplicate. A slow or
+// silent peer therefore holds up nobody else.
 func (e *Engine) Pull(ctx context.Context, peer string, s io.ReadWriter, space string) (st Stats, err error) {
 	if err := e.refused(peer); err != nil {
 		return st, err
 	}
-	mu := e.spaceLock(space)
-	mu.Lock()
-	defer mu.Unlock()
+	defer closeOnDone(ctx, s)()
+	defer func() { err = ctxErr(ctx, err) }()
 	e.emit(Event{Kind: EventSyncStart, Peer: peer, Space: space})
 	c := newConn(s)
 	pr := Progress{Peer: peer, Space: space}
@@ -458,7 +482,7 @@ func (e *Engine) Pull(ctx context.Context, peer string, s io.ReadWriter, space s
 			// heads would tell the responder nothing more.
 			req.Heads = nil
 		}
-		if err := c.write(req.encode()); err != nil {
+		if err := c.write(req.Encode()); err != nil {
 			return st, err
 		}
 		if err := c.flush(); err != nil {
@@ -484,9 +508,9 @@ func (e *Engine) Pull(ctx context.Context, peer string, s io.ReadWriter, space s
 			return st, err
 		}
 		st.Missing = len(missing)
-		if len(missing) == 0 || round >= e.o.MaxRounds || pending == 0 {
-			// Parents missing for entries this peer did not send are not
-			// its to produce: ask for them only when it sent some.
+		if len(missing) == 0 || round >= e.o.MaxRounds {
+			// Only parents of entries this peer sent are its to produce:
+			// it is charged for those it leaves missing, no more.
 			st.Missing = len(missing) + len(notFound)
 			if pending > 0 {
 				return st, e.charge(peer, chargeUnresolved, min(pending, st.Missing))
@@ -558,10 +582,10 @@ func (e *Engine) receive(ctx context.Context, c *conn, peer, space string, st *S
 	if err != nil {
 		return End{}, err
 	}
-	if typ == frameError {
+	if typ == FrameError {
 		return End{}, decodeError(p)
 	}
-	if typ != frameHeader {
+	if typ != FrameHeader {
 		return End{}, &ProtocolError{Code: CodeUnexpected, Detail: fmt.Sprintf("frame type %#x where a header was due", typ)}
 	}
 	h, err := decodeHeader(p)
@@ -576,13 +600,13 @@ func (e *Engine) receive(ctx context.Context, c *conn, peer, space string, st *S
 			return End{}, err
 		}
 		switch typ {
-		case frameBatch:
-		case frameEnd:
+		case FrameBatch:
+		case FrameEnd:
 			if pr.EntriesDone != h.Entries {
 				return End{}, malformed("header announced %d entries, %d came", h.Entries, pr.EntriesDone)
 			}
 			return decodeEnd(p)
-		case frameError:
+		case FrameError:
 			return End{}, decodeError(p)
 		default:
 			return End{}, &ProtocolError{Code: CodeUnexpected, Detail: fmt.Sprintf("frame type %#x in a response", typ)}
@@ -620,6 +644,9 @@ func (e *Engine) receive(ctx context.Context, c *conn, peer, space string, st *S
 				*pending++
 			case Duplicate:
 				st.Duplicate++
+				if r.Code != "" { // sent again after it was refused
+					invalid++
+				}
 			case Quarantined:
 				st.Quarantined++
 				invalid++

@@ -33,13 +33,13 @@ const (
 	MaxItemObjects = 256
 )
 
-// Frame types.
+// Frame types: the first byte of a frame's body.
 const (
-	frameRequest byte = 0x01
-	frameHeader  byte = 0x02
-	frameBatch   byte = 0x03
-	frameEnd     byte = 0x04
-	frameError   byte = 0x7f
+	FrameRequest byte = 0x01
+	FrameHeader  byte = 0x02
+	FrameBatch   byte = 0x03
+	FrameEnd     byte = 0x04
+	FrameError   byte = 0x7f
 )
 
 // Code is an error code on the sync wire. Codes are a closed table; a code
@@ -231,8 +231,9 @@ func (d *dec) done() error {
 	return d.err
 }
 
-func (r *Request) encode() []byte {
-	e := enc{b: []byte{frameRequest}}
+// Encode returns the request as a frame body (type byte first).
+func (r *Request) Encode() []byte {
+	e := enc{b: []byte{FrameRequest}}
 	e.bytes([]byte(r.Space))
 	e.ids(r.Heads)
 	e.ids(r.Common)
@@ -287,8 +288,9 @@ func DecodeRequest(p []byte) (*Request, error) {
 	return r, nil
 }
 
-func (h Header) encode() []byte {
-	e := enc{b: []byte{frameHeader}}
+// Encode returns the header as a frame body.
+func (h Header) Encode() []byte {
+	e := enc{b: []byte{FrameHeader}}
 	e.uvarint(h.Entries)
 	e.uvarint(h.Bytes)
 	return e.b
@@ -300,8 +302,9 @@ func decodeHeader(p []byte) (Header, error) {
 	return h, d.done()
 }
 
-func (x End) encode() []byte {
-	e := enc{b: []byte{frameEnd}}
+// Encode returns the end frame body.
+func (x End) Encode() []byte {
+	e := enc{b: []byte{FrameEnd}}
 	e.ids(x.Heads)
 	e.ids(x.NotFound)
 	return e.b
@@ -313,11 +316,12 @@ func decodeEnd(p []byte) (End, error) {
 	return x, d.done()
 }
 
-func encodeError(c Code, detail string) []byte {
+// EncodeError returns an error frame body.
+func EncodeError(c Code, detail string) []byte {
 	if len(detail) > 1024 {
 		detail = detail[:1024]
 	}
-	e := enc{b: []byte{frameError}}
+	e := enc{b: []byte{FrameError}}
 	e.uvarint(uint64(c))
 	e.bytes([]byte(detail))
 	return e.b
@@ -336,9 +340,9 @@ func decodeError(p []byte) error {
 	return &ProtocolError{Code: Code(c), Detail: "peer: " + string(detail)}
 }
 
-// encodeBatch appends a batch frame holding items.
-func encodeBatch(items []Item) []byte {
-	e := enc{b: []byte{frameBatch}}
+// EncodeBatch returns a batch frame body holding items.
+func EncodeBatch(items []Item) []byte {
+	e := enc{b: []byte{FrameBatch}}
 	e.uvarint(uint64(len(items)))
 	for _, it := range items {
 		// The data's length, shifted, with the low bit telling whether an
@@ -396,6 +400,16 @@ func DecodeBatch(p []byte) ([]Item, error) {
 		return nil, err
 	}
 	return items, nil
+}
+
+// WriteFrame writes one frame: the body's length as a uvarint, then the
+// body (type byte first), as Encode and EncodeBatch return it.
+func WriteFrame(w io.Writer, body []byte) error {
+	c := &conn{w: bufio.NewWriter(w)}
+	if err := c.write(body); err != nil {
+		return err
+	}
+	return c.flush()
 }
 
 // conn frames a stream and counts its bytes.

@@ -161,8 +161,8 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 		env, canon, id, err := dag.DecodeEnvelope(it.Data)
 		if err != nil {
 			id := dag.Sum(it.Data)
-			if _, q, _ := r.Quarantined(ctx, id); q {
-				res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate}
+			if c, q, _ := r.Quarantined(ctx, id); q {
+				res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate, Code: c}
 				continue
 			}
 			code := dag.CodeOf(err)
