@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/witan-dev/witan/dag"
@@ -35,6 +36,7 @@ func Run(t *testing.T, newStore func(t *testing.T) dag.Store) {
 		{"CrossSpaceParent", testCrossSpace},
 		{"Isolation", testIsolation},
 		{"Log", testLog},
+		{"Concurrent", testConcurrent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
@@ -585,4 +587,51 @@ func CheckSpace(ctx context.Context, s dag.Store, space string) error {
 		return fmt.Errorf("%d pending entries but nothing missing", len(pending))
 	}
 	return nil
+}
+
+// testConcurrent puts chains of several spaces from several goroutines,
+// each in small batches, while others read; run it with -race.
+func testConcurrent(t *testing.T, s dag.Store) {
+	const writers, n = 4, 40
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(2)
+		space := fmt.Sprintf("c%d", w)
+		c := chain(space, uint32(w), n)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < n; i += 4 {
+				// Deliver each group of four in reverse: promotions too.
+				b := []dag.Entry{c[i+3], c[i+2], c[i+1], c[i]}
+				if _, err := s.Put(ctx, dag.Batch{Entries: b}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			for i := 0; i < n; i++ {
+				if _, err := s.Heads(ctx, space); err != nil {
+					t.Error(err)
+				}
+				if _, err := s.Has(ctx, c[i].ID); err != nil {
+					t.Error(err)
+				}
+				if _, err := s.Log(ctx, space, 0, 5); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for w := 0; w < writers; w++ {
+		space := fmt.Sprintf("c%d", w)
+		c := chain(space, uint32(w), n)
+		heads, _ := s.Heads(ctx, space)
+		eq(t, "Heads of "+space, heads, ids(c[n-1]))
+	}
+	if err := Check(ctx, s); err != nil {
+		t.Error(err)
+	}
 }
