@@ -97,7 +97,10 @@ func diffFlags(a, b *Tree) map[string]uint8 {
 		}
 		return x.parent == y.parent && xt.hashOf(x) == yt.hashOf(y)
 	}
-	// Nodes of b: added, modified, moved.
+	// Nodes of b: added, modified, moved. Nodes of a that b lacks are
+	// found beside: a removed node's parent in a is either visited here
+	// (its children differ) or removed itself.
+	var gone []*node
 	stack := []*node{b.nodes[b.root]}
 	for len(stack) > 0 {
 		nb := stack[len(stack)-1]
@@ -115,29 +118,36 @@ func diffFlags(a, b *Tree) map[string]uint8 {
 			if na.parent != nb.parent {
 				flags[nb.nid] |= diffMoved
 			}
-			// Order among the children both keep under nid.
-			for _, c := range reordered(na.children, nb.children) {
-				flags[c] |= diffMoved
+			if !slices.Equal(na.children, nb.children) {
+				// Order among the children both keep under nid.
+				for _, c := range reordered(na.children, nb.children) {
+					flags[c] |= diffMoved
+				}
+				for _, c := range na.children {
+					if _, ok := b.nodes[c]; !ok {
+						gone = append(gone, a.nodes[c])
+					}
+				}
 			}
 		}
 		for _, c := range nb.children {
 			stack = append(stack, b.nodes[c])
 		}
 	}
-	// Nodes of a that b lacks.
-	stack = append(stack[:0], a.nodes[a.root])
-	for len(stack) > 0 {
-		na := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		nb, ok := b.nodes[na.nid]
-		if ok && same(na, a, nb, b) {
+	if _, ok := b.nodes[a.root]; !ok {
+		gone = append(gone, a.nodes[a.root])
+	}
+	// Removed subtrees; a node inside one that b has elsewhere was moved
+	// out, and b's walk saw it.
+	for len(gone) > 0 {
+		na := gone[len(gone)-1]
+		gone = gone[:len(gone)-1]
+		if _, ok := b.nodes[na.nid]; ok {
 			continue
 		}
-		if !ok {
-			flags[na.nid] |= diffRemoved
-		}
+		flags[na.nid] |= diffRemoved
 		for _, c := range na.children {
-			stack = append(stack, a.nodes[c])
+			gone = append(gone, a.nodes[c])
 		}
 	}
 	return flags

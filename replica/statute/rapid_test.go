@@ -349,3 +349,51 @@ func TestRapidFactSheetOrderIndependent(t *testing.T) {
 		}
 	})
 }
+
+// naiveDiff compares every node of both trees, without pruning.
+func naiveDiff(a, b *Tree) map[string]uint8 {
+	flags := map[string]uint8{}
+	for nid, na := range a.nodes {
+		nb, ok := b.nodes[nid]
+		if !ok {
+			flags[nid] |= diffRemoved
+			continue
+		}
+		if na.kind != nb.kind || na.heading != nb.heading || na.text != nb.text {
+			flags[nid] |= diffModified
+		}
+		if na.parent != nb.parent {
+			flags[nid] |= diffMoved
+		}
+		for _, c := range reordered(na.children, nb.children) {
+			flags[c] |= diffMoved
+		}
+	}
+	for nid := range b.nodes {
+		if _, ok := a.nodes[nid]; !ok {
+			flags[nid] |= diffAdded
+		}
+	}
+	return flags
+}
+
+// The pruned diff equals a diff of every node.
+func TestRapidCompareMatchesNaive(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		base := genTree(t, 30)
+		fresh := 0
+		x := genEdits(t, base, 10, "x", &fresh)
+		y := genEdits(t, base, 10, "y", &fresh)
+		for _, pair := range [][2]*Tree{{base, x}, {x, base}, {x, y}} {
+			got, want := diffFlags(pair[0], pair[1]), naiveDiff(pair[0], pair[1])
+			if len(got) != len(want) {
+				t.Fatalf("pruned %v, naive %v", got, want)
+			}
+			for k, v := range want {
+				if got[k] != v {
+					t.Fatalf("%s: pruned %b, naive %b", k, got[k], v)
+				}
+			}
+		}
+	})
+}
