@@ -8,6 +8,7 @@ package statute
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"golang.org/x/text/unicode/norm"
 
@@ -46,13 +47,18 @@ type Node struct {
 // parent and ordered children. Its id (Hash) is the root's node_hash.
 //
 // A Tree is not safe for concurrent use while it is being edited. Once
-// Hash has been called and no more edits are made, concurrent reads are
-// safe. Clone is O(number of nodes) in pointer copies and shares every node.
+// Hash has been called and while no edit is made, any number of goroutines
+// may read it, Clone it and Apply ops to it (Apply edits a clone). Clone is
+// O(number of nodes) in pointer copies and shares every node.
 type Tree struct {
 	root  string
 	nodes map[string]*node
 	tok   *int
 	buf   []byte
+	// shared is set by Clone (possibly from several goroutines at once):
+	// every node t holds is now also held by another tree. The next edit
+	// of t takes a fresh token, so it copies those nodes before writing.
+	shared atomic.Bool
 }
 
 // NewTree builds a Tree from a NodeSpec and its children. Duplicate nids
@@ -151,12 +157,16 @@ func (t *Tree) Clone() *Tree {
 	for k, v := range t.nodes {
 		c.nodes[k] = v
 	}
-	t.tok = new(int) // t no longer owns the nodes it now shares
+	t.shared.Store(true) // t no longer owns the nodes it now shares
 	return c
 }
 
 // own returns a node of t that t may write, copying a shared one.
 func (t *Tree) own(nid string) *node {
+	if t.shared.Load() {
+		t.tok = new(int)
+		t.shared.Store(false)
+	}
 	n := t.nodes[nid]
 	if n.owner == t.tok {
 		return n
