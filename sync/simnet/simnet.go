@@ -1,0 +1,311 @@
+// Package simnet runs the sync protocol between replicas in one process,
+// over in-memory streams, with seeded faults: lost, late and duplicated
+// announcements, streams cut part way, and partitions. The protocol code is
+// sync.Engine's, the very code a sync.Node runs over libp2p; only the
+// transport and the gossip are simulated.
+//
+// A Net advances in rounds, one goroutine at a time, so that a seed
+// reproduces a run: in each round every replica announces its heads in
+// every space it holds to every other replica, and each announcement that
+// arrives and names a head the receiver lacks makes the receiver pull from
+// the announcer. It is meant for property tests (pgregory.net/rapid):
+// random operations and partition schedules must end, once healed, with
+// every replica holding the same heads.
+//
+// The caller's duties: add replicas with Add before running rounds; keep
+// using each replica's Local only between rounds (a Net is not safe for
+// concurrent use); give each Local its own store.
+package simnet
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"slices"
+	"sort"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/sync"
+)
+
+// Config sets the faults of a Net. The zero value is a perfect network.
+type Config struct {
+	// Seed makes runs reproducible.
+	Seed uint64
+	// Loss is the probability that an announcement is lost, and that a
+	// pull's stream is cut at a random byte.
+	Loss float64
+	// Dup is the probability that an announcement arrives twice.
+	Dup float64
+	// MaxDelay is the most rounds an announcement may arrive late.
+	MaxDelay int
+}
+
+// Node is one replica on a Net.
+type Node struct {
+	Name   string
+	Local  sync.Local
+	Engine *sync.Engine
+}
+
+// Stats counts what a Net did.
+type Stats struct {
+	Rounds, Announced, Lost, Duplicated, Pulls, Cut, Failed int
+	// Entries counts entries received by pulls; Duplicates those already
+	// held.
+	Entries, Duplicates int
+}
+
+type msg struct {
+	at       int
+	seq      int
+	from, to *Node
+	a        sync.Announcement
+}
+
+// Net is a simulated network. It is not safe for concurrent use.
+type Net struct {
+	cfg   Config
+	rng   *rand.Rand
+	nodes []*Node
+	queue []msg
+	seq   int
+	group map[string]int
+	stats Stats
+}
+
+// New returns an empty network.
+func New(cfg Config) *Net {
+	return &Net{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed))}
+}
+
+// Add puts a replica on the network. Unless o.Rand is set, its filter
+// salts come from the Net's seed.
+func (n *Net) Add(name string, local sync.Local, o sync.Options) *Node {
+	if o.Rand == nil {
+		var seed [32]byte
+		seed[0], seed[1] = byte(len(n.nodes)), byte(n.cfg.Seed)
+		seed[2] = byte(n.cfg.Seed >> 8)
+		o.Rand = rand.NewChaCha8(seed)
+	}
+	nd := &Node{Name: name, Local: local, Engine: sync.NewEngine(local, o)}
+	n.nodes = append(n.nodes, nd)
+	return nd
+}
+
+// Nodes returns the replicas in the order they were added.
+func (n *Net) Nodes() []*Node { return slices.Clone(n.nodes) }
+
+// Stats returns the counters so far.
+func (n *Net) Stats() Stats { return n.stats }
+
+// Partition splits the network: replicas in different groups cannot
+// reach each other (announcements between them are lost, pulls fail).
+// Replicas named in no group form one more group together.
+func (n *Net) Partition(groups ...[]string) {
+	n.group = map[string]int{}
+	for i, g := range groups {
+		for _, name := range g {
+			n.group[name] = i + 1
+		}
+	}
+}
+
+// Heal ends every partition.
+func (n *Net) Heal() { n.group = nil }
+
+func (n *Net) reach(a, b *Node) bool {
+	return n.group == nil || n.group[a.Name] == n.group[b.Name]
+}
+
+// Round runs one round: announcements out, due ones delivered, pulls run.
+func (n *Net) Round(ctx context.Context) error {
+	n.stats.Rounds++
+	for _, from := range n.nodes {
+		spaces, err := from.Local.Spaces(ctx)
+		if err != nil {
+			return err
+		}
+		for _, sp := range spaces {
+			hs, err := from.Local.Heads(ctx, sp)
+			if err != nil {
+				return err
+			}
+			if len(hs) == 0 {
+				continue
+			}
+			for _, to := range n.nodes {
+				if to == from {
+					continue
+				}
+				n.stats.Announced++
+				if n.rng.Float64() < n.cfg.Loss {
+					n.stats.Lost++
+					continue
+				}
+				copies := 1
+				if n.rng.Float64() < n.cfg.Dup {
+					copies = 2
+					n.stats.Duplicated++
+				}
+				for range copies {
+					n.seq++
+					delay := 0
+					if n.cfg.MaxDelay > 0 {
+						delay = n.rng.IntN(n.cfg.MaxDelay + 1)
+					}
+					n.queue = append(n.queue, msg{at: n.stats.Rounds + delay, seq: n.seq, from: from, to: to, a: sync.Announcement{Space: sp, Heads: hs}})
+				}
+			}
+		}
+	}
+	sort.Slice(n.queue, func(i, j int) bool {
+		if n.queue[i].at != n.queue[j].at {
+			return n.queue[i].at < n.queue[j].at
+		}
+		return n.queue[i].seq < n.queue[j].seq
+	})
+	i := 0
+	for ; i < len(n.queue) && n.queue[i].at <= n.stats.Rounds; i++ {
+		m := n.queue[i]
+		if !n.reach(m.from, m.to) {
+			continue
+		}
+		// Pubsub is a hint: the announcement travels through the
+		// decoder like one from the wire.
+		a, err := sync.DecodeAnnouncement(m.a.Encode())
+		if err != nil {
+			return err
+		}
+		m.to.Engine.Seen(m.from.Name, a.Space, a.Heads)
+		lacks, err := lacksAny(ctx, m.to.Local, a.Heads)
+		if err != nil {
+			return err
+		}
+		if lacks {
+			if err := n.pull(ctx, m.to, m.from, a.Space); err != nil {
+				return err
+			}
+		}
+	}
+	n.queue = slices.Delete(n.queue, 0, i)
+	return nil
+}
+
+func lacksAny(ctx context.Context, l sync.Local, heads []dag.ID) (bool, error) {
+	for _, h := range heads {
+		st, err := l.Has(ctx, h)
+		if err != nil {
+			return false, err
+		}
+		if st != dag.Absent {
+			continue
+		}
+		if _, q, err := l.Quarantined(ctx, h); err != nil {
+			return false, err
+		} else if !q {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// Pull makes to pull space from from now, through the same faults as a
+// round's pulls. Protocol failures (a cut stream) are counted, not
+// returned; the error is for local failures.
+func (n *Net) Pull(ctx context.Context, to, from *Node, space string) error {
+	return n.pull(ctx, to, from, space)
+}
+
+func (n *Net) pull(ctx context.Context, to, from *Node, space string) error {
+	n.stats.Pulls++
+	if !n.reach(to, from) {
+		n.stats.Failed++
+		return nil
+	}
+	c1, c2 := net.Pipe()
+	var client io.ReadWriter = c1
+	if n.rng.Float64() < n.cfg.Loss {
+		n.stats.Cut++
+		client = &cutter{Conn: c1, left: n.rng.IntN(64 << 10)}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		from.Engine.Serve(ctx, to.Name, c2) //nolint:errcheck // a cut stream fails here too
+		c2.Close()
+	}()
+	st, err := to.Engine.Pull(ctx, from.Name, client, space)
+	c1.Close()
+	<-done
+	n.stats.Entries += st.Received
+	n.stats.Duplicates += st.Duplicate
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		n.stats.Failed++
+	}
+	return nil
+}
+
+// cutter breaks a stream after left bytes read.
+type cutter struct {
+	net.Conn
+	left int
+}
+
+func (c *cutter) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		c.Conn.Close()
+		return 0, io.ErrUnexpectedEOF
+	}
+	if len(p) > c.left {
+		p = p[:c.left]
+	}
+	k, err := c.Conn.Read(p)
+	c.left -= k
+	return k, err
+}
+
+// Converged reports whether every replica holds the same, non-empty heads
+// in space.
+func (n *Net) Converged(ctx context.Context, space string) (bool, error) {
+	var first []dag.ID
+	for i, nd := range n.nodes {
+		hs, err := nd.Local.Heads(ctx, space)
+		if err != nil {
+			return false, err
+		}
+		if len(hs) == 0 {
+			return false, nil
+		}
+		if i == 0 {
+			first = hs
+		} else if !slices.Equal(first, hs) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// RunUntilConverged runs rounds until Converged, at most max of them, and
+// returns how many it ran.
+func (n *Net) RunUntilConverged(ctx context.Context, space string, max int) (int, error) {
+	for r := 0; r < max; r++ {
+		ok, err := n.Converged(ctx, space)
+		if err != nil || ok {
+			return r, err
+		}
+		if err := n.Round(ctx); err != nil {
+			return r, err
+		}
+	}
+	ok, err := n.Converged(ctx, space)
+	if err == nil && !ok {
+		err = fmt.Errorf("simnet: %s not converged after %d rounds", space, max)
+	}
+	return max, err
+}
