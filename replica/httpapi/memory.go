@@ -1,0 +1,213 @@
+package httpapi
+
+// This file is the node's memory spaces: CAT7 blocks kept as DAG entries of
+// a space named MemoryPrefix+name, parents = lineage. A block whose lineage
+// names a block the space does not hold is refused (BLOCK_MISSING_PARENT),
+// never re-rooted. Memory spaces are not part of the replica yet; they live
+// here until the replica grows them (docs/deviations.md, "## node").
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/memoryblock"
+	"github.com/witan-dev/witan/sync"
+)
+
+// MaxMemorySpaceName bounds a memory space's name (without the prefix).
+const MaxMemorySpaceName = 128
+
+// ErrBadSpaceName is returned for a memory space name that is empty, too
+// long, or holds characters other than letters, digits, '-', '_' and '.'.
+var ErrBadSpaceName = errors.New("httpapi: bad memory space name")
+
+// MemorySpace returns the store space of memory space name.
+func MemorySpace(name string) (string, error) {
+	if name == "" || len(name) > MaxMemorySpaceName {
+		return "", fmt.Errorf("%w: %q", ErrBadSpaceName, name)
+	}
+	for _, r := range name {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.'
+		if !ok {
+			return "", fmt.Errorf("%w: %q", ErrBadSpaceName, name)
+		}
+	}
+	return MemoryPrefix + name, nil
+}
+
+// storeKnown answers memoryblock.Known from the store's applied entries of
+// one space.
+type storeKnown struct {
+	ctx   context.Context
+	store dag.Store
+	space string
+	extra map[dag.ID]bool
+}
+
+func (k storeKnown) Has(id dag.ID) bool {
+	if k.extra[id] {
+		return true
+	}
+	e, err := k.store.Get(k.ctx, id)
+	return err == nil && e.Space == k.space
+}
+
+// storeSource answers memoryblock.Source from the store.
+type storeSource struct {
+	ctx   context.Context
+	store dag.Store
+	space string
+}
+
+func (s storeSource) Block(id dag.ID) (memoryblock.Block, bool) {
+	e, err := s.store.Get(s.ctx, id)
+	if err != nil || e.Space != s.space {
+		return memoryblock.Block{}, false
+	}
+	b, err := memoryblock.DecodeEntry(e)
+	if err != nil {
+		return memoryblock.Block{}, false
+	}
+	return b, true
+}
+
+// PutBlock verifies a block and stores it in memory space name. The block
+// must verify (its hash is the hash of its fields) and every block of its
+// lineage must be held in the space; else the error is a
+// *memoryblock.Error with the refusal's code. Authority does not enter
+// here: a space keeps whole blocks, and each reader sees the partition its
+// own level accepts (Block). Putting a held block again is a no-op.
+func (l *Local) PutBlock(ctx context.Context, name string, b memoryblock.Block) (dag.ID, error) {
+	space, err := MemorySpace(name)
+	if err != nil {
+		return dag.ID{}, err
+	}
+	l.memMu.Lock()
+	defer l.memMu.Unlock()
+	// Level 0 is enough to judge the block as a whole: the hash and the
+	// lineage do not depend on the level.
+	res := memoryblock.AcceptBlock(b, 0, storeKnown{ctx: ctx, store: l.store, space: space})
+	if res.Accepted == nil {
+		return dag.ID{}, res.Err()
+	}
+	e := b.Entry(space)
+	if _, err := l.store.Put(ctx, dag.Batch{Entries: []dag.Entry{e}}); err != nil {
+		return dag.ID{}, err
+	}
+	l.notify(space)
+	return e.ID, nil
+}
+
+// BlockRead is a block as a reader at some authority level sees it: the
+// accepted half of the partition only.
+type BlockRead struct {
+	Hash     dag.ID                `json:"hash"`
+	Space    string                `json:"space"`
+	Level    memoryblock.Level     `json:"level"`
+	Band     memoryblock.Band      `json:"band"`
+	Accepted memoryblock.View      `json:"accepted"`
+	Refused  []memoryblock.Refusal `json:"refused"`
+	Fields   []memoryblock.Field   `json:"accepted_fields"`
+	Finality string                `json:"finality"`
+}
+
+// Block reads block id of memory space name at authority level: only the
+// fields that level accepts. A block the space does not hold is
+// dag.ErrNotFound.
+func (l *Local) Block(ctx context.Context, name string, id dag.ID, level memoryblock.Level) (BlockRead, error) {
+	space, err := MemorySpace(name)
+	if err != nil {
+		return BlockRead{}, err
+	}
+	b, ok := storeSource{ctx: ctx, store: l.store, space: space}.Block(id)
+	if !ok {
+		return BlockRead{}, fmt.Errorf("httpapi: block %s in %s: %w", id, name, dag.ErrNotFound)
+	}
+	p := memoryblock.AcceptWithAuthority(b, level)
+	refused := p.Refused
+	if refused == nil {
+		refused = []memoryblock.Refusal{}
+	}
+	return BlockRead{Hash: id, Space: name, Level: level, Band: level.Band(), Accepted: p.Accepted,
+		Refused: refused, Fields: p.Accepted.Fields(), Finality: "provisional"}, nil
+}
+
+// Ancestry walks block id's lineage in memory space name.
+func (l *Local) Ancestry(ctx context.Context, name string, id dag.ID) (memoryblock.History, error) {
+	space, err := MemorySpace(name)
+	if err != nil {
+		return memoryblock.History{}, err
+	}
+	src := storeSource{ctx: ctx, store: l.store, space: space}
+	if _, ok := src.Block(id); !ok {
+		return memoryblock.History{}, fmt.Errorf("httpapi: block %s in %s: %w", id, name, dag.ErrNotFound)
+	}
+	return memoryblock.Ancestry(id, src), nil
+}
+
+// MemorySpaces returns the names of the memory spaces the store holds.
+func (l *Local) MemorySpaces(ctx context.Context) ([]string, error) {
+	all, err := l.store.Spaces(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, s := range all {
+		if n, ok := strings.CutPrefix(s, MemoryPrefix); ok {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// ingestBlocks takes memory blocks from a peer: each must verify and have
+// its lineage held (or earlier in the same items); the valid ones are put
+// in one batch.
+func (l *Local) ingestBlocks(ctx context.Context, space string, items []sync.Item) (sync.IngestResult, error) {
+	res := sync.IngestResult{Items: make([]sync.ItemResult, len(items))}
+	l.memMu.Lock()
+	defer l.memMu.Unlock()
+	known := storeKnown{ctx: ctx, store: l.store, space: space, extra: map[dag.ID]bool{}}
+	var batch dag.Batch
+	for i, it := range items {
+		b, err := memoryblock.DecodeCanonical(it.Data)
+		if err != nil {
+			id := dag.Sum(it.Data)
+			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Quarantined, Code: dag.Code(memoryblock.CodeOf(err)), Reason: err.Error()}
+			l.mu.Lock()
+			l.memQuar[id] = dag.Code(memoryblock.CodeOf(err))
+			l.mu.Unlock()
+			continue
+		}
+		id := b.ID()
+		if known.Has(id) {
+			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate}
+			continue
+		}
+		r := memoryblock.AcceptBlock(b, 0, known)
+		if r.Accepted == nil {
+			code := memoryblock.CodeOf(r.Err())
+			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Quarantined, Code: dag.Code(code), Reason: r.Err().Error()}
+			if code != memoryblock.CodeBlockMissingParent {
+				l.mu.Lock()
+				l.memQuar[id] = dag.Code(code)
+				l.mu.Unlock()
+			}
+			continue
+		}
+		batch.Entries = append(batch.Entries, b.Entry(space))
+		known.extra[id] = true
+		res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Accepted}
+	}
+	if len(batch.Entries) == 0 {
+		return res, nil
+	}
+	if _, err := l.store.Put(ctx, batch); err != nil {
+		return res, err
+	}
+	l.notify(space)
+	return res, nil
+}

@@ -1,0 +1,637 @@
+package httpapi
+
+// This file holds the read endpoints of 30k §5 (L0 and L1) and /peers.
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica"
+	"github.com/witan-dev/witan/replica/house"
+	"github.com/witan-dev/witan/replica/statute"
+	"github.com/witan-dev/witan/rules"
+)
+
+// Capability is the capability document (30k §5).
+type Capability struct {
+	Protocol         string         `json:"protocol"`
+	Implementation   Implementation `json:"implementation"`
+	Consistency      string         `json:"consistency"`
+	TrustModel       string         `json:"trust_model"`
+	RuleKinds        []string       `json:"rule_kinds"`
+	AssertionKinds   []string       `json:"assertion_kinds"`
+	Profiles         []string       `json:"profiles"`
+	Exports          []string       `json:"exports"`
+	RefusalLog       bool           `json:"refusal_log"`
+	Contests         bool           `json:"contests"`
+	Simulation       bool           `json:"simulation"`
+	Education        bool           `json:"education"`
+	Ephemeral        bool           `json:"ephemeral"`
+	KeyAging         int64          `json:"key_aging"`
+	ExtractCosigners []dag.Key      `json:"extract_cosigners"`
+	Metrics          []string       `json:"metrics"`
+	ConformanceLevel string         `json:"conformance_level"`
+	OpinionPolicy    string         `json:"opinion_policy"`
+	OpinionRateLimit string         `json:"opinion_rate_limit"`
+	NodeKey          dag.Key        `json:"node_key"`
+	// Witan's own members: what the node serves beyond its level, and
+	// what it does not serve yet (docs/conformance.md).
+	Sessions       []string `json:"witan_sessions"`
+	NotImplemented []string `json:"witan_not_implemented"`
+	MemoryBlocks   bool     `json:"witan_memory_blocks"`
+	Finality       string   `json:"finality"`
+}
+
+// ConformanceLevel is what this node honestly claims: every L0 endpoint,
+// and most but not all of L1 (docs/conformance.md).
+const ConformanceLevel = "L0"
+
+func (s *Server) capability(w http.ResponseWriter, r *http.Request) error {
+	c := Capability{
+		Protocol: "oth/" + dag.ProtocolVersion, Implementation: s.o.Implementation,
+		Consistency: "eventual", TrustModel: "crdt-replicas",
+		RuleKinds: rules.SupportedKinds(), AssertionKinds: []string{}, Profiles: statute.ProfileIDs(),
+		Exports: []string{}, KeyAging: 86400, ExtractCosigners: []dag.Key{}, Metrics: []string{},
+		ConformanceLevel: ConformanceLevel, OpinionPolicy: "none", OpinionRateLimit: "no opinions are accepted (L2)",
+		NodeKey: s.rep.NodeKey(), Sessions: s.rep.Sessions(), Ephemeral: s.o.Ephemeral,
+		NotImplemented: []string{"/merge-requests/{id}/diff", "/merge-requests/{id}/checks", "/merge-requests/{id}/facts", "/law?date=", "/refusals", "L2 and L3 endpoints except /peers and /quarantine"},
+		MemoryBlocks:   true, Finality: string(replica.Provisional),
+	}
+	for _, sp := range c.Sessions {
+		if st, _, err := s.rep.State(r.Context(), sp); err == nil {
+			c.Simulation = c.Simulation || st.Simulation
+			c.Education = c.Education || st.Education
+			c.Ephemeral = c.Ephemeral || st.Education
+		}
+	}
+	if c.Sessions == nil {
+		c.Sessions = []string{}
+	}
+	return writeJSON(w, c)
+}
+
+// checkpointed returns the log size covered by the space's latest
+// checkpoint: entries at positions up to it are final_advisory.
+func (s *Server) checkpointed(space string) uint64 {
+	cps := s.rep.Checkpoints(space)
+	if len(cps) == 0 {
+		return 0
+	}
+	return cps[len(cps)-1].Size
+}
+
+func finalityAt(pos, covered uint64) replica.Finality {
+	if pos > 0 && pos <= covered {
+		return replica.FinalAdvisory
+	}
+	return replica.Provisional
+}
+
+// LogEntry is one accepted envelope of GET /log.
+type LogEntry struct {
+	Position    uint64            `json:"position"`
+	Tx          dag.ID            `json:"tx"`
+	Envelope    json.RawMessage   `json:"envelope"`
+	Attachments []json.RawMessage `json:"attachments"`
+	Finality    replica.Finality  `json:"finality"`
+}
+
+// LogPage is GET /log's answer. Next is the opaque cursor of the next
+// page, null at the end of the log as it is now.
+type LogPage struct {
+	sessionLabels
+	Entries  []LogEntry       `json:"entries"`
+	Next     *string          `json:"next"`
+	Finality replica.Finality `json:"finality"`
+}
+
+const cursorPrefix = "log1:"
+
+// EncodeCursor returns the opaque cursor for "after position pos".
+func EncodeCursor(pos uint64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + strconv.FormatUint(pos, 10)))
+}
+
+func decodeCursor(c string) (uint64, error) {
+	if c == "" {
+		return 0, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err == nil {
+		if n, ok := strings.CutPrefix(string(b), cursorPrefix); ok {
+			if pos, err := strconv.ParseUint(n, 10, 64); err == nil {
+				return pos, nil
+			}
+		}
+	}
+	return 0, problemf(dag.CodeSchema, "after: not a cursor this node issued")
+}
+
+func (s *Server) logPage(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	space, err := s.spaceOf(r)
+	if err != nil {
+		return err
+	}
+	after, err := decodeCursor(r.URL.Query().Get("after"))
+	if err != nil {
+		return err
+	}
+	limit := DefaultLogLimit
+	if q := r.URL.Query().Get("limit"); q != "" {
+		n, err := strconv.Atoi(q)
+		if err != nil || n < 1 {
+			return problemf(dag.CodeSchema, "limit: want a positive integer")
+		}
+		limit = min(n, MaxLogLimit)
+	}
+	ids, err := s.rep.Log(ctx, space, after, limit)
+	if err != nil {
+		return err
+	}
+	covered := s.checkpointed(space)
+	page := LogPage{sessionLabels: s.labels(ctx, space), Entries: make([]LogEntry, 0, len(ids)), Finality: replica.FinalAdvisory}
+	for i, id := range ids {
+		e, err := s.l.Get(ctx, id)
+		if err != nil {
+			return err
+		}
+		att, err := s.l.Attachments(ctx, e)
+		if err != nil {
+			return err
+		}
+		le := LogEntry{Position: after + uint64(i) + 1, Tx: id, Envelope: e.Data, Attachments: make([]json.RawMessage, len(att)), Finality: finalityAt(after+uint64(i)+1, covered)}
+		for k, a := range att {
+			le.Attachments[k] = a
+		}
+		if le.Finality == replica.Provisional {
+			page.Finality = replica.Provisional
+		}
+		page.Entries = append(page.Entries, le)
+	}
+	if len(ids) == 0 {
+		page.Finality = finalityAt(after, covered)
+	}
+	if len(ids) == limit {
+		c := EncodeCursor(after + uint64(len(ids)))
+		page.Next = &c
+	}
+	return writeJSON(w, page)
+}
+
+// ObjectAnswer is GET /objects/{id}'s answer: an entry of a space (an
+// envelope or a memory block) or an object (a change, a node, a branch or
+// group object), as stored.
+type ObjectAnswer struct {
+	ID       dag.ID           `json:"id"`
+	Kind     string           `json:"kind"` // "entry" or "object"
+	Space    string           `json:"space,omitempty"`
+	Object   json.RawMessage  `json:"object"`
+	Finality replica.Finality `json:"finality"`
+}
+
+func (s *Server) object(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	id, err := parseIDParam(r, "id")
+	if err != nil {
+		return err
+	}
+	if e, err := s.l.Get(ctx, id); err == nil {
+		a := ObjectAnswer{ID: id, Kind: "entry", Space: e.Space, Object: e.Data, Finality: replica.Provisional}
+		if f, err := s.rep.Finality(ctx, e.Space, id); err == nil {
+			a.Finality = f
+		}
+		return writeJSON(w, a)
+	} else if !errors.Is(err, dag.ErrNotFound) {
+		return err
+	}
+	b, err := s.l.Object(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !json.Valid(b) {
+		return fmt.Errorf("httpapi: stored object %s is not JSON", id)
+	}
+	// Objects are not in any log, so no checkpoint includes them by
+	// themselves: provisional (docs/http-api.md).
+	return writeJSON(w, ObjectAnswer{ID: id, Kind: "object", Object: b, Finality: replica.Provisional})
+}
+
+// CheckpointAnswer is GET /checkpoint's answer: the latest signed
+// checkpoint, untouched, beside the labels.
+type CheckpointAnswer struct {
+	sessionLabels
+	Checkpoint json.RawMessage  `json:"checkpoint"`
+	LogSize    uint64           `json:"log_size"`
+	Finality   replica.Finality `json:"finality"`
+}
+
+func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	space, err := s.spaceOf(r)
+	if err != nil {
+		return err
+	}
+	cps := s.rep.Checkpoints(space)
+	if len(cps) == 0 {
+		return problemf(CodeNotFound, "no checkpoint of %s yet", space)
+	}
+	b, err := json.Marshal(cps[len(cps)-1])
+	if err != nil {
+		return err
+	}
+	all, err := s.rep.Log(ctx, space, 0, 0)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, CheckpointAnswer{sessionLabels: s.labels(ctx, space), Checkpoint: b, LogSize: uint64(len(all)), Finality: replica.FinalAdvisory})
+}
+
+// HeadsAnswer is GET /heads's answer.
+type HeadsAnswer struct {
+	sessionLabels
+	Heads    []dag.ID         `json:"heads"`
+	Finality replica.Finality `json:"finality"`
+}
+
+func (s *Server) heads(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	space, err := s.spaceOf(r)
+	if err != nil {
+		return err
+	}
+	hs, err := s.rep.Heads(ctx, space)
+	if err != nil {
+		return err
+	}
+	a := HeadsAnswer{sessionLabels: s.labels(ctx, space), Heads: hs, Finality: replica.FinalAdvisory}
+	if a.Heads == nil {
+		a.Heads = []dag.ID{}
+	}
+	for _, h := range hs {
+		if f, err := s.rep.Finality(ctx, space, h); err != nil || f != replica.FinalAdvisory {
+			a.Finality = replica.Provisional
+		}
+	}
+	if len(hs) == 0 {
+		a.Finality = replica.Provisional
+	}
+	return writeJSON(w, a)
+}
+
+// stateFinality is final_advisory when the latest checkpoint covers the
+// whole log: the state is then exactly what the checkpoint commits to.
+func (s *Server) stateFinality(ctx context.Context, space string) replica.Finality {
+	all, err := s.rep.Log(ctx, space, 0, 0)
+	if err != nil || len(all) == 0 {
+		return replica.Provisional
+	}
+	return finalityAt(uint64(len(all)), s.checkpointed(space))
+}
+
+func (s *Server) sessions(w http.ResponseWriter, r *http.Request) error {
+	all := s.rep.Sessions()
+	if all == nil {
+		all = []string{}
+	}
+	return writeJSON(w, map[string]any{"sessions": all, "finality": replica.Provisional})
+}
+
+// SessionAnswer is GET /sessions/{id}'s answer: the derived state and its
+// hash, equal on every replica that holds the same entries.
+type SessionAnswer struct {
+	sessionLabels
+	State     *house.State     `json:"state"`
+	StateHash dag.ID           `json:"state_hash"`
+	Finality  replica.Finality `json:"finality"`
+}
+
+func (s *Server) session(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	id, err := parseIDParam(r, "id")
+	if err != nil {
+		return err
+	}
+	st, h, err := s.rep.State(ctx, id.String())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, SessionAnswer{sessionLabels: s.labels(ctx, id.String()), State: st, StateHash: h, Finality: s.stateFinality(ctx, id.String())})
+}
+
+func (s *Server) group(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	space, err := s.spaceOf(r)
+	if err != nil {
+		return err
+	}
+	id := r.PathValue("id")
+	if !strings.HasPrefix(id, "group:") {
+		id = "group:" + id
+	}
+	g, err := s.rep.Group(ctx, space, strings.TrimPrefix(id, "group:"))
+	if errors.Is(err, dag.ErrNotFound) {
+		g, err = s.rep.Group(ctx, space, id)
+	}
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, map[string]any{"session": space, "group": g, "finality": s.stateFinality(ctx, space), "simulation": s.labels(ctx, space).Simulation})
+}
+
+func (s *Server) branches(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	space, err := s.spaceOf(r)
+	if err != nil {
+		return err
+	}
+	st, _, err := s.rep.State(ctx, space)
+	if err != nil {
+		return err
+	}
+	bs := st.Branches
+	if bs == nil {
+		bs = []house.BranchView{}
+	}
+	return writeJSON(w, map[string]any{"session": space, "branches": bs, "finality": s.stateFinality(ctx, space), "simulation": st.Simulation})
+}
+
+func (s *Server) branch(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	space, err := s.spaceOf(r)
+	if err != nil {
+		return err
+	}
+	b, err := s.rep.Branch(ctx, space, r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, map[string]any{"session": space, "branch": b, "finality": s.stateFinality(ctx, space), "simulation": s.labels(ctx, space).Simulation})
+}
+
+// storeNodes reads statute node objects from the store.
+type storeNodes struct {
+	ctx context.Context
+	l   *Local
+}
+
+func (n storeNodes) Node(id dag.ID) (*dag.Node, error) {
+	b, err := n.l.Object(n.ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return house.DecodeNode(b)
+}
+
+// TreeAnswer is a subtree of a snapshot.
+type TreeAnswer struct {
+	Session  string            `json:"session"`
+	Branch   string            `json:"branch,omitempty"`
+	Head     *dag.ID           `json:"head,omitempty"`
+	Snapshot dag.ID            `json:"snapshot"`
+	NID      string            `json:"nid"`
+	Node     *statute.NodeSpec `json:"node"`
+	Finality replica.Finality  `json:"finality"`
+}
+
+// subtree loads snapshot from the store's node objects and returns the
+// subtree at nid (the root when nid is empty).
+func (s *Server) subtree(ctx context.Context, snapshot dag.ID, nid string) (*statute.NodeSpec, string, error) {
+	t, err := statute.LoadTree(snapshot, storeNodes{ctx: ctx, l: s.l})
+	if errors.Is(err, dag.ErrNotFound) {
+		return nil, "", problemf(CodeNotImplemented, "snapshot %s is not held as node objects on this node (a derived merge snapshot; the replica does not serve its snapshots yet)", snapshot)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	if nid == "" {
+		nid = t.Root()
+	}
+	spec, ok := t.Spec(nid)
+	if !ok {
+		return nil, "", problemf(CodeNotFound, "no node %q in snapshot %s", nid, snapshot)
+	}
+	return spec, nid, nil
+}
+
+func (s *Server) tree(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	space, err := s.spaceOf(r)
+	if err != nil {
+		return err
+	}
+	b, err := s.rep.Branch(ctx, space, r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	if b.Snapshot == nil || len(b.Heads) != 1 {
+		return problemf(dag.CodeSchema, "branch %q has %d heads: no single snapshot", b.Name, len(b.Heads))
+	}
+	spec, nid, err := s.subtree(ctx, *b.Snapshot, r.URL.Query().Get("nid"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, TreeAnswer{Session: space, Branch: b.Name, Head: &b.Heads[0], Snapshot: *b.Snapshot, NID: nid, Node: spec, Finality: s.stateFinality(ctx, space)})
+}
+
+func (s *Server) mrs(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	space, err := s.spaceOf(r)
+	if err != nil {
+		return err
+	}
+	ms, err := s.rep.MRs(ctx, space)
+	if err != nil {
+		return err
+	}
+	if status := r.URL.Query().Get("status"); status != "" {
+		kept := ms[:0]
+		for _, m := range ms {
+			if m.Status == status {
+				kept = append(kept, m)
+			}
+		}
+		ms = kept
+	}
+	if ms == nil {
+		ms = []replica.MR{}
+	}
+	f := replica.FinalAdvisory
+	for _, m := range ms {
+		if m.Finality != replica.FinalAdvisory {
+			f = replica.Provisional
+		}
+	}
+	return writeJSON(w, map[string]any{"session": space, "merge_requests": ms, "finality": f, "simulation": s.labels(ctx, space).Simulation})
+}
+
+func (s *Server) mr(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	space, err := s.spaceOf(r)
+	if err != nil {
+		return err
+	}
+	id, err := parseIDParam(r, "id")
+	if err != nil {
+		return err
+	}
+	m, err := s.rep.MR(ctx, space, id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, struct {
+		replica.MR
+		sessionLabels
+	}{m, s.labels(ctx, space)})
+}
+
+// TallyAnswer is GET /merge-requests/{id}/tally's answer: the live tally,
+// and the MR's own finality (final_advisory once its executed
+// determination is checkpointed).
+type TallyAnswer struct {
+	sessionLabels
+	MR       dag.ID           `json:"mr"`
+	Status   string           `json:"status"`
+	Result   rules.Result     `json:"result"`
+	Finality replica.Finality `json:"finality"`
+}
+
+func (s *Server) tally(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	space, err := s.spaceOf(r)
+	if err != nil {
+		return err
+	}
+	id, err := parseIDParam(r, "id")
+	if err != nil {
+		return err
+	}
+	if r.URL.Query().Get("by") != "" {
+		return problemf(dag.CodeDistrictAttributeInvalid, "by= needs district attributes (D72), which this node does not serve")
+	}
+	m, err := s.rep.MR(ctx, space, id)
+	if err != nil {
+		return err
+	}
+	t, err := s.rep.Tally(ctx, space, id)
+	if err != nil {
+		return err
+	}
+	a := TallyAnswer{sessionLabels: s.labels(ctx, space), MR: id, Status: m.Status, Result: t.Result, Finality: t.Finality}
+	if m.Finality == replica.FinalAdvisory {
+		// The outcome is decided by an executed, checkpointed
+		// determination: the tally it was decided on is final_advisory.
+		for _, e := range m.Evaluations {
+			if e.Finality == replica.FinalAdvisory {
+				a.Result, a.Finality = e.Result, replica.FinalAdvisory
+			}
+		}
+	}
+	return writeJSON(w, a)
+}
+
+// LawAnswer is GET /law's answer: the root text at the root branch's head.
+type LawAnswer struct {
+	sessionLabels
+	Head     dag.ID            `json:"head"`
+	Snapshot dag.ID            `json:"snapshot"`
+	Root     *statute.NodeSpec `json:"root"`
+	Finality replica.Finality  `json:"finality"`
+}
+
+func (s *Server) law(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	space, err := s.spaceOf(r)
+	if err != nil {
+		return err
+	}
+	if r.URL.Query().Get("date") != "" || r.URL.Query().Get("jurisdiction") != "" {
+		return problemf(CodeNotImplemented, "law on a date (D43) and per jurisdiction (D73) are not served yet: the replica does not expose statute.Law")
+	}
+	l, err := s.rep.Law(ctx, space)
+	if err != nil {
+		return err
+	}
+	spec, _, err := s.subtree(ctx, l.Snapshot, "")
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, LawAnswer{sessionLabels: s.labels(ctx, space), Head: l.Head, Snapshot: l.Snapshot, Root: spec, Finality: s.stateFinality(ctx, space)})
+}
+
+func (s *Server) rules(w http.ResponseWriter, r *http.Request) error {
+	return writeJSON(w, map[string]any{"rules": rules.Kinds(), "finality": replica.FinalAdvisory})
+}
+
+func (s *Server) rule(w http.ResponseWriter, r *http.Request) error {
+	k, ok := rules.Lookup(r.PathValue("kind"))
+	if !ok {
+		return problemf(dag.CodeRuleUnknown, "no rule kind %q", r.PathValue("kind"))
+	}
+	return writeJSON(w, map[string]any{"rule": k, "finality": replica.FinalAdvisory})
+}
+
+// QuarantineEntry is one refused entry.
+type QuarantineEntry struct {
+	Session string   `json:"session"`
+	ID      dag.ID   `json:"id"`
+	Code    dag.Code `json:"code"`
+	Detail  string   `json:"detail"`
+}
+
+func (s *Server) quarantine(w http.ResponseWriter, r *http.Request) error {
+	spaces := s.rep.Sessions()
+	if q := r.URL.Query().Get("session"); q != "" {
+		space, err := s.spaceOf(r)
+		if err != nil {
+			return err
+		}
+		spaces = []string{space}
+	}
+	out := []QuarantineEntry{}
+	for _, sp := range spaces {
+		for _, q := range s.rep.Quarantine(sp) {
+			out = append(out, QuarantineEntry{Session: sp, ID: q.ID, Code: q.Code, Detail: q.Detail})
+		}
+	}
+	// The quarantine is this replica's own record, in memory until the
+	// store keeps it: never checkpointed.
+	return writeJSON(w, map[string]any{"quarantine": out, "finality": replica.Provisional})
+}
+
+func (s *Server) peers(w http.ResponseWriter, r *http.Request) error {
+	ps := []Peer{}
+	if s.o.Peers != nil {
+		ps = append(ps, s.o.Peers.Peers()...)
+	}
+	return writeJSON(w, map[string]any{"peers": ps, "finality": replica.Provisional})
+}
+
+// ConnectRequest is POST /peers's body.
+type ConnectRequest struct {
+	Addr string `json:"addr"`
+}
+
+func (s *Server) connect(w http.ResponseWriter, r *http.Request) error {
+	if s.o.Peers == nil {
+		return problemf(CodeNotImplemented, "this node runs without sync")
+	}
+	var req ConnectRequest
+	if err := readJSON(r, &req); err != nil {
+		return err
+	}
+	if req.Addr == "" {
+		return problemf(dag.CodeSchema, "addr is required")
+	}
+	if err := s.o.Peers.Connect(r.Context(), req.Addr); err != nil {
+		return problemf(dag.CodeSchema, "connect %s: %v", req.Addr, err)
+	}
+	return writeJSON(w, map[string]any{"connected": req.Addr, "finality": replica.Provisional})
+}

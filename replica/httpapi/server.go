@@ -1,0 +1,299 @@
+package httpapi
+
+// This file is the Server: routing, limits, the session a request is
+// about, and the JSON helpers every handler shares.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica"
+)
+
+// Base is the path every 30k endpoint lives under (30k §5).
+const Base = "/oth/v0"
+
+// Default limits of Options.
+const (
+	DefaultMaxBodyBytes = 8 << 20
+	DefaultLogLimit     = 100
+	MaxLogLimit         = 1000
+)
+
+// Implementation names the software in the capability document.
+type Implementation struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Source  string `json:"source"`
+}
+
+// Peer is one connected sync peer.
+type Peer struct {
+	ID    string   `json:"id"`
+	Addrs []string `json:"addrs"`
+}
+
+// Peers is the node's federation: who it is connected to, and a way to
+// connect to more (GET and POST /peers). The sync node provides it.
+type Peers interface {
+	Peers() []Peer
+	Connect(ctx context.Context, addr string) error
+}
+
+// Options configure a Server. Local is required; the zero value of every
+// other field works.
+type Options struct {
+	Local *Local
+	// Peers serves /peers; without it GET /peers lists none and POST
+	// /peers is not implemented.
+	Peers Peers
+	// Implementation is named in the capability document.
+	Implementation Implementation
+	// Ephemeral declares that sessions may be purged after their term
+	// (education nodes, D59).
+	Ephemeral bool
+	// MaxBodyBytes bounds a request body (DefaultMaxBodyBytes).
+	MaxBodyBytes int64
+	// Logger receives one line per internal error; discarded if nil.
+	Logger *slog.Logger
+}
+
+// Server serves the /oth/v0 API of one node and its memory-block API. It
+// is an http.Handler; where it listens is the caller's choice (witan up
+// listens on loopback unless told otherwise).
+type Server struct {
+	o   Options
+	l   *Local
+	rep *replica.Replica
+	mux *http.ServeMux
+	log *slog.Logger
+}
+
+var _ http.Handler = (*Server)(nil)
+
+// New returns a server.
+func New(o Options) (*Server, error) {
+	if o.Local == nil {
+		return nil, errors.New("httpapi: Options.Local is required")
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.Implementation.Name == "" {
+		o.Implementation = Implementation{Name: "witan", Version: "devel", Source: "https://github.com/witan-dev/witan"}
+	}
+	s := &Server{o: o, l: o.Local, rep: o.Local.Replica(), mux: http.NewServeMux(), log: o.Logger}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.routes()
+	return s, nil
+}
+
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// route registers h for path under the methods given; any other method is
+// a 405 problem with an Allow header.
+func (s *Server) route(path string, methods map[string]handlerFunc) {
+	allow := make([]string, 0, len(methods))
+	for _, m := range []string{http.MethodGet, http.MethodPost} {
+		if _, ok := methods[m]; ok {
+			allow = append(allow, m)
+		}
+	}
+	if _, ok := methods[http.MethodGet]; ok {
+		allow = append(allow, http.MethodHead)
+	}
+	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+		m := r.Method
+		if m == http.MethodHead {
+			m = http.MethodGet
+		}
+		h, ok := methods[m]
+		if !ok {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			WriteProblem(w, CodeMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path)
+			return
+		}
+		if err := h(w, r); err != nil {
+			s.writeErr(w, r, err)
+		}
+	})
+}
+
+func get(h handlerFunc) map[string]handlerFunc  { return map[string]handlerFunc{http.MethodGet: h} }
+func post(h handlerFunc) map[string]handlerFunc { return map[string]handlerFunc{http.MethodPost: h} }
+
+func (s *Server) routes() {
+	s.route("/.well-known/oth", get(s.capability))
+	s.route(Base+"/.well-known/oth", get(s.capability))
+	s.route(Base+"/log", get(s.logPage))
+	s.route(Base+"/objects/{id}", get(s.object))
+	s.route(Base+"/checkpoint", get(s.checkpoint))
+	s.route(Base+"/heads", get(s.heads))
+	s.route(Base+"/transactions", post(s.submit))
+	s.route(Base+"/sessions", get(s.sessions))
+	s.route(Base+"/sessions/{id}", get(s.session))
+	s.route(Base+"/groups/{id}", get(s.group))
+	s.route(Base+"/branches", get(s.branches))
+	s.route(Base+"/branches/{name}", get(s.branch))
+	s.route(Base+"/branches/{name}/tree", get(s.tree))
+	s.route(Base+"/merge-requests", get(s.mrs))
+	s.route(Base+"/merge-requests/{id}", get(s.mr))
+	s.route(Base+"/merge-requests/{id}/diff", get(s.notYet("the MR diff needs the replica's snapshots (replica has no public snapshot API yet)")))
+	s.route(Base+"/merge-requests/{id}/checks", get(s.notYet("MR checks need the replica's snapshots (replica has no public snapshot API yet)")))
+	s.route(Base+"/merge-requests/{id}/facts", get(s.notYet("the fact sheet needs the replica's snapshots (replica has no public snapshot API yet)")))
+	s.route(Base+"/merge-requests/{id}/tally", get(s.tally))
+	s.route(Base+"/law", get(s.law))
+	s.route(Base+"/rules", get(s.rules))
+	s.route(Base+"/rules/{kind}", get(s.rule))
+	s.route(Base+"/quarantine", get(s.quarantine))
+	s.route(Base+"/peers", map[string]handlerFunc{http.MethodGet: s.peers, http.MethodPost: s.connect})
+	// witan's memory-block API (not part of 30k).
+	s.route(Base+"/memory", get(s.memorySpaces))
+	s.route(Base+"/memory/{space}/heads", get(s.memoryHeads))
+	s.route(Base+"/memory/{space}/blocks", post(s.putBlock))
+	s.route(Base+"/memory/{space}/blocks/{hash}", get(s.getBlock))
+	s.route(Base+"/memory/{space}/blocks/{hash}/ancestry", get(s.ancestry))
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		WriteProblem(w, CodeNotFound, "no endpoint at "+r.URL.Path)
+	})
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Body != nil {
+		r.Body = http.MaxBytesReader(w, r.Body, s.o.MaxBodyBytes)
+	}
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Cache-Control", "no-store")
+	s.mux.ServeHTTP(w, r)
+}
+
+func (s *Server) notYet(detail string) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		WriteProblem(w, CodeNotImplemented, detail)
+		return nil
+	}
+}
+
+// errProblem is an error that is already a problem to write.
+type errProblem struct {
+	code   dag.Code
+	detail string
+}
+
+func (e *errProblem) Error() string { return string(e.code) + ": " + e.detail }
+
+func problemf(c dag.Code, format string, args ...any) error {
+	return &errProblem{code: c, detail: fmt.Sprintf(format, args...)}
+}
+
+func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
+	var p *errProblem
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &p):
+		WriteProblem(w, p.code, p.detail)
+	case errors.As(err, &mbe):
+		WriteProblem(w, CodeTooLarge, fmt.Sprintf("request body is larger than %d bytes", mbe.Limit))
+	case errors.Is(err, replica.ErrUnknownSpace), errors.Is(err, dag.ErrNotFound):
+		WriteProblem(w, CodeNotFound, err.Error())
+	case errors.Is(err, ErrBadSpaceName):
+		WriteProblem(w, dag.CodeSchema, err.Error())
+	case dag.CodeOf(err) != "":
+		WriteError(w, err)
+	default:
+		s.log.Error("httpapi: internal error", "path", r.URL.Path, "err", err)
+		WriteProblem(w, CodeInternal, "internal error")
+	}
+}
+
+// writeJSON writes v as JSON with status 200.
+func writeJSON(w http.ResponseWriter, v any) error {
+	return writeJSONStatus(w, http.StatusOK, v)
+}
+
+func writeJSONStatus(w http.ResponseWriter, status int, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// readJSON decodes a request body that must be one JSON value.
+func readJSON(r *http.Request, v any) error {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		return err
+	}
+	if len(b) == 0 {
+		return problemf(dag.CodeSchema, "empty body")
+	}
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return problemf(dag.CodeSchema, "body is not the expected JSON: %v", err)
+	}
+	if dec.More() {
+		return problemf(dag.CodeSchema, "body holds more than one JSON value")
+	}
+	return nil
+}
+
+// spaceOf returns the session a request is about: ?session=, or the only
+// session the node holds.
+func (s *Server) spaceOf(r *http.Request) (string, error) {
+	if q := r.URL.Query().Get("session"); q != "" {
+		id, err := dag.ParseID(q)
+		if err != nil {
+			return "", problemf(dag.CodeSchema, "session: %v", err)
+		}
+		return id.String(), nil
+	}
+	all := s.rep.Sessions()
+	switch len(all) {
+	case 1:
+		return all[0], nil
+	case 0:
+		return "", problemf(CodeNotFound, "this node holds no session yet")
+	default:
+		return "", problemf(dag.CodeSchema, "this node holds %d sessions: name one with ?session=", len(all))
+	}
+}
+
+// sessionLabels are the labels every response about a session carries
+// (D54 simulation, D59 ephemeral).
+type sessionLabels struct {
+	Session    string `json:"session"`
+	Simulation bool   `json:"simulation,omitempty"`
+	Ephemeral  bool   `json:"ephemeral,omitempty"`
+}
+
+func (s *Server) labels(ctx context.Context, space string) sessionLabels {
+	l := sessionLabels{Session: space}
+	if st, _, err := s.rep.State(ctx, space); err == nil {
+		l.Simulation = st.Simulation
+		l.Ephemeral = st.Education || s.o.Ephemeral
+	}
+	return l
+}
+
+func parseIDParam(r *http.Request, name string) (dag.ID, error) {
+	id, err := dag.ParseID(r.PathValue(name))
+	if err != nil {
+		return dag.ID{}, problemf(dag.CodeSchema, "%s: %v", name, err)
+	}
+	return id, nil
+}
