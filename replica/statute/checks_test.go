@@ -149,3 +149,14 @@ func TestUnified(t *testing.T) {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+func TestDiffView(t *testing.T) {
+	base := sample()
+	after := edit(t, base, func(b *builder) { must(t, b.delete("/us/t1/s3")) })
+	v := Compare(base, after).View("sha256:x")
+	b, err := dag.Marshal(v)
+	must(t, err)
+	if !strings.Contains(string(b), `"authoritative":false`) || !strings.Contains(string(b), `"removed":["/us/t1/s3"]`) || !strings.Contains(v.Unified, "-Reports are due yearly.") {
+		t.Fatalf("%s", b)
+	}
+}

@@ -318,3 +318,19 @@ func lineDiff(a, b []string) []string {
 	}
 	return out
 }
+
+// DiffView is the body of /merge-requests/{id}/diff: the structural diff
+// and its unified-text rendering. It is a derived view, so it says
+// "authoritative": false (D45).
+type DiffView struct {
+	Authoritative bool      `json:"authoritative"`
+	MR            string    `json:"mr"`
+	Nodes         DiffNodes `json:"nodes"`
+	Unified       string    `json:"unified"`
+}
+
+// View returns the diff as the /diff endpoint serves it for mr (an id's
+// string form).
+func (d *Diff) View(mr string) *DiffView {
+	return &DiffView{MR: mr, Nodes: *diffNodes(d), Unified: d.Unified()}
+}

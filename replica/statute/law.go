@@ -99,6 +99,7 @@ func (l *Law) Add(e Enactment) error {
 	if h := e.Before.Hash(); h != want {
 		return fmt.Errorf("statute: law: enactment %s starts from %s, the root was %s", e.MR, h, want)
 	}
+	e.After.Hash() // settled now, so that concurrent At calls only read it
 	idx := len(l.merges)
 	d := Compare(e.Before, e.After)
 	for _, l2 := range [][]string{d.Added, d.Modified} {
@@ -174,7 +175,8 @@ type InForce struct {
 }
 
 // At returns the law in force on date d, in jurisdiction (or "" for the
-// whole text). An undeclared jurisdiction is a *dag.ProtocolError with
+// whole text). At only reads l, so calls may run concurrently (with each
+// other, not with Add) provided the trees snaps returns are hashed. An undeclared jurisdiction is a *dag.ProtocolError with
 // code jurisdiction_unknown. optIns are the recorded jurisdiction choices
 // (any order). snaps gives the head snapshot of a merge change.
 func (l *Law) At(d Date, jurisdiction string, optIns []OptIn, snaps Snapshots) (*InForce, error) {
