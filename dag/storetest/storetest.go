@@ -468,6 +468,19 @@ func propAnyOrder(t *rapid.T, s dag.Store, space string) {
 	if m, _ := s.Missing(ctx, d.Space); len(m) != 0 {
 		t.Fatalf("Missing = %v after every entry arrived", m)
 	}
+	// The causal algorithms over the store agree with the references.
+	ids := d.IDs()
+	a := rapid.SampledFrom(ids).Draw(t, "a")
+	b := rapid.SampledFrom(ids).Draw(t, "b")
+	mb, err := dag.MergeBase(dag.Source(ctx, s), a, b)
+	want, ok := dagtest.NaiveMergeBase(pm, a, b)
+	if ok != (err == nil) || (ok && mb != want) {
+		t.Fatalf("MergeBase over the store = %v, %v; want %v (exists: %v)", mb, err, want, ok)
+	}
+	isAnc, err := dag.IsAncestor(dag.Source(ctx, s), a, b)
+	if err != nil || isAnc != dagtest.NaiveAncestors(pm, b)[a] {
+		t.Fatalf("IsAncestor over the store = %v, %v", isAnc, err)
+	}
 }
 
 // Check verifies that the indexes of s are consistent with its entries, in
