@@ -136,3 +136,35 @@ func TestFactSheetFields(t *testing.T) {
 		t.Error("bad estimate accepted")
 	}
 }
+
+// S17: X passes to Z, Z to Y; the MR taking Y back to X reverts the node
+// (D41), and its fact sheet says so, naming the head that had X last.
+func TestS17RevertsAcrossRootHeads(t *testing.T) {
+	set := func(tr *Tree, text string) *Tree {
+		return edit(t, tr, func(b *builder) { setText(t, b, "/us/t1/s1", text) })
+	}
+	x := set(sample(), "Policy X.")
+	z := set(x, "Policy Z.")
+	y := set(z, "Policy Y.")
+	hist := NewRootHistory()
+	hist.Add(testID("head-x"), x)
+	hist.Add(testID("head-z"), z)
+	hist.Add(testID("head-y"), y)
+	back := edit(t, y, func(b *builder) { setText(t, b, "/us/t1/s1", "Policy X.") })
+	f, err := Facts(&Review{Target: y, Result: back}, Env{MR: testID("y-to-x")}, FactInputs{History: hist})
+	must(t, err)
+	hx, _ := x.NodeHash("/us/t1/s1")
+	if len(f.Reverts) != 1 || f.Reverts[0].NID != "/us/t1/s1" || f.Reverts[0].To != hx || f.Reverts[0].PreviouslyIn != testID("head-x") {
+		t.Fatalf("reverts %+v", f.Reverts)
+	}
+	// A new text is not a revert, and neither is the current one.
+	fresh := edit(t, y, func(b *builder) { setText(t, b, "/us/t1/s1", "Policy W.") })
+	f, err = Facts(&Review{Target: y, Result: fresh}, Env{}, FactInputs{History: hist})
+	must(t, err)
+	if len(f.Reverts) != 0 {
+		t.Fatalf("reverts %+v", f.Reverts)
+	}
+	if _, ok := hist.PreviouslyIn("/us/t1/s1", mustHash(y, "/us/t1/s1")); ok {
+		t.Fatal("the current head's hash counted as earlier")
+	}
+}
