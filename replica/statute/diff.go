@@ -21,8 +21,9 @@ const (
 // alone is not a modification of the node: the children themselves appear.
 //
 // Moves are minimal: among the children a parent keeps, the nodes that stay
-// in a longest common order are not moved, the rest are (ties broken by
-// the earliest positions, so every replica picks the same set).
+// in a longest common order are not moved, the rest are. Which longest
+// order, when several exist, is fixed by the algorithm (see lis), so every
+// replica picks the same set.
 type Diff struct {
 	Added    []string `json:"added"`
 	Removed  []string `json:"removed"`
@@ -182,9 +183,10 @@ func reordered(ca, cb []string) []string {
 	return out
 }
 
-// lis marks a longest strictly increasing subsequence of seq (patience
-// sorting; among equally long ones it keeps the one whose elements end
-// earliest, deterministically).
+// lis marks a longest strictly increasing subsequence of seq, the one
+// patience sorting finds: for each value in order, replace the leftmost
+// tail >= it (or extend), linking it to the tail one shorter; then follow
+// the links back from the final tail of the longest length.
 func lis(seq []int) []bool {
 	keep := make([]bool, len(seq))
 	if len(seq) == 0 {
