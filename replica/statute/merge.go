@@ -128,7 +128,6 @@ type side struct {
 	flags map[string]uint8
 }
 
-func (s side) touched(nid string) bool { return s.flags[nid] != 0 }
 func (s side) has(nid string, f uint8) bool {
 	return s.flags[nid]&f != 0
 }

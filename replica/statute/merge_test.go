@@ -222,6 +222,20 @@ func TestDeriveCases(t *testing.T) {
 			conflicts: []string{"/us/t1/s2/a"},
 		},
 		{
+			name: "a subtree added under a removed node is one conflict",
+			src: func(b *builder) {
+				must(t, b.insert("/us/t1/s2", "", spec("/us/t1/s2/a", "subsection", "x")))
+				must(t, b.insert("/us/t1/s2/a", "", spec("/us/t1/s2/a/1", "paragraph", "y")))
+			},
+			tgt:       func(b *builder) { must(t, b.delete("/us/t1/s2")) },
+			conflicts: []string{"/us/t1/s2/a"},
+			check: func(t *testing.T, m *Tree) {
+				if m.Has("/us/t1/s2/a/1") || m.Has("/us/t1/s2") {
+					t.Error("the added subtree outlived its dropped ancestor")
+				}
+			},
+		},
+		{
 			name:      "target adds under a node source deletes: conflict",
 			src:       func(b *builder) { must(t, b.delete("/us/t1/s2")) },
 			tgt:       func(b *builder) { must(t, b.insert("/us/t1/s2", "", spec("/us/t1/s2/a", "subsection", "x"))) },
@@ -285,6 +299,12 @@ func TestDeriveCases(t *testing.T) {
 					if p.Result.Has(nid) {
 						t.Errorf("%s survived a null resolution", nid)
 					}
+				}
+				if got, err := Apply(tgt, p.Ops); err != nil || got.Hash() != p.Result.Hash() {
+					t.Fatalf("resolved patch does not reproduce its result: %v", err)
+				}
+				if tc.check != nil {
+					tc.check(t, p.Result)
 				}
 				return
 			}
