@@ -41,6 +41,7 @@ type Local struct {
 	// malformed); a block refused for a missing parent is not remembered,
 	// so it can come again with its ancestors.
 	memQuar map[dag.ID]dag.Code
+	owns    bool
 	memMu   gosync.Mutex // serialises memory-space writes (lineage check, then put)
 }
 
