@@ -334,6 +334,32 @@ func (t *Tree) Objects() []dag.Node {
 	return out
 }
 
+// ObjectsNotIn returns the node objects of t that known lacks, in document
+// order: what must travel with a change whose base is known and whose
+// result is t. A subtree whose root has the same nid and hash in known is
+// skipped whole (a node hash covers its nid and everything below it).
+func (t *Tree) ObjectsNotIn(known *Tree) []dag.Node {
+	t.Hash()
+	var out []dag.Node
+	stack := []*node{t.nodes[t.root]}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if k, ok := known.nodes[n.nid]; ok && (k == n || known.hashOf(k) == n.hash) {
+			continue
+		}
+		ids := make([]dag.ID, len(n.children))
+		for i, c := range n.children {
+			ids[i] = t.nodes[c].hash
+		}
+		out = append(out, dag.Node{NID: n.nid, Kind: n.kind, Heading: n.heading, Text: n.text, Children: ids})
+		for i := len(n.children) - 1; i >= 0; i-- {
+			stack = append(stack, t.nodes[n.children[i]])
+		}
+	}
+	return out
+}
+
 // NodeGetter returns the node object named by a node_hash. For a hash it
 // does not hold it returns an error wrapping ErrNotFound (or the store's
 // own not-found error).

@@ -2,6 +2,7 @@ package statute
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/witan-dev/witan/dag"
@@ -157,5 +158,36 @@ func TestConcurrentApplyOnSharedTree(t *testing.T) {
 	must(t, ApplyInPlace(base, []Op{{Op: OpDelete, NID: "/us/t1/s3", Pre: mustHash(base, "/us/t1/s3")}}))
 	if c.Hash() != want || base.Hash() == want {
 		t.Fatal("in-place edit after Clone leaked")
+	}
+}
+
+// The objects a change must carry are exactly the new ones: with them and
+// the base's objects, the result loads.
+func TestObjectsNotIn(t *testing.T) {
+	base := sample()
+	after := edit(t, base, func(b *builder) {
+		setText(t, b, "/us/t1/s1/a", "[[def:agency]] Any office.")
+		must(t, b.insert("/us/t2", "", &NodeSpec{NID: "/us/t2/s0", Kind: "section", Text: "new"}))
+	})
+	objs := after.ObjectsNotIn(base)
+	var nids []string
+	m := NodeMap{}
+	for _, o := range base.Objects() {
+		o := o
+		m[o.Hash()] = &o
+	}
+	for _, o := range objs {
+		o := o
+		nids = append(nids, o.NID)
+		m[o.Hash()] = &o
+	}
+	want := []string{"/us", "/us/t1", "/us/t1/s1", "/us/t1/s1/a", "/us/t2", "/us/t2/s0"}
+	if strings.Join(nids, ",") != strings.Join(want, ",") {
+		t.Fatalf("objects %v, want %v", nids, want)
+	}
+	got, err := LoadTree(after.Hash(), m)
+	must(t, err)
+	if got.Hash() != after.Hash() {
+		t.Fatal("result does not load from base objects plus new ones")
 	}
 }
