@@ -412,7 +412,7 @@ func (v *admission) checkGovernance(m *MR, tb *branchReg) error {
 }
 
 func (v *admission) ballotCast() error {
-	body, err := rules.DecodeBallotBody(v.env.Body)
+	body, err := decodeBallot(v.env.Body)
 	if err != nil {
 		return err
 	}
@@ -425,7 +425,7 @@ func (v *admission) ballotCast() error {
 		return dag.Errorf(dag.CodeBallotInvalid, "house: %s is not in the electorate frozen at the MR's open", v.env.Author)
 	}
 	if s := body.Supersedes; s.Valid() {
-		prev := v.h.ballots[s]
+		prev := v.h.ballot(s)
 		if prev == nil || prev.author != v.env.Author || prev.body.MR != body.MR || len(v.h.ancestorsMissing(v.parents, []int32{prev.ent})) > 0 {
 			return dag.Errorf(dag.CodeBallotInvalid, "house: superseded ballot %s is not the same member's ballot on this MR in the causal past", s)
 		}
@@ -437,7 +437,7 @@ func (v *admission) ballotCast() error {
 
 func (v *admission) mrDetermine() error {
 	h := v.h
-	d, err := DecodeDetermination(v.env.Body)
+	d, err := decodeDetermination(v.env.Body)
 	if err != nil {
 		return err
 	}
@@ -454,7 +454,7 @@ func (v *admission) mrDetermine() error {
 	targets := make([]int32, 0, len(d.Ballots))
 	poll := rules.NewPoll(info.rule, info.el, d.MR)
 	for _, b := range d.Ballots {
-		rec := h.ballots[b]
+		rec := h.ballot(b)
 		if rec == nil || rec.body.MR != d.MR {
 			return dag.Errorf(dag.CodeBallotInvalid, "house: %s is not a ballot on MR %s", b, d.MR)
 		}
@@ -535,7 +535,8 @@ func (v *admission) commitStatic(g int32) {
 func (v *admission) commitBallot(ei int32) {
 	h, b := v.h, v.ballot
 	b.ent = ei
-	h.ballots[b.tx] = b
+	h.ballotIdx[b.tx] = int32(len(h.ballots))
+	h.ballots = append(h.ballots, *b)
 	h.counts.Ballots++
 	if b.ignored {
 		h.counts.IgnoredBallots++

@@ -178,7 +178,11 @@ func parseRef(raw json.RawMessage, what string) (rules.Ref, error) {
 }
 
 func parseKeys(ss []string, what string) ([]dag.Key, error) {
-	out := make([]dag.Key, 0, len(ss))
+	type ks struct {
+		k dag.Key
+		s string
+	}
+	all := make([]ks, 0, len(ss))
 	seen := make(map[dag.Key]struct{}, len(ss))
 	for i, s := range ss {
 		k, err := dag.ParseKey(s)
@@ -189,9 +193,15 @@ func parseKeys(ss []string, what string) ([]dag.Key, error) {
 			return nil, schemaf("%s lists %s twice", what, k)
 		}
 		seen[k] = struct{}{}
-		out = append(out, k)
+		all = append(all, ks{k, s})
 	}
-	slices.SortFunc(out, func(a, b dag.Key) int { return strings.Compare(a.String(), b.String()) })
+	// Sorted by string form, the order of electorate snapshots; a key has
+	// one spelling (ParseKey is strict), so the input strings serve.
+	slices.SortFunc(all, func(a, b ks) int { return strings.Compare(a.s, b.s) })
+	out := make([]dag.Key, len(all))
+	for i, x := range all {
+		out[i] = x.k
+	}
 	return out, nil
 }
 

@@ -64,11 +64,12 @@ type House struct {
 	merges   map[mergeKey]mergeResult
 	els      map[*groupVal]*rules.Electorate
 
-	mrs     map[dag.ID]*mrInfo
-	ballots map[dag.ID]*ballotRec
-	dets    map[dag.ID]*detRec
-	changes map[dag.ID]*changeRec
-	objs    Objects
+	mrs       map[dag.ID]*mrInfo
+	ballots   []ballotRec
+	ballotIdx map[dag.ID]int32
+	dets      map[dag.ID]*detRec
+	changes   map[dag.ID]*changeRec
+	objs      Objects
 
 	counts Counts
 }
@@ -143,16 +144,16 @@ func New(session dag.ID, objs Objects) *House {
 		objs = ObjectMap{}
 	}
 	h := &House{
-		session:  session,
-		idx:      make(map[dag.ID]int32),
-		frontKey: make(map[string]int32),
-		memo:     make(map[int32]*govState),
-		mrs:      make(map[dag.ID]*mrInfo),
-		ballots:  make(map[dag.ID]*ballotRec),
-		dets:     make(map[dag.ID]*detRec),
-		changes:  make(map[dag.ID]*changeRec),
-		merges:   make(map[mergeKey]mergeResult),
-		objs:     objs,
+		session:   session,
+		idx:       make(map[dag.ID]int32),
+		frontKey:  make(map[string]int32),
+		memo:      make(map[int32]*govState),
+		mrs:       make(map[dag.ID]*mrInfo),
+		ballotIdx: make(map[dag.ID]int32),
+		dets:      make(map[dag.ID]*detRec),
+		changes:   make(map[dag.ID]*changeRec),
+		merges:    make(map[mergeKey]mergeResult),
+		objs:      objs,
 	}
 	h.intern(nil) // frontier 0 is the empty one
 	return h
@@ -450,6 +451,16 @@ func (h *House) ancestorsMissing(parents []int32, targets []int32) []int32 {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// ballot returns the admitted ballot tx, or nil. The pointer is valid
+// until the next ballot is admitted.
+func (h *House) ballot(tx dag.ID) *ballotRec {
+	i, ok := h.ballotIdx[tx]
+	if !ok {
+		return nil
+	}
+	return &h.ballots[i]
 }
 
 // tree returns the snapshot of change id.

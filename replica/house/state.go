@@ -301,7 +301,7 @@ func (h *House) Evaluate(tx dag.ID, ctx rules.Context) (rules.Result, bool) {
 	info := h.mrs[d.body.MR]
 	p := rules.NewPoll(info.rule, info.el, info.id)
 	for _, b := range d.body.Ballots {
-		r := h.ballots[b]
+		r := h.ballot(b)
 		_ = p.Add(rules.Ballot{Tx: r.tx, Author: r.author, BallotBody: r.body})
 	}
 	ctx.Facts = info.facts
@@ -346,57 +346,103 @@ type Input struct {
 	Env *dag.Envelope
 }
 
-// Derive is the full derivation: it admits the entries of one session in
-// witan's deterministic topological order (ties by id), from nothing. An
+// Derive is the full derivation: it admits the entries of one session,
+// from nothing, in a causal order (see causalOrder). An
 // entry whose parent was refused is refused too (unknown_parent, "parent
 // quarantined"); an entry whose parent is not among the inputs is left out
 // and listed in pending. The result equals what Admit builds incrementally
 // from the same set in any causal order.
 func Derive(session dag.ID, in []Input, objs Objects) (h *House, refused []Rejection, pending []dag.ID, err error) {
 	h = New(session, objs)
-	byID := make(map[dag.ID]*dag.Envelope, len(in))
-	for _, x := range in {
-		byID[x.ID] = x.Env
-	}
-	waiting := make(map[dag.ID]int, len(byID))
-	children := make(map[dag.ID][]dag.ID, len(byID))
-	ready := &idHeap{}
-	for id, env := range byID {
-		n := 0
-		for _, p := range env.Parents {
-			children[p] = append(children[p], id)
-			n++
-		}
-		waiting[id] = n
-		if n == 0 {
-			*ready = append(*ready, id)
-		}
-	}
-	heap.Init(ready)
+	order := causalOrder(in)
 	bad := make(map[dag.ID]bool)
-	done := make(map[dag.ID]bool)
-	for ready.Len() > 0 {
-		id := heap.Pop(ready).(dag.ID)
-		done[id] = true
-		env := byID[id]
+	for _, x := range order {
 		var perr error
-		for _, p := range env.Parents {
+		for _, p := range x.Env.Parents {
 			if bad[p] {
 				perr = &dag.ProtocolError{Code: dag.CodeUnknownParent, Detail: "parent quarantined: " + p.String()}
 				break
 			}
 		}
 		if perr == nil {
-			perr = h.Admit(id, env)
+			perr = h.Admit(x.ID, x.Env)
 		}
 		if perr != nil {
 			c := dag.CodeOf(perr)
 			if c == "" {
 				return nil, nil, nil, perr
 			}
-			bad[id] = true
-			refused = append(refused, Rejection{ID: id, Code: c, Detail: perr.Error()})
+			bad[x.ID] = true
+			refused = append(refused, Rejection{ID: x.ID, Code: c, Detail: perr.Error()})
 		}
+	}
+	if len(order) < len(in) {
+		done := make(map[dag.ID]bool, len(order))
+		for _, x := range order {
+			done[x.ID] = true
+		}
+		for _, x := range in {
+			if !done[x.ID] {
+				pending = append(pending, x.ID)
+			}
+		}
+		slices.SortFunc(pending, dag.ID.Compare)
+		pending = slices.Compact(pending)
+	}
+	slices.SortFunc(refused, func(a, b Rejection) int { return a.ID.Compare(b.ID) })
+	return h, refused, pending, nil
+}
+
+// causalOrder returns the inputs, once each, in a causal order: as given
+// when they already are in one (a store's log order is), else witan's
+// deterministic topological order (Kahn, smallest id first). Inputs whose
+// parents are missing from the set are left out. Since a House's state is
+// a function of the set, either order gives the same state; the
+// deterministic one is the reference.
+func causalOrder(in []Input) []Input {
+	seen := make(map[dag.ID]bool, len(in))
+	causal := true
+	out := make([]Input, 0, len(in))
+	for _, x := range in {
+		if seen[x.ID] {
+			continue
+		}
+		for _, p := range x.Env.Parents {
+			if !seen[p] {
+				causal = false
+				break
+			}
+		}
+		if !causal {
+			break
+		}
+		seen[x.ID] = true
+		out = append(out, x)
+	}
+	if causal {
+		return out
+	}
+	byID := make(map[dag.ID]Input, len(in))
+	for _, x := range in {
+		byID[x.ID] = x
+	}
+	waiting := make(map[dag.ID]int, len(byID))
+	children := make(map[dag.ID][]dag.ID, len(byID))
+	ready := &idHeap{}
+	for id, x := range byID {
+		for _, p := range x.Env.Parents {
+			children[p] = append(children[p], id)
+		}
+		waiting[id] = len(x.Env.Parents)
+		if len(x.Env.Parents) == 0 {
+			*ready = append(*ready, id)
+		}
+	}
+	heap.Init(ready)
+	out = out[:0]
+	for ready.Len() > 0 {
+		id := heap.Pop(ready).(dag.ID)
+		out = append(out, byID[id])
 		for _, c := range children[id] {
 			waiting[c]--
 			if waiting[c] == 0 {
@@ -404,14 +450,7 @@ func Derive(session dag.ID, in []Input, objs Objects) (h *House, refused []Rejec
 			}
 		}
 	}
-	for id := range byID {
-		if !done[id] {
-			pending = append(pending, id)
-		}
-	}
-	slices.SortFunc(pending, dag.ID.Compare)
-	slices.SortFunc(refused, func(a, b Rejection) int { return a.ID.Compare(b.ID) })
-	return h, refused, pending, nil
+	return out
 }
 
 type idHeap []dag.ID

@@ -1,0 +1,73 @@
+package house
+
+import (
+	"reflect"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/rules"
+)
+
+func genID(t *rapid.T, label string) dag.ID {
+	return dag.Sum([]byte{rapid.Byte().Draw(t, label)})
+}
+
+// canonicalOrMutated returns v's canonical JSON, sometimes with one byte
+// changed, so that both paths see near-misses.
+func canonicalOrMutated(t *rapid.T, v any) []byte {
+	b, err := dag.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rapid.Bool().Draw(t, "mutate") {
+		i := rapid.IntRange(0, len(b)-1).Draw(t, "at")
+		b[i] = rapid.SampledFrom([]byte(`{}[]",:0a"\ ne`)).Draw(t, "byte")
+	}
+	return b
+}
+
+// TestFastBallotAgrees: whenever the fast ballot reader accepts a body,
+// the strict decoder accepts it with the same value.
+func TestFastBallotAgrees(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		m := map[string]any{"mr": genID(t, "mr"), "choice": rapid.SampledFrom([]string{"approve", "reject", "abstain", "maybe"}).Draw(t, "choice")}
+		if rapid.Bool().Draw(t, "sup") {
+			m["supersedes"] = genID(t, "s")
+		} else if rapid.Bool().Draw(t, "null") {
+			m["supersedes"] = nil
+		}
+		if rapid.Bool().Draw(t, "em") {
+			m["emergency"] = rapid.SampledFrom([]string{"yes", "no", "x"}).Draw(t, "e")
+		}
+		if rapid.Bool().Draw(t, "w") {
+			m["weight"] = rapid.IntRange(0, 9).Draw(t, "weight")
+		}
+		b := canonicalOrMutated(t, m)
+		fast, ok := fastBallot(string(b))
+		strict, err := rules.DecodeBallotBody(b)
+		if ok && (err != nil || fast != strict) {
+			t.Fatalf("%s: fast %+v, strict %+v %v", b, fast, strict, err)
+		}
+		if !ok && err == nil && dag.IsCanonical(b) && !strictOnly(m) {
+			t.Fatalf("%s: the fast path should take this canonical body", b)
+		}
+	})
+}
+
+func strictOnly(m map[string]any) bool { _, w := m["weight"]; return w }
+
+// TestFastDeterminationAgrees: the same for determinations.
+func TestFastDeterminationAgrees(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		ids := rapid.SliceOfN(rapid.Custom(func(t *rapid.T) dag.ID { return genID(t, "b") }), 0, 4).Draw(t, "ballots")
+		m := map[string]any{"mr": genID(t, "mr"), "ballots": ids, "outcome": rapid.SampledFrom([]string{"approved", "rejected", "expired", "pending", "won"}).Draw(t, "o")}
+		b := canonicalOrMutated(t, m)
+		fast, ok := fastDetermination(string(b))
+		strict, err := DecodeDetermination(b)
+		if ok && (err != nil || !reflect.DeepEqual(fast, strict)) {
+			t.Fatalf("%s: fast %+v, strict %+v %v", b, fast, strict, err)
+		}
+	})
+}
