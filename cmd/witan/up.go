@@ -2,28 +2,72 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
+	gosync "sync"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/peer"
+
 	"github.com/witan-dev/witan/dag"
-	"github.com/witan-dev/witan/replica"
+	"github.com/witan-dev/witan/replica/httpapi"
+	"github.com/witan-dev/witan/sync"
 )
 
-// UpCommand runs a replica: a Badger store in the data directory, a node
-// key kept beside it, and the HTTP API on loopback.
+// UpCommand runs a node: a Badger store in the data directory, a node key
+// and a libp2p identity kept beside it, sync over libp2p (mDNS on a LAN,
+// configured peers), the HTTP API on loopback, and a checkpoint of every
+// session that grew, now and then. SIGINT or SIGTERM stops it cleanly: the
+// HTTP server finishes the requests in flight (a receipt is sent only
+// after its entry is durably stored), then sync stops, then the store
+// closes.
 type UpCommand struct {
 	main *Main
 }
 
+// listFlag is a repeatable string flag.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+func (l *listFlag) Set(s string) error {
+	*l = append(*l, s)
+	return nil
+}
+
+// upInfo is what up prints when it is ready.
+type upInfo struct {
+	NodeKey string   `json:"node_key"`
+	Data    string   `json:"data"`
+	HTTP    string   `json:"http"`
+	PeerID  string   `json:"peer_id"`
+	P2P     []string `json:"p2p"`
+	MDNS    bool     `json:"mdns"`
+	Spaces  []string `json:"spaces"`
+}
+
 func (c *UpCommand) Run(ctx context.Context, args []string) error {
-	fs := c.main.newFlagSet("up", "up [-data DIR] [-http ADDR]")
-	dataDir := fs.String("data", "witan-data", "data directory (Badger store and node key)")
-	httpAddr := fs.String("http", "127.0.0.1:8030", "HTTP listen address")
+	fs := c.main.newFlagSet("up", "up [-data DIR] [-http ADDR] [-peer MULTIADDR]... [-session ID]... [-mdns=false] [-json]")
+	dataDir := fs.String("data", "witan-data", "data directory (Badger store, node key, libp2p key)")
+	httpAddr := fs.String("http", "127.0.0.1:8030", "HTTP listen address (loopback unless -public)")
+	public := fs.Bool("public", false, "allow -http on a non-loopback address (the API has no authentication)")
+	var peers, listen, sessions listFlag
+	fs.Var(&peers, "peer", "a peer's multiaddr with /p2p/ part (repeatable)")
+	fs.Var(&listen, "p2p-listen", "libp2p listen multiaddr (repeatable; default every interface, TCP and QUIC, random ports)")
+	fs.Var(&sessions, "session", "a session id or mem:NAME space to join at start (repeatable; spaces are agreed out of band)")
+	mdns := fs.Bool("mdns", true, "find peers on the LAN with mDNS")
+	noP2P := fs.Bool("no-p2p", false, "run without libp2p (HTTP only)")
+	every := fs.Duration("checkpoint-every", 5*time.Second, "sign a checkpoint of each session that grew this often (0: never)")
+	asJSON := fs.Bool("json", false, "print the startup line as JSON")
+	verbose := fs.Bool("v", false, "log sync events to stderr")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -31,31 +75,238 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 		fs.Usage()
 		return errUsage
 	}
+	if err := checkLoopback(*httpAddr, *public); err != nil {
+		fmt.Fprintln(c.main.Stderr, "witan up:", err)
+		return errUsage
+	}
+	logger := slog.New(slog.DiscardHandler)
+	if *verbose {
+		logger = slog.New(slog.NewTextHandler(c.main.Stderr, nil))
+	}
+	if err := os.MkdirAll(*dataDir, 0o700); err != nil {
+		return err
+	}
 	key, err := loadOrCreateKey(filepath.Join(*dataDir, "node.key"))
 	if err != nil {
 		return err
 	}
-	rep, err := replica.Open(ctx, replica.Options{Dir: filepath.Join(*dataDir, "badger"), NodeKey: key})
+	local, err := httpapi.OpenLocal(ctx, httpapi.OpenOptions{Dir: filepath.Join(*dataDir, "badger"), NodeKey: key, Logger: logger})
 	if err != nil {
 		return err
 	}
-	defer rep.Close()
+	defer local.Close()
+
+	info := upInfo{NodeKey: key.Key().String(), Data: *dataDir, MDNS: *mdns && !*noP2P, P2P: []string{}, Spaces: []string(sessions)}
+	var node *sync.Node
+	var peersAPI httpapi.Peers
+	if !*noP2P {
+		id, err := loadOrCreateP2PKey(filepath.Join(*dataDir, "p2p.key"))
+		if err != nil {
+			return err
+		}
+		cfg := sync.Config{ListenAddrs: listen, Identity: id, Peers: peers, MDNS: *mdns, Spaces: sessions, Logger: logger}
+		if *verbose {
+			cfg.Engine.OnEvent = func(e sync.Event) {
+				logger.Info("sync", "event", e.Kind.String(), "peer", e.Peer, "space", e.Space, "err", e.Err)
+			}
+		}
+		node, err = sync.NewNode(ctx, local, cfg)
+		if err != nil {
+			return err
+		}
+		defer node.Close()
+		// A session created here is joined at once, so peers hear of it.
+		joined := newJoiner(node)
+		defer local.Subscribe(joined.join)()
+		peersAPI = nodePeers{node}
+		info.PeerID, info.P2P = node.ID().String(), node.Addrs()
+	}
+	srv, err := httpapi.New(httpapi.Options{Local: local, Peers: peersAPI, Logger: logger,
+		Implementation: httpapi.Implementation{Name: "witan", Version: version, Source: "https://github.com/witan-dev/witan"}})
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", *httpAddr)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: http.NotFoundHandler(), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(c.main.Stdout, "node  %s\ndata  %s\nhttp  http://%s/oth/v0\n", rep.NodeKey(), *dataDir, ln.Addr())
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
+	info.HTTP = "http://" + ln.Addr().String()
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- hs.Serve(ln) }()
+
+	var wg gosync.WaitGroup
+	cpCtx, stopCP := context.WithCancel(context.Background())
+	defer stopCP()
+	if *every > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			checkpointLoop(cpCtx, local, *every)
+		}()
+	}
+	c.printInfo(info, *asJSON)
+
+	var serveErr error
 	select {
-	case err := <-errc:
-		return err
+	case serveErr = <-errc:
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	return srv.Shutdown(sctx)
+	shutErr := hs.Shutdown(sctx)
+	stopCP()
+	wg.Wait()
+	if node != nil {
+		node.Close()
+	}
+	// One last checkpoint, so that a node restarted at once has signed
+	// everything it acknowledged (checkpoints are kept in memory today).
+	checkpointAll(context.Background(), local)
+	closeErr := local.Close()
+	if !*asJSON {
+		fmt.Fprintln(c.main.Stdout, "stopped")
+	}
+	if errors.Is(serveErr, http.ErrServerClosed) {
+		serveErr = nil
+	}
+	return errors.Join(serveErr, shutErr, closeErr)
+}
+
+func (c *UpCommand) printInfo(info upInfo, asJSON bool) {
+	if asJSON {
+		json.NewEncoder(c.main.Stdout).Encode(info)
+		return
+	}
+	w := c.main.Stdout
+	fmt.Fprintln(w, "witan node is up. Not for use in real elections or governance.")
+	fmt.Fprintf(w, "  node key  %s\n", info.NodeKey)
+	fmt.Fprintf(w, "  data      %s\n", info.Data)
+	fmt.Fprintf(w, "  http      %s%s\n", info.HTTP, httpapi.Base)
+	if info.PeerID != "" {
+		fmt.Fprintf(w, "  peer id   %s\n", info.PeerID)
+		for _, a := range info.P2P {
+			fmt.Fprintf(w, "  p2p       %s\n", a)
+		}
+		fmt.Fprintf(w, "  mdns      %v\n", info.MDNS)
+	}
+	fmt.Fprintln(w, "Press Ctrl-C to stop.")
+}
+
+// checkLoopback refuses a non-loopback HTTP address unless public.
+func checkLoopback(addr string, public bool) error {
+	if public {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("-http %q: %v", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("-http %q is not a loopback address; the API has no authentication (use -public to serve a network)", addr)
+}
+
+func checkpointLoop(ctx context.Context, l *httpapi.Local, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			checkpointAll(ctx, l)
+		}
+	}
+}
+
+// checkpointAll signs a checkpoint of every session whose log grew since
+// its last checkpoint.
+func checkpointAll(ctx context.Context, l *httpapi.Local) {
+	rep := l.Replica()
+	for _, s := range rep.Sessions() {
+		var last uint64
+		if cps := rep.Checkpoints(s); len(cps) > 0 {
+			last = cps[len(cps)-1].Size
+		}
+		more, err := rep.Log(ctx, s, last, 1)
+		if err != nil || len(more) == 0 {
+			continue
+		}
+		rep.Checkpoint(ctx, s)
+	}
+}
+
+// joiner joins the spaces Local reports, once each, off the notifying
+// goroutine (Subscribe's callbacks must not block).
+type joiner struct {
+	n  *sync.Node
+	mu gosync.Mutex
+	in map[string]bool
+}
+
+func newJoiner(n *sync.Node) *joiner {
+	j := &joiner{n: n, in: map[string]bool{}}
+	for _, s := range n.Spaces() {
+		j.in[s] = true
+	}
+	return j
+}
+
+func (j *joiner) join(space string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.in[space] {
+		return
+	}
+	j.in[space] = true
+	go j.n.Join(space)
+}
+
+// nodePeers is the HTTP API's view of the sync node.
+type nodePeers struct{ n *sync.Node }
+
+func (p nodePeers) Peers() []httpapi.Peer {
+	h := p.n.Host()
+	var out []httpapi.Peer
+	for _, id := range h.Network().Peers() {
+		pe := httpapi.Peer{ID: id.String(), Addrs: []string{}}
+		for _, c := range h.Network().ConnsToPeer(id) {
+			pe.Addrs = append(pe.Addrs, c.RemoteMultiaddr().String())
+		}
+		out = append(out, pe)
+	}
+	return out
+}
+
+func (p nodePeers) Connect(ctx context.Context, addr string, spaces []string) ([]httpapi.SyncResult, error) {
+	ai, err := peer.AddrInfoFromString(addr)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.n.Connect(ctx, addr); err != nil {
+		return nil, err
+	}
+	out := []httpapi.SyncResult{}
+	for _, s := range spaces {
+		r := httpapi.SyncResult{Space: s}
+		if err := p.n.Join(s); err != nil {
+			r.Error = err.Error()
+			out = append(out, r)
+			continue
+		}
+		st, err := p.n.SyncWith(ctx, ai.ID, s)
+		r.Received, r.Accepted, r.Rejected, r.Rounds = st.Received, st.Accepted, st.Quarantined, st.Rounds
+		if err != nil {
+			r.Error = err.Error()
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // loadOrCreateKey reads the node key at path, creating it on first start.
@@ -76,3 +327,29 @@ func loadOrCreateKey(path string) (*dag.Signer, error) {
 	}
 	return s, nil
 }
+
+// loadOrCreateP2PKey keeps the libp2p identity, so a node's peer id (and
+// so the addresses its peers were given) survives a restart.
+func loadOrCreateP2PKey(path string) (crypto.PrivKey, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		return crypto.UnmarshalPrivateKey(b)
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	k, _, err := crypto.GenerateEd25519Key(nil)
+	if err != nil {
+		return nil, err
+	}
+	b, err = crypto.MarshalPrivateKey(k)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+var _ flag.Value = (*listFlag)(nil)

@@ -52,6 +52,8 @@ func statusOf(c dag.Code) int {
 		return http.StatusInternalServerError
 	case CodeNotImplemented:
 		return http.StatusNotImplemented
+	case CodePeerUnreachable:
+		return http.StatusBadGateway
 	case dag.CodeSchema, dag.CodeBadSignature:
 		return http.StatusBadRequest
 	case dag.CodeRateLimited:
@@ -90,6 +92,9 @@ func WriteError(w http.ResponseWriter, err error) {
 	}
 	WriteProblem(w, CodeInternal, "internal error")
 }
+
+// CodePeerUnreachable: POST /peers could not reach the peer.
+const CodePeerUnreachable dag.Code = "witan:peer_unreachable"
 
 // CodeNotImplemented marks an endpoint this node does not serve yet.
 const CodeNotImplemented dag.Code = "witan:not_implemented"

@@ -614,9 +614,18 @@ func (s *Server) peers(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, map[string]any{"peers": ps, "finality": replica.Provisional})
 }
 
-// ConnectRequest is POST /peers's body.
+// ConnectRequest is POST /peers's body: a peer's multiaddr and the spaces
+// (session ids, or "mem:<name>" memory spaces) to pull from it now.
 type ConnectRequest struct {
-	Addr string `json:"addr"`
+	Addr   string   `json:"addr"`
+	Spaces []string `json:"spaces,omitempty"`
+}
+
+// ConnectAnswer is POST /peers's answer.
+type ConnectAnswer struct {
+	Connected string       `json:"connected"`
+	Synced    []SyncResult `json:"synced"`
+	Finality  string       `json:"finality"`
 }
 
 func (s *Server) connect(w http.ResponseWriter, r *http.Request) error {
@@ -630,8 +639,17 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) error {
 	if req.Addr == "" {
 		return problemf(dag.CodeSchema, "addr is required")
 	}
-	if err := s.o.Peers.Connect(r.Context(), req.Addr); err != nil {
-		return problemf(dag.CodeSchema, "connect %s: %v", req.Addr, err)
+	for _, sp := range req.Spaces {
+		if _, err := dag.ParseID(sp); err != nil && !strings.HasPrefix(sp, MemoryPrefix) {
+			return problemf(dag.CodeSchema, "space %q is neither a session id nor %s<name>", sp, MemoryPrefix)
+		}
 	}
-	return writeJSON(w, map[string]any{"connected": req.Addr, "finality": replica.Provisional})
+	res, err := s.o.Peers.Connect(r.Context(), req.Addr, req.Spaces)
+	if err != nil {
+		return problemf(CodePeerUnreachable, "connect %s: %v", req.Addr, err)
+	}
+	if res == nil {
+		res = []SyncResult{}
+	}
+	return writeJSON(w, ConnectAnswer{Connected: req.Addr, Synced: res, Finality: string(replica.Provisional)})
 }

@@ -40,11 +40,25 @@ type Peer struct {
 	Addrs []string `json:"addrs"`
 }
 
+// SyncResult is what one pull of one space from a peer did.
+type SyncResult struct {
+	Space    string `json:"space"`
+	Received int    `json:"received"`
+	Accepted int    `json:"accepted"`
+	Rejected int    `json:"quarantined"`
+	Rounds   int    `json:"rounds"`
+	Error    string `json:"error,omitempty"`
+}
+
 // Peers is the node's federation: who it is connected to, and a way to
-// connect to more (GET and POST /peers). The sync node provides it.
+// connect to more and pull from them now (GET and POST /peers). The sync
+// node provides it.
 type Peers interface {
 	Peers() []Peer
-	Connect(ctx context.Context, addr string) error
+	// Connect dials addr (a multiaddr with a /p2p/ part), joins spaces
+	// (spaces are agreed out of band, 30k §4) and pulls each from the
+	// peer now.
+	Connect(ctx context.Context, addr string, spaces []string) ([]SyncResult, error)
 }
 
 // Options configure a Server. Local is required; the zero value of every

@@ -1,0 +1,156 @@
+// Command witan runs and talks to witan replicas.
+//
+//	witan up        run a replica: Badger store, libp2p sync, HTTP API on loopback
+//	witan keygen    make an Ed25519 key for signing envelopes
+//
+// Run "witan help" for every subcommand. main only builds the program and
+// picks the exit code; each subcommand lives in its own file with its own
+// flag.FlagSet, and uses witan's public API only.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1 // the command ran and failed
+	exitUsage   = 2 // the command line was wrong
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	m := NewMain()
+	err := m.Run(ctx, os.Args[1:])
+	os.Exit(m.ExitCode(err))
+}
+
+// Main is the program: its streams and subcommands. Tests make their own
+// with other streams.
+type Main struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// NewMain returns a Main on the process's standard streams.
+func NewMain() *Main {
+	return &Main{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+}
+
+// errUsage marks command-line errors; the message has been printed.
+var errUsage = errors.New("usage")
+
+type command interface {
+	Run(ctx context.Context, args []string) error
+}
+
+type commandInfo struct {
+	name    string
+	summary string
+	make    func(m *Main) command
+}
+
+func (m *Main) commands() []commandInfo {
+	return []commandInfo{
+		{"up", "run a replica (Badger store, HTTP API on loopback)", func(m *Main) command { return &UpCommand{main: m} }},
+		{"keygen", "make an Ed25519 signing key", func(m *Main) command { return &KeygenCommand{main: m} }},
+		{"submit", "sign an envelope from JSON and post it to a node", func(m *Main) command { return &SubmitCommand{main: m} }},
+		{"sync", "pull sessions from a peer into the running node now", func(m *Main) command { return &SyncCommand{main: m} }},
+		{"verify", "L0 verifier: replay a node's log and match its checkpoint", func(m *Main) command { return &VerifyCommand{main: m} }},
+		{"log", "list a session's log in the node's order", func(m *Main) command { return &LogCommand{main: m} }},
+		{"heads", "show a session's causal frontier", func(m *Main) command { return &HeadsCommand{main: m} }},
+		{"quarantine", "list the entries a node refused, with their codes", func(m *Main) command { return &QuarantineCommand{main: m} }},
+		{"bench", "run the standard benchmarks and print one table", func(m *Main) command { return &BenchCommand{main: m} }},
+	}
+}
+
+// Run runs the subcommand named by args[0].
+func (m *Main) Run(ctx context.Context, args []string) error {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		m.usage(m.Stdout)
+		if len(args) == 0 {
+			return errUsage
+		}
+		return nil
+	}
+	for _, c := range m.commands() {
+		if c.name == args[0] {
+			return c.make(m).Run(ctx, args[1:])
+		}
+	}
+	fmt.Fprintf(m.Stderr, "witan: unknown command %q\n\n", args[0])
+	m.usage(m.Stderr)
+	return errUsage
+}
+
+// ExitCode maps Run's error to the process's exit code and prints it.
+func (m *Main) ExitCode(err error) int {
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, errUsage), errors.Is(err, flag.ErrHelp):
+		return exitUsage
+	case errors.Is(err, context.Canceled):
+		return exitOK // interrupted after a clean shutdown
+	default:
+		fmt.Fprintf(m.Stderr, "witan: %v\n", err)
+		return exitFailure
+	}
+}
+
+func (m *Main) usage(w io.Writer) {
+	fmt.Fprintln(w, "witan runs and talks to witan replicas. Not for use in real elections or governance.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Usage: witan <command> [flags]")
+	fmt.Fprintln(w)
+	for _, c := range m.commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, `Run "witan <command> -h" for a command's flags.`)
+}
+
+// version is the program's version, set at link time
+// (-ldflags "-X main.version=v0.1.0").
+var version = "devel"
+
+// defaultNode is the node the client commands talk to: $WITAN_NODE, or
+// the address witan up listens on by default.
+func defaultNode() string {
+	if n := os.Getenv("WITAN_NODE"); n != "" {
+		return n
+	}
+	return "http://127.0.0.1:8030"
+}
+
+// newFlagSet returns a FlagSet that reports errors instead of exiting.
+func (m *Main) newFlagSet(name, usage string) *flag.FlagSet {
+	fs := flag.NewFlagSet("witan "+name, flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(m.Stderr, "Usage: witan %s\n\n", usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses args into fs, mapping every failure to errUsage.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	return nil
+}

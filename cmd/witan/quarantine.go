@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+
+	"github.com/witan-dev/witan/replica/httpapi"
+)
+
+// QuarantineCommand lists the entries a node refused, each with the 30k
+// code and the reason.
+type QuarantineCommand struct {
+	main *Main
+}
+
+func (c *QuarantineCommand) Run(ctx context.Context, args []string) error {
+	fs := c.main.newFlagSet("quarantine", "quarantine [-node URL] [-session ID] [-json]")
+	node := fs.String("node", defaultNode(), "node URL")
+	session := fs.String("session", "", "only this session")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		fs.Usage()
+		return errUsage
+	}
+	client := &httpapi.Client{BaseURL: *node}
+	q := url.Values{}
+	if *session != "" {
+		q.Set("session", *session)
+	}
+	var ans struct {
+		Quarantine []httpapi.QuarantineEntry `json:"quarantine"`
+		Finality   string                    `json:"finality"`
+	}
+	if err := client.Get(ctx, "/quarantine", q, &ans); err != nil {
+		return err
+	}
+	if *asJSON {
+		return json.NewEncoder(c.main.Stdout).Encode(ans)
+	}
+	if len(ans.Quarantine) == 0 {
+		fmt.Fprintln(c.main.Stdout, "quarantine is empty")
+		return nil
+	}
+	for _, e := range ans.Quarantine {
+		fmt.Fprintf(c.main.Stdout, "%s  %-16s %s\n  session %s\n", e.ID, e.Code, e.Detail, e.Session)
+	}
+	return nil
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/httpapi"
+)
+
+// SubmitCommand signs an envelope described in JSON with a key file and
+// posts it to a node. The input is
+//
+//	{"type":"ballot.cast","session":"sha256:…","parents":["sha256:…"],
+//	 "body":{…},"ts":"…","attachments":[{…}]}
+//
+// where session is computed for session.create, parents default to the
+// node's current heads of the session (what this author has seen), and ts
+// defaults to now. The signed receipt is printed; a rejection exits 1.
+type SubmitCommand struct {
+	main *Main
+	now  func() time.Time
+}
+
+// draft is the JSON a user writes.
+type draft struct {
+	Type        dag.TxType        `json:"type"`
+	Session     *dag.ID           `json:"session"`
+	Parents     *[]dag.ID         `json:"parents"`
+	Body        json.RawMessage   `json:"body"`
+	TS          string            `json:"ts"`
+	Attachments []json.RawMessage `json:"attachments"`
+}
+
+func (c *SubmitCommand) Run(ctx context.Context, args []string) error {
+	fs := c.main.newFlagSet("submit", "submit -key FILE [-node URL] [-json] [-dry-run] ENVELOPE.json|-")
+	keyPath := fs.String("key", "witan.key", "key file (witan keygen)")
+	node := fs.String("node", defaultNode(), "node URL")
+	asJSON := fs.Bool("json", false, "print the receipt as JSON")
+	dry := fs.Bool("dry-run", false, "print the signed envelope instead of posting it")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return errUsage
+	}
+	var in io.Reader = c.main.Stdin
+	if p := fs.Arg(0); p != "-" {
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in = f
+	}
+	var d draft
+	dec := json.NewDecoder(io.LimitReader(in, httpapi.DefaultMaxBodyBytes))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&d); err != nil {
+		return fmt.Errorf("envelope draft: %w", err)
+	}
+	signer, err := readKeyFile(*keyPath)
+	if err != nil {
+		return err
+	}
+	client := &httpapi.Client{BaseURL: *node}
+	env := dag.Envelope{Type: d.Type}
+	if env.Body, err = dag.Canonicalize(d.Body); err != nil {
+		return fmt.Errorf("body: %w", err)
+	}
+	switch {
+	case d.Session != nil:
+		env.Session = *d.Session
+	case d.Type == dag.TxSessionCreate:
+		env.Session = dag.Sum(env.Body)
+	default:
+		return errors.New("envelope draft: session is required")
+	}
+	if d.Parents != nil {
+		env.Parents = *d.Parents
+	} else if d.Type != dag.TxSessionCreate {
+		var h httpapi.HeadsAnswer
+		if *dry {
+			return errors.New("envelope draft: -dry-run needs explicit parents")
+		}
+		if err := client.Get(ctx, "/heads", map[string][]string{"session": {env.Session.String()}}, &h); err != nil {
+			return fmt.Errorf("reading the node's heads for parents: %w", err)
+		}
+		env.Parents = h.Heads
+	}
+	env.TS = d.TS
+	if env.TS == "" {
+		now := time.Now
+		if c.now != nil {
+			now = c.now
+		}
+		env.TS = now().UTC().Format(time.RFC3339)
+	}
+	data, id, err := env.Seal(signer)
+	if err != nil {
+		return err
+	}
+	atts := make([][]byte, len(d.Attachments))
+	for i, a := range d.Attachments {
+		if atts[i], err = dag.Canonicalize(a); err != nil {
+			return fmt.Errorf("attachment %d: %w", i, err)
+		}
+	}
+	if *dry {
+		return json.NewEncoder(c.main.Stdout).Encode(httpapi.Transaction{Envelope: data, Attachments: d.Attachments})
+	}
+	rc, err := client.Submit(ctx, data, atts)
+	if rc == nil {
+		return err
+	}
+	if *asJSON {
+		if e := json.NewEncoder(c.main.Stdout).Encode(rc); e != nil {
+			return e
+		}
+	} else {
+		w := c.main.Stdout
+		fmt.Fprintf(w, "%s  %s\n", rc.Status, id)
+		if rc.LogIndex != nil {
+			fmt.Fprintf(w, "  log index   %d\n", *rc.LogIndex)
+		}
+		for _, e := range rc.Errors {
+			fmt.Fprintf(w, "  error       %s: %s\n", e.Code, e.Detail)
+		}
+		fmt.Fprintf(w, "  node        %s (receipt signature verified)\n", rc.Node)
+	}
+	if rc.Status != "accepted" {
+		return errRejected
+	}
+	return nil
+}
+
+// errRejected: the node refused what was submitted; the receipt says why.
+var errRejected = errors.New("rejected")

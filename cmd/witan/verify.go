@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica"
+	"github.com/witan-dev/witan/replica/httpapi"
+)
+
+// VerifyCommand is the L0 verifier. It reads a node's capability document
+// and signed checkpoint, fetches its log in the node's order, replays every
+// entry into a fresh in-memory replica (decoding, signatures, causal
+// admission: nothing is trusted), recomputes the derived state, and checks
+// that the replay reproduces the checkpoint's size and Merkle root, and
+// the node's state hash when the node has not moved on meanwhile.
+type VerifyCommand struct {
+	main *Main
+}
+
+// Verification is what verify found.
+type Verification struct {
+	Node            string `json:"node"`
+	NodeKey         string `json:"node_key"`
+	Session         string `json:"session"`
+	CheckpointSize  uint64 `json:"checkpoint_size"`
+	CheckpointRoot  string `json:"checkpoint_root"`
+	SignatureOK     bool   `json:"checkpoint_signature_ok"`
+	Replayed        int    `json:"replayed"`
+	Refused         int    `json:"refused"`
+	ReplayRoot      string `json:"replay_root"`
+	RootMatches     bool   `json:"root_matches"`
+	StateHash       string `json:"state_hash"`
+	NodeStateHash   string `json:"node_state_hash,omitempty"`
+	StateCompared   bool   `json:"state_compared"`
+	StateMatches    bool   `json:"state_matches"`
+	FirstRefusal    string `json:"first_refusal,omitempty"`
+	OK              bool   `json:"ok"`
+	ConformanceNote string `json:"conformance_level"`
+}
+
+var errVerify = errors.New("verification failed")
+
+func (c *VerifyCommand) Run(ctx context.Context, args []string) error {
+	fs := c.main.newFlagSet("verify", "verify [-session ID] [-json] URL")
+	session := fs.String("session", "", "session id (default: the node's only session)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return errUsage
+	}
+	v, err := c.verify(ctx, fs.Arg(0), *session)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		if err := json.NewEncoder(c.main.Stdout).Encode(v); err != nil {
+			return err
+		}
+	} else {
+		c.print(v)
+	}
+	if !v.OK {
+		return errVerify
+	}
+	return nil
+}
+
+func (c *VerifyCommand) verify(ctx context.Context, node, session string) (*Verification, error) {
+	client := &httpapi.Client{BaseURL: node, Session: session}
+	var capa httpapi.Capability
+	if err := client.Get(ctx, "/.well-known/oth", nil, &capa); err != nil {
+		return nil, fmt.Errorf("capability document: %w", err)
+	}
+	var cpa httpapi.CheckpointAnswer
+	if err := client.Get(ctx, "/checkpoint", nil, &cpa); err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	client.Session = cpa.Session
+	cp, err := httpapi.DecodeCheckpoint(cpa.Checkpoint)
+	if err != nil {
+		return nil, err
+	}
+	v := &Verification{Node: node, NodeKey: capa.NodeKey.String(), Session: cpa.Session, CheckpointSize: cp.Size,
+		CheckpointRoot: cp.Root.String(), ConformanceNote: capa.ConformanceLevel}
+	v.SignatureOK = cp.Verify() == nil && cp.Node == capa.NodeKey
+
+	// A fresh replica with a throwaway key: nothing of the node is trusted.
+	key, err := dag.GenerateSigner(nil)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := replica.Open(ctx, replica.Options{InMemory: true, NodeKey: key})
+	if err != nil {
+		return nil, err
+	}
+	defer rep.Close()
+	bar := newProgress(c.main.Stderr, "verify", int(cp.Size))
+	q := url.Values{"limit": {strconv.Itoa(httpapi.MaxLogLimit)}}
+	for {
+		var p httpapi.LogPage
+		if err := client.Get(ctx, "/log", q, &p); err != nil {
+			return nil, fmt.Errorf("log: %w", err)
+		}
+		subs := make([]replica.Submission, len(p.Entries))
+		for i, e := range p.Entries {
+			subs[i] = replica.Submission{Envelope: e.Envelope}
+			for _, a := range e.Attachments {
+				subs[i].Attachments = append(subs[i].Attachments, a)
+			}
+		}
+		outs, err := rep.Ingest(ctx, subs)
+		if err != nil {
+			return nil, err
+		}
+		for i, o := range outs {
+			v.Replayed++
+			if o.Status != replica.Accepted {
+				v.Refused++
+				if v.FirstRefusal == "" {
+					v.FirstRefusal = fmt.Sprintf("position %d (%s): %s %s %s", p.Entries[i].Position, p.Entries[i].Tx, o.Status, o.Code, o.Detail)
+				}
+			}
+		}
+		bar.set(v.Replayed, int(cp.Size))
+		if p.Next == nil {
+			break
+		}
+		q.Set("after", *p.Next)
+	}
+	bar.done()
+	// The replay applied the entries in the node's order, so the first
+	// Size entries of its log are the node's checkpointed prefix.
+	ids, err := rep.Log(ctx, v.Session, 0, int(cp.Size))
+	if err != nil && !errors.Is(err, replica.ErrUnknownSpace) {
+		return nil, err
+	}
+	if uint64(len(ids)) == cp.Size {
+		root := replica.MerkleRoot(ids)
+		v.ReplayRoot = root.String()
+		v.RootMatches = root == cp.Root
+	}
+	st, h, err := rep.State(ctx, v.Session)
+	if err == nil {
+		v.StateHash = h.String()
+	}
+	var sa httpapi.SessionAnswer
+	if err := client.Get(ctx, "/sessions/"+v.Session, nil, &sa); err == nil && st != nil && sa.State != nil && sa.State.Entries == st.Entries {
+		v.NodeStateHash, v.StateCompared = sa.StateHash.String(), true
+		v.StateMatches = v.NodeStateHash == v.StateHash
+	}
+	v.OK = v.SignatureOK && v.Refused == 0 && v.RootMatches && (!v.StateCompared || v.StateMatches)
+	return v, nil
+}
+
+func (c *VerifyCommand) print(v *Verification) {
+	w := c.main.Stdout
+	mark := func(ok bool) string {
+		if ok {
+			return "ok  "
+		}
+		return "FAIL"
+	}
+	fmt.Fprintf(w, "node     %s (%s, claims %s)\n", v.Node, v.NodeKey, v.ConformanceNote)
+	fmt.Fprintf(w, "session  %s\n", v.Session)
+	fmt.Fprintf(w, "%s checkpoint signature (size %d, root %s)\n", mark(v.SignatureOK), v.CheckpointSize, v.CheckpointRoot)
+	fmt.Fprintf(w, "%s replayed %d entries, %d refused\n", mark(v.Refused == 0), v.Replayed, v.Refused)
+	if v.FirstRefusal != "" {
+		fmt.Fprintf(w, "     first refusal: %s\n", v.FirstRefusal)
+	}
+	fmt.Fprintf(w, "%s checkpoint root reproduced (%s)\n", mark(v.RootMatches), v.ReplayRoot)
+	if v.StateCompared {
+		fmt.Fprintf(w, "%s derived state hash %s\n", mark(v.StateMatches), v.StateHash)
+	} else {
+		fmt.Fprintf(w, "skip derived state %s (the node's log moved on while verifying)\n", v.StateHash)
+	}
+	if v.OK {
+		fmt.Fprintln(w, "verified")
+	}
+}
