@@ -18,6 +18,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -247,7 +249,7 @@ func BenchmarkIngest(b *testing.B) {
 			o    badgerstore.Options
 		}{{"sync", benchOptions(badgerstore.Options{})}, {"nosync", benchOptions(badgerstore.Options{NoSync: true})}} {
 			b.Run(sizeName(n)+"/"+mode.name, func(b *testing.B) {
-				var peak, half, end int64
+				var peak, half, end, liveHalf, liveEnd int64
 				for i := 0; i < b.N; i++ {
 					s, err := badgerstore.Open(b.TempDir(), mode.o)
 					if err != nil {
@@ -256,11 +258,14 @@ func BenchmarkIngest(b *testing.B) {
 					stop := sampleRSS(&peak)
 					got := ingest(b, s, path, 1000, 2, func(done int) {
 						if half == 0 && done >= n/2 {
-							half = rss()
+							half, liveHalf = rss(), liveHeap()
 						}
 					})
-					end = rss()
+					end, liveEnd = rss(), liveHeap()
 					stop()
+					if f := os.Getenv("WITAN_BENCH_HEAPPROFILE"); f != "" {
+						writeHeapProfile(b, f)
+					}
 					if got != n {
 						b.Fatalf("applied %d of %d", got, n)
 					}
@@ -273,6 +278,8 @@ func BenchmarkIngest(b *testing.B) {
 				b.ReportMetric(float64(half)/(1<<20), "halfRSS-MiB")
 				b.ReportMetric(float64(end)/(1<<20), "endRSS-MiB")
 				b.ReportMetric(float64(rssFile())/(1<<20), "fileRSS-MiB")
+				b.ReportMetric(float64(liveHalf)/(1<<20), "halfLive-MiB")
+				b.ReportMetric(float64(liveEnd)/(1<<20), "endLive-MiB")
 			})
 		}
 	}
@@ -476,4 +483,72 @@ func benchOptions(o badgerstore.Options) badgerstore.Options {
 		o.Tune = func(bo badger.Options) badger.Options { return bo.WithCompression(c) }
 	}
 	return o
+}
+
+// BenchmarkPut: the store alone, without decoding or verification: chains
+// of pre-built entries in batches of 100 or 1000, with and without the
+// fsync of each commit. ns/op is per entry.
+func BenchmarkPut(b *testing.B) {
+	for _, batch := range []int{100, 1000} {
+		for _, mode := range []struct {
+			name string
+			o    badgerstore.Options
+		}{{"sync", benchOptions(badgerstore.Options{})}, {"nosync", benchOptions(badgerstore.Options{NoSync: true})}} {
+			b.Run(fmt.Sprintf("batch%d/%s", batch, mode.name), func(b *testing.B) {
+				s, err := badgerstore.Open(b.TempDir(), mode.o)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer s.Close()
+				data := make([]byte, 530)
+				for i := range data {
+					data[i] = 'a' + byte(i%26)
+				}
+				var parent dag.ID
+				es := make([]dag.Entry, 0, batch)
+				ctx := context.Background()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					d := append(strconv.AppendInt(nil, int64(i), 10), data...)
+					e := dag.Entry{ID: dag.Sum(d), Space: "bench", Data: d}
+					if parent.Valid() {
+						e.Parents = []dag.ID{parent}
+					}
+					parent = e.ID
+					es = append(es, e)
+					if len(es) == batch || i == b.N-1 {
+						if _, err := s.Put(ctx, dag.Batch{Entries: es}); err != nil {
+							b.Fatal(err)
+						}
+						es = es[:0]
+					}
+				}
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "entries/s")
+			})
+		}
+	}
+}
+
+// writeHeapProfile writes the live heap, with the store still open, for
+// finding what holds memory while ingesting.
+func writeHeapProfile(b *testing.B, path string) {
+	runtime.GC()
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// liveHeap returns the live Go heap after a collection: what the process
+// holds, as opposed to the garbage the GC lets accumulate up to GOGC or
+// GOMEMLIMIT, which RSS also counts.
+func liveHeap() int64 {
+	runtime.GC()
+	m := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(m)
+	return int64(m[0].Value.Uint64())
 }
