@@ -24,6 +24,7 @@ const (
 	exitOK      = 0
 	exitFailure = 1 // the command ran and failed
 	exitUsage   = 2 // the command line was wrong
+	exitRefused = 3 // a node rejected a submission, or a verification failed
 )
 
 func main() {
@@ -100,6 +101,11 @@ func (m *Main) ExitCode(err error) int {
 		return exitOK
 	case errors.Is(err, errUsage), errors.Is(err, flag.ErrHelp):
 		return exitUsage
+	case errors.Is(err, errRejected):
+		return exitRefused // the receipt has been printed
+	case errors.Is(err, errVerify):
+		fmt.Fprintf(m.Stderr, "witan: %v\n", err)
+		return exitRefused
 	case errors.Is(err, context.Canceled):
 		return exitOK // interrupted after a clean shutdown
 	default:

@@ -39,9 +39,9 @@ type Error struct {
 
 func (e *Error) Error() string {
 	if e.Problem.Detail != "" {
-		return fmt.Sprintf("%s: %s", e.Problem.Code, e.Problem.Detail)
+		return fmt.Sprintf("%s: %s", string(e.Problem.Code), e.Problem.Detail)
 	}
-	return fmt.Sprintf("HTTP %d (%s)", e.Status, e.Problem.Code)
+	return fmt.Sprintf("HTTP %d (%s)", e.Status, string(e.Problem.Code))
 }
 
 // Code returns the problem's code.

@@ -267,6 +267,9 @@ func (s *Server) heads(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if _, _, err := s.rep.State(ctx, space); err != nil {
+		return err
+	}
 	hs, err := s.rep.Heads(ctx, space)
 	if err != nil {
 		return err

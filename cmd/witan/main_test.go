@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/house"
+	ht "github.com/witan-dev/witan/replica/house/housetest"
+	"github.com/witan-dev/witan/replica/httpapi"
+)
+
+var update = flag.Bool("update", false, "rewrite the transcripts in testdata/ with the outputs of this run")
+
+// run runs witan with args in process and returns its stdout, stderr and
+// exit code.
+func run(ctx context.Context, stdin string, args ...string) (string, string, int) {
+	var out, errb bytes.Buffer
+	m := &Main{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb}
+	code := m.ExitCode(m.Run(ctx, args))
+	return out.String(), errb.String(), code
+}
+
+// fixture is a node on loopback holding one simulated session: a roster
+// of ten, an open MR with three ballots, one forged ballot in quarantine,
+// and a checkpoint. Everything is deterministic, so transcripts are too.
+type fixture struct {
+	node    string
+	dir     string
+	session string
+	mr      dag.ID
+	last    dag.ID
+	local   *httpapi.Local
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	key, _ := dag.SignerFromSeed(bytes.Repeat([]byte{9}, 32))
+	clock := func() time.Time { return time.Date(2026, 9, 21, 12, 0, 0, 0, time.UTC) }
+	l, err := httpapi.OpenLocal(ctx, httpapi.OpenOptions{InMemory: true, NodeKey: key, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := httpapi.New(httpapi.Options{Local: l, Implementation: httpapi.Implementation{Name: "witan", Version: "test", Source: "https://github.com/witan-dev/witan"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() { hs.Close(); l.Close() })
+	b := ht.New(ht.Options{Simulation: true, Label: "transcripts"})
+	f := &fixture{node: hs.URL, dir: t.TempDir(), session: b.Session.String(), local: l}
+	ok := func(tx ht.Tx) {
+		t.Helper()
+		rc, err := l.Submit(ctx, tx.Bytes, tx.Attach)
+		if err != nil || rc.Status != "accepted" {
+			t.Fatalf("%s: %v %+v", tx.Env.Type, err, rc)
+		}
+		f.last = tx.ID
+	}
+	ok(b.Create)
+	ok(b.GroupCreate(ht.Member(0), "roster", ht.Members(0, 10), ht.Members(0, 1), f.last))
+	ok(b.GroupCreate(ht.Member(0), "registrar", ht.Members(0, 1), ht.Members(0, 1), f.last))
+	open, mr := b.Open(ht.Member(1), ht.MR{Source: house.RootBranch, SourceHead: b.Genesis, TargetHead: b.Genesis,
+		Members: ht.Members(0, 10), Rule: ht.Majority(house.MinRootNotice), Summary: "A vote on nothing"}, f.last)
+	ok(open)
+	f.mr = mr
+	for i := 0; i < 3; i++ {
+		ok(b.Ballot(ht.Member(i), mr, "approve", dag.ID{}, f.last))
+	}
+	forged := *b.Ballot(ht.Member(3), mr, "reject", dag.ID{}, f.last).Env
+	forged.Sig = append([]byte(nil), forged.Sig...)
+	forged.Sig[5] ^= 0x40
+	if rc, err := l.Submit(ctx, forged.Canonical(), nil); err != nil || rc.Status != "rejected" {
+		t.Fatalf("forged: %v %+v", err, rc)
+	}
+	if _, err := l.Replica().Checkpoint(ctx, f.session); err != nil {
+		t.Fatal(err)
+	}
+	// Files the transcripts use: member 5's key, and ballot drafts.
+	if err := writeKeyFile(filepath.Join(f.dir, "m5.key"), ht.Member(5), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeKeyFile(filepath.Join(f.dir, "outsider.key"), ht.Member(40), false); err != nil {
+		t.Fatal(err)
+	}
+	draft := fmt.Sprintf(`{"type":"ballot.cast","session":%q,"body":{"mr":%q,"choice":"approve","supersedes":null},"ts":"2026-09-21T12:30:00Z"}`, f.session, mr)
+	for _, name := range []string{"ballot.json"} {
+		if err := os.WriteFile(filepath.Join(f.dir, name), []byte(draft), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
+}
+
+// expand replaces the fixture's placeholders in a command line.
+func (f *fixture) expand(s string) string {
+	return strings.NewReplacer("{{NODE}}", f.node, "{{DIR}}", f.dir, "{{SESSION}}", f.session, "{{MR}}", f.mr.String()).Replace(s)
+}
+
+// fold replaces the fixture's run-specific values in an output.
+func (f *fixture) fold(s string) string {
+	return strings.NewReplacer(f.node, "{{NODE}}", f.dir, "{{DIR}}").Replace(s)
+}
+
+// TestTranscripts runs every testdata/*.txt transcript: lines "$ witan
+// ARGS" are run in process against a fresh fixture node, and the lines
+// after each are its output, then "[exit N]". -update rewrites them.
+func TestTranscripts(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no transcripts: %v", err)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
+			f := newFixture(t)
+			b, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got strings.Builder
+			cmds := 0
+			for _, line := range strings.SplitAfter(string(b), "\n") {
+				if strings.HasPrefix(line, "#") {
+					got.WriteString(line)
+					continue
+				}
+				cmd, ok := strings.CutPrefix(line, "$ witan")
+				if !ok {
+					continue
+				}
+				cmds++
+				got.WriteString(line)
+				args := strings.Fields(f.expand(cmd))
+				stdout, stderr, code := run(context.Background(), "", args...)
+				got.WriteString(f.fold(stdout))
+				for _, l := range strings.SplitAfter(f.fold(stderr), "\n") {
+					if l != "" {
+						got.WriteString("stderr: " + l)
+					}
+				}
+				if stderr != "" && !strings.HasSuffix(stderr, "\n") {
+					got.WriteString("\n")
+				}
+				fmt.Fprintf(&got, "[exit %d]\n", code)
+			}
+			if cmds == 0 {
+				t.Fatal("transcript runs no command")
+			}
+			if *update {
+				if err := os.WriteFile(file, []byte(got.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if got.String() != string(b) {
+				t.Errorf("transcript differs (go test -run TestTranscripts -update to accept):\n--- got\n%s\n--- want\n%s", got.String(), b)
+			}
+		})
+	}
+}
