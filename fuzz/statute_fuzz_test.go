@@ -147,6 +147,38 @@ func FuzzStatuteChange(f *testing.F) {
 	})
 }
 
+// FuzzStatuteResolutions: an MR's resolutions either decode, each
+// re-encoding to a resolution that decodes to the same bytes, or fail with
+// code schema.
+func FuzzStatuteResolutions(f *testing.F) {
+	f.Add([]byte(`[{"nid":"/a","node":null},{"nid":"/b","node":{"kind":"section","nid":"/b","text":"x"}}]`))
+	f.Add([]byte(`[{"nid":"/a","node":null},{"nid":"/a","node":null}]`))
+	f.Add([]byte(`[{"nid":"/a","node":{"kind":"s","nid":"/b"}}]`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		rs, err := statute.DecodeResolutions(in)
+		if err != nil {
+			if dag.CodeOf(err) != dag.CodeSchema {
+				t.Fatalf("error without code schema: %v", err)
+			}
+			return
+		}
+		for _, r := range rs {
+			b, err := r.MarshalJSON()
+			if err != nil || !dag.IsCanonical(b) {
+				t.Fatalf("marshal: %v %q", err, b)
+			}
+			rs2, err := statute.DecodeResolutions(append(append([]byte("["), b...), ']'))
+			if err != nil || len(rs2) != 1 {
+				t.Fatalf("re-decode: %v", err)
+			}
+			b2, _ := rs2[0].MarshalJSON()
+			if !bytes.Equal(b, b2) {
+				t.Fatalf("not a fixed point: %s vs %s", b, b2)
+			}
+		}
+	})
+}
+
 // FuzzStatuteMarkers: marker parsing, stripping and number extraction
 // never panic, and every number is a substring of its text.
 func FuzzStatuteMarkers(f *testing.F) {
