@@ -82,7 +82,8 @@ func (v *view) heads() []dag.ID {
 	return out
 }
 
-func branchOf(st *house.State, name string) *house.BranchView {
+// BranchOf returns the named branch of a state, or nil.
+func BranchOf(st *house.State, name string) *house.BranchView {
 	for i := range st.Branches {
 		if st.Branches[i].Name == name {
 			return &st.Branches[i]
@@ -91,7 +92,8 @@ func branchOf(st *house.State, name string) *house.BranchView {
 	return nil
 }
 
-func groupOf(st *house.State, id string) *house.GroupView {
+// GroupOf returns the group of a state with this id, or nil.
+func GroupOf(st *house.State, id string) *house.GroupView {
 	for i := range st.Groups {
 		if st.Groups[i].ID == id {
 			return &st.Groups[i]
@@ -167,7 +169,7 @@ func (hs *History) step(t *rapid.T, v *view) {
 		lo := rapid.IntRange(0, 2).Draw(t, "lo")
 		hs.add(t, v, b.GroupUpdate(who, "roster", Members(lo, nMembers), Members(0, 2), heads...))
 	case 3: // append to the draft branch
-		br := branchOf(st, "draft")
+		br := BranchOf(st, "draft")
 		if br == nil || len(br.Heads) != 1 {
 			return
 		}
@@ -176,7 +178,7 @@ func (hs *History) step(t *rapid.T, v *view) {
 		tx, _ := b.Append(who, "draft", br.Heads[0], []statute.Op{Replace(b.Trees[br.Heads[0]], nid, text)}, heads...)
 		hs.add(t, v, tx)
 	case 4: // open an MR from draft into root
-		br, root, roster := branchOf(st, "draft"), branchOf(st, house.RootBranch), groupOf(st, "roster")
+		br, root, roster := BranchOf(st, "draft"), BranchOf(st, house.RootBranch), GroupOf(st, "roster")
 		if br == nil || root == nil || roster == nil || len(br.Heads) != 1 || len(root.Heads) != 1 || root.MergeRule == nil {
 			return
 		}
@@ -184,7 +186,7 @@ func (hs *History) step(t *rapid.T, v *view) {
 		hs.mrEl[id] = roster.Members
 		hs.add(t, v, tx)
 	case 5: // governance MR on draft: change its merge rule
-		br, roster := branchOf(st, "draft"), groupOf(st, "roster")
+		br, roster := BranchOf(st, "draft"), GroupOf(st, "roster")
 		if br == nil || roster == nil || len(br.Heads) == 0 || br.GovernanceRule == nil {
 			return
 		}

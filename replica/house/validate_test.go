@@ -1,0 +1,156 @@
+package house_test
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/house"
+	ht "github.com/witan-dev/witan/replica/house/housetest"
+	"github.com/witan-dev/witan/replica/statute"
+	"github.com/witan-dev/witan/rules"
+)
+
+// TestSessionCreate: the floors and flags of session.create.
+func TestSessionCreate(t *testing.T) {
+	b := ht.New(ht.Options{})
+	seed := ht.Seed(3)
+	var seedObjs [][]byte
+	for _, n := range seed.Objects() {
+		seedObjs = append(seedObjs, n.Canonical())
+	}
+	base := func() map[string]any {
+		return map[string]any{
+			"label": "t", "seed": seed.Hash(), "simulation": false, "education": false,
+			"registrar": "group:registrar", "profile": "uslm-1", "roster": "group:roster",
+			"root_rule": ht.Majority(house.MinRootNotice), "root_governance_rule": ht.TwoThirds(),
+		}
+	}
+	th := func(params string, notice int64) rules.Ref { return ht.Ref(rules.KindThresholdVote, params, notice) }
+	cases := []struct {
+		name   string
+		mod    func(m map[string]any)
+		noSeed bool
+		want   dag.Code
+	}{
+		{"valid", func(map[string]any) {}, false, ""},
+		{"simulation and education", func(m map[string]any) { m["simulation"], m["education"] = true, true }, false, ""},
+		{"education without simulation", func(m map[string]any) { m["education"] = true }, false, dag.CodeSchema},
+		{"root governance below 2/3 (D38)", func(m map[string]any) {
+			m["root_governance_rule"] = th(`{"num":1,"den":2,"cmp":"gt","basis":"electorate","quorum_num":1,"quorum_den":2,"closing":"on_threshold"}`, -1)
+		}, false, dag.CodeNotAuthorized},
+		{"root governance on votes cast (D38)", func(m map[string]any) {
+			m["root_governance_rule"] = th(`{"num":2,"den":3,"cmp":"gte","basis":"votes_cast","quorum_num":1,"quorum_den":2,"closing":"on_deadline","deadline":"2027-01-01T00:00:00Z"}`, -1)
+		}, false, dag.CodeNotAuthorized},
+		{"root governance always_allow (D38)", func(m map[string]any) { m["root_governance_rule"] = ht.AlwaysAllow() }, false, dag.CodeNotAuthorized},
+		{"root notice under 72 h (D42)", func(m map[string]any) { m["root_rule"] = ht.Majority(259199) }, false, dag.CodeNotAuthorized},
+		{"root notice null (D42)", func(m map[string]any) { m["root_rule"] = ht.Majority(-1) }, false, dag.CodeNotAuthorized},
+		{"unknown profile", func(m map[string]any) { m["profile"] = "nope" }, false, dag.CodeProfileUnknown},
+		{"capital_vote", func(m map[string]any) {
+			m["root_rule"] = ht.Ref(rules.KindCapitalVote, `{"budget":100,"cost":"linear","num":1,"den":2,"cmp":"gt","closing":"on_deadline"}`, house.MinRootNotice)
+		}, false, dag.CodeRuleNotSupported},
+		{"unknown rule kind", func(m map[string]any) { m["root_rule"] = ht.Ref("coin_toss", `{}`, house.MinRootNotice) }, false, dag.CodeRuleUnknown},
+		{"districts outside a simulation", func(m map[string]any) { m["districts"] = dag.Sum([]byte("table")) }, false, dag.CodeDistrictAttributeInvalid},
+		{"observers are the roster", func(m map[string]any) { m["observers"] = "group:roster" }, false, dag.CodeObserverNotAllowed},
+		{"unknown member", func(m map[string]any) { m["speaker"] = "group:x" }, false, dag.CodeSchema},
+		{"member name in another case", func(m map[string]any) { m["Label"] = m["label"]; delete(m, "label") }, false, dag.CodeSchema},
+		{"seed not attached", func(map[string]any) {}, true, dag.CodeUnknownParent},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := base()
+			c.mod(m)
+			raw, err := dag.Marshal(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var attach [][]byte
+			if !c.noSeed {
+				attach = seedObjs
+			}
+			tx := b.Sign(ht.Member(0), dag.TxSessionCreate, json.RawMessage(raw), nil)
+			objs := house.ObjectMap{}
+			for _, a := range attach {
+				objs[dag.Sum(a)] = a
+			}
+			h := house.New(tx.Env.Session, objs)
+			err = h.Admit(tx.ID, tx.Env)
+			if got := dag.CodeOf(err); got != c.want {
+				t.Fatalf("code %q (%v), want %q", got, err, c.want)
+			}
+		})
+	}
+}
+
+// TestObservers: D78 — observers may not be in the roster, and may sign
+// nothing but key.register (opinions are not supported yet).
+func TestObservers(t *testing.T) {
+	b := ht.New(ht.Options{Observers: true})
+	h := house.New(b.Session, b.Objects)
+	roster := b.GroupCreate(ht.Member(0), "roster", ht.Members(0, 10), ht.Members(0, 1), b.Create.ID)
+	badObs := b.GroupCreate(ht.Member(0), "observers", ht.Members(9, 11), ht.Members(0, 1), roster.ID)
+	notAuthor := b.GroupCreate(ht.Member(1), "observers", ht.Members(20, 21), ht.Members(1, 2), roster.ID)
+	obs := b.GroupCreate(ht.Member(0), "observers", ht.Members(20, 21), ht.Members(0, 1), roster.ID)
+	open, mr := b.Open(ht.Member(1), ht.MR{Source: house.RootBranch, SourceHead: b.Genesis, TargetHead: b.Genesis, Members: ht.Members(0, 10), Rule: ht.Majority(house.MinRootNotice)}, obs.ID)
+	obsBallot := b.Ballot(ht.Member(20), mr, "approve", dag.ID{}, open.ID)
+	obsKey := b.KeyRegister(ht.Member(20), open.ID)
+	obsGroup := b.GroupCreate(ht.Member(20), "friends", ht.Members(20, 21), ht.Members(20, 21), open.ID)
+	addObs := b.GroupUpdate(ht.Member(0), "roster", ht.Members(0, 21), ht.Members(0, 1), open.ID)
+	bad := admitAll(t, h, b.Create, roster, badObs, notAuthor, obs, open, obsBallot, obsKey, obsGroup, addObs)
+	want := map[dag.ID]dag.Code{
+		badObs.ID: dag.CodeObserverNotAllowed, notAuthor.ID: dag.CodeNotAuthorized,
+		obsBallot.ID: dag.CodeObserverNotAllowed, obsGroup.ID: dag.CodeObserverNotAllowed, addObs.ID: dag.CodeObserverNotAllowed,
+	}
+	if len(bad) != len(want) {
+		t.Fatalf("refused %v, want %v", bad, want)
+	}
+	for id, c := range want {
+		if bad[id] != c {
+			t.Fatalf("refused %v, want %v", bad, want)
+		}
+	}
+}
+
+// TestConcurrentConflicts: concurrent creations of one group id or one
+// branch name, and concurrent appends to one branch, are flagged and
+// never silently resolved; the flags do not depend on the order.
+func TestConcurrentConflicts(t *testing.T) {
+	w := newWorld(t, ht.Options{})
+	b := w.b
+	g1 := b.GroupCreate(ht.Member(3), "caucus", ht.Members(3, 5), ht.Members(3, 4), w.amend.ID)
+	g2 := b.GroupCreate(ht.Member(4), "caucus", ht.Members(4, 6), ht.Members(4, 5), w.amend.ID)
+	br1 := b.BranchCreate(ht.Member(1), "topic", "drafters", house.RootBranch, b.Genesis, false, ht.AlwaysAllow(), ht.TwoThirds(), w.amend.ID)
+	br2 := b.BranchCreate(ht.Member(1), "topic", "drafters", house.RootBranch, b.Genesis, true, ht.AlwaysAllow(), ht.TwoThirds(), w.amend.ID)
+	a1, _ := b.Append(ht.Member(1), "draft", w.change, []statute.Op{ht.Replace(b.Trees[w.change], "/us/t1/s2", "Forty.")}, w.amend.ID)
+	a2, _ := b.Append(ht.Member(2), "draft", w.change, []statute.Op{ht.Replace(b.Trees[w.change], "/us/t1/s2", "Fifty.")}, w.amend.ID)
+	late := b.GroupUpdate(ht.Member(3), "caucus", ht.Members(3, 7), ht.Members(3, 4), g1.ID, g2.ID)
+	extra := []ht.Tx{g1, g2, br1, br2, a1, a2, late}
+	var hashes []dag.ID
+	for _, order := range [][]int{{0, 1, 2, 3, 4, 5, 6}, {5, 4, 3, 2, 1, 0, 6}} {
+		h := house.New(b.Session, b.Objects)
+		txs := w.prefix()
+		for _, i := range order {
+			txs = append(txs, extra[i])
+		}
+		bad := admitAll(t, h, txs...)
+		if len(bad) != 1 || bad[late.ID] != dag.CodeNotAuthorized {
+			t.Fatalf("refused %v: only the update of a conflicted group", bad)
+		}
+		st := h.State()
+		if g := ht.GroupOf(st, "caucus"); g == nil || !slices.Equal(g.Flags, []string{house.FlagGroupConflict}) || len(g.Members) != 0 {
+			t.Fatalf("caucus %+v", g)
+		}
+		if br := ht.BranchOf(st, "topic"); br == nil || !slices.Equal(br.Flags, []string{house.FlagBranchNameConflict}) || br.MergeRule != nil {
+			t.Fatalf("topic %+v", br)
+		}
+		if br := ht.BranchOf(st, "draft"); br == nil || !slices.Equal(br.Flags, []string{house.FlagConcurrentAppend}) || len(br.Heads) != 2 || br.Snapshot != nil {
+			t.Fatalf("draft %+v", br)
+		}
+		hs, _ := stateHash(t, h)
+		hashes = append(hashes, hs)
+	}
+	if hashes[0] != hashes[1] {
+		t.Fatal("the order changed the state")
+	}
+}
