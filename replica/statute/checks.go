@@ -194,8 +194,9 @@ func errNIDs(err error) []string {
 }
 
 // Structure is the structure check on a whole tree: every node's kind and
-// nesting conform to the profile (a nil profile fails every node, as the
-// session must name one), and every node's markers are well formed, at
+// nesting conform to the profile (a nil profile is one failure with code
+// profile_unknown, as the session must name one), and every node's
+// markers are well formed, at
 // most one of each, with declared jurisdiction codes and no reference to
 // unpublished material (D56). Unique nids and valid parents hold for every
 // Tree by construction. The seed snapshot of session.create must pass it.
