@@ -160,3 +160,10 @@ func TestDiffView(t *testing.T) {
 		t.Fatalf("%s", b)
 	}
 }
+
+func TestStructureNeedsAProfile(t *testing.T) {
+	ms := Structure(sample(), Env{})
+	if len(ms) != 1 || ms[0].Code != dag.CodeProfileUnknown {
+		t.Fatalf("%+v", ms)
+	}
+}
