@@ -126,6 +126,9 @@ func IsAncestor(src ParentSource, a, b ID) (bool, error) {
 		}
 		return true, nil
 	}
+	if r, ok := src.(RankedSource); ok {
+		return isAncestorRanked(r, a, b)
+	}
 	found := false
 	err := walk(src, []ID{b}, make(map[ID]struct{}), nil, func(id ID, _ []ID) bool {
 		found = id == a
@@ -197,6 +200,9 @@ func commonSet(src ParentSource, a, b ID) (map[ID]struct{}, error) {
 // Nearness is a property of the DAG alone: it does not count path lengths
 // or depend on the order entries arrived in.
 func MergeBases(src ParentSource, a, b ID) ([]ID, error) {
+	if r, ok := src.(RankedSource); ok {
+		return mergeBasesRanked(r, a, b)
+	}
 	common, err := commonSet(src, a, b)
 	if err != nil {
 		return nil, err

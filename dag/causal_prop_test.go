@@ -68,3 +68,58 @@ func TestCausalProperties(t *testing.T) {
 		}
 	})
 }
+
+// rankedMap is a ParentMap ranked by a linear extension.
+type rankedMap struct {
+	dag.ParentMap
+	rank map[dag.ID]uint64
+}
+
+func (r rankedMap) Rank(id dag.ID) (uint64, error) {
+	v, ok := r.rank[id]
+	if !ok {
+		return 0, dag.ErrNotFound
+	}
+	return v, nil
+}
+
+// With a rank, IsAncestor and MergeBases take the early-stopping paths;
+// they must agree with the references whatever linear extension ranks.
+func TestRankedProperties(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		d := dagtest.DAGs(dagtest.DAGOptions{MaxEntries: 24}).Draw(t, "dag")
+		pm := d.ParentMap()
+		order := d.IDs()
+		if rapid.Bool().Draw(t, "topo order as rank") {
+			order = dagtest.NaiveTopoOrder(pm)
+		}
+		r := rankedMap{pm, map[dag.ID]uint64{}}
+		for i, id := range order {
+			r.rank[id] = uint64(i + 1)
+		}
+		ids := d.IDs()
+		for range 4 {
+			a := rapid.SampledFrom(ids).Draw(t, "a")
+			b := rapid.SampledFrom(ids).Draw(t, "b")
+			fast, err := dag.MergeBases(r, a, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			slow, err := dag.MergeBases(pm, a, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(fast, slow) {
+				t.Fatalf("MergeBases ranked = %v, unranked = %v", fast, slow)
+			}
+			want, ok := dagtest.NaiveMergeBase(pm, a, b)
+			if got, err := dag.MergeBase(r, a, b); ok != (err == nil) || ok && got != want {
+				t.Fatalf("MergeBase ranked = %v, %v; want %v", got, err, want)
+			}
+			isAnc, err := dag.IsAncestor(r, a, b)
+			if err != nil || isAnc != dagtest.NaiveAncestors(pm, b)[a] {
+				t.Fatalf("IsAncestor ranked = %v, %v", isAnc, err)
+			}
+		}
+	})
+}

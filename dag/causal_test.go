@@ -279,3 +279,42 @@ func TestDeepChain(t *testing.T) {
 		t.Fatalf("MissingParents = %v, %v", missing, err)
 	}
 }
+
+// rankedChain ranks the chain by position, as a store's log would.
+type rankedChain struct{ chain }
+
+func (c rankedChain) Rank(id dag.ID) (uint64, error) {
+	if _, err := c.Parents(id); err != nil {
+		return 0, err
+	}
+	d := id.Digest()
+	return binary.BigEndian.Uint64(d[24:]) ^ 0x5555, nil
+}
+
+// With a rank, ancestry and merge-base near the tip of a long chain read
+// only the entries above the answer.
+func TestDeepChainRanked(t *testing.T) {
+	const n = 1_000_000
+	reads := 0
+	c := rankedChain{chain(n)}
+	counted := dag.ParentsFunc(func(id dag.ID) ([]dag.ID, error) { reads++; return c.Parents(id) })
+	r := rankedSrc{counted, c}
+	tip, near := chainID(n-1), chainID(n-10)
+	if mb, err := dag.MergeBase(r, tip, near); err != nil || mb != near {
+		t.Fatalf("MergeBase = %v, %v", mb, err)
+	}
+	if ok, err := dag.IsAncestor(r, near, tip); err != nil || !ok {
+		t.Fatalf("IsAncestor = %v, %v", ok, err)
+	}
+	if reads > 100 {
+		t.Errorf("%d parent reads for answers 10 entries below the tip", reads)
+	}
+}
+
+type rankedSrc struct {
+	p dag.ParentSource
+	r rankedChain
+}
+
+func (s rankedSrc) Parents(id dag.ID) ([]dag.ID, error) { return s.p.Parents(id) }
+func (s rankedSrc) Rank(id dag.ID) (uint64, error)      { return s.r.Rank(id) }

@@ -209,18 +209,6 @@ type Store interface {
 	io.Closer
 }
 
-// Source returns a ParentSource over the applied entries of x, for the
-// causal algorithms (TopoOrder, MergeBase, …). Each lookup first checks
-// ctx, so cancelling ctx stops a long walk with ctx's error.
-func Source(ctx context.Context, x Index) ParentSource {
-	return ParentsFunc(func(id ID) ([]ID, error) {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		return x.Parents(ctx, id)
-	})
-}
-
 // SpaceOrder returns every applied entry of space in the deterministic
 // topological order of TopoOrder. It holds the space's parent map in memory.
 func SpaceOrder(ctx context.Context, x Index, space string) ([]ID, error) {
