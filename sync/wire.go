@@ -170,6 +170,11 @@ func (d *dec) uvarint() uint64 {
 		d.fail("bad varint")
 		return 0
 	}
+	if n != len(binary.AppendUvarint(nil, v)) {
+		// One encoding per value: what decodes re-encodes to itself.
+		d.fail("non-minimal varint")
+		return 0
+	}
 	d.b = d.b[n:]
 	return v
 }

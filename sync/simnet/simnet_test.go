@@ -112,7 +112,6 @@ func TestRandomOpsConverge(t *testing.T) {
 	})
 }
 
-
 func entries(t *rapid.T, r *synctest.Replica, space string) []string {
 	ids, err := r.Log(context.Background(), space, 0, 0)
 	if err != nil {
