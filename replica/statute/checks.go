@@ -344,45 +344,58 @@ func (sc *scan) defConflicts(t *Tree) []Message {
 
 // refCycles finds the strongly connected components of the [[ref:]] graph
 // that contain a cycle (Tarjan's algorithm, iterative), each reported once
-// with its nids sorted; reports are ordered by their first nid.
+// with its nids sorted; reports are ordered by their first nid. Only nodes
+// that carry refs can be on a cycle, so edges to other nodes are dropped
+// and the graph is indexed by position, not by nid.
 func (sc *scan) refCycles(t *Tree) []Message {
-	edges := make(map[string][]string, len(sc.refNodes))
-	for _, e := range sc.refs {
-		if t.Has(e.To) {
-			edges[e.From] = append(edges[e.From], e.To)
+	idx := make(map[string]int32, len(sc.refNodes))
+	for i, nid := range sc.refNodes {
+		idx[nid] = int32(i)
+	}
+	n := len(sc.refNodes)
+	start := make([]int32, n+1) // edges of node i: adj[start[i]:start[i+1]]
+	var adj []int32
+	e := 0
+	for i, nid := range sc.refNodes {
+		start[i] = int32(len(adj))
+		for ; e < len(sc.refs) && sc.refs[e].From == nid; e++ {
+			if j, ok := idx[sc.refs[e].To]; ok {
+				adj = append(adj, j)
+			}
 		}
 	}
-	order := sc.refNodes
-	index := map[string]int{}
-	low := map[string]int{}
-	on := map[string]bool{}
-	var stack []string
-	var out []Message
-	next := 0
-	type frame struct {
-		v string
-		i int
+	start[n] = int32(len(adj))
+	const unseen = -1
+	index := make([]int32, n)
+	low := make([]int32, n)
+	on := make([]bool, n)
+	for i := range index {
+		index[i] = unseen
 	}
-	for _, s := range order {
-		if _, seen := index[s]; seen {
+	var stack []int32
+	var out []Message
+	next := int32(0)
+	type frame struct{ v, e int32 }
+	for s := 0; s < n; s++ {
+		if index[s] != unseen {
 			continue
 		}
-		call := []frame{{s, 0}}
+		call := []frame{{int32(s), start[s]}}
 		index[s], low[s] = next, next
 		next++
-		stack = append(stack, s)
+		stack = append(stack, int32(s))
 		on[s] = true
 		for len(call) > 0 {
 			f := &call[len(call)-1]
-			if f.i < len(edges[f.v]) {
-				w := edges[f.v][f.i]
-				f.i++
-				if _, seen := index[w]; !seen {
+			if f.e < start[f.v+1] {
+				w := adj[f.e]
+				f.e++
+				if index[w] == unseen {
 					index[w], low[w] = next, next
 					next++
 					stack = append(stack, w)
 					on[w] = true
-					call = append(call, frame{w, 0})
+					call = append(call, frame{w, start[w]})
 				} else if on[w] {
 					low[f.v] = min(low[f.v], index[w])
 				}
@@ -398,16 +411,20 @@ func (sc *scan) refCycles(t *Tree) []Message {
 				continue
 			}
 			var comp []string
+			self := false
 			for {
 				w := stack[len(stack)-1]
 				stack = stack[:len(stack)-1]
 				on[w] = false
-				comp = append(comp, w)
+				comp = append(comp, sc.refNodes[w])
 				if w == v {
 					break
 				}
 			}
-			if len(comp) > 1 || slices.Contains(edges[v], v) {
+			for k := start[v]; k < start[v+1]; k++ {
+				self = self || adj[k] == v
+			}
+			if len(comp) > 1 || self {
 				slices.Sort(comp)
 				out = append(out, Message{Detail: fmt.Sprintf("cycle of %d cross-reference(s)", len(comp)), NIDs: comp})
 			}

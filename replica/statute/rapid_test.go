@@ -397,3 +397,72 @@ func TestRapidCompareMatchesNaive(t *testing.T) {
 		}
 	})
 }
+
+// reference_cycles reports exactly the nodes that reach themselves, grouped
+// by mutual reachability.
+func TestRapidRefCyclesMatchNaive(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(1, 12).Draw(t, "n")
+		root := NodeSpec{NID: "/r", Kind: "root", Children: []NodeSpec{}}
+		edges := map[int][]int{}
+		for i := 0; i < n; i++ {
+			text := ""
+			// At most one ref per node is what structure allows, but the
+			// check works on any graph: give some nodes several.
+			for k := rapid.IntRange(0, 2).Draw(t, "k"); k > 0; k-- {
+				j := rapid.IntRange(0, n).Draw(t, "to") // n: a dangling ref
+				text += fmt.Sprintf("[[ref:/r/%d]]", j)
+				if j < n {
+					edges[i] = append(edges[i], j)
+				}
+			}
+			root.Children = append(root.Children, NodeSpec{NID: fmt.Sprintf("/r/%d", i), Kind: "hcontainer", Text: text})
+		}
+		tr := MustTree(&root)
+		reach := func(a int) map[int]bool {
+			seen := map[int]bool{}
+			stack := append([]int(nil), edges[a]...)
+			for len(stack) > 0 {
+				x := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				if !seen[x] {
+					seen[x] = true
+					stack = append(stack, edges[x]...)
+				}
+			}
+			return seen
+		}
+		want := map[string]string{} // nid -> its group's smallest nid
+		for i := 0; i < n; i++ {
+			ri := reach(i)
+			if !ri[i] {
+				continue
+			}
+			var group []string
+			for j := 0; j < n; j++ {
+				if ri[j] && reach(j)[i] {
+					group = append(group, fmt.Sprintf("/r/%d", j))
+				}
+			}
+			slices.Sort(group)
+			want[fmt.Sprintf("/r/%d", i)] = group[0]
+		}
+		got := map[string]string{}
+		for _, m := range scanTree(tr, Env{}).refCycles(tr) {
+			for _, nid := range m.NIDs {
+				if _, dup := got[nid]; dup {
+					t.Fatalf("%s reported twice", nid)
+				}
+				got[nid] = m.NIDs[0]
+			}
+		}
+		if len(got) != len(want) {
+			t.Fatalf("cycles %v, want %v", got, want)
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Fatalf("cycles %v, want %v", got, want)
+			}
+		}
+	})
+}
