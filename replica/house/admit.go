@@ -335,8 +335,8 @@ func (v *admission) mrOpen() error {
 	if err != nil {
 		return err
 	}
-	if el.Snapshot() != m.Snapshot {
-		return dag.Errorf(dag.CodeSchema, "house: electorate snapshot %s is not group %q at open (%s)", m.Snapshot, m.Group, el.Snapshot())
+	if snap := h.snapshot(el); snap != m.Snapshot {
+		return dag.Errorf(dag.CodeSchema, "house: electorate snapshot %s is not group %q at open (%s)", m.Snapshot, m.Group, snap)
 	}
 	if a, ok := rule.Approvers(); ok {
 		gid, err := ParseGroupRef(a.Group)
@@ -543,6 +543,19 @@ func (v *admission) commitBallot(ei int32) {
 		return
 	}
 	_ = h.mrs[b.body.MR].poll.Add(rules.Ballot{Tx: b.tx, Author: b.author, BallotBody: b.body})
+}
+
+// snapshot returns an electorate's snapshot hash, once per electorate.
+func (h *House) snapshot(el *rules.Electorate) dag.ID {
+	if h.snaps == nil {
+		h.snaps = make(map[*rules.Electorate]dag.ID)
+	}
+	s, ok := h.snaps[el]
+	if !ok {
+		s = el.Snapshot()
+		h.snaps[el] = s
+	}
+	return s
 }
 
 // electorate freezes a group's members, once per group version.

@@ -50,6 +50,7 @@ type House struct {
 
 	idx  map[dag.ID]int32
 	ents []entry
+	par  []int32 // the parents of every entry, back to back
 
 	// Governance entries, by governance index.
 	gov      []int32    // entry index
@@ -63,6 +64,7 @@ type House struct {
 	gd       []govStatic
 	merges   map[mergeKey]mergeResult
 	els      map[*groupVal]*rules.Electorate
+	snaps    map[*rules.Electorate]dag.ID
 
 	mrs       map[dag.ID]*mrInfo
 	ballots   []ballotRec
@@ -83,13 +85,17 @@ type Counts struct {
 	Refolds        int `json:"refolds"` // governance folds from scratch (concurrent governance)
 }
 
+// entry is one admitted entry. It holds no pointer (parents live in the
+// House's flat parent arena), so a million of them cost the collector
+// nothing to scan.
 type entry struct {
-	id      dag.ID
-	parents []int32
-	depth   int32
-	front   int32 // governance frontier of the causal past, the entry included
-	gov     int32 // governance index, or -1
-	typ     dag.TxType
+	id    dag.ID
+	pOff  int32 // parents: h.par[pOff : pOff+pLen]
+	pLen  int32
+	depth int32
+	front int32 // governance frontier of the causal past, the entry included
+	gov   int32 // governance index, or -1
+	typ   dag.TxType
 }
 
 type mrInfo struct {
@@ -213,7 +219,8 @@ func (h *House) Admit(id dag.ID, env *dag.Envelope) error {
 	}
 	// Valid: record and fold.
 	ei := int32(len(h.ents))
-	e := entry{id: id, parents: parents, depth: depth, front: past, gov: -1, typ: env.Type}
+	e := entry{id: id, pOff: int32(len(h.par)), pLen: int32(len(parents)), depth: depth, front: past, gov: -1, typ: env.Type}
+	h.par = append(h.par, parents...)
 	h.idx[id] = ei
 	h.counts.Entries++
 	if !isGov(env.Type) {
@@ -443,7 +450,8 @@ func (h *House) ancestorsMissing(parents []int32, targets []int32) []int32 {
 		}
 		seen[x] = true
 		delete(want, x)
-		stack = append(stack, h.ents[x].parents...)
+		e := &h.ents[x]
+		stack = append(stack, h.par[e.pOff:e.pOff+e.pLen]...)
 	}
 	var out []int32
 	for t := range want {
