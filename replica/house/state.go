@@ -354,6 +354,9 @@ type Input struct {
 // from the same set in any causal order.
 func Derive(session dag.ID, in []Input, objs Objects) (h *House, refused []Rejection, pending []dag.ID, err error) {
 	h = New(session, objs)
+	h.idx = make(map[dag.ID]int32, len(in))
+	h.ballotIdx = make(map[dag.ID]int32, len(in))
+	h.ents = make([]entry, 0, len(in))
 	order := causalOrder(in)
 	bad := make(map[dag.ID]bool)
 	for _, x := range order {
