@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -357,6 +358,108 @@ func TestVectorsProfiles(t *testing.T) {
 	})
 	for _, v := range vs {
 		got := runProfile(t, v)
+		a, _ := json.Marshal(got)
+		b, _ := json.Marshal(v)
+		if !bytes.Equal(a, b) || !v.Provisional {
+			t.Errorf("%s:\n got  %s\nwant %s", v.Name, a, b)
+		}
+	}
+}
+
+type lawVector struct {
+	Name          string         `json:"name"`
+	Provisional   bool           `json:"provisional"`
+	Seed          *NodeSpec      `json:"seed"`
+	Jurisdictions []string       `json:"jurisdictions"`
+	Merges        []lawMergeVec  `json:"merges"` // in log order
+	OptIns        []optInVector  `json:"opt_ins"`
+	Queries       []lawQueryVect `json:"queries"`
+}
+
+type lawMergeVec struct {
+	Effective Date `json:"effective"`
+	Ops       []Op `json:"ops"` // applied to the previous root snapshot
+}
+
+type optInVector struct {
+	Jurisdiction string `json:"jurisdiction"`
+	Program      string `json:"program"`
+	Choice       string `json:"choice"`
+	Effective    Date   `json:"effective"`
+}
+
+type lawQueryVect struct {
+	Date         Date   `json:"date"`
+	Jurisdiction string `json:"jurisdiction"`
+	Merges       int    `json:"merges"`
+	HeadSnapshot string `json:"head_snapshot"`
+	Snapshot     string `json:"snapshot"`
+}
+
+func lawCases(t *testing.T) []lawVector {
+	base := sample()
+	var merges []lawMergeVec
+	head := base
+	add := func(eff string, f func(b *builder)) {
+		b := &builder{cur: head.Clone()}
+		f(b)
+		merges = append(merges, lawMergeVec{Effective: MustDate(eff), Ops: b.ops})
+		head = b.cur
+	}
+	add("2027-01-01", func(b *builder) { setText(t, b, "/us/t1/s1", "The period is 45 days. [[sunset:90]]") })
+	add("2027-06-01", func(b *builder) { setText(t, b, "/us/t1/s2", "[[effective:2027-09-01]] Fees of $9 apply.") })
+	add("2027-02-01", func(b *builder) {
+		setText(t, b, "/us/t1/s3", "[[applies:CA]] Reports are due weekly.")
+		must(t, b.insert("/us/t2", "/us/t2/s1", &NodeSpec{NID: "/us/t2/s2", Kind: "section", Text: "[[opt_in:medicaid-x]] Coverage."}))
+	})
+	var qs []lawQueryVect
+	for _, d := range []string{"2026-12-31", "2027-01-01", "2027-03-31", "2027-04-01", "2027-06-01", "2027-09-01"} {
+		for _, j := range []string{"", "CA", "NY"} {
+			qs = append(qs, lawQueryVect{Date: MustDate(d), Jurisdiction: j})
+		}
+	}
+	return []lawVector{{Name: "held back, sunset, node date, coverage", Provisional: true, Seed: specOf(base), Jurisdictions: []string{"CA", "NY"},
+		Merges: merges, OptIns: []optInVector{{Jurisdiction: "NY", Program: "medicaid-x", Choice: "opt_in", Effective: MustDate("2027-06-01")}}, Queries: qs}}
+}
+
+func runLaw(t *testing.T, v lawVector) lawVector {
+	seed := treeOf(t, v.Seed)
+	law := NewLaw(seed, v.Jurisdictions)
+	snaps := snapMap{}
+	head := seed
+	for i, m := range v.Merges {
+		next, err := Apply(head, m.Ops)
+		must(t, err)
+		change := testID(fmt.Sprint("law-change-", i))
+		snaps[change] = next
+		must(t, law.Add(Enactment{MR: testID(fmt.Sprint("law-mr-", i)), Change: change, Effective: m.Effective, Before: head, After: next}))
+		head = next
+	}
+	var opts []OptIn
+	for _, o := range v.OptIns {
+		opts = append(opts, OptIn{Jurisdiction: o.Jurisdiction, Program: o.Program, In: o.Choice == "opt_in", Effective: o.Effective})
+	}
+	out := v
+	out.Queries = nil
+	for _, q := range v.Queries {
+		in, err := law.At(q.Date, q.Jurisdiction, opts, snaps)
+		must(t, err)
+		out.Queries = append(out.Queries, lawQueryVect{Date: q.Date, Jurisdiction: q.Jurisdiction, Merges: in.Merges,
+			HeadSnapshot: in.HeadSnapshot.String(), Snapshot: in.Snapshot.String()})
+	}
+	return out
+}
+
+func TestVectorsLaw(t *testing.T) {
+	vs := golden(t, "law.json", func() []lawVector {
+		var out []lawVector
+		for _, v := range lawCases(t) {
+			out = append(out, runLaw(t, v))
+		}
+		return out
+	})
+	for _, v := range vs {
+		got := runLaw(t, v)
 		a, _ := json.Marshal(got)
 		b, _ := json.Marshal(v)
 		if !bytes.Equal(a, b) || !v.Provisional {
