@@ -1,0 +1,14 @@
+// Package examples holds runnable programs, one per directory, each
+// started with "go run ./examples/NAME" from the module root. Each runs on
+// loopback, ends by itself, and has a test that checks its outcome.
+//
+//	embed      the smallest program that embeds a replica
+//	agents     two offline agents write CAT7 memory blocks, meet, sync, and
+//	           read each other's blocks at different authority levels
+//	classroom  a teacher and student laptops run an education session, vote
+//	           on an MR, watch the tally become final_advisory everywhere,
+//	           then purge the session at the end of term
+//
+// The sessions are synthetic (simulation: true). Not for use in real
+// elections or governance.
+package examples
