@@ -146,20 +146,21 @@ func (s storeObjects) Object(id dag.ID) ([]byte, error) {
 	return s.store.Object(s.ctx, id)
 }
 
-// load derives a space's state from the store: its applied entries in the
-// deterministic topological order (the full derivation), and its log in
-// this replica's log order for checkpoints.
+// load derives a space's state from the store (the full derivation from
+// genesis) and rebuilds its Merkle log.
 func (r *Replica) load(ctx context.Context, name string) (*space, error) {
 	sid, err := dag.ParseID(name)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %q is not a session id (memory spaces are served elsewhere)", ErrUnknownSpace, name)
 	}
-	order, err := dag.SpaceOrder(ctx, r.store, name)
+	// The log order is a causal order (the store applies parents first),
+	// and a House's state does not depend on which causal order it is fed.
+	logIDs, err := r.store.Log(ctx, name, 0, 0)
 	if err != nil {
 		return nil, err
 	}
 	sp := newSpace(name, sid, storeObjects{ctx: ctx, store: r.store})
-	for _, id := range order {
+	for _, id := range logIDs {
 		e, err := r.store.Get(ctx, id)
 		if err != nil {
 			return nil, err
@@ -173,12 +174,6 @@ func (r *Replica) load(ctx context.Context, name string) (*space, error) {
 			// now means the rules changed under the data.
 			return nil, fmt.Errorf("replica: stored entry %s no longer admits: %w", id, err)
 		}
-	}
-	logIDs, err := r.store.Log(ctx, name, 0, 0)
-	if err != nil {
-		return nil, err
-	}
-	for _, id := range logIDs {
 		sp.appendLog(id)
 	}
 	r.spaces[name] = sp

@@ -260,6 +260,10 @@ func (h *House) detsOf(mr dag.ID) []dag.ID {
 	return out
 }
 
+// Simulation reports whether the session is a simulation (D54): every
+// response about it must say so.
+func (h *House) Simulation() bool { return h.body != nil && h.body.Simulation }
+
 // MRs lists the ids of the MRs opened, sorted.
 func (h *House) MRs() []dag.ID {
 	out := make([]dag.ID, 0, len(h.mrs))

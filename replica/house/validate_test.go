@@ -154,3 +154,33 @@ func TestConcurrentConflicts(t *testing.T) {
 		t.Fatal("the order changed the state")
 	}
 }
+
+// TestElectorateFrozenAtOpen: a roster change after mr.open changes
+// nothing for that MR: a member added later cannot vote on it, a member
+// removed later still can (30k §4, "frozen at MR open").
+func TestElectorateFrozenAtOpen(t *testing.T) {
+	w := newWorld(t, ht.Options{})
+	b := w.b
+	h := house.New(b.Session, b.Objects)
+	open, mr := b.Open(ht.Member(1), ht.MR{Source: "draft", SourceHead: w.change, TargetHead: b.Genesis,
+		Members: ht.Members(0, 10), Rule: ht.Majority(house.MinRootNotice)}, w.amend.ID)
+	upd := b.GroupUpdate(ht.Member(0), "roster", ht.Members(1, 11), ht.Members(0, 1), open.ID)
+	added := b.Ballot(ht.Member(10), mr, "approve", dag.ID{}, upd.ID)
+	removed := b.Ballot(ht.Member(0), mr, "approve", dag.ID{}, upd.ID)
+	open2, mr2 := b.Open(ht.Member(1), ht.MR{Source: "draft", SourceHead: w.change, TargetHead: b.Genesis,
+		Members: ht.Members(1, 11), Rule: ht.Majority(house.MinRootNotice), Summary: "after the update"}, upd.ID)
+	stale, _ := b.Open(ht.Member(1), ht.MR{Source: "draft", SourceHead: w.change, TargetHead: b.Genesis,
+		Members: ht.Members(0, 10), Rule: ht.Majority(house.MinRootNotice), Summary: "old snapshot"}, upd.ID)
+	added2 := b.Ballot(ht.Member(10), mr2, "approve", dag.ID{}, open2.ID)
+	txs := append(w.prefix(), open, upd, added, removed, open2, stale, added2)
+	bad := admitAll(t, h, txs...)
+	if len(bad) != 2 || bad[added.ID] != dag.CodeBallotInvalid || bad[stale.ID] != dag.CodeSchema {
+		t.Fatalf("refused %v", bad)
+	}
+	if v, _ := h.MR(mr); v.Live.Tally.Approve != 1 || v.Live.Tally.Electorate != 10 {
+		t.Fatalf("MR 1 tally %+v", v.Live.Tally)
+	}
+	if v, _ := h.MR(mr2); v.Live.Tally.Approve != 1 {
+		t.Fatalf("MR 2 tally %+v", v.Live.Tally)
+	}
+}
