@@ -526,3 +526,36 @@ func effectiveBeforeFeasible(t *Tree, env Env) []Message {
 	}
 	return out
 }
+
+// UnmarshalJSON decodes an MR's effective field: {"type":"on_merge"} or
+// {"type":"date","date":"YYYY-MM-DD"}; anything else is a schema error.
+func (e *Effective) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Type *string `json:"type"`
+		Date *string `json:"date"`
+	}
+	if err := strictUnmarshal(b, &w); err != nil || w.Type == nil {
+		return schemaErr("effective is not {\"type\":\"on_merge\"} or {\"type\":\"date\",\"date\":...}")
+	}
+	switch {
+	case *w.Type == "on_merge" && w.Date == nil:
+		*e = Effective{}
+	case *w.Type == "date" && w.Date != nil:
+		d, err := ParseDate(*w.Date)
+		if err != nil {
+			return schemaErr("effective: %v", err)
+		}
+		*e = Effective{Dated: true, Date: d}
+	default:
+		return schemaErr("effective type %q with date %v", trunc(*w.Type), w.Date != nil)
+	}
+	return nil
+}
+
+// MarshalJSON writes the canonical form of UnmarshalJSON's input.
+func (e Effective) MarshalJSON() ([]byte, error) {
+	if !e.Dated {
+		return []byte(`{"type":"on_merge"}`), nil
+	}
+	return []byte(`{"date":"` + e.Date.String() + `","type":"date"}`), nil
+}

@@ -171,3 +171,28 @@ func TestLawAddChecksContinuity(t *testing.T) {
 		t.Fatal("an enactment not starting from the root head was accepted")
 	}
 }
+
+func TestEffectiveJSON(t *testing.T) {
+	for in, want := range map[string]Effective{
+		`{"type":"on_merge"}`:                 {},
+		`{"type":"date","date":"2027-01-02"}`: {Dated: true, Date: MustDate("2027-01-02")},
+	} {
+		var e Effective
+		must(t, e.UnmarshalJSON([]byte(in)))
+		if e != want {
+			t.Errorf("%s -> %+v", in, e)
+		}
+		b, _ := e.MarshalJSON()
+		var e2 Effective
+		must(t, e2.UnmarshalJSON(b))
+		if e2 != e || !dag.IsCanonical(b) {
+			t.Errorf("round trip %s", b)
+		}
+	}
+	for _, in := range []string{`{}`, `{"type":"date"}`, `{"type":"on_merge","date":"2027-01-01"}`, `{"type":"date","date":"2027-13-01"}`, `{"type":"later"}`, `"on_merge"`, `{"type":"date","date":"2027-01-01","x":1}`} {
+		var e Effective
+		if err := e.UnmarshalJSON([]byte(in)); dag.CodeOf(err) != dag.CodeSchema {
+			t.Errorf("%s: %v", in, err)
+		}
+	}
+}
