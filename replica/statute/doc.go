@@ -13,7 +13,8 @@
 // # The caller's duties
 //
 //  1. Decode untrusted bytes with DecodeChange, DecodeNodeSpec, DecodeOp
-//     and DecodeResolutions; they refuse anything that is not canonical
+//     and DecodeResolutions (and an MR's effective field with
+//     Effective.UnmarshalJSON); they refuse anything that is not canonical
 //     JSON under witan's profile, with code schema.
 //  2. Load snapshots with LoadTree from node objects (each checked against
 //     the hash it was fetched by), or build them with NewTree.

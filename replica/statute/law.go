@@ -1,6 +1,7 @@
 package statute
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -10,7 +11,7 @@ import (
 
 // ErrEffectiveInvalid is wrapped (inside a *dag.ProtocolError with code
 // effective_invalid) by CheckEffective.
-var ErrEffectiveInvalid = fmt.Errorf("statute: effective date before the MR's open date")
+var ErrEffectiveInvalid = errors.New("statute: effective date before the MR's open date")
 
 // CheckEffective rejects an MR whose effective date is earlier than its
 // open date (§6 item 7). on_merge is always valid.
