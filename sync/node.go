@@ -66,6 +66,11 @@ type Config struct {
 	// Allow, if set, is asked before any connection to or from a peer;
 	// false refuses it. Tests cut partitions with it.
 	Allow func(peer.ID) bool
+	// Manual turns off every automatic pull (on connection and on
+	// announcements) and joins only Spaces: the program calls SyncWith
+	// itself, as a one-shot "sync now" command does. Announcements are
+	// still sent.
+	Manual bool
 	// Engine configures the protocol engine.
 	Engine Options
 	// Logger receives debug lines; discarded if nil.
@@ -192,6 +197,9 @@ func NewNode(ctx context.Context, local Local, cfg Config) (*Node, error) {
 	if err != nil {
 		n.Close()
 		return nil, err
+	}
+	if cfg.Manual {
+		spaces = nil
 	}
 	for _, s := range append(spaces, cfg.Spaces...) {
 		if err := n.Join(s); err != nil {
@@ -466,7 +474,7 @@ func (n *Node) periodic() {
 // schedule pulls space from p; a pull already running for the pair runs
 // once more when it ends, so a burst of triggers makes at most two pulls.
 func (n *Node) schedule(p peer.ID, space string) {
-	if p == n.host.ID() || n.ctx.Err() != nil {
+	if p == n.host.ID() || n.ctx.Err() != nil || n.cfg.Manual {
 		return
 	}
 	k := jobKey{p, space}

@@ -455,7 +455,7 @@ func (e *Engine) Pull(ctx context.Context, peer string, s io.ReadWriter, space s
 	c := newConn(s)
 	pr := Progress{Peer: peer, Space: space}
 	defer func() {
-		st.BytesIn, st.BytesOut = c.in, c.out
+		st.BytesIn, st.BytesOut = c.in.Load(), c.out
 		e.setProgress(pr, true)
 		e.emit(Event{Kind: EventSyncDone, Peer: peer, Space: space, Stats: st, Err: err})
 	}()
@@ -594,8 +594,38 @@ func (e *Engine) receive(ctx context.Context, c *conn, peer, space string, st *S
 	}
 	pr.EntriesExpected, pr.EntriesDone, pr.BytesExpected, pr.BytesDone = h.Entries, 0, h.Bytes, 0
 	e.setProgress(*pr, false)
+	// Read ahead while ingesting: frames are decoded from the stream by a
+	// goroutine that stays at most two frames ahead, so the responder and
+	// the transport work while Ingest verifies, and backpressure holds.
+	type frame struct {
+		typ byte
+		p   []byte
+		err error
+	}
+	frames := make(chan frame, 2)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			typ, p, err := c.read()
+			select {
+			case frames <- frame{typ, p, err}:
+			case <-stop:
+				return
+			}
+			if err != nil || typ != FrameBatch {
+				return
+			}
+		}
+	}()
 	for {
-		typ, p, err := c.read()
+		var f frame
+		select {
+		case f = <-frames:
+		case <-ctx.Done():
+			return End{}, ctx.Err()
+		}
+		typ, p, err := f.typ, f.p, f.err
 		if err != nil {
 			return End{}, err
 		}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 
 	"github.com/witan-dev/witan/dag"
 )
@@ -419,9 +420,10 @@ func WriteFrame(w io.Writer, body []byte) error {
 
 // conn frames a stream and counts its bytes.
 type conn struct {
-	r       *bufio.Reader
-	w       *bufio.Writer
-	in, out uint64
+	r   *bufio.Reader
+	w   *bufio.Writer
+	in  atomic.Uint64 // read by Pull while a reader goroutine may still add
+	out uint64
 }
 
 func newConn(rw io.ReadWriter) *conn {
@@ -465,6 +467,6 @@ func (c *conn) read() (byte, []byte, error) {
 		}
 		return 0, nil, err
 	}
-	c.in += uint64(binary.PutUvarint(make([]byte, binary.MaxVarintLen64), n)) + n
+	c.in.Add(uint64(len(binary.AppendUvarint(nil, n))) + n)
 	return buf[0], buf[1:], nil
 }

@@ -12,9 +12,11 @@
 package synctest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
 	gosync "sync"
 
@@ -66,6 +68,9 @@ type refsBody struct {
 
 // Refs implements sync.Local: the ids under the body's "refs" member.
 func (r *Replica) Refs(ctx context.Context, e dag.Entry) ([]dag.ID, error) {
+	if !bytes.Contains(e.Data, []byte(`"refs"`)) {
+		return nil, nil
+	}
 	env, _, _, err := dag.DecodeEnvelope(e.Data)
 	if err != nil {
 		return nil, err
@@ -154,11 +159,45 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 	quar := func(i int, id dag.ID, code dag.Code, format string, args ...any) {
 		res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Quarantined, Code: code, Reason: fmt.Sprintf(format, args...)}
 	}
+	// Decode and verify in parallel chunks: both are pure, and signature
+	// checks are most of the cost of ingesting.
+	type decoded struct {
+		env   *dag.Envelope
+		canon []byte
+		id    dag.ID
+		err   error
+		sigOK bool
+	}
+	dec := make([]decoded, len(items))
+	workers := min(runtime.GOMAXPROCS(0), (len(items)+63)/64)
+	var wg gosync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			lo, hi := w*len(items)/workers, (w+1)*len(items)/workers
+			bv := dag.NewBatchVerifier()
+			var idx []int
+			for i := lo; i < hi; i++ {
+				d := &dec[i]
+				d.env, d.canon, d.id, d.err = dag.DecodeEnvelope(items[i].Data)
+				if d.err == nil {
+					bv.Add(d.env.Author, dag.DomainEnvelope, d.env.SigningBytes(), d.env.Sig)
+					idx = append(idx, i)
+				}
+			}
+			_, valid := bv.Verify()
+			for k, i := range idx {
+				dec[i].sigOK = valid[k]
+			}
+		}(w)
+	}
+	wg.Wait()
 	var cands []cand
-	bv := dag.NewBatchVerifier()
+	var valid []bool
 	seen := map[dag.ID]bool{}
 	for i, it := range items {
-		env, canon, id, err := dag.DecodeEnvelope(it.Data)
+		env, canon, id, err := dec[i].env, dec[i].canon, dec[i].id, dec[i].err
 		if err != nil {
 			id := dag.Sum(it.Data)
 			if c, q, _ := r.Quarantined(ctx, id); q {
@@ -187,10 +226,9 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 			quar(i, id, dag.CodeSchema, "entry of session %s sent for space %s", env.Session, space)
 			continue
 		}
-		bv.Add(env.Author, dag.DomainEnvelope, env.SigningBytes(), env.Sig)
 		cands = append(cands, cand{i: i, env: env, data: canon, id: id})
+		valid = append(valid, dec[i].sigOK)
 	}
-	_, valid := bv.Verify()
 	var batch dag.Batch
 	index := map[dag.ID]int{}
 	quarantined := map[dag.ID]bool{}
