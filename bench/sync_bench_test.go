@@ -269,5 +269,3 @@ func BenchmarkDivergent(b *testing.B) {
 		})
 	}
 }
-
-

@@ -232,3 +232,45 @@ func ExampleNode() {
 	fmt.Println("round trips:", st.Rounds, "entries:", st.Accepted)
 	// Output: round trips: 1 entries: 101
 }
+
+// BenchmarkHealTenReplicas: ten replicas split in two halves, each half
+// writing 10 entries per replica; the time from healing (every replica
+// redials its configured peers at once) to identical heads everywhere.
+func BenchmarkHealTenReplicas(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		c := newCluster(b, 10)
+		waitFor(b, 30*time.Second, "root everywhere", func() bool { return c.converged(b) })
+		groups := map[peer.ID]int{}
+		for j, id := range c.ids {
+			groups[id] = 1 + j/5
+		}
+		c.part.set(groups)
+		for j, n := range c.nodes {
+			for k, id := range c.ids {
+				if j/5 != k/5 {
+					n.Disconnect(id)
+				}
+			}
+		}
+		for j, r := range c.replicas {
+			if _, err := synctest.NewAuthor(byte(j+1)).Write(context.Background(), r, c.space, 10); err != nil {
+				b.Fatal(err)
+			}
+		}
+		waitFor(b, 30*time.Second, "convergence within the halves", func() bool {
+			return c.converged(b, 0, 1, 2, 3, 4) && c.converged(b, 5, 6, 7, 8, 9)
+		})
+		b.StartTimer()
+		c.part.set(nil)
+		c.nodes[5].Connect(context.Background(), c.nodes[4].Addrs()[0])
+		c.nodes[6].Connect(context.Background(), c.nodes[4].Addrs()[0])
+		waitFor(b, 60*time.Second, "convergence after healing", func() bool {
+			return c.converged(b) && count(b, c.replicas[0], c.space) == 101
+		})
+		b.StopTimer()
+		for _, n := range c.nodes {
+			n.Close()
+		}
+	}
+}

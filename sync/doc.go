@@ -1,0 +1,36 @@
+// Package sync keeps replicas of witan's spaces converging over libp2p:
+// head announcements on gossipsub, and /witan/sync/1, a stream protocol
+// that brings a fresh replica up to date in one round trip whatever the
+// height of the DAG, and a divergent one in one round trip with overhead
+// proportional to the divergence. docs/sync-protocol.md specifies the
+// frames, the error codes and the algorithm.
+//
+// # Layers
+//
+//   - Local is what sync needs from the replica: the store's reads and
+//     Ingest, which validates everything a peer sends exactly like a local
+//     submission. The replica package implements it; sync/synctest has a
+//     small real one (a dag.Store plus envelope validation and quarantine).
+//   - Engine runs the protocol over any stream (Pull as requester, Serve as
+//     responder), keeps each peer's budget for invalid data and unresolved
+//     parents, cuts off peers that spend it (time from an injected Clock),
+//     and reports Progress and Events.
+//   - Node is the libp2p shell: one host (TCP and QUIC, Noise and TLS as
+//     libp2p provides), configured peers redialled, optional mDNS, one
+//     gossipsub topic per space, and a scheduler that pulls from a peer
+//     when it connects or announces a head this replica lacks.
+//   - sync/simnet runs the same Engine in process with seeded faults, for
+//     property tests.
+//
+// # The caller's duties
+//
+//  1. Implement Local so that Ingest refuses exactly what a local
+//     submission would, and remembers refused ids (Quarantined): sync
+//     trusts nothing a peer sends, but it is Ingest that judges.
+//  2. Call Local's Subscribe callbacks after every applied change, so that
+//     Node announces new heads.
+//  3. Start a Node (NewNode) with the spaces to follow, or a Manual one and
+//     call SyncWith; Close it when done.
+//  4. Treat announcements as hints: a lost one only delays sync, and
+//     nothing is believed until Ingest has checked it.
+package sync
