@@ -67,6 +67,9 @@ type space struct {
 	cps     []Checkpoint
 	quar    map[dag.ID]house.Rejection
 	orphans map[dag.ID]held // waiting for parents (see ingest)
+	// waiting indexes orphans by the one parent each waits for.
+	waiting  map[dag.ID][]dag.ID
+	heldObjs map[dag.ID][]byte
 }
 
 type held struct {
@@ -137,10 +140,14 @@ type storeObjects struct {
 	ctx   context.Context
 	store dag.Store
 	extra map[dag.ID][]byte
+	held  map[dag.ID][]byte
 }
 
 func (s storeObjects) Object(id dag.ID) ([]byte, error) {
 	if b, ok := s.extra[id]; ok {
+		return b, nil
+	}
+	if b, ok := s.held[id]; ok {
 		return b, nil
 	}
 	return s.store.Object(s.ctx, id)
@@ -182,7 +189,7 @@ func (r *Replica) load(ctx context.Context, name string) (*space, error) {
 
 func newSpace(name string, sid dag.ID, objs house.Objects) *space {
 	return &space{name: name, h: house.New(sid, objs), tree: rangeFactory.NewEmptyRange(0),
-		quar: map[dag.ID]house.Rejection{}, orphans: map[dag.ID]held{}}
+		quar: map[dag.ID]house.Rejection{}, orphans: map[dag.ID]held{}, waiting: map[dag.ID][]dag.ID{}, heldObjs: map[dag.ID][]byte{}}
 }
 
 func (sp *space) appendLog(id dag.ID) {
@@ -223,6 +230,7 @@ type item struct {
 	env    *dag.Envelope
 	data   []byte
 	attach []dag.Object
+	badSig bool
 }
 
 // Ingest takes envelopes from a peer or a client: it decodes them, checks
@@ -259,10 +267,7 @@ func (r *Replica) Ingest(ctx context.Context, subs []Submission) ([]Outcome, err
 	for k, it := range items {
 		name := it.env.Session.String()
 		out[it.i] = Outcome{Tx: it.id, Space: name}
-		if !valid[k] {
-			r.quarantine(ctx, name, it.id, &dag.ProtocolError{Code: dag.CodeBadSignature, Detail: "envelope signature does not verify"}, &out[it.i])
-			continue
-		}
+		it.badSig = !valid[k]
 		if _, ok := bySpace[name]; !ok {
 			spaceOrder = append(spaceOrder, name)
 		}
@@ -308,99 +313,85 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 			extra[a.ID] = a.Data
 		}
 	}
-	for _, o := range sp.orphans {
-		for _, a := range o.attach {
-			extra[a.ID] = a.Data
-		}
-	}
-	objs := storeObjects{ctx: ctx, store: r.store, extra: extra}
-	sp.h.SetObjects(objs)
+	sp.h.SetObjects(storeObjects{ctx: ctx, store: r.store, extra: extra, held: sp.heldObjs})
 	defer sp.h.SetObjects(storeObjects{ctx: ctx, store: r.store})
 
 	var batch dag.Batch
-	applied := map[dag.ID]int{} // id → index in out, or -1 for a promoted orphan
-	queue := make([]item, 0, len(items))
-	for _, it := range items {
-		queue = append(queue, it)
+	// decided is called once an entry is admitted or quarantined: the
+	// entries held for it are tried again.
+	var queue []item
+	decided := func(id dag.ID) {
+		for _, w := range sp.waiting[id] {
+			if o, ok := sp.orphans[w]; ok {
+				queue = append(queue, item{i: -1, id: w, env: o.env, data: o.data, attach: o.attach})
+			}
+		}
+		delete(sp.waiting, id)
 	}
-	// admit judges one entry whose parents are all decided; it returns
-	// false when a parent is still undecided.
-	admit := func(it item, idx int) (bool, error) {
+	// try judges one entry: it is a duplicate, quarantined, held for a
+	// parent, or admitted.
+	try := func(it item) error {
 		o := Outcome{Tx: it.id, Space: name}
+		report := func() {
+			if it.i >= 0 {
+				out[it.i] = o
+			}
+		}
 		if sp.h.Has(it.id) {
 			o.Status = Accepted
-			if idx >= 0 {
-				out[idx] = o
-			}
-			return true, nil
+			report()
+			return nil
 		}
 		if q, ok := sp.quar[it.id]; ok {
 			o.Status, o.Code, o.Detail = Quarantined, q.Code, q.Detail
-			if idx >= 0 {
-				out[idx] = o
-			}
-			return true, nil
+			report()
+			return nil
+		}
+		if it.badSig {
+			r.quarantine(ctx, name, it.id, &dag.ProtocolError{Code: dag.CodeBadSignature, Detail: "envelope signature does not verify"}, &o)
+			report()
+			decided(it.id)
+			return nil
 		}
 		for _, p := range it.env.Parents {
 			if _, bad := sp.quar[p]; bad {
+				sp.drop(it.id)
 				r.quarantine(ctx, name, it.id, &dag.ProtocolError{Code: dag.CodeUnknownParent, Detail: "parent quarantined: " + p.String()}, &o)
-				if idx >= 0 {
-					out[idx] = o
-				}
-				return true, nil
+				report()
+				decided(it.id)
+				return nil
 			}
 			if !sp.h.Has(p) {
-				return false, nil
+				sp.hold(it, p)
+				o.Status = Pending
+				report()
+				return nil
 			}
 		}
+		sp.drop(it.id)
 		if err := sp.h.Admit(it.id, it.env); err != nil {
 			if dag.CodeOf(err) == "" {
-				return true, err
+				return err
 			}
 			r.quarantine(ctx, name, it.id, err, &o)
 		} else {
 			o.Status = Accepted
 			batch.Entries = append(batch.Entries, dag.Entry{ID: it.id, Space: name, Parents: it.env.Parents, Data: it.data})
 			batch.Objects = append(batch.Objects, it.attach...)
-			applied[it.id] = idx
 		}
-		if idx >= 0 {
-			out[idx] = o
-		}
-		return true, nil
+		report()
+		decided(it.id)
+		return nil
 	}
-	for progress := true; progress; {
-		progress = false
-		rest := queue[:0]
-		for _, it := range queue {
-			done, err := admit(it, it.i)
-			if err != nil {
+	for _, it := range items {
+		queue = append(queue, it)
+		for len(queue) > 0 {
+			next := queue[0]
+			queue = queue[1:]
+			if err := try(next); err != nil {
 				return r.fail(name, err)
 			}
-			if done {
-				progress = true
-				delete(sp.orphans, it.id)
-			} else {
-				rest = append(rest, it)
-			}
 		}
-		queue = rest
-		// Orphans from earlier batches whose parents may now be decided.
-		for _, id := range sortedOrphans(sp.orphans) {
-			o := sp.orphans[id]
-			done, err := admit(item{i: -1, id: id, env: o.env, data: o.data, attach: o.attach}, -1)
-			if err != nil {
-				return r.fail(name, err)
-			}
-			if done {
-				progress = true
-				delete(sp.orphans, id)
-			}
-		}
-	}
-	for _, it := range queue {
-		sp.orphans[it.id] = held{env: it.env, data: it.data, attach: it.attach}
-		out[it.i] = Outcome{Tx: it.id, Space: name, Status: Pending}
 	}
 	if len(batch.Entries) == 0 {
 		return nil
@@ -414,6 +405,19 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 	}
 	return nil
 }
+
+// hold keeps an entry until its parent p is decided.
+func (sp *space) hold(it item, p dag.ID) {
+	sp.orphans[it.id] = held{env: it.env, data: it.data, attach: it.attach}
+	sp.waiting[p] = append(sp.waiting[p], it.id)
+	for _, a := range it.attach {
+		sp.heldObjs[a.ID] = a.Data
+	}
+}
+
+// drop forgets a held entry once it is decided. (Its attachments stay in
+// heldObjs until the space is reloaded: other held entries may need them.)
+func (sp *space) drop(id dag.ID) { delete(sp.orphans, id) }
 
 // fail drops a space's in-memory state after a failed write, so that it is
 // derived again from the store: the House may hold entries the store never
