@@ -183,8 +183,24 @@ func TestS1LinearAmendment(t *testing.T) {
 	if m.Status != house.StatusMerged || m.Merge == nil || m.Finality != replica.Provisional {
 		t.Fatalf("after the determination: status %s merge %v finality %s", m.Status, m.Merge, m.Finality)
 	}
-	s.c.advance(73 * time.Hour)
+	// Not yet checkpointed: an on_merge merge has no effective date yet.
+	if l, err := s.r.LawAt(ctx, s.space, statute.MustDate("2030-01-01"), ""); err != nil || l.Merges != 0 {
+		t.Fatalf("law before the checkpoint: %+v %v", l, err)
+	}
+	s.c.advance(73 * time.Hour) // 2026-09-24T01:00Z
 	cp := s.checkpoint(t)
+	for _, c := range []struct {
+		date   string
+		merges int
+	}{{"2026-09-23", 0}, {"2026-09-24", 1}} {
+		l, err := s.r.LawAt(ctx, s.space, statute.MustDate(c.date), "")
+		if err != nil || l.Merges != c.merges || l.Finality != replica.FinalAdvisory {
+			t.Fatalf("law on %s: %+v %v", c.date, l, err)
+		}
+		if n, _ := l.Tree.Get("/us/t1/s1"); (c.merges == 1) != (n.Text == "The period is 45 days.") {
+			t.Fatalf("law on %s reads %q", c.date, n.Text)
+		}
+	}
 	m = s.mr(t, mr)
 	if m.Finality != replica.FinalAdvisory {
 		t.Fatalf("checkpointed merge: finality %s", m.Finality)

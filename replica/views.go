@@ -12,6 +12,7 @@ import (
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica/house"
+	"github.com/witan-dev/witan/replica/statute"
 	"github.com/witan-dev/witan/rules"
 )
 
@@ -247,4 +248,66 @@ func (r *Replica) Heads(ctx context.Context, spaceName string) ([]dag.ID, error)
 // log order after position after (GET /log).
 func (r *Replica) Log(ctx context.Context, spaceName string, after uint64, limit int) ([]dag.ID, error) {
 	return r.store.Log(ctx, spaceName, after, limit)
+}
+
+// FarFuture is the effective date given to an on_merge merge whose
+// determination no checkpoint of this replica includes yet: its date is
+// unknown, so it (and every merge after it) is held back.
+var FarFuture = statute.MustDate("9999-12-31")
+
+// LawInForce is the root text in force on a date (30k §6 item 7, D43).
+type LawInForce struct {
+	*statute.InForce
+	Date     statute.Date `json:"date"`
+	Finality Finality     `json:"finality"`
+}
+
+// LawAt returns the law in force on date d, in jurisdiction (or "" for the
+// whole text). The merges into the root are taken in the order the
+// derived state executed them (the chain of root heads); an on_merge
+// merge is effective on the UTC date of this replica's first checkpoint
+// that includes its executed determination, and held back until there is
+// one. The answer is final_advisory when every merge in force is
+// checkpointed here, else provisional.
+func (r *Replica) LawAt(ctx context.Context, spaceName string, d statute.Date, jurisdiction string) (*LawInForce, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.session(ctx, spaceName)
+	if err != nil {
+		return nil, err
+	}
+	seed, ok := sp.h.Tree(sp.h.Genesis())
+	if !ok {
+		return nil, fmt.Errorf("replica: %s has no seed snapshot", spaceName)
+	}
+	law := statute.NewLaw(seed, sp.h.Jurisdictions())
+	merges := sp.h.RootMerges()
+	checkpointed := make([]bool, len(merges))
+	for i, m := range merges {
+		before, _ := sp.h.Tree(m.Before)
+		after, _ := sp.h.Tree(m.Change)
+		c, inCP := sp.checkpointOf(r.position(ctx, m.Determination))
+		checkpointed[i] = inCP
+		eff := FarFuture
+		switch {
+		case m.Effective.Dated:
+			eff = m.Effective.Date
+		case inCP:
+			eff, _ = statute.ParseDate(c.TS.UTC().Format("2006-01-02"))
+		}
+		if err := law.Add(statute.Enactment{MR: m.MR, Change: m.Change, Effective: eff, Before: before, After: after}); err != nil {
+			return nil, err
+		}
+	}
+	in, err := law.At(d, jurisdiction, nil, sp.h)
+	if err != nil {
+		return nil, err
+	}
+	out := &LawInForce{InForce: in, Date: d, Finality: FinalAdvisory}
+	for i := 0; i < in.Merges; i++ {
+		if !checkpointed[i] {
+			out.Finality = Provisional
+		}
+	}
+	return out, nil
 }

@@ -46,6 +46,18 @@ type govState struct {
 	keys     map[dag.Key]int32
 	// observers is the value of the session's observers group.
 	observers *groupVal
+	// rootMerges are the executed merges into the root, in the order they
+	// were executed (each one's target head is the previous one's change).
+	rootMerges []Merge
+}
+
+// Merge is an executed merge into the root branch.
+type Merge struct {
+	MR            dag.ID
+	Change        dag.ID // the merge change: the root head after it
+	Before        dag.ID // the root head before it
+	Determination dag.ID // the executed determination
+	Effective     statute.Effective
 }
 
 // RootBranch is the name of the session's root branch, which
@@ -132,6 +144,8 @@ func (s *govState) clone() *govState {
 		mrs:       maps.Clone(s.mrs),
 		keys:      maps.Clone(s.keys),
 		observers: s.observers,
+		// Clipped, so that appending in one state never writes into another's.
+		rootMerges: slices.Clip(s.rootMerges),
 	}
 }
 
@@ -352,6 +366,9 @@ func (h *House) execute(st *govState, r *mrReg, g int32, d *detRec) {
 	nb.heads = []dag.ID{c}
 	st.branches[info.body.Target.Branch] = &nb
 	r.status, r.merge = StatusMerged, c
+	if info.body.Target.Branch == RootBranch {
+		st.rootMerges = append(st.rootMerges, Merge{MR: info.id, Change: c, Before: head, Determination: d.tx, Effective: info.body.Effective})
+	}
 }
 
 // mergeChange derives (once per MR and target head) the merge change of

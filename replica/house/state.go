@@ -260,6 +260,26 @@ func (h *House) detsOf(mr dag.ID) []dag.ID {
 	return out
 }
 
+// RootMerges returns the executed merges into the root, in the order they
+// were executed: the chain of root heads from the genesis change.
+func (h *House) RootMerges() []Merge { return slices.Clone(h.global().rootMerges) }
+
+// Genesis returns the session's genesis change id (zero before
+// session.create).
+func (h *House) Genesis() dag.ID { return h.genesis }
+
+// Jurisdictions returns the codes the session declares (D73).
+func (h *House) Jurisdictions() []string {
+	if h.body == nil {
+		return nil
+	}
+	out := make([]string, len(h.body.Jurisdictions))
+	for i, j := range h.body.Jurisdictions {
+		out[i] = j.Code
+	}
+	return out
+}
+
 // Simulation reports whether the session is a simulation (D54): every
 // response about it must say so.
 func (h *House) Simulation() bool { return h.body != nil && h.body.Simulation }
