@@ -1,0 +1,82 @@
+package synctest_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/sync"
+	"github.com/witan-dev/witan/sync/synctest"
+)
+
+func TestIngestOutcomes(t *testing.T) {
+	ctx := context.Background()
+	a := synctest.NewAuthor(1)
+	space, root, rootID := a.Session("t")
+	good, goodID := a.Entry(space, []dag.ID{rootID}, 1)
+	env, _, _, _ := dag.DecodeEnvelope(good)
+	env.Sig[3] ^= 8
+	forged := env.Canonical()
+	forgedID := dag.Sum(forged)
+	orphanParent := dag.Sum([]byte("absent"))
+	orphan, orphanID := a.Entry(space, []dag.ID{orphanParent}, 2)
+	childOfForged, childID := a.Entry(space, []dag.ID{forgedID}, 3)
+	other, _, _ := synctest.NewAuthor(2).Session("other")
+	elsewhere, elsewhereID := a.Entry(other, []dag.ID{dag.Sum([]byte("p"))}, 4)
+	stranger := synctest.NewAuthor(3)
+	strange, strangeID := stranger.Entry(space, []dag.ID{rootID}, 5)
+
+	r := synctest.NewMem(synctest.Options{Authorize: func(e *dag.Envelope) error {
+		if e.Author == stranger.Signer.Key() {
+			return errors.New("not a member")
+		}
+		return nil
+	}})
+	notified := 0
+	cancel := r.Subscribe(func(s string) {
+		if s == space {
+			notified++
+		}
+	})
+	defer cancel()
+	items := []sync.Item{{Data: root}, {Data: good}, {Data: good}, {Data: forged}, {Data: orphan}, {Data: childOfForged}, {Data: elsewhere}, {Data: strange}, {Data: []byte("junk")}}
+	res, err := r.Ingest(ctx, space, items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		id      dag.ID
+		outcome sync.Outcome
+		code    dag.Code
+	}{
+		{rootID, sync.Accepted, ""},
+		{goodID, sync.Accepted, ""},
+		{goodID, sync.Duplicate, ""},
+		{forgedID, sync.Quarantined, dag.CodeBadSignature},
+		{orphanID, sync.Pending, ""},
+		{childID, sync.Quarantined, dag.CodeUnknownParent},
+		{elsewhereID, sync.Quarantined, dag.CodeSchema},
+		{strangeID, sync.Quarantined, dag.CodeNotAuthorized},
+		{dag.Sum([]byte("junk")), sync.Quarantined, dag.CodeSchema},
+	}
+	for i, w := range want {
+		got := res.Items[i]
+		if got.ID != w.id || got.Outcome != w.outcome || got.Code != w.code {
+			t.Errorf("item %d: got %+v, want %v %s %s", i, got, w.id, w.outcome, w.code)
+		}
+	}
+	if notified != 1 {
+		t.Errorf("notified %d times", notified)
+	}
+	// Sent again, a refused entry is a duplicate that carries its code.
+	res, _ = r.Ingest(ctx, space, []sync.Item{{Data: forged}, {Data: []byte("junk")}})
+	for _, it := range res.Items {
+		if it.Outcome != sync.Duplicate || it.Code == "" {
+			t.Errorf("%+v", it)
+		}
+	}
+	if missing, _ := r.Missing(ctx, space); len(missing) != 1 || missing[0] != orphanParent {
+		t.Errorf("missing %v", missing)
+	}
+}
