@@ -60,7 +60,10 @@ func newAgent(ctx context.Context, name string) (*agent, error) {
 // peers.
 func (a *agent) goOnline(ctx context.Context, peers ...string) error {
 	n, err := sync.NewNode(ctx, a.local, sync.Config{ListenAddrs: []string{"/ip4/127.0.0.1/tcp/0"}, Peers: peers,
-		Spaces: []string{httpapi.MemoryPrefix + space}, Debounce: 20 * time.Millisecond})
+		Spaces: []string{httpapi.MemoryPrefix + space}, Debounce: 20 * time.Millisecond,
+		// Re-announce often: an announcement sent before the gossip mesh
+		// formed is lost, and the next one is what carries it.
+		Interval: time.Second})
 	if err != nil {
 		return err
 	}
