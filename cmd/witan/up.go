@@ -65,6 +65,7 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	fs.Var(&sessions, "session", "a session id or mem:NAME space to join at start (repeatable; spaces are agreed out of band)")
 	mdns := fs.Bool("mdns", true, "find peers on the LAN with mDNS")
 	noP2P := fs.Bool("no-p2p", false, "run without libp2p (HTTP only)")
+	announce := fs.Duration("announce-every", 0, "re-announce heads and redial peers this often (0: sync's default)")
 	every := fs.Duration("checkpoint-every", 5*time.Second, "sign a checkpoint of each session that grew this often (0: never)")
 	asJSON := fs.Bool("json", false, "print the startup line as JSON")
 	verbose := fs.Bool("v", false, "log sync events to stderr")
@@ -104,7 +105,7 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		cfg := sync.Config{ListenAddrs: listen, Identity: id, Peers: peers, MDNS: *mdns, Spaces: sessions, Logger: logger}
+		cfg := sync.Config{ListenAddrs: listen, Identity: id, Peers: peers, MDNS: *mdns, Spaces: sessions, Interval: *announce, Logger: logger}
 		if *verbose {
 			cfg.Engine.OnEvent = func(e sync.Event) {
 				logger.Info("sync", "event", e.Kind.String(), "peer", e.Peer, "space", e.Space, "err", e.Err)

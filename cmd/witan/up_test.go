@@ -50,7 +50,7 @@ type proc struct {
 func startUp(t *testing.T, bin, dir string, extra ...string) *proc {
 	t.Helper()
 	args := append([]string{"up", "-data", dir, "-http", "127.0.0.1:0", "-mdns=false",
-		"-p2p-listen", "/ip4/127.0.0.1/tcp/0", "-checkpoint-every", "100ms", "-json"}, extra...)
+		"-p2p-listen", "/ip4/127.0.0.1/tcp/0", "-checkpoint-every", "100ms", "-announce-every", "1s", "-json"}, extra...)
 	cmd := exec.Command(bin, args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
