@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/witan-dev/witan/dag"
+	mb "github.com/witan-dev/witan/memoryblock"
 )
 
 // Author writes signed envelopes for tests: a session root, then entries
@@ -100,4 +101,18 @@ func (a *Author) Write(ctx context.Context, r *Replica, space string, n int) ([]
 		out = append(out, id)
 	}
 	return out, nil
+}
+
+// Block returns a sealed CAT7 memory block about subject whose lineage is
+// parents (a root when there are none), in its hashed form, and its id.
+func (a *Author) Block(subject string, parents ...dag.ID) (data []byte, id dag.ID) {
+	a.n++
+	b := mb.Block{
+		Origin:     mb.MustText(fmt.Sprintf("agent:%s", a.Signer.Key())),
+		Subject:    mb.MustText(subject),
+		Body:       mb.MustText(fmt.Sprintf("note %d", a.n)),
+		ObservedAt: mb.MustText(a.ts()),
+		Lineage:    mb.MustParents(parents...),
+	}.Seal()
+	return b.Canonical(), b.ID()
 }

@@ -15,12 +15,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	gosync "sync"
 
 	"github.com/witan-dev/witan/dag"
+	mb "github.com/witan-dev/witan/memoryblock"
 	"github.com/witan-dev/witan/sync"
 )
 
@@ -68,7 +71,7 @@ type refsBody struct {
 
 // Refs implements sync.Local: the ids under the body's "refs" member.
 func (r *Replica) Refs(ctx context.Context, e dag.Entry) ([]dag.ID, error) {
-	if !bytes.Contains(e.Data, []byte(`"refs"`)) {
+	if strings.HasPrefix(e.Space, MemoryPrefix) || !bytes.Contains(e.Data, []byte(`"refs"`)) {
 		return nil, nil
 	}
 	env, _, _, err := dag.DecodeEnvelope(e.Data)
@@ -145,10 +148,19 @@ func (r *Replica) Submit(ctx context.Context, data []byte, objects ...dag.Object
 	return res.Items[0], nil
 }
 
+// MemoryPrefix starts the name of a memory space, whose entries are CAT7
+// memory blocks rather than envelopes (a convention of this test replica;
+// the real one knows each space's kind).
+const MemoryPrefix = "mem:"
+
 // Ingest implements sync.Local: decode, verify every signature in one
 // batch, check space, parents, objects and Authorize, quarantine what
-// fails, and put the rest in one store batch.
+// fails, and put the rest in one store batch. In a memory space it decodes
+// memory blocks instead (see ingestBlocks).
 func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (sync.IngestResult, error) {
+	if strings.HasPrefix(space, MemoryPrefix) {
+		return r.ingestBlocks(ctx, space, items)
+	}
 	type cand struct {
 		i    int
 		env  *dag.Envelope
@@ -292,6 +304,92 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 			r.quarantine[it.ID] = Quarantine{Code: it.Code, Reason: it.Reason}
 		}
 		_ = i
+	}
+	r.mu.Unlock()
+	if len(batch.Entries) == 0 {
+		return res, nil
+	}
+	out, err := r.Put(ctx, batch)
+	if err != nil {
+		return res, err
+	}
+	for _, id := range out.Applied {
+		if i, ok := index[id]; ok {
+			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Accepted}
+		}
+	}
+	for _, id := range out.Pending {
+		res.Items[index[id]] = sync.ItemResult{ID: id, Outcome: sync.Pending}
+	}
+	for _, id := range out.Duplicate {
+		res.Items[index[id]] = sync.ItemResult{ID: id, Outcome: sync.Duplicate}
+	}
+	if len(out.Applied) > 0 {
+		r.notify(space)
+	}
+	return res, nil
+}
+
+// ingestBlocks ingests CAT7 memory blocks: strict decoding of the hashed
+// form, the block hash as the id, the lineage as the parents. A block whose
+// lineage this replica cannot produce is held pending, never applied and
+// never re-rooted (BLOCK_MISSING_PARENT until its ancestors arrive); a
+// child of a refused block is refused.
+func (r *Replica) ingestBlocks(ctx context.Context, space string, items []sync.Item) (sync.IngestResult, error) {
+	res := sync.IngestResult{Items: make([]sync.ItemResult, len(items))}
+	var batch dag.Batch
+	index := map[dag.ID]int{}
+	refused := map[dag.ID]bool{}
+	for i, it := range items {
+		id := dag.Sum(it.Data)
+		if c, q, _ := r.Quarantined(ctx, id); q {
+			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate, Code: c}
+			continue
+		}
+		if _, dup := index[id]; dup {
+			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate}
+			continue
+		}
+		if st, err := r.Has(ctx, id); err != nil {
+			return res, err
+		} else if st != dag.Absent {
+			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate}
+			continue
+		}
+		b, err := mb.DecodeCanonical(it.Data)
+		if err == nil && b.ID() != id {
+			err = fmt.Errorf("block hashes to %s, its bytes to %s", b.ID(), id)
+		}
+		if err != nil {
+			code := dag.Code(mb.CodeBlockMalformed)
+			var me *mb.Error
+			if errors.As(err, &me) {
+				code = dag.Code(me.Code)
+			}
+			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Quarantined, Code: code, Reason: err.Error()}
+			refused[id] = true
+			continue
+		}
+		bad := dag.ID{}
+		for _, p := range b.Parents() {
+			if _, q, _ := r.Quarantined(ctx, p); q || refused[p] {
+				bad = p
+				break
+			}
+		}
+		if bad.Valid() {
+			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Quarantined, Code: dag.Code(mb.CodeBlockMissingParent), Reason: fmt.Sprintf("lineage names refused block %s", bad)}
+			refused[id] = true
+			continue
+		}
+		index[id] = i
+		batch.Entries = append(batch.Entries, b.Entry(space))
+	}
+	r.mu.Lock()
+	for _, it := range res.Items {
+		if it.Outcome == sync.Quarantined {
+			r.quarantine[it.ID] = Quarantine{Code: it.Code, Reason: it.Reason}
+		}
 	}
 	r.mu.Unlock()
 	if len(batch.Entries) == 0 {
