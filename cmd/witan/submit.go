@@ -126,6 +126,7 @@ func (c *SubmitCommand) Run(ctx context.Context, args []string) error {
 	} else {
 		w := c.main.Stdout
 		fmt.Fprintf(w, "%s  %s\n", rc.Status, id)
+		fmt.Fprintf(w, "  session     %s\n", env.Session)
 		if rc.LogIndex != nil {
 			fmt.Fprintf(w, "  log index   %d\n", *rc.LogIndex)
 		}
