@@ -50,7 +50,7 @@ func (c *SyncCommand) Run(ctx context.Context, args []string) error {
 	fmt.Fprintf(c.main.Stdout, "connected %s\n", ans.Connected)
 	failed := 0
 	for _, r := range ans.Synced {
-		fmt.Fprintf(c.main.Stdout, "  %s  received %d, accepted %d, quarantined %d, in %d round(s)", r.Space, r.Received, r.Accepted, r.Rejected, r.Rounds)
+		fmt.Fprintf(c.main.Stdout, "  %s  received %d: %d accepted, %d already held, %d quarantined, in %d round(s)", r.Space, r.Received, r.Accepted, r.Duplicate, r.Rejected, r.Rounds)
 		if r.Error != "" {
 			failed++
 			fmt.Fprintf(c.main.Stdout, "  error: %s", r.Error)

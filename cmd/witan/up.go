@@ -301,7 +301,7 @@ func (p nodePeers) Connect(ctx context.Context, addr string, spaces []string) ([
 			continue
 		}
 		st, err := p.n.SyncWith(ctx, ai.ID, s)
-		r.Received, r.Accepted, r.Rejected, r.Rounds = st.Received, st.Accepted, st.Quarantined, st.Rounds
+		r.Received, r.Accepted, r.Duplicate, r.Rejected, r.Rounds = st.Received, st.Accepted, st.Duplicate, st.Quarantined, st.Rounds
 		if err != nil {
 			r.Error = err.Error()
 		}

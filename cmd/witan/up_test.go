@@ -244,6 +244,18 @@ func TestTwoNodes(t *testing.T) {
 		}
 	}
 
+	// A third node, with no peer configured, is told to pull from A now
+	// with witan sync: it reaches the same heads at once.
+	c3 := startUp(t, bin, t.TempDir())
+	out, err := exec.Command(bin, "sync", "-node", c3.info.HTTP, "-session", space, a.info.P2P[0]).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "connected "+a.info.P2P[0]) || !strings.Contains(string(out), space) {
+		t.Fatalf("witan sync: %v\n%s", err, out)
+	}
+	if got := heads(&httpapi.Client{BaseURL: c3.info.HTTP, Session: space}); !slices.Equal(got, heads(ca)) {
+		t.Fatalf("after witan sync: heads %v, A %v", got, heads(ca))
+	}
+	c3.stop(t)
+
 	// Stop A with SIGINT; start it again: everything it acknowledged is
 	// there, with the same node key.
 	want := heads(ca)

@@ -45,9 +45,12 @@ type SyncResult struct {
 	Space    string `json:"space"`
 	Received int    `json:"received"`
 	Accepted int    `json:"accepted"`
-	Rejected int    `json:"quarantined"`
-	Rounds   int    `json:"rounds"`
-	Error    string `json:"error,omitempty"`
+	// Duplicate counts entries already held (another pull, started by the
+	// connection itself, may have brought them first).
+	Duplicate int    `json:"duplicate"`
+	Rejected  int    `json:"quarantined"`
+	Rounds    int    `json:"rounds"`
+	Error     string `json:"error,omitempty"`
 }
 
 // Peers is the node's federation: who it is connected to, and a way to
