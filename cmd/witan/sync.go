@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/witan-dev/witan/replica/httpapi"
 )
@@ -41,7 +42,11 @@ func (c *SyncCommand) Run(ctx context.Context, args []string) error {
 		spaces = s.Sessions
 	}
 	var ans httpapi.ConnectAnswer
-	if err := client.Do(ctx, http.MethodPost, "/peers", nil, httpapi.ConnectRequest{Addr: fs.Arg(0), Spaces: spaces}, &ans); err != nil {
+	done := make(chan error, 1)
+	go func() {
+		done <- client.Do(ctx, http.MethodPost, "/peers", nil, httpapi.ConnectRequest{Addr: fs.Arg(0), Spaces: spaces}, &ans)
+	}()
+	if err := c.watch(ctx, client, done); err != nil {
 		return err
 	}
 	if *asJSON {
@@ -64,4 +69,35 @@ func (c *SyncCommand) Run(ctx context.Context, args []string) error {
 		return fmt.Errorf("%d space(s) failed to sync", failed)
 	}
 	return nil
+}
+
+// watch draws the node's running pulls as a progress bar until the
+// request in flight ends, and returns its error.
+func (c *SyncCommand) watch(ctx context.Context, client *httpapi.Client, done <-chan error) error {
+	bar := newProgress(c.main.Stderr, "sync", 0)
+	defer bar.done()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-tick.C:
+			if bar.w == nil {
+				continue // not a terminal: nothing to draw
+			}
+			var pa httpapi.PeersAnswer
+			if client.Get(ctx, "/peers", nil, &pa) != nil {
+				continue
+			}
+			var n, total uint64
+			for _, p := range pa.Pulls {
+				n += p.EntriesDone
+				total += p.EntriesExpected
+			}
+			if total > 0 {
+				bar.set(int(n), int(total))
+			}
+		}
+	}
 }

@@ -284,6 +284,15 @@ func (p nodePeers) Peers() []httpapi.Peer {
 	return out
 }
 
+func (p nodePeers) Pulls() []httpapi.Pull {
+	var out []httpapi.Pull
+	for _, g := range p.n.Engine().Progress() {
+		out = append(out, httpapi.Pull{Peer: g.Peer, Space: g.Space, Round: g.Round, EntriesDone: g.EntriesDone,
+			EntriesExpected: g.EntriesExpected, BytesDone: g.BytesDone, BytesExpected: g.BytesExpected})
+	}
+	return out
+}
+
 func (p nodePeers) Connect(ctx context.Context, addr string, spaces []string) ([]httpapi.SyncResult, error) {
 	ai, err := peer.AddrInfoFromString(addr)
 	if err != nil {

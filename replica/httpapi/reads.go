@@ -610,11 +610,20 @@ func (s *Server) quarantine(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) peers(w http.ResponseWriter, r *http.Request) error {
-	ps := []Peer{}
+	ps, pulls := []Peer{}, []Pull{}
 	if s.o.Peers != nil {
 		ps = append(ps, s.o.Peers.Peers()...)
+		pulls = append(pulls, s.o.Peers.Pulls()...)
 	}
-	return writeJSON(w, map[string]any{"peers": ps, "finality": replica.Provisional})
+	return writeJSON(w, PeersAnswer{Peers: ps, Pulls: pulls, Finality: string(replica.Provisional)})
+}
+
+// PeersAnswer is GET /peers's answer: the connected peers and the pulls
+// running now.
+type PeersAnswer struct {
+	Peers    []Peer `json:"peers"`
+	Pulls    []Pull `json:"pulls"`
+	Finality string `json:"finality"`
 }
 
 // ConnectRequest is POST /peers's body: a peer's multiaddr and the spaces

@@ -53,11 +53,24 @@ type SyncResult struct {
 	Error     string `json:"error,omitempty"`
 }
 
+// Pull is the progress of one running pull.
+type Pull struct {
+	Peer            string `json:"peer"`
+	Space           string `json:"space"`
+	Round           int    `json:"round"`
+	EntriesDone     uint64 `json:"entries_done"`
+	EntriesExpected uint64 `json:"entries_expected"`
+	BytesDone       uint64 `json:"bytes_done"`
+	BytesExpected   uint64 `json:"bytes_expected"`
+}
+
 // Peers is the node's federation: who it is connected to, and a way to
 // connect to more and pull from them now (GET and POST /peers). The sync
 // node provides it.
 type Peers interface {
 	Peers() []Peer
+	// Pulls reports the pulls running now, for progress bars.
+	Pulls() []Pull
 	// Connect dials addr (a multiaddr with a /p2p/ part), joins spaces
 	// (spaces are agreed out of band, 30k §4) and pulls each from the
 	// peer now.
