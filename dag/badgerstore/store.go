@@ -68,7 +68,6 @@ func (o Options) badger(dir string) badger.Options {
 		WithMemTableSize(o.MemTableSize).
 		WithNumMemtables(2).
 		WithBlockCacheSize(o.BlockCacheSize).
-		WithIndexCacheSize(16 << 20).
 		WithNumCompactors(2).
 		WithMetricsEnabled(false).
 		// Entries are small: keep every value in the LSM tree (Badger's
@@ -77,6 +76,11 @@ func (o Options) badger(dir string) badger.Options {
 		WithCompression(options.Snappy).
 		// Put serialises writers itself, so Badger need not track reads.
 		WithDetectConflicts(false)
+	// Every level's tables the same size (Badger doubles it per level by
+	// default): compaction builds tables in memory, up to 8 or more at
+	// once, so growing table sizes make the heap grow with the store.
+	// The price is more files: about 250 per million typical entries.
+	bo.TableSizeMultiplier = 1
 	if o.ZSTD {
 		bo = bo.WithCompression(options.ZSTD).WithZSTDCompressionLevel(1)
 	}
