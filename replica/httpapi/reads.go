@@ -50,7 +50,7 @@ type Capability struct {
 }
 
 // ConformanceLevel is what this node honestly claims: every L0 endpoint,
-// and most but not all of L1 (docs/conformance.md).
+// and all of L1 but the law on a date (docs/conformance.md).
 const ConformanceLevel = "L0"
 
 func (s *Server) capability(w http.ResponseWriter, r *http.Request) error {
@@ -61,7 +61,7 @@ func (s *Server) capability(w http.ResponseWriter, r *http.Request) error {
 		Exports: []string{}, KeyAging: 86400, ExtractCosigners: []dag.Key{}, Metrics: []string{},
 		ConformanceLevel: ConformanceLevel, OpinionPolicy: "none", OpinionRateLimit: "no opinions are accepted (L2)",
 		NodeKey: s.rep.NodeKey(), Sessions: s.rep.Sessions(), Ephemeral: s.o.Ephemeral,
-		NotImplemented: []string{"/merge-requests/{id}/diff", "/merge-requests/{id}/checks", "/merge-requests/{id}/facts", "/law?date=", "/refusals", "L2 and L3 endpoints except /peers and /quarantine"},
+		NotImplemented: []string{"/law?date=", "/law?jurisdiction=", "/merge-requests/{id}/tally?by=", "/refusals", "L2 and L3 endpoints except /peers and /quarantine"},
 		MemoryBlocks:   true, Finality: string(replica.Provisional),
 	}
 	for _, sp := range c.Sessions {
@@ -379,20 +379,6 @@ func (s *Server) branch(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, map[string]any{"session": space, "branch": b, "finality": s.stateFinality(ctx, space), "simulation": s.labels(ctx, space).Simulation})
 }
 
-// storeNodes reads statute node objects from the store.
-type storeNodes struct {
-	ctx context.Context
-	l   *Local
-}
-
-func (n storeNodes) Node(id dag.ID) (*dag.Node, error) {
-	b, err := n.l.Object(n.ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return house.DecodeNode(b)
-}
-
 // TreeAnswer is a subtree of a snapshot.
 type TreeAnswer struct {
 	Session  string            `json:"session"`
@@ -404,13 +390,16 @@ type TreeAnswer struct {
 	Finality replica.Finality  `json:"finality"`
 }
 
-// subtree loads snapshot from the store's node objects and returns the
-// subtree at nid (the root when nid is empty).
-func (s *Server) subtree(ctx context.Context, snapshot dag.ID, nid string) (*statute.NodeSpec, string, error) {
-	t, err := statute.LoadTree(snapshot, storeNodes{ctx: ctx, l: s.l})
-	if errors.Is(err, dag.ErrNotFound) {
-		return nil, "", problemf(CodeNotImplemented, "snapshot %s is not held as node objects on this node (a derived merge snapshot; the replica does not serve its snapshots yet)", snapshot)
+// subtree returns the subtree at nid (the root when nid is empty) of the
+// snapshot of change, as the session's derivation holds it.
+func (s *Server) subtree(ctx context.Context, space string, change dag.ID, nid string) (*statute.NodeSpec, string, error) {
+	d, err := s.derive(ctx, space)
+	if err != nil {
+		return nil, "", err
 	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	t, err := d.h.Snapshot(change)
 	if err != nil {
 		return nil, "", err
 	}
@@ -419,7 +408,7 @@ func (s *Server) subtree(ctx context.Context, snapshot dag.ID, nid string) (*sta
 	}
 	spec, ok := t.Spec(nid)
 	if !ok {
-		return nil, "", problemf(CodeNotFound, "no node %q in snapshot %s", nid, snapshot)
+		return nil, "", problemf(CodeNotFound, "no node %q in snapshot %s", nid, t.Hash())
 	}
 	return spec, nid, nil
 }
@@ -437,7 +426,7 @@ func (s *Server) tree(w http.ResponseWriter, r *http.Request) error {
 	if b.Snapshot == nil || len(b.Heads) != 1 {
 		return problemf(dag.CodeSchema, "branch %q has %d heads: no single snapshot", b.Name, len(b.Heads))
 	}
-	spec, nid, err := s.subtree(ctx, *b.Snapshot, r.URL.Query().Get("nid"))
+	spec, nid, err := s.subtree(ctx, space, b.Heads[0], r.URL.Query().Get("nid"))
 	if err != nil {
 		return err
 	}
@@ -562,7 +551,7 @@ func (s *Server) law(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	spec, _, err := s.subtree(ctx, l.Snapshot, "")
+	spec, _, err := s.subtree(ctx, space, l.Head, "")
 	if err != nil {
 		return err
 	}

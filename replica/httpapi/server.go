@@ -104,6 +104,7 @@ type Server struct {
 	rep *replica.Replica
 	mux *http.ServeMux
 	log *slog.Logger
+	rv  reviews
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -177,9 +178,9 @@ func (s *Server) routes() {
 	s.route(Base+"/branches/{name}/tree", get(s.tree))
 	s.route(Base+"/merge-requests", get(s.mrs))
 	s.route(Base+"/merge-requests/{id}", get(s.mr))
-	s.route(Base+"/merge-requests/{id}/diff", get(s.notYet("the MR diff needs the replica's snapshots (replica has no public snapshot API yet)")))
-	s.route(Base+"/merge-requests/{id}/checks", get(s.notYet("MR checks need the replica's snapshots (replica has no public snapshot API yet)")))
-	s.route(Base+"/merge-requests/{id}/facts", get(s.notYet("the fact sheet needs the replica's snapshots (replica has no public snapshot API yet)")))
+	s.route(Base+"/merge-requests/{id}/diff", get(s.reviewHandler("diff")))
+	s.route(Base+"/merge-requests/{id}/checks", get(s.reviewHandler("checks")))
+	s.route(Base+"/merge-requests/{id}/facts", get(s.reviewHandler("facts")))
 	s.route(Base+"/merge-requests/{id}/tally", get(s.tally))
 	s.route(Base+"/law", get(s.law))
 	s.route(Base+"/rules", get(s.rules))
@@ -205,13 +206,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "no-store")
 	s.mux.ServeHTTP(w, r)
-}
-
-func (s *Server) notYet(detail string) handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		WriteProblem(w, CodeNotImplemented, detail)
-		return nil
-	}
 }
 
 // errProblem is an error that is already a problem to write.

@@ -308,8 +308,41 @@ func TestSessionEndpoints(t *testing.T) {
 		t.Fatalf("law %v", law)
 	}
 	n.problem(t, "GET", httpapi.Base+"/law?date=2026-10-01", "", nil, http.StatusNotImplemented, httpapi.CodeNotImplemented)
-	for _, p := range []string{"diff", "checks", "facts"} {
-		n.problem(t, "GET", httpapi.Base+"/merge-requests/"+s.mr.String()+"/"+p, "", nil, http.StatusNotImplemented, httpapi.CodeNotImplemented)
+	// The MR's review: section 1 modified, checks pass, the fact sheet
+	// reports 30 -> 45 (S13's number extraction).
+	diff := n.getMap(t, "/merge-requests/"+s.mr.String()+"/diff", nil)
+	dv := diff["diff"].(map[string]any)
+	if diff["finality"] != "final_advisory" || dv["authoritative"] != false || !strings.Contains(dv["unified"].(string), "45 days") {
+		t.Fatalf("diff %v", diff)
+	}
+	if mod := dv["nodes"].(map[string]any)["modified"].([]any); len(mod) != 1 || mod[0] != "/us/t1/s1" {
+		t.Fatalf("diff nodes %v", dv["nodes"])
+	}
+	checks := n.getMap(t, "/merge-requests/"+s.mr.String()+"/checks", nil)["checks"].(map[string]any)
+	if checks["blocked"] != false || len(checks["checks"].([]any)) < 5 {
+		t.Fatalf("checks %v", checks)
+	}
+	facts := n.getMap(t, "/merge-requests/"+s.mr.String()+"/facts", nil)["facts"].(map[string]any)
+	nums, _ := json.Marshal(facts["numbers"])
+	if !strings.Contains(string(nums), "30") || !strings.Contains(string(nums), "45") || facts["finality"] != "final_advisory" {
+		t.Fatalf("facts numbers %s, finality %v", nums, facts["finality"])
+	}
+	n.problem(t, "GET", httpapi.Base+"/merge-requests/"+dag.Sum(nil).String()+"/diff", "", nil, 404, httpapi.CodeNotFound)
+
+	// A second MR onto the merged root: its merge-base is found through
+	// the first MR's merge change.
+	merged, err := n.l.Replica().MR(ctx, s.space, s.mr)
+	if err != nil || merged.Merge == nil {
+		t.Fatalf("merge change: %v", err)
+	}
+	tx2, change2 := s.b.Append(ht.Member(2), "draft", s.change, []statute.Op{ht.Replace(s.b.Trees[s.change], "/us/t1/s2", "The period is 60 days.")}, s.last)
+	n.submit(t, s, tx2)
+	open2, mr2 := s.b.Open(ht.Member(1), ht.MR{Source: "draft", SourceHead: change2, TargetHead: *merged.Merge,
+		Members: ht.Members(0, 10), Rule: ht.Majority(house.MinRootNotice)}, s.last)
+	n.submit(t, s, open2)
+	dv2 := n.getMap(t, "/merge-requests/"+mr2.String()+"/diff", nil)
+	if mod := dv2["diff"].(map[string]any)["nodes"].(map[string]any)["modified"].([]any); len(mod) != 1 || mod[0] != "/us/t1/s2" || dv2["finality"] != "provisional" {
+		t.Fatalf("second MR's diff %v", dv2)
 	}
 }
 
@@ -461,5 +494,28 @@ func TestMemoryBlocks(t *testing.T) {
 	// A memory block is an entry of its space: /objects finds it too.
 	if o := n.getMap(t, "/objects/"+root.ID().String(), nil); o["space"] != "mem:harbour" {
 		t.Fatalf("object %v", o)
+	}
+}
+
+// TestConcurrentReads: reads that share the memoised derivation run at
+// once (go test -race checks them).
+func TestConcurrentReads(t *testing.T) {
+	n := newNode(t)
+	s := n.newSession(t)
+	paths := []string{"/merge-requests/" + s.mr.String() + "/diff", "/merge-requests/" + s.mr.String() + "/facts",
+		"/merge-requests/" + s.mr.String() + "/checks", "/branches/draft/tree", "/law", "/heads", "/log"}
+	errc := make(chan error, 4*len(paths))
+	for i := 0; i < 4; i++ {
+		for _, p := range paths {
+			go func() {
+				var m map[string]any
+				errc <- n.c.Get(context.Background(), p, nil, &m)
+			}()
+		}
+	}
+	for i := 0; i < cap(errc); i++ {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
 	}
 }
