@@ -7,7 +7,7 @@ package house
 // test checks that both agree).
 
 import (
-	"strings"
+	"bytes"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/rules"
@@ -15,38 +15,57 @@ import (
 
 const idLen = len("sha256:") + 64
 
-type cursor struct{ s string }
+// cursor reads a canonical body in place; string(b) conversions of a
+// constant-length prefix do not allocate.
+type cursor struct{ s []byte }
 
 func (c *cursor) cut(prefix string) bool {
-	if strings.HasPrefix(c.s, prefix) {
+	if len(c.s) >= len(prefix) && string(c.s[:len(prefix)]) == prefix {
 		c.s = c.s[len(prefix):]
 		return true
 	}
 	return false
 }
 
+// id reads "sha256:<64 lowercase hex>" followed by a closing quote, as
+// dag.ParseID would accept it.
 func (c *cursor) id() (dag.ID, bool) {
-	if len(c.s) < idLen+1 || c.s[idLen] != '"' {
+	if len(c.s) < idLen+1 || c.s[idLen] != '"' || string(c.s[:7]) != "sha256:" {
 		return dag.ID{}, false
 	}
-	id, err := dag.ParseID(c.s[:idLen])
-	if err != nil {
-		return dag.ID{}, false
+	var d [32]byte
+	for i := 0; i < 32; i++ {
+		hi, ok1 := unhex(c.s[7+2*i])
+		lo, ok2 := unhex(c.s[8+2*i])
+		if !ok1 || !ok2 {
+			return dag.ID{}, false
+		}
+		d[i] = hi<<4 | lo
 	}
 	c.s = c.s[idLen+1:]
-	return id, true
+	return dag.IDFromDigest(d), true
+}
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
 }
 
 // decodeBallot decodes a ballot.cast body.
 func decodeBallot(body []byte) (rules.BallotBody, error) {
-	if b, ok := fastBallot(string(body)); ok {
+	if b, ok := fastBallot(body); ok {
 		return b, nil
 	}
 	return rules.DecodeBallotBody(body)
 }
 
 // fastBallot reads {"choice":…[,"emergency":…],"mr":…[,"supersedes":…]}.
-func fastBallot(s string) (rules.BallotBody, bool) {
+func fastBallot(s []byte) (rules.BallotBody, bool) {
 	var b rules.BallotBody
 	c := cursor{s}
 	if !c.cut(`{"choice":"`) {
@@ -89,24 +108,24 @@ func fastBallot(s string) (rules.BallotBody, bool) {
 			}
 		}
 	}
-	return b, c.s == "}"
+	return b, string(c.s) == "}"
 }
 
 // decodeDetermination decodes an mr.determine body.
 func decodeDetermination(body []byte) (*Determination, error) {
-	if d, ok := fastDetermination(string(body)); ok {
+	if d, ok := fastDetermination(body); ok {
 		return d, nil
 	}
 	return DecodeDetermination(body)
 }
 
 // fastDetermination reads {"ballots":[…],"mr":…,"outcome":…}.
-func fastDetermination(s string) (*Determination, bool) {
+func fastDetermination(s []byte) (*Determination, bool) {
 	c := cursor{s}
 	if !c.cut(`{"ballots":[`) {
 		return nil, false
 	}
-	d := &Determination{Ballots: make([]dag.ID, 0, strings.Count(s, ",")+1)}
+	d := &Determination{Ballots: make([]dag.ID, 0, bytes.Count(s, []byte{','})+1)}
 	seen := make(map[dag.ID]struct{}, cap(d.Ballots))
 	for !c.cut("]") {
 		if len(d.Ballots) > 0 && !c.cut(",") {
@@ -147,5 +166,5 @@ func fastDetermination(s string) (*Determination, bool) {
 	default:
 		return nil, false
 	}
-	return d, c.s == "}"
+	return d, string(c.s) == "}"
 }

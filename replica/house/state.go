@@ -381,6 +381,8 @@ func Derive(session dag.ID, in []Input, objs Objects) (h *House, refused []Rejec
 	h.idx = make(map[dag.ID]int32, len(in))
 	h.ballotIdx = make(map[dag.ID]int32, len(in))
 	h.ents = make([]entry, 0, len(in))
+	h.par = make([]int32, 0, len(in))
+	h.ballots = make([]ballotRec, 0, len(in))
 	order := causalOrder(in)
 	bad := make(map[dag.ID]bool)
 	for _, x := range order {
