@@ -217,3 +217,51 @@ func TestQuarantinedEntryIsNotReRequested(t *testing.T) {
 		t.Fatalf("quarantine: %v %v", code, ok)
 	}
 }
+
+// TestMalformedRequesterIsCutOff: a requester that keeps sending garbage
+// is answered with malformed, then refused once its budget is spent.
+func TestMalformedRequesterIsCutOff(t *testing.T) {
+	src, space := build(t, 3)
+	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	e := ws.NewEngine(src, ws.Options{Clock: clock, Budget: ws.Budget{Malformed: 2}})
+	serve := func(frames ...[]byte) error {
+		c1, c2 := net.Pipe()
+		done := make(chan error, 1)
+		go func() { done <- e.Serve(context.Background(), "rude", c2); c2.Close() }()
+		go func() {
+			defer c1.Close()
+			for _, f := range frames {
+				ws.WriteFrame(c1, f)
+			}
+			// Read the answer up to its end or an error frame, then hang up.
+			br := bufio.NewReader(c1)
+			for {
+				n, err := binary.ReadUvarint(br)
+				if err != nil {
+					return
+				}
+				buf := make([]byte, n)
+				if _, err := io.ReadFull(br, buf); err != nil || buf[0] == ws.FrameEnd || buf[0] == ws.FrameError {
+					return
+				}
+			}
+		}()
+		return <-done
+	}
+	for i := 0; i < 3; i++ {
+		if err := serve([]byte{ws.FrameRequest, 0xff}); ws.CodeOf(err) != ws.CodeMalformed {
+			t.Fatalf("try %d: %v", i, err)
+		}
+	}
+	good := (&ws.Request{Space: space}).Encode()
+	if err := serve(good); !errors.Is(err, ws.ErrRefused) {
+		t.Fatalf("a cut-off peer was served: %v", err)
+	}
+	clock.Add(time.Hour)
+	if err := serve(good); err != nil {
+		t.Fatalf("after the ban: %v", err)
+	}
+	if err := serve([]byte{ws.FrameBatch, 0}); ws.CodeOf(err) != ws.CodeUnexpected {
+		t.Fatalf("a batch as request: %v", err)
+	}
+}
