@@ -307,7 +307,21 @@ func TestSessionEndpoints(t *testing.T) {
 	if sec := law["root"].(map[string]any)["children"].([]any)[0].(map[string]any)["children"].([]any)[0].(map[string]any); sec["text"] != "The period is 45 days." || law["finality"] != "final_advisory" {
 		t.Fatalf("law %v", law)
 	}
-	n.problem(t, "GET", httpapi.Base+"/law?date=2026-10-01", "", nil, http.StatusNotImplemented, httpapi.CodeNotImplemented)
+	// On a date: the merge is effective on the date of the checkpoint that
+	// included its executed determination (on_merge, D43): 2026-09-24.
+	section1 := func(l map[string]any) string {
+		return l["root"].(map[string]any)["children"].([]any)[0].(map[string]any)["children"].([]any)[0].(map[string]any)["text"].(string)
+	}
+	before := n.getMap(t, "/law", url.Values{"date": {"2026-09-23"}})
+	after := n.getMap(t, "/law", url.Values{"date": {"2026-09-24"}})
+	if section1(before) != "The period is 30 days." || before["merges_in_force"] != float64(0) || len(before["held_back"].([]any)) != 1 {
+		t.Fatalf("law on 2026-09-23: %v", before)
+	}
+	if section1(after) != "The period is 45 days." || after["merges_in_force"] != float64(1) || after["finality"] != "final_advisory" {
+		t.Fatalf("law on 2026-09-24: %v", after)
+	}
+	n.problem(t, "GET", httpapi.Base+"/law?date=2026-13-01", "", nil, 400, dag.CodeSchema)
+	n.problem(t, "GET", httpapi.Base+"/law?date=2026-10-01&jurisdiction=XX", "", nil, 422, dag.CodeJurisdictionUnknown)
 	// The MR's review: section 1 modified, checks pass, the fact sheet
 	// reports 30 -> 45 (S13's number extraction).
 	diff := n.getMap(t, "/merge-requests/"+s.mr.String()+"/diff", nil)
