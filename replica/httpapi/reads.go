@@ -66,7 +66,7 @@ func (s *Server) capability(w http.ResponseWriter, r *http.Request) error {
 		NodeKey: s.rep.NodeKey(), Sessions: s.rep.Sessions(), Ephemeral: s.o.Ephemeral,
 		NotImplemented: []string{"/merge-requests/{id}/tally?by=", "/refusals", "L2 and L3 endpoints except /peers and /quarantine",
 			"/diff, /checks, /facts and /law?date= for merges executed on a moved target head"},
-		MemoryBlocks:   true, Finality: string(replica.Provisional),
+		MemoryBlocks: true, Finality: string(replica.Provisional),
 	}
 	for _, sp := range c.Sessions {
 		if st, _, err := s.rep.State(r.Context(), sp); err == nil {
