@@ -32,6 +32,8 @@ type admission struct {
 	ballot  *ballotRec
 	det     *detRec
 	key     dag.Key
+	cfgAt   int32
+	el      *rules.Electorate // mr.open: the electorate frozen at this open
 }
 
 func notAuth(format string, args ...any) error {
@@ -351,7 +353,8 @@ func (v *admission) mrOpen() error {
 			return err
 		}
 	}
-	info := &mrInfo{id: id, body: m, rule: rule, el: el, cfgAt: tb.cfg.version}
+	info := &mrInfo{id: id, body: m, rule: rule, el: el, els: map[int32]*rules.Electorate{}}
+	v.cfgAt, v.el = tb.cfg.version, el
 	info.facts.Emergency = m.Emergency
 	if m.Kind == "governance" {
 		if err := v.checkGovernance(m, tb); err != nil {
@@ -376,7 +379,7 @@ func (v *admission) mrOpen() error {
 		info.facts.StructureFailed = len(info.checks) > 0
 	}
 	if old := h.mrs[id]; old != nil {
-		info = old // the same body opened again concurrently: same electorate (snapshot) and patch
+		info = old // the same body opened again concurrently: same patch and facts
 	}
 	v.mr = info
 	return nil
@@ -421,7 +424,7 @@ func (v *admission) ballotCast() error {
 	if reg == nil || info == nil {
 		return dag.Errorf(dag.CodeBallotInvalid, "house: MR %s is not in the ballot's causal past", body.MR)
 	}
-	if !info.el.Has(v.env.Author) {
+	if !v.h.electorateAt(info, reg).Has(v.env.Author) {
 		return dag.Errorf(dag.CodeBallotInvalid, "house: %s is not in the electorate frozen at the MR's open", v.env.Author)
 	}
 	if s := body.Supersedes; s.Valid() {
@@ -452,7 +455,8 @@ func (v *admission) mrDetermine() error {
 		return notAuth("MR %s is superseded in the causal past", d.MR)
 	}
 	targets := make([]int32, 0, len(d.Ballots))
-	poll := rules.NewPoll(info.rule, info.el, d.MR)
+	el := h.electorateAt(info, reg)
+	poll := rules.NewPoll(info.rule, el, d.MR)
 	for _, b := range d.Ballots {
 		rec := h.ballot(b)
 		if rec == nil || rec.body.MR != d.MR {
@@ -486,7 +490,7 @@ func (v *admission) mrDetermine() error {
 	if res.IfClosed != d.Outcome {
 		return notAuth("determination says %s; re-evaluating its %d ballots gives %s", d.Outcome, len(d.Ballots), res.IfClosed)
 	}
-	v.det = &detRec{tx: v.id, body: d, result: res}
+	v.det = &detRec{tx: v.id, body: d, result: res, el: el}
 	return nil
 }
 
@@ -519,8 +523,13 @@ func (v *admission) commitStatic(g int32) {
 			info.openGov = g
 			h.mrs[info.id] = info
 		}
+		info.els[g] = v.el
+		if all := intersectElectorates(info.el, v.el); all != info.el {
+			info.el = all
+			h.refoldPoll(info)
+		}
 		info.opens = sortedIDs(append(info.opens, v.id))
-		gs.mr = info.id
+		gs.mr, gs.cfgAt = info.id, v.cfgAt
 	case dag.TxMRDetermine:
 		v.det.gov = g
 		h.dets[v.id] = v.det
@@ -543,6 +552,57 @@ func (v *admission) commitBallot(ei int32) {
 		return
 	}
 	_ = h.mrs[b.body.MR].poll.Add(rules.Ballot{Tx: b.tx, Author: b.author, BallotBody: b.body})
+}
+
+// electorateAt is an MR's electorate as a causal past sees it: what the
+// opens in that past agree on.
+func (h *House) electorateAt(info *mrInfo, reg *mrReg) *rules.Electorate {
+	var el *rules.Electorate
+	for _, o := range reg.opens {
+		e := info.els[o]
+		if e == nil {
+			continue
+		}
+		if el == nil {
+			el = e
+		} else {
+			el = intersectElectorates(el, e)
+		}
+	}
+	if el == nil {
+		return info.el
+	}
+	return el
+}
+
+// intersectElectorates returns a when b has the same members, else the
+// members both have.
+func intersectElectorates(a, b *rules.Electorate) *rules.Electorate {
+	if a == b || (a.Len() == b.Len() && a.Snapshot() == b.Snapshot()) {
+		return a
+	}
+	var common []dag.Key
+	for _, k := range a.Members() {
+		if b.Has(k) {
+			common = append(common, k)
+		}
+	}
+	el, err := rules.NewElectorate(common)
+	if err != nil {
+		panic(err) // members of an electorate are valid and distinct
+	}
+	return el
+}
+
+// refoldPoll rebuilds an MR's poll after its electorate narrowed (a
+// concurrent open): rare, and the only refold of ballots.
+func (h *House) refoldPoll(info *mrInfo) {
+	info.poll = rules.NewPoll(info.rule, info.el, info.id)
+	for i := range h.ballots {
+		if b := &h.ballots[i]; b.body.MR == info.id && !b.ignored {
+			_ = info.poll.Add(rules.Ballot{Tx: b.tx, Author: b.author, BallotBody: b.body})
+		}
+	}
 }
 
 // snapshot returns an electorate's snapshot hash, once per electorate.

@@ -331,7 +331,14 @@ func (h *House) execute(st *govState, r *mrReg, g int32, d *detRec) {
 		return
 	}
 	if info.body.Kind == "governance" {
-		if tb.cfg.version != info.cfgAt {
+		// Stale unless one of the MR's opens in this state saw the target's
+		// current rules and owner (a function of the set, not of which open
+		// arrived first).
+		current := false
+		for _, o := range r.opens {
+			current = current || h.gd[o].cfgAt == tb.cfg.version
+		}
+		if !current {
 			r.status, r.reason = StatusStale, "the target branch's rules or owner changed since the MR opened"
 			return
 		}

@@ -104,12 +104,16 @@ type mrInfo struct {
 	opens   []dag.ID // mr.open tx ids, sorted
 	openGov int32    // governance index of the first admitted open
 	rule    *rules.Rule
-	el      *rules.Electorate
-	poll    *rules.Poll
-	facts   rules.Facts
-	patch   *statute.Patch // merge only
-	cfgAt   int32          // governance only: target config version at open
-	checks  []statute.Message
+	// els is the electorate frozen at each open (by governance index).
+	// They are equal unless one body was opened concurrently under
+	// different memberships of a designated_approvers group; then the
+	// electorate is what every open agrees on (their intersection).
+	els    map[int32]*rules.Electorate
+	el     *rules.Electorate // the electorate of all opens: the poll's
+	poll   *rules.Poll
+	facts  rules.Facts
+	patch  *statute.Patch // merge only
+	checks []statute.Message
 }
 
 // govStatic is what a governance entry carries, decoded once.
@@ -119,6 +123,7 @@ type govStatic struct {
 	branch *Branch   // branch.create
 	app    Append    // branch.append
 	mr     dag.ID    // mr.open
+	cfgAt  int32     // mr.open of a governance MR: the target's config version at this open
 	key    dag.Key   // key.register
 }
 
@@ -133,6 +138,7 @@ type ballotRec struct {
 type detRec struct {
 	tx     dag.ID
 	gov    int32
+	el     *rules.Electorate // the electorate at the determination's causal past
 	body   *Determination
 	result rules.Result
 }

@@ -323,7 +323,7 @@ func (h *House) Evaluate(tx dag.ID, ctx rules.Context) (rules.Result, bool) {
 		return rules.Result{}, false
 	}
 	info := h.mrs[d.body.MR]
-	p := rules.NewPoll(info.rule, info.el, info.id)
+	p := rules.NewPoll(info.rule, d.el, info.id)
 	for _, b := range d.body.Ballots {
 		r := h.ballot(b)
 		_ = p.Add(rules.Ballot{Tx: r.tx, Author: r.author, BallotBody: r.body})

@@ -184,3 +184,47 @@ func TestElectorateFrozenAtOpen(t *testing.T) {
 		t.Fatalf("MR 2 tally %+v", v.Live.Tally)
 	}
 }
+
+// TestConcurrentOpensUnderDifferentApprovers: one designated_approvers MR
+// body opened twice concurrently, across a change of the approvers group.
+// Each ballot is judged against the opens in its own past; the live poll
+// counts only what both opens agree on; the order never matters.
+func TestConcurrentOpensUnderDifferentApprovers(t *testing.T) {
+	w := newWorld(t, ht.Options{})
+	b := w.b
+	cmte := b.GroupCreate(ht.Member(0), "committee", ht.Members(0, 5), ht.Members(0, 1), w.amend.ID)
+	br := b.BranchCreate(ht.Member(1), "reviewed", "drafters", house.RootBranch, b.Genesis, false, ht.Approvers("committee", 2), ht.TwoThirds(), cmte.ID)
+	mrBody := ht.MR{Source: "draft", SourceHead: w.change, Target: "reviewed", TargetHead: b.Genesis, Members: ht.Members(0, 10), Rule: ht.Approvers("committee", 2)}
+	openA, mr := b.Open(ht.Member(1), mrBody, br.ID)
+	upd := b.GroupUpdate(ht.Member(0), "committee", ht.Members(2, 7), ht.Members(0, 1), br.ID)
+	openB, mrB := b.Open(ht.Member(2), mrBody, upd.ID)
+	if mr != mrB {
+		t.Fatal("one body, one MR id")
+	}
+	m0 := b.Ballot(ht.Member(0), mr, "approve", dag.ID{}, openA.ID)
+	m6 := b.Ballot(ht.Member(6), mr, "approve", dag.ID{}, openB.ID)
+	m6early := b.Ballot(ht.Member(6), mr, "reject", dag.ID{}, openA.ID) // not on the committee in A's past
+	m3 := b.Ballot(ht.Member(3), mr, "approve", dag.ID{}, openA.ID, openB.ID)
+	extra := []ht.Tx{openA, upd, openB, m0, m6, m6early, m3}
+	var hashes []dag.ID
+	for _, order := range [][]int{{0, 1, 2, 3, 4, 5, 6}, {1, 2, 4, 0, 3, 6, 5}} {
+		h := house.New(b.Session, b.Objects)
+		txs := append(w.prefix(), cmte, br)
+		for _, i := range order {
+			txs = append(txs, extra[i])
+		}
+		bad := admitAll(t, h, txs...)
+		if len(bad) != 1 || bad[m6early.ID] != dag.CodeBallotInvalid {
+			t.Fatalf("refused %v", bad)
+		}
+		v, _ := h.MR(mr)
+		if v.Live.Tally.Electorate != 3 || v.Live.Tally.Approve != 1 || !slices.Contains(v.Flags, house.FlagConcurrentOpen) {
+			t.Fatalf("live %+v flags %v: only members 2-4 are on both committees", v.Live.Tally, v.Flags)
+		}
+		hs, _ := stateHash(t, h)
+		hashes = append(hashes, hs)
+	}
+	if hashes[0] != hashes[1] {
+		t.Fatal("the order changed the state")
+	}
+}
