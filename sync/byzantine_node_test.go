@@ -102,3 +102,61 @@ func TestByzantineNodeOverLibp2p(t *testing.T) {
 		}
 	}
 }
+
+// TestBraggartIsCutOff: a peer that answers correctly but keeps announcing
+// heads it cannot produce spends its budget for unresolved hashes.
+func TestBraggartIsCutOff(t *testing.T) {
+	if testing.Short() {
+		t.Skip("libp2p cluster")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := newClusterWith(t, 1, func(cfg *ws.Config) { cfg.Engine.Budget.Unresolved = 3 })
+	h, err := libp2p.New(libp2p.ListenAddrStrings("/ip4/127.0.0.1/tcp/0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	h.SetStreamHandler(ws.ProtocolID, func(s network.Stream) {
+		defer s.Close()
+		br := bufio.NewReader(s)
+		for {
+			n, err := binary.ReadUvarint(br)
+			if err != nil {
+				return
+			}
+			if _, err := io.CopyN(io.Discard, br, int64(n)); err != nil {
+				return
+			}
+			respondWith(nil, nil)(s, nil) // nothing, politely
+		}
+	})
+	ps, err := pubsub.NewGossipSub(ctx, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	topic, err := ps.Join(ws.TopicPrefix + c.space)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Connect(ctx, peer.AddrInfo{ID: c.nodes[0].ID(), Addrs: c.nodes[0].Host().Addrs()}); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		tick := time.NewTicker(30 * time.Millisecond)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			fake := ws.Announcement{Space: c.space, Heads: []dag.ID{dag.Sum([]byte{byte(i), byte(i >> 8)})}}.Encode()
+			topic.Publish(ctx, fake)
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	waitFor(t, 20*time.Second, "the braggart cut off", func() bool {
+		banned, _ := c.nodes[0].Engine().Banned(h.ID().String())
+		return banned
+	})
+}

@@ -101,6 +101,9 @@ type Node struct {
 	spaces map[string]*spaceState
 	jobs   map[jobKey]*job
 	seen   map[jobKey][32]byte // last announcement digest per (peer, space)
+	// claimed holds the heads a peer announced itself, until a pull from
+	// it has been tried: heads it then fails to produce are charged to it.
+	claimed map[jobKey][]dag.ID
 
 	sent, suppressed, received, repeats, dropped, triggered atomic.Uint64
 }
@@ -168,15 +171,16 @@ func NewNode(ctx context.Context, local Local, cfg Config) (*Node, error) {
 	}
 	nctx, cancel := context.WithCancel(context.Background())
 	n := &Node{
-		local:  local,
-		cfg:    cfg,
-		host:   h,
-		log:    log,
-		ctx:    nctx,
-		cancel: cancel,
-		spaces: map[string]*spaceState{},
-		jobs:   map[jobKey]*job{},
-		seen:   map[jobKey][32]byte{},
+		local:   local,
+		cfg:     cfg,
+		host:    h,
+		log:     log,
+		ctx:     nctx,
+		cancel:  cancel,
+		spaces:  map[string]*spaceState{},
+		jobs:    map[jobKey]*job{},
+		seen:    map[jobKey][32]byte{},
+		claimed: map[jobKey][]dag.ID{},
 	}
 	n.engine = NewEngine(local, cfg.Engine)
 	n.ps, err = pubsub.NewGossipSub(nctx, h)
@@ -381,6 +385,10 @@ func (n *Node) listen(space string, sub *pubsub.Subscription) {
 		src := from
 		if n.host.Network().Connectedness(from) != network.Connected {
 			src = m.ReceivedFrom
+		} else {
+			n.mu.Lock()
+			n.claimed[k] = a.Heads
+			n.mu.Unlock()
 		}
 		n.triggered.Add(1)
 		n.schedule(src, space)
@@ -389,21 +397,28 @@ func (n *Node) listen(space string, sub *pubsub.Subscription) {
 
 // unknown reports whether some of heads is neither held nor quarantined.
 func (n *Node) unknown(heads []dag.ID) (bool, error) {
+	c, err := n.countUnknown(heads)
+	return c > 0, err
+}
+
+// countUnknown counts the heads neither held nor quarantined.
+func (n *Node) countUnknown(heads []dag.ID) (int, error) {
+	c := 0
 	for _, h := range heads {
 		st, err := n.local.Has(n.ctx, h)
 		if err != nil {
-			return false, err
+			return 0, err
 		}
 		if st != dag.Absent {
 			continue
 		}
 		if _, q, err := n.local.Quarantined(n.ctx, h); err != nil {
-			return false, err
+			return 0, err
 		} else if !q {
-			return true, nil
+			c++
 		}
 	}
-	return false, nil
+	return c, nil
 }
 
 // changed is Local's notification: announce space after the debounce.
@@ -495,8 +510,20 @@ func (n *Node) schedule(p peer.ID, space string) {
 	go func() {
 		defer n.wg.Done()
 		for {
-			if _, err := n.SyncWith(n.ctx, p, space); err != nil {
+			_, err := n.SyncWith(n.ctx, p, space)
+			if err != nil {
 				n.log.Debug("pull", "peer", p, "space", space, "err", err)
+			}
+			n.mu.Lock()
+			claimed := n.claimed[k]
+			delete(n.claimed, k)
+			n.mu.Unlock()
+			if err == nil && len(claimed) > 0 {
+				// A peer that announced heads and then did not produce
+				// them spends its budget for unresolved hashes.
+				if missing, uerr := n.countUnknown(claimed); uerr == nil && missing > 0 {
+					n.engine.charge(p.String(), chargeUnresolved, missing) //nolint:errcheck // the ban is the effect
+				}
 			}
 			n.mu.Lock()
 			if !j.again || n.ctx.Err() != nil {

@@ -58,7 +58,10 @@ type cluster struct {
 // newCluster starts n nodes on loopback (TCP for even ones, QUIC for odd
 // ones), each configured with the addresses of the two before it, all in
 // one space whose root replica 0 holds.
-func newCluster(t testing.TB, n int) *cluster {
+func newCluster(t testing.TB, n int) *cluster { return newClusterWith(t, n, nil) }
+
+// newClusterWith is newCluster with tune applied to every node's Config.
+func newClusterWith(t testing.TB, n int, tune func(*ws.Config)) *cluster {
 	t.Helper()
 	ctx := context.Background()
 	c := &cluster{part: &partition{}}
@@ -91,7 +94,7 @@ func newCluster(t testing.TB, n int) *cluster {
 			peers = append(peers, c.nodes[j].Addrs()[0])
 		}
 		self := c.ids[i]
-		node, err := ws.NewNode(ctx, r, ws.Config{
+		cfg := ws.Config{
 			ListenAddrs: []string{listen},
 			Identity:    keys[i],
 			Peers:       peers,
@@ -99,7 +102,11 @@ func newCluster(t testing.TB, n int) *cluster {
 			Debounce:    20 * time.Millisecond,
 			Interval:    300 * time.Millisecond,
 			Allow:       func(p peer.ID) bool { return c.part.allow(self, p) },
-		})
+		}
+		if tune != nil {
+			tune(&cfg)
+		}
+		node, err := ws.NewNode(ctx, r, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -168,6 +168,7 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 		id   dag.ID
 	}
 	res := sync.IngestResult{Items: make([]sync.ItemResult, len(items))}
+	sid, _ := dag.ParseID(space) // an envelope space is a session id; zero (matching nothing) otherwise
 	quar := func(i int, id dag.ID, code dag.Code, format string, args ...any) {
 		res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Quarantined, Code: code, Reason: fmt.Sprintf(format, args...)}
 	}
@@ -234,7 +235,7 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate}
 			continue
 		}
-		if env.Session.String() != space {
+		if env.Session != sid {
 			quar(i, id, dag.CodeSchema, "entry of session %s sent for space %s", env.Session, space)
 			continue
 		}
