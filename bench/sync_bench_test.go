@@ -13,6 +13,7 @@ import (
 	"github.com/automerge/automerge-go"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/dag/badgerstore"
 	ws "github.com/witan-dev/witan/sync"
 	"github.com/witan-dev/witan/sync/synctest"
 )
@@ -117,37 +118,17 @@ func node(b *testing.B, r *synctest.Replica, spaces ...string) *ws.Node {
 // from another with SyncState, in process.
 func BenchmarkFreshSync(b *testing.B) {
 	for _, n := range sizes() {
-		b.Run(fmt.Sprintf("witan-libp2p/%d", n), func(b *testing.B) {
-			c := getChain(n)
-			src := source(b, c)
-			sn := node(b, src, c.space)
-			defer sn.Close()
-			var st ws.Stats
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				b.StopTimer()
-				dst := synctest.NewMem(synctest.Options{})
-				dn := node(b, dst)
-				if err := dn.Connect(context.Background(), sn.Addrs()[0]); err != nil {
+		b.Run(fmt.Sprintf("witan-libp2p-badger/%d", n), func(b *testing.B) {
+			freshWitan(b, n, func() *synctest.Replica {
+				st, err := badgerstore.Open(b.TempDir(), badgerstore.Options{})
+				if err != nil {
 					b.Fatal(err)
 				}
-				resetPeakRSS()
-				base := rss()
-				b.StartTimer()
-				var err error
-				st, err = dn.SyncWith(context.Background(), sn.ID(), c.space)
-				if err != nil || st.Accepted != n {
-					b.Fatalf("%v %+v", err, st)
-				}
-				b.StopTimer()
-				b.ReportMetric(peakRSS(), "peak-RSS-MiB")
-				b.ReportMetric(peakRSS()-base, "RSS-growth-MiB")
-				dn.Close()
-			}
-			b.ReportMetric(float64(st.Rounds), "round-trips")
-			b.ReportMetric(float64(st.BytesIn+st.BytesOut)/float64(n), "wire-B/entry")
-			b.ReportMetric(float64(c.bytes)/float64(n), "canonical-B/entry")
-			b.ReportMetric(float64(st.BytesIn+st.BytesOut)/float64(c.bytes), "wire/canonical")
+				return synctest.New(st, synctest.Options{})
+			})
+		})
+		b.Run(fmt.Sprintf("witan-libp2p/%d", n), func(b *testing.B) {
+			freshWitan(b, n, func() *synctest.Replica { return synctest.NewMem(synctest.Options{}) })
 		})
 		b.Run(fmt.Sprintf("automerge/%d", n), func(b *testing.B) {
 			src := automergeDoc(b, n)
@@ -171,6 +152,41 @@ func BenchmarkFreshSync(b *testing.B) {
 			b.ReportMetric(float64(wire)/float64(n), "wire-B/entry")
 		})
 	}
+}
+
+// freshWitan syncs a chain of n entries into a fresh replica from newDst.
+func freshWitan(b *testing.B, n int, newDst func() *synctest.Replica) {
+	c := getChain(n)
+	src := source(b, c)
+	sn := node(b, src, c.space)
+	defer sn.Close()
+	var st ws.Stats
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		dst := newDst()
+		dn := node(b, dst)
+		if err := dn.Connect(context.Background(), sn.Addrs()[0]); err != nil {
+			b.Fatal(err)
+		}
+		resetPeakRSS()
+		base := rss()
+		b.StartTimer()
+		var err error
+		st, err = dn.SyncWith(context.Background(), sn.ID(), c.space)
+		if err != nil || st.Accepted != n {
+			b.Fatalf("%v %+v", err, st)
+		}
+		b.StopTimer()
+		b.ReportMetric(peakRSS(), "peak-RSS-MiB")
+		b.ReportMetric(peakRSS()-base, "RSS-growth-MiB")
+		dn.Close()
+		dst.Close()
+	}
+	b.ReportMetric(float64(st.Rounds), "round-trips")
+	b.ReportMetric(float64(st.BytesIn+st.BytesOut)/float64(n), "wire-B/entry")
+	b.ReportMetric(float64(c.bytes)/float64(n), "canonical-B/entry")
+	b.ReportMetric(float64(st.BytesIn+st.BytesOut)/float64(c.bytes), "wire/canonical")
 }
 
 // automergeDoc returns a document of n changes, each setting one key.
