@@ -368,13 +368,24 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 				return nil
 			}
 		}
-		sp.drop(it.id)
 		if err := sp.h.Admit(it.id, it.env); err != nil {
 			if dag.CodeOf(err) == "" {
 				return err
 			}
+			// An object the entry names has not arrived: wait for it as
+			// for a parent, so that whether an entry is quarantined never
+			// depends on which objects happened to arrive first.
+			var mo *house.MissingObject
+			if errors.As(err, &mo) {
+				sp.hold(it, mo.ID)
+				o.Status = Pending
+				report()
+				return nil
+			}
+			sp.drop(it.id)
 			r.quarantine(ctx, name, it.id, err, &o)
 		} else {
+			sp.drop(it.id)
 			o.Status = Accepted
 			batch.Entries = append(batch.Entries, dag.Entry{ID: it.id, Space: name, Parents: it.env.Parents, Data: it.data})
 			batch.Objects = append(batch.Objects, it.attach...)
@@ -382,6 +393,10 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 		report()
 		decided(it.id)
 		return nil
+	}
+	// Objects that entries were held for may have arrived.
+	for id := range extra {
+		decided(id)
 	}
 	for _, it := range items {
 		queue = append(queue, it)

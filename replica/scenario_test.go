@@ -463,3 +463,35 @@ func TestIngestQuarantineAndPending(t *testing.T) {
 		t.Fatalf("finality %s %v", f, err)
 	}
 }
+
+// TestMissingObjectWaits: a peer's entry whose object has not arrived waits
+// for it (never quarantined for arriving early); a client's submission
+// without it is refused.
+func TestMissingObjectWaits(t *testing.T) {
+	ctx := context.Background()
+	b := ht.New(ht.Options{})
+	roster := b.GroupCreate(ht.Member(0), "roster", ht.Members(0, 4), ht.Members(0, 1), b.Create.ID)
+	upd := b.GroupUpdate(ht.Member(0), "roster", ht.Members(0, 6), ht.Members(0, 1), roster.ID)
+	r := openReplica(t, nil)
+	submit(t, r, b.Create, "accepted")
+	submit(t, r, roster, "accepted")
+	rc, err := r.Submit(ctx, upd.Bytes, nil)
+	if err != nil || rc.Status != "rejected" || code(rc) != dag.CodeUnknownParent {
+		t.Fatalf("submission without its object: %+v %v", rc, err)
+	}
+	outs, err := r.Ingest(ctx, []replica.Submission{{Envelope: upd.Bytes}})
+	if err != nil || outs[0].Status != replica.Pending {
+		t.Fatalf("peer entry without its object: %+v %v", outs, err)
+	}
+	outs, err = r.Ingest(ctx, []replica.Submission{{Envelope: upd.Bytes, Attachments: upd.Attach}})
+	if err != nil || outs[0].Status != replica.Accepted {
+		t.Fatalf("with its object: %+v %v", outs, err)
+	}
+	if q := r.Quarantine(b.Session.String()); len(q) != 0 {
+		t.Fatalf("quarantine %v", q)
+	}
+	g, _ := r.Group(ctx, b.Session.String(), "roster")
+	if len(g.Members) != 6 {
+		t.Fatalf("roster %d members", len(g.Members))
+	}
+}

@@ -36,6 +36,14 @@ func (m ObjectMap) Object(id dag.ID) ([]byte, error) {
 	return b, nil
 }
 
+// MissingObject is wrapped (inside a *dag.ProtocolError with code
+// unknown_parent) when a body names an object the Objects source does not
+// hold. A client's submission is refused for it; a peer's entry may wait
+// for the object like for a missing parent (see replica).
+type MissingObject struct{ ID dag.ID }
+
+func (e *MissingObject) Error() string { return "house: missing object " + e.ID.String() }
+
 // ErrNotAdmitted is wrapped when Admit is given an entry whose parent it has
 // not admitted: a caller's bug (the store admits entries in causal order).
 var ErrNotAdmitted = errors.New("house: parent not admitted")
@@ -505,7 +513,7 @@ func (h *House) changeParents() dag.ParentSource {
 func (h *House) object(id dag.ID, what string) ([]byte, error) {
 	b, err := h.objs.Object(id)
 	if errors.Is(err, dag.ErrNotFound) {
-		return nil, dag.Errorf(dag.CodeUnknownParent, "house: %s %s is neither known nor attached", what, id)
+		return nil, &dag.ProtocolError{Code: dag.CodeUnknownParent, Detail: fmt.Sprintf("house: %s %s is neither known nor attached", what, id), Err: &MissingObject{ID: id}}
 	}
 	if err != nil {
 		return nil, err
