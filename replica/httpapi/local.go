@@ -17,6 +17,7 @@ import (
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
+	"github.com/witan-dev/witan/replica/statute"
 	"github.com/witan-dev/witan/sync"
 )
 
@@ -114,8 +115,10 @@ func (l *Local) Spaces(ctx context.Context) ([]string, error) { return l.store.S
 // nodes, a branch or group object). A memory block refers to none.
 //
 // This is schema-blind on purpose: it cannot miss an object a future body
-// type adds. It may send objects the peer already holds (a change's whole
-// snapshot), which the peer drops as duplicates; MaxRefObjects bounds it.
+// type adds. The one thing it knows is a change: it sends the change and
+// the nodes its result adds to its base, not the base snapshot or the
+// parent changes, which came with earlier entries. MaxRefObjects (sync's
+// wire limit per item) bounds it.
 func (l *Local) Refs(ctx context.Context, e dag.Entry) ([]dag.ID, error) {
 	if strings.HasPrefix(e.Space, MemoryPrefix) {
 		return nil, nil
@@ -146,9 +149,44 @@ func (l *Local) refs(ctx context.Context, body []byte) ([]dag.ID, error) {
 			return nil, err
 		}
 		out = append(out, id)
+		// A change needs only the nodes its result adds to its base: the
+		// base snapshot, and the parent changes, came with earlier entries
+		// (or are derived by every replica, for merges).
+		if c, _, _, err := statute.DecodeChange(data); err == nil {
+			if err := l.markTree(ctx, c.Base, seen); err != nil {
+				return nil, err
+			}
+			queue = append(queue, c.Result)
+			continue
+		}
 		queue = append(queue, idsIn(data)...)
 	}
 	return out, nil
+}
+
+// maxMarked bounds the nodes markTree visits.
+const maxMarked = 1 << 20
+
+// markTree marks the stored node objects of the snapshot root as seen.
+func (l *Local) markTree(ctx context.Context, root dag.ID, seen map[dag.ID]bool) error {
+	queue := []dag.ID{root}
+	for n := 0; len(queue) > 0 && n < maxMarked; n++ {
+		id := queue[0]
+		queue = queue[1:]
+		if seen[id] {
+			continue
+		}
+		data, err := l.store.Object(ctx, id)
+		if errors.Is(err, dag.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		seen[id] = true
+		queue = append(queue, idsIn(data)...)
+	}
+	return nil
 }
 
 // idsIn returns every "sha256:<64 hex>" string in canonical JSON b, in

@@ -533,3 +533,41 @@ func TestConcurrentReads(t *testing.T) {
 		}
 	}
 }
+
+// TestRefs: an append travels with its change and the nodes its result
+// adds (the edited section and its ancestors), not the base snapshot.
+func TestRefs(t *testing.T) {
+	n := newNode(t)
+	s := n.newSession(t)
+	ctx := context.Background()
+	e, err := n.l.Get(ctx, s.opened) // the mr.open: refers to changes, but its body names no object
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page httpapi.LogPage
+	if err := n.c.Get(ctx, "/log", nil, &page); err != nil {
+		t.Fatal(err)
+	}
+	for _, le := range page.Entries {
+		env, _, _, _ := dag.DecodeEnvelope(le.Envelope)
+		switch env.Type {
+		case dag.TxSessionCreate:
+			if len(le.Attachments) != 5 { // root, title, three sections
+				t.Fatalf("session.create travels with %d objects, want the seed's 5 nodes", len(le.Attachments))
+			}
+		case dag.TxBranchAppend:
+			if len(le.Attachments) != 4 { // change, root, title, section 1
+				t.Fatalf("branch.append travels with %d objects, want 4", len(le.Attachments))
+			}
+		}
+	}
+	ids, err := n.l.Refs(ctx, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if _, err := n.l.Object(ctx, id); err != nil {
+			t.Fatalf("ref %s is not an object: %v", id, err)
+		}
+	}
+}
