@@ -248,9 +248,25 @@ func (s *Store) nameOf(sid uint32) string {
 	return name
 }
 
-// lookup reads the entry under id in txn: applied, pending or absent.
-func (s *Store) lookup(txn *badger.Txn, id dag.ID, names func(uint32) string) (dag.Entry, dag.Status, uint64, error) {
+// anyPending reports whether any committed entry is pending. Call with mu
+// held.
+func (s *Store) anyPending() bool {
+	for _, n := range s.pending {
+		if n > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// lookup reads the entry under id in txn: applied, pending or absent. With
+// pending false it does not look for a pending record (Put knows when
+// there is none, which saves a Get per new entry).
+func (s *Store) lookup(txn *badger.Txn, id dag.ID, names func(uint32) string, pending bool) (dag.Entry, dag.Status, uint64, error) {
 	for _, st := range []dag.Status{dag.Applied, dag.Pending} {
+		if st == dag.Pending && !pending {
+			break
+		}
 		p := byte(pEntry)
 		if st == dag.Pending {
 			p = pPending
@@ -305,7 +321,7 @@ func (p *putTxn) sid(space string) (uint32, bool) {
 }
 
 func (p *putTxn) Lookup(id dag.ID) (dag.Entry, dag.Status, error) {
-	e, st, _, err := p.s.lookup(p.txn, id, p.name)
+	e, st, _, err := p.s.lookup(p.txn, id, p.name, p.s.anyPending())
 	return e, st, err
 }
 
@@ -503,7 +519,7 @@ func (s *Store) Get(ctx context.Context, id dag.ID) (dag.Entry, error) {
 	err := s.view(ctx, func(txn *badger.Txn) error {
 		var st dag.Status
 		var err error
-		e, st, _, err = s.lookup(txn, id, s.nameOf)
+		e, st, _, err = s.lookup(txn, id, s.nameOf, true)
 		if err == nil && st != dag.Applied {
 			err = fmt.Errorf("badgerstore: entry %s: %w", id, dag.ErrNotFound)
 		}
@@ -641,7 +657,7 @@ func (s *Store) Pending(ctx context.Context, space string) ([]dag.ID, error) {
 func (s *Store) Position(ctx context.Context, id dag.ID) (uint64, error) {
 	var pos uint64
 	err := s.view(ctx, func(txn *badger.Txn) error {
-		_, st, p, err := s.lookup(txn, id, s.nameOf)
+		_, st, p, err := s.lookup(txn, id, s.nameOf, true)
 		if err == nil && st != dag.Applied {
 			err = fmt.Errorf("badgerstore: position of %s: %w", id, dag.ErrNotFound)
 		}
@@ -696,7 +712,7 @@ func (s *Store) Missing(ctx context.Context, space string) ([]dag.ID, error) {
 			}
 			last = slices.Clone(par)
 			id := idFrom(par)
-			e, st, _, err := s.lookup(txn, id, s.nameOf)
+			e, st, _, err := s.lookup(txn, id, s.nameOf, true)
 			if err != nil {
 				return err
 			}
