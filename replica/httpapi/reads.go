@@ -148,6 +148,9 @@ func (s *Server) logPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if _, _, err := s.rep.State(ctx, space); err != nil {
+		return err // an unknown session is 404, not an empty log
+	}
 	limit := DefaultLogLimit
 	if q := r.URL.Query().Get("limit"); q != "" {
 		n, err := strconv.Atoi(q)

@@ -390,6 +390,8 @@ func TestErrors(t *testing.T) {
 	n.problem(t, "GET", httpapi.Base+"/merge-requests/"+unknown, "", nil, 404, httpapi.CodeNotFound)
 	n.problem(t, "GET", httpapi.Base+"/merge-requests/"+unknown+"/tally", "", nil, 404, httpapi.CodeNotFound)
 	n.problem(t, "GET", httpapi.Base+"/sessions/"+unknown, "", nil, 404, httpapi.CodeNotFound)
+	n.problem(t, "GET", httpapi.Base+"/log?session="+unknown, "", nil, 404, httpapi.CodeNotFound)
+	n.problem(t, "GET", httpapi.Base+"/heads?session="+unknown, "", nil, 404, httpapi.CodeNotFound)
 	n.problem(t, "GET", httpapi.Base+"/groups/nobody", "", nil, 404, httpapi.CodeNotFound)
 	n.problem(t, "GET", httpapi.Base+"/branches/nobranch", "", nil, 404, httpapi.CodeNotFound)
 	n.problem(t, "GET", httpapi.Base+"/branches/draft/tree?nid=/no/such", "", nil, 404, httpapi.CodeNotFound)
