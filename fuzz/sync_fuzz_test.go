@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/heads"
 	"github.com/witan-dev/witan/sync"
 	"github.com/witan-dev/witan/sync/synctest"
 )
@@ -17,7 +18,7 @@ import (
 // FuzzSyncDecodeRequest: any bytes decode to a request that re-encodes to
 // the same bytes, or fail with CodeMalformed.
 func FuzzSyncDecodeRequest(f *testing.F) {
-	filter, _ := sync.NewFilter(bytes.NewReader(make([]byte, 16)), 3)
+	filter, _ := heads.NewBloom(make([]byte, 16), 3, sync.BitsPerID)
 	filter.Add(dag.Sum([]byte("a")))
 	for _, r := range []sync.Request{
 		{Space: "s"},
@@ -39,7 +40,9 @@ func FuzzSyncDecodeRequest(f *testing.F) {
 			t.Fatalf("re-encodes differently:\n%x\n%x", in, out)
 		}
 		for _, id := range r.Heads {
-			r.Filter.Has(id) // must not panic
+			if r.Filter != nil {
+				r.Filter.Has(id) // must not panic
+			}
 		}
 	})
 }

@@ -2,6 +2,7 @@ package sync_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -263,5 +264,27 @@ func TestMalformedRequesterIsCutOff(t *testing.T) {
 	}
 	if err := serve([]byte{ws.FrameBatch, 0}); ws.CodeOf(err) != ws.CodeUnexpected {
 		t.Fatalf("a batch as request: %v", err)
+	}
+}
+
+// TestFilterSaltIsFreshPerRequest: every request's filter has its own
+// salt, so a false positive (or a ground id) in one is not in the next.
+func TestFilterSaltIsFreshPerRequest(t *testing.T) {
+	honest, space := build(t, 20)
+	var salts [][]byte
+	_, err := liarPull(context.Background(), ws.NewEngine(honest, ws.Options{}), space, func(w io.Writer, req *ws.Request) {
+		if req.Filter == nil {
+			t.Error("no filter")
+			return
+		}
+		salts = append(salts, req.Filter.Salt())
+		if len(req.Want) > 0 {
+			respondWith(nil, req.Want)(w, req)
+			return
+		}
+		respondWith(orphansBy(71, space, 1), nil)(w, req) // forces a second request
+	})
+	if err != nil || len(salts) != 2 || len(salts[0]) < 16 || bytes.Equal(salts[0], salts[1]) {
+		t.Fatalf("%v: salts %x", err, salts)
 	}
 }

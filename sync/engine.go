@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/heads"
 )
 
 // Clock is the time sync reads. Tests inject a fake one so that budgets and
@@ -40,6 +41,10 @@ const (
 	DefaultMaxRounds        = 8
 	DefaultMaxFilterEntries = 1 << 16
 	DefaultMaxWalk          = 1 << 22
+	// BitsPerID sizes filters: about 1 % false positives.
+	BitsPerID = 10
+	// MaxFilterIDs is the most ids a filter is sized for.
+	MaxFilterIDs = heads.MaxBloomBits / BitsPerID
 )
 
 // Options configure an Engine. The zero value works.

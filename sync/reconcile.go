@@ -13,6 +13,7 @@ import (
 	"slices"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/heads"
 )
 
 type node struct {
@@ -212,7 +213,7 @@ func (e *Engine) sendError(c *conn, err error) {
 // respond answers one request on c.
 func (e *Engine) respond(ctx context.Context, c *conn, peer string, req *Request) error {
 	x := e.local
-	heads, err := x.Heads(ctx, req.Space)
+	hs, err := x.Heads(ctx, req.Space)
 	if err != nil {
 		return err
 	}
@@ -220,7 +221,7 @@ func (e *Engine) respond(ctx context.Context, c *conn, peer string, req *Request
 	if err != nil {
 		return err
 	}
-	starts := heads
+	starts := hs
 	var notFound []dag.ID
 	if len(req.Want) > 0 {
 		starts = nil
@@ -239,7 +240,7 @@ func (e *Engine) respond(ctx context.Context, c *conn, peer string, req *Request
 	if len(known) == 0 && req.Filter == nil && len(req.Want) == 0 {
 		// A fresh requester: the whole log, in log order, page by page,
 		// without holding the space in memory.
-		if err := e.streamLog(ctx, c, req.Space, heads); err != nil {
+		if err := e.streamLog(ctx, c, req.Space, hs); err != nil {
 			return err
 		}
 	} else {
@@ -253,7 +254,7 @@ func (e *Engine) respond(ctx context.Context, c *conn, peer string, req *Request
 		slices.Reverse(nodes)
 		sent := make(map[dag.ID]struct{}, len(nodes))
 		for _, n := range nodes {
-			ok := !req.Filter.Has(n.id)
+			ok := !filterHas(req.Filter, n.id)
 			for _, p := range n.parents {
 				if _, s := sent[p]; s {
 					ok = true
@@ -269,7 +270,7 @@ func (e *Engine) respond(ctx context.Context, c *conn, peer string, req *Request
 			return err
 		}
 	}
-	if err := c.write(End{Heads: capIDs(heads), NotFound: notFound}.Encode()); err != nil {
+	if err := c.write(End{Heads: capIDs(hs), NotFound: notFound}.Encode()); err != nil {
 		return err
 	}
 	if err := c.flush(); err != nil {
@@ -279,7 +280,7 @@ func (e *Engine) respond(ctx context.Context, c *conn, peer string, req *Request
 	// (then it holds fewer, and ignores the ones it lacks when it names
 	// them as Common in a pull of its own).
 	if len(req.Want) == 0 {
-		e.Seen(peer, req.Space, heads)
+		e.Seen(peer, req.Space, hs)
 	}
 	return nil
 }
@@ -308,9 +309,9 @@ func (e *Engine) sampleBytes(ctx context.Context, ids []dag.ID, n uint64) (uint6
 	return sum * n / uint64(k), nil
 }
 
-func (e *Engine) streamLog(ctx context.Context, c *conn, space string, heads []dag.ID) error {
+func (e *Engine) streamLog(ctx context.Context, c *conn, space string, hs []dag.ID) error {
 	var count uint64
-	for _, h := range heads {
+	for _, h := range hs {
 		p, err := e.local.Position(ctx, h)
 		if err != nil {
 			return err
@@ -464,7 +465,7 @@ func (e *Engine) Pull(ctx context.Context, peer string, s io.ReadWriter, space s
 	var want []dag.ID
 	pending := 0
 	for round := 1; ; round++ {
-		heads, err := x.Heads(ctx, space)
+		hs, err := x.Heads(ctx, space)
 		if err != nil {
 			return st, err
 		}
@@ -472,11 +473,11 @@ func (e *Engine) Pull(ctx context.Context, peer string, s io.ReadWriter, space s
 		if err != nil {
 			return st, err
 		}
-		filter, complete, err := e.filter(ctx, space, heads, common)
+		filter, complete, err := e.filter(ctx, space, hs, common)
 		if err != nil {
 			return st, err
 		}
-		req := Request{Space: space, Heads: capIDs(heads), Common: common, Want: want, Filter: filter}
+		req := Request{Space: space, Heads: capIDs(hs), Common: common, Want: want, Filter: filter}
 		if len(common) > 0 && complete {
 			// Every head is either below common or in the filter: the
 			// heads would tell the responder nothing more.
@@ -547,8 +548,8 @@ func (e *Engine) missing(ctx context.Context, space string, skip map[dag.ID]stru
 // common (so the peer may lack them), newest first up to MaxFilterEntries,
 // and the pending ones. It is nil when there are none.
 // complete is false when the filter had to leave entries out.
-func (e *Engine) filter(ctx context.Context, space string, heads, common []dag.ID) (f *Filter, complete bool, err error) {
-	nodes, err := region(ctx, e.local, heads, common, e.o.MaxFilterEntries+1, false)
+func (e *Engine) filter(ctx context.Context, space string, hs, common []dag.ID) (f *heads.Bloom, complete bool, err error) {
+	nodes, err := region(ctx, e.local, hs, common, e.o.MaxFilterEntries+1, false)
 	if err != nil {
 		return nil, false, err
 	}
@@ -563,7 +564,11 @@ func (e *Engine) filter(ctx context.Context, space string, heads, common []dag.I
 	if len(nodes)+len(pend) == 0 {
 		return nil, complete, nil
 	}
-	f, err = NewFilter(e.o.Rand, len(nodes)+len(pend))
+	salt := make([]byte, heads.MinSaltLen)
+	if _, err := io.ReadFull(e.o.Rand, salt); err != nil {
+		return nil, false, err
+	}
+	f, err = heads.NewBloom(salt, min(len(nodes)+len(pend), MaxFilterIDs), BitsPerID)
 	if err != nil {
 		return nil, false, err
 	}

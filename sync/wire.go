@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/heads"
 )
 
 // ProtocolID is the libp2p protocol of the reconciliation stream.
@@ -24,10 +25,8 @@ const (
 	// MaxIDs bounds each id list of a request (heads, common, want) and of
 	// an end frame.
 	MaxIDs = 4096
-	// MaxFilterBytes bounds a request's Bloom filter.
-	MaxFilterBytes = 1 << 20
-	// MaxHashes bounds the number of hash functions of a filter.
-	MaxHashes = 16
+	// MaxFilterBytes bounds a request's encoded Bloom filter.
+	MaxFilterBytes = 3 + heads.MaxSaltLen + heads.MaxBloomBits/8
 	// MaxBatchItems bounds the items of one batch frame.
 	MaxBatchItems = 4096
 	// MaxItemObjects bounds the objects travelling with one item.
@@ -116,10 +115,14 @@ type Request struct {
 	// Want, when not empty, asks for these entries (and whatever of their
 	// ancestry the requester lacks) instead of everything new.
 	Want []dag.ID
-	// Filter summarises the requester's entries that are not below Common;
-	// nil when it has none.
-	Filter *Filter
+	// Filter summarises the requester's entries that are not below Common
+	// (a heads.Bloom keyed with a salt drawn for this request); nil when it
+	// has none.
+	Filter *heads.Bloom
 }
+
+// filterHas reports whether f may hold id; a nil filter holds nothing.
+func filterHas(f *heads.Bloom, id dag.ID) bool { return f != nil && f.Has(id) }
 
 // Header opens a response: what the responder is about to send.
 type Header struct {
@@ -248,9 +251,8 @@ func (r *Request) Encode() []byte {
 		e.b = append(e.b, 0)
 	} else {
 		e.b = append(e.b, 1)
-		e.b = append(e.b, r.Filter.Salt[:]...)
-		e.b = append(e.b, r.Filter.K)
-		e.bytes(r.Filter.Bits)
+		f, _ := r.Filter.MarshalBinary() // never fails
+		e.bytes(f)
 	}
 	return e.b
 }
@@ -268,20 +270,14 @@ func DecodeRequest(p []byte) (*Request, error) {
 	switch d.byte1() {
 	case 0:
 	case 1:
-		f := &Filter{}
-		if len(d.b) < len(f.Salt) && d.err == nil {
-			d.fail("truncated filter salt")
-		}
+		raw := d.bytes(MaxFilterBytes)
 		if d.err == nil {
-			copy(f.Salt[:], d.b)
-			d.b = d.b[len(f.Salt):]
+			f := &heads.Bloom{}
+			if err := f.UnmarshalBinary(raw); err != nil {
+				d.fail("filter: %v", err)
+			}
+			r.Filter = f
 		}
-		f.K = d.byte1()
-		f.Bits = d.bytes(MaxFilterBytes)
-		if d.err == nil && (f.K == 0 || f.K > MaxHashes || len(f.Bits) == 0) {
-			d.fail("filter with %d hashes and %d bytes", f.K, len(f.Bits))
-		}
-		r.Filter = f
 	default:
 		d.fail("bad filter flag")
 	}
