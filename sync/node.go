@@ -240,6 +240,9 @@ func (f notifee) HandlePeerFound(pi peer.AddrInfo) {
 // Engine returns the node's protocol engine (for Progress and Banned).
 func (n *Node) Engine() *Engine { return n.engine }
 
+// Progress returns the progress of the pulls running now.
+func (n *Node) Progress() []Progress { return n.engine.Progress() }
+
 // ID returns the node's libp2p peer id.
 func (n *Node) ID() peer.ID { return n.host.ID() }
 
