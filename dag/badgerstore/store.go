@@ -81,6 +81,9 @@ func (o Options) badger(dir string) badger.Options {
 	// once, so growing table sizes make the heap grow with the store.
 	// The price is more files: about 250 per million typical entries.
 	bo.TableSizeMultiplier = 1
+	// Badger refuses a value threshold above its batch limit (15 % of a
+	// memtable); below 1 MiB memtables, larger entries go to the value log.
+	bo.ValueThreshold = min(bo.ValueThreshold, o.MemTableSize*15/100)
 	if o.ZSTD {
 		bo = bo.WithCompression(options.ZSTD).WithZSTDCompressionLevel(1)
 	}

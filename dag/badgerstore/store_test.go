@@ -2,7 +2,10 @@ package badgerstore_test
 
 import (
 	"context"
+	"errors"
 	"testing"
+
+	"github.com/dgraph-io/badger/v4"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/dag/badgerstore"
@@ -81,6 +84,34 @@ func TestReopen(t *testing.T) {
 	}
 	if pos, _ := s.Position(ctx, other.ID); pos != 1 {
 		t.Errorf("Position in the other space = %d, want 1", pos)
+	}
+	if err := storetest.Check(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A batch too big for one Badger transaction fails whole, as documented,
+// and the store stays usable.
+func TestBatchTooBig(t *testing.T) {
+	ctx := context.Background()
+	s, err := badgerstore.Open("", badgerstore.Options{InMemory: true, MemTableSize: 2 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var es []dag.Entry
+	for i := 0; i < 2000; i++ {
+		es = append(es, dagtest.NewEntry("s", 2, i, nil))
+	}
+	_, err = s.Put(ctx, dag.Batch{Entries: es})
+	if !errors.Is(err, badger.ErrTxnTooBig) {
+		t.Fatalf("err = %v, want badger.ErrTxnTooBig", err)
+	}
+	if st, _ := s.Has(ctx, es[0].ID); st != dag.Absent {
+		t.Fatalf("a failed batch wrote an entry: %v", st)
+	}
+	if _, err := s.Put(ctx, dag.Batch{Entries: es[:10]}); err != nil {
+		t.Fatalf("a small batch after the failure: %v", err)
 	}
 	if err := storetest.Check(ctx, s); err != nil {
 		t.Fatal(err)
