@@ -160,10 +160,14 @@ func run(ctx context.Context, w io.Writer) (*outcome, error) {
 	o.AdaSeesEvidence = adaRead.Accepted.Has(mb.Evidence)
 	o.BoSeesEvidence = boRead.Accepted.Has(mb.Evidence)
 	o.Confidence = adaRead.Accepted.Has(mb.Confidence) || boRead.Accepted.Has(mb.Confidence)
-	fmt.Fprintf(w, "ada reads bo's block at level 0 (%s): %v\n", adaRead.Band, adaRead.Fields)
-	fmt.Fprintf(w, "bo reads ada's block at level 50 (%s): %v\n", boRead.Band, boRead.Fields)
-	for _, r := range append(adaRead.Refused, boRead.Refused...) {
-		fmt.Fprintf(w, "  refused %s: %s\n", r.Field, r.Code)
+	for _, x := range []struct {
+		who string
+		r   httpapi.BlockRead
+	}{{"ada reads bo's block", adaRead}, {"bo reads ada's block", boRead}} {
+		fmt.Fprintf(w, "%s at level %d (%s): sees %v\n", x.who, x.r.Level, x.r.Band, x.r.Fields)
+		for _, ref := range x.r.Refused {
+			fmt.Fprintf(w, "  not %s: %s\n", ref.Field, ref.Code)
+		}
 	}
 	h, err := ada.local.Ancestry(ctx, space, reply.ID())
 	if err != nil {
