@@ -487,12 +487,20 @@ func sampleRSS(peak *int64) (stop func()) {
 	return func() { close(done); wg.Wait(); runtime.KeepAlive(peak) }
 }
 
-// benchOptions applies WITAN_BENCH_COMPRESSION (zstd, the default; snappy;
-// none) to compare Badger's block compression settings.
+// benchOptions applies WITAN_BENCH_COMPRESSION (zstd, snappy, none) and
+// WITAN_BENCH_BLOOM (Badger's Bloom false-positive rate, e.g. 0.001) to
+// compare Badger settings.
 func benchOptions(o badgerstore.Options) badgerstore.Options {
 	c, ok := map[string]options.CompressionType{"zstd": options.ZSTD, "snappy": options.Snappy, "none": options.None}[os.Getenv("WITAN_BENCH_COMPRESSION")]
-	if ok {
-		o.Tune = func(bo badger.Options) badger.Options { return bo.WithCompression(c) }
+	bloom, _ := strconv.ParseFloat(os.Getenv("WITAN_BENCH_BLOOM"), 64)
+	o.Tune = func(bo badger.Options) badger.Options {
+		if ok {
+			bo = bo.WithCompression(c)
+		}
+		if bloom > 0 {
+			bo = bo.WithBloomFalsePositive(bloom)
+		}
+		return bo
 	}
 	return o
 }
