@@ -80,9 +80,17 @@ func writeKeyFile(path string, s *dag.Signer, force bool) error {
 	return f.Close()
 }
 
-// readKeyFile loads a key written by writeKeyFile and checks that its seed
-// and public key agree.
+// readKeyFile loads a key written by writeKeyFile and checks that only its
+// owner can read it and that its seed and public key agree.
 func readKeyFile(path string) (*dag.Signer, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	// Like ssh: a secret others can read is refused, not used.
+	if perm := st.Mode().Perm(); perm&0o077 != 0 {
+		return nil, fmt.Errorf("%s is readable by others (mode %o); chmod 600 it", path, perm)
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err

@@ -39,6 +39,12 @@ func TestKeygen(t *testing.T) {
 	if code != exitOK || json.Unmarshal([]byte(out), &j) != nil || j.File != path || j.Key == s.Key().String() {
 		t.Fatalf("keygen -force -json: %d %q", code, out)
 	}
+	// A key others can read is refused.
+	os.Chmod(path, 0o644)
+	if _, err := readKeyFile(path); err == nil || !strings.Contains(err.Error(), "readable by others") {
+		t.Fatalf("a world-readable key was read: %v", err)
+	}
+	os.Chmod(path, 0o600)
 	// A file whose key does not match its seed is refused.
 	b, _ := os.ReadFile(path)
 	bad := strings.Replace(string(b), j.Key, s.Key().String(), 1)
