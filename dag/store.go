@@ -278,14 +278,14 @@ func PlanBatch(b Batch, v PlanView) (*Plan, error) {
 		space  string
 		parent ID
 	}
-	batch := make(map[ID]Entry, len(b.Entries))
-	var fresh []Entry
-	for _, e := range b.Entries {
+	batch := make(map[ID]int, len(b.Entries)) // id → index in b.Entries
+	fresh := make([]Entry, 0, len(b.Entries))
+	for i, e := range b.Entries {
 		if err := e.Check(); err != nil {
 			return nil, err
 		}
-		if prev, ok := batch[e.ID]; ok {
-			if !prev.Equal(e) {
+		if j, ok := batch[e.ID]; ok {
+			if !b.Entries[j].Equal(e) {
 				return nil, fmt.Errorf("%w: %s is repeated in the batch with different content", ErrConflict, e.ID)
 			}
 			p.Result.Duplicate = append(p.Result.Duplicate, e.ID)
@@ -302,12 +302,14 @@ func PlanBatch(b Batch, v PlanView) (*Plan, error) {
 			p.Result.Duplicate = append(p.Result.Duplicate, e.ID)
 			continue
 		}
-		batch[e.ID] = e
+		batch[e.ID] = i
 		fresh = append(fresh, e)
 	}
 
-	applied := make(map[ID]string)  // applied by this plan: id → space
-	waitLocal := make(map[key][]ID) // batch entries waiting for a parent
+	p.Apply = make([]Step, 0, len(fresh))
+	p.Result.Applied = make([]ID, 0, len(fresh))
+	applied := make(map[ID]string, len(fresh)) // applied by this plan: id → space
+	waitLocal := make(map[key][]ID)            // batch entries waiting for a parent
 	isApplied := func(id ID, space string) (bool, error) {
 		if s, ok := applied[id]; ok {
 			return s == space, nil
@@ -329,9 +331,8 @@ func PlanBatch(b Batch, v PlanView) (*Plan, error) {
 	var queue []Step // reused across calls
 	apply := func(e Entry, wasPending bool) error {
 		queue = append(queue[:0], Step{Entry: e, WasPending: wasPending})
-		for len(queue) > 0 {
-			s := queue[0]
-			queue = queue[1:]
+		for i := 0; i < len(queue); i++ {
+			s := queue[i]
 			if _, done := applied[s.ID]; done {
 				continue
 			}
@@ -353,9 +354,13 @@ func PlanBatch(b Batch, v PlanView) (*Plan, error) {
 				if _, done := applied[c]; done {
 					continue
 				}
-				ce, local := batch[c]
+				j, inBatch := batch[c]
+				var ce Entry
+				if inBatch {
+					ce = b.Entries[j]
+				}
 				was := false
-				if !local {
+				if !inBatch {
 					var st Status
 					if ce, st, err = v.Lookup(c); err != nil {
 						return err
