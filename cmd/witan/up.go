@@ -76,6 +76,12 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 		fs.Usage()
 		return errUsage
 	}
+	for _, sp := range sessions {
+		if _, err := dag.ParseID(sp); err != nil && !strings.HasPrefix(sp, httpapi.MemoryPrefix) {
+			fmt.Fprintf(c.main.Stderr, "witan up: -session %q is neither a session id nor %sNAME\n", sp, httpapi.MemoryPrefix)
+			return errUsage
+		}
+	}
 	if err := checkLoopback(*httpAddr, *public); err != nil {
 		fmt.Fprintln(c.main.Stderr, "witan up:", err)
 		return errUsage
