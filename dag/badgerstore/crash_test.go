@@ -28,7 +28,9 @@ import (
 // new child that resumes after the last acknowledged batch (re-sending a
 // batch that committed without its acknowledgement, as a peer would).
 //
-// WITAN_CRASH_KILLS sets the number of kills (default 12).
+// WITAN_CRASH_KILLS sets the number of kills (default 12); WITAN_CRASH_SEED
+// replays the kill timings of a logged run (the moments still depend on the
+// machine's speed).
 
 const (
 	crashChildEnv = "WITAN_CRASH_CHILD"
@@ -117,7 +119,12 @@ func TestCrash(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	seed := uint64(time.Now().UnixNano())
+	if v := os.Getenv("WITAN_CRASH_SEED"); v != "" {
+		seed, _ = strconv.ParseUint(v, 10, 64)
+	}
+	t.Logf("kill timings from WITAN_CRASH_SEED=%d", seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
 	acked := -1 // highest batch acknowledged so far
 	ctx := context.Background()
 	for k := 0; k < kills; k++ {
