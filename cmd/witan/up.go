@@ -28,8 +28,8 @@ import (
 // configured peers), the HTTP API on loopback, and a checkpoint of every
 // session that grew, now and then. SIGINT or SIGTERM stops it cleanly: the
 // HTTP server finishes the requests in flight (a receipt is sent only
-// after its entry is durably stored), then sync stops, then the store
-// closes.
+// after its entry is durably stored), then the checkpoint loop and sync
+// stop, then the replica and the store close.
 type UpCommand struct {
 	main *Main
 }
@@ -105,6 +105,7 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 
 	info := upInfo{NodeKey: key.Key().String(), Data: *dataDir, MDNS: *mdns && !*noP2P, P2P: []string{}, Spaces: []string(sessions)}
 	var node *sync.Node
+	closeNode := func() error { return nil }
 	var peersAPI httpapi.Peers
 	if !*noP2P {
 		id, err := loadOrCreateP2PKey(filepath.Join(*dataDir, "p2p.key"))
@@ -121,7 +122,8 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		defer node.Close()
+		closeNode = gosync.OnceValue(node.Close)
+		defer closeNode()
 		// A session created here is joined at once, so peers hear of it.
 		joined := newJoiner(node)
 		defer local.Subscribe(joined.join)()
@@ -164,12 +166,7 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	shutErr := hs.Shutdown(sctx)
 	stopCP()
 	wg.Wait()
-	if node != nil {
-		node.Close()
-	}
-	// One last checkpoint, so that a node restarted at once has signed
-	// everything it acknowledged (checkpoints are kept in memory today).
-	checkpointAll(context.Background(), local)
+	nodeErr := closeNode()
 	closeErr := local.Close()
 	if !*asJSON {
 		fmt.Fprintln(c.main.Stdout, "stopped")
@@ -177,7 +174,7 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	if errors.Is(serveErr, http.ErrServerClosed) {
 		serveErr = nil
 	}
-	return errors.Join(serveErr, shutErr, closeErr)
+	return errors.Join(serveErr, shutErr, nodeErr, closeErr)
 }
 
 func (c *UpCommand) printInfo(info upInfo, asJSON bool) {

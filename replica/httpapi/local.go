@@ -41,9 +41,11 @@ type Local struct {
 	// memQuar remembers memory blocks refused for good (bad hash,
 	// malformed); a block refused for a missing parent is not remembered,
 	// so it can come again with its ancestors.
-	memQuar map[dag.ID]dag.Code
-	owns    bool
-	memMu   gosync.Mutex // serialises memory-space writes (lineage check, then put)
+	memQuar   map[dag.ID]dag.Code
+	owns      bool
+	closeOnce gosync.Once
+	closeErr  error
+	memMu     gosync.Mutex // serialises memory-space writes (lineage check, then put)
 }
 
 var _ sync.Local = (*Local)(nil)

@@ -44,11 +44,13 @@ func OpenLocal(ctx context.Context, o OpenOptions) (*Local, error) {
 	return l, nil
 }
 
-// Close closes the replica and the store when OpenLocal opened them; a
-// Local from NewLocal leaves them to its caller.
+// Close closes the replica and the store when OpenLocal opened them (once;
+// later calls return the first result); a Local from NewLocal leaves them
+// to its caller.
 func (l *Local) Close() error {
 	if !l.owns {
 		return nil
 	}
-	return errors.Join(l.rep.Close(), l.store.Close())
+	l.closeOnce.Do(func() { l.closeErr = errors.Join(l.rep.Close(), l.store.Close()) })
+	return l.closeErr
 }
