@@ -148,7 +148,8 @@ func (s *Server) logPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, _, err := s.rep.State(ctx, space); err != nil {
+	labels, err := s.sessionLabelsOf(ctx, space)
+	if err != nil {
 		return err // an unknown session is 404, not an empty log
 	}
 	limit := DefaultLogLimit
@@ -164,7 +165,7 @@ func (s *Server) logPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	covered := s.checkpointed(space)
-	page := LogPage{sessionLabels: s.labels(ctx, space), Entries: make([]LogEntry, 0, len(ids)), Finality: replica.FinalAdvisory}
+	page := LogPage{sessionLabels: labels, Entries: make([]LogEntry, 0, len(ids)), Finality: replica.FinalAdvisory}
 	for i, id := range ids {
 		e, err := s.l.Get(ctx, id)
 		if err != nil {
@@ -274,14 +275,15 @@ func (s *Server) heads(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, _, err := s.rep.State(ctx, space); err != nil {
+	labels, err := s.sessionLabelsOf(ctx, space)
+	if err != nil {
 		return err
 	}
 	hs, err := s.rep.Heads(ctx, space)
 	if err != nil {
 		return err
 	}
-	a := HeadsAnswer{sessionLabels: s.labels(ctx, space), Heads: hs, Finality: replica.FinalAdvisory}
+	a := HeadsAnswer{sessionLabels: labels, Heads: hs, Finality: replica.FinalAdvisory}
 	if a.Heads == nil {
 		a.Heads = []dag.ID{}
 	}

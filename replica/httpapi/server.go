@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	gosync "sync"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
@@ -105,6 +106,9 @@ type Server struct {
 	mux *http.ServeMux
 	log *slog.Logger
 	rv  reviews
+
+	labelMu    gosync.Mutex
+	labelCache map[string]sessionLabels
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -305,11 +309,36 @@ type sessionLabels struct {
 	Ephemeral  bool   `json:"ephemeral,omitempty"`
 }
 
+// sessionLabelsOf returns the labels of a session the node holds, or an error
+// wrapping replica.ErrUnknownSpace. A session's flags are fixed by its
+// session.create, so they are cached once known: the full State (and its
+// hash) is not recomputed on every request.
+func (s *Server) sessionLabelsOf(ctx context.Context, space string) (sessionLabels, error) {
+	s.labelMu.Lock()
+	l, ok := s.labelCache[space]
+	s.labelMu.Unlock()
+	if ok {
+		return l, nil
+	}
+	st, _, err := s.rep.State(ctx, space)
+	if err != nil {
+		return sessionLabels{}, err
+	}
+	l = sessionLabels{Session: space, Simulation: st.Simulation, Ephemeral: st.Education || s.o.Ephemeral}
+	s.labelMu.Lock()
+	if s.labelCache == nil {
+		s.labelCache = map[string]sessionLabels{}
+	}
+	s.labelCache[space] = l
+	s.labelMu.Unlock()
+	return l, nil
+}
+
+// labels is sessionLabelsOf without the error: an unknown session has none.
 func (s *Server) labels(ctx context.Context, space string) sessionLabels {
-	l := sessionLabels{Session: space}
-	if st, _, err := s.rep.State(ctx, space); err == nil {
-		l.Simulation = st.Simulation
-		l.Ephemeral = st.Education || s.o.Ephemeral
+	l, err := s.sessionLabelsOf(ctx, space)
+	if err != nil {
+		return sessionLabels{Session: space}
 	}
 	return l
 }

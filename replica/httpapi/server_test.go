@@ -35,7 +35,7 @@ type node struct {
 	clk *clock
 }
 
-func newNode(t *testing.T) *node {
+func newNode(t testing.TB) *node {
 	t.Helper()
 	key, err := dag.SignerFromSeed(bytes.Repeat([]byte{7}, 32))
 	if err != nil {

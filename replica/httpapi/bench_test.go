@@ -1,0 +1,67 @@
+package httpapi_test
+
+import (
+	"context"
+	"net/url"
+	"testing"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/house"
+	ht "github.com/witan-dev/witan/replica/house/housetest"
+	"github.com/witan-dev/witan/replica/httpapi"
+)
+
+// benchBallots opens a session with a roster of n on node and returns n
+// signed ballots, one per member.
+func benchBallots(b *testing.B, n *node, count int) []ht.Tx {
+	b.Helper()
+	bl := ht.New(ht.Options{Simulation: true})
+	var last dag.ID
+	ok := func(tx ht.Tx) {
+		if rc, err := n.l.Submit(context.Background(), tx.Bytes, tx.Attach); err != nil || rc.Status != "accepted" {
+			b.Fatalf("%s: %v %+v", tx.Env.Type, err, rc)
+		}
+		last = tx.ID
+	}
+	ok(bl.Create)
+	ok(bl.GroupCreate(ht.Member(0), "roster", ht.Members(0, count), ht.Members(0, 1), last))
+	ok(bl.GroupCreate(ht.Member(0), "registrar", ht.Members(0, 1), ht.Members(0, 1), last))
+	open, mr := bl.Open(ht.Member(0), ht.MR{Source: house.RootBranch, SourceHead: bl.Genesis, TargetHead: bl.Genesis,
+		Members: ht.Members(0, count), Rule: ht.Majority(house.MinRootNotice)}, last)
+	ok(open)
+	out := make([]ht.Tx, count)
+	for i := range out {
+		out[i] = bl.Ballot(ht.Member(i), mr, "approve", dag.ID{}, open.ID)
+	}
+	return out
+}
+
+// BenchmarkSubmitHTTP: POST /transactions on loopback, receipt verified,
+// in-memory Badger.
+func BenchmarkSubmitHTTP(b *testing.B) {
+	n := newNode(b)
+	ballots := benchBallots(b, n, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := n.c.Submit(context.Background(), ballots[i].Bytes, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLogPage: GET /log?limit=100 over a session of 1,000 entries.
+func BenchmarkLogPage(b *testing.B) {
+	n := newNode(b)
+	for _, tx := range benchBallots(b, n, 1000) {
+		if _, err := n.l.Submit(context.Background(), tx.Bytes, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var p httpapi.LogPage
+		if err := n.c.Get(context.Background(), "/log", url.Values{"limit": {"100"}, "after": {httpapi.EncodeCursor(uint64(i%9) * 100)}}, &p); err != nil || len(p.Entries) != 100 {
+			b.Fatalf("%v, %d entries", err, len(p.Entries))
+		}
+	}
+}
