@@ -1,11 +1,24 @@
-// Command witan runs and talks to witan replicas.
+// Command witan runs and talks to witan replicas. Not for use in real
+// elections or governance.
 //
-//	witan up        run a replica: Badger store, libp2p sync, HTTP API on loopback
-//	witan keygen    make an Ed25519 key for signing envelopes
+//	witan up          run a node: Badger store in ./witan-data, node key,
+//	                  libp2p sync (mDNS, -peer), HTTP API on 127.0.0.1:8030
+//	witan keygen      make an Ed25519 signing key (file mode 0600)
+//	witan submit      sign an envelope drafted in JSON and post it; print the
+//	                  node's signed receipt
+//	witan sync PEER   make the running node pull from a peer now
+//	witan verify URL  the L0 verifier: replay a node's log, match its checkpoint
+//	witan log         a session's log in the node's order, with finality
+//	witan heads       a session's causal frontier
+//	witan quarantine  what the node refused, with 30k codes
+//	witan bench       the standard node benchmarks, as one table
 //
-// Run "witan help" for every subcommand. main only builds the program and
-// picks the exit code; each subcommand lives in its own file with its own
-// flag.FlagSet, and uses witan's public API only.
+// Output is for people by default and JSON with -json. Exit codes: 0 done,
+// 1 failed, 2 bad command line, 3 refused (a rejected submission or a failed
+// verification). main only builds the program and picks the exit code; each
+// subcommand lives in its own file with its own type and flag.FlagSet, and
+// uses witan's public API only. The client commands talk to $WITAN_NODE,
+// or http://127.0.0.1:8030, unless given -node.
 package main
 
 import (
