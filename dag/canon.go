@@ -126,13 +126,17 @@ type scanner struct {
 type frame struct {
 	object bool
 	sorted bool     // every key so far was greater than the one before
-	keys   []string // the keys so far, for duplicate detection
+	keys   [][]byte // the keys so far, for duplicate detection
 	set    map[string]struct{}
 }
 
-// addKey records k and reports whether it was new.
-func (f *frame) addKey(k string) bool {
+// addKey records k and reports whether it was new. k must stay unchanged
+// for the life of the frame.
+func (f *frame) addKey(k []byte) bool {
 	if f.sorted && (len(f.keys) == 0 || compareUTF16(f.keys[len(f.keys)-1], k) < 0) {
+		if f.keys == nil {
+			f.keys = make([][]byte, 0, 8)
+		}
 		f.keys = append(f.keys, k) // strictly increasing: cannot be a duplicate
 		return true
 	}
@@ -140,30 +144,35 @@ func (f *frame) addKey(k string) bool {
 	if f.set == nil {
 		f.set = make(map[string]struct{}, len(f.keys)+1)
 		for _, x := range f.keys {
-			f.set[x] = struct{}{}
+			f.set[string(x)] = struct{}{}
 		}
 	}
-	if _, dup := f.set[k]; dup {
+	if _, dup := f.set[string(k)]; dup {
 		return false
 	}
-	f.set[k] = struct{}{}
+	f.set[string(k)] = struct{}{}
 	f.keys = append(f.keys, k)
 	return true
 }
 
-// compareUTF16 compares strings by UTF-16 code units, the order RFC 8785
-// sorts members in. It differs from byte order only between supplementary
-// characters and U+E000..U+FFFF.
-func compareUTF16(a, b string) int {
-	for a != "" && b != "" {
-		ra, na := utf8.DecodeRuneInString(a)
-		rb, nb := utf8.DecodeRuneInString(b)
-		if ra != rb {
-			return cmpUnit(ra) - cmpUnit(rb)
-		}
-		a, b = a[na:], b[nb:]
+// compareUTF16 compares UTF-8 strings by UTF-16 code units, the order
+// RFC 8785 sorts members in. It differs from byte order only between
+// supplementary characters and U+E000..U+FFFF, so it compares bytes and
+// looks at runes only where the strings first differ.
+func compareUTF16(a, b []byte) int {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
 	}
-	return len(a) - len(b)
+	if i == len(a) || i == len(b) {
+		return len(a) - len(b)
+	}
+	for i > 0 && a[i]&0xC0 == 0x80 { // back to the start of the rune
+		i--
+	}
+	ra, _ := utf8.DecodeRune(a[i:])
+	rb, _ := utf8.DecodeRune(b[i:])
+	return cmpUnit(ra) - cmpUnit(rb)
 }
 
 // cmpUnit maps a rune to a value whose order is that of its first UTF-16
@@ -199,7 +208,8 @@ func (s *scanner) ws() {
 }
 
 func (s *scanner) run() error {
-	var stack []frame
+	var stackBuf [8]frame
+	stack := stackBuf[:0]
 	s.ws()
 	// want: what the grammar expects next.
 	// 0 value, 1 key or '}' (first), 2 ',' or close, 3 value or ']' (first)
@@ -227,9 +237,12 @@ func (s *scanner) run() error {
 			if c != '"' {
 				return s.errf("expected object key")
 			}
-			key, err := s.str()
+			key, escaped, err := s.strBytes()
 			if err != nil {
 				return err
+			}
+			if escaped { // key aliases the scratch buffer
+				key = append([]byte(nil), key...)
 			}
 			top := &stack[len(stack)-1]
 			if !top.addKey(key) {
@@ -291,7 +304,7 @@ func (s *scanner) run() error {
 			}
 			continue
 		case c == '"':
-			if _, err := s.str(); err != nil {
+			if _, _, err := s.strBytes(); err != nil {
 				return err
 			}
 		case c == 't':
@@ -391,24 +404,42 @@ func (s *scanner) num() error {
 
 // str scans a string at s.i and returns its unescaped value.
 func (s *scanner) str() (string, error) {
+	v, _, err := s.strBytes()
+	return string(v), err
+}
+
+// strBytes scans a string at s.i and returns its unescaped value without
+// copying: a slice of the input when the string has no escape, else of the
+// scanner's scratch buffer (escaped is then true, and the value is valid
+// only until the next call).
+func (s *scanner) strBytes() (v []byte, escaped bool, err error) {
 	s.i++ // opening quote
-	s.buf = s.buf[:0]
+	start := s.i
+	for s.i < len(s.b) && s.b[s.i] != '"' && s.b[s.i] != '\\' && s.b[s.i] >= 0x20 && s.b[s.i] < utf8.RuneSelf {
+		s.i++ // ASCII fast path
+	}
+	s.buf = append(s.buf[:0], s.b[start:s.i]...)
+	escaped = false
 	for {
 		if s.i >= len(s.b) {
-			return "", s.errf("unterminated string")
+			return nil, false, s.errf("unterminated string")
 		}
 		c := s.b[s.i]
 		switch {
 		case c == '"':
 			s.i++
-			v := string(s.buf)
-			if s.prof == profileWitan && !norm.NFC.IsNormalString(v) {
-				return "", schemaErr("string %q is not Unicode NFC", truncate(v))
+			v = s.buf
+			if !escaped {
+				v = s.b[start : s.i-1]
 			}
-			return v, nil
+			if s.prof == profileWitan && !norm.NFC.IsNormal(v) {
+				return nil, false, schemaErr("string %q is not Unicode NFC", truncate(string(v)))
+			}
+			return v, escaped, nil
 		case c == '\\':
+			escaped = true
 			if s.i+1 >= len(s.b) {
-				return "", s.errf("unterminated escape")
+				return nil, false, s.errf("unterminated escape")
 			}
 			e := s.b[s.i+1]
 			s.i += 2
@@ -432,39 +463,39 @@ func (s *scanner) str() (string, error) {
 				at := s.i
 				r, err := s.hex4()
 				if err != nil {
-					return "", err
+					return nil, false, err
 				}
 				if !canonicalUEscape(r, s.b[at:at+4]) {
 					s.canon = false
 				}
 				if utf16.IsSurrogate(r) {
 					if r >= 0xDC00 || s.i+6 > len(s.b) || s.b[s.i] != '\\' || s.b[s.i+1] != 'u' {
-						return "", s.errf("lone surrogate \\u%04x", r)
+						return nil, false, s.errf("lone surrogate \\u%04x", r)
 					}
 					s.i += 2
 					r2, err := s.hex4()
 					if err != nil {
-						return "", err
+						return nil, false, err
 					}
 					d := utf16.DecodeRune(r, r2)
 					if d == utf8.RuneError {
-						return "", s.errf("lone surrogate \\u%04x", r)
+						return nil, false, s.errf("lone surrogate \\u%04x", r)
 					}
 					r = d
 				}
 				s.buf = utf8.AppendRune(s.buf, r)
 			default:
-				return "", s.errf("invalid escape \\%c", e)
+				return nil, false, s.errf("invalid escape \\%c", e)
 			}
 		case c < 0x20:
-			return "", s.errf("control character in string")
+			return nil, false, s.errf("control character in string")
 		case c < utf8.RuneSelf:
 			s.buf = append(s.buf, c)
 			s.i++
 		default:
 			r, n := utf8.DecodeRune(s.b[s.i:])
 			if r == utf8.RuneError && n <= 1 {
-				return "", s.errf("invalid UTF-8")
+				return nil, false, s.errf("invalid UTF-8")
 			}
 			s.buf = append(s.buf, s.b[s.i:s.i+n]...)
 			s.i += n

@@ -232,15 +232,27 @@ func (e *Envelope) check(checkBody bool) error {
 	if len(e.Parents) > MaxParents {
 		return schemaErr("envelope: %d parents, more than %d", len(e.Parents), MaxParents)
 	}
-	seen := make(map[ID]struct{}, len(e.Parents))
-	for _, p := range e.Parents {
+	for i, p := range e.Parents {
 		if !p.Valid() {
 			return schemaErr("envelope: zero parent id")
 		}
-		if _, dup := seen[p]; dup {
-			return schemaErr("envelope: duplicate parent %s", p)
+		if i >= 16 {
+			break // many parents: checked with a map below
 		}
-		seen[p] = struct{}{}
+		for _, q := range e.Parents[:i] {
+			if p == q {
+				return schemaErr("envelope: duplicate parent %s", p)
+			}
+		}
+	}
+	if len(e.Parents) > 16 {
+		seen := make(map[ID]struct{}, len(e.Parents))
+		for _, p := range e.Parents {
+			if _, dup := seen[p]; dup {
+				return schemaErr("envelope: duplicate parent %s", p)
+			}
+			seen[p] = struct{}{}
+		}
 	}
 	return nil
 }
@@ -292,10 +304,16 @@ func (e *Envelope) appendCanonical(dst []byte, withSig bool) []byte {
 
 // SigningBytes returns JCS(envelope without "sig"), the message the author
 // signs after the domain DomainEnvelope.
-func (e *Envelope) SigningBytes() []byte { return e.appendCanonical(nil, false) }
+func (e *Envelope) SigningBytes() []byte { return e.appendCanonical(make([]byte, 0, e.sizeHint()), false) }
 
 // Canonical returns the envelope's canonical JSON, signature included.
-func (e *Envelope) Canonical() []byte { return e.appendCanonical(nil, true) }
+func (e *Envelope) Canonical() []byte { return e.appendCanonical(make([]byte, 0, e.sizeHint()), true) }
+
+// sizeHint is an upper estimate of the canonical size, so that encoding
+// allocates once.
+func (e *Envelope) sizeHint() int {
+	return 256 + len(e.Body) + len(e.TS) + len(e.Type) + 74*len(e.Parents)
+}
 
 // ID returns the tx id: the SHA-256 of Canonical.
 func (e *Envelope) ID() ID { return Sum(e.Canonical()) }
