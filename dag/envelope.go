@@ -304,7 +304,9 @@ func (e *Envelope) appendCanonical(dst []byte, withSig bool) []byte {
 
 // SigningBytes returns JCS(envelope without "sig"), the message the author
 // signs after the domain DomainEnvelope.
-func (e *Envelope) SigningBytes() []byte { return e.appendCanonical(make([]byte, 0, e.sizeHint()), false) }
+func (e *Envelope) SigningBytes() []byte {
+	return e.appendCanonical(make([]byte, 0, e.sizeHint()), false)
+}
 
 // Canonical returns the envelope's canonical JSON, signature included.
 func (e *Envelope) Canonical() []byte { return e.appendCanonical(make([]byte, 0, e.sizeHint()), true) }
