@@ -96,18 +96,21 @@ func startUp(t *testing.T, bin, dir string, extra ...string) *proc {
 }
 
 // stop sends SIGINT and expects a clean exit.
-func (p *proc) stop(t *testing.T) {
+func (p *proc) stop(t *testing.T) { p.signal(t, syscall.SIGINT) }
+
+// signal sends sig and expects a clean exit.
+func (p *proc) signal(t *testing.T, sig syscall.Signal) {
 	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+	if err := p.cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case err := <-p.done:
 		if err != nil {
-			t.Fatalf("witan up after SIGINT: %v", err)
+			t.Fatalf("witan up after %v: %v", sig, err)
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatal("witan up did not stop on SIGINT")
+		t.Fatalf("witan up did not stop on %v", sig)
 	}
 }
 
@@ -273,7 +276,7 @@ func TestTwoNodes(t *testing.T) {
 		t.Fatalf("after restart: %d log entries, %v", len(page.Entries), err)
 	}
 	a2.stop(t)
-	bn.stop(t)
+	bn.signal(t, syscall.SIGTERM) // exits 0, like SIGINT
 }
 
 func idsString(ids []dag.ID) string {
