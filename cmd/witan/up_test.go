@@ -223,8 +223,10 @@ func TestTwoNodes(t *testing.T) {
 	if err := cb.Get(ctx, path, nil, &tb); err != nil {
 		t.Fatal(err)
 	}
-	ja, _ := json.Marshal(ta.Result)
-	jb, _ := json.Marshal(tb.Result)
+	// The counts and outcome agree; timing (checkpoint times) is each
+	// node's own.
+	ja, _ := json.Marshal([]any{ta.Result.Tally, ta.Result.IfClosed})
+	jb, _ := json.Marshal([]any{tb.Result.Tally, tb.Result.IfClosed})
 	if ta.Status != "merged" || ta.Status != tb.Status || !bytes.Equal(ja, jb) || ta.Result.Tally.Approve != 5 {
 		t.Fatalf("tallies: A %s %+v, B %s %+v", ta.Status, ta.Result.Tally, tb.Status, tb.Result.Tally)
 	}
