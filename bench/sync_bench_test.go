@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	gosync "sync"
@@ -80,6 +81,16 @@ func resetPeakRSS() { os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
 
 // peakRSS returns the peak resident set since the last reset, in MiB.
 func peakRSS() float64 { return status("VmHWM:") }
+
+// liveHeap returns the Go heap in use after a full collection, in MiB:
+// what the requester retains, whatever the collector's headroom (which,
+// with the source replica in the same process, dominates RSS).
+func liveHeap() float64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return float64(m.HeapAlloc) / (1 << 20)
+}
 
 // rss returns the resident set now, in MiB.
 func rss() float64 { return status("VmRSS:") }
@@ -169,6 +180,7 @@ func freshWitan(b *testing.B, n int, newDst func() *synctest.Replica) {
 		if err := dn.Connect(context.Background(), sn.Addrs()[0]); err != nil {
 			b.Fatal(err)
 		}
+		heap0 := liveHeap()
 		resetPeakRSS()
 		base := rss()
 		b.StartTimer()
@@ -180,6 +192,7 @@ func freshWitan(b *testing.B, n int, newDst func() *synctest.Replica) {
 		b.StopTimer()
 		b.ReportMetric(peakRSS(), "peak-RSS-MiB")
 		b.ReportMetric(peakRSS()-base, "RSS-growth-MiB")
+		b.ReportMetric(liveHeap()-heap0, "live-heap-growth-MiB")
 		dn.Close()
 		dst.Close()
 	}
