@@ -378,11 +378,14 @@ type Input struct {
 // from the same set in any causal order.
 func Derive(session dag.ID, in []Input, objs Objects) (h *House, refused []Rejection, pending []dag.ID, err error) {
 	h = New(session, objs)
-	h.idx = make(map[dag.ID]int32, len(in))
-	h.ballotIdx = make(map[dag.ID]int32, len(in))
-	h.ents = make([]entry, 0, len(in))
-	h.par = make([]int32, 0, len(in))
-	h.ballots = make([]ballotRec, 0, len(in))
+	// Sized with headroom: the entries that arrive after a derivation
+	// should not start by copying every arena.
+	n := len(in) + len(in)/4
+	h.idx = make(map[dag.ID]int32, n)
+	h.ballotIdx = make(map[dag.ID]int32, n)
+	h.ents = make([]entry, 0, n)
+	h.par = make([]int32, 0, n)
+	h.ballots = make([]ballotRec, 0, n)
 	order := causalOrder(in)
 	bad := make(map[dag.ID]bool)
 	for _, x := range order {
