@@ -288,3 +288,24 @@ func TestFilterSaltIsFreshPerRequest(t *testing.T) {
 		t.Fatalf("%v: salts %x", err, salts)
 	}
 }
+
+// TestRequestRate: a requester past its rate is refused until the minute
+// is over, without a ban.
+func TestRequestRate(t *testing.T) {
+	src, space := build(t, 3)
+	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	b := ws.NewEngine(src, ws.Options{Clock: clock, Budget: ws.Budget{Requests: 3}})
+	a := ws.NewEngine(synctest.NewMem(synctest.Options{}), ws.Options{})
+	for i := 0; i < 3; i++ {
+		if _, err := pipePull(context.Background(), a, b, space); err != nil {
+			t.Fatalf("pull %d: %v", i, err)
+		}
+	}
+	if _, err := pipePull(context.Background(), a, b, space); ws.CodeOf(err) != ws.CodeRefused {
+		t.Fatalf("fourth pull in a minute: %v", err)
+	}
+	clock.Add(time.Minute)
+	if _, err := pipePull(context.Background(), a, b, space); err != nil {
+		t.Fatalf("next minute: %v", err)
+	}
+}

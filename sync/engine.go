@@ -32,6 +32,10 @@ type Budget struct {
 	Malformed int
 	// Ban is how long a peer over budget is refused (default 10 minutes).
 	Ban time.Duration
+	// Requests is how many requests a peer may send per minute before
+	// further ones are answered refused until the minute is over (default
+	// 600). It bounds the walks a requester can make a responder do.
+	Requests int
 }
 
 // Defaults of Options.
@@ -87,6 +91,9 @@ func (o Options) withDefaults() Options {
 	if o.Budget.Ban <= 0 {
 		o.Budget.Ban = 10 * time.Minute
 	}
+	if o.Budget.Requests <= 0 {
+		o.Budget.Requests = 600
+	}
 	if o.MaxBatchBytes <= 0 {
 		o.MaxBatchBytes = DefaultMaxBatchBytes
 	}
@@ -128,6 +135,9 @@ type progressKey struct{ peer, space string }
 type peerState struct {
 	invalid, unresolved, malformed int
 	bannedUntil                    time.Time
+	// requests counts the requests served in the minute from window.
+	requests int
+	window   time.Time
 	// seen is the peer's heads per space as it last told them (end frames
 	// and announcements): they become Common in the next request.
 	seen map[string][]dag.ID
@@ -152,9 +162,23 @@ func (e *Engine) emit(ev Event) {
 	}
 }
 
+// maxPeers bounds the peers an engine keeps state for; past it, the state
+// of a peer that is not cut off is dropped to make room (it only loses its
+// counters and the heads last seen from it).
+const maxPeers = 4096
+
 func (e *Engine) peer(p string) *peerState {
 	ps := e.peers[p]
 	if ps == nil {
+		if len(e.peers) >= maxPeers {
+			now := e.o.Clock.Now()
+			for k, old := range e.peers {
+				if !now.Before(old.bannedUntil) {
+					delete(e.peers, k)
+					break
+				}
+			}
+		}
 		ps = &peerState{seen: map[string][]dag.ID{}}
 		e.peers[p] = ps
 	}
@@ -178,6 +202,20 @@ func (e *Engine) refused(peer string) error {
 		return fmt.Errorf("%w: %s until %s", ErrRefused, peer, until.UTC().Format(time.RFC3339))
 	}
 	return nil
+}
+
+// admit counts a request from peer and reports whether it is within the
+// peer's rate.
+func (e *Engine) admit(peer string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ps := e.peer(peer)
+	now := e.o.Clock.Now()
+	if now.Sub(ps.window) >= time.Minute || now.Before(ps.window) {
+		ps.window, ps.requests = now, 0
+	}
+	ps.requests++
+	return ps.requests <= e.o.Budget.Requests
 }
 
 type charge uint8

@@ -187,6 +187,11 @@ func (e *Engine) Serve(ctx context.Context, peer string, s io.ReadWriter) (err e
 			e.sendError(c, &ProtocolError{Code: CodeRefused, Detail: "cut off"})
 			return err
 		}
+		if !e.admit(peer) {
+			err := &ProtocolError{Code: CodeRefused, Detail: "too many requests; retry within a minute"}
+			e.sendError(c, err)
+			return err
+		}
 		if err := e.respond(ctx, c, peer, req); err != nil {
 			if CodeOf(err) == 0 && ctx.Err() == nil {
 				if errors.Is(err, errWalkLimit) {
