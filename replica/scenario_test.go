@@ -2,6 +2,7 @@ package replica_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -493,5 +494,67 @@ func TestMissingObjectWaits(t *testing.T) {
 	g, _ := r.Group(ctx, b.Session.String(), "roster")
 	if len(g.Members) != 6 {
 		t.Fatalf("roster %d members", len(g.Members))
+	}
+}
+
+// TestConcurrentUse: submissions, reads and checkpoints from several
+// goroutines (run with -race).
+func TestConcurrentUse(t *testing.T) {
+	ctx := context.Background()
+	b := ht.New(ht.Options{})
+	r := openReplica(t, nil)
+	space := b.Session.String()
+	submit(t, r, b.Create, "accepted")
+	roster := b.GroupCreate(ht.Member(0), "roster", ht.Members(0, 40), ht.Members(0, 1), b.Create.ID)
+	submit(t, r, roster, "accepted")
+	open, mr := b.Open(ht.Member(1), ht.MR{Source: house.RootBranch, SourceHead: b.Genesis, TargetHead: b.Genesis, Members: ht.Members(0, 40), Rule: ht.Majority(house.MinRootNotice)}, roster.ID)
+	submit(t, r, open, "accepted")
+	var ballots []ht.Tx
+	for i := 0; i < 40; i++ {
+		ballots = append(ballots, b.Ballot(ht.Member(i), mr, "approve", dag.ID{}, open.ID))
+	}
+	done := make(chan error, 8)
+	for w := 0; w < 4; w++ {
+		go func(w int) {
+			for i := w; i < len(ballots); i += 4 {
+				rc, err := r.Submit(ctx, ballots[i].Bytes, nil)
+				if err == nil && rc.Status != "accepted" {
+					err = fmt.Errorf("ballot %d: %v", i, rc.Errors)
+				}
+				if err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}(w)
+	}
+	for w := 0; w < 4; w++ {
+		go func() {
+			for i := 0; i < 20; i++ {
+				if _, err := r.Tally(ctx, space, mr); err != nil {
+					done <- err
+					return
+				}
+				if _, _, err := r.State(ctx, space); err != nil {
+					done <- err
+					return
+				}
+				if _, err := r.Checkpoint(ctx, space); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for i := 0; i < 8; i++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	tl, _ := r.Tally(ctx, space, mr)
+	if tl.Result.Tally.Approve != 40 {
+		t.Fatalf("approve %d", tl.Result.Tally.Approve)
 	}
 }
