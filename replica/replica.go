@@ -368,7 +368,7 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 				return nil
 			}
 		}
-		if err := sp.h.Admit(it.id, it.env); err != nil {
+		if err := sp.admit(it.id, it.env); err != nil {
 			if dag.CodeOf(err) == "" {
 				return err
 			}
@@ -420,6 +420,16 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 	}
 	return nil
 }
+
+// admit is the one place where validation meets storage: it judges an
+// entry whose signature is checked and whose parents are admitted against
+// its causal past, and folds it into the space's House. Today ingest calls
+// it before writing the admitted entries in one batch; once dag.Batch
+// carries its Admit hook, the store calls it for each entry, in causal
+// order, inside the write (entries promoted from pending included), and
+// keeps the refused ones as quarantined. Either way, a failed write drops
+// the in-memory state (fail), which is derived again from the store.
+func (sp *space) admit(id dag.ID, env *dag.Envelope) error { return sp.h.Admit(id, env) }
 
 // hold keeps an entry until its parent p is decided.
 func (sp *space) hold(it item, p dag.ID) {
