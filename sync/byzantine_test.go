@@ -309,3 +309,24 @@ func TestRequestRate(t *testing.T) {
 		t.Fatalf("next minute: %v", err)
 	}
 }
+
+// TestBudgetForgets: mishaps spread over more than a ban period never add
+// up to a ban.
+func TestBudgetForgets(t *testing.T) {
+	honest, space := build(t, 3)
+	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	e := ws.NewEngine(honest, ws.Options{Clock: clock, Budget: ws.Budget{Invalid: 5, Ban: time.Minute}})
+	for i := 0; i < 10; i++ {
+		bad := forged(t, space, heads(t, honest, space), 4)
+		for j := range bad {
+			bad[j].Data = append(bad[j].Data[:len(bad[j].Data)-1:len(bad[j].Data)-1], byte('0'+i), '}') // distinct junk
+		}
+		if _, err := liarPull(context.Background(), e, space, respondWith(bad, nil)); err != nil {
+			t.Fatalf("round %d: %v", i, err)
+		}
+		clock.Add(2 * time.Minute)
+	}
+	if banned, _ := e.Banned("liar"); banned {
+		t.Fatal("banned for mishaps spread over time")
+	}
+}

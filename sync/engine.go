@@ -135,6 +135,10 @@ type progressKey struct{ peer, space string }
 type peerState struct {
 	invalid, unresolved, malformed int
 	bannedUntil                    time.Time
+	// lastCharge is when a counter last grew: counters older than a ban
+	// period are forgotten, so an honest peer's rare mishaps never add
+	// up to a ban.
+	lastCharge time.Time
 	// requests counts the requests served in the minute from window.
 	requests int
 	window   time.Time
@@ -234,6 +238,11 @@ func (e *Engine) charge(peer string, c charge, n int) error {
 	}
 	e.mu.Lock()
 	ps := e.peer(peer)
+	now := e.o.Clock.Now()
+	if now.Sub(ps.lastCharge) > e.o.Budget.Ban {
+		ps.invalid, ps.unresolved, ps.malformed = 0, 0, 0
+	}
+	ps.lastCharge = now
 	var over bool
 	switch c {
 	case chargeInvalid:
@@ -248,7 +257,7 @@ func (e *Engine) charge(peer string, c charge, n int) error {
 	}
 	var until time.Time
 	if over {
-		until = e.o.Clock.Now().Add(e.o.Budget.Ban)
+		until = now.Add(e.o.Budget.Ban)
 		ps.bannedUntil = until
 		ps.invalid, ps.unresolved, ps.malformed = 0, 0, 0
 	}

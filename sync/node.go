@@ -103,7 +103,8 @@ type Node struct {
 	seen   map[jobKey][32]byte // last announcement digest per (peer, space)
 	// claimed holds the heads a peer announced itself, until a pull from
 	// it has been tried: heads it then fails to produce are charged to it.
-	claimed map[jobKey][]dag.ID
+	claimed map[jobKey]claim
+	claims  uint64 // sequence of claims
 
 	sent, suppressed, received, repeats, dropped, triggered atomic.Uint64
 }
@@ -122,6 +123,13 @@ type jobKey struct {
 }
 
 type job struct{ again bool }
+
+// claim is heads a peer announced, numbered so that only a pull that began
+// after the announcement is held against it.
+type claim struct {
+	heads []dag.ID
+	seq   uint64
+}
 
 // gater refuses peers that Config.Allow refuses.
 type gater struct{ allow func(peer.ID) bool }
@@ -180,7 +188,7 @@ func NewNode(ctx context.Context, local Local, cfg Config) (*Node, error) {
 		spaces:  map[string]*spaceState{},
 		jobs:    map[jobKey]*job{},
 		seen:    map[jobKey][32]byte{},
-		claimed: map[jobKey][]dag.ID{},
+		claimed: map[jobKey]claim{},
 	}
 	n.engine = NewEngine(local, cfg.Engine)
 	n.ps, err = pubsub.NewGossipSub(nctx, h)
@@ -390,7 +398,8 @@ func (n *Node) listen(space string, sub *pubsub.Subscription) {
 			src = m.ReceivedFrom
 		} else {
 			n.mu.Lock()
-			n.claimed[k] = a.Heads
+			n.claims++
+			n.claimed[k] = claim{heads: a.Heads, seq: n.claims}
 			n.mu.Unlock()
 		}
 		n.triggered.Add(1)
@@ -513,13 +522,19 @@ func (n *Node) schedule(p peer.ID, space string) {
 	go func() {
 		defer n.wg.Done()
 		for {
+			n.mu.Lock()
+			began := n.claims
+			n.mu.Unlock()
 			_, err := n.SyncWith(n.ctx, p, space)
 			if err != nil {
 				n.log.Debug("pull", "peer", p, "space", space, "err", err)
 			}
+			var claimed []dag.ID
 			n.mu.Lock()
-			claimed := n.claimed[k]
-			delete(n.claimed, k)
+			if cl, ok := n.claimed[k]; ok && cl.seq <= began {
+				claimed = cl.heads
+				delete(n.claimed, k)
+			}
 			n.mu.Unlock()
 			if err == nil && len(claimed) > 0 {
 				// A peer that announced heads and then did not produce
