@@ -124,3 +124,53 @@ func entries(t *rapid.T, r *synctest.Replica, space string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestOnePullBringsEverything: over a perfect network, one pull leaves the
+// puller holding every entry the other side holds, and sends nothing twice,
+// whether or not the sides have synced before (Common known or not).
+func TestOnePullBringsEverything(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		ctx := context.Background()
+		n := simnet.New(simnet.Config{Seed: rapid.Uint64().Draw(t, "seed")})
+		a, b := synctest.NewMem(synctest.Options{}), synctest.NewMem(synctest.Options{})
+		na, nb := n.Add("a", a, sync.Options{}), n.Add("b", b, sync.Options{})
+		space, root, _ := synctest.NewAuthor(99).Session("one pull")
+		a.Submit(ctx, root)
+		b.Submit(ctx, root)
+		shared := rapid.IntRange(0, 30).Draw(t, "shared")
+		if _, err := synctest.NewAuthor(1).Write(ctx, a, space, shared); err != nil {
+			t.Fatal(err)
+		}
+		if err := n.Pull(ctx, nb, na, space); err != nil {
+			t.Fatal(err)
+		}
+		if rapid.Bool().Draw(t, "b knows a's heads") {
+			if err := n.Pull(ctx, na, nb, space); err != nil { // a records b's heads as Common
+				t.Fatal(err)
+			}
+		}
+		if _, err := synctest.NewAuthor(2).Write(ctx, a, space, rapid.IntRange(0, 40).Draw(t, "only a")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := synctest.NewAuthor(3).Write(ctx, b, space, rapid.IntRange(0, 40).Draw(t, "only b")); err != nil {
+			t.Fatal(err)
+		}
+		before := n.Stats()
+		if err := n.Pull(ctx, nb, na, space); err != nil {
+			t.Fatal(err)
+		}
+		after := n.Stats()
+		if after.Failed != before.Failed || after.Duplicates != before.Duplicates {
+			t.Fatalf("failed or duplicated: %+v → %+v", before, after)
+		}
+		have := map[string]bool{}
+		for _, id := range entries(t, b, space) {
+			have[id] = true
+		}
+		for _, id := range entries(t, a, space) {
+			if !have[id] {
+				t.Fatalf("b lacks %s after one pull", id)
+			}
+		}
+	})
+}
