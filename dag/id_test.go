@@ -138,3 +138,39 @@ func TestParseKey(t *testing.T) {
 		t.Errorf("ParseKey accepted a non-canonical spelling %q of %q", mangled, str)
 	}
 }
+
+// Caching expanded keys changes speed only: on random and tampered
+// signatures, the cache's verdicts equal the plain ones, single and batched.
+func TestPropKeyCacheAgrees(t *testing.T) {
+	cache := dag.NewKeyCache(4) // small, so that it also starts afresh
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(1, 6).Draw(t, "n")
+		plain, cached := dag.NewBatchVerifier(), dag.NewBatchVerifierCache(cache)
+		var want []bool
+		for i := 0; i < n; i++ {
+			s, _ := dag.SignerFromSeed(rapid.SliceOfN(rapid.Byte(), 32, 32).Draw(t, "seed"))
+			msg := rapid.SliceOf(rapid.Byte()).Draw(t, "msg")
+			sig := s.Sign(dag.DomainEnvelope, msg)
+			if rapid.Bool().Draw(t, "tamper") {
+				sig[rapid.IntRange(0, 63).Draw(t, "at")] ^= 1 << rapid.IntRange(0, 7).Draw(t, "bit")
+			}
+			v := dag.Verify(s.Key(), dag.DomainEnvelope, msg, sig)
+			if c := cache.Verify(s.Key(), dag.DomainEnvelope, msg, sig); c != v {
+				t.Fatalf("cache.Verify = %v, Verify = %v", c, v)
+			}
+			plain.Add(s.Key(), dag.DomainEnvelope, msg, sig)
+			cached.Add(s.Key(), dag.DomainEnvelope, msg, sig)
+			want = append(want, v)
+		}
+		pa, pv := plain.Verify()
+		ca, cv := cached.Verify()
+		if pa != ca {
+			t.Fatalf("batch all: plain %v, cached %v", pa, ca)
+		}
+		for i := range want {
+			if pv[i] != want[i] || cv[i] != want[i] {
+				t.Fatalf("signature %d: single %v, plain batch %v, cached batch %v", i, want[i], pv[i], cv[i])
+			}
+		}
+	})
+}

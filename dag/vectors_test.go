@@ -302,6 +302,27 @@ func TestVectorsSignatures(t *testing.T) {
 		}
 		bv.Add(k, v.Domain, m, sg)
 	}
+	// Through a key cache (twice, so the second pass hits it), single and
+	// batch verification give the same verdicts.
+	cache := dag.NewKeyCache(0)
+	for pass := 0; pass < 2; pass++ {
+		cbv := dag.NewBatchVerifierCache(cache)
+		for _, v := range vs {
+			k, _ := dag.ParseKey(v.Key)
+			m, _ := hex.DecodeString(v.MessageHex)
+			sg, _ := b64url.DecodeString(v.Sig)
+			if got := cache.Verify(k, v.Domain, m, sg); got != v.ZIP215 {
+				t.Errorf("pass %d, %s: KeyCache.Verify = %v, want %v", pass, v.Name, got, v.ZIP215)
+			}
+			cbv.Add(k, v.Domain, m, sg)
+		}
+		_, cvalid := cbv.Verify()
+		for i, v := range vs {
+			if cvalid[i] != v.ZIP215 {
+				t.Errorf("pass %d, %s: cached batch says %v, want %v", pass, v.Name, cvalid[i], v.ZIP215)
+			}
+		}
+	}
 	// Batch and single verification accept exactly the same signatures.
 	all, valid := bv.Verify()
 	wantAll := true

@@ -86,6 +86,22 @@ func BenchmarkVerifyBatch(b *testing.B) {
 		v.Verify()
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "sigs/s")
 	})
+	b.Run(fmt.Sprintf("witan-zip215-voi-keycache/%d", batch), func(b *testing.B) {
+		cache := dag.NewKeyCache(0)
+		v := dag.NewBatchVerifierCache(cache)
+		for i := 0; i < b.N; i++ {
+			c := cs[i%batch]
+			v.Add(c.key, dag.DomainEnvelope, c.msg, c.sig)
+			if v.Len() == batch {
+				if ok, _ := v.Verify(); !ok {
+					b.Fatal("invalid")
+				}
+				v = dag.NewBatchVerifierCache(cache)
+			}
+		}
+		v.Verify()
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "sigs/s")
+	})
 	b.Run(fmt.Sprintf("ed25519consensus/%d", batch), func(b *testing.B) {
 		v := ed25519consensus.NewBatchVerifier()
 		n := 0
