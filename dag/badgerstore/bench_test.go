@@ -143,11 +143,12 @@ func readBatches(b *testing.B, path string, n int, out chan<- [][]byte) {
 
 // validate decodes and batch-verifies one batch of untrusted envelopes and
 // returns the entries to put; a batch with a bad signature falls back to
-// the per-signature verdicts and drops the bad ones.
-func validate(raws [][]byte) ([]dag.Entry, error) {
+// the per-signature verdicts and drops the bad ones. Expanded keys come
+// from cache, shared by the workers as a replica shares it.
+func validate(raws [][]byte, cache *dag.KeyCache) ([]dag.Entry, error) {
 	entries := make([]dag.Entry, 0, len(raws))
 	envs := make([]*dag.Envelope, 0, len(raws))
-	bv := dag.NewBatchVerifier()
+	bv := dag.NewBatchVerifierCache(cache)
 	for _, raw := range raws {
 		env, canon, id, err := dag.DecodeEnvelope(raw)
 		if err != nil {
@@ -193,12 +194,13 @@ func ingest(b *testing.B, s *badgerstore.Store, path string, batch, workers int,
 		close(order)
 	}()
 	var wg sync.WaitGroup
+	cache := dag.NewKeyCache(0)
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				es, err := validate(j.in)
+				es, err := validate(j.in, cache)
 				if err != nil {
 					b.Error(err)
 				}
@@ -359,8 +361,25 @@ func BenchmarkVerify(b *testing.B) {
 		}
 		rate(b)
 	})
+	b.Run("batch+keycache", func(b *testing.B) {
+		start(b)
+		cache := dag.NewKeyCache(0)
+		for i := 0; i < b.N; i++ {
+			bv := dag.NewBatchVerifierCache(cache)
+			for j, d := range decoded {
+				bv.Add(d.env.Author, dag.DomainEnvelope, d.msg, d.env.Sig)
+				if (j+1)%1000 == 0 {
+					if ok, _ := bv.Verify(); !ok {
+						b.Fatal("bad batch")
+					}
+				}
+			}
+		}
+		rate(b)
+	})
 	b.Run("decode+batch/2goroutines", func(b *testing.B) {
 		start(b)
+		cache := dag.NewKeyCache(0)
 		for i := 0; i < b.N; i++ {
 			var wg sync.WaitGroup
 			for w := 0; w < 2; w++ {
@@ -368,7 +387,7 @@ func BenchmarkVerify(b *testing.B) {
 				go func(w int) {
 					defer wg.Done()
 					for k := w * 1000; k < len(raws); k += 2000 {
-						if _, err := validate(raws[k:min(k+1000, len(raws))]); err != nil {
+						if _, err := validate(raws[k:min(k+1000, len(raws))], cache); err != nil {
 							b.Error(err)
 						}
 					}
