@@ -330,3 +330,22 @@ func TestBudgetForgets(t *testing.T) {
 		t.Fatal("banned for mishaps spread over time")
 	}
 }
+
+// TestPeerComplaintIsNotCharged: a peer's own error frame saying we were
+// malformed is its complaint, not its fault: it costs it nothing.
+func TestPeerComplaintIsNotCharged(t *testing.T) {
+	honest, space := build(t, 3)
+	e := ws.NewEngine(honest, ws.Options{Budget: ws.Budget{Malformed: 1}})
+	for i := 0; i < 3; i++ {
+		_, err := liarPull(context.Background(), e, space, func(w io.Writer, _ *ws.Request) {
+			ws.WriteFrame(w, ws.EncodeError(ws.CodeMalformed, "you"))
+		})
+		var pe *ws.ProtocolError
+		if !errors.As(err, &pe) || !pe.Remote || pe.Code != ws.CodeMalformed {
+			t.Fatalf("%v", err)
+		}
+	}
+	if banned, _ := e.Banned("liar"); banned {
+		t.Fatal("banned for the peer's complaint")
+	}
+}

@@ -498,7 +498,8 @@ func (e *Engine) Pull(ctx context.Context, peer string, s io.ReadWriter, space s
 		pr.Round = round
 		end, err := e.receive(ctx, c, peer, space, &st, &pr, &pending)
 		if err != nil {
-			if code := CodeOf(err); code == CodeMalformed || code == CodeUnexpected {
+			var pe *ProtocolError
+			if errors.As(err, &pe) && !pe.Remote && (pe.Code == CodeMalformed || pe.Code == CodeUnexpected) {
 				if berr := e.charge(peer, chargeMalformed, 1); berr != nil {
 					return st, errors.Join(err, berr)
 				}

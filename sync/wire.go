@@ -81,6 +81,9 @@ func (c Code) String() string {
 type ProtocolError struct {
 	Code   Code
 	Detail string
+	// Remote is true for an error the peer sent in an error frame (a
+	// complaint about us), false for one raised about what the peer sent.
+	Remote bool
 }
 
 func (e *ProtocolError) Error() string {
@@ -339,7 +342,7 @@ func decodeError(p []byte) error {
 	if c > 0xffff {
 		c = uint64(CodeInternal)
 	}
-	return &ProtocolError{Code: Code(c), Detail: "peer: " + string(detail)}
+	return &ProtocolError{Code: Code(c), Detail: "peer: " + string(detail), Remote: true}
 }
 
 // EncodeBatch returns a batch frame body holding items.
