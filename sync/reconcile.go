@@ -514,6 +514,18 @@ func (e *Engine) Pull(ctx context.Context, peer string, s io.ReadWriter, space s
 		if err != nil {
 			return st, err
 		}
+		// A head of the responder that we still lack was hidden by a
+		// filter false positive with nothing sent above it: ask for it.
+		for _, h := range end.Heads {
+			if _, nf := notFound[h]; nf || slices.Contains(missing, h) {
+				continue
+			}
+			if lacks, err := e.lacks(ctx, h); err != nil {
+				return st, err
+			} else if lacks {
+				missing = append(missing, h)
+			}
+		}
 		st.Missing = len(missing)
 		if len(missing) == 0 || round >= e.o.MaxRounds {
 			// Only parents of entries this peer sent are its to produce:
@@ -526,6 +538,16 @@ func (e *Engine) Pull(ctx context.Context, peer string, s io.ReadWriter, space s
 		}
 		want = capIDs(missing)
 	}
+}
+
+// lacks reports whether id is neither held nor quarantined.
+func (e *Engine) lacks(ctx context.Context, id dag.ID) (bool, error) {
+	st, err := e.local.Has(ctx, id)
+	if err != nil || st != dag.Absent {
+		return false, err
+	}
+	_, q, err := e.local.Quarantined(ctx, id)
+	return !q, err
 }
 
 // missing returns the parents the space waits for, less those quarantined
