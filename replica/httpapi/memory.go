@@ -2,8 +2,12 @@ package httpapi
 
 // This file is the node's memory spaces: CAT7 blocks kept as DAG entries of
 // a space named MemoryPrefix+name, parents = lineage. A block whose lineage
-// names a block the space does not hold is refused (BLOCK_MISSING_PARENT),
-// never re-rooted. Memory spaces are not part of the replica yet; they live
+// names a block the space does not hold is never re-rooted: put locally, it
+// is refused (BLOCK_MISSING_PARENT); received from a peer, it is held
+// pending in the store (durable, outside the space's DAG) while sync asks
+// for the missing ancestors by id (Store.Missing), and every reader is
+// refused it with BLOCK_MISSING_PARENT until they arrive, when the store
+// applies it. Memory spaces are not part of the replica yet; they live
 // here until the replica grows them (docs/deviations.md, "## node").
 
 import (
@@ -124,6 +128,9 @@ func (l *Local) Block(ctx context.Context, name string, id dag.ID, level memoryb
 	}
 	b, ok := storeSource{ctx: ctx, store: l.store, space: space}.Block(id)
 	if !ok {
+		if err := l.heldPending(ctx, space, id); err != nil {
+			return BlockRead{}, err
+		}
 		return BlockRead{}, fmt.Errorf("httpapi: block %s in %s: %w", id, name, dag.ErrNotFound)
 	}
 	p := memoryblock.AcceptWithAuthority(b, level)
@@ -133,6 +140,21 @@ func (l *Local) Block(ctx context.Context, name string, id dag.ID, level memoryb
 	}
 	return BlockRead{Hash: id, Space: name, Level: level, Band: level.Band(), Accepted: p.Accepted,
 		Refused: refused, Fields: p.Accepted.Fields(), Finality: "provisional"}, nil
+}
+
+// heldPending returns the refusal of a block the store holds pending in
+// space: its lineage has not been produced, so no reader may see it.
+func (l *Local) heldPending(ctx context.Context, space string, id dag.ID) error {
+	st, err := l.store.Has(ctx, id)
+	if err != nil || st != dag.Pending {
+		return err
+	}
+	missing, err := l.store.Missing(ctx, space)
+	if err != nil {
+		return err
+	}
+	return &memoryblock.Error{Code: memoryblock.CodeBlockMissingParent, Field: memoryblock.Lineage,
+		Detail: fmt.Sprintf("held until its lineage arrives (the space lacks %d ancestor(s)); refusing rather than re-rooting", len(missing))}
 }
 
 // Ancestry walks block id's lineage in memory space name.
@@ -187,15 +209,26 @@ func (l *Local) ingestBlocks(ctx context.Context, space string, items []sync.Ite
 			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate}
 			continue
 		}
+		if st, err := l.store.Has(ctx, id); err != nil {
+			return res, err
+		} else if st == dag.Pending {
+			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Pending}
+			continue
+		}
 		r := memoryblock.AcceptBlock(b, 0, known)
 		if r.Accepted == nil {
 			code := memoryblock.CodeOf(r.Err())
-			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Quarantined, Code: dag.Code(code), Reason: r.Err().Error()}
-			if code != memoryblock.CodeBlockMissingParent {
-				l.mu.Lock()
-				l.memQuar[id] = dag.Code(code)
-				l.mu.Unlock()
+			if code == memoryblock.CodeBlockMissingParent {
+				// Held, not re-rooted: the store keeps it pending until
+				// its lineage lands, and sync fetches what Missing lists.
+				batch.Entries = append(batch.Entries, b.Entry(space))
+				res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Pending, Reason: r.Err().Error()}
+				continue
 			}
+			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Quarantined, Code: dag.Code(code), Reason: r.Err().Error()}
+			l.mu.Lock()
+			l.memQuar[id] = dag.Code(code)
+			l.mu.Unlock()
 			continue
 		}
 		batch.Entries = append(batch.Entries, b.Entry(space))

@@ -62,7 +62,7 @@ func (s *Server) getBlock(w http.ResponseWriter, r *http.Request) error {
 	}
 	br, err := s.l.Block(r.Context(), r.PathValue("space"), id, level)
 	if err != nil {
-		return err
+		return blockProblem(err)
 	}
 	return writeJSON(w, br)
 }
