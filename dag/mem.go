@@ -28,6 +28,7 @@ type memEntry struct {
 	Entry
 	status Status
 	pos    uint64
+	rej    Rejection // when quarantined
 }
 
 type memSpace struct {
@@ -35,6 +36,7 @@ type memSpace struct {
 	log     []ID
 	pending map[ID]struct{}
 	waits   map[ID]map[ID]struct{} // parent → pending entries waiting for it
+	quar    map[ID]struct{}
 }
 
 var _ Store = (*MemStore)(nil)
@@ -52,7 +54,7 @@ func NewMemStore() *MemStore {
 func (m *MemStore) space(name string) *memSpace {
 	s := m.spaces[name]
 	if s == nil {
-		s = &memSpace{heads: map[ID]struct{}{}, pending: map[ID]struct{}{}, waits: map[ID]map[ID]struct{}{}}
+		s = &memSpace{heads: map[ID]struct{}{}, pending: map[ID]struct{}{}, waits: map[ID]map[ID]struct{}{}, quar: map[ID]struct{}{}}
 		m.spaces[name] = s
 	}
 	return s
@@ -109,15 +111,7 @@ func (m *MemStore) Put(ctx context.Context, b Batch) (Result, error) {
 	for _, st := range plan.Apply {
 		s := m.space(st.Space)
 		if st.WasPending {
-			delete(s.pending, st.ID)
-			for _, p := range st.Parents {
-				if w := s.waits[p]; w != nil {
-					delete(w, st.ID)
-					if len(w) == 0 {
-						delete(s.waits, p)
-					}
-				}
-			}
+			s.unpend(st.Entry)
 		}
 		s.log = append(s.log, st.ID)
 		m.entries[st.ID] = &memEntry{Entry: cloneEntry(st.Entry), status: Applied, pos: uint64(len(s.log))}
@@ -126,6 +120,14 @@ func (m *MemStore) Put(ctx context.Context, b Batch) (Result, error) {
 			delete(s.heads, p)
 		}
 		s.heads[st.ID] = struct{}{}
+	}
+	for _, r := range plan.Quarantine {
+		s := m.space(r.Space)
+		if r.WasPending {
+			s.unpend(r.Entry)
+		}
+		s.quar[r.ID] = struct{}{}
+		m.entries[r.ID] = &memEntry{Entry: cloneEntry(r.Entry), status: Quarantined, rej: r.Rejection}
 	}
 	for _, w := range plan.Pending {
 		s := m.space(w.Space)
@@ -139,6 +141,19 @@ func (m *MemStore) Put(ctx context.Context, b Batch) (Result, error) {
 		}
 	}
 	return plan.Result, nil
+}
+
+// unpend drops a pending entry's record and waiting index.
+func (s *memSpace) unpend(e Entry) {
+	delete(s.pending, e.ID)
+	for _, p := range e.Parents {
+		if w := s.waits[p]; w != nil {
+			delete(w, e.ID)
+			if len(w) == 0 {
+				delete(s.waits, p)
+			}
+		}
+	}
 }
 
 // Get implements Getter.
@@ -279,11 +294,27 @@ func (m *MemStore) Missing(ctx context.Context, space string) ([]ID, error) {
 		return out, nil
 	}
 	for p := range s.waits {
-		if e, ok := m.entries[p]; !ok || e.Space != space {
+		if e, ok := m.entries[p]; !ok || e.Space != space && e.status != Quarantined {
 			out = append(out, p)
 		}
 	}
 	slices.SortFunc(out, ID.Compare)
+	return out, nil
+}
+
+// Quarantine implements Index.
+func (m *MemStore) Quarantine(ctx context.Context, space string) ([]Rejection, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if err := m.check(ctx); err != nil {
+		return nil, err
+	}
+	out := []Rejection{}
+	if s := m.spaces[space]; s != nil {
+		for _, id := range sortedKeys(s.quar) {
+			out = append(out, m.entries[id].rej)
+		}
+	}
 	return out, nil
 }
 
