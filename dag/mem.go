@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // ErrClosed is wrapped by every method of a closed store.
@@ -17,11 +18,14 @@ var ErrClosed = errors.New("dag: store is closed")
 // NewMemStore.
 type MemStore struct {
 	mu       sync.RWMutex
-	closed   bool
+	closed   atomic.Bool
 	entries  map[ID]*memEntry
 	spaces   map[string]*memSpace
 	children map[ID][]ID
-	objects  map[ID][]byte
+	// objects has its own lock so that a Batch.Admit hook, which runs
+	// under mu, can read objects as it can from the Badger store.
+	objMu   sync.RWMutex
+	objects map[ID][]byte
 }
 
 type memEntry struct {
@@ -67,7 +71,7 @@ func cloneEntry(e Entry) Entry {
 }
 
 func (m *MemStore) check(ctx context.Context) error {
-	if m.closed {
+	if m.closed.Load() {
 		return ErrClosed
 	}
 	return ctx.Err()
@@ -103,11 +107,13 @@ func (m *MemStore) Put(ctx context.Context, b Batch) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	m.objMu.Lock()
 	for _, o := range b.Objects {
 		if _, ok := m.objects[o.ID]; !ok {
 			m.objects[o.ID] = slices.Clone(o.Data)
 		}
 	}
+	m.objMu.Unlock()
 	for _, st := range plan.Apply {
 		s := m.space(st.Space)
 		if st.WasPending {
@@ -185,8 +191,8 @@ func (m *MemStore) Has(ctx context.Context, id ID) (Status, error) {
 
 // Object implements ObjectGetter.
 func (m *MemStore) Object(ctx context.Context, id ID) ([]byte, error) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
+	m.objMu.RLock()
+	defer m.objMu.RUnlock()
 	if err := m.check(ctx); err != nil {
 		return nil, err
 	}
@@ -338,7 +344,9 @@ func (m *MemStore) Spaces(ctx context.Context) ([]string, error) {
 func (m *MemStore) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.closed = true
+	m.objMu.Lock()
+	defer m.objMu.Unlock()
+	m.closed.Store(true)
 	m.entries, m.spaces, m.children, m.objects = nil, nil, nil, nil
 	return nil
 }

@@ -100,7 +100,9 @@ type Batch struct {
 	// same transaction, and quarantines the entries waiting on it
 	// (transitively). An error without a code is an internal failure: the
 	// whole Put fails and writes nothing. Admit is called under the
-	// store's write lock; it must not call the store.
+	// store's write lock: it may read committed objects (ObjectGetter;
+	// the batch's own objects are not visible yet) but must not call any
+	// other method of the store.
 	Admit func(Entry) error
 }
 

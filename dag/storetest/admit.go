@@ -295,3 +295,21 @@ func propAdmitAnyOrder(t *rapid.T, s dag.Store, space string) {
 		}
 	}
 }
+
+// Admit may read committed objects: a validator needs the objects an
+// entry names (a change, a group object).
+func testAdmitReadsObjects(t *testing.T, s dag.Store) {
+	o := dag.NewObject([]byte("named"))
+	if _, err := s.Put(ctx, dag.Batch{Objects: []dag.Object{o}}); err != nil {
+		t.Fatal(err)
+	}
+	e := dagtest.NewEntry("s", 44, 0, nil)
+	_, err := s.Put(ctx, dag.Batch{Entries: []dag.Entry{e}, Admit: func(dag.Entry) error {
+		_, err := s.Object(ctx, o.ID)
+		return err
+	}})
+	if err != nil {
+		t.Fatalf("Admit reading a committed object: %v", err)
+	}
+	status(t, s, e, dag.Applied)
+}

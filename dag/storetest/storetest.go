@@ -41,6 +41,7 @@ func Run(t *testing.T, newStore func(t *testing.T) dag.Store) {
 		{"AdmitPromoted", testAdmitPromoted},
 		{"AdmitWaitingOnRefused", testAdmitWaitingOnRefused},
 		{"AdmitFailure", testAdmitFailure},
+		{"AdmitReadsObjects", testAdmitReadsObjects},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
