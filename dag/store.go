@@ -31,6 +31,11 @@ var ErrInvalidEntry = errors.New("dag: invalid entry")
 // SHA-256 of its data.
 var ErrObjectMismatch = errors.New("dag: object id is not the hash of its data")
 
+// ErrHold is wrapped by a Batch.Admit error that cannot judge an entry
+// yet (it names an object that has not arrived): the entry stays pending,
+// its parents all applied, until it is put again, when it is judged again.
+var ErrHold = errors.New("dag: entry held back by Admit")
+
 // Entry is a node of a space's causal DAG: a 30k envelope (ID = tx id,
 // Parents = its parents) or a CAT7 memory block (ID = block hash, Parents =
 // its lineage). Data is the entry's canonical bytes. The store does not
@@ -98,8 +103,10 @@ type Batch struct {
 	// that waited. An error carrying a 30k code (CodeOf(err) != "") refuses
 	// the entry: the store holds it as Quarantined with that code, in the
 	// same transaction, and quarantines the entries waiting on it
-	// (transitively). An error without a code is an internal failure: the
-	// whole Put fails and writes nothing. Admit is called under the
+	// (transitively). An error wrapping ErrHold keeps the entry pending
+	// (and what waits on it) until it is put again. Any other error
+	// without a code is an internal failure: the whole Put fails and
+	// writes nothing. Admit is called under the
 	// store's write lock: it may read committed objects (ObjectGetter;
 	// the batch's own objects are not visible yet) but must not call any
 	// other method of the store.
@@ -145,7 +152,8 @@ type Result struct {
 	// (of this or earlier batches) promoted because their parents landed.
 	// Every entry comes after its parents.
 	Applied []ID
-	// Pending lists the entries of the batch that now wait for parents.
+	// Pending lists the entries of the batch that now wait for parents
+	// or were held back by Batch.Admit (ErrHold).
 	Pending []ID
 	// Duplicate lists the entries of the batch that were already held
 	// (applied, pending or quarantined) or repeated within the batch.
@@ -203,6 +211,8 @@ type Putter interface {
 	// nothing. Entries b.Admit refuses are quarantined (see Batch.Admit).
 	// Putting an entry again (applied, pending or quarantined) is a no-op
 	// reported in Result.Duplicate: a quarantined entry is never judged
+	// again. The exception is a pending entry whose parents are all
+	// applied (Admit held it back, ErrHold): putting it again judges it
 	// again.
 	Put(ctx context.Context, b Batch) (Result, error)
 }
@@ -342,6 +352,7 @@ func PlanBatch(b Batch, v PlanView) (*Plan, error) {
 	}
 	batch := make(map[ID]int, len(b.Entries)) // id → index in b.Entries
 	fresh := make([]Entry, 0, len(b.Entries))
+	var retry []Entry // pending entries put again
 	for i, e := range b.Entries {
 		if err := e.Check(); err != nil {
 			return nil, err
@@ -361,6 +372,10 @@ func PlanBatch(b Batch, v PlanView) (*Plan, error) {
 			if !held.Equal(e) {
 				return nil, fmt.Errorf("%w: %s", ErrConflict, e.ID)
 			}
+			if st == Pending && b.Admit != nil {
+				retry = append(retry, e) // judged again below if it was held back
+				continue
+			}
 			p.Result.Duplicate = append(p.Result.Duplicate, e.ID)
 			continue
 		}
@@ -372,6 +387,7 @@ func PlanBatch(b Batch, v PlanView) (*Plan, error) {
 	p.Result.Applied = make([]ID, 0, len(fresh))
 	applied := make(map[ID]string, len(fresh)) // applied by this plan: id → space
 	refused := make(map[ID]string)             // quarantined by this plan: id → space
+	heldBack := make(map[ID]bool)              // held back by Admit in this plan
 	waitLocal := make(map[key][]ID)            // batch entries waiting for a parent
 	decided := func(id ID) bool {
 		_, a := applied[id]
@@ -478,11 +494,15 @@ func PlanBatch(b Batch, v PlanView) (*Plan, error) {
 		queue = append(queue[:0], Step{Entry: e, WasPending: wasPending})
 		for i := 0; i < len(queue); i++ {
 			s := queue[i]
-			if decided(s.ID) {
+			if decided(s.ID) || heldBack[s.ID] {
 				continue
 			}
 			if b.Admit != nil {
 				if err := b.Admit(s.Entry); err != nil {
+					if errors.Is(err, ErrHold) {
+						heldBack[s.ID] = true
+						continue
+					}
 					if CodeOf(err) == "" {
 						return fmt.Errorf("dag: admit %s: %w", s.ID, err)
 					}
@@ -525,8 +545,25 @@ func PlanBatch(b Batch, v PlanView) (*Plan, error) {
 		}
 		return nil
 	}
-	for _, e := range fresh {
+	for _, e := range retry {
 		if decided(e.ID) {
+			continue // promoted by this batch
+		}
+		if ok, _, err := ready(e); err != nil {
+			return nil, err
+		} else if !ok {
+			p.Result.Duplicate = append(p.Result.Duplicate, e.ID) // still waits for a parent
+			continue
+		}
+		if err := apply(e, true); err != nil {
+			return nil, err
+		}
+		if heldBack[e.ID] {
+			p.Result.Pending = append(p.Result.Pending, e.ID)
+		}
+	}
+	for _, e := range fresh {
+		if decided(e.ID) || heldBack[e.ID] {
 			continue
 		}
 		ok, bad, err := ready(e)

@@ -313,3 +313,44 @@ func testAdmitReadsObjects(t *testing.T, s dag.Store) {
 	}
 	status(t, s, e, dag.Applied)
 }
+
+// An entry Admit holds back (ErrHold) stays pending with what waits on
+// it, is not listed missing, and is judged again when put again.
+func testAdmitHold(t *testing.T, s dag.Store) {
+	c := chain("s", 45, 4)
+	ready := false
+	hook := func(e dag.Entry) error {
+		if e.ID == c[1].ID && !ready {
+			return fmt.Errorf("%w: object not here", dag.ErrHold)
+		}
+		return nil
+	}
+	r, err := s.Put(ctx, dag.Batch{Entries: []dag.Entry{c[2], c[0], c[1]}, Admit: hook})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "Applied", r.Applied, ids(c[0]))
+	eq(t, "Pending", r.Pending, ids(c[2], c[1]))
+	status(t, s, c[1], dag.Pending)
+	m, _ := s.Missing(ctx, "s")
+	eq(t, "Missing", m, nil)
+	// Put again while still held back, and with a child: nothing moves.
+	r, err = s.Put(ctx, dag.Batch{Entries: []dag.Entry{c[1], c[3]}, Admit: hook})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "Applied", r.Applied, nil)
+	eq(t, "Pending", r.Pending, ids(c[1], c[3]))
+	ready = true
+	r, err = s.Put(ctx, dag.Batch{Entries: []dag.Entry{c[1]}, Admit: hook})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "Applied", r.Applied, ids(c[1], c[2], c[3]))
+	eq(t, "Duplicate", r.Duplicate, nil)
+	p, _ := s.Pending(ctx, "s")
+	eq(t, "Pending", p, nil)
+	if err := Check(ctx, s); err != nil {
+		t.Error(err)
+	}
+}
