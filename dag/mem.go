@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // ErrClosed is wrapped by every method of a closed store.
@@ -17,17 +18,21 @@ var ErrClosed = errors.New("dag: store is closed")
 // NewMemStore.
 type MemStore struct {
 	mu       sync.RWMutex
-	closed   bool
+	closed   atomic.Bool
 	entries  map[ID]*memEntry
 	spaces   map[string]*memSpace
 	children map[ID][]ID
-	objects  map[ID][]byte
+	// objects has its own lock so that a Batch.Admit hook, which runs
+	// under mu, can read objects as it can from the Badger store.
+	objMu   sync.RWMutex
+	objects map[ID][]byte
 }
 
 type memEntry struct {
 	Entry
 	status Status
 	pos    uint64
+	rej    Rejection // when quarantined
 }
 
 type memSpace struct {
@@ -35,6 +40,7 @@ type memSpace struct {
 	log     []ID
 	pending map[ID]struct{}
 	waits   map[ID]map[ID]struct{} // parent → pending entries waiting for it
+	quar    map[ID]struct{}
 }
 
 var _ Store = (*MemStore)(nil)
@@ -52,7 +58,7 @@ func NewMemStore() *MemStore {
 func (m *MemStore) space(name string) *memSpace {
 	s := m.spaces[name]
 	if s == nil {
-		s = &memSpace{heads: map[ID]struct{}{}, pending: map[ID]struct{}{}, waits: map[ID]map[ID]struct{}{}}
+		s = &memSpace{heads: map[ID]struct{}{}, pending: map[ID]struct{}{}, waits: map[ID]map[ID]struct{}{}, quar: map[ID]struct{}{}}
 		m.spaces[name] = s
 	}
 	return s
@@ -65,7 +71,7 @@ func cloneEntry(e Entry) Entry {
 }
 
 func (m *MemStore) check(ctx context.Context) error {
-	if m.closed {
+	if m.closed.Load() {
 		return ErrClosed
 	}
 	return ctx.Err()
@@ -101,23 +107,17 @@ func (m *MemStore) Put(ctx context.Context, b Batch) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	m.objMu.Lock()
 	for _, o := range b.Objects {
 		if _, ok := m.objects[o.ID]; !ok {
 			m.objects[o.ID] = slices.Clone(o.Data)
 		}
 	}
+	m.objMu.Unlock()
 	for _, st := range plan.Apply {
 		s := m.space(st.Space)
 		if st.WasPending {
-			delete(s.pending, st.ID)
-			for _, p := range st.Parents {
-				if w := s.waits[p]; w != nil {
-					delete(w, st.ID)
-					if len(w) == 0 {
-						delete(s.waits, p)
-					}
-				}
-			}
+			s.unpend(st.Entry)
 		}
 		s.log = append(s.log, st.ID)
 		m.entries[st.ID] = &memEntry{Entry: cloneEntry(st.Entry), status: Applied, pos: uint64(len(s.log))}
@@ -126,6 +126,14 @@ func (m *MemStore) Put(ctx context.Context, b Batch) (Result, error) {
 			delete(s.heads, p)
 		}
 		s.heads[st.ID] = struct{}{}
+	}
+	for _, r := range plan.Quarantine {
+		s := m.space(r.Space)
+		if r.WasPending {
+			s.unpend(r.Entry)
+		}
+		s.quar[r.ID] = struct{}{}
+		m.entries[r.ID] = &memEntry{Entry: cloneEntry(r.Entry), status: Quarantined, rej: r.Rejection}
 	}
 	for _, w := range plan.Pending {
 		s := m.space(w.Space)
@@ -139,6 +147,19 @@ func (m *MemStore) Put(ctx context.Context, b Batch) (Result, error) {
 		}
 	}
 	return plan.Result, nil
+}
+
+// unpend drops a pending entry's record and waiting index.
+func (s *memSpace) unpend(e Entry) {
+	delete(s.pending, e.ID)
+	for _, p := range e.Parents {
+		if w := s.waits[p]; w != nil {
+			delete(w, e.ID)
+			if len(w) == 0 {
+				delete(s.waits, p)
+			}
+		}
+	}
 }
 
 // Get implements Getter.
@@ -170,8 +191,8 @@ func (m *MemStore) Has(ctx context.Context, id ID) (Status, error) {
 
 // Object implements ObjectGetter.
 func (m *MemStore) Object(ctx context.Context, id ID) ([]byte, error) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
+	m.objMu.RLock()
+	defer m.objMu.RUnlock()
 	if err := m.check(ctx); err != nil {
 		return nil, err
 	}
@@ -279,11 +300,27 @@ func (m *MemStore) Missing(ctx context.Context, space string) ([]ID, error) {
 		return out, nil
 	}
 	for p := range s.waits {
-		if e, ok := m.entries[p]; !ok || e.Space != space {
+		if e, ok := m.entries[p]; !ok || e.Space != space && e.status != Quarantined {
 			out = append(out, p)
 		}
 	}
 	slices.SortFunc(out, ID.Compare)
+	return out, nil
+}
+
+// Quarantine implements Index.
+func (m *MemStore) Quarantine(ctx context.Context, space string) ([]Rejection, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if err := m.check(ctx); err != nil {
+		return nil, err
+	}
+	out := []Rejection{}
+	if s := m.spaces[space]; s != nil {
+		for _, id := range sortedKeys(s.quar) {
+			out = append(out, m.entries[id].rej)
+		}
+	}
 	return out, nil
 }
 
@@ -307,7 +344,9 @@ func (m *MemStore) Spaces(ctx context.Context) ([]string, error) {
 func (m *MemStore) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.closed = true
+	m.objMu.Lock()
+	defer m.objMu.Unlock()
+	m.closed.Store(true)
 	m.entries, m.spaces, m.children, m.objects = nil, nil, nil, nil
 	return nil
 }

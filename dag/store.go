@@ -31,6 +31,11 @@ var ErrInvalidEntry = errors.New("dag: invalid entry")
 // SHA-256 of its data.
 var ErrObjectMismatch = errors.New("dag: object id is not the hash of its data")
 
+// ErrHold is wrapped by a Batch.Admit error that cannot judge an entry
+// yet (it names an object that has not arrived): the entry stays pending,
+// its parents all applied, until it is put again, when it is judged again.
+var ErrHold = errors.New("dag: entry held back by Admit")
+
 // Entry is a node of a space's causal DAG: a 30k envelope (ID = tx id,
 // Parents = its parents) or a CAT7 memory block (ID = block hash, Parents =
 // its lineage). Data is the entry's canonical bytes. The store does not
@@ -90,6 +95,22 @@ func NewObject(data []byte) Object { return Object{ID: Sum(data), Data: data} }
 type Batch struct {
 	Entries []Entry
 	Objects []Object
+	// Admit, when set, judges each entry right before the store applies
+	// it: entries of the batch and pending entries this batch promotes,
+	// in causal order, every parent already applied (and admitted). The
+	// store, not the caller, knows when an entry's parents are all in, so
+	// validation against the causal past has to happen here for entries
+	// that waited. An error carrying a 30k code (CodeOf(err) != "") refuses
+	// the entry: the store holds it as Quarantined with that code, in the
+	// same transaction, and quarantines the entries waiting on it
+	// (transitively). An error wrapping ErrHold keeps the entry pending
+	// (and what waits on it) until it is put again. Any other error
+	// without a code is an internal failure: the whole Put fails and
+	// writes nothing. Admit is called under the
+	// store's write lock: it may read committed objects (ObjectGetter;
+	// the batch's own objects are not visible yet) but must not call any
+	// other method of the store.
+	Admit func(Entry) error
 }
 
 // Status is what a store holds of an entry.
@@ -104,6 +125,10 @@ const (
 	Pending
 	// Applied: the entry and all its ancestors are in the space's DAG.
 	Applied
+	// Quarantined: Batch.Admit refused the entry, or one of its parents
+	// is quarantined. The store keeps it, with its code, so that it is
+	// never judged again; it is not in the space's DAG.
+	Quarantined
 )
 
 func (s Status) String() string {
@@ -114,6 +139,8 @@ func (s Status) String() string {
 		return "pending"
 	case Applied:
 		return "applied"
+	case Quarantined:
+		return "quarantined"
 	}
 	return fmt.Sprintf("Status(%d)", uint8(s))
 }
@@ -125,11 +152,30 @@ type Result struct {
 	// (of this or earlier batches) promoted because their parents landed.
 	// Every entry comes after its parents.
 	Applied []ID
-	// Pending lists the entries of the batch that now wait for parents.
+	// Pending lists the entries of the batch that now wait for parents
+	// or were held back by Batch.Admit (ErrHold).
 	Pending []ID
 	// Duplicate lists the entries of the batch that were already held
-	// (applied or pending) or repeated within the batch.
+	// (applied, pending or quarantined) or repeated within the batch.
 	Duplicate []ID
+	// Quarantined lists the entries this Put quarantined, in the order it
+	// judged them: entries of the batch and pending entries (of this or
+	// earlier batches) that Batch.Admit refused or whose parent was
+	// quarantined.
+	Quarantined []Rejection
+}
+
+// Rejection is a quarantined entry with the reason: the 30k code and a
+// detail for people.
+type Rejection struct {
+	ID     ID     `json:"id"`
+	Code   Code   `json:"code"`
+	Detail string `json:"detail"`
+}
+
+// rejection records a refusal by Batch.Admit.
+func rejection(id ID, err error) Rejection {
+	return Rejection{ID: id, Code: CodeOf(err), Detail: err.Error()}
 }
 
 // Getter reads applied entries.
@@ -141,8 +187,8 @@ type Getter interface {
 
 // Haser tells what the store holds of an entry.
 type Haser interface {
-	// Has returns the status of id; an entry not held is Absent with a nil
-	// error.
+	// Has returns the status of id (Applied, Pending or Quarantined); an
+	// entry not held is Absent with a nil error.
 	Has(ctx context.Context, id ID) (Status, error)
 }
 
@@ -160,9 +206,14 @@ type Putter interface {
 	// parents are all applied in their space are applied (as are pending
 	// entries this unblocks, transitively); the rest become pending.
 	// Nothing is applied out of causal order. A malformed entry, an
-	// object whose id is not its hash, or a conflict (ErrConflict) fails
-	// the whole batch and writes nothing. Putting an entry again is a
-	// no-op reported in Result.Duplicate.
+	// object whose id is not its hash, a conflict (ErrConflict) or an
+	// error without a code from b.Admit fails the whole batch and writes
+	// nothing. Entries b.Admit refuses are quarantined (see Batch.Admit).
+	// Putting an entry again (applied, pending or quarantined) is a no-op
+	// reported in Result.Duplicate: a quarantined entry is never judged
+	// again. The exception is a pending entry whose parents are all
+	// applied (Admit held it back, ErrHold): putting it again judges it
+	// again.
 	Put(ctx context.Context, b Batch) (Result, error)
 }
 
@@ -191,10 +242,14 @@ type Index interface {
 	Pending(ctx context.Context, space string) ([]ID, error)
 	// Missing returns the ids that pending entries of space list as
 	// parents but that the store holds neither applied nor pending in
-	// that space, sorted: what sync must fetch.
+	// that space, sorted: what sync must fetch. It never lists a
+	// quarantined id.
 	Missing(ctx context.Context, space string) ([]ID, error)
+	// Quarantine returns the quarantined entries of space with their
+	// codes, sorted by id; an unknown space has none and no error.
+	Quarantine(ctx context.Context, space string) ([]Rejection, error)
 	// Spaces returns the names of the spaces with at least one entry
-	// (applied or pending), sorted.
+	// (applied, pending or quarantined), sorted.
 	Spaces(ctx context.Context) ([]string, error)
 }
 
@@ -222,8 +277,8 @@ func SpaceOrder(ctx context.Context, x Index, space string) ([]ID, error) {
 // PlanView is what Plan reads from a backend, inside the transaction that
 // will commit the plan.
 type PlanView interface {
-	// Lookup returns the entry held under id and its status (Applied or
-	// Pending), or Absent with a zero Entry and nil error.
+	// Lookup returns the entry held under id and its status (Applied,
+	// Pending or Quarantined), or Absent with a zero Entry and nil error.
 	Lookup(id ID) (Entry, Status, error)
 	// Waiting returns the pending entries of space that list parent among
 	// their parents not yet applied.
@@ -247,7 +302,17 @@ type Waiter struct {
 	WaitsFor []ID
 }
 
-// Plan is what a backend must write for one batch.
+// Refusal is an entry of a Plan to quarantine.
+type Refusal struct {
+	Entry
+	Rejection Rejection
+	// WasPending is true when the backend holds the entry as pending and
+	// must drop its pending record and waiting index.
+	WasPending bool
+}
+
+// Plan is what a backend must write for one batch. Apply, Quarantine and
+// Pending are disjoint.
 type Plan struct {
 	// Apply lists the entries to apply, each after its parents. For each,
 	// in order, a backend writes the entry with the next log position of
@@ -256,6 +321,9 @@ type Plan struct {
 	Apply []Step
 	// Pending lists the batch's entries to hold as pending.
 	Pending []Waiter
+	// Quarantine lists the entries to hold as quarantined, with their
+	// rejections; the order does not matter.
+	Quarantine []Refusal
 	// Result is the Put result to return once the plan is committed.
 	Result Result
 }
@@ -263,10 +331,14 @@ type Plan struct {
 // PlanBatch decides what a Put of b does, given the backend's current state
 // v. It is the causal bookkeeping shared by every backend: a backend reads
 // through v and writes the plan within one transaction. It fails, and the
-// backend must write nothing, on a malformed entry or object or a conflict.
+// backend must write nothing, on a malformed entry or object, a conflict,
+// or an error without a code from b.Admit.
 //
 // A parent counts as present only when it is applied in the entry's own
-// space; an entry whose parent is held in another space stays pending.
+// space; an entry whose parent is held in another space stays pending. A
+// parent counts as quarantined likewise only in the entry's own space: an
+// entry with a quarantined parent is quarantined (unknown_parent) without
+// being judged, whether it arrives before or after that parent.
 func PlanBatch(b Batch, v PlanView) (*Plan, error) {
 	for _, o := range b.Objects {
 		if Sum(o.Data) != o.ID {
@@ -280,6 +352,7 @@ func PlanBatch(b Batch, v PlanView) (*Plan, error) {
 	}
 	batch := make(map[ID]int, len(b.Entries)) // id → index in b.Entries
 	fresh := make([]Entry, 0, len(b.Entries))
+	var retry []Entry // pending entries put again
 	for i, e := range b.Entries {
 		if err := e.Check(); err != nil {
 			return nil, err
@@ -299,6 +372,10 @@ func PlanBatch(b Batch, v PlanView) (*Plan, error) {
 			if !held.Equal(e) {
 				return nil, fmt.Errorf("%w: %s", ErrConflict, e.ID)
 			}
+			if st == Pending && b.Admit != nil {
+				retry = append(retry, e) // judged again below if it was held back
+				continue
+			}
 			p.Result.Duplicate = append(p.Result.Duplicate, e.ID)
 			continue
 		}
@@ -309,85 +386,195 @@ func PlanBatch(b Batch, v PlanView) (*Plan, error) {
 	p.Apply = make([]Step, 0, len(fresh))
 	p.Result.Applied = make([]ID, 0, len(fresh))
 	applied := make(map[ID]string, len(fresh)) // applied by this plan: id → space
+	refused := make(map[ID]string)             // quarantined by this plan: id → space
+	heldBack := make(map[ID]bool)              // held back by Admit in this plan
 	waitLocal := make(map[key][]ID)            // batch entries waiting for a parent
+	decided := func(id ID) bool {
+		_, a := applied[id]
+		_, q := refused[id]
+		return a || q
+	}
 	isApplied := func(id ID, space string) (bool, error) {
 		if s, ok := applied[id]; ok {
 			return s == space, nil
 		}
+		if _, ok := refused[id]; ok {
+			return false, nil
+		}
 		e, st, err := v.Lookup(id)
 		return st == Applied && e.Space == space, err
 	}
-	ready := func(e Entry) (bool, error) {
+	isRefused := func(id ID, space string) (bool, error) {
+		if s, ok := refused[id]; ok {
+			return s == space, nil
+		}
+		if _, ok := applied[id]; ok {
+			return false, nil
+		}
+		e, st, err := v.Lookup(id)
+		return st == Quarantined && e.Space == space, err
+	}
+	// ready reports whether every parent of e is applied, or names a
+	// quarantined parent (the first in e's order), which dooms e.
+	ready := func(e Entry) (ok bool, bad ID, err error) {
+		ok = true
 		for _, par := range e.Parents {
-			ok, err := isApplied(par, e.Space)
-			if !ok || err != nil {
-				return false, err
+			if q, err := isRefused(par, e.Space); err != nil || q {
+				return false, par, err
+			}
+			if a, err := isApplied(par, e.Space); err != nil {
+				return false, ID{}, err
+			} else if !a {
+				ok = false
 			}
 		}
-		return true, nil
+		return ok, ID{}, nil
 	}
-	// apply applies e and then, breadth first, every waiting entry this
-	// makes ready (an explicit queue: promotion chains can be long).
+	// candidate returns a waiter of a just decided entry: from the batch,
+	// or held as pending (was); ok is false when it is neither.
+	candidate := func(c ID) (ce Entry, was, ok bool, err error) {
+		if j, inBatch := batch[c]; inBatch {
+			return b.Entries[j], false, true, nil
+		}
+		ce, st, err := v.Lookup(c)
+		if err != nil || st != Pending {
+			return Entry{}, false, false, err
+		}
+		return ce, true, true, nil
+	}
+	waiters := func(space string, id ID) ([]ID, error) {
+		stored, err := v.Waiting(space, id)
+		if err != nil {
+			return nil, err
+		}
+		local := waitLocal[key{space, id}]
+		if len(local)+len(stored) == 0 {
+			return nil, nil // the usual case: nothing waits for id
+		}
+		cands := append(slices.Clone(local), stored...)
+		slices.SortFunc(cands, ID.Compare)
+		return slices.Compact(cands), nil
+	}
+	// quarantine refuses e and then, breadth first, every entry waiting
+	// for it, transitively: they can never be applied.
+	quarantine := func(e Entry, wasPending bool, rej Rejection) error {
+		q := []Refusal{{Entry: e, Rejection: rej, WasPending: wasPending}}
+		for i := 0; i < len(q); i++ {
+			r := q[i]
+			if decided(r.ID) {
+				continue
+			}
+			refused[r.ID] = r.Space
+			p.Quarantine = append(p.Quarantine, r)
+			p.Result.Quarantined = append(p.Result.Quarantined, r.Rejection)
+			cands, err := waiters(r.Space, r.ID)
+			if err != nil {
+				return err
+			}
+			for _, c := range cands {
+				if decided(c) {
+					continue
+				}
+				ce, was, ok, err := candidate(c)
+				if err != nil {
+					return err
+				}
+				if ok {
+					q = append(q, Refusal{Entry: ce, WasPending: was, Rejection: parentRejection(c, r.ID)})
+				}
+			}
+		}
+		return nil
+	}
+	// apply judges e (b.Admit) and applies it and then, breadth first,
+	// every waiting entry this makes ready (an explicit queue: promotion
+	// chains can be long).
 	var queue []Step // reused across calls
 	apply := func(e Entry, wasPending bool) error {
 		queue = append(queue[:0], Step{Entry: e, WasPending: wasPending})
 		for i := 0; i < len(queue); i++ {
 			s := queue[i]
-			if _, done := applied[s.ID]; done {
+			if decided(s.ID) || heldBack[s.ID] {
 				continue
+			}
+			if b.Admit != nil {
+				if err := b.Admit(s.Entry); err != nil {
+					if errors.Is(err, ErrHold) {
+						heldBack[s.ID] = true
+						continue
+					}
+					if CodeOf(err) == "" {
+						return fmt.Errorf("dag: admit %s: %w", s.ID, err)
+					}
+					if err := quarantine(s.Entry, s.WasPending, rejection(s.ID, err)); err != nil {
+						return err
+					}
+					continue
+				}
 			}
 			applied[s.ID] = s.Space
 			p.Apply = append(p.Apply, s)
 			p.Result.Applied = append(p.Result.Applied, s.ID)
-			stored, err := v.Waiting(s.Space, s.ID)
+			cands, err := waiters(s.Space, s.ID)
 			if err != nil {
 				return err
 			}
-			local := waitLocal[key{s.Space, s.ID}]
-			if len(local)+len(stored) == 0 {
-				continue // the usual case: nothing waits for s
-			}
-			cands := append(slices.Clone(local), stored...)
-			slices.SortFunc(cands, ID.Compare)
-			cands = slices.Compact(cands)
 			for _, c := range cands {
-				if _, done := applied[c]; done {
+				if decided(c) {
 					continue
 				}
-				j, inBatch := batch[c]
-				var ce Entry
-				if inBatch {
-					ce = b.Entries[j]
-				}
-				was := false
-				if !inBatch {
-					var st Status
-					if ce, st, err = v.Lookup(c); err != nil {
+				ce, was, ok, err := candidate(c)
+				if err != nil || !ok {
+					if err != nil {
 						return err
 					}
-					if st != Pending {
-						continue
-					}
-					was = true
+					continue
 				}
-				ok, err := ready(ce)
-				if err != nil {
+				ok, bad, err := ready(ce)
+				switch {
+				case err != nil:
 					return err
-				}
-				if ok {
+				case bad.Valid():
+					if err := quarantine(ce, was, parentRejection(c, bad)); err != nil {
+						return err
+					}
+				case ok:
 					queue = append(queue, Step{Entry: ce, WasPending: was})
 				}
 			}
 		}
 		return nil
 	}
-	for _, e := range fresh {
-		if _, done := applied[e.ID]; done {
+	for _, e := range retry {
+		if decided(e.ID) {
+			continue // promoted by this batch
+		}
+		if ok, _, err := ready(e); err != nil {
+			return nil, err
+		} else if !ok {
+			p.Result.Duplicate = append(p.Result.Duplicate, e.ID) // still waits for a parent
 			continue
 		}
-		ok, err := ready(e)
+		if err := apply(e, true); err != nil {
+			return nil, err
+		}
+		if heldBack[e.ID] {
+			p.Result.Pending = append(p.Result.Pending, e.ID)
+		}
+	}
+	for _, e := range fresh {
+		if decided(e.ID) || heldBack[e.ID] {
+			continue
+		}
+		ok, bad, err := ready(e)
 		if err != nil {
 			return nil, err
+		}
+		if bad.Valid() {
+			if err := quarantine(e, false, parentRejection(e.ID, bad)); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		if ok {
 			if err := apply(e, false); err != nil {
@@ -405,7 +592,7 @@ func PlanBatch(b Batch, v PlanView) (*Plan, error) {
 		}
 	}
 	for _, e := range fresh {
-		if _, done := applied[e.ID]; done {
+		if decided(e.ID) {
 			continue
 		}
 		w := Waiter{Entry: e}
@@ -420,4 +607,8 @@ func PlanBatch(b Batch, v PlanView) (*Plan, error) {
 		p.Result.Pending = append(p.Result.Pending, e.ID)
 	}
 	return p, nil
+}
+
+func parentRejection(id, parent ID) Rejection {
+	return Rejection{ID: id, Code: CodeUnknownParent, Detail: "parent quarantined: " + parent.String()}
 }

@@ -60,7 +60,7 @@ func TestReplicaConvergence(t *testing.T) {
 				}
 				order = order[k:]
 			}
-			if p := r.Pending(space); len(p) > 0 {
+			if p, _ := r.Pending(ctx, space); len(p) > 0 {
 				rt.Fatalf("replica %d: pending %v", n, p)
 			}
 			_, h, err := r.State(ctx, space)

@@ -1,7 +1,8 @@
 // Package replica is witan's eventual 30k node: it opens a store, ingests
 // signed envelopes from clients (Submit) and peers (Ingest), judges each
-// against its causal past, keeps the accepted ones in the store and the
-// refused ones in a quarantine, derives each session's state with the pure
+// against its causal past as the store applies it (dag.Batch.Admit), keeps
+// the accepted ones, the waiting ones and the refused ones (the quarantine)
+// in the store, derives each session's state with the pure
 // state machine of replica/house, and labels what it serves with its own
 // finality: provisional until one of this replica's signed checkpoints
 // includes it, final_advisory after; never final (30k §5, ARCHITECTURE.md).
@@ -19,12 +20,14 @@
 //  2. Hand client writes to Submit and keep the signed Receipt: a signed
 //     rejection is evidence the node cannot deny. Hand everything a peer
 //     sends to Ingest, in any order and with repeats: entries wait for
-//     their parents, and refused entries (and their descendants) go to the
-//     quarantine with a 30k error code.
+//     their parents, durably, and refused entries (and their descendants)
+//     go to the store's quarantine with a 30k error code. Both survive a
+//     restart; Store.Missing names the parents sync must fetch.
 //  3. Supply with each envelope the objects it names (attachments): a
-//     change, a branch or group object, the seed's node objects. An entry
-//     whose objects are neither attached nor stored is quarantined
-//     (unknown_parent), so sync must send objects with their entries.
+//     change, a branch or group object, the seed's node objects. A client's
+//     submission whose objects are neither attached nor stored is refused
+//     (unknown_parent); a peer's entry waits for them, pending in the store,
+//     so sync must send objects with their entries.
 //  4. Call Checkpoint now and then (the node decides when); it signs the
 //     space's log. Deadlines and notice are advisory on an eventual node:
 //     MR evaluations record the elapsed checkpoint time, never refuse on it.

@@ -238,7 +238,7 @@ func (rc Receipt) Verify() error {
 // peer's entry, a submission whose parents this replica does not hold is
 // rejected (unknown_parent), not held.
 func (r *Replica) Submit(ctx context.Context, envelope []byte, attachments [][]byte) (*Receipt, error) {
-	outs, err := r.Ingest(ctx, []Submission{{Envelope: envelope, Attachments: attachments}})
+	outs, err := r.ingest(ctx, []Submission{{Envelope: envelope, Attachments: attachments}}, false)
 	if err != nil {
 		return nil, err
 	}
@@ -247,8 +247,7 @@ func (r *Replica) Submit(ctx context.Context, envelope []byte, attachments [][]b
 	defer r.mu.Unlock()
 	rc := &Receipt{Tx: o.Tx, Envelope: dag.Sum(envelope), Errors: []ErrorEntry{}, Node: r.key.Key()}
 	sp := r.spaces[o.Space]
-	if o.Status == Pending && sp != nil {
-		delete(sp.orphans, o.Tx)
+	if o.Status == Pending {
 		o.Status, o.Code, o.Detail = Rejected, dag.CodeUnknownParent, "a parent is not held by this node"
 	}
 	if sp != nil && len(sp.cps) > 0 {

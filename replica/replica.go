@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"time"
 
@@ -60,22 +59,27 @@ type Replica struct {
 
 // space is the in-memory state of one session (space = session id).
 type space struct {
-	name    string
-	h       *house.House
-	log     []dag.ID // this replica's log order, as the store applied
-	tree    *compact.Range
-	cps     []Checkpoint
-	quar    map[dag.ID]house.Rejection
-	orphans map[dag.ID]held // waiting for parents (see ingest)
-	// waiting indexes orphans by the one parent each waits for.
-	waiting  map[dag.ID][]dag.ID
-	heldObjs map[dag.ID][]byte
+	name string
+	h    *house.House
+	log  []dag.ID // this replica's log order, as the store applied
+	tree *compact.Range
+	cps  []Checkpoint
+	// quar mirrors the store's quarantine of the space (dag.Index.Quarantine),
+	// loaded with the space and updated from each Put's result.
+	quar map[dag.ID]house.Rejection
+	// Entries waiting for parents are in the store (pending). So are
+	// entries held back because they name an object that has not arrived
+	// (dag.ErrHold); objWait indexes those by the object, so that they are
+	// put again when it comes with another entry. It is memory only: after
+	// a restart a held-back entry is judged again when it is put again
+	// (a peer sends it with its objects).
+	objWait map[dag.ID][]held
 }
 
 type held struct {
-	env    *dag.Envelope
-	data   []byte
-	attach []dag.Object
+	id   dag.ID
+	env  *dag.Envelope
+	data []byte
 }
 
 var rangeFactory = &compact.RangeFactory{Hash: rfc6962.DefaultHasher.HashChildren}
@@ -140,14 +144,10 @@ type storeObjects struct {
 	ctx   context.Context
 	store dag.Store
 	extra map[dag.ID][]byte
-	held  map[dag.ID][]byte
 }
 
 func (s storeObjects) Object(id dag.ID) ([]byte, error) {
 	if b, ok := s.extra[id]; ok {
-		return b, nil
-	}
-	if b, ok := s.held[id]; ok {
 		return b, nil
 	}
 	return s.store.Object(s.ctx, id)
@@ -183,13 +183,20 @@ func (r *Replica) load(ctx context.Context, name string) (*space, error) {
 		}
 		sp.appendLog(id)
 	}
+	q, err := r.store.Quarantine(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	for _, x := range q {
+		sp.quar[x.ID] = house.Rejection(x)
+	}
 	r.spaces[name] = sp
 	return sp, nil
 }
 
 func newSpace(name string, sid dag.ID, objs house.Objects) *space {
 	return &space{name: name, h: house.New(sid, objs), tree: rangeFactory.NewEmptyRange(0),
-		quar: map[dag.ID]house.Rejection{}, orphans: map[dag.ID]held{}, waiting: map[dag.ID][]dag.ID{}, heldObjs: map[dag.ID][]byte{}}
+		quar: map[dag.ID]house.Rejection{}, objWait: map[dag.ID][]held{}}
 }
 
 func (sp *space) appendLog(id dag.ID) {
@@ -234,12 +241,22 @@ type item struct {
 }
 
 // Ingest takes envelopes from a peer or a client: it decodes them, checks
-// their signatures in one batch, judges each against its causal past
-// (house.Admit) in causal order, and stores the accepted ones with their
-// attachments in one store transaction. Entries whose parents have not
-// arrived wait; entries that fail go to the quarantine with their code.
-// Nothing a peer sends is trusted. The outcomes follow the submissions.
+// their signatures in one batch, and writes them with their attachments in
+// one store transaction whose Admit hook judges each entry against its
+// causal past (house.Admit) when the store applies it, in causal order.
+// Entries whose parents have not arrived wait in the store (pending,
+// durably; Store.Missing names the parents to fetch) and are judged when
+// they are promoted; refused entries and their descendants are quarantined
+// in the store with their code. Nothing a peer sends is trusted. The
+// outcomes follow the submissions.
 func (r *Replica) Ingest(ctx context.Context, subs []Submission) ([]Outcome, error) {
+	return r.ingest(ctx, subs, true)
+}
+
+// ingest is Ingest; with hold false (a client's submission) an entry whose
+// parents or objects are not held is not kept: its outcome is Pending and
+// Submit refuses it.
+func (r *Replica) ingest(ctx context.Context, subs []Submission, hold bool) ([]Outcome, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -274,25 +291,11 @@ func (r *Replica) Ingest(ctx context.Context, subs []Submission) ([]Outcome, err
 		bySpace[name] = append(bySpace[name], it)
 	}
 	for _, name := range spaceOrder {
-		if err := r.ingestSpace(ctx, name, bySpace[name], out); err != nil {
+		if err := r.ingestSpace(ctx, name, bySpace[name], out, hold); err != nil {
 			return out, err
 		}
 	}
 	return out, nil
-}
-
-// quarantine records a refusal. The quarantine is kept in memory until the
-// store can hold it (see docs/replica.md).
-func (r *Replica) quarantine(ctx context.Context, name string, id dag.ID, err error, o *Outcome) {
-	rej := house.Rejection{ID: id, Code: dag.CodeOf(err), Detail: err.Error()}
-	o.Status, o.Code, o.Detail = Quarantined, rej.Code, rej.Detail
-	sp, err2 := r.space(ctx, name)
-	if err2 != nil {
-		return
-	}
-	if _, ok := sp.quar[id]; !ok {
-		sp.quar[id] = rej
-	}
 }
 
 func (r *Replica) space(ctx context.Context, name string) (*space, error) {
@@ -302,7 +305,14 @@ func (r *Replica) space(ctx context.Context, name string) (*space, error) {
 	return r.load(ctx, name)
 }
 
-func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, out []Outcome) error {
+// errSubmitHeld is the Admit hook's error, in a client's submission, for
+// an entry that names an object the node does not hold: it has no code and
+// does not wrap dag.ErrHold, so the Put fails and keeps nothing, and
+// Submit refuses the entry. (The entry is the batch's only one and the
+// first judged, so the House has admitted nothing in the failed Put.)
+var errSubmitHeld = errors.New("replica: a named object is not held")
+
+func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, out []Outcome, hold bool) error {
 	sp, err := r.space(ctx, name)
 	if err != nil {
 		return err
@@ -313,136 +323,130 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 			extra[a.ID] = a.Data
 		}
 	}
-	sp.h.SetObjects(storeObjects{ctx: ctx, store: r.store, extra: extra, held: sp.heldObjs})
+	// Entries held back for objects that have just arrived are put again.
+	for id := range extra {
+		for _, h := range sp.objWait[id] {
+			items = append(items, item{i: -1, id: h.id, env: h.env, data: h.data})
+		}
+		delete(sp.objWait, id)
+	}
+	sp.h.SetObjects(storeObjects{ctx: ctx, store: r.store, extra: extra})
 	defer sp.h.SetObjects(storeObjects{ctx: ctx, store: r.store})
 
+	inBatch := map[dag.ID]*item{}
 	var batch dag.Batch
-	// decided is called once an entry is admitted or quarantined: the
-	// entries held for it are tried again.
-	var queue []item
-	decided := func(id dag.ID) {
-		for _, w := range sp.waiting[id] {
-			if o, ok := sp.orphans[w]; ok {
-				queue = append(queue, item{i: -1, id: w, env: o.env, data: o.data, attach: o.attach})
-			}
+	for k := range items {
+		it := &items[k]
+		if sp.h.Has(it.id) {
+			continue
 		}
-		delete(sp.waiting, id)
+		if _, ok := sp.quar[it.id]; ok {
+			continue
+		}
+		if !hold && !r.parentsHeld(sp, it.env) {
+			continue // Submit refuses it: nothing is kept
+		}
+		// Every copy's attachments are kept: a copy without them may have
+		// come first, and the entry may wait in the store for parents.
+		batch.Objects = append(batch.Objects, it.attach...)
+		if _, dup := inBatch[it.id]; dup {
+			continue
+		}
+		inBatch[it.id] = it
+		batch.Entries = append(batch.Entries, dag.Entry{ID: it.id, Space: name, Parents: it.env.Parents, Data: it.data})
 	}
-	// try judges one entry: it is a duplicate, quarantined, held for a
-	// parent, or admitted.
-	try := func(it item) error {
-		o := Outcome{Tx: it.id, Space: name}
-		report := func() {
-			if it.i >= 0 {
-				out[it.i] = o
+	if len(batch.Entries) > 0 {
+		batch.Admit = func(e dag.Entry) error { return sp.admitStored(e, inBatch[e.ID], hold) }
+		res, err := r.store.Put(ctx, batch)
+		switch {
+		case !hold && errors.Is(err, errSubmitHeld):
+			// Submit refuses the entry; nothing was kept or admitted.
+		case err != nil:
+			return r.fail(name, fmt.Errorf("replica: store: %w", err))
+		default:
+			for _, id := range res.Applied {
+				sp.appendLog(id)
+			}
+			for _, q := range res.Quarantined {
+				sp.quar[q.ID] = house.Rejection(q)
 			}
 		}
+	}
+	// The outcome of each submission is what the space holds of it now.
+	for _, it := range items {
+		if it.i < 0 {
+			continue
+		}
+		o := Outcome{Tx: it.id, Space: name, Status: Pending}
 		if sp.h.Has(it.id) {
 			o.Status = Accepted
-			report()
-			return nil
-		}
-		if q, ok := sp.quar[it.id]; ok {
+		} else if q, ok := sp.quar[it.id]; ok {
 			o.Status, o.Code, o.Detail = Quarantined, q.Code, q.Detail
-			report()
-			return nil
 		}
-		if it.badSig {
-			r.quarantine(ctx, name, it.id, &dag.ProtocolError{Code: dag.CodeBadSignature, Detail: "envelope signature does not verify"}, &o)
-			report()
-			decided(it.id)
-			return nil
-		}
-		for _, p := range it.env.Parents {
-			if _, bad := sp.quar[p]; bad {
-				sp.drop(it.id)
-				r.quarantine(ctx, name, it.id, &dag.ProtocolError{Code: dag.CodeUnknownParent, Detail: "parent quarantined: " + p.String()}, &o)
-				report()
-				decided(it.id)
-				return nil
-			}
-			if !sp.h.Has(p) {
-				sp.hold(it, p)
-				o.Status = Pending
-				report()
-				return nil
-			}
-		}
-		if err := sp.admit(it.id, it.env); err != nil {
-			if dag.CodeOf(err) == "" {
-				return err
-			}
-			// An object the entry names has not arrived: wait for it as
-			// for a parent, so that whether an entry is quarantined never
-			// depends on which objects happened to arrive first.
-			var mo *house.MissingObject
-			if errors.As(err, &mo) {
-				sp.hold(it, mo.ID)
-				o.Status = Pending
-				report()
-				return nil
-			}
-			sp.drop(it.id)
-			r.quarantine(ctx, name, it.id, err, &o)
-		} else {
-			sp.drop(it.id)
-			o.Status = Accepted
-			batch.Entries = append(batch.Entries, dag.Entry{ID: it.id, Space: name, Parents: it.env.Parents, Data: it.data})
-			batch.Objects = append(batch.Objects, it.attach...)
-		}
-		report()
-		decided(it.id)
-		return nil
-	}
-	// Objects that entries were held for may have arrived.
-	for id := range extra {
-		decided(id)
-	}
-	for _, it := range items {
-		queue = append(queue, it)
-		for len(queue) > 0 {
-			next := queue[0]
-			queue = queue[1:]
-			if err := try(next); err != nil {
-				return r.fail(name, err)
-			}
-		}
-	}
-	if len(batch.Entries) == 0 {
-		return nil
-	}
-	res, err := r.store.Put(ctx, batch)
-	if err != nil {
-		return r.fail(name, fmt.Errorf("replica: store: %w", err))
-	}
-	for _, id := range res.Applied {
-		sp.appendLog(id)
+		out[it.i] = o
 	}
 	return nil
 }
 
-// admit is the one place where validation meets storage: it judges an
-// entry whose signature is checked and whose parents are admitted against
-// its causal past, and folds it into the space's House. Today ingest calls
-// it before writing the admitted entries in one batch; once dag.Batch
-// carries its Admit hook, the store calls it for each entry, in causal
-// order, inside the write (entries promoted from pending included), and
-// keeps the refused ones as quarantined. Either way, a failed write drops
-// the in-memory state (fail), which is derived again from the store.
-func (sp *space) admit(id dag.ID, env *dag.Envelope) error { return sp.h.Admit(id, env) }
-
-// hold keeps an entry until its parent p is decided.
-func (sp *space) hold(it item, p dag.ID) {
-	sp.orphans[it.id] = held{env: it.env, data: it.data, attach: it.attach}
-	sp.waiting[p] = append(sp.waiting[p], it.id)
-	for _, a := range it.attach {
-		sp.heldObjs[a.ID] = a.Data
+// parentsHeld reports whether every parent of env is admitted or
+// quarantined (then the store quarantines the entry at once).
+func (r *Replica) parentsHeld(sp *space, env *dag.Envelope) bool {
+	for _, p := range env.Parents {
+		if _, q := sp.quar[p]; !q && !sp.h.Has(p) {
+			return false
+		}
 	}
+	return true
 }
 
-// drop forgets a held entry once it is decided. (Its attachments stay in
-// heldObjs until the space is reloaded: other held entries may need them.)
-func (sp *space) drop(id dag.ID) { delete(sp.orphans, id) }
+// admitStored is the space's dag.Batch.Admit hook: the store calls it for
+// each entry it is about to apply, entries of the batch (it, with the
+// batch verifier's verdict on its signature) and pending entries promoted
+// from earlier batches (it == nil: decoded and verified again, since the
+// store does not record that). Errors with a code quarantine the entry.
+func (sp *space) admitStored(e dag.Entry, it *item, hold bool) error {
+	var env *dag.Envelope
+	if it != nil {
+		if it.badSig {
+			return &dag.ProtocolError{Code: dag.CodeBadSignature, Detail: "envelope signature does not verify"}
+		}
+		env = it.env
+	} else {
+		var err error
+		env, _, _, err = dag.DecodeEnvelope(e.Data)
+		if err != nil {
+			if dag.CodeOf(err) == "" {
+				err = dag.Errorf(dag.CodeSchema, "stored entry: %w", err)
+			}
+			return err
+		}
+		if !dag.Verify(env.Author, dag.DomainEnvelope, env.SigningBytes(), env.Sig) {
+			return &dag.ProtocolError{Code: dag.CodeBadSignature, Detail: "envelope signature does not verify"}
+		}
+	}
+	err := sp.admit(e.ID, env)
+	// An object the entry names has not arrived: the entry waits for it
+	// in the store, held back, so that whether an entry is quarantined
+	// never depends on which objects happened to arrive first.
+	var mo *house.MissingObject
+	if errors.As(err, &mo) {
+		if !hold {
+			return errSubmitHeld
+		}
+		sp.objWait[mo.ID] = append(sp.objWait[mo.ID], held{id: e.ID, env: env, data: e.Data})
+		return fmt.Errorf("%w: %w", dag.ErrHold, err)
+	}
+	return err
+}
+
+// admit is the one place where validation meets storage: it judges an
+// entry whose signature is checked and whose parents are admitted against
+// its causal past, and folds it into the space's House. The store calls it
+// (through admitStored, the batch's Admit hook) for each entry, in causal
+// order, inside the write, entries promoted from pending included, and
+// keeps the refused ones as quarantined. A failed write drops the
+// in-memory state (fail), which is derived again from the store.
+func (sp *space) admit(id dag.ID, env *dag.Envelope) error { return sp.h.Admit(id, env) }
 
 // fail drops a space's in-memory state after a failed write, so that it is
 // derived again from the store: the House may hold entries the store never
@@ -450,13 +454,4 @@ func (sp *space) drop(id dag.ID) { delete(sp.orphans, id) }
 func (r *Replica) fail(name string, err error) error {
 	delete(r.spaces, name)
 	return err
-}
-
-func sortedOrphans(m map[dag.ID]held) []dag.ID {
-	out := make([]dag.ID, 0, len(m))
-	for id := range m {
-		out = append(out, id)
-	}
-	slices.SortFunc(out, dag.ID.Compare)
-	return out
 }

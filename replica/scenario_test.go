@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/dag/badgerstore"
 	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
@@ -457,7 +458,7 @@ func TestIngestQuarantineAndPending(t *testing.T) {
 			t.Fatalf("quarantine %v, want %v", codes, want)
 		}
 	}
-	if p := r.Pending(space); len(p) != 0 {
+	if p, _ := r.Pending(ctx, space); len(p) != 0 {
 		t.Fatalf("still pending: %v", p)
 	}
 	if f, err := r.Finality(ctx, space, key.ID); err != nil || f != replica.Provisional {
@@ -556,5 +557,96 @@ func TestConcurrentUse(t *testing.T) {
 	tl, _ := r.Tally(ctx, space, mr)
 	if tl.Result.Tally.Approve != 40 {
 		t.Fatalf("approve %d", tl.Result.Tally.Approve)
+	}
+}
+
+// TestRestartKeepsQuarantineAndPending: the quarantine and the entries
+// waiting for parents live in the store, so a restarted replica still
+// lists what it refused (and refuses its descendants without judging
+// them), still tells sync which parent to fetch (Store.Missing), and
+// applies the waiting entry when that parent arrives after the restart.
+func TestRestartKeepsQuarantineAndPending(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	b := ht.New(ht.Options{})
+	roster := b.GroupCreate(ht.Member(0), "roster", ht.Members(0, 4), ht.Members(0, 1), b.Create.ID)
+	unauth := b.GroupUpdate(ht.Member(3), "roster", ht.Members(0, 10), ht.Members(3, 4), roster.ID) // not an admin
+	parent := b.KeyRegister(ht.Member(6), roster.ID)
+	waiting := b.KeyRegister(ht.Member(7), parent.ID)
+	late := b.KeyRegister(ht.Member(8), unauth.ID)
+	space := b.Session.String()
+	sub := func(txs ...ht.Tx) []replica.Submission {
+		var out []replica.Submission
+		for _, tx := range txs {
+			out = append(out, replica.Submission{Envelope: tx.Bytes, Attachments: tx.Attach})
+		}
+		return out
+	}
+	open := func() (*replica.Replica, *badgerstore.Store) {
+		st, err := badgerstore.Open(dir, badgerstore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := replica.Open(ctx, replica.Options{Store: st, NodeKey: nodeKey(t, 0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r, st
+	}
+	r, st := open()
+	outs, err := r.Ingest(ctx, sub(b.Create, roster, unauth, waiting))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if outs[2].Status != replica.Quarantined || outs[2].Code != dag.CodeNotAuthorized || outs[3].Status != replica.Pending {
+		t.Fatalf("outcomes %+v", outs)
+	}
+	wantQ := fmt.Sprint(r.Quarantine(space))
+	_, wantState, err := r.State(ctx, space)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	st.Close()
+
+	r, st = open()
+	defer st.Close()
+	defer r.Close()
+	if q := fmt.Sprint(r.Quarantine(space)); q != wantQ || len(r.Quarantine(space)) != 1 {
+		t.Fatalf("quarantine after restart %s, want %s", q, wantQ)
+	}
+	if _, h, _ := r.State(ctx, space); h != wantState {
+		t.Fatalf("state after restart %s, want %s", h, wantState)
+	}
+	if p, err := r.Pending(ctx, space); err != nil || len(p) != 1 || p[0] != waiting.ID {
+		t.Fatalf("pending after restart %v %v, want [%s]", p, err, waiting.ID)
+	}
+	if m, err := st.Missing(ctx, space); err != nil || len(m) != 1 || m[0] != parent.ID {
+		t.Fatalf("Missing after restart %v %v, want [%s]", m, err, parent.ID)
+	}
+	outs, err = r.Ingest(ctx, sub(parent, late, unauth))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if outs[0].Status != replica.Accepted {
+		t.Fatalf("the missing parent: %+v", outs[0])
+	}
+	if outs[1].Status != replica.Quarantined || outs[1].Code != dag.CodeUnknownParent {
+		t.Fatalf("a child of a quarantined entry: %+v", outs[1])
+	}
+	if outs[2].Status != replica.Quarantined || outs[2].Code != dag.CodeNotAuthorized {
+		t.Fatalf("the quarantined entry again: %+v", outs[2])
+	}
+	if f, err := r.Finality(ctx, space, waiting.ID); err != nil || f != replica.Provisional {
+		t.Fatalf("the waiting entry after its parent arrived: %s %v", f, err)
+	}
+	if p, _ := r.Pending(ctx, space); len(p) != 0 {
+		t.Fatalf("still pending: %v", p)
+	}
+	if m, _ := st.Missing(ctx, space); len(m) != 0 {
+		t.Fatalf("still missing: %v", m)
+	}
+	if q := r.Quarantine(space); len(q) != 2 {
+		t.Fatalf("quarantine %v, want the refused entry and its late child", q)
 	}
 }

@@ -213,7 +213,8 @@ func (r *Replica) Law(ctx context.Context, spaceName string) (Law, error) {
 	return Law{Head: b.Heads[0], Snapshot: *b.Snapshot, Finality: Provisional}, nil
 }
 
-// Quarantine returns the refused entries of a space, sorted by id.
+// Quarantine returns the refused entries of a space, sorted by id: the
+// store's quarantine, which survives a restart.
 func (r *Replica) Quarantine(spaceName string) []house.Rejection {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -229,14 +230,10 @@ func (r *Replica) Quarantine(spaceName string) []house.Rejection {
 	return out
 }
 
-// Pending returns the entries of a space waiting for parents, sorted.
-func (r *Replica) Pending(spaceName string) []dag.ID {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if sp := r.spaces[spaceName]; sp != nil {
-		return sortedOrphans(sp.orphans)
-	}
-	return nil
+// Pending returns the entries of a space waiting for parents or for
+// objects, sorted: the store's pending entries, which survive a restart.
+func (r *Replica) Pending(ctx context.Context, spaceName string) ([]dag.ID, error) {
+	return r.store.Pending(ctx, spaceName)
 }
 
 // Heads returns the causal frontier of a space (GET /heads).

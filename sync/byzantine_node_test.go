@@ -97,7 +97,7 @@ func TestByzantineNodeOverLibp2p(t *testing.T) {
 		return true
 	})
 	for _, r := range c.replicas {
-		if len(r.Quarantine()) == 0 {
+		if len(r.Refused()) == 0 {
 			t.Fatal("forged entries not quarantined")
 		}
 	}

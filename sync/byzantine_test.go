@@ -170,7 +170,7 @@ func TestByzantinePeer(t *testing.T) {
 		})
 	}
 	// Quarantined entries are remembered, and a good peer still syncs.
-	if len(honest.Quarantine()) == 0 {
+	if len(honest.Refused()) == 0 {
 		t.Fatal("nothing quarantined")
 	}
 	good, _ := build(t, 60)

@@ -80,6 +80,19 @@ func crashEntry(n int) dag.Entry {
 	return crashEntries[n]
 }
 
+// crashAdmit refuses one entry of space crash-1, so that from there on
+// that space's entries are quarantined (each descends from it) while
+// crash-0 goes on applying: kills then also land in transactions that
+// quarantine, promoted pending entries included.
+func crashAdmit(e dag.Entry) error {
+	if e.ID == crashEntry(crashRefused).ID {
+		return dag.Errorf(dag.CodeNotAuthorized, "refused by the crash test")
+	}
+	return nil
+}
+
+const crashRefused = 2001
+
 // TestCrashChild is the child's body; it does nothing in a normal run.
 func TestCrashChild(t *testing.T) {
 	dir := os.Getenv(crashChildEnv)
@@ -96,7 +109,7 @@ func TestCrashChild(t *testing.T) {
 	ctx := context.Background()
 	for b := start; b < crashBatches; b++ {
 		es, obj := crashDelivery(b)
-		if _, err := s.Put(ctx, dag.Batch{Entries: es, Objects: []dag.Object{obj}}); err != nil {
+		if _, err := s.Put(ctx, dag.Batch{Entries: es, Objects: []dag.Object{obj}, Admit: crashAdmit}); err != nil {
 			fmt.Println("error", err)
 			os.Exit(2)
 		}
@@ -179,6 +192,11 @@ func TestCrash(t *testing.T) {
 			}
 			if _, err := s.Object(ctx, obj.ID); err != nil {
 				t.Fatalf("kill %d: object of acknowledged batch %d: %v", k, b, err)
+			}
+		}
+		if (acked+1)*crashBatch > crashRefused+2*crashBatch {
+			if st, err := s.Has(ctx, crashEntry(crashRefused).ID); err != nil || st != dag.Quarantined {
+				t.Fatalf("kill %d: the refused entry is %v (%v), want quarantined", k, st, err)
 			}
 		}
 		if err := storetest.Check(ctx, s); err != nil {

@@ -105,6 +105,7 @@ type Store struct {
 
 	mu      sync.Mutex     // serialises Put
 	pending map[uint32]int // committed pending entries per space; under mu
+	anyQuar bool           // some committed entry is quarantined; under mu
 	spaces  sync.Map       // space name → uint32 id, and uint32 id → name; only committed spaces
 
 	closeOnce sync.Once
@@ -129,6 +130,10 @@ func Open(dir string, o Options) (*Store, error) {
 			s.pending[binary.BigEndian.Uint32(q.Item().Key()[1:])]++
 		}
 		q.Close()
+		r := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{pRefused}})
+		r.Rewind()
+		s.anyQuar = r.Valid()
+		r.Close()
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{pSpaceName}})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
@@ -161,6 +166,8 @@ const (
 	pHead      = 'h' // h sid id → ""
 	pWait      = 'w' // w sid parent child → "" (child is pending, waits for parent)
 	pQueue     = 'q' // q sid id → "" (pending entries of a space)
+	pQuar      = 'x' // x id → quarantined record (sid, 0, parents, data)
+	pRefused   = 'r' // r sid id → rejection (uvarint code length, code, detail)
 	pObject    = 'o' // o id → data
 	pSpace     = 's' // s name → sid, next position
 	pSpaceName = 'S' // S sid → name
@@ -208,6 +215,21 @@ func record(sid uint32, pos uint64, e dag.Entry) []byte {
 }
 
 var errCorrupt = errors.New("badgerstore: corrupt record")
+
+func encodeRejection(r dag.Rejection) []byte {
+	b := binary.AppendUvarint(nil, uint64(len(r.Code)))
+	b = append(b, r.Code...)
+	return append(b, r.Detail...)
+}
+
+func decodeRejection(id dag.ID, b []byte) (dag.Rejection, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)-k) {
+		return dag.Rejection{}, fmt.Errorf("%w: rejection of %s", errCorrupt, id)
+	}
+	b = b[k:]
+	return dag.Rejection{ID: id, Code: dag.Code(b[:n]), Detail: string(b[n:])}, nil
+}
 
 func decodeRecord(id dag.ID, b []byte) (sid uint32, pos uint64, e dag.Entry, err error) {
 	next := func() uint64 {
@@ -266,17 +288,20 @@ func (s *Store) anyPending() bool {
 	return false
 }
 
-// lookup reads the entry under id in txn: applied, pending or absent. With
-// pending false it does not look for a pending record (Put knows when
-// there is none, which saves a Get per new entry).
-func (s *Store) lookup(txn *badger.Txn, id dag.ID, names func(uint32) string, pending bool) (dag.Entry, dag.Status, uint64, error) {
-	for _, st := range []dag.Status{dag.Applied, dag.Pending} {
-		if st == dag.Pending && !pending {
-			break
-		}
+// lookup reads the entry under id in txn: applied, pending, quarantined or
+// absent. With pending (quar) false it does not look for a pending
+// (quarantined) record: Put knows when there is none, which saves a Get
+// per new entry.
+func (s *Store) lookup(txn *badger.Txn, id dag.ID, names func(uint32) string, pending, quar bool) (dag.Entry, dag.Status, uint64, error) {
+	for _, st := range []dag.Status{dag.Applied, dag.Pending, dag.Quarantined} {
 		p := byte(pEntry)
-		if st == dag.Pending {
+		switch {
+		case st == dag.Pending && !pending, st == dag.Quarantined && !quar:
+			continue
+		case st == dag.Pending:
 			p = pPending
+		case st == dag.Quarantined:
+			p = pQuar
 		}
 		item, err := txn.Get(key(p, idb(id)))
 		if errors.Is(err, badger.ErrKeyNotFound) {
@@ -328,7 +353,7 @@ func (p *putTxn) sid(space string) (uint32, bool) {
 }
 
 func (p *putTxn) Lookup(id dag.ID) (dag.Entry, dag.Status, error) {
-	e, st, _, err := p.s.lookup(p.txn, id, p.name, p.s.anyPending())
+	e, st, _, err := p.s.lookup(p.txn, id, p.name, p.s.anyPending(), p.s.anyQuar)
 	return e, st, err
 }
 
@@ -430,6 +455,13 @@ func (s *Store) Put(ctx context.Context, b dag.Batch) (dag.Result, error) {
 		sid, _ := s.sidOf(w.Space)
 		s.pending[sid]++
 	}
+	for _, r := range plan.Quarantine {
+		if r.WasPending {
+			sid, _ := s.sidOf(r.Space)
+			s.pending[sid]--
+		}
+		s.anyQuar = true
+	}
 	return plan.Result, nil
 }
 
@@ -454,16 +486,8 @@ func (p *putTxn) write(plan *dag.Plan, objects []dag.Object) error {
 		}
 		id := idb(st.ID)
 		if st.WasPending {
-			if err := t.Delete(key(pPending, id)); err != nil {
+			if err := unpend(t, sid, st.Entry); err != nil {
 				return err
-			}
-			if err := t.Delete(key(pQueue, sidb(sid), id)); err != nil {
-				return err
-			}
-			for _, par := range st.Parents {
-				if err := t.Delete(key(pWait, sidb(sid), idb(par), id)); err != nil {
-					return err
-				}
 			}
 		}
 		pos := p.next[sid]
@@ -511,9 +535,44 @@ func (p *putTxn) write(plan *dag.Plan, objects []dag.Object) error {
 			}
 		}
 	}
+	for _, r := range plan.Quarantine {
+		sid, err := p.ensureSpace(r.Space)
+		if err != nil {
+			return err
+		}
+		if r.WasPending {
+			if err := unpend(t, sid, r.Entry); err != nil {
+				return err
+			}
+		}
+		id := idb(r.ID)
+		if err := t.Set(key(pQuar, id), record(sid, 0, r.Entry)); err != nil {
+			return err
+		}
+		if err := t.Set(key(pRefused, sidb(sid), id), encodeRejection(r.Rejection)); err != nil {
+			return err
+		}
+	}
 	for sid, next := range p.next {
 		v := binary.BigEndian.AppendUint64(sidb(sid), next)
 		if err := t.Set(key(pSpace, []byte(p.name(sid))), v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// unpend deletes a pending entry's record and waiting index.
+func unpend(t *badger.Txn, sid uint32, e dag.Entry) error {
+	id := idb(e.ID)
+	if err := t.Delete(key(pPending, id)); err != nil {
+		return err
+	}
+	if err := t.Delete(key(pQueue, sidb(sid), id)); err != nil {
+		return err
+	}
+	for _, par := range e.Parents {
+		if err := t.Delete(key(pWait, sidb(sid), idb(par), id)); err != nil {
 			return err
 		}
 	}
@@ -526,7 +585,7 @@ func (s *Store) Get(ctx context.Context, id dag.ID) (dag.Entry, error) {
 	err := s.view(ctx, func(txn *badger.Txn) error {
 		var st dag.Status
 		var err error
-		e, st, _, err = s.lookup(txn, id, s.nameOf, true)
+		e, st, _, err = s.lookup(txn, id, s.nameOf, true, true)
 		if err == nil && st != dag.Applied {
 			err = fmt.Errorf("badgerstore: entry %s: %w", id, dag.ErrNotFound)
 		}
@@ -545,7 +604,7 @@ func (s *Store) Has(ctx context.Context, id dag.ID) (dag.Status, error) {
 		for _, c := range []struct {
 			p  byte
 			st dag.Status
-		}{{pEntry, dag.Applied}, {pPending, dag.Pending}} {
+		}{{pEntry, dag.Applied}, {pPending, dag.Pending}, {pQuar, dag.Quarantined}} {
 			_, err := txn.Get(key(c.p, idb(id)))
 			if err == nil {
 				st = c.st
@@ -664,7 +723,7 @@ func (s *Store) Pending(ctx context.Context, space string) ([]dag.ID, error) {
 func (s *Store) Position(ctx context.Context, id dag.ID) (uint64, error) {
 	var pos uint64
 	err := s.view(ctx, func(txn *badger.Txn) error {
-		_, st, p, err := s.lookup(txn, id, s.nameOf, true)
+		_, st, p, err := s.lookup(txn, id, s.nameOf, true, true)
 		if err == nil && st != dag.Applied {
 			err = fmt.Errorf("badgerstore: position of %s: %w", id, dag.ErrNotFound)
 		}
@@ -719,12 +778,39 @@ func (s *Store) Missing(ctx context.Context, space string) ([]dag.ID, error) {
 			}
 			last = slices.Clone(par)
 			id := idFrom(par)
-			e, st, _, err := s.lookup(txn, id, s.nameOf, true)
+			e, st, _, err := s.lookup(txn, id, s.nameOf, true, true)
 			if err != nil {
 				return err
 			}
-			if st == dag.Absent || e.Space != space {
+			if st == dag.Absent || e.Space != space && st != dag.Quarantined {
 				out = append(out, id)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Quarantine implements dag.Index.
+func (s *Store) Quarantine(ctx context.Context, space string) ([]dag.Rejection, error) {
+	sid, ok := s.sidOf(space)
+	if !ok {
+		return []dag.Rejection{}, s.check(ctx)
+	}
+	out := []dag.Rejection{}
+	prefix := key(pRefused, sidb(sid))
+	err := s.view(ctx, func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 64})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			id := idFrom(it.Item().Key()[len(prefix):])
+			err := it.Item().Value(func(v []byte) error {
+				r, err := decodeRejection(id, v)
+				out = append(out, r)
+				return err
+			})
+			if err != nil {
+				return err
 			}
 		}
 		return nil

@@ -117,3 +117,52 @@ func TestBatchTooBig(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The quarantine survives a reopen: a refused entry stays refused (a Put
+// of it again is a duplicate, not judged), and a child that arrives after
+// the reopen is quarantined through it.
+func TestReopenQuarantine(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := badgerstore.Open(dir, badgerstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := dagtest.NewEntry("s", 3, 0, nil)
+	bad := dagtest.NewEntry("s", 3, 1, []dag.ID{a.ID})
+	refuse := func(e dag.Entry) error {
+		if e.ID == bad.ID {
+			return dag.Errorf(dag.CodeNotAuthorized, "no")
+		}
+		return nil
+	}
+	if _, err := s.Put(ctx, dag.Batch{Entries: []dag.Entry{a, bad}, Admit: refuse}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = badgerstore.Open(dir, badgerstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	q, err := s.Quarantine(ctx, "s")
+	if err != nil || len(q) != 1 || q[0] != (dag.Rejection{ID: bad.ID, Code: dag.CodeNotAuthorized, Detail: "not_authorized: no"}) {
+		t.Fatalf("Quarantine after reopen = %v, %v", q, err)
+	}
+	child := dagtest.NewEntry("s", 3, 2, []dag.ID{bad.ID})
+	r, err := s.Put(ctx, dag.Batch{Entries: []dag.Entry{bad, child}, Admit: func(dag.Entry) error {
+		t.Error("Admit called for an entry the store already judged")
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Duplicate) != 1 || len(r.Quarantined) != 1 || r.Quarantined[0].ID != child.ID {
+		t.Fatalf("Put after reopen = %+v", r)
+	}
+	if err := storetest.Check(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -11,9 +11,10 @@
 // returns, atomic batches, duplicates and conflicts, the pending set and
 // transitive promotion, heads, children, log positions, objects, that the
 // store neither keeps nor hands out the caller's slices, ErrClosed after
-// Close, and (with rapid) that any DAG inserted in any order, with
-// duplicates and in any batches, ends in the same state as insertion in
-// causal order.
+// Close, the Batch.Admit hook (quarantine with descendants, hold back,
+// internal failure), and (with rapid) that any DAG inserted in any order,
+// with duplicates and in any batches, ends in the same state as insertion
+// in causal order, with or without a deterministic Admit.
 //
 // Check verifies a store's indexes against its entries; crash tests call it
 // after every reopen.

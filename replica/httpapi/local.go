@@ -108,6 +108,11 @@ func (l *Local) Missing(ctx context.Context, space string) ([]dag.ID, error) {
 	return l.store.Missing(ctx, space)
 }
 
+// Quarantine implements dag.Index.
+func (l *Local) Quarantine(ctx context.Context, space string) ([]dag.Rejection, error) {
+	return l.store.Quarantine(ctx, space)
+}
+
 // Spaces implements dag.Index.
 func (l *Local) Spaces(ctx context.Context) ([]string, error) { return l.store.Spaces(ctx) }
 

@@ -602,8 +602,8 @@ func (s *Server) quarantine(w http.ResponseWriter, r *http.Request) error {
 			out = append(out, QuarantineEntry{Session: sp, ID: q.ID, Code: q.Code, Detail: q.Detail})
 		}
 	}
-	// The quarantine is this replica's own record, in memory until the
-	// store keeps it: never checkpointed.
+	// The quarantine is this replica's own record (kept in its store):
+	// never checkpointed.
 	return writeJSON(w, map[string]any{"quarantine": out, "finality": replica.Provisional})
 }
 

@@ -97,8 +97,9 @@ func (r *Replica) Quarantined(ctx context.Context, id dag.ID) (dag.Code, bool, e
 	return q.Code, ok, nil
 }
 
-// Quarantine returns every quarantined id with its reason.
-func (r *Replica) Quarantine() map[dag.ID]Quarantine {
+// Refused returns every quarantined id with its reason. (Quarantine, from
+// the embedded store, lists what the store itself quarantined.)
+func (r *Replica) Refused() map[dag.ID]Quarantine {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make(map[dag.ID]Quarantine, len(r.quarantine))
