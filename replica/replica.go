@@ -54,6 +54,7 @@ type Replica struct {
 	clock     func() time.Time
 	log       *slog.Logger
 	spaces    map[string]*space
+	keys      *dag.KeyCache // members' keys, expanded once for verification
 	closed    bool
 }
 
@@ -90,7 +91,7 @@ func Open(ctx context.Context, o Options) (*Replica, error) {
 	if o.NodeKey == nil {
 		return nil, errors.New("replica: Options.NodeKey is required")
 	}
-	r := &Replica{store: o.Store, key: o.NodeKey, clock: o.Clock, log: o.Logger, spaces: map[string]*space{}}
+	r := &Replica{store: o.Store, key: o.NodeKey, clock: o.Clock, log: o.Logger, spaces: map[string]*space{}, keys: dag.NewKeyCache(0)}
 	if r.clock == nil {
 		r.clock = time.Now
 	}
@@ -264,7 +265,7 @@ func (r *Replica) ingest(ctx context.Context, subs []Submission, hold bool) ([]O
 	}
 	out := make([]Outcome, len(subs))
 	items := make([]item, 0, len(subs))
-	bv := dag.NewBatchVerifier()
+	bv := dag.NewBatchVerifierCache(r.keys)
 	for i, s := range subs {
 		env, data, id, err := dag.DecodeEnvelope(s.Envelope)
 		if err != nil {
