@@ -17,16 +17,11 @@ type HeadsCommand struct {
 
 func (c *HeadsCommand) Run(ctx context.Context, args []string) error {
 	fs := c.main.newFlagSet("heads", "heads [-node URL] [-session ID] [-json]")
-	node := fs.String("node", defaultNode(), "node URL")
-	session := fs.String("session", "", "session id (default: the node's only session)")
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args); err != nil {
+	f := addNodeFlags(fs, "session id (default: the node's only session)", "print JSON")
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 0 {
-		fs.Usage()
-		return errUsage
-	}
+	node, session, asJSON := f.node, f.session, f.json
 	client := &httpapi.Client{BaseURL: *node, Session: *session}
 	var h httpapi.HeadsAnswer
 	if err := client.Get(ctx, "/heads", nil, &h); err != nil {

@@ -19,17 +19,12 @@ type LogCommand struct {
 
 func (c *LogCommand) Run(ctx context.Context, args []string) error {
 	fs := c.main.newFlagSet("log", "log [-node URL] [-session ID] [-limit N] [-json]")
-	node := fs.String("node", defaultNode(), "node URL")
-	session := fs.String("session", "", "session id (default: the node's only session)")
+	f := addNodeFlags(fs, "session id (default: the node's only session)", "print one JSON log entry per line")
 	limit := fs.Int("limit", 0, "show at most N entries (0: all)")
-	asJSON := fs.Bool("json", false, "print one JSON log entry per line")
-	if err := parse(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 0 {
-		fs.Usage()
-		return errUsage
-	}
+	node, session, asJSON := f.node, f.session, f.json
 	client := &httpapi.Client{BaseURL: *node, Session: *session}
 	enc := json.NewEncoder(c.main.Stdout)
 	shown := 0

@@ -163,6 +163,34 @@ func (m *Main) newFlagSet(name, usage string) *flag.FlagSet {
 	return fs
 }
 
+// nodeFlags are the flags of the commands that read from a node.
+type nodeFlags struct {
+	node    *string
+	session *string
+	json    *bool
+}
+
+// addNodeFlags defines -node, -session (with its help text) and -json on fs.
+func addNodeFlags(fs *flag.FlagSet, sessionHelp, jsonHelp string) nodeFlags {
+	return nodeFlags{
+		node:    fs.String("node", defaultNode(), "node URL"),
+		session: fs.String("session", "", sessionHelp),
+		json:    fs.Bool("json", false, jsonHelp),
+	}
+}
+
+// parseNoArgs parses args into fs for a command that takes flags only.
+func parseNoArgs(fs *flag.FlagSet, args []string) error {
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		fs.Usage()
+		return errUsage
+	}
+	return nil
+}
+
 // parse parses args into fs, mapping every failure to errUsage.
 func parse(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {

@@ -17,16 +17,11 @@ type QuarantineCommand struct {
 
 func (c *QuarantineCommand) Run(ctx context.Context, args []string) error {
 	fs := c.main.newFlagSet("quarantine", "quarantine [-node URL] [-session ID] [-json]")
-	node := fs.String("node", defaultNode(), "node URL")
-	session := fs.String("session", "", "only this session")
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args); err != nil {
+	f := addNodeFlags(fs, "only this session", "print JSON")
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 0 {
-		fs.Usage()
-		return errUsage
-	}
+	node, session, asJSON := f.node, f.session, f.json
 	client := &httpapi.Client{BaseURL: *node}
 	q := url.Values{}
 	if *session != "" {
