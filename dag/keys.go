@@ -256,7 +256,8 @@ func NewBatchVerifier() *BatchVerifier {
 }
 
 // NewBatchVerifierCache returns an empty batch verifier that takes expanded
-// keys from c (shared, across batches and goroutines).
+// keys from c (shared, across batches and goroutines). A nil c gives a
+// plain NewBatchVerifier.
 func NewBatchVerifierCache(c *KeyCache) *BatchVerifier {
 	return &BatchVerifier{bv: ed25519.NewBatchVerifier(), cache: c}
 }
