@@ -23,6 +23,15 @@
 //   - Envelope: the only write format of 30k §4, decoded strictly.
 //   - Node and NodeHash: statute node hashing (node_hash of 30k §4).
 //   - Code and ProtocolError: the error codes of 30k §5.
+//   - KeyCache: public keys expanded once, for replicas that verify many
+//     signatures by the same members.
+//   - Store: small interfaces (Getter, Haser, ObjectGetter, Putter, Index)
+//     that a backend composes; PlanBatch, the causal bookkeeping every
+//     backend shares (pending entries, promotion, the Admit hook that
+//     validates an entry at the moment it is applied, quarantine); MemStore.
+//   - Causal algorithms over any ParentSource, all iterative: TopoOrder
+//     (parents first, smallest id among the ready), IsAncestor, Ancestors,
+//     CommonAncestors, MergeBases and MergeBase, Frontier, MissingParents.
 //
 // # The caller's duties
 //
