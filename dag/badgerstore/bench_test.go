@@ -346,37 +346,27 @@ func BenchmarkVerify(b *testing.B) {
 		}
 		rate(b)
 	})
-	b.Run("batch", func(b *testing.B) {
-		start(b)
-		for i := 0; i < b.N; i++ {
-			bv := dag.NewBatchVerifier()
-			for j, d := range decoded {
-				bv.Add(d.env.Author, dag.DomainEnvelope, d.msg, d.env.Sig)
-				if (j+1)%1000 == 0 {
-					if ok, _ := bv.Verify(); !ok {
-						b.Fatal("bad batch")
+	for _, c := range []struct {
+		name  string
+		cache func() *dag.KeyCache
+	}{{"batch", func() *dag.KeyCache { return nil }}, {"batch+keycache", func() *dag.KeyCache { return dag.NewKeyCache(0) }}} {
+		b.Run(c.name, func(b *testing.B) {
+			start(b)
+			cache := c.cache()
+			for i := 0; i < b.N; i++ {
+				bv := dag.NewBatchVerifierCache(cache)
+				for j, d := range decoded {
+					bv.Add(d.env.Author, dag.DomainEnvelope, d.msg, d.env.Sig)
+					if (j+1)%1000 == 0 {
+						if ok, _ := bv.Verify(); !ok {
+							b.Fatal("bad batch")
+						}
 					}
 				}
 			}
-		}
-		rate(b)
-	})
-	b.Run("batch+keycache", func(b *testing.B) {
-		start(b)
-		cache := dag.NewKeyCache(0)
-		for i := 0; i < b.N; i++ {
-			bv := dag.NewBatchVerifierCache(cache)
-			for j, d := range decoded {
-				bv.Add(d.env.Author, dag.DomainEnvelope, d.msg, d.env.Sig)
-				if (j+1)%1000 == 0 {
-					if ok, _ := bv.Verify(); !ok {
-						b.Fatal("bad batch")
-					}
-				}
-			}
-		}
-		rate(b)
-	})
+			rate(b)
+		})
+	}
 	b.Run("decode+batch/2goroutines", func(b *testing.B) {
 		start(b)
 		cache := dag.NewKeyCache(0)
