@@ -29,7 +29,8 @@ type admission struct {
 	app     Append
 	change  *changeRec
 	mr      *mrInfo
-	ballot  *ballotRec
+	ballot  ballotRec // ballot.cast
+	info    *mrInfo   // ballot.cast: the ballot's MR
 	det     *detRec
 	key     dag.Key
 	cfgAt   int32
@@ -433,8 +434,9 @@ func (v *admission) ballotCast() error {
 			return dag.Errorf(dag.CodeBallotInvalid, "house: superseded ballot %s is not the same member's ballot on this MR in the causal past", s)
 		}
 	}
-	v.ballot = &ballotRec{tx: v.id, author: v.env.Author, body: body,
+	v.ballot = ballotRec{tx: v.id, author: v.env.Author, body: body,
 		ignored: reg.status != StatusOpen || reg.superseded}
+	v.info = info
 	return nil
 }
 
@@ -497,7 +499,7 @@ func (v *admission) mrDetermine() error {
 // commitStatic records what governance entry g carries, before apply.
 func (v *admission) commitStatic(g int32) {
 	h := v.h
-	gs := govStatic{author: v.env.Author}
+	gs := govStatic{typ: v.env.Type, author: v.env.Author}
 	switch v.env.Type {
 	case dag.TxSessionCreate:
 		if h.body == nil {
@@ -542,16 +544,16 @@ func (v *admission) commitStatic(g int32) {
 // commitBallot records an admitted ballot and folds it into its MR's poll:
 // O(1), the session is never refolded.
 func (v *admission) commitBallot(ei int32) {
-	h, b := v.h, v.ballot
+	h, b := v.h, &v.ballot
 	b.ent = ei
-	h.ballotIdx[b.tx] = int32(len(h.ballots))
+	h.ents[ei].bal = int32(len(h.ballots))
 	h.ballots = append(h.ballots, *b)
 	h.counts.Ballots++
 	if b.ignored {
 		h.counts.IgnoredBallots++
 		return
 	}
-	_ = h.mrs[b.body.MR].poll.Add(rules.Ballot{Tx: b.tx, Author: b.author, BallotBody: b.body})
+	_ = v.info.poll.Add(rules.Ballot{Tx: b.tx, Author: b.author, BallotBody: b.body})
 }
 
 // electorateAt is an MR's electorate as a causal past sees it: what the

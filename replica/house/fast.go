@@ -34,27 +34,34 @@ func (c *cursor) id() (dag.ID, bool) {
 		return dag.ID{}, false
 	}
 	var d [32]byte
-	for i := 0; i < 32; i++ {
-		hi, ok1 := unhex(c.s[7+2*i])
-		lo, ok2 := unhex(c.s[8+2*i])
-		if !ok1 || !ok2 {
-			return dag.ID{}, false
-		}
+	var bad byte
+	x := c.s[7:idLen]
+	for i := range d {
+		hi, lo := hexVal[x[2*i]], hexVal[x[2*i+1]]
+		bad |= hi | lo
 		d[i] = hi<<4 | lo
+	}
+	if bad&0xf0 != 0 {
+		return dag.ID{}, false
 	}
 	c.s = c.s[idLen+1:]
 	return dag.IDFromDigest(d), true
 }
 
-func unhex(c byte) (byte, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
+// hexVal maps a lowercase hex digit to its value and any other byte to
+// 0xff.
+var hexVal = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
 	}
-	return 0, false
-}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = byte(c - '0')
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c] = byte(c - 'a' + 10)
+	}
+	return t
+}()
 
 // decodeBallot decodes a ballot.cast body.
 func decodeBallot(body []byte) (rules.BallotBody, error) {

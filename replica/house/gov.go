@@ -177,8 +177,8 @@ func (s *govState) branch(name string) *branchReg {
 // folded (a from-scratch fold); when nil, g is causally after everything
 // in st (the incremental step), so g alone is maximal for its MR.
 func (h *House) apply(st *govState, g int32, final map[dag.ID][]int32) {
-	e := &h.ents[h.gov[g]]
-	switch e.typ {
+	typ := h.gd[g].typ
+	switch typ {
 	case dag.TxSessionCreate:
 		r := &sessionReg{}
 		if st.session != nil {
@@ -199,7 +199,7 @@ func (h *House) apply(st *govState, g int32, final map[dag.ID][]int32) {
 		if old := st.groups[val.ID]; old != nil {
 			*r = *old
 		}
-		if e.typ == dag.TxGroupCreate {
+		if typ == dag.TxGroupCreate {
 			r.creates = append(slices.Clone(r.creates), g)
 		}
 		var ws []groupWrite
@@ -268,7 +268,7 @@ func (h *House) apply(st *govState, g int32, final map[dag.ID][]int32) {
 			}
 		}
 	case dag.TxMRDetermine:
-		d := h.dets[e.id]
+		d := h.dets[h.ents[h.gov[g]].id]
 		if d.body.Outcome == rules.Pending {
 			return
 		}

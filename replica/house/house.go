@@ -74,14 +74,19 @@ type House struct {
 	els      map[*groupVal]*rules.Electorate
 	snaps    map[*rules.Electorate]dag.ID
 
-	mrs       map[dag.ID]*mrInfo
-	ballots   []ballotRec
-	ballotIdx map[dag.ID]int32
-	dets      map[dag.ID]*detRec
-	changes   map[dag.ID]*changeRec
-	objs      Objects
+	mrs     map[dag.ID]*mrInfo
+	ballots []ballotRec // by entry.bal
+	dets    map[dag.ID]*detRec
+	changes map[dag.ID]*changeRec
+	objs    Objects
 
 	counts Counts
+
+	// Scratch for ancestorsMissing: an entry x is seen in the current walk
+	// when seen[x] == walk, wanted when want[x] == walk. Stamps instead of
+	// maps: a determination's walk touches hundreds of entries.
+	seen, want []uint32
+	walk       uint32
 }
 
 // Counts are running totals of what a House admitted.
@@ -103,7 +108,7 @@ type entry struct {
 	depth int32
 	front int32 // governance frontier of the causal past, the entry included
 	gov   int32 // governance index, or -1
-	typ   dag.TxType
+	bal   int32 // index in House.ballots, or -1
 }
 
 type mrInfo struct {
@@ -126,6 +131,7 @@ type mrInfo struct {
 
 // govStatic is what a governance entry carries, decoded once.
 type govStatic struct {
+	typ    dag.TxType
 	author dag.Key
 	group  *groupVal // group.create, group.update
 	branch *Branch   // branch.create
@@ -164,16 +170,15 @@ func New(session dag.ID, objs Objects) *House {
 		objs = ObjectMap{}
 	}
 	h := &House{
-		session:   session,
-		idx:       make(map[dag.ID]int32),
-		frontKey:  make(map[string]int32),
-		memo:      make(map[int32]*govState),
-		mrs:       make(map[dag.ID]*mrInfo),
-		ballotIdx: make(map[dag.ID]int32),
-		dets:      make(map[dag.ID]*detRec),
-		changes:   make(map[dag.ID]*changeRec),
-		merges:    make(map[mergeKey]mergeResult),
-		objs:      objs,
+		session:  session,
+		idx:      make(map[dag.ID]int32),
+		frontKey: make(map[string]int32),
+		memo:     make(map[int32]*govState),
+		mrs:      make(map[dag.ID]*mrInfo),
+		dets:     make(map[dag.ID]*detRec),
+		changes:  make(map[dag.ID]*changeRec),
+		merges:   make(map[mergeKey]mergeResult),
+		objs:     objs,
 	}
 	h.intern(nil) // frontier 0 is the empty one
 	return h
@@ -209,16 +214,40 @@ func (h *House) Admit(id dag.ID, env *dag.Envelope) error {
 	if env.Session != h.session {
 		return dag.Errorf(dag.CodeSchema, "house: envelope of session %s in session %s", env.Session, h.session)
 	}
-	parents := make([]int32, len(env.Parents))
+	// The parents go straight into the arena and are taken back if env
+	// is refused.
+	pOff := len(h.par)
 	var depth int32
-	for i, p := range env.Parents {
-		pi, ok := h.idx[p]
+	for _, p := range env.Parents {
+		pi, ok := h.parent(p)
 		if !ok {
+			h.par = h.par[:pOff]
 			return fmt.Errorf("%w: %s lists %s", ErrNotAdmitted, id, p)
 		}
-		parents[i] = pi
+		h.par = append(h.par, pi)
 		depth = max(depth, h.ents[pi].depth+1)
 	}
+	parents := h.par[pOff:len(h.par):len(h.par)]
+	if err := h.judge(id, env, parents, depth); err != nil {
+		h.par = h.par[:pOff]
+		return err
+	}
+	return nil
+}
+
+// parent returns the entry index of the admitted entry p. An entry read
+// in log order usually names the entry admitted just before it, which
+// is checked before the index.
+func (h *House) parent(p dag.ID) (int32, bool) {
+	if n := len(h.ents); n > 0 && h.ents[n-1].id == p {
+		return int32(n - 1), true
+	}
+	pi, ok := h.idx[p]
+	return pi, ok
+}
+
+// judge is Admit once the parents are in the arena (parents).
+func (h *House) judge(id dag.ID, env *dag.Envelope, parents []int32, depth int32) error {
 	past := h.pastFrontier(parents)
 	st := h.stateAt(past)
 	if env.Type != dag.TxSessionCreate && st.session == nil {
@@ -227,14 +256,13 @@ func (h *House) Admit(id dag.ID, env *dag.Envelope) error {
 	if env.Type != dag.TxKeyRegister && st.isObserver(env.Author) {
 		return dag.Errorf(dag.CodeObserverNotAllowed, "house: %s is an observer and may not sign %s", env.Author, env.Type)
 	}
-	v := &admission{h: h, id: id, env: env, st: st, parents: parents}
+	v := admission{h: h, id: id, env: env, st: st, parents: parents}
 	if err := v.validate(); err != nil {
 		return err
 	}
 	// Valid: record and fold.
 	ei := int32(len(h.ents))
-	e := entry{id: id, pOff: int32(len(h.par)), pLen: int32(len(parents)), depth: depth, front: past, gov: -1, typ: env.Type}
-	h.par = append(h.par, parents...)
+	e := entry{id: id, pOff: int32(len(h.par) - len(parents)), pLen: int32(len(parents)), depth: depth, front: past, gov: -1, bal: -1}
 	h.idx[id] = ei
 	h.counts.Entries++
 	if !isGov(env.Type) {
@@ -448,28 +476,53 @@ func (h *House) ancestorsMissing(parents []int32, targets []int32) []int32 {
 	if len(targets) == 0 {
 		return nil
 	}
-	want := make(map[int32]bool, len(targets))
+	if n := len(h.ents); len(h.seen) < n {
+		h.seen = slices.Grow(h.seen[:0], n+n/4)[:n+n/4]
+		h.want = slices.Grow(h.want[:0], n+n/4)[:n+n/4]
+		clear(h.seen)
+		clear(h.want)
+		h.walk = 0
+	}
+	h.walk++
+	if h.walk == 0 { // wrapped: old stamps could match again
+		clear(h.seen)
+		clear(h.want)
+		h.walk = 1
+	}
+	w := h.walk
+	wanted := 0
 	minDepth := h.ents[targets[0]].depth
 	for _, t := range targets {
-		want[t] = true
+		if h.want[t] != w {
+			h.want[t] = w
+			wanted++
+		}
 		minDepth = min(minDepth, h.ents[t].depth)
 	}
-	seen := make(map[int32]bool)
 	stack := slices.Clone(parents)
-	for len(stack) > 0 && len(want) > 0 {
+	for len(stack) > 0 && wanted > 0 {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if seen[x] || h.ents[x].depth < minDepth {
+		if h.seen[x] == w || h.ents[x].depth < minDepth {
 			continue
 		}
-		seen[x] = true
-		delete(want, x)
+		h.seen[x] = w
+		if h.want[x] == w {
+			h.want[x] = 0
+			wanted--
+		}
 		e := &h.ents[x]
 		stack = append(stack, h.par[e.pOff:e.pOff+e.pLen]...)
 	}
+	if wanted == 0 {
+		return nil
+	}
 	var out []int32
-	for t := range want {
-		out = append(out, t)
+	for _, t := range targets {
+		if h.want[t] == w {
+			h.want[t] = 0
+			out = append(out, t)
+		}
 	}
 	slices.Sort(out)
 	return out
@@ -478,11 +531,11 @@ func (h *House) ancestorsMissing(parents []int32, targets []int32) []int32 {
 // ballot returns the admitted ballot tx, or nil. The pointer is valid
 // until the next ballot is admitted.
 func (h *House) ballot(tx dag.ID) *ballotRec {
-	i, ok := h.ballotIdx[tx]
-	if !ok {
+	i, ok := h.idx[tx]
+	if !ok || h.ents[i].bal < 0 {
 		return nil
 	}
-	return &h.ballots[i]
+	return &h.ballots[h.ents[i].bal]
 }
 
 // tree returns the snapshot of change id.

@@ -6,6 +6,7 @@ package house
 
 import (
 	"container/heap"
+	"errors"
 	"slices"
 	"strings"
 
@@ -371,29 +372,67 @@ type Input struct {
 }
 
 // Derive is the full derivation: it admits the entries of one session,
-// from nothing, in a causal order (see causalOrder). An
-// entry whose parent was refused is refused too (unknown_parent, "parent
-// quarantined"); an entry whose parent is not among the inputs is left out
-// and listed in pending. The result equals what Admit builds incrementally
-// from the same set in any causal order.
+// from nothing, in a causal order: as given when they already are in one
+// (a store's log order is), else witan's deterministic topological order
+// (Kahn, smallest id first; see topoOrder). An entry whose parent was
+// refused is refused too (unknown_parent, "parent quarantined"); an entry
+// whose parent is not among the inputs is left out and listed in pending.
+// The result equals what Admit builds incrementally from the same set in
+// any causal order.
 func Derive(session dag.ID, in []Input, objs Objects) (h *House, refused []Rejection, pending []dag.ID, err error) {
-	h = New(session, objs)
+	// The given order is tried first, without a pass to check it: Admit
+	// itself finds a parent not admitted before, and then the derivation
+	// starts again in topological order. Since the state is a function of
+	// the set, both give the same House.
+	h, refused, err = deriveIn(session, in, objs, len(in))
+	if errors.Is(err, ErrNotAdmitted) {
+		order := topoOrder(in)
+		h, refused, err = deriveIn(session, order, objs, len(in))
+		if err == nil && len(order) < len(in) {
+			done := make(map[dag.ID]bool, len(order))
+			for _, x := range order {
+				done[x.ID] = true
+			}
+			for _, x := range in {
+				if !done[x.ID] {
+					pending = append(pending, x.ID)
+				}
+			}
+			slices.SortFunc(pending, dag.ID.Compare)
+			pending = slices.Compact(pending)
+		}
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	slices.SortFunc(refused, func(a, b Rejection) int { return a.ID.Compare(b.ID) })
+	return h, refused, pending, nil
+}
+
+// deriveIn admits order into a new House. It returns an error wrapping
+// ErrNotAdmitted when order is not causal.
+func deriveIn(session dag.ID, order []Input, objs Objects, size int) (*House, []Rejection, error) {
+	h := New(session, objs)
 	// Sized with headroom: the entries that arrive after a derivation
 	// should not start by copying every arena.
-	n := len(in) + len(in)/4
+	n := size + size/4
 	h.idx = make(map[dag.ID]int32, n)
-	h.ballotIdx = make(map[dag.ID]int32, n)
 	h.ents = make([]entry, 0, n)
 	h.par = make([]int32, 0, n)
 	h.ballots = make([]ballotRec, 0, n)
-	order := causalOrder(in)
+	var refused []Rejection
 	bad := make(map[dag.ID]bool)
 	for _, x := range order {
 		var perr error
-		for _, p := range x.Env.Parents {
-			if bad[p] {
-				perr = &dag.ProtocolError{Code: dag.CodeUnknownParent, Detail: "parent quarantined: " + p.String()}
-				break
+		if len(bad) > 0 {
+			if bad[x.ID] {
+				continue // listed twice
+			}
+			for _, p := range x.Env.Parents {
+				if bad[p] {
+					perr = &dag.ProtocolError{Code: dag.CodeUnknownParent, Detail: "parent quarantined: " + p.String()}
+					break
+				}
 			}
 		}
 		if perr == nil {
@@ -402,58 +441,19 @@ func Derive(session dag.ID, in []Input, objs Objects) (h *House, refused []Rejec
 		if perr != nil {
 			c := dag.CodeOf(perr)
 			if c == "" {
-				return nil, nil, nil, perr
+				return nil, nil, perr
 			}
 			bad[x.ID] = true
 			refused = append(refused, Rejection{ID: x.ID, Code: c, Detail: perr.Error()})
 		}
 	}
-	if len(order) < len(in) {
-		done := make(map[dag.ID]bool, len(order))
-		for _, x := range order {
-			done[x.ID] = true
-		}
-		for _, x := range in {
-			if !done[x.ID] {
-				pending = append(pending, x.ID)
-			}
-		}
-		slices.SortFunc(pending, dag.ID.Compare)
-		pending = slices.Compact(pending)
-	}
-	slices.SortFunc(refused, func(a, b Rejection) int { return a.ID.Compare(b.ID) })
-	return h, refused, pending, nil
+	return h, refused, nil
 }
 
-// causalOrder returns the inputs, once each, in a causal order: as given
-// when they already are in one (a store's log order is), else witan's
-// deterministic topological order (Kahn, smallest id first). Inputs whose
-// parents are missing from the set are left out. Since a House's state is
-// a function of the set, either order gives the same state; the
-// deterministic one is the reference.
-func causalOrder(in []Input) []Input {
-	seen := make(map[dag.ID]bool, len(in))
-	causal := true
-	out := make([]Input, 0, len(in))
-	for _, x := range in {
-		if seen[x.ID] {
-			continue
-		}
-		for _, p := range x.Env.Parents {
-			if !seen[p] {
-				causal = false
-				break
-			}
-		}
-		if !causal {
-			break
-		}
-		seen[x.ID] = true
-		out = append(out, x)
-	}
-	if causal {
-		return out
-	}
+// topoOrder returns the inputs, once each, in witan's deterministic
+// topological order (Kahn, smallest id first). Inputs whose parents are
+// missing from the set are left out.
+func topoOrder(in []Input) []Input {
 	byID := make(map[dag.ID]Input, len(in))
 	for _, x := range in {
 		byID[x.ID] = x
@@ -471,7 +471,7 @@ func causalOrder(in []Input) []Input {
 		}
 	}
 	heap.Init(ready)
-	out = out[:0]
+	out := make([]Input, 0, len(byID))
 	for ready.Len() > 0 {
 		id := heap.Pop(ready).(dag.ID)
 		out = append(out, byID[id])
