@@ -434,7 +434,7 @@ func (v *admission) ballotCast() error {
 			return dag.Errorf(dag.CodeBallotInvalid, "house: superseded ballot %s is not the same member's ballot on this MR in the causal past", s)
 		}
 	}
-	v.ballot = ballotRec{tx: v.id, author: v.env.Author, body: body,
+	v.ballot = ballotRec{author: v.env.Author, body: body,
 		ignored: reg.status != StatusOpen || reg.superseded}
 	v.info = info
 	return nil
@@ -465,7 +465,7 @@ func (v *admission) mrDetermine() error {
 			return dag.Errorf(dag.CodeBallotInvalid, "house: %s is not a ballot on MR %s", b, d.MR)
 		}
 		targets = append(targets, rec.ent)
-		if err := poll.Add(rules.Ballot{Tx: rec.tx, Author: rec.author, BallotBody: rec.body}); err != nil {
+		if err := poll.Add(rules.Ballot{Tx: b, Author: rec.author, BallotBody: rec.body}); err != nil {
 			return err
 		}
 	}
@@ -553,7 +553,7 @@ func (v *admission) commitBallot(ei int32) {
 		h.counts.IgnoredBallots++
 		return
 	}
-	_ = v.info.poll.Add(rules.Ballot{Tx: b.tx, Author: b.author, BallotBody: b.body})
+	_ = v.info.poll.Add(rules.Ballot{Tx: v.id, Author: b.author, BallotBody: b.body})
 }
 
 // electorateAt is an MR's electorate as a causal past sees it: what the
@@ -602,7 +602,7 @@ func (h *House) refoldPoll(info *mrInfo) {
 	info.poll = rules.NewPoll(info.rule, info.el, info.id)
 	for i := range h.ballots {
 		if b := &h.ballots[i]; b.body.MR == info.id && !b.ignored {
-			_ = info.poll.Add(rules.Ballot{Tx: b.tx, Author: b.author, BallotBody: b.body})
+			_ = info.poll.Add(rules.Ballot{Tx: h.ents[b.ent].id, Author: b.author, BallotBody: b.body})
 		}
 	}
 }

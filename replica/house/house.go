@@ -141,8 +141,8 @@ type govStatic struct {
 	key    dag.Key   // key.register
 }
 
+// ballotRec is an admitted ballot; its tx id is h.ents[ent].id.
 type ballotRec struct {
-	tx      dag.ID
 	ent     int32
 	author  dag.Key
 	body    rules.BallotBody

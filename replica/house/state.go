@@ -327,7 +327,7 @@ func (h *House) Evaluate(tx dag.ID, ctx rules.Context) (rules.Result, bool) {
 	p := rules.NewPoll(info.rule, d.el, info.id)
 	for _, b := range d.body.Ballots {
 		r := h.ballot(b)
-		_ = p.Add(rules.Ballot{Tx: r.tx, Author: r.author, BallotBody: r.body})
+		_ = p.Add(rules.Ballot{Tx: b, Author: r.author, BallotBody: r.body})
 	}
 	ctx.Facts = info.facts
 	return p.Result(ctx), true
