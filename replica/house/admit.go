@@ -459,11 +459,21 @@ func (v *admission) mrDetermine() error {
 	targets := make([]int32, 0, len(d.Ballots))
 	el := h.electorateAt(info, reg)
 	poll := rules.NewPoll(info.rule, el, d.MR)
+	next := 0 // in info.cast: the ballot after the last one found
 	for _, b := range d.Ballots {
-		rec := h.ballot(b)
+		var rec *ballotRec
+		if next < len(info.cast) {
+			if r := &h.ballots[info.cast[next]]; h.ents[r.ent].id == b {
+				rec = r
+			}
+		}
+		if rec == nil {
+			rec = h.ballot(b)
+		}
 		if rec == nil || rec.body.MR != d.MR {
 			return dag.Errorf(dag.CodeBallotInvalid, "house: %s is not a ballot on MR %s", b, d.MR)
 		}
+		next = int(rec.pos) + 1
 		targets = append(targets, rec.ent)
 		if err := poll.Add(rules.Ballot{Tx: b, Author: rec.author, BallotBody: rec.body}); err != nil {
 			return err
@@ -546,6 +556,8 @@ func (v *admission) commitStatic(g int32) {
 func (v *admission) commitBallot(ei int32) {
 	h, b := v.h, &v.ballot
 	b.ent = ei
+	b.pos = int32(len(v.info.cast))
+	v.info.cast = append(v.info.cast, int32(len(h.ballots)))
 	h.ents[ei].bal = int32(len(h.ballots))
 	h.ballots = append(h.ballots, *b)
 	h.counts.Ballots++

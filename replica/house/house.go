@@ -127,6 +127,10 @@ type mrInfo struct {
 	facts  rules.Facts
 	patch  *statute.Patch // merge only
 	checks []statute.Message
+	// cast lists the MR's ballots (indexes in House.ballots) in the order
+	// they were admitted, which is the order a determination usually lists
+	// them in: mrDetermine tries the next one before the index.
+	cast []int32
 }
 
 // govStatic is what a governance entry carries, decoded once.
@@ -146,7 +150,8 @@ type ballotRec struct {
 	ent     int32
 	author  dag.Key
 	body    rules.BallotBody
-	ignored bool // cast after the MR closed in its causal past
+	ignored bool  // cast after the MR closed in its causal past
+	pos     int32 // position in its MR's mrInfo.cast
 }
 
 type detRec struct {
