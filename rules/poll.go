@@ -118,6 +118,11 @@ func (p *Poll) Add(b Ballot) error {
 		}
 		// A member's first ballot takes one element of the arena, capped so
 		// that a second ballot grows into memory of its own.
+		if len(p.voters) == cap(p.voters) {
+			// Doubled rather than append's 1.25: a voter is large, and a
+			// poll of thousands would be copied many times over.
+			p.voters = slices.Grow(p.voters, min(cap(p.voters), p.el.Len()-len(p.voters)))
+		}
 		p.voters = append(p.voters, voter{member: idx, recs: p.arena[:0:1]})
 		p.arena = p.arena[1:]
 		s = int32(len(p.voters))
