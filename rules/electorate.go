@@ -65,6 +65,12 @@ func (e *Electorate) Has(k dag.Key) bool {
 	return ok
 }
 
+// Index returns k's position in Members, or false when k is not a member.
+func (e *Electorate) Index(k dag.Key) (int, bool) {
+	i, ok := e.index[k]
+	return int(i), ok
+}
+
 // Snapshot returns the electorate snapshot hash of the open points' reading
 // of 30k §4: sha256 of the canonical JSON array of the sorted member ids.
 func (e *Electorate) Snapshot() dag.ID {

@@ -31,6 +31,7 @@ type admission struct {
 	mr      *mrInfo
 	ballot  ballotRec // ballot.cast
 	info    *mrInfo   // ballot.cast: the ballot's MR
+	at      int       // ballot.cast: the author's position in the electorate at the MR's open
 	det     *detRec
 	key     dag.Key
 	cfgAt   int32
@@ -425,7 +426,8 @@ func (v *admission) ballotCast() error {
 	if reg == nil || info == nil {
 		return dag.Errorf(dag.CodeBallotInvalid, "house: MR %s is not in the ballot's causal past", body.MR)
 	}
-	if !v.h.electorateAt(info, reg).Has(v.env.Author) {
+	at, ok := v.h.electorateAt(info, reg).Index(v.env.Author)
+	if !ok {
 		return dag.Errorf(dag.CodeBallotInvalid, "house: %s is not in the electorate frozen at the MR's open", v.env.Author)
 	}
 	if s := body.Supersedes; s.Valid() {
@@ -436,7 +438,7 @@ func (v *admission) ballotCast() error {
 	}
 	v.ballot = ballotRec{author: v.env.Author, body: body,
 		ignored: reg.status != StatusOpen || reg.superseded}
-	v.info = info
+	v.info, v.at = info, at
 	return nil
 }
 
@@ -565,7 +567,7 @@ func (v *admission) commitBallot(ei int32) {
 		h.counts.IgnoredBallots++
 		return
 	}
-	_ = v.info.poll.Add(rules.Ballot{Tx: v.id, Author: b.author, BallotBody: b.body})
+	_ = v.info.poll.AddAt(v.at, rules.Ballot{Tx: v.id, Author: b.author, BallotBody: b.body})
 }
 
 // electorateAt is an MR's electorate as a causal past sees it: what the
