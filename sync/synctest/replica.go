@@ -300,36 +300,7 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 		batch.Entries = append(batch.Entries, dag.Entry{ID: c.id, Space: space, Parents: c.env.Parents, Data: c.data})
 		batch.Objects = append(batch.Objects, objs...)
 	}
-	r.mu.Lock()
-	for i, it := range res.Items {
-		if it.Outcome == sync.Quarantined {
-			r.quarantine[it.ID] = Quarantine{Code: it.Code, Reason: it.Reason}
-		}
-		_ = i
-	}
-	r.mu.Unlock()
-	if len(batch.Entries) == 0 {
-		return res, nil
-	}
-	out, err := r.Put(ctx, batch)
-	if err != nil {
-		return res, err
-	}
-	for _, id := range out.Applied {
-		if i, ok := index[id]; ok {
-			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Accepted}
-		}
-	}
-	for _, id := range out.Pending {
-		res.Items[index[id]] = sync.ItemResult{ID: id, Outcome: sync.Pending}
-	}
-	for _, id := range out.Duplicate {
-		res.Items[index[id]] = sync.ItemResult{ID: id, Outcome: sync.Duplicate}
-	}
-	if len(out.Applied) > 0 {
-		r.notify(space)
-	}
-	return res, nil
+	return r.commit(ctx, space, res, batch, index)
 }
 
 // ingestBlocks ingests CAT7 memory blocks: strict decoding of the hashed
@@ -387,6 +358,14 @@ func (r *Replica) ingestBlocks(ctx context.Context, space string, items []sync.I
 		index[id] = i
 		batch.Entries = append(batch.Entries, b.Entry(space))
 	}
+	return r.commit(ctx, space, res, batch, index)
+}
+
+// commit records the quarantined items of res, puts the batch of the
+// valid ones, and fills in each put item's outcome from the store's
+// result (index: id → position in res.Items). Envelopes and memory blocks
+// share it.
+func (r *Replica) commit(ctx context.Context, space string, res sync.IngestResult, batch dag.Batch, index map[dag.ID]int) (sync.IngestResult, error) {
 	r.mu.Lock()
 	for _, it := range res.Items {
 		if it.Outcome == sync.Quarantined {
