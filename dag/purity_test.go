@@ -21,10 +21,15 @@ var purePackages = []string{
 	"github.com/witan-dev/witan/replica/house",
 }
 
+// forbiddenImports: storage, networking and process control belong to the
+// shell (replica, sync, cmd), never to a pure package.
 var forbiddenImports = []string{
 	"github.com/dgraph-io/badger",
 	"github.com/libp2p/",
 	"github.com/multiformats/go-multiaddr",
+	"net/http",
+	"os/exec",
+	"database/sql",
 }
 
 func TestPurePackagesImportNoStorageOrNetwork(t *testing.T) {
