@@ -200,8 +200,8 @@ type Law struct {
 	Finality Finality `json:"finality"`
 }
 
-// Law returns the root branch's head and snapshot. (Effective dates and
-// /law?date= are statute.Law's, to be wired with the HTTP API.)
+// Law returns the root branch's head and snapshot: the text as merged,
+// whatever the effective dates (LawAt applies those).
 func (r *Replica) Law(ctx context.Context, spaceName string) (Law, error) {
 	b, err := r.Branch(ctx, spaceName, house.RootBranch)
 	if err != nil {
@@ -264,8 +264,11 @@ type LawInForce struct {
 // derived state executed them (the chain of root heads); an on_merge
 // merge is effective on the UTC date of this replica's first checkpoint
 // that includes its executed determination, and held back until there is
-// one. The answer is final_advisory when every merge in force is
-// checkpointed here, else provisional.
+// one. The answer is final_advisory when every merge into the root is
+// checkpointed here (a merge not yet checkpointed may still change what is
+// in force on d, or, undated, be held back only for want of a date), else
+// provisional. The tree returned is hashed: it may be read concurrently,
+// never edited.
 func (r *Replica) LawAt(ctx context.Context, spaceName string, d statute.Date, jurisdiction string) (*LawInForce, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -300,9 +303,10 @@ func (r *Replica) LawAt(ctx context.Context, spaceName string, d statute.Date, j
 	if err != nil {
 		return nil, err
 	}
+	in.Tree.Hash()
 	out := &LawInForce{InForce: in, Date: d, Finality: FinalAdvisory}
-	for i := 0; i < in.Merges; i++ {
-		if !checkpointed[i] {
+	for _, ok := range checkpointed {
+		if !ok {
 			out.Finality = Provisional
 		}
 	}

@@ -1,0 +1,184 @@
+package replica
+
+// This file serves the session's Change DAG as the House recorded it —
+// changes, their snapshots, and a merge MR's review (the patch derived at
+// open, against its open-time target head) — so that readers such as the
+// HTTP API never derive the session again. Everything returned is
+// immutable and hashed before the replica's lock is released, so callers
+// may read it concurrently while the replica ingests.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/house"
+	"github.com/witan-dev/witan/replica/statute"
+)
+
+// ErrGovernanceMR is returned by Review for a governance MR: it changes a
+// branch's rules or owner, not its text, so it has no diff, checks or fact
+// sheet.
+var ErrGovernanceMR = errors.New("replica: a governance MR has no text review")
+
+// Change returns a change of a session's Change DAG as the derived state
+// recorded it: the genesis change, every appended change, and every
+// executed merge change with its real parents (the target head it was
+// executed on, which may have moved since the MR opened, and the source
+// head). The change is shared with the derived state: do not modify it.
+// An unknown change wraps dag.ErrNotFound.
+func (r *Replica) Change(ctx context.Context, spaceName string, id dag.ID) (*statute.Change, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.session(ctx, spaceName)
+	if err != nil {
+		return nil, err
+	}
+	c, ok := sp.h.Change(id)
+	if !ok {
+		return nil, fmt.Errorf("replica: change %s: %w", id, dag.ErrNotFound)
+	}
+	return c, nil
+}
+
+// Snapshot returns the snapshot of a change of the session's Change DAG
+// (a branch head, a merge change, the genesis change). The tree is shared
+// with the derived state: read it, never edit it (Clone first). An
+// unknown change wraps dag.ErrNotFound.
+func (r *Replica) Snapshot(ctx context.Context, spaceName string, change dag.ID) (*statute.Tree, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.session(ctx, spaceName)
+	if err != nil {
+		return nil, err
+	}
+	t, ok := sp.h.Tree(change)
+	if !ok {
+		return nil, fmt.Errorf("replica: change %s: %w", change, dag.ErrNotFound)
+	}
+	t.Hash() // hashed trees may be read concurrently
+	return t, nil
+}
+
+// Review is a merge MR's text review as 30k §6 items 5 and 6 describe it:
+// the patch derived when the MR opened, applied to the snapshot of its
+// open-time target head, with what the checks and the fact sheet know of
+// the session. A merge executed later on a moved target head applies the
+// same ops to the moved head; the review stays the one the electorate
+// voted on.
+type Review struct {
+	MR   dag.ID
+	Body *house.MR
+	// Base is the merge-base of the MR's heads in the Change DAG.
+	Base dag.ID
+	// Review holds the target snapshot, the ops and the merged snapshot.
+	Review *statute.Review
+	// Env is the session and MR context of the checks and the fact sheet.
+	Env statute.Env
+	// History is the root's heads up to the MR's target head, for the
+	// fact sheet's reverts (D41); nil when the MR does not target the
+	// root.
+	History statute.Prior
+}
+
+// Diff returns the structural diff of the review (nil when the ops do not
+// apply).
+func (rv *Review) Diff() *statute.Diff { return rv.Review.Diff() }
+
+// Checks runs the checks of 30k §6 item 5.
+func (rv *Review) Checks() *statute.Checks { return statute.RunChecks(rv.Review, rv.Env) }
+
+// Facts computes the fact sheet of 30k §6 item 6, labelled with finality.
+func (rv *Review) Facts(finality Finality) (*statute.FactSheet, error) {
+	return statute.Facts(rv.Review, rv.Env, statute.FactInputs{History: rv.History, Finality: string(finality)})
+}
+
+// Review returns merge MR mr's review. An unknown MR wraps
+// dag.ErrNotFound; a governance MR is ErrGovernanceMR.
+func (r *Replica) Review(ctx context.Context, spaceName string, mr dag.ID) (*Review, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.session(ctx, spaceName)
+	if err != nil {
+		return nil, err
+	}
+	body, ok := sp.h.MRBody(mr)
+	if !ok {
+		return nil, fmt.Errorf("replica: MR %s: %w", mr, dag.ErrNotFound)
+	}
+	p, ok := sp.h.Patch(mr)
+	if !ok {
+		return nil, fmt.Errorf("%w: MR %s", ErrGovernanceMR, mr)
+	}
+	target, ok := sp.h.Tree(body.Target.Head)
+	if !ok {
+		// An admitted merge MR's target head is in the Change DAG.
+		return nil, fmt.Errorf("replica: MR %s: target head %s has no snapshot", mr, body.Target.Head)
+	}
+	base, err := statute.MergeBase(houseChanges{sp.h}, body.Source.Head, body.Target.Head)
+	if err != nil {
+		return nil, fmt.Errorf("replica: MR %s: merge-base: %w", mr, err)
+	}
+	target.Hash()
+	p.Result.Hash()
+	rv := &Review{MR: mr, Body: body, Base: base, Review: statute.ReviewOf(target, p)}
+	rv.Env = statute.Env{MR: mr, Profile: sp.h.Profile(), Jurisdictions: sp.h.Jurisdictions(),
+		Fiscal: body.Fiscal, Effective: body.Effective, Published: r.published(ctx, spaceName)}
+	if body.Target.Branch == house.RootBranch {
+		rv.History = rootHistory(sp.h, body.Target.Head)
+	}
+	return rv, nil
+}
+
+// published reports whether ref is published in the session: an object
+// the store holds, or an entry of the session's own space.
+func (r *Replica) published(ctx context.Context, spaceName string) func(dag.ID) bool {
+	store := r.store
+	return func(ref dag.ID) bool {
+		if _, err := store.Object(ctx, ref); err == nil {
+			return true
+		}
+		e, err := store.Get(ctx, ref)
+		return err == nil && e.Space == spaceName
+	}
+}
+
+// rootHistory records the root's heads in the order they became heads,
+// from the genesis change up to head (the current head for a review of an
+// MR opened on it). It is nil when head is not one of the root's heads.
+func rootHistory(h *house.House, head dag.ID) statute.Prior {
+	hist := statute.NewRootHistory()
+	cur := h.Genesis()
+	t, ok := h.Tree(cur)
+	if !ok {
+		return nil
+	}
+	hist.Add(cur, t)
+	for _, m := range h.RootMerges() {
+		if cur == head {
+			break
+		}
+		cur = m.Change
+		if t, ok = h.Tree(cur); !ok {
+			return nil
+		}
+		hist.Add(cur, t)
+	}
+	if cur != head {
+		return nil
+	}
+	return hist
+}
+
+// houseChanges is the Change DAG of a House as a dag.ParentSource. Use it
+// only under the replica's lock.
+type houseChanges struct{ h *house.House }
+
+func (c houseChanges) Parents(id dag.ID) ([]dag.ID, error) {
+	ch, ok := c.h.Change(id)
+	if !ok {
+		return nil, fmt.Errorf("replica: change %s: %w", id, dag.ErrNotFound)
+	}
+	return ch.Parents, nil
+}
