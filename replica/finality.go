@@ -108,7 +108,11 @@ func rootOf(size uint64, get func() ([]byte, error)) dag.ID {
 // Checkpoint signs a checkpoint over the whole log of space as it is now,
 // at the Clock's time, and keeps it: entries in it become final_advisory.
 // A checkpoint time never goes backwards: a clock that does is clamped to
-// the previous checkpoint's time.
+// the previous checkpoint's time. The checkpoint is written to the store
+// (the node-local space witan-local/checkpoints/<space>) before it is
+// returned, in one transaction: every checkpoint the node has handed out
+// survives a restart or a crash, and Finality answers the same after one.
+// When the write fails, no checkpoint is made.
 func (r *Replica) Checkpoint(ctx context.Context, spaceName string) (Checkpoint, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -130,11 +134,16 @@ func (r *Replica) Checkpoint(ctx context.Context, spaceName string) (Checkpoint,
 		return Checkpoint{}, err
 	}
 	c.Sig = r.key.Sign(DomainCheckpoint, msg)
-	sp.cps = append(sp.cps, c)
+	id, err := r.storeCheckpoint(ctx, sp, c)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	sp.cps, sp.cpHead = append(sp.cps, c), id
 	return c, nil
 }
 
-// Checkpoints returns the space's checkpoints, oldest first.
+// Checkpoints returns the space's checkpoints, oldest first: every one
+// this node has signed, before a restart too.
 func (r *Replica) Checkpoints(spaceName string) []Checkpoint {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -1,10 +1,12 @@
 package replica
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -34,7 +36,16 @@ type Options struct {
 	Clock func() time.Time
 	// Logger receives rare operational events; discarded when nil.
 	Logger *slog.Logger
+	// PendingCache bounds, in bytes of envelope, what the replica keeps in
+	// memory of the entries it has verified that wait in the store for a
+	// parent, so that their promotion needs neither decoding nor
+	// verifying them again. Zero means DefaultPendingCache; negative
+	// keeps nothing (every promoted entry is decoded and verified again).
+	PendingCache int
 }
+
+// DefaultPendingCache is Options.PendingCache's default: 32 MiB.
+const DefaultPendingCache = 32 << 20
 
 // ErrClosed is returned by every method of a closed Replica.
 var ErrClosed = errors.New("replica: closed")
@@ -55,7 +66,10 @@ type Replica struct {
 	log       *slog.Logger
 	spaces    map[string]*space
 	keys      *dag.KeyCache // members' keys, expanded once for verification
-	closed    bool
+	// pend holds the decoded envelopes of entries this process verified
+	// and left pending, for the Admit hook to take when they are promoted.
+	pend   *pendingCache
+	closed bool
 }
 
 // space is the in-memory state of one session (space = session id).
@@ -71,10 +85,18 @@ type space struct {
 	// Entries waiting for parents are in the store (pending). So are
 	// entries held back because they name an object that has not arrived
 	// (dag.ErrHold); objWait indexes those by the object, so that they are
-	// put again when it comes with another entry. It is memory only: after
-	// a restart a held-back entry is judged again when it is put again
-	// (a peer sends it with its objects).
+	// put again when it arrives (attached to any submission). The store
+	// cannot return a pending entry's bytes, so each held entry is also
+	// recorded in the node-local space witan-local/held/<session>; load
+	// reads those records and judges the entries again, which rebuilds
+	// objWait after a restart.
 	objWait map[dag.ID][]held
+	// justHeld collects the entries the Admit hook holds back during one
+	// Put, to be recorded once it has committed.
+	justHeld []held
+	// cpHead is the id of the latest checkpoint's entry in the node-local
+	// space witan-local/checkpoints/<session> (zero before the first).
+	cpHead dag.ID
 }
 
 type held struct {
@@ -91,7 +113,11 @@ func Open(ctx context.Context, o Options) (*Replica, error) {
 	if o.NodeKey == nil {
 		return nil, errors.New("replica: Options.NodeKey is required")
 	}
-	r := &Replica{store: o.Store, key: o.NodeKey, clock: o.Clock, log: o.Logger, spaces: map[string]*space{}, keys: dag.NewKeyCache(0)}
+	if o.PendingCache == 0 {
+		o.PendingCache = DefaultPendingCache
+	}
+	r := &Replica{store: o.Store, key: o.NodeKey, clock: o.Clock, log: o.Logger, spaces: map[string]*space{},
+		keys: dag.NewKeyCache(0), pend: newPendingCache(o.PendingCache)}
 	if r.clock == nil {
 		r.clock = time.Now
 	}
@@ -114,6 +140,9 @@ func Open(ctx context.Context, o Options) (*Replica, error) {
 		return nil, err
 	}
 	for _, n := range names {
+		if IsLocalSpace(n) {
+			continue // loaded with its session
+		}
 		if _, err := r.load(ctx, n); err != nil && !errors.Is(err, ErrUnknownSpace) {
 			r.Close()
 			return nil, err
@@ -168,6 +197,19 @@ func (r *Replica) load(ctx context.Context, name string) (*space, error) {
 		return nil, err
 	}
 	sp := newSpace(name, sid, storeObjects{ctx: ctx, store: r.store})
+	cps, cpHead, err := r.loadCheckpoints(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	// Each stored checkpoint is checked against the log as it is replayed:
+	// its root must be the Merkle root of the log's first Size entries.
+	next := 0
+	for next < len(cps) && cps[next].Size == 0 {
+		if err := checkRoot(sp, cps[next]); err != nil {
+			return nil, err
+		}
+		next++
+	}
 	for _, id := range logIDs {
 		e, err := r.store.Get(ctx, id)
 		if err != nil {
@@ -183,7 +225,17 @@ func (r *Replica) load(ctx context.Context, name string) (*space, error) {
 			return nil, fmt.Errorf("replica: stored entry %s no longer admits: %w", id, err)
 		}
 		sp.appendLog(id)
+		for next < len(cps) && cps[next].Size == uint64(len(sp.log)) {
+			if err := checkRoot(sp, cps[next]); err != nil {
+				return nil, err
+			}
+			next++
+		}
 	}
+	if next < len(cps) {
+		return nil, fmt.Errorf("%w: %s: checkpoint of size %d, but the log has %d entries", ErrCheckpointMismatch, name, cps[next].Size, len(sp.log))
+	}
+	sp.cps, sp.cpHead = cps, cpHead
 	q, err := r.store.Quarantine(ctx, name)
 	if err != nil {
 		return nil, err
@@ -192,7 +244,50 @@ func (r *Replica) load(ctx context.Context, name string) (*space, error) {
 		sp.quar[x.ID] = house.Rejection(x)
 	}
 	r.spaces[name] = sp
+	if err := r.rejudgeHeld(ctx, sp); err != nil {
+		return nil, err
+	}
 	return sp, nil
+}
+
+// rejudgeHeld puts again the entries of sp that were held back for an
+// object (their records in witan-local/held/<session>) and are still
+// pending in the store: each is judged again, which applies it if its
+// object has arrived meanwhile, or holds it back again and so rebuilds
+// objWait, the index by the object it waits for. Their signatures are
+// checked again, in one batch.
+func (r *Replica) rejudgeHeld(ctx context.Context, sp *space) error {
+	recs, err := localLog(ctx, r.store, heldSpace(sp.name))
+	if err != nil || len(recs) == 0 {
+		return err
+	}
+	var items []item
+	bv := dag.NewBatchVerifierCache(r.keys)
+	for _, rec := range recs {
+		tx, data, err := decodeHeld(sp.name, rec)
+		if err != nil {
+			return err
+		}
+		if st, err := r.store.Has(ctx, tx); err != nil {
+			return err
+		} else if st != dag.Pending {
+			continue // applied or quarantined since: the record is spent
+		}
+		env, canon, id, err := dag.DecodeEnvelope(data)
+		if err != nil || id != tx || env.Session.String() != sp.name {
+			return fmt.Errorf("%w: held %s does not decode to its entry", errLocalRecord, tx)
+		}
+		bv.Add(env.Author, dag.DomainEnvelope, env.SigningBytes(), env.Sig)
+		items = append(items, item{i: -1, id: id, env: env, data: canon})
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	_, valid := bv.Verify()
+	for k := range items {
+		items[k].badSig = !valid[k]
+	}
+	return r.ingestSpace(ctx, sp.name, items, nil, true)
 }
 
 func newSpace(name string, sid dag.ID, objs house.Objects) *space {
@@ -324,8 +419,17 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 			extra[a.ID] = a.Data
 		}
 	}
-	// Entries held back for objects that have just arrived are put again.
+	// Entries held back for objects that have just arrived are put again,
+	// in the objects' order (not the map's), so that the log order does
+	// not depend on map iteration.
+	var arrived []dag.ID
 	for id := range extra {
+		if _, ok := sp.objWait[id]; ok {
+			arrived = append(arrived, id)
+		}
+	}
+	slices.SortFunc(arrived, dag.ID.Compare)
+	for _, id := range arrived {
 		for _, h := range sp.objWait[id] {
 			items = append(items, item{i: -1, id: h.id, env: h.env, data: h.data})
 		}
@@ -336,6 +440,15 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 
 	inBatch := map[dag.ID]*item{}
 	var batch dag.Batch
+	if len(arrived) > 0 {
+		// An entry put again is judged with every attachment of this call
+		// in view, so every one is kept, whatever came of the entry it was
+		// attached to (already held, say): the store must hold what an
+		// applied entry names, or the next derivation from the store fails.
+		for _, it := range items {
+			batch.Objects = append(batch.Objects, it.attach...)
+		}
+	}
 	for k := range items {
 		it := &items[k]
 		if sp.h.Has(it.id) {
@@ -349,7 +462,9 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 		}
 		// Every copy's attachments are kept: a copy without them may have
 		// come first, and the entry may wait in the store for parents.
-		batch.Objects = append(batch.Objects, it.attach...)
+		if len(arrived) == 0 {
+			batch.Objects = append(batch.Objects, it.attach...)
+		}
 		if _, dup := inBatch[it.id]; dup {
 			continue
 		}
@@ -357,7 +472,8 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 		batch.Entries = append(batch.Entries, dag.Entry{ID: it.id, Space: name, Parents: it.env.Parents, Data: it.data})
 	}
 	if len(batch.Entries) > 0 {
-		batch.Admit = func(e dag.Entry) error { return sp.admitStored(e, inBatch[e.ID], hold) }
+		batch.Admit = func(e dag.Entry) error { return r.admitStored(sp, e, inBatch[e.ID], hold) }
+		sp.justHeld = sp.justHeld[:0]
 		res, err := r.store.Put(ctx, batch)
 		switch {
 		case !hold && errors.Is(err, errSubmitHeld):
@@ -370,6 +486,11 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 			}
 			for _, q := range res.Quarantined {
 				sp.quar[q.ID] = house.Rejection(q)
+				r.pend.drop(q.ID)
+			}
+			r.keepPending(sp, res.Pending, inBatch)
+			if err := r.recordHeld(ctx, sp); err != nil {
+				return err
 			}
 		}
 	}
@@ -403,25 +524,36 @@ func (r *Replica) parentsHeld(sp *space, env *dag.Envelope) bool {
 // admitStored is the space's dag.Batch.Admit hook: the store calls it for
 // each entry it is about to apply, entries of the batch (it, with the
 // batch verifier's verdict on its signature) and pending entries promoted
-// from earlier batches (it == nil: decoded and verified again, since the
-// store does not record that). Errors with a code quarantine the entry.
-func (sp *space) admitStored(e dag.Entry, it *item, hold bool) error {
+// from earlier batches (it == nil). A promoted entry that this process
+// verified when it arrived is taken, decoded, from the pending cache; any
+// other (it arrived before a restart, or the cache let it go) is decoded
+// and verified again, since the store does not record the verdict.
+// Errors with a code quarantine the entry.
+func (r *Replica) admitStored(sp *space, e dag.Entry, it *item, hold bool) error {
 	var env *dag.Envelope
-	if it != nil {
+	switch {
+	case it != nil:
 		if it.badSig {
 			return &dag.ProtocolError{Code: dag.CodeBadSignature, Detail: "envelope signature does not verify"}
 		}
 		env = it.env
-	} else {
+	default:
+		if env = r.pend.take(e.ID, e.Data); env != nil {
+			break
+		}
+		var id dag.ID
 		var err error
-		env, _, _, err = dag.DecodeEnvelope(e.Data)
+		env, _, id, err = dag.DecodeEnvelope(e.Data)
 		if err != nil {
 			if dag.CodeOf(err) == "" {
 				err = dag.Errorf(dag.CodeSchema, "stored entry: %w", err)
 			}
 			return err
 		}
-		if !dag.Verify(env.Author, dag.DomainEnvelope, env.SigningBytes(), env.Sig) {
+		if id != e.ID {
+			return dag.Errorf(dag.CodeSchema, "stored entry %s: its bytes hash to %s", e.ID, id)
+		}
+		if !r.keys.Verify(env.Author, dag.DomainEnvelope, env.SigningBytes(), env.Sig) {
 			return &dag.ProtocolError{Code: dag.CodeBadSignature, Detail: "envelope signature does not verify"}
 		}
 	}
@@ -434,10 +566,63 @@ func (sp *space) admitStored(e dag.Entry, it *item, hold bool) error {
 		if !hold {
 			return errSubmitHeld
 		}
-		sp.objWait[mo.ID] = append(sp.objWait[mo.ID], held{id: e.ID, env: env, data: e.Data})
+		h := held{id: e.ID, env: env, data: e.Data}
+		sp.objWait[mo.ID] = append(sp.objWait[mo.ID], h)
+		sp.justHeld = append(sp.justHeld, h)
 		return fmt.Errorf("%w: %w", dag.ErrHold, err)
 	}
 	return err
+}
+
+// recordHeld writes, after a Put has committed, a record of each entry it
+// held back for an object, so that a restarted replica can judge it
+// again (rejudgeHeld). An entry held again (it was put again, and another
+// of its objects is missing) has its record already: that Put is a no-op.
+//
+// Crash window: the record is written in a second transaction. A crash
+// between the two leaves the entry pending without a record; it is then
+// judged again only when a peer sends it again (the behaviour before
+// records). The store's API gives no way to write the record in the same
+// transaction, as the hook decides the hold inside Put.
+func (r *Replica) recordHeld(ctx context.Context, sp *space) error {
+	if len(sp.justHeld) == 0 {
+		return nil
+	}
+	var b dag.Batch
+	for _, h := range sp.justHeld {
+		e, err := heldEntry(sp.name, h.id, h.data)
+		if err != nil {
+			return err
+		}
+		b.Entries = append(b.Entries, e)
+	}
+	sp.justHeld = sp.justHeld[:0]
+	if _, err := r.store.Put(ctx, b); err != nil {
+		return fmt.Errorf("replica: record held entries of %s: %w", sp.name, err)
+	}
+	return nil
+}
+
+// keepPending puts in the pending cache the entries of a Put's batch that
+// now wait for a parent, with their verified envelopes. Entries held back
+// for an object (sp.justHeld, before recordHeld) are not kept: objWait
+// holds them.
+func (r *Replica) keepPending(sp *space, pending []dag.ID, inBatch map[dag.ID]*item) {
+	if !r.pend.enabled() || len(pending) == 0 {
+		return
+	}
+	var heldNow map[dag.ID]bool
+	if len(sp.justHeld) > 0 {
+		heldNow = make(map[dag.ID]bool, len(sp.justHeld))
+		for _, h := range sp.justHeld {
+			heldNow[h.id] = true
+		}
+	}
+	for _, id := range pending {
+		if it := inBatch[id]; it != nil && !it.badSig && !heldNow[id] {
+			r.pend.add(id, it.env, it.data)
+		}
+	}
 }
 
 // admit is the one place where validation meets storage: it judges an
@@ -456,3 +641,90 @@ func (r *Replica) fail(name string, err error) error {
 	delete(r.spaces, name)
 	return err
 }
+
+// pendingCache remembers, for entries waiting in the store for a parent,
+// the envelope this process decoded from their bytes and whose signature
+// it verified, so that promoting them costs neither again. It is keyed by
+// entry id and checked against the exact bytes the store hands back, so a
+// hit is sound whatever the id. It is bounded by the bytes it holds
+// (envelope bytes counted twice: the bytes and their decoded form) and
+// forgets the oldest first; a miss costs one decode and one verification.
+// Not safe for concurrent use (the Replica's mutex guards it).
+type pendingCache struct {
+	max, size int
+	m         map[dag.ID]pendingEnv
+	fifo      []pendingSlot // in insertion order; stale slots are skipped
+	gen       uint64
+}
+
+type pendingEnv struct {
+	env  *dag.Envelope
+	data []byte
+	gen  uint64
+}
+
+type pendingSlot struct {
+	id  dag.ID
+	gen uint64
+}
+
+func newPendingCache(max int) *pendingCache {
+	return &pendingCache{max: max, m: map[dag.ID]pendingEnv{}}
+}
+
+func (c *pendingCache) enabled() bool { return c.max > 0 }
+
+func cost(data []byte) int { return 2*len(data) + 64 }
+
+func (c *pendingCache) add(id dag.ID, env *dag.Envelope, data []byte) {
+	if !c.enabled() || cost(data) > c.max {
+		return
+	}
+	c.drop(id)
+	c.gen++
+	c.m[id] = pendingEnv{env: env, data: data, gen: c.gen}
+	c.fifo = append(c.fifo, pendingSlot{id: id, gen: c.gen})
+	c.size += cost(data)
+	for c.size > c.max && len(c.fifo) > 0 {
+		s := c.fifo[0]
+		c.fifo = c.fifo[1:]
+		if p, ok := c.m[s.id]; ok && p.gen == s.gen {
+			c.drop(s.id)
+		}
+	}
+	// Slots of entries taken or dropped stay in fifo until they reach its
+	// front; compact when they are most of it.
+	if len(c.fifo) > 64 && len(c.fifo) > 2*len(c.m) {
+		live := c.fifo[:0:0]
+		for _, s := range c.fifo {
+			if p, ok := c.m[s.id]; ok && p.gen == s.gen {
+				live = append(live, s)
+			}
+		}
+		c.fifo = live
+	}
+}
+
+// take returns the envelope kept for id, if its bytes are data, and
+// forgets it (the entry is being promoted).
+func (c *pendingCache) take(id dag.ID, data []byte) *dag.Envelope {
+	p, ok := c.m[id]
+	if !ok {
+		return nil
+	}
+	c.drop(id)
+	if !bytes.Equal(p.data, data) {
+		return nil
+	}
+	return p.env
+}
+
+func (c *pendingCache) drop(id dag.ID) {
+	if p, ok := c.m[id]; ok {
+		c.size -= cost(p.data)
+		delete(c.m, id)
+	}
+}
+
+// len returns the number of envelopes kept (tests).
+func (c *pendingCache) len() int { return len(c.m) }
