@@ -107,6 +107,7 @@ type Store struct {
 	pending map[uint32]int // committed pending entries per space; under mu
 	anyQuar bool           // some committed entry is quarantined; under mu
 	spaces  sync.Map       // space name → uint32 id, and uint32 id → name; only committed spaces
+	ids     *idFilter      // a superset of the ids of the entries held
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -148,11 +149,43 @@ func Open(dir string, o Options) (*Store, error) {
 		}
 		return nil
 	})
+	if err == nil {
+		s.ids, err = loadIDFilter(db)
+	}
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("badgerstore: open %s: %w", dir, err)
 	}
 	return s, nil
+}
+
+// loadIDFilter builds the id filter from the keys of the entries held,
+// counting them first so that one layer holds them all.
+func loadIDFilter(db *badger.DB) (*idFilter, error) {
+	prefixes := []byte{pEntry, pPending, pQuar}
+	each := func(fn func(k []byte)) error {
+		return db.View(func(txn *badger.Txn) error {
+			for _, p := range prefixes {
+				it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{p}})
+				for it.Rewind(); it.Valid(); it.Next() {
+					fn(it.Item().Key())
+				}
+				it.Close()
+			}
+			return nil
+		})
+	}
+	n := 0
+	if err := each(func([]byte) { n++ }); err != nil {
+		return nil, err
+	}
+	f := newIDFilter(n)
+	err := each(func(k []byte) {
+		if len(k) == 33 {
+			f.add(idFrom(k[1:]))
+		}
+	})
+	return f, err
 }
 
 // Key layout. Every key starts with one prefix byte. ids are the 32-byte
@@ -293,6 +326,9 @@ func (s *Store) anyPending() bool {
 // (quarantined) record: Put knows when there is none, which saves a Get
 // per new entry.
 func (s *Store) lookup(txn *badger.Txn, id dag.ID, names func(uint32) string, pending, quar bool) (dag.Entry, dag.Status, uint64, error) {
+	if !s.ids.mayHold(id) {
+		return dag.Entry{}, dag.Absent, 0, nil
+	}
 	for _, st := range []dag.Status{dag.Applied, dag.Pending, dag.Quarantined} {
 		p := byte(pEntry)
 		switch {
@@ -437,6 +473,17 @@ func (s *Store) Put(ctx context.Context, b dag.Batch) (dag.Result, error) {
 	}
 	if err := p.write(plan, b.Objects); err != nil {
 		return dag.Result{}, fmt.Errorf("badgerstore: put: %w", err)
+	}
+	// Before the commit, so that the filter never misses a held id; an id
+	// of a batch that then fails only costs a lookup later.
+	for _, st := range plan.Apply {
+		s.ids.add(st.ID)
+	}
+	for _, w := range plan.Pending {
+		s.ids.add(w.ID)
+	}
+	for _, r := range plan.Quarantine {
+		s.ids.add(r.ID)
 	}
 	if err := txn.Commit(); err != nil {
 		return dag.Result{}, fmt.Errorf("badgerstore: commit: %w", err)
@@ -600,6 +647,12 @@ func (s *Store) Get(ctx context.Context, id dag.ID) (dag.Entry, error) {
 // Has implements dag.Haser.
 func (s *Store) Has(ctx context.Context, id dag.ID) (dag.Status, error) {
 	st := dag.Absent
+	if err := s.check(ctx); err != nil {
+		return st, err
+	}
+	if !s.ids.mayHold(id) {
+		return st, nil
+	}
 	err := s.view(ctx, func(txn *badger.Txn) error {
 		for _, c := range []struct {
 			p  byte
