@@ -1,5 +1,5 @@
 // Package sync keeps replicas of witan's spaces converging over libp2p:
-// head announcements on gossipsub, and /witan/sync/1, a stream protocol
+// head announcements on gossipsub, and /witan/sync/2, a stream protocol
 // that brings a fresh replica up to date in one round trip whatever the
 // height of the DAG, and a divergent one in one round trip with overhead
 // proportional to the divergence. docs/sync-protocol.md specifies the

@@ -118,7 +118,7 @@ func (o Options) withDefaults() Options {
 // the engine will neither pull from nor serve it until its ban ends.
 var ErrRefused = errors.New("sync: peer is cut off")
 
-// Engine runs the /witan/sync/1 protocol for one local replica over any
+// Engine runs the /witan/sync/2 protocol for one local replica over any
 // stream: libp2p's (Node), simnet's, or a net.Pipe in a test. It is safe
 // for concurrent use.
 type Engine struct {

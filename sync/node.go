@@ -1,7 +1,7 @@
 package sync
 
 // Node: the libp2p shell around an Engine. One host per replica, gossip
-// topics per space for head announcements, the /witan/sync/1 stream
+// topics per space for head announcements, the /witan/sync/2 stream
 // handler, and the scheduler that decides whom to pull from.
 
 import (

@@ -1,6 +1,6 @@
 package sync
 
-// This file is the wire format of /witan/sync/1 (docs/sync-protocol.md):
+// This file is the wire format of /witan/sync/2 (docs/sync-protocol.md):
 // length-prefixed frames, their payloads, and the typed error codes.
 
 import (
@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"sync/atomic"
 
 	"github.com/witan-dev/witan/dag"
@@ -16,7 +17,7 @@ import (
 )
 
 // ProtocolID is the libp2p protocol of the reconciliation stream.
-const ProtocolID = "/witan/sync/1"
+const ProtocolID = "/witan/sync/2"
 
 // Wire limits. A frame that breaks one is malformed and ends the stream.
 const (
@@ -345,61 +346,161 @@ func decodeError(p []byte) error {
 	return &ProtocolError{Code: Code(c), Detail: "peer: " + string(detail), Remote: true}
 }
 
-// EncodeBatch returns a batch frame body holding items.
+// EncodeBatch returns a batch frame body holding items (at least one, at
+// most MaxBatchItems, each entry shorter than MaxFrame).
+//
+// Entry lengths are bit-packed against the shortest one: entries of one
+// space differ in length by a few bytes, so a length costs a few bits
+// rather than a two-byte varint. Items with objects are listed apart, by
+// the gap from the previous such item.
 func EncodeBatch(items []Item) []byte {
 	e := enc{b: []byte{FrameBatch}}
 	e.uvarint(uint64(len(items)))
+	if len(items) == 0 {
+		return e.b
+	}
+	base := len(items[0].Data)
+	hi := base
 	for _, it := range items {
-		// The data's length, shifted, with the low bit telling whether an
-		// object count follows: two bytes for a typical entry.
+		base, hi = min(base, len(it.Data)), max(hi, len(it.Data))
+	}
+	width := bits.Len64(uint64(hi - base))
+	e.uvarint(uint64(base))
+	e.b = append(e.b, byte(width))
+	e.b = packBits(e.b, items, base, width)
+	with := 0
+	for _, it := range items {
+		if len(it.Objects) > 0 {
+			with++
+		}
+	}
+	e.uvarint(uint64(with))
+	prev := -1
+	for i, it := range items {
 		if len(it.Objects) == 0 {
-			e.uvarint(uint64(len(it.Data)) << 1)
-			e.b = append(e.b, it.Data...)
 			continue
 		}
-		e.uvarint(uint64(len(it.Data))<<1 | 1)
-		e.b = append(e.b, it.Data...)
+		e.uvarint(uint64(i - prev - 1))
+		prev = i
 		e.uvarint(uint64(len(it.Objects)))
 		for _, o := range it.Objects {
 			e.bytes(o.Data)
 		}
 	}
+	for _, it := range items {
+		e.b = append(e.b, it.Data...)
+	}
 	return e.b
 }
 
+// packBits appends len(items[i].Data)-base for every item in width bits
+// each, least significant bit first, the last byte padded with zeros.
+func packBits(b []byte, items []Item, base, width int) []byte {
+	var acc uint64
+	n := 0
+	for _, it := range items {
+		acc |= uint64(len(it.Data)-base) << n
+		n += width
+		for n >= 8 {
+			b = append(b, byte(acc))
+			acc >>= 8
+			n -= 8
+		}
+	}
+	if n > 0 {
+		b = append(b, byte(acc))
+	}
+	return b
+}
+
+// maxWidth bounds the bits of a packed length: entries are shorter than a
+// frame.
+const maxWidth = 23
+
 // DecodeBatch decodes a batch frame's payload (without its type byte) from
-// untrusted bytes. Object ids are recomputed from their data.
+// untrusted bytes. Object ids are recomputed from their data. Every byte
+// string has one encoding: the base is the shortest length, the width the
+// fewest bits that hold the longest, padding bits are zero, and an item
+// listed with objects has at least one.
 func DecodeBatch(p []byte) ([]Item, error) {
 	d := dec{b: p}
 	n := d.uvarint()
-	if n > MaxBatchItems {
-		return nil, malformed("batch of %d items (limit %d)", n, MaxBatchItems)
+	if d.err == nil && (n == 0 || n > MaxBatchItems) {
+		return nil, malformed("batch of %d items (want 1 to %d)", n, MaxBatchItems)
 	}
-	items := make([]Item, 0, n)
-	for i := uint64(0); i < n && d.err == nil; i++ {
-		h := d.uvarint()
-		n := h >> 1
-		if d.err == nil && n > uint64(len(d.b)) {
-			d.fail("item of %d bytes, %d left", n, len(d.b))
+	base := d.uvarint()
+	width := int(d.byte1())
+	if d.err != nil {
+		return nil, d.err
+	}
+	if width > maxWidth || base > uint64(len(d.b)) {
+		return nil, malformed("length base %d, width %d", base, width)
+	}
+	packed := (int(n)*width + 7) / 8
+	if packed > len(d.b) {
+		return nil, malformed("truncated lengths")
+	}
+	lens := make([]uint64, n)
+	var acc uint64
+	have, j := 0, 0
+	var lo, hi uint64 = 1 << 63, 0
+	for i := range lens {
+		for have < width {
+			acc |= uint64(d.b[j]) << have
+			j++
+			have += 8
 		}
+		v := acc & (1<<width - 1)
+		acc >>= width
+		have -= width
+		lens[i] = base + v
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	if acc != 0 {
+		return nil, malformed("nonzero padding bits")
+	}
+	d.b = d.b[packed:]
+	if lo != 0 || bits.Len64(hi) != width {
+		return nil, malformed("lengths not packed against their least (base %d, width %d)", base, width)
+	}
+	items := make([]Item, n)
+	with := d.uvarint()
+	if d.err == nil && with > n {
+		return nil, malformed("%d items with objects in a batch of %d", with, n)
+	}
+	next := uint64(0)
+	for k := uint64(0); k < with && d.err == nil; k++ {
+		i := next + d.uvarint()
 		if d.err != nil {
 			break
 		}
-		it := Item{Data: d.b[:n:n]}
-		d.b = d.b[n:]
-		if h&1 == 0 {
-			items = append(items, it)
-			continue
+		if i >= n {
+			return nil, malformed("object item %d in a batch of %d", i, n)
 		}
-		no := d.uvarint()
-		if no > MaxItemObjects {
-			d.fail("item with %d objects (limit %d)", no, MaxItemObjects)
-			break
+		next = i + 1
+		m := d.uvarint()
+		if d.err == nil && (m == 0 || m > MaxItemObjects) {
+			return nil, malformed("item with %d objects (want 1 to %d)", m, MaxItemObjects)
 		}
-		for j := uint64(0); j < no && d.err == nil; j++ {
-			it.Objects = append(it.Objects, dag.NewObject(d.bytes(MaxFrame)))
+		objs := make([]dag.Object, 0, min(m, uint64(len(d.b))))
+		for range m {
+			data := d.bytes(MaxFrame)
+			if d.err != nil {
+				break
+			}
+			objs = append(objs, dag.NewObject(data))
 		}
-		items = append(items, it)
+		items[i].Objects = objs
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	for i, l := range lens {
+		if l > uint64(len(d.b)) {
+			return nil, malformed("item of %d bytes, %d left", l, len(d.b))
+		}
+		items[i].Data = d.b[:l:l]
+		d.b = d.b[l:]
 	}
 	if err := d.done(); err != nil {
 		return nil, err

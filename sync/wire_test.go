@@ -7,6 +7,7 @@ import (
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/heads"
+	"pgregory.net/rapid"
 )
 
 func TestFramesRoundTrip(t *testing.T) {
@@ -72,5 +73,91 @@ func TestDecodeRefuses(t *testing.T) {
 	}
 	if s := Code(999).String(); s != "unknown_code(999)" {
 		t.Error(s)
+	}
+}
+
+// TestBatchRoundTrip: any items (1 to MaxBatchItems, entries of any
+// length, objects on any of them) encode to bytes that decode to the same
+// items, and that is the only encoding that decodes to them.
+func TestBatchRoundTrip(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(1, 40).Draw(t, "n")
+		base := rapid.IntRange(0, 2000).Draw(t, "base")
+		spread := rapid.IntRange(0, 300).Draw(t, "spread")
+		items := make([]Item, n)
+		for i := range items {
+			items[i].Data = make([]byte, base+rapid.IntRange(0, spread).Draw(t, "len"))
+			for j := range items[i].Data {
+				items[i].Data[j] = byte(i + j)
+			}
+			for k := rapid.IntRange(0, 2).Draw(t, "objects"); k > 0; k-- {
+				items[i].Objects = append(items[i].Objects, dag.NewObject([]byte(rapid.String().Draw(t, "object"))))
+			}
+		}
+		f := EncodeBatch(items)
+		got, err := DecodeBatch(f[1:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != n {
+			t.Fatalf("%d items, want %d", len(got), n)
+		}
+		for i := range items {
+			if !bytes.Equal(got[i].Data, items[i].Data) || len(got[i].Objects) != len(items[i].Objects) {
+				t.Fatalf("item %d differs", i)
+			}
+			for j, o := range items[i].Objects {
+				if got[i].Objects[j].ID != o.ID || !bytes.Equal(got[i].Objects[j].Data, o.Data) {
+					t.Fatalf("item %d object %d differs", i, j)
+				}
+			}
+		}
+		if !bytes.Equal(EncodeBatch(got), f) {
+			t.Fatal("re-encodes differently")
+		}
+	})
+}
+
+// TestBatchLengthsArePacked: entries of nearly equal length cost a few
+// bits of framing each, not a varint.
+func TestBatchLengthsArePacked(t *testing.T) {
+	items := make([]Item, 1000)
+	size := 0
+	for i := range items {
+		items[i].Data = make([]byte, 410+i%7)
+		size += len(items[i].Data)
+	}
+	f := EncodeBatch(items)
+	// type, count (2), base (2), width, 1000 × 3 bits, no objects (1).
+	if over := len(f) - size; over != 1+2+2+1+375+1 {
+		t.Fatalf("%d bytes of framing for 1000 items", over)
+	}
+}
+
+func TestDecodeBatchRefuses(t *testing.T) {
+	ok := EncodeBatch([]Item{{Data: []byte("ab")}, {Data: []byte("abc"), Objects: []dag.Object{dag.NewObject([]byte("o"))}}})[1:]
+	// ok = n=2, base=2, width=1, lens=0b10, with=1, gap=1, m=1, len 1 "o", "ab", "abc"
+	if want := []byte{2, 2, 1, 2, 1, 1, 1, 1, 'o', 'a', 'b', 'a', 'b', 'c'}; !bytes.Equal(ok, want) {
+		t.Fatalf("encoding %v, want %v", ok, want)
+	}
+	cases := map[string][]byte{
+		"empty":             {},
+		"no items":          {0},
+		"too many items":    binary.AppendUvarint(nil, MaxBatchItems+1),
+		"base not least":    {2, 1, 2, 2, 0, 'x', 'a', 'b', 'a', 'b', 'c'},
+		"width too wide":    {2, 2, 2, 2, 0, 'a', 'b', 'a', 'b', 'c'},
+		"width over limit":  {1, 0, 24, 0, 0, 0, 0},
+		"padding bits":      {2, 2, 1, 6, 0, 'a', 'b', 'a', 'b', 'c'},
+		"short data":        {2, 2, 1, 2, 0, 'a', 'b', 'a', 'b'},
+		"trailing data":     {2, 2, 1, 2, 0, 'a', 'b', 'a', 'b', 'c', 'd'},
+		"object item past":  {2, 2, 1, 2, 1, 2, 1, 1, 'o', 'a', 'b', 'a', 'b', 'c'},
+		"zero objects":      {2, 2, 1, 2, 1, 1, 0, 'a', 'b', 'a', 'b', 'c'},
+		"more object items": {2, 2, 1, 2, 3, 0, 1, 1, 'o', 'a', 'b', 'a', 'b', 'c'},
+		"truncated lengths": {9, 2, 7},
+	}
+	for name, in := range cases {
+		if _, err := DecodeBatch(in); CodeOf(err) != CodeMalformed {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }
