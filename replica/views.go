@@ -267,7 +267,8 @@ type LawInForce struct {
 // one. The answer is final_advisory when every merge into the root is
 // checkpointed here (a merge not yet checkpointed may still change what is
 // in force on d, or, undated, be held back only for want of a date), else
-// provisional. The tree returned is hashed: it may be read concurrently,
+// provisional. With no merge in force, Head is the genesis change. The
+// tree returned is hashed: it may be read concurrently,
 // never edited.
 func (r *Replica) LawAt(ctx context.Context, spaceName string, d statute.Date, jurisdiction string) (*LawInForce, error) {
 	r.mu.Lock()
@@ -302,6 +303,9 @@ func (r *Replica) LawAt(ctx context.Context, spaceName string, d statute.Date, j
 	in, err := law.At(d, jurisdiction, nil, sp.h)
 	if err != nil {
 		return nil, err
+	}
+	if in.Merges == 0 {
+		in.Head = sp.h.Genesis() // the seed's change
 	}
 	in.Tree.Hash()
 	out := &LawInForce{InForce: in, Date: d, Finality: FinalAdvisory}

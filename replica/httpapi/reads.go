@@ -50,9 +50,8 @@ type Capability struct {
 }
 
 // ConformanceLevel is what this node honestly claims: every L0
-// requirement is met; every L1 endpoint is served, but with a known gap
-// (merges executed on a moved target head) and without an external
-// harness having driven the L1 scenarios, so L1 is not claimed
+// requirement is met; every L1 endpoint is served, but no external
+// harness has driven the L1 scenarios, so L1 is not claimed
 // (docs/conformance.md).
 const ConformanceLevel = "L0"
 
@@ -64,9 +63,8 @@ func (s *Server) capability(w http.ResponseWriter, r *http.Request) error {
 		Exports: []string{}, KeyAging: 86400, ExtractCosigners: []dag.Key{}, Metrics: []string{},
 		ConformanceLevel: ConformanceLevel, OpinionPolicy: "none", OpinionRateLimit: "no opinions are accepted (L2)",
 		NodeKey: s.rep.NodeKey(), Sessions: s.rep.Sessions(), Ephemeral: s.o.Ephemeral,
-		NotImplemented: []string{"/merge-requests/{id}/tally?by=", "/refusals", "L2 and L3 endpoints except /peers and /quarantine",
-			"/diff, /checks, /facts and /law?date= for merges executed on a moved target head"},
-		MemoryBlocks: true, Finality: string(replica.Provisional),
+		NotImplemented: []string{"/merge-requests/{id}/tally?by=", "/refusals", "L2 and L3 endpoints except /peers and /quarantine"},
+		MemoryBlocks:   true, Finality: string(replica.Provisional),
 	}
 	for _, sp := range c.Sessions {
 		if st, _, err := s.rep.State(r.Context(), sp); err == nil {
@@ -400,15 +398,9 @@ type TreeAnswer struct {
 }
 
 // subtree returns the subtree at nid (the root when nid is empty) of the
-// snapshot of change, as the session's derivation holds it.
+// snapshot of change, as the replica holds it.
 func (s *Server) subtree(ctx context.Context, space string, change dag.ID, nid string) (*statute.NodeSpec, string, error) {
-	d, err := s.derive(ctx, space)
-	if err != nil {
-		return nil, "", err
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	t, err := d.h.Snapshot(change)
+	t, err := s.rep.Snapshot(ctx, space, change)
 	if err != nil {
 		return nil, "", err
 	}

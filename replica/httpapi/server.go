@@ -105,7 +105,6 @@ type Server struct {
 	rep *replica.Replica
 	mux *http.ServeMux
 	log *slog.Logger
-	rv  reviews
 
 	labelMu    gosync.Mutex
 	labelCache map[string]sessionLabels
