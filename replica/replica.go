@@ -68,8 +68,11 @@ type Replica struct {
 	keys      *dag.KeyCache // members' keys, expanded once for verification
 	// pend holds the decoded envelopes of entries this process verified
 	// and left pending, for the Admit hook to take when they are promoted.
-	pend   *pendingCache
-	closed bool
+	pend *pendingCache
+	// reverified counts the promoted entries the Admit hook had to decode
+	// and verify again (not in pend): tests and benchmarks read it.
+	reverified int
+	closed     bool
 }
 
 // space is the in-memory state of one session (space = session id).
@@ -553,6 +556,7 @@ func (r *Replica) admitStored(sp *space, e dag.Entry, it *item, hold bool) error
 		if id != e.ID {
 			return dag.Errorf(dag.CodeSchema, "stored entry %s: its bytes hash to %s", e.ID, id)
 		}
+		r.reverified++
 		if !r.keys.Verify(env.Author, dag.DomainEnvelope, env.SigningBytes(), env.Sig) {
 			return &dag.ProtocolError{Code: dag.CodeBadSignature, Detail: "envelope signature does not verify"}
 		}
@@ -677,10 +681,10 @@ func (c *pendingCache) enabled() bool { return c.max > 0 }
 func cost(data []byte) int { return 2*len(data) + 64 }
 
 func (c *pendingCache) add(id dag.ID, env *dag.Envelope, data []byte) {
+	c.drop(id)
 	if !c.enabled() || cost(data) > c.max {
 		return
 	}
-	c.drop(id)
 	c.gen++
 	c.m[id] = pendingEnv{env: env, data: data, gen: c.gen}
 	c.fifo = append(c.fifo, pendingSlot{id: id, gen: c.gen})
