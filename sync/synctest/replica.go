@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strings"
 	gosync "sync"
+	"sync/atomic"
 
 	"github.com/witan-dev/witan/dag"
 	mb "github.com/witan-dev/witan/memoryblock"
@@ -49,6 +50,7 @@ type Replica struct {
 
 	mu         gosync.Mutex
 	quarantine map[dag.ID]Quarantine
+	keys       *dag.KeyCache
 	subs       map[int]func(string)
 	next       int
 }
@@ -57,7 +59,7 @@ var _ sync.Local = (*Replica)(nil)
 
 // New returns a replica over store, which it owns (Close closes it).
 func New(store dag.Store, o Options) *Replica {
-	return &Replica{Store: store, o: o, quarantine: map[dag.ID]Quarantine{}, subs: map[int]func(string){}}
+	return &Replica{Store: store, o: o, quarantine: map[dag.ID]Quarantine{}, keys: dag.NewKeyCache(0), subs: map[int]func(string){}}
 }
 
 // NewMem returns a replica over a fresh in-memory store.
@@ -154,27 +156,26 @@ func (r *Replica) Submit(ctx context.Context, data []byte, objects ...dag.Object
 // the real one knows each space's kind).
 const MemoryPrefix = "mem:"
 
-// Ingest implements sync.Local: decode, verify every signature in one
-// batch, check space, parents, objects and Authorize, quarantine what
-// fails, and put the rest in one store batch. In a memory space it decodes
-// memory blocks instead (see ingestBlocks).
+// Ingest implements sync.Local: decode and verify signatures in parallel
+// chunks (through the replica's KeyCache), check space, parents, objects
+// and Authorize in item order, quarantine what fails, and put the rest.
+// The chunks are a pipeline: while the store takes the valid entries of
+// one chunk, the next are being verified, so both cores stay busy. In a
+// memory space it decodes memory blocks instead (see ingestBlocks).
 func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (sync.IngestResult, error) {
 	if strings.HasPrefix(space, MemoryPrefix) {
 		return r.ingestBlocks(ctx, space, items)
 	}
-	type cand struct {
-		i    int
-		env  *dag.Envelope
-		data []byte
-		id   dag.ID
-	}
 	res := sync.IngestResult{Items: make([]sync.ItemResult, len(items))}
 	sid, _ := dag.ParseID(space) // an envelope space is a session id; zero (matching nothing) otherwise
+	quarantined := map[dag.ID]bool{}
 	quar := func(i int, id dag.ID, code dag.Code, format string, args ...any) {
 		res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Quarantined, Code: code, Reason: fmt.Sprintf(format, args...)}
+		quarantined[id] = true
 	}
-	// Decode and verify in parallel chunks: both are pure, and signature
-	// checks are most of the cost of ingesting.
+	// Decoding and signature checks are pure and most of the cost: workers
+	// take chunks in order, and this goroutine judges and stores each
+	// chunk as soon as it is verified.
 	type decoded struct {
 		env   *dag.Envelope
 		canon []byte
@@ -182,125 +183,144 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 		err   error
 		sigOK bool
 	}
+	const chunk = 128
 	dec := make([]decoded, len(items))
-	workers := min(runtime.GOMAXPROCS(0), (len(items)+63)/64)
-	var wg gosync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			lo, hi := w*len(items)/workers, (w+1)*len(items)/workers
-			bv := dag.NewBatchVerifier()
+	chunks := (len(items) + chunk - 1) / chunk
+	ready := make([]chan struct{}, chunks)
+	for c := range ready {
+		ready[c] = make(chan struct{})
+	}
+	var next atomic.Int64
+	stop := make(chan struct{})
+	defer close(stop)
+	for range min(runtime.GOMAXPROCS(0), chunks) {
+		go func() {
+			bv := dag.NewBatchVerifierCache(r.keys)
 			var idx []int
-			for i := lo; i < hi; i++ {
-				d := &dec[i]
-				d.env, d.canon, d.id, d.err = dag.DecodeEnvelope(items[i].Data)
-				if d.err == nil {
-					bv.Add(d.env.Author, dag.DomainEnvelope, d.env.SigningBytes(), d.env.Sig)
-					idx = append(idx, i)
+			for {
+				c := int(next.Add(1) - 1)
+				if c >= chunks {
+					return
 				}
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				idx = idx[:0]
+				for i := c * chunk; i < min((c+1)*chunk, len(items)); i++ {
+					d := &dec[i]
+					d.env, d.canon, d.id, d.err = dag.DecodeEnvelope(items[i].Data)
+					if d.err == nil {
+						bv.Add(d.env.Author, dag.DomainEnvelope, d.env.SigningBytes(), d.env.Sig)
+						idx = append(idx, i)
+					}
+				}
+				_, valid := bv.Verify()
+				for k, i := range idx {
+					dec[i].sigOK = valid[k]
+				}
+				close(ready[c])
 			}
-			_, valid := bv.Verify()
-			for k, i := range idx {
-				dec[i].sigOK = valid[k]
-			}
-		}(w)
+		}()
 	}
-	wg.Wait()
-	var cands []cand
-	var valid []bool
 	seen := map[dag.ID]bool{}
-	for i, it := range items {
-		env, canon, id, err := dec[i].env, dec[i].canon, dec[i].id, dec[i].err
-		if err != nil {
-			id := dag.Sum(it.Data)
-			if c, q, _ := r.Quarantined(ctx, id); q {
-				res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate, Code: c}
-				continue
-			}
-			code := dag.CodeOf(err)
-			if code == "" {
-				code = dag.CodeSchema
-			}
-			quar(i, id, code, "%v", err)
-			continue
-		}
-		if c, q, _ := r.Quarantined(ctx, id); q || seen[id] {
-			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate, Code: c}
-			continue
-		}
-		seen[id] = true
-		if st, err := r.Has(ctx, id); err != nil {
-			return res, err
-		} else if st != dag.Absent {
-			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate}
-			continue
-		}
-		if env.Session != sid {
-			quar(i, id, dag.CodeSchema, "entry of session %s sent for space %s", env.Session, space)
-			continue
-		}
-		cands = append(cands, cand{i: i, env: env, data: canon, id: id})
-		valid = append(valid, dec[i].sigOK)
-	}
 	var batch dag.Batch
 	index := map[dag.ID]int{}
-	quarantined := map[dag.ID]bool{}
-	for k, c := range cands {
-		if !valid[k] {
-			quar(c.i, c.id, dag.CodeBadSignature, "signature by %s does not verify", c.env.Author)
-			quarantined[c.id] = true
-			continue
+	for c := range chunks {
+		select {
+		case <-ready[c]:
+		case <-ctx.Done():
+			return res, ctx.Err()
 		}
-		// Validity follows the causal past: a child of a refused entry
-		// is refused too.
-		bad := false
-		for _, p := range c.env.Parents {
-			if _, q, _ := r.Quarantined(ctx, p); q || quarantined[p] {
-				quar(c.i, c.id, dag.CodeUnknownParent, "parent %s is quarantined", p)
-				quarantined[c.id] = true
-				bad = true
-				break
+		for i := c * chunk; i < min((c+1)*chunk, len(items)); i++ {
+			if err := r.judge(ctx, space, sid, i, items, dec[i].env, dec[i].canon, dec[i].id, dec[i].err, dec[i].sigOK, &res, seen, quarantined, quar, &batch, index); err != nil {
+				return res, err
 			}
 		}
-		if bad {
-			continue
-		}
-		if r.o.Authorize != nil {
-			if err := r.o.Authorize(c.env); err != nil {
-				code := dag.CodeOf(err)
-				if code == "" {
-					code = dag.CodeNotAuthorized
-				}
-				quar(c.i, c.id, code, "%v", err)
-				quarantined[c.id] = true
-				continue
+		// Store what this chunk brought while the next ones verify.
+		if len(batch.Entries) >= chunk || c == chunks-1 {
+			if err := r.put(ctx, space, &res, batch, index); err != nil {
+				return res, err
 			}
+			batch = dag.Batch{}
+			clear(index)
 		}
-		var objs []dag.Object
-		missing := dag.ID{}
-		for _, ref := range bodyRefs(c.env) {
-			i := slices.IndexFunc(items[c.i].Objects, func(o dag.Object) bool { return o.ID == ref })
-			if i >= 0 {
-				objs = append(objs, items[c.i].Objects[i])
-				continue
-			}
-			if _, err := r.Object(ctx, ref); err == nil || slices.ContainsFunc(batch.Objects, func(o dag.Object) bool { return o.ID == ref }) {
-				continue
-			}
-			missing = ref
-			break
-		}
-		if missing.Valid() {
-			quar(c.i, c.id, dag.CodeUnpublishedReference, "object %s is neither sent nor held", missing)
-			quarantined[c.id] = true
-			continue
-		}
-		index[c.id] = c.i
-		batch.Entries = append(batch.Entries, dag.Entry{ID: c.id, Space: space, Parents: c.env.Parents, Data: c.data})
-		batch.Objects = append(batch.Objects, objs...)
 	}
-	return r.commit(ctx, space, res, batch, index)
+	r.record(res)
+	return res, nil
+}
+
+// judge decides item i of an Ingest call from its decoding and signature
+// verdict: duplicate, quarantined (with why), or added to batch.
+func (r *Replica) judge(ctx context.Context, space string, sid dag.ID, i int, items []sync.Item, env *dag.Envelope, canon []byte, id dag.ID, err error, sigOK bool,
+	res *sync.IngestResult, seen, quarantined map[dag.ID]bool, quar func(int, dag.ID, dag.Code, string, ...any), batch *dag.Batch, index map[dag.ID]int) error {
+	if err != nil {
+		id := dag.Sum(items[i].Data)
+		if c, q, _ := r.Quarantined(ctx, id); q {
+			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate, Code: c}
+			return nil
+		}
+		code := dag.CodeOf(err)
+		if code == "" {
+			code = dag.CodeSchema
+		}
+		quar(i, id, code, "%v", err)
+		return nil
+	}
+	if c, q, _ := r.Quarantined(ctx, id); q || seen[id] {
+		res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate, Code: c}
+		return nil
+	}
+	seen[id] = true
+	if st, err := r.Has(ctx, id); err != nil {
+		return err
+	} else if st != dag.Absent {
+		res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate}
+		return nil
+	}
+	if env.Session != sid {
+		quar(i, id, dag.CodeSchema, "entry of session %s sent for space %s", env.Session, space)
+		return nil
+	}
+	if !sigOK {
+		quar(i, id, dag.CodeBadSignature, "signature by %s does not verify", env.Author)
+		return nil
+	}
+	// Validity follows the causal past: a child of a refused entry is
+	// refused too.
+	for _, p := range env.Parents {
+		if _, q, _ := r.Quarantined(ctx, p); q || quarantined[p] {
+			quar(i, id, dag.CodeUnknownParent, "parent %s is quarantined", p)
+			return nil
+		}
+	}
+	if r.o.Authorize != nil {
+		if err := r.o.Authorize(env); err != nil {
+			code := dag.CodeOf(err)
+			if code == "" {
+				code = dag.CodeNotAuthorized
+			}
+			quar(i, id, code, "%v", err)
+			return nil
+		}
+	}
+	var objs []dag.Object
+	for _, ref := range bodyRefs(env) {
+		if k := slices.IndexFunc(items[i].Objects, func(o dag.Object) bool { return o.ID == ref }); k >= 0 {
+			objs = append(objs, items[i].Objects[k])
+			continue
+		}
+		if _, err := r.Object(ctx, ref); err == nil || slices.ContainsFunc(batch.Objects, func(o dag.Object) bool { return o.ID == ref }) {
+			continue
+		}
+		quar(i, id, dag.CodeUnpublishedReference, "object %s is neither sent nor held", ref)
+		return nil
+	}
+	index[id] = i
+	batch.Entries = append(batch.Entries, dag.Entry{ID: id, Space: space, Parents: env.Parents, Data: canon})
+	batch.Objects = append(batch.Objects, objs...)
+	return nil
 }
 
 // ingestBlocks ingests CAT7 memory blocks: strict decoding of the hashed
@@ -363,22 +383,33 @@ func (r *Replica) ingestBlocks(ctx context.Context, space string, items []sync.I
 
 // commit records the quarantined items of res, puts the batch of the
 // valid ones, and fills in each put item's outcome from the store's
-// result (index: id → position in res.Items). Envelopes and memory blocks
-// share it.
+// result (index: id → position in res.Items).
 func (r *Replica) commit(ctx context.Context, space string, res sync.IngestResult, batch dag.Batch, index map[dag.ID]int) (sync.IngestResult, error) {
+	r.record(res)
+	err := r.put(ctx, space, &res, batch, index)
+	return res, err
+}
+
+// record remembers the quarantined items of res.
+func (r *Replica) record(res sync.IngestResult) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	for _, it := range res.Items {
 		if it.Outcome == sync.Quarantined {
 			r.quarantine[it.ID] = Quarantine{Code: it.Code, Reason: it.Reason}
 		}
 	}
-	r.mu.Unlock()
+}
+
+// put stores batch and fills in each put item's outcome in res from the
+// store's result (index: id → position in res.Items).
+func (r *Replica) put(ctx context.Context, space string, res *sync.IngestResult, batch dag.Batch, index map[dag.ID]int) error {
 	if len(batch.Entries) == 0 {
-		return res, nil
+		return nil
 	}
 	out, err := r.Put(ctx, batch)
 	if err != nil {
-		return res, err
+		return err
 	}
 	for _, id := range out.Applied {
 		if i, ok := index[id]; ok {
@@ -394,5 +425,5 @@ func (r *Replica) commit(ctx context.Context, space string, res sync.IngestResul
 	if len(out.Applied) > 0 {
 		r.notify(space)
 	}
-	return res, nil
+	return nil
 }
