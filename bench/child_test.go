@@ -1,0 +1,150 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/witan-dev/witan/dag/badgerstore"
+	ws "github.com/witan-dev/witan/sync"
+	"github.com/witan-dev/witan/sync/synctest"
+)
+
+// The requester of a fresh sync runs in a child process (this test binary,
+// started again with WITAN_BENCH_REQUESTER set), so that its peak resident
+// set is its own: with both sides in one process, the source's data and
+// the collector's headroom over it dominate.
+
+// Environment of the child.
+const (
+	envRequester = "WITAN_BENCH_REQUESTER" // the source's multiaddr, with /p2p/
+	envSpace     = "WITAN_BENCH_SPACE"
+	envStore     = "WITAN_BENCH_STORE" // "mem" or a Badger directory
+)
+
+// childResult is what the child prints, as one JSON line, when done.
+type childResult struct {
+	Seconds   float64  `json:"seconds"`    // the pull alone
+	PeakRSS   float64  `json:"peak_rss"`   // VmHWM, MiB, for the whole process life
+	HeapAfter float64  `json:"heap_after"` // Go heap in use after a full collection, MiB
+	Stats     ws.Stats `json:"stats"`
+	Err       string   `json:"err,omitempty"`
+}
+
+func TestMain(m *testing.M) {
+	if addr := os.Getenv(envRequester); addr != "" {
+		res := requester(addr, os.Getenv(envSpace), os.Getenv(envStore))
+		json.NewEncoder(os.Stdout).Encode(res)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// requester is the child: a fresh replica pulls space from the node at
+// addr, verifying every signature, and reports.
+func requester(addr, space, store string) (res childResult) {
+	ctx := context.Background()
+	var r *synctest.Replica
+	if store == "mem" {
+		r = synctest.NewMem(synctest.Options{})
+	} else {
+		st, err := badgerstore.Open(store, badgerstore.Options{})
+		if err != nil {
+			return childResult{Err: err.Error()}
+		}
+		r = synctest.New(st, synctest.Options{})
+	}
+	defer r.Close()
+	n, err := ws.NewNode(ctx, r, ws.Config{ListenAddrs: []string{"/ip4/127.0.0.1/tcp/0"}, Manual: true})
+	if err != nil {
+		return childResult{Err: err.Error()}
+	}
+	defer n.Close()
+	if err := n.Connect(ctx, addr); err != nil {
+		return childResult{Err: err.Error()}
+	}
+	src, err := peer.Decode(addr[strings.LastIndex(addr, "/")+1:])
+	if err != nil {
+		return childResult{Err: err.Error()}
+	}
+	start := time.Now()
+	res.Stats, err = n.SyncWith(ctx, src, space)
+	res.Seconds = time.Since(start).Seconds()
+	if err != nil {
+		res.Err = err.Error()
+	}
+	res.PeakRSS = peakRSS()
+	res.HeapAfter = liveHeap()
+	runtime.KeepAlive(r)
+	return res
+}
+
+// runRequester runs the child against source node sn and returns what it
+// reports; store is "mem" or "badger".
+func runRequester(b *testing.B, sn *ws.Node, space, store string, n int) childResult {
+	dir := "mem"
+	if store == "badger" {
+		dir = b.TempDir()
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(),
+		envRequester+"="+sn.Addrs()[0],
+		envSpace+"="+space,
+		envStore+"="+dir,
+	)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("requester: %v\n%s", err, errb.String())
+	}
+	var res childResult
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
+		b.Fatalf("requester said %q: %v", out.String(), err)
+	}
+	if res.Err != "" {
+		b.Fatalf("requester: %s", res.Err)
+	}
+	if res.Stats.Accepted != n {
+		b.Fatalf("requester accepted %d of %d: %+v", res.Stats.Accepted, n, res.Stats)
+	}
+	return res
+}
+
+// BenchmarkFreshSyncChild: a fresh replica in its own process pulls n
+// entries over libp2p on loopback from this one and verifies every
+// signature; peak-RSS-MiB is the child's VmHWM over its whole life (the
+// goal: at most 256 MiB, flat in n, with the Badger store), sync-s the
+// pull alone (ns/op adds the child's start).
+func BenchmarkFreshSyncChild(b *testing.B) {
+	for _, n := range sizes() {
+		for _, store := range []string{"badger", "mem"} {
+			b.Run(fmt.Sprintf("%s/%d", store, n), func(b *testing.B) {
+				c := getChain(n)
+				src := source(b, c)
+				sn := node(b, src, c.space)
+				defer sn.Close()
+				var res childResult
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					res = runRequester(b, sn, c.space, store, n)
+				}
+				b.StopTimer()
+				b.ReportMetric(res.Seconds, "sync-s")
+				b.ReportMetric(res.PeakRSS, "peak-RSS-MiB")
+				b.ReportMetric(res.HeapAfter, "heap-after-MiB")
+				b.ReportMetric(float64(res.Stats.Rounds), "round-trips")
+				b.ReportMetric(float64(res.Stats.BytesIn+res.Stats.BytesOut)/float64(c.bytes), "wire/canonical")
+			})
+		}
+	}
+}
