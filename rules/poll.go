@@ -90,6 +90,13 @@ func (p *Poll) Electorate() *Electorate { return p.el }
 // MR returns the id of the MR the poll counts.
 func (p *Poll) MR() dag.ID { return p.mr }
 
+// Len returns the number of distinct valid ballots folded, void ones
+// included (Tally.Ballots). Two polls of one rule, electorate and MR that
+// were given the same distinct ballots, none refused, have equal Len and
+// equal Results: a caller that knows a set of ballots is the set a poll
+// folded may read that poll's Result instead of folding them again.
+func (p *Poll) Len() int { return int(p.ballots) }
+
 // Add folds one ballot into the poll. It returns nil when the ballot is
 // folded, including a ballot that voids its author by equivocation (a
 // valid ballot.cast whose effect is to void) and a ballot already folded.

@@ -458,28 +458,61 @@ func (v *admission) mrDetermine() error {
 	case reg.superseded:
 		return notAuth("MR %s is superseded in the causal past", d.MR)
 	}
-	targets := make([]int32, 0, len(d.Ballots))
+	// The listed ballots, found in the order the MR received them before
+	// the id index is asked. notBallot is the first listed id that is not
+	// a ballot on the MR.
 	el := h.electorateAt(info, reg)
-	poll := rules.NewPoll(info.rule, el, d.MR)
+	recs := make([]int32, 0, len(d.Ballots)) // indexes in h.ballots
+	targets := make([]int32, 0, len(d.Ballots))
+	var notBallot error
+	ignored := false
 	next := 0 // in info.cast: the ballot after the last one found
 	for _, b := range d.Ballots {
-		var rec *ballotRec
+		ri := int32(-1)
 		if next < len(info.cast) {
-			if r := &h.ballots[info.cast[next]]; h.ents[r.ent].id == b {
-				rec = r
+			if c := info.cast[next]; h.ents[h.ballots[c].ent].id == b {
+				ri = c
 			}
 		}
-		if rec == nil {
-			rec = h.ballot(b)
+		if ri < 0 {
+			if i, ok := h.idx.get(b, h.ents); ok {
+				ri = h.ents[i].bal
+			}
 		}
-		if rec == nil || rec.body.MR != d.MR {
-			return dag.Errorf(dag.CodeBallotInvalid, "house: %s is not a ballot on MR %s", b, d.MR)
+		if ri < 0 || h.ballots[ri].body.MR != d.MR {
+			notBallot = dag.Errorf(dag.CodeBallotInvalid, "house: %s is not a ballot on MR %s", b, d.MR)
+			break
 		}
+		rec := &h.ballots[ri]
 		next = int(rec.pos) + 1
+		ignored = ignored || rec.ignored
+		recs = append(recs, ri)
 		targets = append(targets, rec.ent)
-		if err := poll.Add(rules.Ballot{Tx: b, Author: rec.author, BallotBody: rec.body}); err != nil {
-			return err
+	}
+	// Re-evaluated over exactly the listed ballots. When they are the
+	// ballots the MR's live poll folded — every ballot it was cast, none
+	// ignored or refused, the ids distinct (the decoder checked) — and the
+	// electorate is the live poll's, that poll already is their fold: a
+	// Poll depends only on its rule, electorate, MR and set of ballots.
+	// Otherwise they are folded again, in the listed order, so that the
+	// first listed ballot the rule refuses is the one reported.
+	var res rules.Result
+	ctx := rules.Context{Facts: info.facts}
+	if live := info.poll; notBallot == nil && !ignored && len(recs) == len(info.cast) && live.Len() == len(recs) && live.Electorate() == el {
+		res = live.Result(ctx)
+		h.liveDets++
+	} else {
+		poll := rules.NewPoll(info.rule, el, d.MR)
+		for _, ri := range recs {
+			rec := &h.ballots[ri]
+			if err := poll.Add(rules.Ballot{Tx: h.ents[rec.ent].id, Author: rec.author, BallotBody: rec.body}); err != nil {
+				return err
+			}
 		}
+		if notBallot != nil {
+			return notBallot
+		}
+		res = poll.Result(ctx)
 	}
 	if miss := h.ancestorsMissing(v.parents, targets); len(miss) > 0 {
 		return dag.Errorf(dag.CodeBallotInvalid, "house: ballot %s is not in the determination's causal past", h.ents[miss[0]].id)
@@ -500,7 +533,6 @@ func (v *admission) mrDetermine() error {
 			}
 		}
 	}
-	res := poll.Result(rules.Context{Facts: info.facts})
 	if res.IfClosed != d.Outcome {
 		return notAuth("determination says %s; re-evaluating its %d ballots gives %s", d.Outcome, len(d.Ballots), res.IfClosed)
 	}

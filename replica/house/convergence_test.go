@@ -83,6 +83,23 @@ func stateHash(t fataler, h *house.House) (dag.ID, []byte) {
 // duplicates, give identical state hashes and identical refusal sets; and
 // the incremental state equals the full derivation.
 func TestConvergence(t *testing.T) {
+	var live, dets int // determinations read from the live poll, and in all
+	check := func(t *rapid.T, h *house.House) {
+		n, err := h.RecheckDeterminations()
+		if err != nil {
+			t.Fatal(err)
+		}
+		live += n
+		for _, m := range h.State().MRs {
+			dets += len(m.Determinations)
+		}
+	}
+	defer func() {
+		t.Logf("%d of %d determinations read the live poll", live, dets)
+		if !t.Failed() && (live == 0 || live == dets) {
+			t.Errorf("%d of %d determinations read the live poll: the test should exercise both ways", live, dets)
+		}
+	}()
 	rapid.Check(t, func(t *rapid.T) {
 		hs := ht.GenHistory(t)
 		var want dag.ID
@@ -96,6 +113,7 @@ func TestConvergence(t *testing.T) {
 				perm = append(perm, perm[d])
 			}
 			h, refused := replay(t, hs.B, perm)
+			check(t, h)
 			got, js := stateHash(t, h)
 			if r == 0 {
 				want, wantJSON, wantRefused = got, js, refused
@@ -118,6 +136,7 @@ func TestConvergence(t *testing.T) {
 		if len(pending) > 0 {
 			t.Fatalf("pending after full derivation: %v", pending)
 		}
+		check(t, full)
 		got, js := stateHash(t, full)
 		if got != want {
 			t.Fatalf("full derivation differs from incremental:\n%s\nwant\n%s", js, wantJSON)

@@ -133,7 +133,6 @@ func fastDetermination(s []byte) (*Determination, bool) {
 		return nil, false
 	}
 	d := &Determination{Ballots: make([]dag.ID, 0, bytes.Count(s, []byte{','})+1)}
-	seen := make(map[dag.ID]struct{}, cap(d.Ballots))
 	for !c.cut("]") {
 		if len(d.Ballots) > 0 && !c.cut(",") {
 			return nil, false
@@ -145,11 +144,10 @@ func fastDetermination(s []byte) (*Determination, bool) {
 		if !ok {
 			return nil, false
 		}
-		if _, dup := seen[id]; dup {
-			return nil, false
-		}
-		seen[id] = struct{}{}
 		d.Ballots = append(d.Ballots, id)
+	}
+	if !distinct(d.Ballots) {
+		return nil, false // the strict decoder names the duplicate
 	}
 	var ok bool
 	if !c.cut(`,"mr":"`) {

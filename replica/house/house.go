@@ -56,7 +56,7 @@ type House struct {
 	profile *statute.Profile
 	genesis dag.ID
 
-	idx  map[dag.ID]int32
+	idx  idIndex // tx id → index in ents
 	ents []entry
 	par  []int32 // the parents of every entry, back to back
 
@@ -80,7 +80,8 @@ type House struct {
 	changes map[dag.ID]*changeRec
 	objs    Objects
 
-	counts Counts
+	counts   Counts
+	liveDets int // determinations evaluated by reading their MR's live poll (tests)
 
 	// Scratch for ancestorsMissing: an entry x is seen in the current walk
 	// when seen[x] == walk, wanted when want[x] == walk. Stamps instead of
@@ -176,7 +177,7 @@ func New(session dag.ID, objs Objects) *House {
 	}
 	h := &House{
 		session:  session,
-		idx:      make(map[dag.ID]int32),
+		idx:      newIDIndex(0),
 		frontKey: make(map[string]int32),
 		memo:     make(map[int32]*govState),
 		mrs:      make(map[dag.ID]*mrInfo),
@@ -196,7 +197,7 @@ func (h *House) Session() dag.ID { return h.session }
 func (h *House) Counts() Counts { return h.counts }
 
 // Has reports whether the entry id was admitted.
-func (h *House) Has(id dag.ID) bool { _, ok := h.idx[id]; return ok }
+func (h *House) Has(id dag.ID) bool { _, ok := h.idx.get(id, h.ents); return ok }
 
 // SetObjects replaces the object source (the store, plus a batch's
 // attachments).
@@ -213,7 +214,7 @@ func isGov(t dag.TxType) bool { return t != dag.TxBallotCast }
 // error is the caller's (ErrNotAdmitted) or the object source's.
 // Admitting an entry again is a no-op.
 func (h *House) Admit(id dag.ID, env *dag.Envelope) error {
-	if _, ok := h.idx[id]; ok {
+	if _, ok := h.idx.get(id, h.ents); ok {
 		return nil
 	}
 	if env.Session != h.session {
@@ -247,8 +248,7 @@ func (h *House) parent(p dag.ID) (int32, bool) {
 	if n := len(h.ents); n > 0 && h.ents[n-1].id == p {
 		return int32(n - 1), true
 	}
-	pi, ok := h.idx[p]
-	return pi, ok
+	return h.idx.get(p, h.ents)
 }
 
 // judge is Admit once the parents are in the arena (parents).
@@ -268,7 +268,7 @@ func (h *House) judge(id dag.ID, env *dag.Envelope, parents []int32, depth int32
 	// Valid: record and fold.
 	ei := int32(len(h.ents))
 	e := entry{id: id, pOff: int32(len(h.par) - len(parents)), pLen: int32(len(parents)), depth: depth, front: past, gov: -1, bal: -1}
-	h.idx[id] = ei
+	h.idx.put(id, ei, h.ents)
 	h.counts.Entries++
 	if !isGov(env.Type) {
 		h.ents = append(h.ents, e)
@@ -536,7 +536,7 @@ func (h *House) ancestorsMissing(parents []int32, targets []int32) []int32 {
 // ballot returns the admitted ballot tx, or nil. The pointer is valid
 // until the next ballot is admitted.
 func (h *House) ballot(tx dag.ID) *ballotRec {
-	i, ok := h.idx[tx]
+	i, ok := h.idx.get(tx, h.ents)
 	if !ok || h.ents[i].bal < 0 {
 		return nil
 	}

@@ -416,7 +416,7 @@ func deriveIn(session dag.ID, order []Input, objs Objects, size int) (*House, []
 	// Sized with headroom: the entries that arrive after a derivation
 	// should not start by copying every arena.
 	n := size + size/4
-	h.idx = make(map[dag.ID]int32, n)
+	h.idx = newIDIndex(size) // at most half full: headroom of its own
 	h.ents = make([]entry, 0, n)
 	h.par = make([]int32, 0, n)
 	h.ballots = make([]ballotRec, 0, n)
