@@ -5,7 +5,9 @@ package replica
 // the quarantine.
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -313,6 +315,202 @@ func (r *Replica) LawAt(ctx context.Context, spaceName string, d statute.Date, j
 		if !ok {
 			out.Finality = Provisional
 		}
+	}
+	return out, nil
+}
+
+// District attributes (D72). A simulation session may name, in
+// session.create's "districts", a table mapping roster members to a
+// region and a density; tallies can then be broken down by either. The
+// spec fixes neither the table's shape nor the breakdown's, so both are
+// witan's (docs/deviations.md, "## node"). The table is the canonical
+// JSON object
+//
+//	{"attributes":{"density":["rural","urban"],"region":["north","south"]},
+//	 "members":{"ed25519:…":{"density":"urban","region":"north"}, …}}
+//
+// declaring the allowed values of both attributes (each a non-empty list
+// of distinct non-empty strings, in the order breakdowns list them) and
+// giving every listed member exactly one declared value of each.
+
+// The attributes D72 allows: any other is district_attribute_invalid.
+const (
+	AttrRegion  = "region"
+	AttrDensity = "density"
+)
+
+// MaxDistrictValues bounds the values one attribute may declare.
+const MaxDistrictValues = 1000
+
+// Districts is a decoded district attribute table.
+type Districts struct {
+	// Values are the declared values of each attribute, in declared order.
+	Values map[string][]string
+	// Members maps a member to its value of each attribute.
+	Members map[dag.Key]map[string]string
+}
+
+func districtErr(format string, args ...any) error {
+	return &dag.ProtocolError{Code: dag.CodeDistrictAttributeInvalid, Detail: fmt.Sprintf("replica: districts: "+format, args...)}
+}
+
+// DecodeDistricts decodes and checks a district attribute table. Bytes
+// that are not canonical JSON of the table's shape are schema; an
+// attribute other than region and density, a member without both, or a
+// value not declared is district_attribute_invalid.
+func DecodeDistricts(b []byte) (*Districts, error) {
+	if !dag.IsCanonical(b) {
+		if _, err := dag.Canonicalize(b); err != nil {
+			return nil, err
+		}
+		return nil, dag.Errorf(dag.CodeSchema, "replica: districts: the table is not in canonical form")
+	}
+	var w struct {
+		Attributes map[string][]string          `json:"attributes"`
+		Members    map[string]map[string]string `json:"members"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&w); err != nil {
+		return nil, dag.Errorf(dag.CodeSchema, "replica: districts: %v", err)
+	}
+	if w.Attributes == nil || w.Members == nil {
+		return nil, dag.Errorf(dag.CodeSchema, "replica: districts: attributes and members are required")
+	}
+	d := &Districts{Values: map[string][]string{}, Members: make(map[dag.Key]map[string]string, len(w.Members))}
+	for _, a := range sortedKeys(w.Attributes) {
+		if a != AttrRegion && a != AttrDensity {
+			return nil, districtErr("attribute %q is not region or density (D72)", trunc(a))
+		}
+		vs := w.Attributes[a]
+		if len(vs) == 0 || len(vs) > MaxDistrictValues {
+			return nil, districtErr("%s declares %d values, want 1 to %d", a, len(vs), MaxDistrictValues)
+		}
+		seen := make(map[string]bool, len(vs))
+		for _, v := range vs {
+			if v == "" || seen[v] {
+				return nil, districtErr("%s values must be non-empty and distinct", a)
+			}
+			seen[v] = true
+		}
+		d.Values[a] = vs
+	}
+	if len(d.Values) != 2 {
+		return nil, districtErr("the table must declare both region and density")
+	}
+	for _, ks := range sortedKeys(w.Members) {
+		k, err := dag.ParseKey(ks)
+		if err != nil {
+			return nil, err
+		}
+		m := w.Members[ks]
+		if len(m) != 2 {
+			return nil, districtErr("member %s must have exactly a region and a density", ks)
+		}
+		for _, a := range sortedKeys(m) {
+			if !slices.Contains(d.Values[a], m[a]) {
+				return nil, districtErr("member %s: %s %q is not declared", ks, trunc(a), trunc(m[a]))
+			}
+		}
+		d.Members[k] = m
+	}
+	return d, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func trunc(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
+}
+
+// GroupTally is the tally of one district value: the MR's poll restricted
+// to the members of its electorate who have that value, under the MR's
+// rule, with both shares (D50). Value is "" for members of the electorate
+// the table does not list.
+type GroupTally struct {
+	Value string      `json:"value"`
+	Tally rules.Tally `json:"tally"`
+}
+
+// TallyBreakdown is an MR's live tally broken down by one district
+// attribute. A breakdown's rule share is informative only: the rule
+// decides on the whole electorate.
+type TallyBreakdown struct {
+	MR       dag.ID       `json:"mr"`
+	By       string       `json:"by"`
+	Result   rules.Result `json:"result"`
+	Groups   []GroupTally `json:"groups"`
+	Finality Finality     `json:"finality"`
+}
+
+// TallyBy returns an MR's live tally broken down by attribute by (region
+// or density) of the session's district table (D72). An attribute other
+// than those two, or a session without a table, is
+// district_attribute_invalid; a table the store does not hold wraps
+// dag.ErrNotFound. Groups follow the table's declared order, then the
+// members it does not list ("") if any. Like Tally, it is provisional.
+func (r *Replica) TallyBy(ctx context.Context, spaceName string, mr dag.ID, by string) (TallyBreakdown, error) {
+	if by != AttrRegion && by != AttrDensity {
+		return TallyBreakdown{}, districtErr("by=%q: tallies break down by region or density only (D72)", trunc(by))
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.session(ctx, spaceName)
+	if err != nil {
+		return TallyBreakdown{}, err
+	}
+	in, ok := sp.h.PollInputs(mr)
+	if !ok {
+		return TallyBreakdown{}, fmt.Errorf("replica: MR %s: %w", mr, dag.ErrNotFound)
+	}
+	body := sp.h.SessionBody()
+	if body == nil || !body.Districts.Valid() {
+		return TallyBreakdown{}, districtErr("the session declares no district attributes: by= is only for sessions with a districts table")
+	}
+	raw, err := r.store.Object(ctx, body.Districts)
+	if err != nil {
+		return TallyBreakdown{}, fmt.Errorf("replica: district table %s: %w", body.Districts, err)
+	}
+	d, err := DecodeDistricts(raw)
+	if err != nil {
+		return TallyBreakdown{}, err
+	}
+	res, _ := sp.h.Tally(mr, rules.Context{})
+	out := TallyBreakdown{MR: mr, By: by, Result: res, Finality: Provisional}
+	members := map[string][]dag.Key{}
+	for _, k := range in.Electorate.Members() {
+		v := ""
+		if m, ok := d.Members[k]; ok {
+			v = m[by]
+		}
+		members[v] = append(members[v], k)
+	}
+	values := d.Values[by]
+	if len(members[""]) > 0 {
+		values = append(slices.Clip(values), "")
+	}
+	for _, v := range values {
+		el, err := rules.NewElectorate(members[v])
+		if err != nil {
+			return TallyBreakdown{}, err
+		}
+		p := rules.NewPoll(in.Rule, el, mr)
+		for _, b := range in.Ballots {
+			if el.Has(b.Author) {
+				_ = p.Add(b) // refused ballots are refused by the whole poll too
+			}
+		}
+		out.Groups = append(out.Groups, GroupTally{Value: v, Tally: p.Tally(in.Facts)})
 	}
 	return out, nil
 }

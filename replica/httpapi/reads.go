@@ -63,7 +63,7 @@ func (s *Server) capability(w http.ResponseWriter, r *http.Request) error {
 		Exports: []string{}, KeyAging: 86400, ExtractCosigners: []dag.Key{}, Metrics: []string{},
 		ConformanceLevel: ConformanceLevel, OpinionPolicy: "none", OpinionRateLimit: "no opinions are accepted (L2)",
 		NodeKey: s.rep.NodeKey(), Sessions: s.rep.Sessions(), Ephemeral: s.o.Ephemeral,
-		NotImplemented: []string{"/merge-requests/{id}/tally?by=", "/refusals", "L2 and L3 endpoints except /peers and /quarantine"},
+		NotImplemented: []string{"/refusals", "L2 and L3 endpoints except /peers and /quarantine"},
 		MemoryBlocks:   true, Finality: string(replica.Provisional),
 	}
 	for _, sp := range c.Sessions {
@@ -496,6 +496,17 @@ type TallyAnswer struct {
 	Finality replica.Finality `json:"finality"`
 }
 
+// TallyByAnswer is GET /merge-requests/{id}/tally?by=region|density's
+// answer (D72): the live tally and, per declared value of the attribute,
+// the tally of the electorate's members with that value (value "" for
+// members the session's district table does not list). Always
+// provisional: it is a live view.
+type TallyByAnswer struct {
+	sessionLabels
+	Status string `json:"status"`
+	replica.TallyBreakdown
+}
+
 func (s *Server) tally(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	space, err := s.spaceOf(r)
@@ -506,12 +517,16 @@ func (s *Server) tally(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if r.URL.Query().Get("by") != "" {
-		return problemf(dag.CodeDistrictAttributeInvalid, "by= needs district attributes (D72), which this node does not serve")
-	}
 	m, err := s.rep.MR(ctx, space, id)
 	if err != nil {
 		return err
+	}
+	if q := r.URL.Query(); q.Has("by") {
+		br, err := s.rep.TallyBy(ctx, space, id, q.Get("by"))
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, TallyByAnswer{sessionLabels: s.labels(ctx, space), Status: m.Status, TallyBreakdown: br})
 	}
 	t, err := s.rep.Tally(ctx, space, id)
 	if err != nil {

@@ -104,6 +104,9 @@ type Options struct {
 	Education  bool
 	// Sections is how many sections the seed's title holds (default 3).
 	Sections int
+	// Districts, when set, is a district attribute table (D72): the
+	// session.create names it and carries it as an attachment.
+	Districts []byte
 }
 
 // Builder makes the envelopes of one session.
@@ -156,6 +159,9 @@ func New(o Options) *Builder {
 	if o.Observers {
 		body["observers"] = "group:observers"
 	}
+	if o.Districts != nil {
+		body["districts"] = dag.Sum(o.Districts)
+	}
 	raw, err := dag.Marshal(body)
 	if err != nil {
 		panic(err)
@@ -165,6 +171,9 @@ func New(o Options) *Builder {
 	var attach [][]byte
 	for _, n := range seed.Objects() {
 		attach = append(attach, n.Canonical())
+	}
+	if o.Districts != nil {
+		attach = append(attach, o.Districts)
 	}
 	b.Create = b.Sign(o.Author, dag.TxSessionCreate, json.RawMessage(raw), nil, attach...)
 	gen, _ := house.Genesis(seed.Hash()).ID()
