@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +37,9 @@ type childResult struct {
 	Seconds   float64  `json:"seconds"`    // the pull alone
 	PeakRSS   float64  `json:"peak_rss"`   // VmHWM, MiB, for the whole process life
 	HeapAfter float64  `json:"heap_after"` // Go heap in use after a full collection, MiB
+	RSSAnon   float64  `json:"rss_anon"`   // anonymous resident memory at the end, MiB
+	RSSFile   float64  `json:"rss_file"`   // file-backed resident memory (mapped tables) at the end, MiB
+	HeapSys   float64  `json:"heap_sys"`   // Go heap obtained from the OS at the end, MiB
 	Stats     ws.Stats `json:"stats"`
 	Err       string   `json:"err,omitempty"`
 }
@@ -83,7 +87,17 @@ func requester(addr, space, store string) (res childResult) {
 		res.Err = err.Error()
 	}
 	res.PeakRSS = peakRSS()
+	res.RSSAnon, res.RSSFile = status("RssAnon:"), status("RssFile:")
 	res.HeapAfter = liveHeap()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	res.HeapSys = float64(ms.HeapSys) / (1 << 20)
+	if p := os.Getenv("WITAN_BENCH_HEAPPROFILE"); p != "" {
+		if f, err := os.Create(p); err == nil {
+			pprof.Lookup("allocs").WriteTo(f, 0)
+			f.Close()
+		}
+	}
 	runtime.KeepAlive(r)
 	return res
 }
@@ -142,6 +156,9 @@ func BenchmarkFreshSyncChild(b *testing.B) {
 				b.ReportMetric(res.Seconds, "sync-s")
 				b.ReportMetric(res.PeakRSS, "peak-RSS-MiB")
 				b.ReportMetric(res.HeapAfter, "heap-after-MiB")
+				b.ReportMetric(res.RSSAnon, "anon-RSS-MiB")
+				b.ReportMetric(res.RSSFile, "file-RSS-MiB")
+				b.ReportMetric(res.HeapSys, "heap-sys-MiB")
 				b.ReportMetric(float64(res.Stats.Rounds), "round-trips")
 				b.ReportMetric(float64(res.Stats.BytesIn+res.Stats.BytesOut)/float64(c.bytes), "wire/canonical")
 			})
