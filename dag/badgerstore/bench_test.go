@@ -503,6 +503,9 @@ func benchOptions(o badgerstore.Options) badgerstore.Options {
 	c, ok := map[string]options.CompressionType{"zstd": options.ZSTD, "snappy": options.Snappy, "none": options.None}[os.Getenv("WITAN_BENCH_COMPRESSION")]
 	bloom, _ := strconv.ParseFloat(os.Getenv("WITAN_BENCH_BLOOM"), 64)
 	vt, _ := strconv.ParseInt(os.Getenv("WITAN_BENCH_VTHRESHOLD"), 10, 64)
+	if mt, _ := strconv.ParseInt(os.Getenv("WITAN_BENCH_MEMTABLE_MB"), 10, 64); mt > 0 {
+		o.MemTableSize = mt << 20
+	}
 	o.Tune = func(bo badger.Options) badger.Options {
 		if vt > 0 {
 			bo = bo.WithValueThreshold(vt)

@@ -150,6 +150,9 @@ func Open(dir string, o Options) (*Store, error) {
 		return nil
 	})
 	if err == nil {
+		err = checkFormat(db)
+	}
+	if err == nil {
 		s.ids, err = loadIDFilter(db)
 	}
 	if err != nil {
@@ -157,6 +160,34 @@ func Open(dir string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("badgerstore: open %s: %w", dir, err)
 	}
 	return s, nil
+}
+
+// checkFormat refuses a store in another key layout, and marks a new one.
+func checkFormat(db *badger.DB) error {
+	return db.Update(func(txn *badger.Txn) error {
+		item, err := txn.Get(keyFormat)
+		if err == nil {
+			v, err := item.ValueCopy(nil)
+			if err != nil {
+				return err
+			}
+			if len(v) != 4 || binary.BigEndian.Uint32(v) != format {
+				return fmt.Errorf("%w %x (this version reads %d)", ErrFormat, v, format)
+			}
+			return nil
+		}
+		if !errors.Is(err, badger.ErrKeyNotFound) {
+			return err
+		}
+		it := txn.NewIterator(badger.IteratorOptions{})
+		it.Rewind()
+		empty := !it.Valid()
+		it.Close()
+		if !empty {
+			return fmt.Errorf("%w 1 (this version reads %d): create a new store and sync it from a peer", ErrFormat, format)
+		}
+		return txn.Set(keyFormat, binary.BigEndian.AppendUint32(nil, format))
+	})
 }
 
 // loadIDFilter builds the id filter from the keys of the entries held,
@@ -195,7 +226,7 @@ const (
 	pEntry     = 'e' // e id → entry record (sid, pos, parents, data)
 	pPending   = 'p' // p id → pending record (sid, 0, parents, data)
 	pChild     = 'c' // c parent child → ""
-	pLog       = 'l' // l sid pos → id
+	pLog       = 'l' // l sid first → ids at positions first, first+1, … (one run per batch)
 	pHead      = 'h' // h sid id → ""
 	pWait      = 'w' // w sid parent child → "" (child is pending, waits for parent)
 	pQueue     = 'q' // q sid id → "" (pending entries of a space)
@@ -207,7 +238,18 @@ const (
 	pMeta      = 'm' // m "sid" → last sid handed out
 )
 
-var keyLastSID = []byte{pMeta, 's', 'i', 'd'}
+var (
+	keyLastSID = []byte{pMeta, 's', 'i', 'd'}
+	keyFormat  = []byte{pMeta, 'f', 'm', 't'}
+)
+
+// format is the version of the key layout. Format 1 (before log runs) had
+// one log key per entry; this version refuses such a store rather than
+// misread it.
+const format = 2
+
+// ErrFormat is returned by Open for a store written in another key layout.
+var ErrFormat = errors.New("badgerstore: unsupported store format")
 
 func key(prefix byte, parts ...[]byte) []byte {
 	n := 1
@@ -526,6 +568,14 @@ func (p *putTxn) write(plan *dag.Plan, objects []dag.Object) error {
 		}
 	}
 	newHeads := make(map[dag.ID]uint32) // heads added by this batch
+	// The log of a batch is one key per space: positions are consecutive
+	// within a batch, so a run of ids stands for a key per entry, which
+	// saves a third of the keys a Put writes.
+	type logRun struct {
+		first uint64
+		ids   []byte
+	}
+	runs := map[uint32]*logRun{}
 	for _, st := range plan.Apply {
 		sid, err := p.ensureSpace(st.Space)
 		if err != nil {
@@ -542,9 +592,12 @@ func (p *putTxn) write(plan *dag.Plan, objects []dag.Object) error {
 		if err := t.Set(key(pEntry, id), record(sid, pos, st.Entry)); err != nil {
 			return err
 		}
-		if err := t.Set(key(pLog, sidb(sid), posb(pos)), id); err != nil {
-			return err
+		r := runs[sid]
+		if r == nil {
+			r = &logRun{first: pos}
+			runs[sid] = r
 		}
+		r.ids = append(r.ids, id...)
 		for _, par := range st.Parents {
 			if err := t.Set(key(pChild, idb(par), id), nil); err != nil {
 				return err
@@ -558,6 +611,11 @@ func (p *putTxn) write(plan *dag.Plan, objects []dag.Object) error {
 			}
 		}
 		newHeads[st.ID] = sid
+	}
+	for sid, r := range runs {
+		if err := t.Set(key(pLog, sidb(sid), posb(r.first)), r.ids); err != nil {
+			return err
+		}
 	}
 	for h, sid := range newHeads {
 		if err := t.Set(key(pHead, sidb(sid), idb(h)), nil); err != nil {
@@ -795,22 +853,50 @@ func (s *Store) Log(ctx context.Context, space string, after uint64, limit int) 
 	out := []dag.ID{}
 	prefix := key(pLog, sidb(sid))
 	err := s.view(ctx, func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 64})
+		// The run holding position after+1 is the last one starting at or
+		// before it.
+		start := prefix
+		rev := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, Reverse: true})
+		if rev.Seek(key(pLog, sidb(sid), posb(after+1))); rev.Valid() {
+			start = rev.Item().KeyCopy(nil)
+		}
+		rev.Close()
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 4})
 		defer it.Close()
-		for it.Seek(key(pLog, sidb(sid), posb(after+1))); it.Valid(); it.Next() {
-			v, err := it.Item().ValueCopy(nil)
+		for it.Seek(start); it.Valid(); it.Next() {
+			k := it.Item().Key()
+			if len(k) != len(prefix)+8 {
+				return fmt.Errorf("%w: log key %x", errCorrupt, k)
+			}
+			first := binary.BigEndian.Uint64(k[len(prefix):])
+			err := it.Item().Value(func(v []byte) error {
+				if len(v)%32 != 0 {
+					return fmt.Errorf("%w: log run at %d", errCorrupt, first)
+				}
+				for i := 0; i < len(v); i += 32 {
+					if first+uint64(i/32) <= after {
+						continue
+					}
+					out = append(out, idFrom(v[i:]))
+					if limit > 0 && len(out) == limit {
+						return errDone
+					}
+				}
+				return nil
+			})
+			if errors.Is(err, errDone) {
+				return nil
+			}
 			if err != nil {
 				return err
-			}
-			out = append(out, idFrom(v))
-			if limit > 0 && len(out) == limit {
-				break
 			}
 		}
 		return nil
 	})
 	return out, err
 }
+
+var errDone = errors.New("done")
 
 // Missing implements dag.Index.
 func (s *Store) Missing(ctx context.Context, space string) ([]dag.ID, error) {

@@ -166,3 +166,24 @@ func TestReopenQuarantine(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A store written in another key layout is refused, not misread.
+func TestFormat(t *testing.T) {
+	dir := t.TempDir()
+	s, err := badgerstore.Open(dir, badgerstore.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := dag.Entry{ID: dag.Sum([]byte("x")), Space: "s", Data: []byte("x")}
+	if _, err := s.Put(context.Background(), dag.Batch{Entries: []dag.Entry{e}}); err != nil {
+		t.Fatal(err)
+	}
+	// Format 1 had no format key.
+	if err := s.DB().Update(func(txn *badger.Txn) error { return txn.Delete([]byte("mfmt")) }); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := badgerstore.Open(dir, badgerstore.Options{}); !errors.Is(err, badgerstore.ErrFormat) {
+		t.Fatalf("Open of a format-1 store: %v, want ErrFormat", err)
+	}
+}

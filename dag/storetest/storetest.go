@@ -397,8 +397,25 @@ func testIsolation(t *testing.T, s dag.Store) {
 
 func testLog(t *testing.T, s dag.Store) {
 	c := chain("s", 10, 7)
-	put(t, s, c...)
+	// In several batches, interleaved with another space, so that a
+	// backend that stores the log per batch is read across batches.
+	put(t, s, c[:3]...)
 	put(t, s, chain("other", 10, 3)...)
+	put(t, s, c[3:4]...)
+	put(t, s, c[4:]...)
+	for after := range len(c) + 2 {
+		for limit := range len(c) + 2 {
+			got, err := s.Log(ctx, "s", uint64(after), limit)
+			if err != nil {
+				t.Fatalf("Log(%d, %d): %v", after, limit, err)
+			}
+			want := c[min(after, len(c)):]
+			if limit > 0 && len(want) > limit {
+				want = want[:limit]
+			}
+			eq(t, fmt.Sprintf("Log(%d, %d)", after, limit), got, ids(want...))
+		}
+	}
 	all, _ := s.Log(ctx, "s", 0, 0)
 	eq(t, "Log(0, all)", all, ids(c...))
 	page, _ := s.Log(ctx, "s", 2, 3)
