@@ -14,8 +14,12 @@ type progress struct {
 	w     io.Writer
 	label string
 	total int
-	last  int
+	last  int    // #s drawn last, -1 before the first draw
+	text  string // text drawn last
 }
+
+// progressWidth is the bar's width in characters.
+const progressWidth = 30
 
 func newProgress(w io.Writer, label string, total int) *progress {
 	if f, ok := w.(*os.File); !ok || !isTerminal(f) {
@@ -29,19 +33,37 @@ func isTerminal(f *os.File) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// set shows done of total (total may grow).
+// set shows done of total (total may grow). It redraws only when the
+// bar moves or the work completes: callers may call it for every item.
 func (p *progress) set(done, total int) {
 	if p == nil || p.w == nil {
 		return
 	}
 	p.total = max(total, done, 1)
-	const width = 30
-	n := done * width / p.total
-	if n == p.last && done != p.total {
+	if done*progressWidth/p.total == p.last && done != p.total {
 		return
 	}
-	p.last = n
-	fmt.Fprintf(p.w, "\r%-10s [%s%s] %d/%d", p.label, strings.Repeat("#", n), strings.Repeat(" ", width-n), done, p.total)
+	p.show(uint64(done), uint64(p.total), fmt.Sprintf("%d/%d", done, p.total))
+}
+
+// show fills the bar to done/total (done is clamped to total; a zero
+// total draws an empty bar) and writes text after it. It redraws only
+// when the bar or the text changed.
+func (p *progress) show(done, total uint64, text string) {
+	if p == nil || p.w == nil {
+		return
+	}
+	n := 0
+	if total > 0 {
+		n = int(min(done, total) * progressWidth / total)
+	}
+	if n == p.last && text == p.text {
+		return
+	}
+	// Pad over the previous text so that a shorter line leaves no tail.
+	pad := max(0, len(p.text)-len(text))
+	p.last, p.text = n, text
+	fmt.Fprintf(p.w, "\r%-10s [%s%s] %s%s", p.label, strings.Repeat("#", n), strings.Repeat(" ", progressWidth-n), text, strings.Repeat(" ", pad))
 }
 
 // done ends the bar's line.

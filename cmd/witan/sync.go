@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/witan-dev/witan/replica/httpapi"
@@ -46,7 +47,7 @@ func (c *SyncCommand) Run(ctx context.Context, args []string) error {
 	go func() {
 		done <- client.Do(ctx, http.MethodPost, "/peers", nil, httpapi.ConnectRequest{Addr: fs.Arg(0), Spaces: spaces}, &ans)
 	}()
-	if err := c.watch(ctx, client, done); err != nil {
+	if err := c.watch(ctx, client, done, peerOf(fs.Arg(0)), spaces); err != nil {
 		return err
 	}
 	if *asJSON {
@@ -71,12 +72,15 @@ func (c *SyncCommand) Run(ctx context.Context, args []string) error {
 	return nil
 }
 
-// watch draws the node's running pulls as a progress bar until the
-// request in flight ends, and returns its error.
-func (c *SyncCommand) watch(ctx context.Context, client *httpapi.Client, done <-chan error) error {
+// watch draws this sync's pulls as a progress bar until the request in
+// flight ends, and returns its error. The bar follows the sync engine's
+// own progress, which the node serves under /peers: entries and bytes
+// received against what the peer announced, across rounds and spaces.
+func (c *SyncCommand) watch(ctx context.Context, client *httpapi.Client, done <-chan error, peer string, spaces []string) error {
 	bar := newProgress(c.main.Stderr, "sync", 0)
 	defer bar.done()
-	tick := time.NewTicker(200 * time.Millisecond)
+	tr := newSyncTracker(peer, spaces)
+	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {
@@ -90,14 +94,129 @@ func (c *SyncCommand) watch(ctx context.Context, client *httpapi.Client, done <-
 			if client.Get(ctx, "/peers", nil, &pa) != nil {
 				continue
 			}
-			var n, total uint64
-			for _, p := range pa.Pulls {
-				n += p.EntriesDone
-				total += p.EntriesExpected
-			}
-			if total > 0 {
-				bar.set(int(n), int(total))
-			}
+			tr.observe(pa.Pulls)
+			bar.show(tr.fraction())
 		}
 	}
+}
+
+// peerOf returns the peer id of a multiaddr's /p2p/ part, or "".
+func peerOf(addr string) string {
+	_, id, ok := strings.Cut(addr, "/p2p/")
+	if !ok {
+		return ""
+	}
+	id, _, _ = strings.Cut(id, "/")
+	return id
+}
+
+// syncTracker sums the pulls of one witan sync from the node's snapshots
+// of its running pulls. The engine reports each pull's current round
+// (entries and bytes announced by the peer's header, and received so
+// far) and forgets a pull when it ends, so the tracker keeps, per space,
+// what earlier rounds brought and counts a pull that disappeared as
+// complete. Snapshots are samples: a round that starts and ends between
+// two of them is not seen, so the totals are a lower bound until the
+// answer arrives with the exact counts.
+type syncTracker struct {
+	peer   string
+	want   map[string]bool // the spaces asked for; empty: any
+	spaces map[string]*spaceProgress
+	order  []string // spaces in the order first seen
+}
+
+type spaceProgress struct {
+	round                 int
+	base                  httpapi.Pull // what finished rounds brought (Done == Expected)
+	cur                   httpapi.Pull // the round running now
+	running, everFinished bool
+}
+
+func newSyncTracker(peer string, spaces []string) *syncTracker {
+	t := &syncTracker{peer: peer, want: map[string]bool{}, spaces: map[string]*spaceProgress{}}
+	for _, s := range spaces {
+		t.want[s] = true
+	}
+	return t
+}
+
+// observe folds one snapshot of the node's running pulls.
+func (t *syncTracker) observe(pulls []httpapi.Pull) {
+	seen := map[string]bool{}
+	for _, p := range pulls {
+		if (t.peer != "" && p.Peer != t.peer) || (len(t.want) > 0 && !t.want[p.Space]) || seen[p.Space] {
+			continue
+		}
+		seen[p.Space] = true
+		sp := t.spaces[p.Space]
+		if sp == nil {
+			sp = &spaceProgress{}
+			t.spaces[p.Space] = sp
+			t.order = append(t.order, p.Space)
+		}
+		if sp.running && p.Round != sp.round {
+			sp.closeRound() // a new request: the last one's entries all came
+		}
+		sp.round, sp.cur, sp.running = p.Round, p, true
+	}
+	for _, name := range t.order {
+		if sp := t.spaces[name]; sp.running && !seen[name] {
+			sp.closeRound()
+			sp.running, sp.everFinished = false, true
+		}
+	}
+}
+
+func (sp *spaceProgress) closeRound() {
+	sp.base.EntriesDone += sp.cur.EntriesExpected
+	sp.base.EntriesExpected += sp.cur.EntriesExpected
+	sp.base.BytesDone += max(sp.cur.BytesExpected, sp.cur.BytesDone)
+	sp.base.BytesExpected += max(sp.cur.BytesExpected, sp.cur.BytesDone)
+	sp.cur = httpapi.Pull{}
+}
+
+// totals sums every space: entries and bytes received and expected, and
+// how many spaces finished of those asked for (or seen).
+func (t *syncTracker) totals() (tot httpapi.Pull, finished, spaces int) {
+	for _, name := range t.order {
+		sp := t.spaces[name]
+		tot.EntriesDone += sp.base.EntriesDone + sp.cur.EntriesDone
+		tot.EntriesExpected += sp.base.EntriesExpected + sp.cur.EntriesExpected
+		tot.BytesDone += sp.base.BytesDone + sp.cur.BytesDone
+		tot.BytesExpected += sp.base.BytesExpected + max(sp.cur.BytesExpected, sp.cur.BytesDone)
+		if sp.everFinished && !sp.running {
+			finished++
+		}
+	}
+	return tot, finished, max(len(t.want), len(t.order))
+}
+
+// fraction returns the bar's fill (bytes when the peer announced any,
+// else entries) and its text.
+func (t *syncTracker) fraction() (done, total uint64, text string) {
+	tot, finished, spaces := t.totals()
+	text = fmt.Sprintf("%d/%d entries", tot.EntriesDone, tot.EntriesExpected)
+	done, total = tot.EntriesDone, tot.EntriesExpected
+	if tot.BytesExpected > 0 {
+		done, total = tot.BytesDone, tot.BytesExpected
+		text += fmt.Sprintf(", %s/%s", byteSize(tot.BytesDone), byteSize(tot.BytesExpected))
+	}
+	if spaces > 1 {
+		text += fmt.Sprintf(", %d/%d spaces", finished, spaces)
+	}
+	return done, total, text
+}
+
+// byteSize formats n bytes in binary units with one decimal.
+func byteSize(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := uint64(unit), 0
+	for m := n / unit; m >= unit && exp < 4; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%d.%d %ciB", n/div, n%div*10/div, "KMGTP"[exp])
 }
