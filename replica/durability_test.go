@@ -464,3 +464,56 @@ func TestHeldEntryRefusedAcrossRestart(t *testing.T) {
 		t.Fatalf("quarantine %+v, want the update refused not_authorized", q)
 	}
 }
+
+// TestSubmitMeetsHeldEntries: a client's submission that promotes a
+// peer's entry naming a missing object is accepted (the peer's entry
+// waits); one whose attachments bring a held entry's object applies it;
+// and one refused for its own missing object leaves no trace of the held
+// entry it woke, which waits again.
+func TestSubmitMeetsHeldEntries(t *testing.T) {
+	ctx := context.Background()
+	r := openReplica(t, nil)
+	b := ht.New(ht.Options{})
+	space := b.Session.String()
+	roster := b.GroupCreate(ht.Member(0), "roster", ht.Members(0, 4), ht.Members(0, 1), b.Create.ID)
+	key := b.KeyRegister(ht.Member(7), roster.ID)
+	upd := b.GroupUpdate(ht.Member(0), "roster", ht.Members(0, 6), ht.Members(0, 1), key.ID)
+	upd2 := b.GroupUpdate(ht.Member(0), "roster", ht.Members(0, 8), ht.Members(0, 1), key.ID)
+	submit(t, r, b.Create, "accepted")
+	submit(t, r, roster, "accepted")
+	if outs, err := r.Ingest(ctx, []replica.Submission{{Envelope: upd.Bytes}}); err != nil || outs[0].Status != replica.Pending {
+		t.Fatalf("peer entry before its parent: %+v %v", outs, err)
+	}
+	// The client's entry is upd's parent: upd is promoted, and held.
+	submit(t, r, key, "accepted")
+	if p, _ := r.Pending(ctx, space); !slices.Equal(p, []dag.ID{upd.ID}) {
+		t.Fatalf("pending %v, want the held update", p)
+	}
+	// A submission refused for its own missing object, whose attachments
+	// wake upd: nothing of the Put is kept, upd waits again.
+	rc, err := r.Submit(ctx, upd2.Bytes, upd.Attach)
+	if err != nil || rc.Status != "rejected" || code(rc) != dag.CodeUnknownParent {
+		t.Fatalf("submission without its own object: %+v %v", rc, err)
+	}
+	if rc.CheckpointSize != 0 {
+		t.Fatalf("checkpoint size %d", rc.CheckpointSize)
+	}
+	if g, _ := r.Group(ctx, space, "roster"); len(g.Members) != 4 {
+		t.Fatalf("roster has %d members after a refused submission, want 4", len(g.Members))
+	}
+	st, _, err := r.State(ctx, space)
+	if err != nil || st.Entries != 3 {
+		t.Fatalf("state after a refused submission: %d entries %v", st.Entries, err)
+	}
+	// A submission that brings upd's object applies it.
+	rc2, err := r.Submit(ctx, b.KeyRegister(ht.Member(9), key.ID).Bytes, upd.Attach)
+	if err != nil || rc2.Status != "accepted" {
+		t.Fatalf("submission bringing the held entry's object: %+v %v", rc2, err)
+	}
+	if g, _ := r.Group(ctx, space, "roster"); len(g.Members) != 6 {
+		t.Fatalf("roster has %d members, want 6", len(g.Members))
+	}
+	if p, _ := r.Pending(ctx, space); len(p) != 0 {
+		t.Fatalf("still pending: %v", p)
+	}
+}

@@ -255,7 +255,10 @@ func (r *Replica) Submit(ctx context.Context, envelope []byte, attachments [][]b
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rc := &Receipt{Tx: o.Tx, Envelope: dag.Sum(envelope), Errors: []ErrorEntry{}, Node: r.key.Key()}
-	sp := r.spaces[o.Space]
+	var sp *space
+	if o.Space != "" {
+		sp, _ = r.space(ctx, o.Space) // loaded again if a failed write dropped it
+	}
 	if o.Status == Pending {
 		o.Status, o.Code, o.Detail = Rejected, dag.CodeUnknownParent, "a parent is not held by this node"
 	}

@@ -405,10 +405,12 @@ func (r *Replica) space(ctx context.Context, name string) (*space, error) {
 }
 
 // errSubmitHeld is the Admit hook's error, in a client's submission, for
-// an entry that names an object the node does not hold: it has no code and
-// does not wrap dag.ErrHold, so the Put fails and keeps nothing, and
-// Submit refuses the entry. (The entry is the batch's only one and the
-// first judged, so the House has admitted nothing in the failed Put.)
+// the submitted entry when it names an object the node does not hold: it
+// has no code and does not wrap dag.ErrHold, so the Put fails and keeps
+// nothing, and Submit refuses the entry. The House may have admitted
+// entries the submission's attachments woke (the store judges those
+// first); then the space's state is dropped and derived again, and the
+// woken entries, which wait again, are judged again from their records.
 var errSubmitHeld = errors.New("replica: a named object is not held")
 
 func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, out []Outcome, hold bool) error {
@@ -480,7 +482,10 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 		res, err := r.store.Put(ctx, batch)
 		switch {
 		case !hold && errors.Is(err, errSubmitHeld):
-			// Submit refuses the entry; nothing was kept or admitted.
+			// Submit refuses the entry; nothing was kept.
+			if len(batch.Entries) > 1 {
+				delete(r.spaces, name) // woken entries may have been admitted
+			}
 		case err != nil:
 			return r.fail(name, fmt.Errorf("replica: store: %w", err))
 		default:
@@ -567,9 +572,11 @@ func (r *Replica) admitStored(sp *space, e dag.Entry, it *item, hold bool) error
 	// never depends on which objects happened to arrive first.
 	var mo *house.MissingObject
 	if errors.As(err, &mo) {
-		if !hold {
-			return errSubmitHeld
+		if !hold && it != nil && it.i >= 0 {
+			return errSubmitHeld // the client's own entry (see errSubmitHeld)
 		}
+		// A peer's entry, or one that a client's entry promotes or whose
+		// object it brings: it waits, whoever sent the Put.
 		h := held{id: e.ID, env: env, data: e.Data}
 		sp.objWait[mo.ID] = append(sp.objWait[mo.ID], h)
 		sp.justHeld = append(sp.justHeld, h)
