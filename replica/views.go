@@ -463,29 +463,37 @@ func (r *Replica) TallyBy(ctx context.Context, spaceName string, mr dag.ID, by s
 	if by != AttrRegion && by != AttrDensity {
 		return TallyBreakdown{}, districtErr("by=%q: tallies break down by region or density only (D72)", trunc(by))
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	sp, err := r.session(ctx, spaceName)
+	// What the House holds is copied out under the lock; the table is
+	// read and the groups folded after, without holding up ingest.
+	in, table, res, err := func() (house.PollInputs, dag.ID, rules.Result, error) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		sp, err := r.session(ctx, spaceName)
+		if err != nil {
+			return house.PollInputs{}, dag.ID{}, rules.Result{}, err
+		}
+		in, ok := sp.h.PollInputs(mr)
+		if !ok {
+			return in, dag.ID{}, rules.Result{}, fmt.Errorf("replica: MR %s: %w", mr, dag.ErrNotFound)
+		}
+		body := sp.h.SessionBody()
+		if body == nil || !body.Districts.Valid() {
+			return in, dag.ID{}, rules.Result{}, districtErr("the session declares no district attributes: by= is only for sessions with a districts table")
+		}
+		res, _ := sp.h.Tally(mr, rules.Context{})
+		return in, body.Districts, res, nil
+	}()
 	if err != nil {
 		return TallyBreakdown{}, err
 	}
-	in, ok := sp.h.PollInputs(mr)
-	if !ok {
-		return TallyBreakdown{}, fmt.Errorf("replica: MR %s: %w", mr, dag.ErrNotFound)
-	}
-	body := sp.h.SessionBody()
-	if body == nil || !body.Districts.Valid() {
-		return TallyBreakdown{}, districtErr("the session declares no district attributes: by= is only for sessions with a districts table")
-	}
-	raw, err := r.store.Object(ctx, body.Districts)
+	raw, err := r.store.Object(ctx, table)
 	if err != nil {
-		return TallyBreakdown{}, fmt.Errorf("replica: district table %s: %w", body.Districts, err)
+		return TallyBreakdown{}, fmt.Errorf("replica: district table %s: %w", table, err)
 	}
 	d, err := DecodeDistricts(raw)
 	if err != nil {
 		return TallyBreakdown{}, err
 	}
-	res, _ := sp.h.Tally(mr, rules.Context{})
 	out := TallyBreakdown{MR: mr, By: by, Result: res, Finality: Provisional}
 	members := map[string][]dag.Key{}
 	for _, k := range in.Electorate.Members() {

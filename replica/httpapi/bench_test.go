@@ -14,8 +14,15 @@ import (
 // benchBallots opens a session with a roster of n on node and returns n
 // signed ballots, one per member.
 func benchBallots(b *testing.B, n *node, count int) []ht.Tx {
+	ballots, _ := benchBallotsWith(b, n, count, ht.Options{Simulation: true})
+	return ballots
+}
+
+// benchBallotsWith is benchBallots for a session made with o; it also
+// returns the MR.
+func benchBallotsWith(b *testing.B, n *node, count int, o ht.Options) ([]ht.Tx, dag.ID) {
 	b.Helper()
-	bl := ht.New(ht.Options{Simulation: true})
+	bl := ht.New(o)
 	var last dag.ID
 	ok := func(tx ht.Tx) {
 		if rc, err := n.l.Submit(context.Background(), tx.Bytes, tx.Attach); err != nil || rc.Status != "accepted" {
@@ -33,7 +40,36 @@ func benchBallots(b *testing.B, n *node, count int) []ht.Tx {
 	for i := range out {
 		out[i] = bl.Ballot(ht.Member(i), mr, "approve", dag.ID{}, open.ID)
 	}
-	return out
+	return out, mr
+}
+
+// BenchmarkTallyBy: GET /tally?by=region on an MR with 1,000 voters in
+// four regions (the poll is refolded per region on every request).
+func BenchmarkTallyBy(b *testing.B) {
+	const voters = 1000
+	n := newNode(b)
+	members := map[string]any{}
+	regions := []string{"east", "north", "south", "west"}
+	for i := 0; i < voters; i++ {
+		members[ht.Member(i).Key().String()] = map[string]string{"region": regions[i%4], "density": "urban"}
+	}
+	table, err := dag.Marshal(map[string]any{"attributes": map[string][]string{"region": regions, "density": {"urban"}}, "members": members})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ballots, mr := benchBallotsWith(b, n, voters, ht.Options{Simulation: true, Districts: table})
+	for _, tx := range ballots {
+		if _, err := n.l.Submit(context.Background(), tx.Bytes, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var a httpapi.TallyByAnswer
+		if err := n.c.Get(context.Background(), "/merge-requests/"+mr.String()+"/tally", url.Values{"by": {"region"}}, &a); err != nil || len(a.Groups) != 4 {
+			b.Fatalf("%v, %d groups", err, len(a.Groups))
+		}
+	}
 }
 
 // BenchmarkSubmitHTTP: POST /transactions on loopback, receipt verified,
