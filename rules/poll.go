@@ -183,11 +183,11 @@ func (p *Poll) check(at int, b Ballot) (int32, error) {
 	if at >= 0 && at < len(p.el.members) && p.el.members[at] == b.Author {
 		return int32(at), nil
 	}
-	idx, ok := p.el.index[b.Author]
+	idx, ok := p.el.Index(b.Author)
 	if !ok {
 		return 0, dag.Errorf(dag.CodeBallotInvalid, "rules: ballot %s: author %s is not in the frozen electorate", b.Tx, b.Author)
 	}
-	return idx, nil
+	return int32(idx), nil
 }
 
 func recLess(x, y rec) bool {
