@@ -166,26 +166,18 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 	if strings.HasPrefix(space, MemoryPrefix) {
 		return r.ingestBlocks(ctx, space, items)
 	}
-	res := sync.IngestResult{Items: make([]sync.ItemResult, len(items))}
 	sid, _ := dag.ParseID(space) // an envelope space is a session id; zero (matching nothing) otherwise
-	quarantined := map[dag.ID]bool{}
-	quar := func(i int, id dag.ID, code dag.Code, format string, args ...any) {
-		res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Quarantined, Code: code, Reason: fmt.Sprintf(format, args...)}
-		quarantined[id] = true
+	in := &ingest{
+		r: r, space: space, sid: sid, items: items,
+		res:  sync.IngestResult{Items: make([]sync.ItemResult, len(items))},
+		seen: map[dag.ID]bool{}, quarantined: map[dag.ID]bool{}, index: map[dag.ID]int{},
 	}
+	defer func() { r.record(in.res) }() // what was refused stays refused, even if a put fails
 	// Decoding and signature checks are pure and most of the cost: workers
 	// take chunks in order, and this goroutine judges and stores each
 	// chunk as soon as it is verified.
-	type decoded struct {
-		env   *dag.Envelope
-		canon []byte
-		id    dag.ID
-		err   error
-		sigOK bool
-	}
-	const chunk = 128
 	dec := make([]decoded, len(items))
-	chunks := (len(items) + chunk - 1) / chunk
+	chunks := (len(items) + ingestChunk - 1) / ingestChunk
 	ready := make([]chan struct{}, chunks)
 	for c := range ready {
 		ready[c] = make(chan struct{})
@@ -208,7 +200,7 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 				default:
 				}
 				idx = idx[:0]
-				for i := c * chunk; i < min((c+1)*chunk, len(items)); i++ {
+				for i := c * ingestChunk; i < min((c+1)*ingestChunk, len(items)); i++ {
 					d := &dec[i]
 					d.env, d.canon, d.id, d.err = dag.DecodeEnvelope(items[i].Data)
 					if d.err == nil {
@@ -224,74 +216,102 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 			}
 		}()
 	}
-	seen := map[dag.ID]bool{}
-	var batch dag.Batch
-	index := map[dag.ID]int{}
 	for c := range chunks {
 		select {
 		case <-ready[c]:
 		case <-ctx.Done():
-			return res, ctx.Err()
+			return in.res, ctx.Err()
 		}
-		for i := c * chunk; i < min((c+1)*chunk, len(items)); i++ {
-			if err := r.judge(ctx, space, sid, i, items, dec[i].env, dec[i].canon, dec[i].id, dec[i].err, dec[i].sigOK, &res, seen, quarantined, quar, &batch, index); err != nil {
-				return res, err
+		for i := c * ingestChunk; i < min((c+1)*ingestChunk, len(items)); i++ {
+			if err := in.judge(ctx, i, &dec[i]); err != nil {
+				return in.res, err
 			}
 		}
 		// Store what this chunk brought while the next ones verify.
-		if len(batch.Entries) >= chunk || c == chunks-1 {
-			if err := r.put(ctx, space, &res, batch, index); err != nil {
-				return res, err
+		if len(in.batch.Entries) >= ingestChunk || c == chunks-1 {
+			if err := r.put(ctx, space, &in.res, in.batch, in.index); err != nil {
+				return in.res, err
 			}
-			batch = dag.Batch{}
-			clear(index)
+			in.batch = dag.Batch{}
+			clear(in.index)
 		}
 	}
-	r.record(res)
-	return res, nil
+	return in.res, nil
 }
 
-// judge decides item i of an Ingest call from its decoding and signature
-// verdict: duplicate, quarantined (with why), or added to batch.
-func (r *Replica) judge(ctx context.Context, space string, sid dag.ID, i int, items []sync.Item, env *dag.Envelope, canon []byte, id dag.ID, err error, sigOK bool,
-	res *sync.IngestResult, seen, quarantined map[dag.ID]bool, quar func(int, dag.ID, dag.Code, string, ...any), batch *dag.Batch, index map[dag.ID]int) error {
-	if err != nil {
-		id := dag.Sum(items[i].Data)
+// ingestChunk is how many items a worker decodes and verifies at once: big
+// enough for batch verification to pay, small enough that storing one
+// chunk overlaps verifying the next.
+const ingestChunk = 256
+
+// decoded is an item after the pure stage: decoding and the signature.
+type decoded struct {
+	env   *dag.Envelope
+	canon []byte
+	id    dag.ID
+	err   error
+	sigOK bool
+}
+
+// ingest is the state of one Ingest call of envelopes.
+type ingest struct {
+	r           *Replica
+	space       string
+	sid         dag.ID
+	items       []sync.Item
+	res         sync.IngestResult
+	seen        map[dag.ID]bool // ids met in this call
+	quarantined map[dag.ID]bool // ids refused in this call
+	batch       dag.Batch       // valid entries not yet put
+	index       map[dag.ID]int  // batch entry id → item
+}
+
+func (in *ingest) quar(i int, id dag.ID, code dag.Code, format string, args ...any) {
+	in.res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Quarantined, Code: code, Reason: fmt.Sprintf(format, args...)}
+	in.quarantined[id] = true
+}
+
+// judge decides item i from its decoding and signature verdict d:
+// duplicate, quarantined (with why), or added to the batch.
+func (in *ingest) judge(ctx context.Context, i int, d *decoded) error {
+	r, env, id := in.r, d.env, d.id
+	if d.err != nil {
+		id := dag.Sum(in.items[i].Data)
 		if c, q, _ := r.Quarantined(ctx, id); q {
-			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate, Code: c}
+			in.res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate, Code: c}
 			return nil
 		}
-		code := dag.CodeOf(err)
+		code := dag.CodeOf(d.err)
 		if code == "" {
 			code = dag.CodeSchema
 		}
-		quar(i, id, code, "%v", err)
+		in.quar(i, id, code, "%v", d.err)
 		return nil
 	}
-	if c, q, _ := r.Quarantined(ctx, id); q || seen[id] {
-		res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate, Code: c}
+	if c, q, _ := r.Quarantined(ctx, id); q || in.seen[id] {
+		in.res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate, Code: c}
 		return nil
 	}
-	seen[id] = true
+	in.seen[id] = true
 	if st, err := r.Has(ctx, id); err != nil {
 		return err
 	} else if st != dag.Absent {
-		res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate}
+		in.res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate}
 		return nil
 	}
-	if env.Session != sid {
-		quar(i, id, dag.CodeSchema, "entry of session %s sent for space %s", env.Session, space)
+	if env.Session != in.sid {
+		in.quar(i, id, dag.CodeSchema, "entry of session %s sent for space %s", env.Session, in.space)
 		return nil
 	}
-	if !sigOK {
-		quar(i, id, dag.CodeBadSignature, "signature by %s does not verify", env.Author)
+	if !d.sigOK {
+		in.quar(i, id, dag.CodeBadSignature, "signature by %s does not verify", env.Author)
 		return nil
 	}
 	// Validity follows the causal past: a child of a refused entry is
 	// refused too.
 	for _, p := range env.Parents {
-		if _, q, _ := r.Quarantined(ctx, p); q || quarantined[p] {
-			quar(i, id, dag.CodeUnknownParent, "parent %s is quarantined", p)
+		if _, q, _ := r.Quarantined(ctx, p); q || in.quarantined[p] {
+			in.quar(i, id, dag.CodeUnknownParent, "parent %s is quarantined", p)
 			return nil
 		}
 	}
@@ -301,25 +321,25 @@ func (r *Replica) judge(ctx context.Context, space string, sid dag.ID, i int, it
 			if code == "" {
 				code = dag.CodeNotAuthorized
 			}
-			quar(i, id, code, "%v", err)
+			in.quar(i, id, code, "%v", err)
 			return nil
 		}
 	}
 	var objs []dag.Object
 	for _, ref := range bodyRefs(env) {
-		if k := slices.IndexFunc(items[i].Objects, func(o dag.Object) bool { return o.ID == ref }); k >= 0 {
-			objs = append(objs, items[i].Objects[k])
+		if k := slices.IndexFunc(in.items[i].Objects, func(o dag.Object) bool { return o.ID == ref }); k >= 0 {
+			objs = append(objs, in.items[i].Objects[k])
 			continue
 		}
-		if _, err := r.Object(ctx, ref); err == nil || slices.ContainsFunc(batch.Objects, func(o dag.Object) bool { return o.ID == ref }) {
+		if _, err := r.Object(ctx, ref); err == nil || slices.ContainsFunc(in.batch.Objects, func(o dag.Object) bool { return o.ID == ref }) {
 			continue
 		}
-		quar(i, id, dag.CodeUnpublishedReference, "object %s is neither sent nor held", ref)
+		in.quar(i, id, dag.CodeUnpublishedReference, "object %s is neither sent nor held", ref)
 		return nil
 	}
-	index[id] = i
-	batch.Entries = append(batch.Entries, dag.Entry{ID: id, Space: space, Parents: env.Parents, Data: canon})
-	batch.Objects = append(batch.Objects, objs...)
+	in.index[id] = i
+	in.batch.Entries = append(in.batch.Entries, dag.Entry{ID: id, Space: in.space, Parents: env.Parents, Data: d.canon})
+	in.batch.Objects = append(in.batch.Objects, objs...)
 	return nil
 }
 
