@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+
+	"pgregory.net/rapid"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
@@ -137,4 +140,72 @@ func TestTallyBy(t *testing.T) {
 	if _, err := plain.r.TallyBy(ctx, plain.space, mr2, "region"); dag.CodeOf(err) != dag.CodeDistrictAttributeInvalid {
 		t.Fatalf("a session without districts: %v", err)
 	}
+}
+
+// TestTallyByPartitions (rapid): whatever the table and the ballots
+// (equivocations included), the groups of a breakdown partition the live
+// tally: their electorates, approvals, rejections, abstentions, voided
+// members and ballots add up to the whole, and they come in the table's
+// declared order with the unlisted members last.
+func TestTallyByPartitions(t *testing.T) {
+	ctx := context.Background()
+	r := openReplica(t, nil)
+	rapid.Check(t, func(rt *rapid.T) {
+		n := rapid.IntRange(3, 10).Draw(rt, "members")
+		regions := rapid.SliceOfNDistinct(rapid.SampledFrom([]string{"a", "b", "c", "d"}), 1, 4, rapid.ID[string]).Draw(rt, "regions")
+		members := map[string]any{}
+		for i := 0; i < n; i++ {
+			if k := rapid.IntRange(-1, len(regions)-1).Draw(rt, fmt.Sprintf("region%d", i)); k >= 0 {
+				members[ht.Member(i).Key().String()] = map[string]string{"region": regions[k], "density": "urban"}
+			}
+		}
+		table, err := dag.Marshal(map[string]any{"attributes": map[string][]string{"region": regions, "density": {"urban"}}, "members": members})
+		if err != nil {
+			rt.Fatal(err)
+		}
+		b := ht.New(ht.Options{Simulation: true, Districts: table})
+		var last dag.ID
+		ok := func(tx ht.Tx) {
+			if rc, err := r.Submit(ctx, tx.Bytes, tx.Attach); err != nil || rc.Status != "accepted" {
+				rt.Fatalf("%s: %v %+v", tx.Env.Type, err, rc)
+			}
+			last = tx.ID
+		}
+		ok(b.Create)
+		ok(b.GroupCreate(ht.Member(0), "roster", ht.Members(0, n), ht.Members(0, 1), last))
+		ok(b.GroupCreate(ht.Member(0), "registrar", ht.Members(0, 1), ht.Members(0, 1), last))
+		open, mr := b.Open(ht.Member(0), ht.MR{Source: house.RootBranch, SourceHead: b.Genesis, TargetHead: b.Genesis,
+			Members: ht.Members(0, n), Rule: ht.Majority(house.MinRootNotice)}, last)
+		ok(open)
+		choices := []string{"approve", "reject", "abstain"}
+		for i := 0; i < n; i++ {
+			for k := rapid.IntRange(0, 2).Draw(rt, fmt.Sprintf("ballots%d", i)); k > 0; k-- { // two is an equivocation
+				ok(b.Ballot(ht.Member(i), mr, rapid.SampledFrom(choices).Draw(rt, "choice"), dag.ID{}, open.ID))
+			}
+		}
+		br, err := r.TallyBy(ctx, b.Session.String(), mr, "region")
+		if err != nil {
+			rt.Fatal(err)
+		}
+		var sum [6]uint64
+		var values []string
+		for _, g := range br.Groups {
+			x := g.Tally
+			for j, v := range []uint64{x.Electorate, x.Approve, x.Reject, x.Abstain, x.Void, x.Ballots} {
+				sum[j] += v
+			}
+			values = append(values, g.Value)
+		}
+		w := br.Result.Tally
+		if sum != [6]uint64{w.Electorate, w.Approve, w.Reject, w.Abstain, w.Void, w.Ballots} {
+			rt.Fatalf("groups sum to %v, whole tally %+v", sum, w)
+		}
+		want := slices.Clone(regions)
+		if len(members) < n {
+			want = append(want, "")
+		}
+		if !slices.Equal(values, want) {
+			rt.Fatalf("groups %q, want %q", values, want)
+		}
+	})
 }
