@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"pgregory.net/rapid"
+
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
@@ -160,4 +162,48 @@ func TestPollInputsRefold(t *testing.T) {
 	if _, ok := m.h.PollInputs(dag.Sum([]byte("x"))); ok {
 		t.Fatal("poll inputs of an unknown MR")
 	}
+}
+
+// TestChangeDAGProperty (rapid): in any random history, every executed
+// merge is in the Change DAG with the parents it was executed with: the
+// root merges chain from the genesis change, each merge change's parents
+// are [the head it executed on, the MR's source head], and its snapshot
+// is the MR's patch ops applied to that head.
+func TestChangeDAGProperty(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		hs := ht.GenHistory(rt)
+		h, _ := replay(rt, hs.B, hs.All)
+		before := h.Genesis()
+		for i, m := range h.RootMerges() {
+			if m.Before != before {
+				rt.Fatalf("root merge %d executed on %s, the root head was %s", i, m.Before, before)
+			}
+			c, ok := h.Change(m.Change)
+			body, okb := h.MRBody(m.MR)
+			p, okp := h.Patch(m.MR)
+			if !ok || !okb || !okp {
+				rt.Fatalf("root merge %d: change %v, body %v, patch %v", i, ok, okb, okp)
+			}
+			if !slices.Equal(c.Parents, []dag.ID{m.Before, body.Source.Head}) {
+				rt.Fatalf("merge change parents %v, want [%s %s]", c.Parents, m.Before, body.Source.Head)
+			}
+			head, _ := h.Tree(m.Before)
+			want, err := statute.Apply(head, p.Ops)
+			got, _ := h.Tree(m.Change)
+			if err != nil || got == nil || want.Hash() != got.Hash() {
+				rt.Fatalf("merge %d's snapshot is not its patch applied to the head it executed on: %v", i, err)
+			}
+			if id, err := c.ID(); err != nil || id != m.Change {
+				rt.Fatalf("merge change hashes to %s (%v), recorded %s", id, err, m.Change)
+			}
+			before = m.Change
+		}
+		for _, v := range h.State().MRs {
+			if v.Merge != nil {
+				if _, ok := h.Change(*v.Merge); !ok {
+					rt.Fatalf("MR %s merged as %s, not in the Change DAG", v.ID, *v.Merge)
+				}
+			}
+		}
+	})
 }
