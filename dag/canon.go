@@ -415,10 +415,18 @@ func (s *scanner) str() (string, error) {
 func (s *scanner) strBytes() (v []byte, escaped bool, err error) {
 	s.i++ // opening quote
 	start := s.i
-	for s.i < len(s.b) && s.b[s.i] != '"' && s.b[s.i] != '\\' && s.b[s.i] >= 0x20 && s.b[s.i] < utf8.RuneSelf {
-		s.i++ // ASCII fast path
+	b, i := s.b, s.i
+	for i < len(b) && plainASCII[b[i]] {
+		i++
 	}
-	s.buf = append(s.buf[:0], s.b[start:s.i]...)
+	s.i = i
+	if i < len(b) && b[i] == '"' {
+		// The common case: printable ASCII without escapes, which is NFC
+		// and needs no copy.
+		s.i++
+		return b[start:i], false, nil
+	}
+	s.buf = append(s.buf[:0], b[start:i]...)
 	escaped = false
 	for {
 		if s.i >= len(s.b) {
@@ -502,6 +510,15 @@ func (s *scanner) strBytes() (v []byte, escaped bool, err error) {
 		}
 	}
 }
+
+// plainASCII marks the bytes a string holds as they are: printable ASCII
+// other than '"' and '\\'.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // canonicalUEscape reports whether RFC 8785 writes rune r as the \u escape
 // esc: only control characters without a short escape, in lower-case hex.

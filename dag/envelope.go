@@ -78,18 +78,12 @@ type Envelope struct {
 	Sig     []byte
 }
 
-// wireEnvelope is the JSON shape; pointers tell "absent" from zero. It is
-// filled by set, member by member, without reflection: decoding is on the
+// wireEnvelope holds the raw JSON values of an envelope's members, slices
+// of the canonical bytes (nil when absent). It is filled by set, member by
+// member, without reflection and without allocating: decoding is on the
 // ingest path, beside signature verification.
 type wireEnvelope struct {
-	V       *string          `json:"v"`
-	Type    *string          `json:"type"`
-	Session *string          `json:"session"`
-	Author  *string          `json:"author"`
-	Parents *[]string        `json:"parents"`
-	Body    *json.RawMessage `json:"body"`
-	TS      *string          `json:"ts"`
-	Sig     *string          `json:"sig"`
+	v, typ, session, author, parents, body, ts, sig []byte
 }
 
 // DecodeEnvelope decodes and checks an envelope from untrusted bytes, which
@@ -115,83 +109,145 @@ func DecodeEnvelope(b []byte) (*Envelope, []byte, ID, error) {
 	return e, canon, Sum(canon), nil
 }
 
-func (w *wireEnvelope) set(key string, raw []byte) error {
-	str := func(dst **string) error {
-		v, ok := stringValue(raw)
-		if !ok {
-			return schemaErr("envelope: %s is not a string", key)
-		}
-		*dst = &v
-		return nil
-	}
-	switch key {
+func (w *wireEnvelope) set(key, raw []byte) error {
+	switch string(key) {
 	case "v":
-		return str(&w.V)
+		w.v = raw
 	case "type":
-		return str(&w.Type)
+		w.typ = raw
 	case "session":
-		return str(&w.Session)
+		w.session = raw
 	case "author":
-		return str(&w.Author)
+		w.author = raw
 	case "ts":
-		return str(&w.TS)
+		w.ts = raw
 	case "sig":
-		return str(&w.Sig)
+		w.sig = raw
 	case "parents":
-		a, ok := stringArray(raw)
-		if !ok {
-			return schemaErr("envelope: parents is not an array of strings")
-		}
-		if a == nil {
-			a = []string{}
-		}
-		w.Parents = &a
+		w.parents = raw
 	case "body":
-		r := json.RawMessage(raw)
-		w.Body = &r
+		w.body = raw
 	default:
-		return schemaErr("envelope: unknown field %q", truncate(key))
+		return schemaErr("envelope: unknown field %q", truncate(string(key)))
 	}
 	return nil
 }
 
 func (w *wireEnvelope) envelope() (*Envelope, error) {
-	switch {
-	case w.V == nil:
-		return nil, schemaErr("envelope: missing v")
-	case w.Type == nil:
-		return nil, schemaErr("envelope: missing type")
-	case w.Session == nil:
-		return nil, schemaErr("envelope: missing session")
-	case w.Author == nil:
-		return nil, schemaErr("envelope: missing author")
-	case w.Parents == nil:
-		return nil, schemaErr("envelope: missing parents")
-	case w.Body == nil:
-		return nil, schemaErr("envelope: missing body")
-	case w.TS == nil:
-		return nil, schemaErr("envelope: missing ts")
-	case w.Sig == nil:
-		return nil, schemaErr("envelope: missing sig")
-	}
-	e := &Envelope{V: *w.V, Type: TxType(*w.Type), TS: *w.TS, Body: *w.Body}
-	var err error
-	if e.Session, err = ParseID(*w.Session); err != nil {
-		return nil, schemaErr("envelope: session: %v", err)
-	}
-	if e.Author, err = ParseKey(*w.Author); err != nil {
-		return nil, schemaErr("envelope: author: %v", err)
-	}
-	if e.Sig, err = b64.DecodeString(*w.Sig); err != nil || len(e.Sig) != 64 {
-		return nil, schemaErr("envelope: sig is not 64 bytes of base64url")
-	}
-	e.Parents = make([]ID, len(*w.Parents))
-	for i, p := range *w.Parents {
-		if e.Parents[i], err = ParseID(p); err != nil {
-			return nil, schemaErr("envelope: parents[%d]: %v", i, err)
+	for _, m := range []struct {
+		name string
+		raw  []byte
+	}{{"v", w.v}, {"type", w.typ}, {"session", w.session}, {"author", w.author}, {"parents", w.parents}, {"body", w.body}, {"ts", w.ts}, {"sig", w.sig}} {
+		if m.raw == nil {
+			return nil, schemaErr("envelope: missing %s", m.name)
 		}
 	}
+	str := func(name string, raw []byte) ([]byte, error) {
+		v, ok := stringBytes(raw)
+		if !ok {
+			return nil, schemaErr("envelope: %s is not a string", name)
+		}
+		return v, nil
+	}
+	e := &Envelope{Body: json.RawMessage(w.body)}
+	v, err := str("v", w.v)
+	if err != nil {
+		return nil, err
+	}
+	if string(v) == ProtocolVersion {
+		e.V = ProtocolVersion
+	} else {
+		e.V = string(v)
+	}
+	t, err := str("type", w.typ)
+	if err != nil {
+		return nil, err
+	}
+	e.Type = knownTxType(t)
+	ts, err := str("ts", w.ts)
+	if err != nil {
+		return nil, err
+	}
+	e.TS = string(ts)
+	sess, err := str("session", w.session)
+	if err != nil {
+		return nil, err
+	}
+	if e.Session, err = parseIDBytes(sess); err != nil {
+		return nil, schemaErr("envelope: session: %v", err)
+	}
+	author, err := str("author", w.author)
+	if err != nil {
+		return nil, err
+	}
+	if e.Author, err = parseKeyBytes(author); err != nil {
+		return nil, schemaErr("envelope: author: %v", err)
+	}
+	sig, err := str("sig", w.sig)
+	if err != nil {
+		return nil, err
+	}
+	e.Sig = make([]byte, 64)
+	if len(sig) != 86 {
+		return nil, schemaErr("envelope: sig is not 64 bytes of base64url")
+	}
+	if n, err := b64.Decode(e.Sig, sig); err != nil || n != 64 {
+		return nil, schemaErr("envelope: sig is not 64 bytes of base64url")
+	}
+	if e.Parents, err = idArray(w.parents); err != nil {
+		return nil, err
+	}
 	return e, e.check(false)
+}
+
+// knownTxType returns t as the spec's constant when it is one (no
+// allocation), else as a new string (check refuses it).
+func knownTxType(t []byte) TxType {
+	for _, k := range txTypes {
+		if string(k) == string(t) {
+			return k
+		}
+	}
+	return TxType(t)
+}
+
+// idArray parses raw, a validated JSON array, as an array of ids.
+func idArray(raw []byte) ([]ID, error) {
+	if len(raw) < 2 || raw[0] != '[' {
+		return nil, schemaErr("envelope: parents is not an array of strings")
+	}
+	n := 0
+	for _, c := range raw {
+		if c == ',' {
+			n++
+		}
+	}
+	out := make([]ID, 0, n+1)
+	s := scanner{b: raw, prof: profileRFC8785, i: 1}
+	for {
+		if s.i >= len(raw) {
+			return nil, schemaErr("envelope: parents is not an array of strings")
+		}
+		switch raw[s.i] {
+		case ']':
+			return out, nil
+		case ',':
+			s.i++
+			continue
+		case '"':
+			v, _, err := s.strBytes()
+			if err != nil {
+				return nil, err
+			}
+			id, err := parseIDBytes(v)
+			if err != nil {
+				return nil, schemaErr("envelope: parents[%d]: %v", len(out), err)
+			}
+			out = append(out, id)
+		default:
+			return nil, schemaErr("envelope: parents is not an array of strings")
+		}
+	}
 }
 
 // Check runs the context-free checks of DecodeEnvelope on e. Build

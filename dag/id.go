@@ -76,21 +76,48 @@ func (id ID) String() string {
 // upper-case hex, is an error with code schema, so that one ID has exactly
 // one spelling.
 func ParseID(s string) (ID, error) {
-	if len(s) != len(Prefix)+2*sha256.Size || s[:len(Prefix)] != Prefix {
+	id, ok := parseID(s)
+	if !ok {
 		return ID{}, &ProtocolError{Code: CodeSchema, Detail: fmt.Sprintf("id %q is not sha256:<64 lowercase hex>", truncate(s)), Err: ErrInvalidID}
 	}
-	var id ID
-	for i := len(Prefix); i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return ID{}, &ProtocolError{Code: CodeSchema, Detail: fmt.Sprintf("id %q is not sha256:<64 lowercase hex>", truncate(s)), Err: ErrInvalidID}
-		}
+	return id, nil
+}
+
+// parseIDBytes is ParseID without converting b to a string first.
+func parseIDBytes(b []byte) (ID, error) {
+	id, ok := parseID(b)
+	if !ok {
+		return ParseID(string(b)) // the error
 	}
-	if _, err := hex.Decode(id.sum[:], []byte(s[len(Prefix):])); err != nil {
-		return ID{}, &ProtocolError{Code: CodeSchema, Detail: err.Error(), Err: ErrInvalidID}
+	return id, nil
+}
+
+func parseID[T string | []byte](s T) (ID, bool) {
+	if len(s) != len(Prefix)+2*sha256.Size || string(s[:len(Prefix)]) != Prefix {
+		return ID{}, false
+	}
+	var id ID
+	h := s[len(Prefix):]
+	for i := range id.sum {
+		hi, ok1 := lowerHex(h[2*i])
+		lo, ok2 := lowerHex(h[2*i+1])
+		if !ok1 || !ok2 {
+			return ID{}, false
+		}
+		id.sum[i] = hi<<4 | lo
 	}
 	id.ok = true
-	return id, nil
+	return id, true
+}
+
+func lowerHex(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
 }
 
 // MustParseID is ParseID for tests and constants; it panics on error.

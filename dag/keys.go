@@ -62,6 +62,18 @@ func ParseKey(s string) (Key, error) {
 	return KeyFromBytes(raw)
 }
 
+// parseKeyBytes is ParseKey without converting b to a string first.
+func parseKeyBytes(b []byte) (Key, error) {
+	var k Key
+	if len(b) == len(KeyPrefix)+43 && string(b[:len(KeyPrefix)]) == KeyPrefix {
+		if n, err := b64.Decode(k.pub[:], b[len(KeyPrefix):]); err == nil && n == len(k.pub) {
+			k.ok = true
+			return k, nil
+		}
+	}
+	return ParseKey(string(b)) // the error
+}
+
 // Valid reports whether k is not the zero Key.
 func (k Key) Valid() bool { return k.ok }
 

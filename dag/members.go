@@ -4,7 +4,7 @@ package dag
 // has already validated, with the member's unescaped key and the raw bytes
 // of its value. It stops at the first error fn returns. It is the fast,
 // reflection-free way decoders of canonical objects read their fields.
-func members(b []byte, fn func(key string, raw []byte) error) error {
+func members(b []byte, fn func(key, raw []byte) error) error {
 	s := scanner{b: b, prof: profileRFC8785, canon: true}
 	s.ws()
 	if s.i >= len(b) || b[s.i] != '{' {
@@ -23,9 +23,12 @@ func members(b []byte, fn func(key string, raw []byte) error) error {
 		if s.i >= len(b) || b[s.i] != '"' {
 			return schemaErr("malformed object")
 		}
-		key, err := s.str()
+		key, escaped, err := s.strBytes()
 		if err != nil {
 			return err
+		}
+		if escaped { // key aliases the scanner's scratch buffer
+			key = append([]byte(nil), key...)
 		}
 		s.ws()
 		s.i++ // ':'
@@ -87,54 +90,19 @@ func isDelim(c byte) bool {
 	return false
 }
 
-// stringValue returns the unescaped value of raw, a validated JSON string,
-// or ok=false if raw is not a string.
-func stringValue(raw []byte) (string, bool) {
+// stringBytes returns the unescaped value of raw, a validated JSON string
+// (a slice of raw when it has no escape), or ok=false if raw is not a string.
+func stringBytes(raw []byte) ([]byte, bool) {
 	if len(raw) < 2 || raw[0] != '"' {
-		return "", false
-	}
-	plain := true
-	for _, c := range raw[1 : len(raw)-1] {
-		if c == '\\' {
-			plain = false
-			break
-		}
-	}
-	if plain {
-		return string(raw[1 : len(raw)-1]), true
-	}
-	s := scanner{b: raw, prof: profileRFC8785}
-	v, err := s.str()
-	return v, err == nil
-}
-
-// stringArray returns the strings of raw, a validated JSON array of
-// strings, or ok=false if raw is anything else.
-func stringArray(raw []byte) ([]string, bool) {
-	if len(raw) < 2 || raw[0] != '[' {
 		return nil, false
 	}
-	var out []string
-	s := scanner{b: raw, prof: profileRFC8785, i: 1}
-	for {
-		s.ws()
-		if s.i >= len(raw) {
-			return nil, false
-		}
-		switch raw[s.i] {
-		case ']':
-			return out, true
-		case ',':
-			s.i++
-			continue
-		case '"':
-			v, err := s.str()
-			if err != nil {
-				return nil, false
-			}
-			out = append(out, v)
-		default:
-			return nil, false
-		}
+	s := scanner{b: raw, prof: profileRFC8785}
+	v, escaped, err := s.strBytes()
+	if err != nil || s.i != len(raw) {
+		return nil, false
 	}
+	if escaped {
+		v = append([]byte(nil), v...)
+	}
+	return v, true
 }
