@@ -68,6 +68,16 @@ func TestMovedHeadMerge(t *testing.T) {
 		t.Fatalf("merges %s %s, MR 2's target %v", merge1, merge2, m2["target"])
 	}
 
+	// The merge changes are served as derived objects, with the parents
+	// they were executed with: MR 2's follows MR 1's merge, not the
+	// genesis its body names.
+	for id, want := range map[string][]string{merge1: {b.Genesis.String(), s.change.String()}, merge2: {merge1, change2.String()}, b.Genesis.String(): {}} {
+		o := n.getMap(t, "/objects/"+id, nil)
+		if o["derived"] != true || o["space"] != s.space || !slices.Equal(ids(o["object"].(map[string]any)["parents"].([]any)), want) {
+			t.Fatalf("/objects/%s: %v, want parents %v", id, o, want)
+		}
+	}
+
 	// Before any checkpoint the merges have no effective date (on_merge):
 	// both are held back, provisionally.
 	law := n.getMap(t, "/law", url.Values{"date": {"2030-01-01"}})

@@ -194,13 +194,46 @@ func (s *Server) logPage(w http.ResponseWriter, r *http.Request) error {
 
 // ObjectAnswer is GET /objects/{id}'s answer: an entry of a space (an
 // envelope or a memory block) or an object (a change, a node, a branch or
-// group object), as stored.
+// group object), as stored; or a merge change no one stored because every
+// replica derives it (30k §6 item 4), as this node's House executed it:
+// Derived is then true and Space names its session.
 type ObjectAnswer struct {
 	ID       dag.ID           `json:"id"`
 	Kind     string           `json:"kind"` // "entry" or "object"
 	Space    string           `json:"space,omitempty"`
 	Object   json.RawMessage  `json:"object"`
+	Derived  bool             `json:"derived,omitempty"`
 	Finality replica.Finality `json:"finality"`
+}
+
+// derivedChange answers /objects/{id} for a change of a session's Change
+// DAG that is in no store: a merge change (or the genesis change), with
+// the parents it was executed with.
+func (s *Server) derivedChange(w http.ResponseWriter, r *http.Request, id dag.ID) error {
+	ctx := r.Context()
+	spaces := s.rep.Sessions()
+	if r.URL.Query().Get("session") != "" {
+		space, err := s.spaceOf(r)
+		if err != nil {
+			return err
+		}
+		spaces = []string{space}
+	}
+	for _, sp := range spaces {
+		c, err := s.rep.Change(ctx, sp, id)
+		if errors.Is(err, dag.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		b, err := c.Canonical()
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, ObjectAnswer{ID: id, Kind: "object", Space: sp, Object: b, Derived: true, Finality: replica.Provisional})
+	}
+	return problemf(CodeNotFound, "no entry, object or change %s", id)
 }
 
 func (s *Server) object(w http.ResponseWriter, r *http.Request) error {
@@ -219,6 +252,9 @@ func (s *Server) object(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	b, err := s.l.Object(ctx, id)
+	if errors.Is(err, dag.ErrNotFound) {
+		return s.derivedChange(w, r, id)
+	}
 	if err != nil {
 		return err
 	}
