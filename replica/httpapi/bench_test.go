@@ -9,6 +9,7 @@ import (
 	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/httpapi"
+	"github.com/witan-dev/witan/replica/statute"
 )
 
 // benchBallots opens a session with a roster of n on node and returns n
@@ -98,6 +99,37 @@ func BenchmarkLogPage(b *testing.B) {
 		var p httpapi.LogPage
 		if err := n.c.Get(context.Background(), "/log", url.Values{"limit": {"100"}, "after": {httpapi.EncodeCursor(uint64(i%9) * 100)}}, &p); err != nil || len(p.Entries) != 100 {
 			b.Fatalf("%v, %d entries", err, len(p.Entries))
+		}
+	}
+}
+
+// BenchmarkReviewDiff: GET /merge-requests/{id}/diff for an amendment of
+// one section of a 2,000-section title, read from the replica's record
+// (no derivation per request).
+func BenchmarkReviewDiff(b *testing.B) {
+	n := newNode(b)
+	bl := ht.New(ht.Options{Simulation: true, Sections: 2000})
+	s := &session{b: bl, space: bl.Session.String()}
+	ok := func(tx ht.Tx) {
+		if rc, err := n.l.Submit(context.Background(), tx.Bytes, tx.Attach); err != nil || rc.Status != "accepted" {
+			b.Fatalf("%s: %v %+v", tx.Env.Type, err, rc)
+		}
+		s.last = tx.ID
+	}
+	ok(bl.Create)
+	ok(bl.GroupCreate(ht.Member(0), "roster", ht.Members(0, 10), ht.Members(0, 1), s.last))
+	ok(bl.GroupCreate(ht.Member(0), "registrar", ht.Members(0, 1), ht.Members(0, 1), s.last))
+	ok(bl.GroupCreate(ht.Member(1), "drafters", ht.Members(1, 3), ht.Members(1, 2), s.last))
+	ok(bl.BranchCreate(ht.Member(1), "draft", "drafters", house.RootBranch, bl.Genesis, false, ht.AlwaysAllow(), ht.TwoThirds(), s.last))
+	tx, change := bl.Append(ht.Member(2), "draft", bl.Genesis, []statute.Op{ht.Replace(bl.Seed, "/us/t1/s1000", "The period is 45 days.")}, s.last)
+	ok(tx)
+	open, mr := bl.Open(ht.Member(1), ht.MR{Source: "draft", SourceHead: change, TargetHead: bl.Genesis, Members: ht.Members(0, 10), Rule: ht.Majority(house.MinRootNotice)}, s.last)
+	ok(open)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var a map[string]any
+		if err := n.c.Get(context.Background(), "/merge-requests/"+mr.String()+"/diff", nil, &a); err != nil || a["diff"] == nil {
+			b.Fatalf("%v %v", err, a)
 		}
 	}
 }
