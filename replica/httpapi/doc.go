@@ -8,6 +8,10 @@
 // Local. Client talks to a Server (the witan command and the examples use
 // it).
 //
+// The Server derives nothing: states, tallies, reviews (diff, checks,
+// fact sheet), snapshots, the Change DAG and the law on a date are read
+// from the replica, which holds the one derivation of each session.
+//
 // Every answer carries "finality" (provisional or final_advisory; an
 // eventual node never says final). Errors are RFC 9457 problem+json with
 // the 30k code in "code"; codes the 30k list does not name (no endpoint,
