@@ -302,7 +302,7 @@ func TestSessionEndpoints(t *testing.T) {
 		t.Fatalf("peers %v", p)
 	}
 	n.getMap(t, "/sessions", nil)
-	// The law is the merged text; on a date it is not served yet.
+	// The law is the merged text at the root head.
 	law := n.getMap(t, "/law", nil)
 	if sec := law["root"].(map[string]any)["children"].([]any)[0].(map[string]any)["children"].([]any)[0].(map[string]any); sec["text"] != "The period is 45 days." || law["finality"] != "final_advisory" {
 		t.Fatalf("law %v", law)
