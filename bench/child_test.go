@@ -8,11 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/dgraph-io/badger/v4"
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/witan-dev/witan/dag/badgerstore"
@@ -30,6 +33,10 @@ const (
 	envRequester = "WITAN_BENCH_REQUESTER" // the source's multiaddr, with /p2p/
 	envSpace     = "WITAN_BENCH_SPACE"
 	envStore     = "WITAN_BENCH_STORE" // "mem" or a Badger directory
+	// Knobs for experiments, read by the child only: a Badger index cache
+	// and a Go memory limit (debug.SetMemoryLimit), in MiB.
+	envIndexCache = "WITAN_BENCH_INDEX_CACHE_MIB"
+	envMemLimit   = "WITAN_BENCH_MEMLIMIT_MIB"
 )
 
 // childResult is what the child prints, as one JSON line, when done.
@@ -57,11 +64,20 @@ func TestMain(m *testing.M) {
 // addr, verifying every signature, and reports.
 func requester(addr, space, store string) (res childResult) {
 	ctx := context.Background()
+	if mib, _ := strconv.Atoi(os.Getenv(envMemLimit)); mib > 0 {
+		debug.SetMemoryLimit(int64(mib) << 20)
+	}
 	var r *synctest.Replica
 	if store == "mem" {
 		r = synctest.NewMem(synctest.Options{})
 	} else {
-		st, err := badgerstore.Open(store, badgerstore.Options{})
+		o := badgerstore.Options{}
+		if mib, _ := strconv.Atoi(os.Getenv(envIndexCache)); mib > 0 {
+			// Badger keeps every table's index and Bloom filter on the
+			// heap unless given an index cache: that grows with the data.
+			o.Tune = func(bo badger.Options) badger.Options { return bo.WithIndexCacheSize(int64(mib) << 20) }
+		}
+		st, err := badgerstore.Open(store, o)
 		if err != nil {
 			return childResult{Err: err.Error()}
 		}
