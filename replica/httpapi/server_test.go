@@ -166,6 +166,13 @@ func TestCapability(t *testing.T) {
 		if len(c.RuleKinds) == 0 || c.Finality != "provisional" || !c.NodeKey.Valid() {
 			t.Fatalf("%s: %+v", p, c)
 		}
+		// Served endpoints are not listed as missing (TestTallyBy,
+		// TestMovedHeadMerge).
+		for _, x := range c.NotImplemented {
+			if strings.Contains(x, "tally") || strings.Contains(x, "/law") || strings.Contains(x, "/diff") {
+				t.Fatalf("witan_not_implemented lists a served endpoint: %q", x)
+			}
+		}
 	}
 }
 
