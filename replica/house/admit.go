@@ -421,10 +421,14 @@ func (v *admission) ballotCast() error {
 	if err != nil {
 		return err
 	}
-	reg := v.st.mrs[body.MR]
-	info := v.h.mrs[body.MR]
-	if reg == nil || info == nil {
-		return dag.Errorf(dag.CodeBallotInvalid, "house: MR %s is not in the ballot's causal past", body.MR)
+	h := v.h
+	reg, info := h.lastReg, h.lastInfo
+	if h.lastSt != v.st || h.lastMR != body.MR {
+		reg, info = v.st.mrs[body.MR], h.mrs[body.MR]
+		if reg == nil || info == nil {
+			return dag.Errorf(dag.CodeBallotInvalid, "house: MR %s is not in the ballot's causal past", body.MR)
+		}
+		h.lastMR, h.lastSt, h.lastReg, h.lastInfo = body.MR, v.st, reg, info
 	}
 	at, ok := v.h.electorateAt(info, reg).Index(v.env.Author)
 	if !ok {

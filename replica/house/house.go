@@ -80,7 +80,15 @@ type House struct {
 	changes map[dag.ID]*changeRec
 	objs    Objects
 
-	counts   Counts
+	counts Counts
+	// The MR of the last ballot judged and the governance state it was
+	// judged in (states are never changed once made): ballots come in
+	// runs on one MR.
+	lastMR   dag.ID
+	lastSt   *govState
+	lastReg  *mrReg
+	lastInfo *mrInfo
+
 	liveDets int // determinations evaluated by reading their MR's live poll (tests)
 
 	// Scratch for ancestorsMissing: an entry x is seen in the current walk
