@@ -42,6 +42,7 @@ const (
 // childResult is what the child prints, as one JSON line, when done.
 type childResult struct {
 	Seconds   float64  `json:"seconds"`    // the pull alone
+	CPU       float64  `json:"cpu"`        // CPU seconds the child used in the pull
 	PeakRSS   float64  `json:"peak_rss"`   // VmHWM, MiB, for the whole process life
 	HeapAfter float64  `json:"heap_after"` // Go heap in use after a full collection, MiB
 	RSSAnon   float64  `json:"rss_anon"`   // anonymous resident memory at the end, MiB
@@ -96,9 +97,9 @@ func requester(addr, space, store string) (res childResult) {
 	if err != nil {
 		return childResult{Err: err.Error()}
 	}
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuSeconds()
 	res.Stats, err = n.SyncWith(ctx, src, space)
-	res.Seconds = time.Since(start).Seconds()
+	res.Seconds, res.CPU = time.Since(start).Seconds(), cpuSeconds()-cpu0
 	if err != nil {
 		res.Err = err.Error()
 	}
@@ -170,6 +171,7 @@ func BenchmarkFreshSyncChild(b *testing.B) {
 				}
 				b.StopTimer()
 				b.ReportMetric(res.Seconds, "sync-s")
+				b.ReportMetric(res.CPU, "requester-cpu-s")
 				b.ReportMetric(res.PeakRSS, "peak-RSS-MiB")
 				b.ReportMetric(res.HeapAfter, "heap-after-MiB")
 				b.ReportMetric(res.RSSAnon, "anon-RSS-MiB")

@@ -9,7 +9,9 @@ import (
 	"strconv"
 	"strings"
 	gosync "sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/automerge/automerge-go"
 
@@ -92,6 +94,17 @@ func liveHeap() float64 {
 	return float64(m.HeapAlloc) / (1 << 20)
 }
 
+// cpuSeconds returns the user and system CPU time the process has used.
+// Unlike wall time it does not count the time other processes on the
+// machine take the cores, so it compares runs on a loaded machine.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
 // rss returns the resident set now, in MiB.
 func rss() float64 { return status("VmRSS:") }
 
@@ -150,9 +163,11 @@ func BenchmarkFreshSync(b *testing.B) {
 				dst := automerge.New()
 				resetPeakRSS()
 				base := rss()
+				cpu0 := cpuSeconds()
 				b.StartTimer()
 				rounds, wire = automergeSync(b, src, dst)
 				b.StopTimer()
+				b.ReportMetric(cpuSeconds()-cpu0, "cpu-s")
 				b.ReportMetric(peakRSS(), "peak-RSS-MiB")
 				b.ReportMetric(peakRSS()-base, "RSS-growth-MiB")
 				if len(dst.Heads()) != 1 || dst.Heads()[0] != src.Heads()[0] {
@@ -183,6 +198,7 @@ func freshWitan(b *testing.B, n int, newDst func() *synctest.Replica) {
 		heap0 := liveHeap()
 		resetPeakRSS()
 		base := rss()
+		cpu0 := cpuSeconds()
 		b.StartTimer()
 		var err error
 		st, err = dn.SyncWith(context.Background(), sn.ID(), c.space)
@@ -190,6 +206,7 @@ func freshWitan(b *testing.B, n int, newDst func() *synctest.Replica) {
 			b.Fatalf("%v %+v", err, st)
 		}
 		b.StopTimer()
+		b.ReportMetric(cpuSeconds()-cpu0, "cpu-s") // both sides, and the collector
 		b.ReportMetric(peakRSS(), "peak-RSS-MiB")
 		b.ReportMetric(peakRSS()-base, "RSS-growth-MiB")
 		b.ReportMetric(liveHeap()-heap0, "live-heap-growth-MiB")
