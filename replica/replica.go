@@ -445,13 +445,20 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 
 	inBatch := map[dag.ID]*item{}
 	var batch dag.Batch
-	if len(arrived) > 0 {
-		// An entry put again is judged with every attachment of this call
-		// in view, so every one is kept, whatever came of the entry it was
-		// attached to (already held, say): the store must hold what an
-		// applied entry names, or the next derivation from the store fails.
-		for _, it := range items {
-			batch.Objects = append(batch.Objects, it.attach...)
+	// Every entry of the Put is judged with every attachment of this call
+	// in view (extra), so every attachment is kept, whatever came of the
+	// submission it came with (a duplicate, say, or a copy without its
+	// parents): the store must hold each object an applied entry names, or
+	// the next derivation from the store fails. Objects are
+	// content-addressed: keeping one twice costs a write, nothing more.
+	objs := make([]dag.Object, 0, len(extra))
+	kept := make(map[dag.ID]bool, len(extra))
+	for _, it := range items {
+		for _, a := range it.attach {
+			if !kept[a.ID] {
+				kept[a.ID] = true
+				objs = append(objs, a)
+			}
 		}
 	}
 	for k := range items {
@@ -465,11 +472,6 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 		if !hold && !r.parentsHeld(sp, it.env) {
 			continue // Submit refuses it: nothing is kept
 		}
-		// Every copy's attachments are kept: a copy without them may have
-		// come first, and the entry may wait in the store for parents.
-		if len(arrived) == 0 {
-			batch.Objects = append(batch.Objects, it.attach...)
-		}
 		if _, dup := inBatch[it.id]; dup {
 			continue
 		}
@@ -477,6 +479,7 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 		batch.Entries = append(batch.Entries, dag.Entry{ID: it.id, Space: name, Parents: it.env.Parents, Data: it.data})
 	}
 	if len(batch.Entries) > 0 {
+		batch.Objects = objs
 		batch.Admit = func(e dag.Entry) error { return r.admitStored(sp, e, inBatch[e.ID], hold) }
 		sp.justHeld = sp.justHeld[:0]
 		res, err := r.store.Put(ctx, batch)
