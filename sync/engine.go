@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	gosync "sync"
 	"time"
 
@@ -145,6 +146,12 @@ type peerState struct {
 	// seen is the peer's heads per space as it last told them (end frames
 	// and announcements): they become Common in the next request.
 	seen map[string][]dag.ID
+	// common is, per space, the Common of the last request: entries both
+	// sides held then, and still hold. It is kept apart from seen so that
+	// an announcement of heads not yet held here does not lose what is
+	// known to be shared (the next request would then carry no Common,
+	// a filter over everything recent, and make the responder walk far).
+	common map[string][]dag.ID
 }
 
 // NewEngine returns an engine over local.
@@ -183,7 +190,7 @@ func (e *Engine) peer(p string) *peerState {
 				}
 			}
 		}
-		ps = &peerState{seen: map[string][]dag.ID{}}
+		ps = &peerState{seen: map[string][]dag.ID{}, common: map[string][]dag.ID{}}
 		e.peers[p] = ps
 	}
 	return ps
@@ -280,14 +287,37 @@ func (e *Engine) Seen(peer, space string, heads []dag.ID) {
 	e.peer(peer).seen[space] = append([]dag.ID(nil), heads...)
 }
 
-func (e *Engine) seen(peer, space string) []dag.ID {
+// candidates returns what may be common with peer in space: the heads
+// last seen from it and the Common of the last request, without repeats.
+// The caller keeps those it holds.
+func (e *Engine) candidates(peer, space string) []dag.ID {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if ps := e.peers[peer]; ps != nil {
-		return ps.seen[space]
+	ps := e.peers[peer]
+	if ps == nil {
+		return nil
 	}
-	return nil
+	out := slices.Clone(ps.seen[space])
+	for _, id := range ps.common[space] {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
+
+// setCommon records common, held by both sides, for the next request.
+func (e *Engine) setCommon(peer, space string, common []dag.ID) {
+	if len(common) == 0 {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.peer(peer).common[space] = slices.Clone(common[:min(len(common), maxCommon)])
+}
+
+// maxCommon bounds the ids remembered as common with a peer in a space.
+const maxCommon = 64
 
 // Progress returns the progress of the pulls running now.
 func (e *Engine) Progress() []Progress {

@@ -474,10 +474,11 @@ func (e *Engine) Pull(ctx context.Context, peer string, s io.ReadWriter, space s
 		if err != nil {
 			return st, err
 		}
-		common, err := appliedIn(ctx, x, space, e.seen(peer, space))
+		common, err := appliedIn(ctx, x, space, e.candidates(peer, space))
 		if err != nil {
 			return st, err
 		}
+		e.setCommon(peer, space, common)
 		filter, complete, err := e.filter(ctx, space, hs, common)
 		if err != nil {
 			return st, err

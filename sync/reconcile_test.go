@@ -3,6 +3,7 @@ package sync_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"testing"
@@ -199,5 +200,38 @@ func TestCanceledPullStops(t *testing.T) {
 	_, err := pipePull(ctx, ws.NewEngine(synctest.NewMem(synctest.Options{}), ws.Options{}), ws.NewEngine(src, ws.Options{}), space)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestAnnouncementKeepsCommon: an announcement of heads the requester does
+// not hold yet (the usual case: that is why it pulls) does not make it
+// forget what it shares with the peer. Its next request still names
+// Common, so its filter covers only its own new entries and the responder
+// walks only its own.
+func TestAnnouncementKeepsCommon(t *testing.T) {
+	ctx := context.Background()
+	const k = 200
+	a, space := build(t, 3000)
+	b := synctest.NewMem(synctest.Options{})
+	ea := ws.NewEngine(a, ws.Options{Rand: seeded(1)})
+	eb := ws.NewEngine(b, ws.Options{Rand: seeded(2)})
+	if _, err := pipePull(ctx, eb, ea, space); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pipePull(ctx, ea, eb, space); err != nil {
+		t.Fatal(err)
+	}
+	extend(t, a, space, k, 7)
+	extend(t, b, space, k, 9)
+	// b announces its new heads to a.
+	ea.Seen(fmt.Sprintf("%p", eb), space, heads(t, b, space))
+	st, err := pipePull(ctx, ea, eb, space)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A request with Common carries a filter over a's k new entries (10
+	// bits each); without it, over all 3000 + k.
+	if st.Accepted != k || st.Duplicate != 0 || st.BytesOut > 512+10*k/8 {
+		t.Fatalf("%+v: %d bytes of request", st, st.BytesOut)
 	}
 }
