@@ -517,6 +517,7 @@ func (v *admission) mrDetermine() error {
 			return notBallot
 		}
 		res = poll.Result(ctx)
+		h.foldedDets++
 	}
 	if miss := h.ancestorsMissing(v.parents, targets); len(miss) > 0 {
 		return dag.Errorf(dag.CodeBallotInvalid, "house: ballot %s is not in the determination's causal past", h.ents[miss[0]].id)

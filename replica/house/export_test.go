@@ -13,8 +13,9 @@ import (
 // ballots into a fresh poll, the naive way, and returns an error for the
 // first (by tx id) whose recorded evaluation differs: mrDetermine's reading
 // of the live poll must change nothing. It also returns how many
-// determinations mrDetermine read from the live poll.
-func (h *House) RecheckDeterminations() (live int, err error) {
+// determinations mrDetermine evaluated (admitted or not) by reading the
+// live poll and by folding their ballots again.
+func (h *House) RecheckDeterminations() (live, folded int, err error) {
 	txs := make([]dag.ID, 0, len(h.dets))
 	for tx := range h.dets {
 		txs = append(txs, tx)
@@ -27,15 +28,15 @@ func (h *House) RecheckDeterminations() (live int, err error) {
 		for _, b := range d.body.Ballots {
 			r := h.ballot(b)
 			if r == nil {
-				return 0, fmt.Errorf("determination %s lists %s, not an admitted ballot", tx, b)
+				return 0, 0, fmt.Errorf("determination %s lists %s, not an admitted ballot", tx, b)
 			}
 			if err := poll.Add(rules.Ballot{Tx: b, Author: r.author, BallotBody: r.body}); err != nil {
-				return 0, fmt.Errorf("determination %s: %v", tx, err)
+				return 0, 0, fmt.Errorf("determination %s: %v", tx, err)
 			}
 		}
 		if got := poll.Result(rules.Context{Facts: info.facts}); !reflect.DeepEqual(got, d.result) {
-			return 0, fmt.Errorf("determination %s records\n%+v\nthe naive fold gives\n%+v", tx, d.result, got)
+			return 0, 0, fmt.Errorf("determination %s records\n%+v\nthe naive fold gives\n%+v", tx, d.result, got)
 		}
 	}
-	return h.liveDets, nil
+	return h.liveDets, h.foldedDets, nil
 }

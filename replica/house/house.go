@@ -89,7 +89,9 @@ type House struct {
 	lastReg  *mrReg
 	lastInfo *mrInfo
 
-	liveDets int // determinations evaluated by reading their MR's live poll (tests)
+	// Determinations evaluated by reading their MR's live poll, and by
+	// folding their ballots again (for tests).
+	liveDets, foldedDets int
 
 	// Scratch for ancestorsMissing: an entry x is seen in the current walk
 	// when seen[x] == walk, wanted when want[x] == walk. Stamps instead of
