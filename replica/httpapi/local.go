@@ -63,7 +63,13 @@ func (l *Local) Replica() *replica.Replica { return l.rep }
 func (l *Local) Store() dag.Store { return l.store }
 
 // Get implements dag.Getter.
-func (l *Local) Get(ctx context.Context, id dag.ID) (dag.Entry, error) { return l.store.Get(ctx, id) }
+func (l *Local) Get(ctx context.Context, id dag.ID) (dag.Entry, error) {
+	e, err := l.store.Get(ctx, id)
+	if err == nil && replica.IsLocalSpace(e.Space) {
+		return dag.Entry{}, fmt.Errorf("httpapi: entry %s: %w", id, dag.ErrNotFound)
+	}
+	return e, err
+}
 
 // Has implements dag.Haser.
 func (l *Local) Has(ctx context.Context, id dag.ID) (dag.Status, error) { return l.store.Has(ctx, id) }
@@ -85,6 +91,9 @@ func (l *Local) Children(ctx context.Context, id dag.ID) ([]dag.ID, error) {
 
 // Heads implements dag.Index.
 func (l *Local) Heads(ctx context.Context, space string) ([]dag.ID, error) {
+	if replica.IsLocalSpace(space) {
+		return nil, nil
+	}
 	return l.store.Heads(ctx, space)
 }
 
@@ -95,26 +104,52 @@ func (l *Local) Position(ctx context.Context, id dag.ID) (uint64, error) {
 
 // Log implements dag.Index.
 func (l *Local) Log(ctx context.Context, space string, after uint64, limit int) ([]dag.ID, error) {
+	if replica.IsLocalSpace(space) {
+		return []dag.ID{}, nil
+	}
 	return l.store.Log(ctx, space, after, limit)
 }
 
 // Pending implements dag.Index.
 func (l *Local) Pending(ctx context.Context, space string) ([]dag.ID, error) {
+	if replica.IsLocalSpace(space) {
+		return nil, nil
+	}
 	return l.store.Pending(ctx, space)
 }
 
 // Missing implements dag.Index.
 func (l *Local) Missing(ctx context.Context, space string) ([]dag.ID, error) {
+	if replica.IsLocalSpace(space) {
+		return nil, nil
+	}
 	return l.store.Missing(ctx, space)
 }
 
 // Quarantine implements dag.Index.
 func (l *Local) Quarantine(ctx context.Context, space string) ([]dag.Rejection, error) {
+	if replica.IsLocalSpace(space) {
+		return nil, nil
+	}
 	return l.store.Quarantine(ctx, space)
 }
 
-// Spaces implements dag.Index.
-func (l *Local) Spaces(ctx context.Context) ([]string, error) { return l.store.Spaces(ctx) }
+// Spaces implements dag.Index. The replica's node-local spaces
+// (replica.IsLocalSpace: its checkpoints and held entries) are its own
+// bookkeeping: Local never lists or serves them to peers.
+func (l *Local) Spaces(ctx context.Context) ([]string, error) {
+	all, err := l.store.Spaces(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, n := range all {
+		if !replica.IsLocalSpace(n) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
 
 // Refs implements sync.Local: the objects an envelope's body names, found
 // by following every "sha256:…" string of the body, and of each object
