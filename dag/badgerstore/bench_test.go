@@ -264,6 +264,9 @@ func BenchmarkIngest(b *testing.B) {
 					got := ingest(b, s, path, 1000, 2, func(done int) {
 						if half == 0 && done >= n/2 {
 							half, liveHalf = rss(), liveHeap()
+							if f := os.Getenv("WITAN_BENCH_HEAPPROFILE_HALF"); f != "" {
+								writeHeapProfile(b, f)
+							}
 						}
 					})
 					cpu += cpuTime() - cpu0
@@ -509,6 +512,12 @@ func benchOptions(o badgerstore.Options) badgerstore.Options {
 	o.Tune = func(bo badger.Options) badger.Options {
 		if vt > 0 {
 			bo = bo.WithValueThreshold(vt)
+		}
+		if kb, _ := strconv.ParseInt(os.Getenv("WITAN_BENCH_BASETABLE_KB"), 10, 64); kb > 0 {
+			bo = bo.WithBaseTableSize(kb << 10)
+		}
+		if n, _ := strconv.Atoi(os.Getenv("WITAN_BENCH_COMPACTORS")); n > 0 {
+			bo = bo.WithNumCompactors(n)
 		}
 		if ok {
 			bo = bo.WithCompression(c)

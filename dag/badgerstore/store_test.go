@@ -1,6 +1,7 @@
 package badgerstore_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"testing"
@@ -185,5 +186,36 @@ func TestFormat(t *testing.T) {
 	s.Close()
 	if _, err := badgerstore.Open(dir, badgerstore.Options{}); !errors.Is(err, badgerstore.ErrFormat) {
 		t.Fatalf("Open of a format-1 store: %v, want ErrFormat", err)
+	}
+}
+
+// Large objects go to Badger's value log on disk; an in-memory store has
+// none and refuses them with a short error, writing nothing.
+func TestLargeObject(t *testing.T) {
+	ctx := context.Background()
+	data := bytes.Repeat([]byte("x"), 3<<20)
+	o := dag.Object{ID: dag.Sum(data), Data: data}
+	disk, err := badgerstore.Open(t.TempDir(), badgerstore.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer disk.Close()
+	if _, err := disk.Put(ctx, dag.Batch{Objects: []dag.Object{o}}); err != nil {
+		t.Fatalf("on disk: %v", err)
+	}
+	if got, err := disk.Object(ctx, o.ID); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("on disk: read back %d bytes, %v", len(got), err)
+	}
+	mem, err := badgerstore.Open("", badgerstore.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	_, err = mem.Put(ctx, dag.Batch{Objects: []dag.Object{o}})
+	if !errors.Is(err, badgerstore.ErrValueTooLarge) || len(err.Error()) > 300 {
+		t.Fatalf("in memory: %.300v", err)
+	}
+	if _, err := mem.Object(ctx, o.ID); !errors.Is(err, dag.ErrNotFound) {
+		t.Fatalf("in memory: refused object is held: %v", err)
 	}
 }
