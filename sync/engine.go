@@ -287,23 +287,16 @@ func (e *Engine) Seen(peer, space string, heads []dag.ID) {
 	e.peer(peer).seen[space] = append([]dag.ID(nil), heads...)
 }
 
-// candidates returns what may be common with peer in space: the heads
-// last seen from it and the Common of the last request, without repeats.
-// The caller keeps those it holds.
-func (e *Engine) candidates(peer, space string) []dag.ID {
+// lastSeen returns the heads last seen from peer in space and the Common
+// of the last request to it.
+func (e *Engine) lastSeen(peer, space string) (seen, common []dag.ID) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	ps := e.peers[peer]
 	if ps == nil {
-		return nil
+		return nil, nil
 	}
-	out := slices.Clone(ps.seen[space])
-	for _, id := range ps.common[space] {
-		if !slices.Contains(out, id) {
-			out = append(out, id)
-		}
-	}
-	return out
+	return ps.seen[space], ps.common[space]
 }
 
 // setCommon records common, held by both sides, for the next request.

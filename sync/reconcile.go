@@ -474,11 +474,10 @@ func (e *Engine) Pull(ctx context.Context, peer string, s io.ReadWriter, space s
 		if err != nil {
 			return st, err
 		}
-		common, err := appliedIn(ctx, x, space, e.candidates(peer, space))
+		common, err := e.common(ctx, peer, space)
 		if err != nil {
 			return st, err
 		}
-		e.setCommon(peer, space, common)
 		filter, complete, err := e.filter(ctx, space, hs, common)
 		if err != nil {
 			return st, err
@@ -539,6 +538,28 @@ func (e *Engine) Pull(ctx context.Context, peer string, s io.ReadWriter, space s
 		}
 		want = capIDs(missing)
 	}
+}
+
+// common returns the entries of space that both sides hold, as far as
+// the requester knows: the peer's heads last seen, those held here. When
+// some are not held (an announcement ahead of us, the usual reason to
+// pull) the Common of the last request is added, which the peer held
+// then and holds still, so that the request keeps naming what is shared.
+func (e *Engine) common(ctx context.Context, peer, space string) ([]dag.ID, error) {
+	seen, prev := e.lastSeen(peer, space)
+	common, err := appliedIn(ctx, e.local, space, seen)
+	if err != nil || len(common) == len(seen) {
+		e.setCommon(peer, space, common)
+		return common, err
+	}
+	prev = slices.DeleteFunc(slices.Clone(prev), func(id dag.ID) bool { return slices.Contains(common, id) })
+	more, err := appliedIn(ctx, e.local, space, prev)
+	if err != nil {
+		return nil, err
+	}
+	common = append(common, more...)
+	e.setCommon(peer, space, common)
+	return common, nil
 }
 
 // lacks reports whether id is neither held nor quarantined.
