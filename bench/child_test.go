@@ -97,8 +97,15 @@ func requester(addr, space, store string) (res childResult) {
 	if err != nil {
 		return childResult{Err: err.Error()}
 	}
+	if p := os.Getenv("WITAN_BENCH_CPUPROFILE"); p != "" {
+		if f, err := os.Create(p); err == nil {
+			pprof.StartCPUProfile(f)
+			defer f.Close()
+		}
+	}
 	start, cpu0 := time.Now(), cpuSeconds()
 	res.Stats, err = n.SyncWith(ctx, src, space)
+	pprof.StopCPUProfile()
 	res.Seconds, res.CPU = time.Since(start).Seconds(), cpuSeconds()-cpu0
 	if err != nil {
 		res.Err = err.Error()
