@@ -286,6 +286,7 @@ func (e *Engine) respond(ctx context.Context, c *conn, peer string, req *Request
 	// them as Common in a pull of its own).
 	if len(req.Want) == 0 {
 		e.Seen(peer, req.Space, hs)
+		e.setCommon(peer, req.Space, hs) // held here, and there now
 	}
 	return nil
 }
@@ -507,6 +508,13 @@ func (e *Engine) Pull(ctx context.Context, peer string, s io.ReadWriter, space s
 			return st, err
 		}
 		e.Seen(peer, space, end.Heads)
+		// The responder's heads that are held here now are common: they
+		// stay so when a later announcement names heads not yet held.
+		held, err := appliedIn(ctx, x, space, end.Heads[:min(len(end.Heads), maxCommon)])
+		if err != nil {
+			return st, err
+		}
+		e.setCommon(peer, space, held)
 		for _, id := range end.NotFound {
 			notFound[id] = struct{}{}
 		}
