@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"testing"
 
 	"github.com/witan-dev/witan/dag"
@@ -207,31 +208,41 @@ func TestCanceledPullStops(t *testing.T) {
 // not hold yet (the usual case: that is why it pulls) does not make it
 // forget what it shares with the peer. Its next request still names
 // Common, so its filter covers only its own new entries and the responder
-// walks only its own.
+// walks only its own. What is shared is learnt from one exchange, in
+// either role: b pulled once from a, and neither had asked the other
+// anything before.
 func TestAnnouncementKeepsCommon(t *testing.T) {
 	ctx := context.Background()
 	const k = 200
-	a, space := build(t, 3000)
-	b := synctest.NewMem(synctest.Options{})
-	ea := ws.NewEngine(a, ws.Options{Rand: seeded(1)})
-	eb := ws.NewEngine(b, ws.Options{Rand: seeded(2)})
-	if _, err := pipePull(ctx, eb, ea, space); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pipePull(ctx, ea, eb, space); err != nil {
-		t.Fatal(err)
-	}
-	extend(t, a, space, k, 7)
-	extend(t, b, space, k, 9)
-	// b announces its new heads to a.
-	ea.Seen(fmt.Sprintf("%p", eb), space, heads(t, b, space))
-	st, err := pipePull(ctx, ea, eb, space)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A request with Common carries a filter over a's k new entries (10
-	// bits each); without it, over all 3000 + k.
-	if st.Accepted != k || st.Duplicate != 0 || st.BytesOut > 512+10*k/8 {
-		t.Fatalf("%+v: %d bytes of request", st, st.BytesOut)
+	for _, aFirst := range []bool{true, false} {
+		a, space := build(t, 3000)
+		b := synctest.NewMem(synctest.Options{})
+		ea := ws.NewEngine(a, ws.Options{Rand: seeded(1)})
+		eb := ws.NewEngine(b, ws.Options{Rand: seeded(2)})
+		if _, err := pipePull(ctx, eb, ea, space); err != nil {
+			t.Fatal(err)
+		}
+		extend(t, a, space, k, 7)
+		extend(t, b, space, k, 9)
+		// Each announces its new heads to the other.
+		ea.Seen(fmt.Sprintf("%p", eb), space, heads(t, b, space))
+		eb.Seen(fmt.Sprintf("%p", ea), space, heads(t, a, space))
+		// a learnt what is shared as the responder, b as the requester;
+		// whoever pulls second learns it again from the first pull.
+		order := [][2]*ws.Engine{{ea, eb}, {eb, ea}}
+		if !aFirst {
+			slices.Reverse(order)
+		}
+		for _, p := range order {
+			st, err := pipePull(ctx, p[0], p[1], space)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A request with Common carries a filter over the requester's
+			// k new entries (10 bits each); without it, over all 3000 + k.
+			if st.Accepted != k || st.Duplicate != 0 || st.BytesOut > 512+10*k/8 {
+				t.Fatalf("a first %v: %+v: %d bytes of request", aFirst, st, st.BytesOut)
+			}
+		}
 	}
 }
