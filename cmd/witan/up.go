@@ -7,10 +7,13 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	gosync "sync"
 	"time"
@@ -69,6 +72,7 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	every := fs.Duration("checkpoint-every", 5*time.Second, "sign a checkpoint of each session that grew this often (0: never)")
 	asJSON := fs.Bool("json", false, "print the startup line as JSON")
 	verbose := fs.Bool("v", false, "log sync events to stderr")
+	memLimit := fs.String("memory-limit", "512MiB", "soft limit on the Go heap (as GOMEMLIMIT: 256MiB, 1GiB; 0: none); GOMEMLIMIT in the environment wins")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -80,6 +84,19 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 		if _, err := dag.ParseID(sp); err != nil && !strings.HasPrefix(sp, httpapi.MemoryPrefix) {
 			fmt.Fprintf(c.main.Stderr, "witan up: -session %q is neither a session id nor %sNAME\n", sp, httpapi.MemoryPrefix)
 			return errUsage
+		}
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		lim, err := parseSize(*memLimit)
+		if err != nil {
+			fmt.Fprintln(c.main.Stderr, "witan up: -memory-limit:", err)
+			return errUsage
+		}
+		if lim > 0 {
+			// Badger builds tables in memory and the Go heap grows to twice
+			// what is live before it collects; a soft limit keeps a long
+			// ingest flat (docs/storage.md, "Memory").
+			defer debug.SetMemoryLimit(debug.SetMemoryLimit(lim))
 		}
 	}
 	if err := checkLoopback(*httpAddr, *public); err != nil {
@@ -366,3 +383,16 @@ func loadOrCreateP2PKey(path string) (crypto.PrivKey, error) {
 }
 
 var _ flag.Value = (*listFlag)(nil)
+
+// parseSize reads a byte count as GOMEMLIMIT writes it: digits with an
+// optional B, KiB, MiB, GiB or TiB suffix.
+func parseSize(v string) (int64, error) {
+	num := strings.TrimRight(v, "BKMGTi")
+	unit := v[len(num):]
+	mult, ok := map[string]int64{"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}[unit]
+	n, err := strconv.ParseInt(num, 10, 64)
+	if !ok || err != nil || n < 0 || n > math.MaxInt64/mult {
+		return 0, fmt.Errorf("%q is not a size such as 512MiB", v)
+	}
+	return n * mult, nil
+}

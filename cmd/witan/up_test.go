@@ -292,3 +292,20 @@ func idsString(ids []dag.ID) string {
 func statuteOps(b *ht.Builder, nid, text string) statute.Op {
 	return ht.Replace(b.Trees[b.Genesis], nid, text)
 }
+
+func TestParseSize(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"0", 0, true}, {"512MiB", 512 << 20, true}, {"1GiB", 1 << 30, true}, {"4096", 4096, true},
+		{"100B", 100, true}, {"2KiB", 2048, true},
+		{"", 0, false}, {"MiB", 0, false}, {"-1", 0, false}, {"1.5GiB", 0, false}, {"1GB", 0, false}, {"9999999999TiB", 0, false},
+	} {
+		got, err := parseSize(c.in)
+		if (err == nil) != c.ok || got != c.want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d, ok=%v", c.in, got, err, c.want, c.ok)
+		}
+	}
+}
