@@ -8,4 +8,14 @@
 //	cd bench && go test -run '^$' -bench . -benchtime 1x
 //
 // WITAN_BENCH_1M=1 adds the 1M-entry sizes.
+//
+// BenchmarkFreshSync runs both sides of a sync in this process, beside
+// Automerge; cpu-s is the process's CPU time for the sync, which compares
+// runs on a loaded machine better than wall time. BenchmarkFreshSyncChild
+// runs the requester in a child process (this test binary again, told so by
+// WITAN_BENCH_REQUESTER) and reports its own peak RSS (VmHWM), split into
+// anonymous and file-backed memory at the end, its Go heap, and its CPU
+// time. For experiments, the child reads WITAN_BENCH_INDEX_CACHE_MIB (a
+// Badger index cache), WITAN_BENCH_MEMLIMIT_MIB (a Go memory limit),
+// WITAN_BENCH_CPUPROFILE and WITAN_BENCH_HEAPPROFILE (files to write).
 package bench
