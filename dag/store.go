@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 )
 
 // ErrNotFound is wrapped by every lookup of an id that a store or
@@ -175,7 +176,20 @@ type Rejection struct {
 
 // rejection records a refusal by Batch.Admit.
 func rejection(id ID, err error) Rejection {
-	return Rejection{ID: id, Code: CodeOf(err), Detail: err.Error()}
+	return Rejection{ID: id, Code: CodeOf(err), Detail: DetailOf(err)}
+}
+
+// DetailOf is err's message without its leading code: a ProtocolError
+// prints "code: detail", and one wrapped in another with the same code
+// repeats it. For records that carry the code in a field of their own
+// (Rejection, receipts, problem+json).
+func DetailOf(err error) string {
+	c := CodeOf(err)
+	d := err.Error()
+	for p := string(c) + ": "; c != "" && strings.HasPrefix(d, p); {
+		d = d[len(p):]
+	}
+	return d
 }
 
 // Getter reads applied entries.

@@ -38,3 +38,13 @@ func ExampleStore() {
 	// applied: 4 heads are the merge: true
 	// merge-base is the root: true merge at log position 4
 }
+
+func ExampleDetailOf() {
+	inner := dag.Errorf(dag.CodeBallotInvalid, "%s is not in the electorate", "m1")
+	err := &dag.ProtocolError{Code: dag.CodeBallotInvalid, Detail: inner.Error(), Err: inner}
+	fmt.Println(err)
+	fmt.Println(dag.DetailOf(err))
+	// Output:
+	// ballot_invalid: ballot_invalid: m1 is not in the electorate
+	// m1 is not in the electorate
+}

@@ -367,7 +367,7 @@ func (r *Replica) ingest(ctx context.Context, subs []Submission, hold bool) ([]O
 	for i, s := range subs {
 		env, data, id, err := dag.DecodeEnvelope(s.Envelope)
 		if err != nil {
-			out[i] = Outcome{Status: Rejected, Code: dag.CodeOf(err), Detail: err.Error()}
+			out[i] = Outcome{Status: Rejected, Code: dag.CodeOf(err), Detail: dag.DetailOf(err)}
 			continue
 		}
 		it := item{i: i, id: id, env: env, data: data}

@@ -94,7 +94,7 @@ func testAdmitQuarantine(t *testing.T, s dag.Store) {
 	eq(t, "Admit calls", j.calls, ids(c[0], c[1], c[2]))
 	q := quarantineOf(t, s, "s")
 	want := []dag.Rejection{
-		{ID: c[2].ID, Code: dag.CodeNotAuthorized, Detail: "not_authorized: refused " + c[2].ID.String()},
+		{ID: c[2].ID, Code: dag.CodeNotAuthorized, Detail: "refused " + c[2].ID.String()}, // the code is not repeated in the detail
 		{ID: c[3].ID, Code: dag.CodeUnknownParent, Detail: "parent quarantined: " + c[2].ID.String()},
 		{ID: c[4].ID, Code: dag.CodeUnknownParent, Detail: "parent quarantined: " + c[3].ID.String()},
 	}
