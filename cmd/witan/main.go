@@ -15,7 +15,8 @@
 //
 // Output is for people by default and JSON with -json. Exit codes: 0 done,
 // 1 failed, 2 bad command line, 3 refused (a rejected submission or a failed
-// verification). main only builds the program and picks the exit code; each
+// verification), 130 interrupted (witan up stops on a signal and exits 0).
+// main only builds the program and picks the exit code; each
 // subcommand lives in its own file with its own type and flag.FlagSet, and
 // uses witan's public API only. The client commands talk to $WITAN_NODE,
 // or http://127.0.0.1:8030, unless given -node.
@@ -38,6 +39,10 @@ const (
 	exitFailure = 1 // the command ran and failed
 	exitUsage   = 2 // the command line was wrong
 	exitRefused = 3 // a node rejected a submission, or a verification failed
+	// exitInterrupted: SIGINT or SIGTERM stopped a command before it
+	// finished (128 + SIGINT, as shells report it). witan up stops on a
+	// signal by design and exits 0.
+	exitInterrupted = 130
 )
 
 func main() {
@@ -120,7 +125,8 @@ func (m *Main) ExitCode(err error) int {
 		fmt.Fprintf(m.Stderr, "witan: %v\n", err)
 		return exitRefused
 	case errors.Is(err, context.Canceled):
-		return exitOK // interrupted after a clean shutdown
+		fmt.Fprintln(m.Stderr, "witan: interrupted")
+		return exitInterrupted
 	default:
 		fmt.Fprintf(m.Stderr, "witan: %v\n", err)
 		return exitFailure

@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -165,5 +166,21 @@ func TestTranscripts(t *testing.T) {
 				t.Errorf("transcript differs (go test -run TestTranscripts -update to accept):\n--- got\n%s\n--- want\n%s", got.String(), b)
 			}
 		})
+	}
+}
+
+// A command stopped by a signal says so and does not exit 0; witan up,
+// which runs until a signal, returns nil when it has shut down cleanly.
+func TestExitCodeInterrupted(t *testing.T) {
+	var stderr strings.Builder
+	m := &Main{Stdout: io.Discard, Stderr: &stderr}
+	if got := m.ExitCode(fmt.Errorf("sync: %w", context.Canceled)); got != exitInterrupted {
+		t.Fatalf("exit code %d, want %d", got, exitInterrupted)
+	}
+	if !strings.Contains(stderr.String(), "interrupted") {
+		t.Fatalf("stderr %q", stderr.String())
+	}
+	if got := m.ExitCode(nil); got != exitOK {
+		t.Fatalf("nil: exit code %d", got)
 	}
 }
