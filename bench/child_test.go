@@ -37,6 +37,10 @@ const (
 	// and a Go memory limit (debug.SetMemoryLimit), in MiB.
 	envIndexCache = "WITAN_BENCH_INDEX_CACHE_MIB"
 	envMemLimit   = "WITAN_BENCH_MEMLIMIT_MIB"
+	// Badger's memtable and block cache sizes (MiB; 0 keeps badgerstore's
+	// defaults).
+	envMemTable   = "WITAN_BENCH_MEMTABLE_MIB"
+	envBlockCache = "WITAN_BENCH_BLOCKCACHE_MIB"
 )
 
 // childResult is what the child prints, as one JSON line, when done.
@@ -65,7 +69,7 @@ func TestMain(m *testing.M) {
 // addr, verifying every signature, and reports.
 func requester(addr, space, store string) (res childResult) {
 	ctx := context.Background()
-	if mib, _ := strconv.Atoi(os.Getenv(envMemLimit)); mib > 0 {
+	if mib := envInt(envMemLimit); mib > 0 {
 		debug.SetMemoryLimit(int64(mib) << 20)
 	}
 	var r *synctest.Replica
@@ -73,10 +77,15 @@ func requester(addr, space, store string) (res childResult) {
 		r = synctest.NewMem(synctest.Options{})
 	} else {
 		o := badgerstore.Options{}
-		if mib, _ := strconv.Atoi(os.Getenv(envIndexCache)); mib > 0 {
+		o.MemTableSize = int64(envInt(envMemTable)) << 20
+		o.BlockCacheSize = int64(envInt(envBlockCache)) << 20
+		o.Tune = func(bo badger.Options) badger.Options {
 			// Badger keeps every table's index and Bloom filter on the
 			// heap unless given an index cache: that grows with the data.
-			o.Tune = func(bo badger.Options) badger.Options { return bo.WithIndexCacheSize(int64(mib) << 20) }
+			if mib := envInt(envIndexCache); mib > 0 {
+				bo = bo.WithIndexCacheSize(int64(mib) << 20)
+			}
+			return bo
 		}
 		st, err := badgerstore.Open(store, o)
 		if err != nil {
@@ -124,6 +133,12 @@ func requester(addr, space, store string) (res childResult) {
 	}
 	runtime.KeepAlive(r)
 	return res
+}
+
+// envInt reads a number from the environment, 0 if unset or not one.
+func envInt(name string) int {
+	n, _ := strconv.Atoi(os.Getenv(name))
+	return n
 }
 
 // runRequester runs the child against source node sn and returns what it

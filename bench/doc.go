@@ -16,6 +16,8 @@
 // WITAN_BENCH_REQUESTER) and reports its own peak RSS (VmHWM), split into
 // anonymous and file-backed memory at the end, its Go heap, and its CPU
 // time. For experiments, the child reads WITAN_BENCH_INDEX_CACHE_MIB (a
-// Badger index cache), WITAN_BENCH_MEMLIMIT_MIB (a Go memory limit),
-// WITAN_BENCH_CPUPROFILE and WITAN_BENCH_HEAPPROFILE (files to write).
+// Badger index cache), WITAN_BENCH_MEMTABLE_MIB and
+// WITAN_BENCH_BLOCKCACHE_MIB (Badger's sizes), WITAN_BENCH_MEMLIMIT_MIB (a
+// Go memory limit), WITAN_BENCH_CPUPROFILE and WITAN_BENCH_HEAPPROFILE
+// (files to write).
 package bench
