@@ -1,7 +1,9 @@
 package dag_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -170,6 +172,61 @@ func TestPropKeyCacheAgrees(t *testing.T) {
 		for i := range want {
 			if pv[i] != want[i] || cv[i] != want[i] {
 				t.Fatalf("signature %d: single %v, plain batch %v, cached batch %v", i, want[i], pv[i], cv[i])
+			}
+		}
+	})
+}
+
+// Batches in which keys repeat take the merged-key equation first; with
+// valid, tampered and ZIP-215 edge-case signatures (small-order key and R,
+// S = 0) mixed in, every verdict still equals single verification, plain
+// and through a KeyCache.
+func TestPropBatchRepeatedKeysAgrees(t *testing.T) {
+	cache := dag.NewKeyCache(0)
+	identity := append([]byte{1}, make([]byte, 31)...)
+	idKey, err := dag.KeyFromBytes(identity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idSig := append(append([]byte(nil), identity...), make([]byte, 32)...)
+	rapid.Check(t, func(t *rapid.T) {
+		nKeys := rapid.IntRange(1, 3).Draw(t, "keys")
+		signers := make([]*dag.Signer, nKeys)
+		for i := range signers {
+			signers[i], _ = dag.SignerFromSeed(bytes.Repeat([]byte{byte(rapid.IntRange(1, 200).Draw(t, "seed"))}, 32))
+		}
+		n := rapid.IntRange(8, 40).Draw(t, "n")
+		plain, cached := dag.NewBatchVerifier(), dag.NewBatchVerifierCache(cache)
+		var want []bool
+		for i := 0; i < n; i++ {
+			msg := []byte{byte(i), 'm'}
+			var k dag.Key
+			var sig []byte
+			switch rapid.IntRange(0, 19).Draw(t, "kind") {
+			case 0: // tampered
+				s := signers[rapid.IntRange(0, nKeys-1).Draw(t, "signer")]
+				k, sig = s.Key(), s.Sign(dag.DomainEnvelope, msg)
+				sig[rapid.IntRange(0, 63).Draw(t, "at")] ^= 1 << rapid.IntRange(0, 7).Draw(t, "bit")
+			case 1: // small-order key and R, S = 0: valid under ZIP-215
+				k, sig = idKey, idSig
+			default:
+				s := signers[rapid.IntRange(0, nKeys-1).Draw(t, "signer")]
+				k, sig = s.Key(), s.Sign(dag.DomainEnvelope, msg)
+			}
+			want = append(want, dag.Verify(k, dag.DomainEnvelope, msg, sig))
+			plain.Add(k, dag.DomainEnvelope, msg, sig)
+			cached.Add(k, dag.DomainEnvelope, msg, sig)
+		}
+		wantAll := !slices.Contains(want, false)
+		for name, bv := range map[string]*dag.BatchVerifier{"plain": plain, "cached": cached} {
+			all, valid := bv.Verify()
+			if all != wantAll {
+				t.Fatalf("%s batch: all = %v, want %v", name, all, wantAll)
+			}
+			for i := range want {
+				if valid[i] != want[i] {
+					t.Fatalf("%s batch, signature %d: %v, single says %v", name, i, valid[i], want[i])
+				}
 			}
 		}
 	})
