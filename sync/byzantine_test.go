@@ -175,7 +175,10 @@ func TestByzantinePeer(t *testing.T) {
 	}
 	good, _ := build(t, 60)
 	st, err := pipePull(ctx, ws.NewEngine(honest, ws.Options{}), ws.NewEngine(good, ws.Options{}), space)
-	if err != nil || st.Accepted != 10 || !sameHeads(t, space, honest, good) {
+	// All ten new entries come, once each. A filter false positive (the
+	// salt is random) may hold one back until it is wanted by id; its
+	// children wait for it meanwhile, so they count as pending.
+	if err != nil || st.Accepted+st.Pending != 10 || st.Duplicate != 0 || !sameHeads(t, space, honest, good) {
 		t.Fatalf("good peer after the attacks: %v %+v", err, st)
 	}
 }
