@@ -149,7 +149,7 @@ func TestReopenQuarantine(t *testing.T) {
 	}
 	defer s.Close()
 	q, err := s.Quarantine(ctx, "s")
-	if err != nil || len(q) != 1 || q[0] != (dag.Rejection{ID: bad.ID, Code: dag.CodeNotAuthorized, Detail: "not_authorized: no"}) {
+	if err != nil || len(q) != 1 || q[0] != (dag.Rejection{ID: bad.ID, Code: dag.CodeNotAuthorized, Detail: "no"}) {
 		t.Fatalf("Quarantine after reopen = %v, %v", q, err)
 	}
 	child := dagtest.NewEntry("s", 3, 2, []dag.ID{bad.ID})
