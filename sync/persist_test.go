@@ -44,7 +44,9 @@ func TestResumeAfterRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Duplicate != 0 || st.Accepted != 1501-got || !sameHeads(t, space, src, dst) {
+	// A filter false positive (random salt) may hold one entry back
+	// until it is wanted by id, its children pending meanwhile.
+	if st.Duplicate != 0 || st.Accepted+st.Pending != 1501-got || !sameHeads(t, space, src, dst) {
 		t.Fatalf("resume: %+v after %d", st, got)
 	}
 }

@@ -136,7 +136,9 @@ func TestResumeAfterDropWithoutDuplicates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Duplicate != 0 || st.Accepted != 2001-got || st.Rounds > 2 {
+	// A filter false positive (random salt) may hold one entry back
+	// until it is wanted by id, its children pending meanwhile.
+	if st.Duplicate != 0 || st.Accepted+st.Pending != 2001-got || st.Rounds > 2 {
 		t.Fatalf("resume: %+v (had %d)", st, got)
 	}
 	if !sameHeads(t, space, src, dst) {
@@ -185,7 +187,9 @@ func TestPendingEntryGetsItsParents(t *testing.T) {
 	if err != nil || res.Items[0].Outcome != ws.Pending {
 		t.Fatalf("%v %+v", err, res)
 	}
-	st, err := pipePull(ctx, ws.NewEngine(dst, ws.Options{}), ws.NewEngine(src, ws.Options{}), space)
+	// A seeded salt: with a random one, a false positive on the root
+	// would cost a second round trip about once in a hundred runs.
+	st, err := pipePull(ctx, ws.NewEngine(dst, ws.Options{Rand: seeded(3)}), ws.NewEngine(src, ws.Options{}), space)
 	if err != nil {
 		t.Fatal(err)
 	}
