@@ -8,7 +8,9 @@
 // depends on map iteration order: the same rule, electorate, ballots and
 // context give byte-identical results on every replica. Time enters as an
 // explicit input (Context.At), as the checkpoint time of the caller's own
-// checkpoint.
+// checkpoint. (An Electorate's member index hashes keys with a random seed,
+// as a Go map does; it is never iterated, so nothing observable depends on
+// the seed.)
 //
 // # Using it
 //
@@ -35,7 +37,11 @@
 //  5. To verify a determination, evaluate exactly the ballots it lists
 //     (Evaluate, or a fresh Poll) and compare its outcome with
 //     Result.IfClosed; an eventual node treats deadlines and notice as
-//     advisory and records Result.Timing with the determination.
+//     advisory and records Result.Timing with the determination. When the
+//     listed ballots are exactly those the MR's Poll was given, none
+//     refused (Poll.Len equals their number) and the electorate is the
+//     Poll's, that Poll's Result is their evaluation: no second fold is
+//     needed.
 //
 // The order in which ballots are added never matters: a Poll's result is a
 // function of the set of ballots it was given.
