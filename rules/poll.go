@@ -61,14 +61,17 @@ const (
 // cycle among tx ids, so for real ballots "no cycle" needs no check; for
 // forged input the rule stays a deterministic function of the set.) The
 // effective ballot is then the one no other supersedes.
+//
+// Its fields are ordered, and its counters 32-bit, so that a voter takes 56
+// bytes rather than 72: a poll writes one per member who votes.
 type voter struct {
-	member int32
-	recs   []rec
-	links  int // supersedes links among recs
-	multi  int // recs superseded by two or more others (a fork)
+	recs []rec
+	idx  *voterIndex // nil until the member has indexAt ballots
 
-	tip int32       // position of the effective ballot, if settle finds it valid
-	idx *voterIndex // nil until the member has indexAt ballots
+	member int32
+	tip    int32 // position of the effective ballot, if settle finds it valid
+	links  int32 // supersedes links among recs
+	multi  int32 // recs superseded by two or more others (a fork)
 
 	contrib   contribution
 	choice    Choice
@@ -252,7 +255,7 @@ func (v *voter) insert(x rec) {
 			}
 		}
 	}
-	v.links += int(x.indeg)
+	v.links += int32(x.indeg)
 	self := x.sup == x.tx
 	if self {
 		x.indeg++
@@ -291,7 +294,7 @@ func (v *voter) insert(x rec) {
 func (v *voter) remove(i int) {
 	x := v.recs[i]
 	v.recs = slices.Delete(v.recs, i, i+1)
-	v.links -= int(x.indeg)
+	v.links -= int32(x.indeg)
 	if x.indeg >= 2 {
 		v.multi--
 	}
@@ -321,7 +324,7 @@ func (v *voter) settle() {
 	case k == 0:
 		v.contrib = none
 		return
-	case v.links != k-1 || v.multi != 0:
+	case int(v.links) != k-1 || v.multi != 0:
 		v.contrib = void
 		return
 	}
