@@ -71,3 +71,29 @@ func TestFastDeterminationAgrees(t *testing.T) {
 		}
 	})
 }
+
+// TestCursorID: the word-at-a-time id decoder agrees with dag.ParseID for
+// every byte value at every digit position, and for random ids.
+func TestCursorID(t *testing.T) {
+	valid := dag.Sum([]byte("an id")).String()
+	check := func(s string) {
+		t.Helper()
+		c := cursor{[]byte(s + `"`)}
+		got, ok := c.id()
+		want, err := dag.ParseID(s)
+		if ok != (err == nil) || (ok && got != want) {
+			t.Fatalf("%q: fast %v %v, dag.ParseID %v %v", s, got, ok, want, err)
+		}
+		if ok && len(c.s) != 0 {
+			t.Fatalf("%q: %d bytes left", s, len(c.s))
+		}
+	}
+	for pos := len("sha256:"); pos < len(valid); pos++ {
+		for b := 0; b < 256; b++ {
+			check(valid[:pos] + string([]byte{byte(b)}) + valid[pos+1:])
+		}
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		check(dag.Sum(rapid.SliceOf(rapid.Byte()).Draw(t, "data")).String())
+	})
+}
