@@ -253,24 +253,7 @@ func (e *Engine) respond(ctx context.Context, c *conn, peer string, req *Request
 		if err != nil {
 			return err
 		}
-		// Oldest first; an entry the filter says the requester holds is
-		// still sent when one of its parents is: the requester cannot
-		// hold an entry without its parents, so the filter was wrong.
-		slices.Reverse(nodes)
-		sent := make(map[dag.ID]struct{}, len(nodes))
-		for _, n := range nodes {
-			ok := !filterHas(req.Filter, n.id)
-			for _, p := range n.parents {
-				if _, s := sent[p]; s {
-					ok = true
-					break
-				}
-			}
-			if ok {
-				sent[n.id] = struct{}{}
-				send = append(send, n.id)
-			}
-		}
+		send = choose(nodes, req.Filter)
 		if err := e.streamIDs(ctx, c, send); err != nil {
 			return err
 		}
@@ -289,6 +272,64 @@ func (e *Engine) respond(ctx context.Context, c *conn, peer string, req *Request
 		e.setCommon(peer, req.Space, hs) // held here, and there now
 	}
 	return nil
+}
+
+// choose returns the entries of a region (newest first, as region gives
+// them) to send to a requester whose filter is f, oldest first.
+//
+// An entry the filter does not hold is sent. An entry it holds is sent
+// anyway when one of its parents is: the requester cannot hold an entry
+// without its parents, so the filter was wrong. And it is sent when one
+// of its children is sent: if the filter was wrong about
+// it (a false positive, ≈ 1 %) the requester would otherwise get every
+// descendant without it, all pending until a second request, and an
+// honest responder would look like one flooding it with orphans. When the
+// filter was right, that costs one duplicate at the edge of what the
+// requester holds; it goes one generation up only, so a held chain is not
+// sent again.
+func choose(nodes []node, f *heads.Bloom) []dag.ID {
+	sent := make(map[dag.ID]struct{}, len(nodes))
+	for i := len(nodes) - 1; i >= 0; i-- {
+		n := nodes[i]
+		ok := !filterHas(f, n.id)
+		for _, p := range n.parents {
+			if _, s := sent[p]; s {
+				ok = true
+				break
+			}
+		}
+		if ok {
+			sent[n.id] = struct{}{}
+		}
+	}
+	if f != nil {
+		inRegion := make(map[dag.ID]struct{}, len(nodes))
+		for _, n := range nodes {
+			inRegion[n.id] = struct{}{}
+		}
+		var up []dag.ID
+		for _, n := range nodes {
+			if _, s := sent[n.id]; !s {
+				continue
+			}
+			for _, p := range n.parents {
+				_, in := inRegion[p]
+				if _, s := sent[p]; in && !s {
+					up = append(up, p)
+				}
+			}
+		}
+		for _, id := range up {
+			sent[id] = struct{}{}
+		}
+	}
+	out := make([]dag.ID, 0, len(sent))
+	for i := len(nodes) - 1; i >= 0; i-- {
+		if _, s := sent[nodes[i].id]; s {
+			out = append(out, nodes[i].id)
+		}
+	}
+	return out
 }
 
 func capIDs(ids []dag.ID) []dag.ID {
