@@ -29,8 +29,9 @@ type Options struct {
 	// if 0. Badger keeps up to two in memory, and builds each into a table
 	// in memory when it is full. A batch must fit in about 15 % of one
 	// (Badger's transaction limit; values of 64 KiB or more, which go to
-	// the value log, count only their key): with the default, about 2000
-	// entries of 500 bytes.
+	// the value log, count only their key): with the default, about 4000
+	// entries of 500 bytes. Smaller memtables lower the peak memory of a
+	// long ingest (docs/storage.md) but also the largest batch.
 	MemTableSize int64
 	// BlockCacheSize is the size of Badger's block cache;
 	// DefaultBlockCacheSize if 0.
@@ -49,7 +50,7 @@ type Options struct {
 
 // Defaults for Options.
 const (
-	DefaultMemTableSize   = 8 << 20
+	DefaultMemTableSize   = 16 << 20
 	DefaultBlockCacheSize = 32 << 20
 )
 
@@ -88,9 +89,9 @@ func (o Options) badger(dir string) badger.Options {
 	// The price is more files: about 250 per million typical entries.
 	bo.TableSizeMultiplier = 1
 	// Small tables: Badger builds tables in memory, several at once during
-	// compactions, and keeps the buffers of up to 8 builders for reuse;
-	// with 8 MiB memtables and 1 MiB tables the peak RSS of a 1M-entry
-	// ingest halved (docs/storage.md).
+	// compactions, and keeps the buffers of up to 8 builders for reuse,
+	// so the peak RSS of a long ingest follows the table sizes
+	// (docs/storage.md).
 	bo.BaseTableSize = 1 << 20
 	// Entries stay in the LSM tree, compressed. Values of 64 KiB or more
 	// (large objects) go to the value log, so that they neither fill a
