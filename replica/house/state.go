@@ -7,6 +7,7 @@ package house
 import (
 	"container/heap"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 
@@ -141,14 +142,7 @@ func (s *State) Hash() (dag.ID, error) {
 // Canonical returns the state's canonical JSON.
 func (s *State) Canonical() ([]byte, error) { return dag.Marshal(s) }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 func groupView(id string, r *groupReg) GroupView {
 	v := GroupView{ID: id, Members: []dag.Key{}, Admins: []dag.Key{}, Flags: []string{}}

@@ -1,6 +1,7 @@
 package statute
 
 import (
+	"maps"
 	"slices"
 	"strings"
 )
@@ -75,14 +76,7 @@ func Compare(before, after *Tree) *Diff {
 	return d
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 // diffFlags compares two trees node by node, pruning subtrees whose root
 // has the same nid, parent and hash on both sides. Each visited node costs
