@@ -261,7 +261,7 @@ func BenchmarkIngest(b *testing.B) {
 						b.Fatal(err)
 					}
 					stop := sampleRSS(&peak)
-					got := ingest(b, s, path, 1000, 2, func(done int) {
+					got := ingest(b, s, path, benchBatch(), 2, func(done int) {
 						if half == 0 && done >= n/2 {
 							half, liveHalf = rss(), liveHeap()
 							if f := os.Getenv("WITAN_BENCH_HEAPPROFILE_HALF"); f != "" {
@@ -609,4 +609,12 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchBatch is the ingest batch size: 1000, or WITAN_BENCH_BATCH.
+func benchBatch() int {
+	if n, _ := strconv.Atoi(os.Getenv("WITAN_BENCH_BATCH")); n > 0 {
+		return n
+	}
+	return 1000
 }
