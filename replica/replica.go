@@ -340,16 +340,74 @@ type item struct {
 }
 
 // Ingest takes envelopes from a peer or a client: it decodes them, checks
-// their signatures in one batch, and writes them with their attachments in
-// one store transaction whose Admit hook judges each entry against its
+// their signatures in batches, and writes them with their attachments in
+// store transactions whose Admit hook judges each entry against its
 // causal past (house.Admit) when the store applies it, in causal order.
 // Entries whose parents have not arrived wait in the store (pending,
 // durably; Store.Missing names the parents to fetch) and are judged when
 // they are promoted; refused entries and their descendants are quarantined
 // in the store with their code. Nothing a peer sends is trusted. The
-// outcomes follow the submissions.
+// outcomes follow the submissions and tell what the replica holds of each
+// when Ingest returns.
+//
+// A call may carry any number of envelopes: they are taken in parts of at
+// most MaxIngestPart envelopes and MaxIngestPartBytes bytes (envelopes and
+// attachments), each one store transaction, so that no part outgrows what
+// a transaction holds. On an error, the parts before the failing one are
+// kept.
 func (r *Replica) Ingest(ctx context.Context, subs []Submission) ([]Outcome, error) {
-	return r.ingest(ctx, subs, true)
+	out := make([]Outcome, 0, len(subs))
+	for len(subs) > 0 {
+		n, size := 0, 0
+		for n < len(subs) && n < MaxIngestPart {
+			sz := len(subs[n].Envelope)
+			for _, a := range subs[n].Attachments {
+				sz += len(a)
+			}
+			if n > 0 && size+sz > MaxIngestPartBytes {
+				break
+			}
+			n, size = n+1, size+sz
+		}
+		o, err := r.ingest(ctx, subs[:n], true)
+		out = append(out, o...)
+		if err != nil {
+			return out, err
+		}
+		subs = subs[n:]
+	}
+	r.refresh(out)
+	return out, nil
+}
+
+// The parts of an Ingest call: the store's transaction holds about 15 % of
+// a memtable (2.4 MiB with dag/badgerstore's defaults), and an entry costs
+// its index keys besides its bytes.
+const (
+	MaxIngestPart      = 1000
+	MaxIngestPartBytes = 1 << 20
+)
+
+// refresh updates outcomes still Pending from an earlier part of a call:
+// a later part may have brought their parents or objects.
+func (r *Replica) refresh(out []Outcome) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range out {
+		o := &out[i]
+		if o.Status != Pending {
+			continue
+		}
+		sp := r.spaces[o.Space]
+		if sp == nil {
+			continue
+		}
+		if sp.h.Has(o.Tx) {
+			o.Status = Accepted
+		} else if q, ok := sp.quar[o.Tx]; ok {
+			o.Status, o.Code, o.Detail = Quarantined, q.Code, q.Detail
+		}
+	}
 }
 
 // ingest is Ingest; with hold false (a client's submission) an entry whose
