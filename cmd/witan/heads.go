@@ -18,7 +18,7 @@ type HeadsCommand struct {
 func (c *HeadsCommand) Run(ctx context.Context, args []string) error {
 	fs := c.main.newFlagSet("heads", "heads [-node URL] [-session ID] [-json]")
 	f := addNodeFlags(fs, "session id (default: the node's only session)", "print JSON")
-	if err := parseNoArgs(fs, args); err != nil {
+	if err := parseArgs(fs, args, 0); err != nil {
 		return err
 	}
 	node, session, asJSON := f.node, f.session, f.json

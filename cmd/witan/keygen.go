@@ -31,12 +31,8 @@ func (c *KeygenCommand) Run(ctx context.Context, args []string) error {
 	out := fs.String("out", "witan.key", "file to write the key to")
 	force := fs.Bool("force", false, "overwrite an existing file")
 	asJSON := fs.Bool("json", false, "print JSON instead of text")
-	if err := parse(fs, args); err != nil {
+	if err := parseArgs(fs, args, 0); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		fs.Usage()
-		return errUsage
 	}
 	s, err := dag.GenerateSigner(nil)
 	if err != nil {

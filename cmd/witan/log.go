@@ -21,7 +21,7 @@ func (c *LogCommand) Run(ctx context.Context, args []string) error {
 	fs := c.main.newFlagSet("log", "log [-node URL] [-session ID] [-limit N] [-json]")
 	f := addNodeFlags(fs, "session id (default: the node's only session)", "print one JSON log entry per line")
 	limit := fs.Int("limit", 0, "show at most N entries (0: all)")
-	if err := parseNoArgs(fs, args); err != nil {
+	if err := parseArgs(fs, args, 0); err != nil {
 		return err
 	}
 	node, session, asJSON := f.node, f.session, f.json

@@ -185,12 +185,13 @@ func addNodeFlags(fs *flag.FlagSet, sessionHelp, jsonHelp string) nodeFlags {
 	}
 }
 
-// parseNoArgs parses args into fs for a command that takes flags only.
-func parseNoArgs(fs *flag.FlagSet, args []string) error {
+// parseArgs parses args into fs for a command that takes exactly n
+// arguments after its flags; any other count prints the usage.
+func parseArgs(fs *flag.FlagSet, args []string, n int) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 0 {
+	if fs.NArg() != n {
 		fs.Usage()
 		return errUsage
 	}

@@ -18,7 +18,7 @@ type QuarantineCommand struct {
 func (c *QuarantineCommand) Run(ctx context.Context, args []string) error {
 	fs := c.main.newFlagSet("quarantine", "quarantine [-node URL] [-session ID] [-json]")
 	f := addNodeFlags(fs, "only this session", "print JSON")
-	if err := parseNoArgs(fs, args); err != nil {
+	if err := parseArgs(fs, args, 0); err != nil {
 		return err
 	}
 	node, session, asJSON := f.node, f.session, f.json

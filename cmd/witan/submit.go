@@ -43,12 +43,8 @@ func (c *SubmitCommand) Run(ctx context.Context, args []string) error {
 	node := fs.String("node", defaultNode(), "node URL")
 	asJSON := fs.Bool("json", false, "print the receipt as JSON")
 	dry := fs.Bool("dry-run", false, "print the signed envelope instead of posting it")
-	if err := parse(fs, args); err != nil {
+	if err := parseArgs(fs, args, 1); err != nil {
 		return err
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return errUsage
 	}
 	var in io.Reader = c.main.Stdin
 	if p := fs.Arg(0); p != "-" {

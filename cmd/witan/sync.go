@@ -25,12 +25,8 @@ func (c *SyncCommand) Run(ctx context.Context, args []string) error {
 	var spaces listFlag
 	fs.Var(&spaces, "session", "session id or mem:NAME to pull (repeatable; default: every session the node holds)")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args); err != nil {
+	if err := parseArgs(fs, args, 1); err != nil {
 		return err
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return errUsage
 	}
 	client := &httpapi.Client{BaseURL: *node}
 	if len(spaces) == 0 {

@@ -73,12 +73,8 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	asJSON := fs.Bool("json", false, "print the startup line as JSON")
 	verbose := fs.Bool("v", false, "log sync events to stderr")
 	memLimit := fs.String("memory-limit", "512MiB", "soft limit on the Go heap (as GOMEMLIMIT: 256MiB, 1GiB; 0: none); GOMEMLIMIT in the environment wins")
-	if err := parse(fs, args); err != nil {
+	if err := parseArgs(fs, args, 0); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		fs.Usage()
-		return errUsage
 	}
 	for _, sp := range sessions {
 		if _, err := dag.ParseID(sp); err != nil && !strings.HasPrefix(sp, httpapi.MemoryPrefix) {

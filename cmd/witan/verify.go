@@ -50,12 +50,8 @@ func (c *VerifyCommand) Run(ctx context.Context, args []string) error {
 	fs := c.main.newFlagSet("verify", "verify [-session ID] [-json] URL")
 	session := fs.String("session", "", "session id (default: the node's only session)")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args); err != nil {
+	if err := parseArgs(fs, args, 1); err != nil {
 		return err
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return errUsage
 	}
 	v, err := c.verify(ctx, fs.Arg(0), *session)
 	if err != nil {
