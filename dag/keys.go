@@ -233,7 +233,12 @@ func (c *KeyCache) expanded(k Key) *ed25519.ExpandedPublicKey {
 	return nil
 }
 
+// get returns k's cache entry (nil on a nil cache, or when k does not
+// decode to a point).
 func (c *KeyCache) get(k Key) *cachedKey {
+	if c == nil {
+		return nil
+	}
 	c.mu.Lock()
 	e, ok := c.m[k]
 	c.mu.Unlock()
@@ -255,14 +260,6 @@ func (c *KeyCache) get(k Key) *cachedKey {
 	c.m[k] = e
 	c.mu.Unlock()
 	return e
-}
-
-// getOrNil is get on a cache that may be nil.
-func (c *KeyCache) getOrNil(k Key) *cachedKey {
-	if c == nil {
-		return nil
-	}
-	return c.get(k)
 }
 
 // decompress decodes a point as ZIP-215 does (voi's VerifyOptionsZIP_215):
@@ -420,7 +417,7 @@ func grouped(q []queued, cache *KeyCache) bool {
 		j, ok := index[e.k]
 		if !ok {
 			var a curve.EdwardsPoint
-			if ck := cache.getOrNil(e.k); ck != nil {
+			if ck := cache.get(e.k); ck != nil {
 				a = ck.a
 			} else if !decompress(&a, e.k.pub[:]) {
 				return false

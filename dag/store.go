@@ -469,6 +469,31 @@ func PlanBatch(b Batch, v PlanView) (*Plan, error) {
 		slices.SortFunc(cands, ID.Compare)
 		return slices.Compact(cands), nil
 	}
+	// eachWaiter calls fn, in id order, for each entry of space waiting for
+	// id that is not decided yet (checked just before each call, since fn
+	// may decide later ones), from the batch or held as pending (was).
+	eachWaiter := func(space string, id ID, fn func(ce Entry, was bool) error) error {
+		cands, err := waiters(space, id)
+		if err != nil {
+			return err
+		}
+		for _, c := range cands {
+			if decided(c) {
+				continue
+			}
+			ce, was, ok, err := candidate(c)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			if err := fn(ce, was); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	// quarantine refuses e and then, breadth first, every entry waiting
 	// for it, transitively: they can never be applied.
 	quarantine := func(e Entry, wasPending bool, rej Rejection) error {
@@ -481,21 +506,12 @@ func PlanBatch(b Batch, v PlanView) (*Plan, error) {
 			refused[r.ID] = r.Space
 			p.Quarantine = append(p.Quarantine, r)
 			p.Result.Quarantined = append(p.Result.Quarantined, r.Rejection)
-			cands, err := waiters(r.Space, r.ID)
+			err := eachWaiter(r.Space, r.ID, func(ce Entry, was bool) error {
+				q = append(q, Refusal{Entry: ce, WasPending: was, Rejection: parentRejection(ce.ID, r.ID)})
+				return nil
+			})
 			if err != nil {
 				return err
-			}
-			for _, c := range cands {
-				if decided(c) {
-					continue
-				}
-				ce, was, ok, err := candidate(c)
-				if err != nil {
-					return err
-				}
-				if ok {
-					q = append(q, Refusal{Entry: ce, WasPending: was, Rejection: parentRejection(c, r.ID)})
-				}
 			}
 		}
 		return nil
@@ -529,32 +545,20 @@ func PlanBatch(b Batch, v PlanView) (*Plan, error) {
 			applied[s.ID] = s.Space
 			p.Apply = append(p.Apply, s)
 			p.Result.Applied = append(p.Result.Applied, s.ID)
-			cands, err := waiters(s.Space, s.ID)
-			if err != nil {
-				return err
-			}
-			for _, c := range cands {
-				if decided(c) {
-					continue
-				}
-				ce, was, ok, err := candidate(c)
-				if err != nil || !ok {
-					if err != nil {
-						return err
-					}
-					continue
-				}
+			err := eachWaiter(s.Space, s.ID, func(ce Entry, was bool) error {
 				ok, bad, err := ready(ce)
 				switch {
 				case err != nil:
 					return err
 				case bad.Valid():
-					if err := quarantine(ce, was, parentRejection(c, bad)); err != nil {
-						return err
-					}
+					return quarantine(ce, was, parentRejection(ce.ID, bad))
 				case ok:
 					queue = append(queue, Step{Entry: ce, WasPending: was})
 				}
+				return nil
+			})
+			if err != nil {
+				return err
 			}
 		}
 		return nil
