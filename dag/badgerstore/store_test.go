@@ -42,10 +42,7 @@ func TestConformanceOnDisk(t *testing.T) {
 func TestReopen(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s, err := badgerstore.Open(dir, badgerstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openDisk(t, dir)
 	var es []dag.Entry
 	var parents []dag.ID
 	for i := 0; i < 5; i++ {
@@ -57,14 +54,7 @@ func TestReopen(t *testing.T) {
 	if _, err := s.Put(ctx, dag.Batch{Entries: []dag.Entry{es[0], es[1], es[3], other}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err = badgerstore.Open(dir, badgerstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s = reopen(t, s, dir)
 	if err := storetest.Check(ctx, s); err != nil {
 		t.Fatal(err)
 	}
@@ -125,10 +115,7 @@ func TestBatchTooBig(t *testing.T) {
 func TestReopenQuarantine(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s, err := badgerstore.Open(dir, badgerstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openDisk(t, dir)
 	a := dagtest.NewEntry("s", 3, 0, nil)
 	bad := dagtest.NewEntry("s", 3, 1, []dag.ID{a.ID})
 	refuse := func(e dag.Entry) error {
@@ -140,14 +127,7 @@ func TestReopenQuarantine(t *testing.T) {
 	if _, err := s.Put(ctx, dag.Batch{Entries: []dag.Entry{a, bad}, Admit: refuse}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err = badgerstore.Open(dir, badgerstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s = reopen(t, s, dir)
 	q, err := s.Quarantine(ctx, "s")
 	if err != nil || len(q) != 1 || q[0] != (dag.Rejection{ID: bad.ID, Code: dag.CodeNotAuthorized, Detail: "no"}) {
 		t.Fatalf("Quarantine after reopen = %v, %v", q, err)
@@ -218,4 +198,26 @@ func TestLargeObject(t *testing.T) {
 	if _, err := mem.Object(ctx, o.ID); !errors.Is(err, dag.ErrNotFound) {
 		t.Fatalf("in memory: refused object is held: %v", err)
 	}
+}
+
+// openDisk opens a synced store on disk in dir; the test closes it.
+func openDisk(t *testing.T, dir string) *badgerstore.Store {
+	t.Helper()
+	s, err := badgerstore.Open(dir, badgerstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// reopen closes s and opens the store in dir again, closed when the test
+// ends.
+func reopen(t *testing.T, s *badgerstore.Store, dir string) *badgerstore.Store {
+	t.Helper()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openDisk(t, dir)
+	t.Cleanup(func() { s.Close() })
+	return s
 }
