@@ -551,15 +551,20 @@ func (s *Store) Put(ctx context.Context, b dag.Batch) (dag.Result, error) {
 		return dag.Result{}, fmt.Errorf("badgerstore: put: %w", err)
 	}
 	// Before the commit, so that the filter never misses a held id; an id
-	// of a batch that then fails only costs a lookup later.
+	// of a batch that then fails only costs a lookup later. A promoted or
+	// refused pending entry is in the filter already.
 	for _, st := range plan.Apply {
-		s.ids.add(st.ID)
+		if !st.WasPending {
+			s.ids.add(st.ID)
+		}
 	}
 	for _, w := range plan.Pending {
 		s.ids.add(w.ID)
 	}
 	for _, r := range plan.Quarantine {
-		s.ids.add(r.ID)
+		if !r.WasPending {
+			s.ids.add(r.ID)
+		}
 	}
 	if err := txn.Commit(); err != nil {
 		return dag.Result{}, fmt.Errorf("badgerstore: commit: %w", err)
