@@ -398,15 +398,20 @@ func (r *Replica) refresh(out []Outcome) {
 		if o.Status != Pending {
 			continue
 		}
-		sp := r.spaces[o.Space]
-		if sp == nil {
-			continue
+		if sp := r.spaces[o.Space]; sp != nil {
+			sp.settle(o)
 		}
-		if sp.h.Has(o.Tx) {
-			o.Status = Accepted
-		} else if q, ok := sp.quar[o.Tx]; ok {
-			o.Status, o.Code, o.Detail = Quarantined, q.Code, q.Detail
-		}
+	}
+}
+
+// settle sets o's status to what sp holds of o.Tx: accepted, quarantined
+// (with the code and detail), or else pending.
+func (sp *space) settle(o *Outcome) {
+	o.Status = Pending
+	if sp.h.Has(o.Tx) {
+		o.Status = Accepted
+	} else if q, ok := sp.quar[o.Tx]; ok {
+		o.Status, o.Code, o.Detail = Quarantined, q.Code, q.Detail
 	}
 }
 
@@ -568,12 +573,8 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 		if it.i < 0 {
 			continue
 		}
-		o := Outcome{Tx: it.id, Space: name, Status: Pending}
-		if sp.h.Has(it.id) {
-			o.Status = Accepted
-		} else if q, ok := sp.quar[it.id]; ok {
-			o.Status, o.Code, o.Detail = Quarantined, q.Code, q.Detail
-		}
+		o := Outcome{Tx: it.id, Space: name}
+		sp.settle(&o)
 		out[it.i] = o
 	}
 	return nil
