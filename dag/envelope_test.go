@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/dag/dagtest"
+	"pgregory.net/rapid"
 )
 
 func sealedBallot(t testing.TB) (*dag.Envelope, []byte, dag.ID) {
@@ -133,4 +135,43 @@ func TestCodes(t *testing.T) {
 	if dag.CodeOf(err) != dag.CodeStaleMR || err.Error() != "stale_mr: mr 3" {
 		t.Errorf("Errorf: %v", err)
 	}
+}
+
+// DecodeSigned cuts the signed message from the canonical bytes; it must
+// be exactly what encoding the envelope without its signature gives, for
+// canonical input and for input that needed canonicalizing, and a batch
+// fed through AddSigned must accept what Add accepts and refuse a
+// tampered signature.
+func TestPropDecodeSignedSigningBytes(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := dagtest.Envelopes(dagtest.EnvelopeOptions{}).Draw(t, "envelope")
+		in := s.Bytes
+		if rapid.Bool().Draw(t, "spaced") {
+			in = bytes.ReplaceAll(in, []byte(`,"`), []byte(" ,\n \""))
+		}
+		got, err := dag.DecodeSigned(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.SigningBytes(), s.Envelope.SigningBytes()) {
+			t.Fatalf("cut %s\nwant %s", got.SigningBytes(), s.Envelope.SigningBytes())
+		}
+		if !bytes.Equal(got.Canonical, s.Bytes) || got.ID != s.ID {
+			t.Fatalf("canonical or id differ from the sealed envelope")
+		}
+		v := dag.NewBatchVerifier()
+		v.AddSigned(got)
+		if ok, _ := v.Verify(); !ok {
+			t.Fatal("AddSigned refused a valid signature")
+		}
+		bad := got
+		env := *got.Envelope
+		env.Sig = bytes.Clone(env.Sig)
+		env.Sig[rapid.IntRange(0, 63).Draw(t, "byte")] ^= 1 << rapid.IntRange(0, 7).Draw(t, "bit")
+		bad.Envelope = &env
+		v.AddSigned(bad)
+		if ok, _ := v.Verify(); ok {
+			t.Fatal("AddSigned accepted a tampered signature")
+		}
+	})
 }

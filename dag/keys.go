@@ -323,6 +323,16 @@ func (v *BatchVerifier) Add(k Key, domain string, msg, sig []byte) int {
 	return len(v.q) - 1
 }
 
+// AddSigned queues the signature of a decoded envelope (by its author over
+// DomainEnvelope and its SigningBytes) and returns its index in the batch.
+// It is Add without encoding the signed message again.
+func (v *BatchVerifier) AddSigned(s SignedEnvelope) int {
+	m := make([]byte, 0, len(DomainEnvelope)+len(s.Canonical)-(s.cut[1]-s.cut[0]))
+	m = s.AppendSigningBytes(append(m, DomainEnvelope...))
+	v.q = append(v.q, queued{k: s.Envelope.Author, m: m, sig: s.Envelope.Sig})
+	return len(v.q) - 1
+}
+
 // Len returns the number of signatures queued.
 func (v *BatchVerifier) Len() int { return len(v.q) }
 

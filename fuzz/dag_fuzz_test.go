@@ -32,6 +32,10 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		if err != nil || id2 != id {
 			t.Fatalf("canonical form does not re-decode: %v", err)
 		}
+		se, err := dag.DecodeSigned(in)
+		if err != nil || se.ID != id || !bytes.Equal(se.SigningBytes(), env.SigningBytes()) {
+			t.Fatalf("DecodeSigned disagrees with DecodeEnvelope: %v\ncut %s\nwant %s", err, se.SigningBytes(), env.SigningBytes())
+		}
 		_ = env.VerifySignature() // must not panic
 	})
 }

@@ -276,12 +276,12 @@ func (r *Replica) rejudgeHeld(ctx context.Context, sp *space) error {
 		} else if st != dag.Pending {
 			continue // applied or quarantined since: the record is spent
 		}
-		env, canon, id, err := dag.DecodeEnvelope(data)
-		if err != nil || id != tx || env.Session.String() != sp.name {
+		se, err := dag.DecodeSigned(data)
+		if err != nil || se.ID != tx || se.Envelope.Session.String() != sp.name {
 			return fmt.Errorf("%w: held %s does not decode to its entry", errLocalRecord, tx)
 		}
-		bv.Add(env.Author, dag.DomainEnvelope, env.SigningBytes(), env.Sig)
-		items = append(items, item{i: -1, id: id, env: env, data: canon})
+		bv.AddSigned(se)
+		items = append(items, item{i: -1, id: se.ID, env: se.Envelope, data: se.Canonical})
 	}
 	if len(items) == 0 {
 		return nil
@@ -428,16 +428,16 @@ func (r *Replica) ingest(ctx context.Context, subs []Submission, hold bool) ([]O
 	items := make([]item, 0, len(subs))
 	bv := dag.NewBatchVerifierCache(r.keys)
 	for i, s := range subs {
-		env, data, id, err := dag.DecodeEnvelope(s.Envelope)
+		se, err := dag.DecodeSigned(s.Envelope)
 		if err != nil {
 			out[i] = Outcome{Status: Rejected, Code: dag.CodeOf(err), Detail: dag.DetailOf(err)}
 			continue
 		}
-		it := item{i: i, id: id, env: env, data: data}
+		it := item{i: i, id: se.ID, env: se.Envelope, data: se.Canonical}
 		for _, a := range s.Attachments {
 			it.attach = append(it.attach, dag.NewObject(a))
 		}
-		bv.Add(env.Author, dag.DomainEnvelope, env.SigningBytes(), env.Sig)
+		bv.AddSigned(se)
 		items = append(items, it)
 	}
 	_, valid := bv.Verify()
@@ -611,20 +611,19 @@ func (r *Replica) admitStored(sp *space, e dag.Entry, it *item, hold bool) error
 		if env = r.pend.take(e.ID, e.Data); env != nil {
 			break
 		}
-		var id dag.ID
-		var err error
-		env, _, id, err = dag.DecodeEnvelope(e.Data)
+		se, err := dag.DecodeSigned(e.Data)
 		if err != nil {
 			if dag.CodeOf(err) == "" {
 				err = dag.Errorf(dag.CodeSchema, "stored entry: %w", err)
 			}
 			return err
 		}
-		if id != e.ID {
-			return dag.Errorf(dag.CodeSchema, "stored entry %s: its bytes hash to %s", e.ID, id)
+		if se.ID != e.ID {
+			return dag.Errorf(dag.CodeSchema, "stored entry %s: its bytes hash to %s", e.ID, se.ID)
 		}
+		env = se.Envelope
 		r.reverified++
-		if !r.keys.Verify(env.Author, dag.DomainEnvelope, env.SigningBytes(), env.Sig) {
+		if !r.keys.Verify(env.Author, dag.DomainEnvelope, se.SigningBytes(), env.Sig) {
 			return &dag.ProtocolError{Code: dag.CodeBadSignature, Detail: "envelope signature does not verify"}
 		}
 	}

@@ -150,13 +150,14 @@ func validate(raws [][]byte, cache *dag.KeyCache) ([]dag.Entry, error) {
 	envs := make([]*dag.Envelope, 0, len(raws))
 	bv := dag.NewBatchVerifierCache(cache)
 	for _, raw := range raws {
-		env, canon, id, err := dag.DecodeEnvelope(raw)
+		se, err := dag.DecodeSigned(raw)
 		if err != nil {
 			return nil, err
 		}
-		bv.Add(env.Author, dag.DomainEnvelope, env.SigningBytes(), env.Sig)
+		bv.AddSigned(se)
+		env := se.Envelope
 		envs = append(envs, env)
-		entries = append(entries, dag.Entry{ID: id, Space: env.Session.String(), Parents: env.Parents, Data: canon})
+		entries = append(entries, dag.Entry{ID: se.ID, Space: env.Session.String(), Parents: env.Parents, Data: se.Canonical})
 	}
 	all, valid := bv.Verify()
 	if all {

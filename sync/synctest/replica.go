@@ -202,9 +202,10 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 				idx = idx[:0]
 				for i := c * ingestChunk; i < min((c+1)*ingestChunk, len(items)); i++ {
 					d := &dec[i]
-					d.env, d.canon, d.id, d.err = dag.DecodeEnvelope(items[i].Data)
+					se, err := dag.DecodeSigned(items[i].Data)
+					d.env, d.canon, d.id, d.err = se.Envelope, se.Canonical, se.ID, err
 					if d.err == nil {
-						bv.Add(d.env.Author, dag.DomainEnvelope, d.env.SigningBytes(), d.env.Sig)
+						bv.AddSigned(se)
 						idx = append(idx, i)
 					}
 				}
