@@ -354,6 +354,23 @@ type Plan struct {
 // entry with a quarantined parent is quarantined (unknown_parent) without
 // being judged, whether it arrives before or after that parent.
 func PlanBatch(b Batch, v PlanView) (*Plan, error) {
+	return planBatch(b, v, nil)
+}
+
+// PlanResume is PlanBatch for a backend that holds pending entries whose
+// parents are all applied, or one of them quarantined, that no Put decided:
+// a backend that commits a long promotion in several transactions leaves
+// them when it stops (a crash) between two. ready lists them (ids that are
+// not such entries are skipped). The plan first decides them as a Put
+// would have (b.Admit judges each, in causal order, then what it
+// unblocks, transitively), then plans b. They are reported in
+// Result.Applied or Result.Quarantined like any promoted pending entry;
+// one that b.Admit holds back (ErrHold) stays pending, unreported.
+func PlanResume(b Batch, v PlanView, ready []ID) (*Plan, error) {
+	return planBatch(b, v, ready)
+}
+
+func planBatch(b Batch, v PlanView, resume []ID) (*Plan, error) {
 	for _, o := range b.Objects {
 		if Sum(o.Data) != o.ID {
 			return nil, fmt.Errorf("%w: %s", ErrObjectMismatch, o.ID)
@@ -386,8 +403,10 @@ func PlanBatch(b Batch, v PlanView) (*Plan, error) {
 			if !held.Equal(e) {
 				return nil, fmt.Errorf("%w: %s", ErrConflict, e.ID)
 			}
-			if st == Pending && b.Admit != nil {
-				retry = append(retry, e) // judged again below if it was held back
+			if st == Pending && (b.Admit != nil || resume != nil) {
+				// Judged again below if it was held back (or is to be
+				// resumed).
+				retry = append(retry, e)
 				continue
 			}
 			p.Result.Duplicate = append(p.Result.Duplicate, e.ID)
@@ -562,6 +581,30 @@ func PlanBatch(b Batch, v PlanView) (*Plan, error) {
 			}
 		}
 		return nil
+	}
+	for _, id := range resume {
+		if decided(id) || heldBack[id] {
+			continue
+		}
+		e, st, err := v.Lookup(id)
+		if err != nil {
+			return nil, err
+		}
+		if st != Pending {
+			continue
+		}
+		ok, bad, err := ready(e)
+		switch {
+		case err != nil:
+			return nil, err
+		case bad.Valid():
+			err = quarantine(e, true, parentRejection(e.ID, bad))
+		case ok:
+			err = apply(e, true)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	for _, e := range retry {
 		if decided(e.ID) {

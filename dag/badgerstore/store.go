@@ -122,6 +122,11 @@ type Store struct {
 	spaces  sync.Map       // space name → uint32 id, and uint32 id → name; only committed spaces
 	ids     *idFilter      // a superset of the ids of the entries held
 	maxVal  int            // the largest value Badger takes (in memory: 1 MiB), 0 for no limit
+	// resume: keyPromote is held, a promotion was cut off between two
+	// transactions; the next Put looks for what it left. Under mu.
+	resume         bool
+	valueThreshold int64             // Badger's ValueThreshold, for sizing transactions
+	promoteHook    func(k int) error // tests: called before promotion transaction k+1; an error stops the Put there
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -134,11 +139,12 @@ func Open(dir string, o Options) (*Store, error) {
 	if dir == "" && !o.InMemory {
 		return nil, errors.New("badgerstore: empty directory (set Options.InMemory for a store in memory)")
 	}
-	db, err := badger.Open(o.badger(dir))
+	bo := o.badger(dir)
+	db, err := badger.Open(bo)
 	if err != nil {
 		return nil, fmt.Errorf("badgerstore: open %s: %w", dir, err)
 	}
-	s := &Store{db: db, closed: make(chan struct{}), pending: map[uint32]int{}}
+	s := &Store{db: db, closed: make(chan struct{}), pending: map[uint32]int{}, valueThreshold: bo.ValueThreshold}
 	if o.InMemory {
 		s.maxVal = 1 << 20
 	}
@@ -148,6 +154,12 @@ func Open(dir string, o Options) (*Store, error) {
 			s.pending[binary.BigEndian.Uint32(q.Item().Key()[1:])]++
 		}
 		q.Close()
+		switch _, err := txn.Get(keyPromote); {
+		case err == nil:
+			s.resume = true
+		case !errors.Is(err, badger.ErrKeyNotFound):
+			return err
+		}
 		r := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{pRefused}})
 		r.Rewind()
 		s.anyQuar = r.Valid()
@@ -519,9 +531,11 @@ func (p *putTxn) ensureSpace(space string) (uint32, error) {
 	return sid, p.txn.Set(key(pSpaceName, sidb(sid)), []byte(space))
 }
 
-// Put implements dag.Putter. The whole batch, with its indexes, heads and
-// log positions, commits in one Badger transaction, synced to disk unless
-// Options.NoSync.
+// Put implements dag.Putter. The batch, with its indexes, heads and log
+// positions, commits in one Badger transaction, synced to disk unless
+// Options.NoSync. So do the pending entries it makes ready, unless there
+// are more than fit: the rest are promoted in further transactions, each a
+// causal prefix of what is left, before Put returns (see promote.go).
 func (s *Store) Put(ctx context.Context, b dag.Batch) (dag.Result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -540,62 +554,145 @@ func (s *Store) Put(ctx context.Context, b dag.Batch) (dag.Result, error) {
 			}
 		}
 	}
-	txn := s.db.NewTransaction(true)
-	defer txn.Discard()
-	p := &putTxn{s: s, txn: txn, newNames: map[uint32]string{}, newSIDs: map[string]uint32{}, next: map[uint32]uint64{}}
-	plan, err := dag.PlanBatch(b, p)
+	var ready []dag.ID
+	if s.resume {
+		var err error
+		if ready, err = s.readyPending(); err != nil {
+			return dag.Result{}, fmt.Errorf("badgerstore: resume a promotion: %w", err)
+		}
+	}
+	p := s.newPutTxn()
+	var plan *dag.Plan
+	var err error
+	if s.resume {
+		plan, err = dag.PlanResume(b, p, ready)
+	} else {
+		plan, err = dag.PlanBatch(b, p)
+	}
+	if err != nil {
+		p.txn.Discard()
+		return dag.Result{}, err
+	}
+	pr := &promotion{plan: plan}
+	c := s.first(pr, b.Objects, s.limit(), s.wholeLimit())
+	if err = s.commit(p, c, true); isTooBig(err) && c.promotes() {
+		// The estimate was short: write the batch with only the
+		// promotions its own entries need, the rest after it.
+		c = s.first(pr, b.Objects, budget{}, budget{})
+		err = s.commit(s.newPutTxn(), c, true)
+	}
 	if err != nil {
 		return dag.Result{}, err
 	}
-	if err := p.write(plan, b.Objects); err != nil {
-		return dag.Result{}, fmt.Errorf("badgerstore: put: %w", err)
-	}
-	// Before the commit, so that the filter never misses a held id; an id
-	// of a batch that then fails only costs a lookup later. A promoted or
-	// refused pending entry is in the filter already.
-	for _, st := range plan.Apply {
-		if !st.WasPending {
-			s.ids.add(st.ID)
+	for k := 1; len(pr.rest)+len(pr.quar) > 0; k++ {
+		if s.promoteHook != nil {
+			if err := s.promoteHook(k); err != nil {
+				s.resume = true
+				return dag.Result{}, err
+			}
+		}
+		lim := s.limit()
+		for {
+			c := s.next(pr, lim)
+			err := s.commit(s.newPutTxn(), c, false)
+			if err == nil {
+				pr.consume(c)
+				break
+			}
+			if isTooBig(err) && len(c.apply)+len(c.quar) > 1 {
+				lim = budget{lim.count / 2, lim.size / 2}
+				continue
+			}
+			// The batch is held; the next Put finishes the promotion.
+			s.resume = true
+			return dag.Result{}, fmt.Errorf("badgerstore: promotion after the batch committed: %w", err)
 		}
 	}
-	for _, w := range plan.Pending {
-		s.ids.add(w.ID)
-	}
-	for _, r := range plan.Quarantine {
-		if !r.WasPending {
-			s.ids.add(r.ID)
+	res := plan.Result
+	res.Applied = pr.applied
+	return res, nil
+}
+
+func (s *Store) newPutTxn() *putTxn {
+	return &putTxn{s: s, txn: s.db.NewTransaction(true), newNames: map[uint32]string{}, newSIDs: map[string]uint32{}, next: map[uint32]uint64{}}
+}
+
+// promotes reports whether c promotes any pending entry.
+func (c chunk) promotes() bool {
+	for _, st := range c.apply {
+		if st.WasPending {
+			return true
 		}
 	}
-	if err := txn.Commit(); err != nil {
-		return dag.Result{}, fmt.Errorf("badgerstore: commit: %w", err)
+	for _, r := range c.quar {
+		if r.WasPending {
+			return true
+		}
+	}
+	return false
+}
+
+// commit writes c in p's transaction, commits it and updates the store's
+// memory of what it holds. first marks the batch's own transaction.
+func (s *Store) commit(p *putTxn, c chunk, first bool) error {
+	defer p.txn.Discard()
+	if s.resume && c.marker == 0 {
+		c.marker = -1 // the resumed promotion ends here
+	}
+	if err := p.write(c); err != nil {
+		return fmt.Errorf("badgerstore: put: %w", err)
+	}
+	if first {
+		// Before the commit, so that the filter never misses a held id; an
+		// id of a batch that then fails only costs a lookup later. A
+		// promoted or refused pending entry is in the filter already.
+		for _, st := range c.apply {
+			if !st.WasPending {
+				s.ids.add(st.ID)
+			}
+		}
+		for _, w := range c.pending {
+			s.ids.add(w.ID)
+		}
+		for _, r := range c.quar {
+			if !r.WasPending {
+				s.ids.add(r.ID)
+			}
+		}
+	}
+	if err := p.txn.Commit(); err != nil {
+		return fmt.Errorf("badgerstore: commit: %w", err)
 	}
 	for sid, name := range p.newNames {
 		s.spaces.Store(name, sid)
 		s.spaces.Store(sid, name)
 	}
-	for _, st := range plan.Apply {
+	for _, st := range c.apply {
 		if st.WasPending {
 			sid, _ := s.sidOf(st.Space)
 			s.pending[sid]--
 		}
 	}
-	for _, w := range plan.Pending {
+	for _, w := range c.pending {
 		sid, _ := s.sidOf(w.Space)
 		s.pending[sid]++
 	}
-	for _, r := range plan.Quarantine {
+	for _, r := range c.quar {
 		if r.WasPending {
 			sid, _ := s.sidOf(r.Space)
 			s.pending[sid]--
 		}
 		s.anyQuar = true
 	}
-	return plan.Result, nil
+	if c.marker < 0 {
+		s.resume = false
+	}
+	return nil
 }
 
-func (p *putTxn) write(plan *dag.Plan, objects []dag.Object) error {
+func (p *putTxn) write(c chunk) error {
 	t := p.txn
-	for _, o := range objects {
+	for _, o := range c.objects {
 		k := key(pObject, idb(o.ID))
 		if _, err := t.Get(k); err == nil {
 			continue
@@ -606,16 +703,16 @@ func (p *putTxn) write(plan *dag.Plan, objects []dag.Object) error {
 			return err
 		}
 	}
-	newHeads := make(map[dag.ID]uint32) // heads added by this batch
-	// The log of a batch is one key per space: positions are consecutive
-	// within a batch, so a run of ids stands for a key per entry, which
-	// saves a third of the keys a Put writes.
+	newHeads := make(map[dag.ID]uint32) // heads added by this transaction
+	// The log of a transaction is one key per space: positions are
+	// consecutive within it, so a run of ids stands for a key per entry,
+	// which saves a third of the keys a Put writes.
 	type logRun struct {
 		first uint64
 		ids   []byte
 	}
 	runs := map[uint32]*logRun{}
-	for _, st := range plan.Apply {
+	for _, st := range c.apply {
 		sid, err := p.ensureSpace(st.Space)
 		if err != nil {
 			return err
@@ -642,7 +739,7 @@ func (p *putTxn) write(plan *dag.Plan, objects []dag.Object) error {
 				return err
 			}
 			// Write only the net change of the heads: a head added and
-			// superseded within this batch never reaches Badger.
+			// superseded within this transaction never reaches Badger.
 			if _, ok := newHeads[par]; ok {
 				delete(newHeads, par)
 			} else if err := t.Delete(key(pHead, sidb(sid), idb(par))); err != nil {
@@ -661,7 +758,7 @@ func (p *putTxn) write(plan *dag.Plan, objects []dag.Object) error {
 			return err
 		}
 	}
-	for _, w := range plan.Pending {
+	for _, w := range c.pending {
 		sid, err := p.ensureSpace(w.Space)
 		if err != nil {
 			return err
@@ -679,7 +776,7 @@ func (p *putTxn) write(plan *dag.Plan, objects []dag.Object) error {
 			}
 		}
 	}
-	for _, r := range plan.Quarantine {
+	for _, r := range c.quar {
 		sid, err := p.ensureSpace(r.Space)
 		if err != nil {
 			return err
@@ -694,6 +791,16 @@ func (p *putTxn) write(plan *dag.Plan, objects []dag.Object) error {
 			return err
 		}
 		if err := t.Set(key(pRefused, sidb(sid), id), encodeRejection(r.Rejection)); err != nil {
+			return err
+		}
+	}
+	switch {
+	case c.marker > 0:
+		if err := t.Set(keyPromote, nil); err != nil {
+			return err
+		}
+	case c.marker < 0:
+		if err := t.Delete(keyPromote); err != nil {
 			return err
 		}
 	}

@@ -43,6 +43,8 @@ func Run(t *testing.T, newStore func(t *testing.T) dag.Store) {
 		{"AdmitFailure", testAdmitFailure},
 		{"AdmitReadsObjects", testAdmitReadsObjects},
 		{"AdmitHold", testAdmitHold},
+		{"LongPromotion", testLongPromotion},
+		{"LongQuarantine", testLongQuarantine},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
