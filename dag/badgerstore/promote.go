@@ -104,12 +104,18 @@ func (s *Store) costRefusal(r dag.Refusal) budget {
 // limit, so that the estimate need not be exact. (A transaction that fails
 // all the same with ErrTxnTooBig is retried smaller.)
 func (s *Store) limit() budget {
+	if s.testLimits[0] != (budget{}) {
+		return s.testLimits[0]
+	}
 	return budget{s.db.MaxBatchCount() / 2, s.db.MaxBatchSize() / 2}
 }
 
 // wholeLimit is the budget under which a plan is written in one
 // transaction: most of Badger's limit.
 func (s *Store) wholeLimit() budget {
+	if s.testLimits[1] != (budget{}) {
+		return s.testLimits[1]
+	}
 	return budget{s.db.MaxBatchCount() * 9 / 10, s.db.MaxBatchSize() * 9 / 10}
 }
 
@@ -225,7 +231,10 @@ func (s *Store) first(pr *promotion, objects []dag.Object, lim, whole budget) ch
 		}
 		c.pending = append(c.pending, deferred...)
 	}
-	stopped = false
+	// Refusals of pending entries follow the promotions (as in the
+	// plan, where each comes after its parents), so that every commit is
+	// a state that a Put of fewer entries would have left.
+	stopped = len(pr.rest) > 0
 	for _, r := range plan.Quarantine {
 		if !r.WasPending {
 			c.quar = append(c.quar, r)

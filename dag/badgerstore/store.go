@@ -127,6 +127,7 @@ type Store struct {
 	resume         bool
 	valueThreshold int64             // Badger's ValueThreshold, for sizing transactions
 	promoteHook    func(k int) error // tests: called before promotion transaction k+1; an error stops the Put there
+	testLimits     [2]budget         // tests: limit and wholeLimit instead of Badger's, when not zero
 
 	closeOnce sync.Once
 	closed    chan struct{}

@@ -1,0 +1,20 @@
+package badgerstore
+
+// SetPromoteHook makes Put call f before each promotion transaction after
+// the batch's own (k = 1 before the second transaction); an error from f
+// stops the Put there, as a crash between two transactions would.
+func SetPromoteHook(s *Store, f func(k int) error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.promoteHook = f
+}
+
+// SetLimits replaces the transaction budgets derived from Badger's limit:
+// promotions per transaction, and the plan written in one transaction. A
+// budget above Badger's limit makes transactions fail with ErrTxnTooBig,
+// which Put must survive by writing less per transaction.
+func SetLimits(s *Store, promoCount, promoSize, wholeCount, wholeSize int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.testLimits = [2]budget{{promoCount, promoSize}, {wholeCount, wholeSize}}
+}

@@ -1,0 +1,247 @@
+package badgerstore_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/dag/badgerstore"
+	"github.com/witan-dev/witan/dag/dagtest"
+	"github.com/witan-dev/witan/dag/storetest"
+)
+
+var errCut = errors.New("cut off")
+
+// promoChain returns a chain of n entries of space "p".
+func promoChain(n int) []dag.Entry {
+	es := make([]dag.Entry, n)
+	var parents []dag.ID
+	for i := range es {
+		es[i] = dagtest.NewEntry("p", 9, i, parents)
+		parents = []dag.ID{es[i].ID}
+	}
+	return es
+}
+
+// putReversed puts es in batches of 500, children first.
+func putReversed(t *testing.T, s dag.Store, es []dag.Entry) {
+	t.Helper()
+	for end := len(es); end > 0; end -= 500 {
+		b := slices.Clone(es[max(0, end-500):end])
+		slices.Reverse(b)
+		if _, err := s.Put(context.Background(), dag.Batch{Entries: b}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A promotion cut off between two of its transactions (by a crash,
+// simulated here by a hook that stops the Put) leaves a consistent store:
+// a causal prefix of the chain applied, the rest pending, including the
+// tip, which came in the batch with the root.
+// After a reopen, the next Put, whatever it carries (an empty batch, or
+// only the root again, a duplicate), finishes the promotion, judging the
+// rest with its Admit, in causal order.
+func TestPromotionCutOff(t *testing.T) {
+	const n = 6000
+	c := promoChain(n)
+	refused := c[n-100]
+	for _, tc := range []struct {
+		name string
+		cut  int         // stop before promotion transaction cut+1
+		next []dag.Entry // what the Put after the reopen carries
+		bad  bool        // Admit refuses entry n-100
+		open bool        // reopen before that Put (else the same Store goes on)
+	}{
+		{"after the batch, root again", 1, c[:1], false, true},
+		{"after three, empty batch", 3, nil, false, true},
+		{"with a refusal, empty batch", 1, nil, true, true},
+		{"same store, root again", 2, c[:1], true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			o := badgerstore.Options{NoSync: true, MemTableSize: 4 << 20}
+			s, err := badgerstore.Open(dir, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			var judged []dag.ID
+			applied := map[dag.ID]bool{}
+			admit := func(e dag.Entry) error {
+				judged = append(judged, e.ID)
+				for _, p := range e.Parents {
+					if !applied[p] {
+						t.Errorf("Admit(%s) before its parent %s", e.ID, p)
+					}
+				}
+				if tc.bad && e.ID == refused.ID {
+					return dag.Errorf(dag.CodeNotAuthorized, "no")
+				}
+				applied[e.ID] = true
+				return nil
+			}
+			putReversed(t, s, c[1:n-1])
+			txns := 0
+			badgerstore.SetPromoteHook(s, func(k int) error {
+				txns = k
+				if k == tc.cut {
+					return errCut
+				}
+				return nil
+			})
+			if _, err := s.Put(ctx, dag.Batch{Entries: []dag.Entry{c[n-1], c[0]}, Admit: admit}); !errors.Is(err, errCut) {
+				t.Fatalf("Put of the root: %v, want the cut", err)
+			}
+			if txns != tc.cut {
+				t.Fatalf("cut before transaction %d, want %d", txns+1, tc.cut+1)
+			}
+			badgerstore.SetPromoteHook(s, nil)
+			if err := storetest.Check(ctx, s); err != nil {
+				t.Fatalf("after the cut: %v", err)
+			}
+			log, _ := s.Log(ctx, "p", 0, 0)
+			pending, _ := s.Pending(ctx, "p")
+			quar, _ := s.Quarantine(ctx, "p")
+			if len(log) == 0 || len(log) >= n-100 || len(log)+len(pending)+len(quar) != n {
+				t.Fatalf("after the cut: %d applied, %d pending, %d quarantined of %d", len(log), len(pending), len(quar), n)
+			}
+			// The tip, refused as a descendant of the refused entry, is
+			// quarantined with the batch; the refusal and the rest wait for
+			// the promotion.
+			if tc.bad {
+				eq(t, "quarantined after the cut", rejIDs(quar), ids(c[n-1:]))
+			} else {
+				eq(t, "quarantined after the cut", rejIDs(quar), nil)
+			}
+			eq(t, "log after the cut", log, ids(c[:len(log)]))
+			if heads, _ := s.Heads(ctx, "p"); len(heads) != 1 || heads[0] != log[len(log)-1] {
+				t.Fatalf("heads after the cut = %v, want the last applied", heads)
+			}
+			if !tc.bad {
+				if st, _ := s.Has(ctx, c[n-1].ID); st != dag.Pending {
+					t.Fatalf("the tip, of the batch, is %v after the cut; want pending behind its parent", st)
+				}
+			}
+			if m, _ := s.Missing(ctx, "p"); len(m) != 0 {
+				t.Fatalf("Missing after the cut = %v", m)
+			}
+			cutAt := len(log)
+			if tc.open {
+				if err := s.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if s, err = badgerstore.Open(dir, o); err != nil {
+					t.Fatal(err)
+				}
+				if err := storetest.Check(ctx, s); err != nil {
+					t.Fatalf("after the reopen: %v", err)
+				}
+			}
+			judged = judged[:0]
+			r, err := s.Put(ctx, dag.Batch{Entries: tc.next, Admit: admit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := n
+			if tc.bad {
+				last = n - 100
+			}
+			eq(t, "Applied", r.Applied, ids(c[cutAt:last]))
+			eq(t, "Duplicate", r.Duplicate, ids(tc.next))
+			if tc.bad {
+				eq(t, "Quarantined", rejIDs(r.Quarantined), ids(c[last:n-1]))
+			} else if len(r.Quarantined) != 0 {
+				t.Errorf("Quarantined = %v", r.Quarantined)
+			}
+			want := ids(c[cutAt:min(last+1, n)])
+			eq(t, "judged", judged, want)
+			log, _ = s.Log(ctx, "p", 0, 0)
+			eq(t, "log", log, ids(c[:last]))
+			heads, _ := s.Heads(ctx, "p")
+			eq(t, "heads", heads, ids(c[last-1:last]))
+			if p, _ := s.Pending(ctx, "p"); len(p) != 0 {
+				t.Errorf("%d still pending", len(p))
+			}
+			if err := storetest.Check(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+			// Done: the next Put does not look for it again.
+			judged = judged[:0]
+			extra := dagtest.NewEntry("p", 9, n+1, ids(c[last-1:last]))
+			if r, err := s.Put(ctx, dag.Batch{Entries: []dag.Entry{extra}, Admit: admit}); err != nil || len(r.Applied) != 1 || len(judged) != 1 {
+				t.Fatalf("Put after the promotion: %+v, %v; judged %d", r, err, len(judged))
+			}
+		})
+	}
+}
+
+// When Badger refuses a transaction that the estimate let through, Put
+// writes the batch with only the promotions it needs, then the rest in
+// transactions it halves until Badger takes them.
+func TestPromotionEstimateShort(t *testing.T) {
+	ctx := context.Background()
+	s, err := badgerstore.Open("", badgerstore.Options{InMemory: true, MemTableSize: 4 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const n = 5000
+	c := promoChain(n)
+	putReversed(t, s, c[1:])
+	badgerstore.SetLimits(s, 1<<40, 1<<40, 1<<40, 1<<40)
+	txns := 1
+	badgerstore.SetPromoteHook(s, func(k int) error { txns = k + 1; return nil })
+	r, err := s.Put(ctx, dag.Batch{Entries: c[:1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if txns < 3 {
+		t.Errorf("%d transactions; want the batch's and at least two halves", txns)
+	}
+	eq(t, "Applied", r.Applied, ids(c))
+	if heads, _ := s.Heads(ctx, "p"); len(heads) != 1 || heads[0] != c[n-1].ID {
+		t.Errorf("Heads = %v", heads)
+	}
+	if err := storetest.Check(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ids(es []dag.Entry) []dag.ID {
+	out := make([]dag.ID, len(es))
+	for i, e := range es {
+		out[i] = e.ID
+	}
+	return out
+}
+
+func rejIDs(rs []dag.Rejection) []dag.ID {
+	out := make([]dag.ID, len(rs))
+	for i, r := range rs {
+		out[i] = r.ID
+	}
+	return out
+}
+
+func eq(t *testing.T, what string, got, want []dag.ID) {
+	t.Helper()
+	if len(got) == 0 && len(want) == 0 {
+		return
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("%s: got %d ids, want %d (first difference at %d)", what, len(got), len(want), firstDiff(got, want))
+	}
+}
+
+func firstDiff(a, b []dag.ID) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
