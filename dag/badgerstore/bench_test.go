@@ -517,6 +517,15 @@ func benchOptions(o badgerstore.Options) badgerstore.Options {
 		if kb, _ := strconv.ParseInt(os.Getenv("WITAN_BENCH_BASETABLE_KB"), 10, 64); kb > 0 {
 			bo = bo.WithBaseTableSize(kb << 10)
 		}
+		if mb, _ := strconv.ParseInt(os.Getenv("WITAN_BENCH_BASELEVEL_MB"), 10, 64); mb > 0 {
+			bo = bo.WithBaseLevelSize(mb << 20)
+		}
+		if m, _ := strconv.Atoi(os.Getenv("WITAN_BENCH_LEVELMULT")); m > 0 {
+			bo = bo.WithLevelSizeMultiplier(m)
+		}
+		if n, _ := strconv.Atoi(os.Getenv("WITAN_BENCH_L0TABLES")); n > 0 {
+			bo = bo.WithNumLevelZeroTables(n).WithNumLevelZeroTablesStall(3 * n)
+		}
 		if n, _ := strconv.Atoi(os.Getenv("WITAN_BENCH_COMPACTORS")); n > 0 {
 			bo = bo.WithNumCompactors(n)
 		}
