@@ -178,7 +178,8 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 	defer func() { r.record(in.res) }() // what was refused stays refused, even if a put fails
 	// Decoding and signature checks are pure and most of the cost: workers
 	// take chunks in order, and this goroutine judges and stores each
-	// chunk as soon as it is verified.
+	// chunk as soon as it is verified (taking a chunk itself while it
+	// would otherwise wait).
 	dec := make([]decoded, len(items))
 	chunks := (len(items) + ingestChunk - 1) / ingestChunk
 	ready := make([]chan struct{}, chunks)
@@ -186,6 +187,25 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 		ready[c] = make(chan struct{})
 	}
 	var next atomic.Int64
+	// verify decodes and verifies chunk c with bv, then marks it ready.
+	verify := func(c int, bv *dag.BatchVerifier, idx []int) []int {
+		idx = idx[:0]
+		for i := c * ingestChunk; i < min((c+1)*ingestChunk, len(items)); i++ {
+			d := &dec[i]
+			se, err := dag.DecodeSigned(items[i].Data)
+			d.env, d.canon, d.id, d.err = se.Envelope, se.Canonical, se.ID, err
+			if d.err == nil {
+				bv.AddSigned(se)
+				idx = append(idx, i)
+			}
+		}
+		_, valid := bv.Verify()
+		for k, i := range idx {
+			dec[i].sigOK = valid[k]
+		}
+		close(ready[c])
+		return idx
+	}
 	stop := make(chan struct{})
 	defer close(stop)
 	for range min(runtime.GOMAXPROCS(0), chunks) {
@@ -202,29 +222,37 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 					return
 				default:
 				}
-				idx = idx[:0]
-				for i := c * ingestChunk; i < min((c+1)*ingestChunk, len(items)); i++ {
-					d := &dec[i]
-					se, err := dag.DecodeSigned(items[i].Data)
-					d.env, d.canon, d.id, d.err = se.Envelope, se.Canonical, se.ID, err
-					if d.err == nil {
-						bv.AddSigned(se)
-						idx = append(idx, i)
-					}
-				}
-				_, valid := bv.Verify()
-				for k, i := range idx {
-					dec[i].sigOK = valid[k]
-				}
-				close(ready[c])
+				idx = verify(c, bv, idx)
 			}
 		}()
 	}
+	var own *dag.BatchVerifier // for chunks this goroutine verifies itself
+	var idx []int
 	for c := range chunks {
-		select {
-		case <-ready[c]:
-		case <-ctx.Done():
-			return in.res, ctx.Err()
+		// Waiting for chunk c, this goroutine verifies a chunk nobody has
+		// taken yet rather than leave its core idle.
+	wait:
+		for {
+			select {
+			case <-ready[c]:
+				break wait
+			case <-ctx.Done():
+				return in.res, ctx.Err()
+			default:
+			}
+			if k := int(next.Add(1) - 1); k < chunks {
+				if own == nil {
+					own = dag.NewBatchVerifierCache(r.keys)
+				}
+				idx = verify(k, own, idx)
+				continue
+			}
+			select {
+			case <-ready[c]:
+				break wait
+			case <-ctx.Done():
+				return in.res, ctx.Err()
+			}
 		}
 		for i := c * ingestChunk; i < min((c+1)*ingestChunk, len(items)); i++ {
 			if err := in.judge(ctx, i, &dec[i]); err != nil {
