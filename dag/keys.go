@@ -299,6 +299,7 @@ func (c *KeyCache) Verify(k Key, domain string, msg, sig []byte) bool {
 type BatchVerifier struct {
 	q     []queued
 	cache *KeyCache
+	arena []byte // the queued messages, reused from batch to batch
 }
 
 type queued struct {
@@ -317,7 +318,7 @@ func NewBatchVerifierCache(c *KeyCache) *BatchVerifier { return &BatchVerifier{c
 
 // Add queues one signature and returns its index in the batch.
 func (v *BatchVerifier) Add(k Key, domain string, msg, sig []byte) int {
-	m := make([]byte, 0, len(domain)+len(msg))
+	m := v.alloc(len(domain) + len(msg))
 	m = append(append(m, domain...), msg...)
 	v.q = append(v.q, queued{k: k, m: m, sig: sig})
 	return len(v.q) - 1
@@ -327,10 +328,23 @@ func (v *BatchVerifier) Add(k Key, domain string, msg, sig []byte) int {
 // DomainEnvelope and its SigningBytes) and returns its index in the batch.
 // It is Add without encoding the signed message again.
 func (v *BatchVerifier) AddSigned(s SignedEnvelope) int {
-	m := make([]byte, 0, len(DomainEnvelope)+len(s.Canonical)-(s.cut[1]-s.cut[0]))
+	m := v.alloc(len(DomainEnvelope) + len(s.Canonical) - (s.cut[1] - s.cut[0]))
 	m = s.AppendSigningBytes(append(m, DomainEnvelope...))
 	v.q = append(v.q, queued{k: s.Envelope.Author, m: m, sig: s.Envelope.Sig})
 	return len(v.q) - 1
+}
+
+// alloc returns an empty slice with room for n bytes from the arena. A
+// full arena is replaced by a bigger one (the queued messages keep the old
+// one alive until Verify); after Verify the newest is reused, so a
+// verifier that sees batches of one size stops allocating messages.
+func (v *BatchVerifier) alloc(n int) []byte {
+	if cap(v.arena)-len(v.arena) < n {
+		v.arena = make([]byte, 0, max(n, 16<<10, 2*cap(v.arena)))
+	}
+	start := len(v.arena)
+	v.arena = v.arena[:start+n]
+	return v.arena[start:start:start+n]
 }
 
 // Len returns the number of signatures queued.
@@ -340,7 +354,10 @@ func (v *BatchVerifier) Len() int { return len(v.q) }
 // is valid; all is true when every one is. The verifier is reset.
 func (v *BatchVerifier) Verify() (all bool, valid []bool) {
 	q := v.q
-	v.q = v.q[:0:0]
+	defer func() { // reuse the queue and the arena for the next batch
+		clear(q)
+		v.q, v.arena = q[:0], v.arena[:0]
+	}()
 	if len(q) == 0 {
 		return true, nil
 	}
