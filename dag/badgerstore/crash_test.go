@@ -208,3 +208,172 @@ func TestCrash(t *testing.T) {
 	}
 	t.Logf("%d kills, %d batches (%d entries) acknowledged", kills, acked+1, (acked+1)*crashBatch)
 }
+
+// The promotion crash test: a child ingests a chain of crashChainLen
+// entries children first (batches of 500, each entry waiting for its
+// parent), prints "root" and puts the root, which promotes the whole chain
+// in some 17 transactions (2 MiB memtables), printing "txn k" after each
+// commit but the last. The parent SIGKILLs it at a random moment after a
+// random one of those lines (within the next transactions), reopens the store and checks it
+// (storetest.Check: log, heads, children, pending), then starts a child
+// that puts the root again, a duplicate, and checks that it finished the
+// promotion: the whole chain applied in order, the tip the only head,
+// nothing pending. Each round uses a space of its own in one store.
+
+const (
+	promoChildEnv = "WITAN_PROMO_CHILD"
+	crashChainLen = 4000
+)
+
+var promoOptions = badgerstore.Options{MemTableSize: 2 << 20}
+
+func crashChain(round int) []dag.Entry {
+	es := make([]dag.Entry, crashChainLen)
+	var parents []dag.ID
+	for i := range es {
+		es[i] = dagtest.NewEntry("round-"+strconv.Itoa(round), 11, i, parents)
+		parents = []dag.ID{es[i].ID}
+	}
+	return es
+}
+
+// TestCrashPromotionChild is the child's body; it does nothing in a normal
+// run.
+func TestCrashPromotionChild(t *testing.T) {
+	dir := os.Getenv(promoChildEnv)
+	if dir == "" {
+		t.Skip("runs only as the child of TestCrashPromotion")
+	}
+	round, _ := strconv.Atoi(os.Getenv(promoChildEnv + "_ROUND"))
+	s, err := badgerstore.Open(dir, promoOptions)
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(2)
+	}
+	ctx := context.Background()
+	c := crashChain(round)
+	if os.Getenv(promoChildEnv+"_RESUME") == "" {
+		for end := len(c); end > 1; end -= 500 {
+			b := slices.Clone(c[max(1, end-500):end])
+			slices.Reverse(b)
+			if _, err := s.Put(ctx, dag.Batch{Entries: b}); err != nil {
+				fmt.Println("error", err)
+				os.Exit(2)
+			}
+		}
+	}
+	fmt.Println("root")
+	badgerstore.SetPromoteHook(s, func(k int) error {
+		fmt.Println("txn", k)
+		return nil
+	})
+	r, err := s.Put(ctx, dag.Batch{Entries: c[:1]})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(2)
+	}
+	fmt.Println("ack", len(r.Applied))
+	os.Exit(0)
+}
+
+func TestCrashPromotion(t *testing.T) {
+	if os.Getenv(crashChildEnv) != "" || os.Getenv(promoChildEnv) != "" {
+		t.Skip("in the child")
+	}
+	if testing.Short() {
+		t.Skip("starts child processes that ingest 4000 entries each")
+	}
+	rounds := 3
+	if v := os.Getenv("WITAN_CRASH_KILLS"); v != "" {
+		rounds, _ = strconv.Atoi(v)
+	}
+	seed := uint64(time.Now().UnixNano())
+	if v := os.Getenv("WITAN_CRASH_SEED"); v != "" {
+		seed, _ = strconv.ParseUint(v, 10, 64)
+	}
+	t.Logf("kill timings from WITAN_CRASH_SEED=%d", seed)
+	rng := rand.New(rand.NewPCG(seed, 2))
+	dir := t.TempDir()
+	ctx := context.Background()
+	// child runs a child to its end, or kills it delay after its line
+	// "txn k" when k > 0; it returns the child's "ack" count, or -1 when
+	// killed before it.
+	child := func(round int, resume bool, k int, delay time.Duration) int {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashPromotionChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), promoChildEnv+"="+dir, promoChildEnv+"_ROUND="+strconv.Itoa(round))
+		if resume {
+			cmd.Env = append(cmd.Env, promoChildEnv+"_RESUME=1")
+		}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Wait()
+		sc := bufio.NewScanner(out)
+		acked := -1
+		for sc.Scan() {
+			f := strings.Fields(sc.Text())
+			switch {
+			case len(f) == 2 && f[0] == "txn":
+				if n, _ := strconv.Atoi(f[1]); n == k {
+					time.AfterFunc(delay, func() { cmd.Process.Signal(syscall.SIGKILL) })
+				}
+			case len(f) == 2 && f[0] == "ack":
+				acked, _ = strconv.Atoi(f[1])
+			case len(f) == 1 && f[0] == "root":
+			default:
+				cmd.Process.Kill()
+				t.Fatalf("child: %s", sc.Text())
+			}
+		}
+		return acked
+	}
+	cut := 0
+	for round := range rounds {
+		k, delay := 1+rng.IntN(12), time.Duration(rng.IntN(20_000))*time.Microsecond
+		acked := child(round, false, k, delay)
+		s, err := badgerstore.Open(dir, promoOptions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := storetest.Check(ctx, s); err != nil {
+			t.Fatalf("round %d, after the kill at %v: %v", round, delay, err)
+		}
+		sp := "round-" + strconv.Itoa(round)
+		log, _ := s.Log(ctx, sp, 0, 0)
+		if acked >= 0 && len(log) != crashChainLen {
+			t.Fatalf("round %d: the root's Put acknowledged, but %d of %d applied", round, len(log), crashChainLen)
+		}
+		if acked < 0 && len(log) > 0 && len(log) < crashChainLen {
+			cut++
+		}
+		t.Logf("round %d: killed %v after transaction %d of the promotion; %d of %d applied at the reopen", round, delay, k, len(log), crashChainLen)
+		s.Close()
+		child(round, true, 0, 0)
+		s, err = badgerstore.Open(dir, promoOptions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := crashChain(round)
+		log, _ = s.Log(ctx, sp, 0, 0)
+		heads, _ := s.Heads(ctx, sp)
+		pending, _ := s.Pending(ctx, sp)
+		if len(log) != len(c) || log[len(log)-1] != c[len(c)-1].ID || len(heads) != 1 || heads[0] != c[len(c)-1].ID || len(pending) != 0 {
+			t.Fatalf("round %d after the resume: %d applied, heads %v, %d pending", round, len(log), heads, len(pending))
+		}
+		for i, id := range log {
+			if id != c[i].ID {
+				t.Fatalf("round %d: log position %d holds %s, want chain entry %d", round, i+1, id, i)
+			}
+		}
+		if err := storetest.Check(ctx, s); err != nil {
+			t.Fatalf("round %d after the resume: %v", round, err)
+		}
+		s.Close()
+	}
+	t.Logf("%d of %d kills cut a promotion between its transactions", cut, rounds)
+}

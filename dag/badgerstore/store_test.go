@@ -16,7 +16,9 @@ import (
 
 func TestConformanceInMemory(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) dag.Store {
-		s, err := badgerstore.Open("", badgerstore.Options{InMemory: true})
+		// 4 MiB memtables: the long-promotion tests span several
+		// transactions even with -short's shorter chains.
+		s, err := badgerstore.Open("", badgerstore.Options{InMemory: true, MemTableSize: 4 << 20})
 		if err != nil {
 			t.Fatal(err)
 		}
