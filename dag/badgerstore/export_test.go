@@ -18,3 +18,15 @@ func SetLimits(s *Store, promoCount, promoSize, wholeCount, wholeSize int64) {
 	defer s.mu.Unlock()
 	s.testLimits = [2]budget{{promoCount, promoSize}, {wholeCount, wholeSize}}
 }
+
+// PendingCount returns what the store counts in memory of the pending
+// entries of space (it skips index scans when the count is 0).
+func PendingCount(s *Store, space string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sid, ok := s.sidOf(space)
+	if !ok {
+		return 0
+	}
+	return s.pending[sid]
+}

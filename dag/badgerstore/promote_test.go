@@ -137,6 +137,7 @@ func TestPromotionCutOff(t *testing.T) {
 			if m, _ := s.Missing(ctx, "p"); len(m) != 0 {
 				t.Fatalf("Missing after the cut = %v", m)
 			}
+			checkPendingCount(t, s, "p")
 			cutAt := len(log)
 			if tc.open {
 				if err := s.Close(); err != nil {
@@ -174,6 +175,7 @@ func TestPromotionCutOff(t *testing.T) {
 			if p, _ := s.Pending(ctx, "p"); len(p) != 0 {
 				t.Errorf("%d still pending", len(p))
 			}
+			checkPendingCount(t, s, "p")
 			if err := storetest.Check(ctx, s); err != nil {
 				t.Fatal(err)
 			}
@@ -211,11 +213,25 @@ func TestPromotionEstimateShort(t *testing.T) {
 		t.Errorf("%d transactions; want the batch's and at least two halves", txns)
 	}
 	eq(t, "Applied", r.Applied, ids(c))
+	checkPendingCount(t, s, "p")
 	if heads, _ := s.Heads(ctx, "p"); len(heads) != 1 || heads[0] != c[n-1].ID {
 		t.Errorf("Heads = %v", heads)
 	}
 	if err := storetest.Check(ctx, s); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// checkPendingCount checks the store's count of pending entries in memory
+// against the pending index.
+func checkPendingCount(t *testing.T, s *badgerstore.Store, space string) {
+	t.Helper()
+	p, err := s.Pending(context.Background(), space)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := badgerstore.PendingCount(s, space); n != len(p) {
+		t.Fatalf("the store counts %d pending entries of %q, the index holds %d", n, space, len(p))
 	}
 }
 
