@@ -1,12 +1,18 @@
 // Package badgerstore is the dag.Store kept in Badger v4: on disk by
 // default, in memory with Options{InMemory: true}.
 //
-// Every Put commits in one Badger transaction: entries, objects, the
-// parent/child index, heads, the pending set and log positions, so a crash
-// never leaves an entry stored but unindexed, or indexed but absent. The
-// transaction is synced to disk before Put returns (Options.NoSync trades
-// that for speed; then call Sync before acknowledging). The key layout is
-// described in docs/storage.md.
+// Every Put commits its batch in one Badger transaction: entries, objects,
+// the parent/child index, heads, the pending set and log positions, so a
+// crash never leaves an entry stored but unindexed, or indexed but absent.
+// The pending entries the batch makes ready are promoted in the same
+// transaction, unless they are more than one transaction holds (a DAG
+// ingested children first, then its root): then the rest follow in further
+// transactions, each a causal prefix, each leaving a consistent store, and
+// Put returns when all are applied. A crash between them is finished by
+// the next Put after Open. Each transaction is synced to disk before Put
+// returns (Options.NoSync trades that for speed; then call Sync before
+// acknowledging). The key layout and the promotion are described in
+// docs/storage.md.
 //
 // The caller's duties:
 //
@@ -15,6 +21,9 @@
 //     does not verify signatures or schemas.
 //  3. Keep batches to what one Badger transaction holds (some thousands
 //     of entries with the default MemTableSize); a bigger batch fails with
-//     badger.ErrTxnTooBig, wrapped, and writes nothing.
-//  4. Close the store; Close waits for a Put in progress.
+//     badger.ErrTxnTooBig, wrapped, and writes nothing. (What a batch
+//     promotes does not count: it is split as needed.)
+//  4. Pass the same Batch.Admit on every Put: after a crash in the middle
+//     of a long promotion, the next Put judges what was left with its own.
+//  5. Close the store; Close waits for a Put in progress.
 package badgerstore
