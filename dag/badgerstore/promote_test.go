@@ -269,3 +269,56 @@ func firstDiff(a, b []dag.ID) int {
 	}
 	return min(len(a), len(b))
 }
+
+// A Put that resumes a cut-off promotion is itself long (several
+// transactions) and is cut off in turn: the marker stays until the end,
+// so a third Put after a reopen still finishes the promotion.
+func TestPromotionCutTwice(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	o := badgerstore.Options{NoSync: true, MemTableSize: 1 << 20}
+	s, err := badgerstore.Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 1500
+	c := promoChain(n)
+	putReversed(t, s, c[1:])
+	for round, put := range [][]dag.Entry{c[:1], nil} {
+		badgerstore.SetPromoteHook(s, func(k int) error {
+			if k == 2 {
+				return errCut
+			}
+			return nil
+		})
+		if _, err := s.Put(ctx, dag.Batch{Entries: put}); !errors.Is(err, errCut) {
+			t.Fatalf("Put %d: %v, want the cut", round, err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if s, err = badgerstore.Open(dir, o); err != nil {
+			t.Fatal(err)
+		}
+		if err := storetest.Check(ctx, s); err != nil {
+			t.Fatalf("after cut %d: %v", round, err)
+		}
+		checkPendingCount(t, s, "p")
+	}
+	defer s.Close()
+	log, _ := s.Log(ctx, "p", 0, 0)
+	if len(log) == 0 || len(log) >= n {
+		t.Fatalf("%d applied after two cuts, want some but not all", len(log))
+	}
+	cutAt := len(log)
+	r, err := s.Put(ctx, dag.Batch{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "Applied", r.Applied, ids(c[cutAt:]))
+	log, _ = s.Log(ctx, "p", 0, 0)
+	eq(t, "log", log, ids(c))
+	if err := storetest.Check(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+}

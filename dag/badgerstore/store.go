@@ -637,8 +637,11 @@ func (c chunk) promotes() bool {
 // memory of what it holds. first marks the batch's own transaction.
 func (s *Store) commit(p *putTxn, c chunk, first bool) error {
 	defer p.txn.Discard()
-	if s.resume && c.marker == 0 {
-		c.marker = -1 // the resumed promotion ends here
+	if first && s.resume && c.marker == 0 {
+		// A Put that resumed a cut-off promotion and needs no further
+		// transaction: the promotion ends here. (A later transaction
+		// deletes the marker only when it is the last, see next.)
+		c.marker = -1
 	}
 	if err := p.write(c); err != nil {
 		return fmt.Errorf("badgerstore: put: %w", err)
