@@ -129,7 +129,6 @@ type promotion struct {
 	quar []dag.Refusal
 	// applied lists the applied ids in the order of their log positions.
 	applied []dag.ID
-	multi   bool // more than one transaction
 }
 
 // first returns the batch's own transaction: objects, every entry of the
@@ -252,7 +251,6 @@ func (s *Store) first(pr *promotion, objects []dag.Object, lim, whole budget) ch
 	}
 	if len(pr.rest)+len(pr.quar) > 0 {
 		c.marker = +1
-		pr.multi = true
 	}
 	return c
 }
@@ -345,6 +343,4 @@ func (s *Store) readyPending() ([]dag.ID, error) {
 	return out, err
 }
 
-var errTooBig = badger.ErrTxnTooBig
-
-func isTooBig(err error) bool { return errors.Is(err, errTooBig) }
+func isTooBig(err error) bool { return errors.Is(err, badger.ErrTxnTooBig) }
