@@ -26,6 +26,20 @@ func TestConformanceInMemory(t *testing.T) {
 	})
 }
 
+// The suite again with transactions of a few entries: every promotion of
+// more than two or three entries is split, in any DAG, any arrival order
+// and with Admit (the rapid properties), so the split must never show.
+func TestConformanceSmallTransactions(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) dag.Store {
+		s, err := badgerstore.Open("", badgerstore.Options{InMemory: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		badgerstore.SetLimits(s, 24, 6000, 24, 6000)
+		return s
+	})
+}
+
 func TestConformanceOnDisk(t *testing.T) {
 	if testing.Short() {
 		t.Skip("on-disk conformance is slow; the in-memory run covers the logic")
