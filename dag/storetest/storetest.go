@@ -438,13 +438,25 @@ func testLog(t *testing.T, s dag.Store) {
 func propAnyOrder(t *rapid.T, s dag.Store, space string) {
 	d := dagtest.DAGs(dagtest.DAGOptions{Space: space, MaxEntries: 20}).Draw(t, "dag")
 	arrivals := dagtest.Arrivals(d).Draw(t, "arrivals")
+	applied := 0
 	for _, b := range dagtest.Batches(arrivals).Draw(t, "batches") {
-		if _, err := s.Put(ctx, dag.Batch{Entries: b}); err != nil {
+		r, err := s.Put(ctx, dag.Batch{Entries: b})
+		if err != nil {
 			t.Fatal(err)
 		}
 		if err := CheckSpace(ctx, s, space); err != nil {
 			t.Fatal(err)
 		}
+		// Result.Applied lists what the Put applied in the order of the
+		// log positions it took.
+		tail, err := s.Log(ctx, space, uint64(applied), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(tail, r.Applied) && len(tail)+len(r.Applied) > 0 {
+			t.Fatalf("Result.Applied = %v, the log gained %v", r.Applied, tail)
+		}
+		applied += len(tail)
 	}
 	pm := d.ParentMap()
 	heads, err := s.Heads(ctx, d.Space)
