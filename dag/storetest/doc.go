@@ -9,7 +9,8 @@
 //
 // Run checks what the dag.Store interfaces promise: what "not found"
 // returns, atomic batches, duplicates and conflicts, the pending set and
-// transitive promotion, heads, children, log positions, objects, that the
+// transitive promotion (also of a 10 000-long chain put children first,
+// more than a Badger transaction holds; 3000 with -short), heads, children, log positions, objects, that the
 // store neither keeps nor hands out the caller's slices, ErrClosed after
 // Close, the Batch.Admit hook (quarantine with descendants, hold back,
 // internal failure), and (with rapid) that any DAG inserted in any order,
