@@ -129,6 +129,9 @@ type promotion struct {
 	quar []dag.Refusal
 	// applied lists the applied ids in the order of their log positions.
 	applied []dag.ID
+	// keep: a promotion cut off earlier waits in another space, so the
+	// last transaction keeps the marker.
+	keep bool
 }
 
 // first returns the batch's own transaction: objects, every entry of the
@@ -282,7 +285,7 @@ func (s *Store) next(pr *promotion, lim budget) chunk {
 		}
 	}
 	c.quar = pr.quar[:m:m]
-	if n == len(pr.rest) && m == len(pr.quar) {
+	if n == len(pr.rest) && m == len(pr.quar) && !pr.keep {
 		c.marker = -1
 	}
 	return c
@@ -297,12 +300,12 @@ func (pr *promotion) consume(c chunk) {
 	}
 }
 
-// readyPending returns the pending entries whose parents are all applied
-// in their space, or one of them quarantined there: what a promotion cut
-// off between two transactions left. It reads the whole pending set, so
-// Put calls it only while keyPromote is held.
-func (s *Store) readyPending() ([]dag.ID, error) {
-	var out []dag.ID
+// readyPending returns, per space, the pending entries whose parents are
+// all applied in their space, or one of them quarantined there: what a
+// promotion cut off between two transactions left. It reads the whole
+// pending set, so Put calls it only while keyPromote is held, once.
+func (s *Store) readyPending() (map[string][]dag.ID, error) {
+	out := map[string][]dag.ID{}
 	err := s.db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{pQueue}})
 		defer it.Close()
@@ -335,7 +338,7 @@ func (s *Store) readyPending() ([]dag.ID, error) {
 				}
 			}
 			if ready {
-				out = append(out, id)
+				out[e.Space] = append(out[e.Space], id)
 			}
 		}
 		return nil

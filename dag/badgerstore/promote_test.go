@@ -15,11 +15,13 @@ import (
 var errCut = errors.New("cut off")
 
 // promoChain returns a chain of n entries of space "p".
-func promoChain(n int) []dag.Entry {
+func promoChain(n int) []dag.Entry { return promoChainIn("p", n) }
+
+func promoChainIn(space string, n int) []dag.Entry {
 	es := make([]dag.Entry, n)
 	var parents []dag.ID
 	for i := range es {
-		es[i] = dagtest.NewEntry("p", 9, i, parents)
+		es[i] = dagtest.NewEntry(space, 9, i, parents)
 		parents = []dag.ID{es[i].ID}
 	}
 	return es
@@ -41,9 +43,10 @@ func putReversed(t *testing.T, s dag.Store, es []dag.Entry) {
 // simulated here by a hook that stops the Put) leaves a consistent store:
 // a causal prefix of the chain applied, the rest pending, including the
 // tip, which came in the batch with the root.
-// After a reopen, the next Put, whatever it carries (an empty batch, or
-// only the root again, a duplicate), finishes the promotion, judging the
-// rest with its Admit, in causal order.
+// After a reopen (or not), Unfinished names the space, a Put in another
+// space leaves it alone, and the next Put in the space, whatever it carries
+// (here only the root again, a duplicate), or Resume, finishes the
+// promotion, judging the rest with its Admit, in causal order.
 func TestPromotionCutOff(t *testing.T) {
 	// Some 13 transactions: 3000 entries in 2 MiB memtables, or (-short)
 	// 1200 in 1 MiB.
@@ -56,18 +59,18 @@ func TestPromotionCutOff(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		cut  int         // stop before promotion transaction cut+1
-		next []dag.Entry // what the Put after the reopen carries
+		next []dag.Entry // what the Put after the reopen carries; nil: call Resume
 		bad  bool        // Admit refuses entry n-100
 		open bool        // reopen before that Put (else the same Store goes on)
 	}{
 		{"after the batch, root again", 1, c[:1], false, true},
-		{"after three, empty batch", 3, nil, false, true},
-		{"with a refusal, empty batch", 1, nil, true, true},
+		{"after three, Resume", 3, nil, false, true},
+		{"with a refusal, Resume", 1, nil, true, true},
 		{"same store, root again", 2, c[:1], true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if testing.Short() && tc.next == nil {
-				t.Skip("-short: the cases that put an empty batch after the cut")
+				t.Skip("-short: the cases that call Resume after the cut")
 			}
 			ctx := context.Background()
 			dir := t.TempDir()
@@ -150,10 +153,32 @@ func TestPromotionCutOff(t *testing.T) {
 					t.Fatalf("after the reopen: %v", err)
 				}
 			}
+			// A Put in another space leaves the promotion to its own
+			// space: Admit may judge only its space's entries.
+			other := dagtest.NewEntry("other", 9, 0, nil)
+			if _, err := s.Put(ctx, dag.Batch{Entries: []dag.Entry{other}, Admit: func(e dag.Entry) error {
+				if e.Space != "other" {
+					t.Errorf("a Put in space other judged %s of space %s", e.ID, e.Space)
+				}
+				return nil
+			}}); err != nil {
+				t.Fatal(err)
+			}
+			if u, err := s.Unfinished(ctx); err != nil || len(u) != 1 || u[0] != "p" {
+				t.Fatalf("Unfinished = %v, %v; want [p]", u, err)
+			}
 			judged = judged[:0]
-			r, err := s.Put(ctx, dag.Batch{Entries: tc.next, Admit: admit})
+			var r dag.Result
+			if tc.next == nil {
+				r, err = s.Resume(ctx, "p", admit)
+			} else {
+				r, err = s.Put(ctx, dag.Batch{Entries: tc.next, Admit: admit})
+			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			if u, err := s.Unfinished(ctx); err != nil || len(u) != 0 {
+				t.Fatalf("Unfinished after the promotion = %v, %v", u, err)
 			}
 			last := n
 			if tc.bad {
@@ -271,8 +296,9 @@ func firstDiff(a, b []dag.ID) int {
 }
 
 // A Put that resumes a cut-off promotion is itself long (several
-// transactions) and is cut off in turn: the marker stays until the end,
-// so a third Put after a reopen still finishes the promotion.
+// transactions) and is cut off in turn, and so is a Resume: the marker
+// stays until the end, so a Resume after a reopen still finishes the
+// promotion.
 func TestPromotionCutTwice(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -291,7 +317,13 @@ func TestPromotionCutTwice(t *testing.T) {
 			}
 			return nil
 		})
-		if _, err := s.Put(ctx, dag.Batch{Entries: put}); !errors.Is(err, errCut) {
+		var err error
+		if put != nil {
+			_, err = s.Put(ctx, dag.Batch{Entries: put})
+		} else {
+			_, err = s.Resume(ctx, "p", nil)
+		}
+		if !errors.Is(err, errCut) {
 			t.Fatalf("Put %d: %v, want the cut", round, err)
 		}
 		if err := s.Close(); err != nil {
@@ -311,7 +343,10 @@ func TestPromotionCutTwice(t *testing.T) {
 		t.Fatalf("%d applied after two cuts, want some but not all", len(log))
 	}
 	cutAt := len(log)
-	r, err := s.Put(ctx, dag.Batch{})
+	if r, err := s.Put(ctx, dag.Batch{}); err != nil || len(r.Applied) != 0 {
+		t.Fatalf("an empty Put, which names no space: %+v, %v", r, err)
+	}
+	r, err := s.Resume(ctx, "p", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,5 +355,59 @@ func TestPromotionCutTwice(t *testing.T) {
 	eq(t, "log", log, ids(c))
 	if err := storetest.Check(ctx, s); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Promotions cut off in two spaces: finishing one keeps the marker for the
+// other, across reopens, until it is finished too.
+func TestPromotionCutTwoSpaces(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	o := badgerstore.Options{NoSync: true, MemTableSize: 1 << 20}
+	s, err := badgerstore.Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 1000
+	chains := map[string][]dag.Entry{"p": promoChainIn("p", n), "q": promoChainIn("q", n)}
+	for _, sp := range []string{"p", "q"} {
+		putReversed(t, s, chains[sp][1:])
+		badgerstore.SetPromoteHook(s, func(int) error { return errCut })
+		if _, err := s.Put(ctx, dag.Batch{Entries: chains[sp][:1]}); !errors.Is(err, errCut) {
+			t.Fatalf("Put of the root of %s: %v, want the cut", sp, err)
+		}
+		badgerstore.SetPromoteHook(s, nil)
+	}
+	reopen := func(want ...string) {
+		t.Helper()
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if s, err = badgerstore.Open(dir, o); err != nil {
+			t.Fatal(err)
+		}
+		u, err := s.Unfinished(ctx)
+		if err != nil || !slices.Equal(u, want) {
+			t.Fatalf("Unfinished = %v, %v; want %v", u, err, want)
+		}
+		if err := storetest.Check(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reopen("p", "q")
+	if _, err := s.Put(ctx, dag.Batch{Entries: chains["p"][:1]}); err != nil {
+		t.Fatal(err)
+	}
+	reopen("q")
+	if log, _ := s.Log(ctx, "p", 0, 0); len(log) != n {
+		t.Fatalf("%d of p applied", len(log))
+	}
+	if _, err := s.Resume(ctx, "q", nil); err != nil {
+		t.Fatal(err)
+	}
+	reopen()
+	defer s.Close()
+	if log, _ := s.Log(ctx, "q", 0, 0); len(log) != n {
+		t.Fatalf("%d of q applied", len(log))
 	}
 }

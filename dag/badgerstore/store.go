@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
@@ -123,8 +124,10 @@ type Store struct {
 	ids     *idFilter      // a superset of the ids of the entries held
 	maxVal  int            // the largest value Badger takes (in memory: 1 MiB), 0 for no limit
 	// resume: keyPromote is held, a promotion was cut off between two
-	// transactions; the next Put looks for what it left. Under mu.
+	// transactions; the next Put in its space finishes it. ready: what it
+	// left, per space, once read (nil before). Under mu.
 	resume         bool
+	ready          map[string][]dag.ID
 	valueThreshold int64             // Badger's ValueThreshold, for sizing transactions
 	promoteHook    func(k int) error // tests: called before promotion transaction k+1; an error stops the Put there
 	testLimits     [2]budget         // tests: limit and wholeLimit instead of Badger's, when not zero
@@ -538,6 +541,59 @@ func (p *putTxn) ensureSpace(space string) (uint32, error) {
 // are more than fit: the rest are promoted in further transactions, each a
 // causal prefix of what is left, before Put returns (see promote.go).
 func (s *Store) Put(ctx context.Context, b dag.Batch) (dag.Result, error) {
+	return s.put(ctx, b, "")
+}
+
+// Resume finishes a promotion that a crash cut off between two of its
+// transactions in space (see Unfinished), judging what is left with admit,
+// as a Put of an entry of space would. It does nothing when space has none.
+func (s *Store) Resume(ctx context.Context, space string, admit func(dag.Entry) error) (dag.Result, error) {
+	return s.put(ctx, dag.Batch{Admit: admit}, space)
+}
+
+// Unfinished returns the spaces, sorted, where a crash cut off a promotion
+// between two of its transactions: pending entries wait there whose
+// parents are all applied (or one quarantined). The next Put of an entry of
+// such a space, or Resume, finishes it. Without a crash it returns none.
+func (s *Store) Unfinished(ctx context.Context) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	if !s.resume {
+		return nil, nil
+	}
+	if err := s.loadReady(); err != nil {
+		return nil, err
+	}
+	var out []string
+	for sp, ids := range s.ready {
+		if len(ids) > 0 {
+			out = append(out, sp)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// loadReady reads the pending set for what a cut-off promotion left, once
+// per cut. Call with mu held and s.resume set.
+func (s *Store) loadReady() error {
+	if s.ready != nil {
+		return nil
+	}
+	r, err := s.readyPending()
+	if err != nil {
+		return fmt.Errorf("badgerstore: resume a promotion: %w", err)
+	}
+	s.ready = r
+	return nil
+}
+
+// put is Put; a non-empty also names a space to resume besides those of
+// b's entries.
+func (s *Store) put(ctx context.Context, b dag.Batch, also string) (dag.Result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(ctx); err != nil {
@@ -555,17 +611,31 @@ func (s *Store) Put(ctx context.Context, b dag.Batch) (dag.Result, error) {
 			}
 		}
 	}
+	// A promotion cut off by a crash is finished by the next Put in its
+	// space, with that Put's Admit (which may judge only its own space's
+	// entries: the replica's does).
 	var ready []dag.ID
+	var resumed []string
+	keep := false // a cut-off promotion waits in a space this Put does not touch
 	if s.resume {
-		var err error
-		if ready, err = s.readyPending(); err != nil {
-			return dag.Result{}, fmt.Errorf("badgerstore: resume a promotion: %w", err)
+		if err := s.loadReady(); err != nil {
+			return dag.Result{}, err
+		}
+		for _, sp := range slices.Sorted(maps.Keys(s.ready)) {
+			mine := sp == also || slices.ContainsFunc(b.Entries, func(e dag.Entry) bool { return e.Space == sp })
+			switch {
+			case mine:
+				ready = append(ready, s.ready[sp]...)
+				resumed = append(resumed, sp)
+			case len(s.ready[sp]) > 0:
+				keep = true
+			}
 		}
 	}
 	p := s.newPutTxn()
 	var plan *dag.Plan
 	var err error
-	if s.resume {
+	if len(ready) > 0 {
 		plan, err = dag.PlanResume(b, p, ready)
 	} else {
 		plan, err = dag.PlanBatch(b, p)
@@ -574,21 +644,33 @@ func (s *Store) Put(ctx context.Context, b dag.Batch) (dag.Result, error) {
 		p.txn.Discard()
 		return dag.Result{}, err
 	}
-	pr := &promotion{plan: plan}
-	c := s.first(pr, b.Objects, s.limit(), s.wholeLimit())
+	pr := &promotion{plan: plan, keep: keep}
+	first := func(lim, whole budget) chunk {
+		c := s.first(pr, b.Objects, lim, whole)
+		if c.marker == 0 && s.resume && !keep {
+			c.marker = -1 // the last cut-off promotion ends here
+		}
+		return c
+	}
+	c := first(s.limit(), s.wholeLimit())
 	if err = s.commit(p, c, true); isTooBig(err) && c.promotes() {
 		// The estimate was short: write the batch with only the
 		// promotions its own entries need, the rest after it.
-		c = s.first(pr, b.Objects, budget{}, budget{})
+		c = first(budget{}, budget{})
 		err = s.commit(s.newPutTxn(), c, true)
 	}
 	if err != nil {
 		return dag.Result{}, err
 	}
+	// The batch is held. Should a later transaction fail, the next Put in
+	// the space finishes the promotion, as after a crash.
+	cut := func() {
+		s.resume, s.ready = true, nil
+	}
 	for k := 1; len(pr.rest)+len(pr.quar) > 0; k++ {
 		if s.promoteHook != nil {
 			if err := s.promoteHook(k); err != nil {
-				s.resume = true
+				cut()
 				return dag.Result{}, err
 			}
 		}
@@ -604,10 +686,12 @@ func (s *Store) Put(ctx context.Context, b dag.Batch) (dag.Result, error) {
 				lim = budget{lim.count / 2, lim.size / 2}
 				continue
 			}
-			// The batch is held; the next Put finishes the promotion.
-			s.resume = true
+			cut()
 			return dag.Result{}, fmt.Errorf("badgerstore: promotion after the batch committed: %w", err)
 		}
+	}
+	for _, sp := range resumed {
+		delete(s.ready, sp)
 	}
 	res := plan.Result
 	res.Applied = pr.applied
@@ -637,12 +721,6 @@ func (c chunk) promotes() bool {
 // memory of what it holds. first marks the batch's own transaction.
 func (s *Store) commit(p *putTxn, c chunk, first bool) error {
 	defer p.txn.Discard()
-	if first && s.resume && c.marker == 0 {
-		// A Put that resumed a cut-off promotion and needs no further
-		// transaction: the promotion ends here. (A later transaction
-		// deletes the marker only when it is the last, see next.)
-		c.marker = -1
-	}
 	if err := p.write(c); err != nil {
 		return fmt.Errorf("badgerstore: put: %w", err)
 	}
@@ -689,7 +767,7 @@ func (s *Store) commit(p *putTxn, c chunk, first bool) error {
 		s.anyQuar = true
 	}
 	if c.marker < 0 {
-		s.resume = false
+		s.resume, s.ready = false, nil
 	}
 	return nil
 }
