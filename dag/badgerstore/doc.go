@@ -9,7 +9,7 @@
 // ingested children first, then its root): then the rest follow in further
 // transactions, each a causal prefix, each leaving a consistent store, and
 // Put returns when all are applied. A crash between them is finished by
-// the next Put after Open. Each transaction is synced to disk before Put
+// the next Put in the space after Open, or by Resume (see Unfinished). Each transaction is synced to disk before Put
 // returns (Options.NoSync trades that for speed; then call Sync before
 // acknowledging). The key layout and the promotion are described in
 // docs/storage.md.
@@ -23,7 +23,9 @@
 //     of entries with the default MemTableSize); a bigger batch fails with
 //     badger.ErrTxnTooBig, wrapped, and writes nothing. (What a batch
 //     promotes does not count: it is split as needed.)
-//  4. Pass the same Batch.Admit on every Put: after a crash in the middle
-//     of a long promotion, the next Put judges what was left with its own.
+//  4. Pass a space's Batch.Admit on every Put of its entries (or call
+//     Resume for each space Unfinished lists after Open): after a crash
+//     in the middle of a long promotion, the next Put in the space judges
+//     what was left with its own Admit.
 //  5. Close the store; Close waits for a Put in progress.
 package badgerstore
