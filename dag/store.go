@@ -340,6 +340,9 @@ type Plan struct {
 	Quarantine []Refusal
 	// Result is the Put result to return once the plan is committed.
 	Result Result
+	// Ready lists the pending entries that the plan found ready to decide
+	// but left pending because it reached PlanResume's max.
+	Ready []ID
 }
 
 // PlanBatch decides what a Put of b does, given the backend's current state
@@ -354,23 +357,34 @@ type Plan struct {
 // entry with a quarantined parent is quarantined (unknown_parent) without
 // being judged, whether it arrives before or after that parent.
 func PlanBatch(b Batch, v PlanView) (*Plan, error) {
-	return planBatch(b, v, nil)
+	return planBatch(b, v, nil, 0)
 }
 
-// PlanResume is PlanBatch for a backend that holds pending entries whose
-// parents are all applied, or one of them quarantined, that no Put decided:
-// a backend that commits a long promotion in several transactions leaves
-// them when it stops (a crash) between two. ready lists them (ids that are
-// not such entries are skipped). The plan first decides them as a Put
-// would have (b.Admit judges each, in causal order, then what it
-// unblocks, transitively), then plans b. They are reported in
-// Result.Applied or Result.Quarantined like any promoted pending entry;
-// one that b.Admit holds back (ErrHold) stays pending, unreported.
-func PlanResume(b Batch, v PlanView, ready []ID) (*Plan, error) {
-	return planBatch(b, v, ready)
+// PlanResume is PlanBatch for a backend that commits a long promotion in
+// steps, so that neither a transaction nor the plan held in memory grows
+// with it.
+//
+// ready lists pending entries whose parents are all applied, or one of
+// them quarantined, that no Put decided: what a promotion cut off by a
+// crash left, or what the previous step's Plan.Ready left (ids that are not
+// such entries are skipped). The plan first decides them as a Put would
+// have (b.Admit judges each, in causal order, then what it unblocks,
+// transitively), then plans b. They are reported in Result.Applied or
+// Result.Quarantined like any promoted pending entry; one that b.Admit
+// holds back (ErrHold) stays pending, unreported.
+//
+// With max > 0 the plan decides at most max pending entries that are not
+// in b (entries of b are always decided, a pending entry put again
+// included): the ones it finds ready beyond that it leaves pending, in
+// Plan.Ready, not judged. The backend writes the plan, then plans them with
+// PlanResume(Batch{Admit: b.Admit}, v, plan.Ready, max), and so on until
+// Plan.Ready is empty; an entry of b left waiting for one of them is
+// pending in the first plan's Result and promoted in a later one.
+func PlanResume(b Batch, v PlanView, ready []ID, max int) (*Plan, error) {
+	return planBatch(b, v, ready, max)
 }
 
-func planBatch(b Batch, v PlanView, resume []ID) (*Plan, error) {
+func planBatch(b Batch, v PlanView, resume []ID, max int) (*Plan, error) {
 	for _, o := range b.Objects {
 		if Sum(o.Data) != o.ID {
 			return nil, fmt.Errorf("%w: %s", ErrObjectMismatch, o.ID)
@@ -416,6 +430,30 @@ func planBatch(b Batch, v PlanView, resume []ID) (*Plan, error) {
 		fresh = append(fresh, e)
 	}
 
+	// own: pending entries put again, which count as the batch's.
+	own := make(map[ID]bool, len(retry))
+	for _, e := range retry {
+		own[e.ID] = true
+	}
+	// capped reports whether the pending entry id, ready to be decided,
+	// is to be left for a later plan (PlanResume's max), and lists it in
+	// p.Ready then.
+	passed := make(map[ID]bool)
+	left := make(map[ID]bool)
+	capped := func(id ID, wasPending bool) bool {
+		if max <= 0 || !wasPending || own[id] || passed[id] {
+			return false
+		}
+		if len(passed) < max {
+			passed[id] = true
+			return false
+		}
+		if !left[id] {
+			left[id] = true
+			p.Ready = append(p.Ready, id)
+		}
+		return true
+	}
 	p.Apply = make([]Step, 0, len(fresh))
 	p.Result.Applied = make([]ID, 0, len(fresh))
 	applied := make(map[ID]string, len(fresh)) // applied by this plan: id → space
@@ -519,7 +557,7 @@ func planBatch(b Batch, v PlanView, resume []ID) (*Plan, error) {
 		q := []Refusal{{Entry: e, Rejection: rej, WasPending: wasPending}}
 		for i := 0; i < len(q); i++ {
 			r := q[i]
-			if decided(r.ID) {
+			if decided(r.ID) || capped(r.ID, r.WasPending) {
 				continue
 			}
 			refused[r.ID] = r.Space
@@ -543,7 +581,7 @@ func planBatch(b Batch, v PlanView, resume []ID) (*Plan, error) {
 		queue = append(queue[:0], Step{Entry: e, WasPending: wasPending})
 		for i := 0; i < len(queue); i++ {
 			s := queue[i]
-			if decided(s.ID) || heldBack[s.ID] {
+			if decided(s.ID) || heldBack[s.ID] || capped(s.ID, s.WasPending) {
 				continue
 			}
 			if b.Admit != nil {

@@ -30,3 +30,11 @@ func PendingCount(s *Store, space string) int {
 	}
 	return s.pending[sid]
 }
+
+// SetRound sets how many promotions one plan decides (a longer cascade
+// is planned in rounds); 0 restores the default.
+func SetRound(s *Store, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.testRound = n
+}

@@ -130,8 +130,21 @@ type promotion struct {
 	// applied lists the applied ids in the order of their log positions.
 	applied []dag.ID
 	// keep: a promotion cut off earlier waits in another space, so the
-	// last transaction keeps the marker.
-	keep bool
+	// last transaction keeps the marker. more: another round follows
+	// (plan.Ready), so this one's last transaction keeps it too.
+	keep, more bool
+}
+
+// promoteRound bounds the promotions one plan decides, and so the memory a
+// long promotion holds at once (the plan keeps every entry it applies):
+// a longer cascade is planned and written in rounds.
+const promoteRound = 8192
+
+func (s *Store) roundMax() int {
+	if s.testRound > 0 {
+		return s.testRound
+	}
+	return promoteRound
 }
 
 // first returns the batch's own transaction: objects, every entry of the
@@ -169,6 +182,9 @@ func (s *Store) first(pr *promotion, objects []dag.Object, lim, whole budget) ch
 		// The usual case: everything in one transaction.
 		c.apply, c.quar = plan.Apply, plan.Quarantine
 		pr.applied = plan.Result.Applied
+		if pr.more {
+			c.marker = +1
+		}
 		return c
 	}
 	planned := make(map[dag.ID]bool, len(plan.Apply))
@@ -252,7 +268,7 @@ func (s *Store) first(pr *promotion, objects []dag.Object, lim, whole budget) ch
 		}
 		pr.quar = append(pr.quar, r)
 	}
-	if len(pr.rest)+len(pr.quar) > 0 {
+	if len(pr.rest)+len(pr.quar) > 0 || pr.more {
 		c.marker = +1
 	}
 	return c
@@ -285,7 +301,7 @@ func (s *Store) next(pr *promotion, lim budget) chunk {
 		}
 	}
 	c.quar = pr.quar[:m:m]
-	if n == len(pr.rest) && m == len(pr.quar) && !pr.keep {
+	if n == len(pr.rest) && m == len(pr.quar) && !pr.keep && !pr.more {
 		c.marker = -1
 	}
 	return c

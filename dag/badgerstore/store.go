@@ -128,6 +128,8 @@ type Store struct {
 	// left, per space, once read (nil before). Under mu.
 	resume         bool
 	ready          map[string][]dag.ID
+	marked         bool              // keyPromote is held (also while a Put writes a long promotion); under mu
+	testRound      int               // tests: promotions planned per round instead of promoteRound, when not 0
 	valueThreshold int64             // Badger's ValueThreshold, for sizing transactions
 	promoteHook    func(k int) error // tests: called before promotion transaction k+1; an error stops the Put there
 	testLimits     [2]budget         // tests: limit and wholeLimit instead of Badger's, when not zero
@@ -160,7 +162,7 @@ func Open(dir string, o Options) (*Store, error) {
 		q.Close()
 		switch _, err := txn.Get(keyPromote); {
 		case err == nil:
-			s.resume = true
+			s.resume, s.marked = true, true
 		case !errors.Is(err, badger.ErrKeyNotFound):
 			return err
 		}
@@ -632,69 +634,103 @@ func (s *Store) put(ctx context.Context, b dag.Batch, also string) (dag.Result, 
 			}
 		}
 	}
-	p := s.newPutTxn()
-	var plan *dag.Plan
-	var err error
-	if len(ready) > 0 {
-		plan, err = dag.PlanResume(b, p, ready)
-	} else {
-		plan, err = dag.PlanBatch(b, p)
-	}
-	if err != nil {
-		p.txn.Discard()
-		return dag.Result{}, err
-	}
-	pr := &promotion{plan: plan, keep: keep}
-	first := func(lim, whole budget) chunk {
-		c := s.first(pr, b.Objects, lim, whole)
-		if c.marker == 0 && s.resume && !keep {
-			c.marker = -1 // the last cut-off promotion ends here
-		}
-		return c
-	}
-	c := first(s.limit(), s.wholeLimit())
-	if err = s.commit(p, c, true); isTooBig(err) && c.promotes() {
-		// The estimate was short: write the batch with only the
-		// promotions its own entries need, the rest after it.
-		c = first(budget{}, budget{})
-		err = s.commit(s.newPutTxn(), c, true)
-	}
-	if err != nil {
-		return dag.Result{}, err
-	}
-	// The batch is held. Should a later transaction fail, the next Put in
-	// the space finishes the promotion, as after a crash.
-	cut := func() {
+	// The batch is held once its transaction commits. Should a later one
+	// fail, the next Put in the space finishes the promotion, as after a
+	// crash.
+	cut := func(err error) (dag.Result, error) {
 		s.resume, s.ready = true, nil
+		return dag.Result{}, err
 	}
-	for k := 1; len(pr.rest)+len(pr.quar) > 0; k++ {
-		if s.promoteHook != nil {
-			if err := s.promoteHook(k); err != nil {
-				cut()
-				return dag.Result{}, err
+	var res dag.Result
+	later := map[dag.ID]bool{} // decided after the first round
+	batch, max := b, s.roundMax()
+	for round, k := 0, 0; ; round++ {
+		// A round plans at most max promotions (its plan is in memory),
+		// and writes them in as many transactions as they need.
+		if round > 0 {
+			if k++; s.promoteHook != nil {
+				if err := s.promoteHook(k); err != nil {
+					return cut(err)
+				}
 			}
 		}
-		lim := s.limit()
-		for {
-			c := s.next(pr, lim)
-			err := s.commit(s.newPutTxn(), c, false)
-			if err == nil {
-				pr.consume(c)
-				break
+		p := s.newPutTxn()
+		plan, err := dag.PlanResume(batch, p, ready, max)
+		if err != nil {
+			p.txn.Discard()
+			if round > 0 {
+				return cut(fmt.Errorf("badgerstore: promotion after the batch committed: %w", err))
 			}
-			if isTooBig(err) && len(c.apply)+len(c.quar) > 1 {
-				lim = budget{lim.count / 2, lim.size / 2}
-				continue
-			}
-			cut()
-			return dag.Result{}, fmt.Errorf("badgerstore: promotion after the batch committed: %w", err)
+			return dag.Result{}, err
 		}
+		pr := &promotion{plan: plan, keep: keep, more: len(plan.Ready) > 0}
+		first := func(lim, whole budget) chunk {
+			c := s.first(pr, batch.Objects, lim, whole)
+			if c.marker == 0 && s.marked && !keep {
+				c.marker = -1 // the last cut-off promotion ends here
+			}
+			return c
+		}
+		c := first(s.limit(), s.wholeLimit())
+		if err = s.commit(p, c, round == 0); isTooBig(err) && c.promotes() {
+			// The estimate was short: write the batch with only the
+			// promotions its own entries need, the rest after it.
+			c = first(budget{}, budget{})
+			err = s.commit(s.newPutTxn(), c, round == 0)
+		}
+		if err != nil {
+			if round > 0 {
+				return cut(fmt.Errorf("badgerstore: promotion after the batch committed: %w", err))
+			}
+			return dag.Result{}, err
+		}
+		for len(pr.rest)+len(pr.quar) > 0 {
+			if k++; s.promoteHook != nil {
+				if err := s.promoteHook(k); err != nil {
+					return cut(err)
+				}
+			}
+			lim := s.limit()
+			for {
+				c := s.next(pr, lim)
+				err := s.commit(s.newPutTxn(), c, false)
+				if err == nil {
+					pr.consume(c)
+					break
+				}
+				if isTooBig(err) && len(c.apply)+len(c.quar) > 1 {
+					lim = budget{lim.count / 2, lim.size / 2}
+					continue
+				}
+				return cut(fmt.Errorf("badgerstore: promotion after the batch committed: %w", err))
+			}
+		}
+		if round == 0 {
+			res = plan.Result
+			res.Applied = pr.applied
+		} else {
+			res.Applied = append(res.Applied, pr.applied...)
+			res.Quarantined = append(res.Quarantined, plan.Result.Quarantined...)
+			for _, id := range pr.applied {
+				later[id] = true
+			}
+			for _, r := range plan.Result.Quarantined {
+				later[r.ID] = true
+			}
+		}
+		if len(plan.Ready) == 0 {
+			break
+		}
+		batch, ready = dag.Batch{Admit: b.Admit}, plan.Ready
+	}
+	if len(later) > 0 {
+		// An entry of the batch behind a promotion left for a later round
+		// was pending after the first.
+		res.Pending = slices.DeleteFunc(res.Pending, func(id dag.ID) bool { return later[id] })
 	}
 	for _, sp := range resumed {
 		delete(s.ready, sp)
 	}
-	res := plan.Result
-	res.Applied = pr.applied
 	return res, nil
 }
 
@@ -766,8 +802,11 @@ func (s *Store) commit(p *putTxn, c chunk, first bool) error {
 		}
 		s.anyQuar = true
 	}
-	if c.marker < 0 {
-		s.resume, s.ready = false, nil
+	switch {
+	case c.marker > 0:
+		s.marked = true
+	case c.marker < 0:
+		s.marked, s.resume, s.ready = false, false, nil
 	}
 	return nil
 }

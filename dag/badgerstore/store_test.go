@@ -26,9 +26,10 @@ func TestConformanceInMemory(t *testing.T) {
 	})
 }
 
-// The suite again with transactions of a few entries: every promotion of
-// more than two or three entries is split, in any DAG, any arrival order
-// and with Admit (the rapid properties), so the split must never show.
+// The suite again with transactions of a few entries and plans of five
+// promotions: every promotion of more than two or three entries is split,
+// and planned in rounds, in any DAG, any arrival order and with Admit (the
+// rapid properties), so the split must never show.
 func TestConformanceSmallTransactions(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) dag.Store {
 		s, err := badgerstore.Open("", badgerstore.Options{InMemory: true})
@@ -36,6 +37,7 @@ func TestConformanceSmallTransactions(t *testing.T) {
 			t.Fatal(err)
 		}
 		badgerstore.SetLimits(s, 24, 6000, 24, 6000)
+		badgerstore.SetRound(s, 5)
 		return s
 	})
 }
