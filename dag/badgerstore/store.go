@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/dgraph-io/badger/v4"
@@ -147,6 +148,13 @@ func Open(dir string, o Options) (*Store, error) {
 	}
 	bo := o.badger(dir)
 	db, err := badger.Open(bo)
+	if err != nil && strings.Contains(err.Error(), "Create a new file") {
+		// Badger (v4.9.6) cannot open a directory holding an empty .mem
+		// or .vlog file, which a crash between creating one and writing to
+		// it leaves (dgraph-io/badger#2207): it sizes the file, then fails
+		// with z.NewFile. The second attempt opens the sized file.
+		db, err = badger.Open(bo)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("badgerstore: open %s: %w", dir, err)
 	}

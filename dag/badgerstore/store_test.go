@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/dgraph-io/badger/v4"
@@ -238,4 +240,28 @@ func reopen(t *testing.T, s *badgerstore.Store, dir string) *badgerstore.Store {
 	s = openDisk(t, dir)
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// A crash between Badger's creating a memtable file and writing to it
+// leaves an empty .mem file, which Badger alone refuses to open
+// (dgraph-io/badger#2207); the store opens it and keeps what it held.
+func TestOpenEmptyMemFile(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openDisk(t, dir)
+	e := dagtest.NewEntry("s", 12, 0, nil)
+	if _, err := s.Put(ctx, dag.Batch{Entries: []dag.Entry{e}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "00099.mem"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s = openDisk(t, dir)
+	defer s.Close()
+	if st, err := s.Has(ctx, e.ID); err != nil || st != dag.Applied {
+		t.Fatalf("Has = %v, %v", st, err)
+	}
 }
