@@ -589,7 +589,8 @@ func BenchmarkPut(b *testing.B) {
 // BenchmarkChildrenFirst: a chain of 10 000 entries of 530 bytes put
 // children first in batches of 1000 (every entry waits for its parent),
 // then the root, whose Put promotes the whole chain in several
-// transactions (with the default 16 MiB memtables, 9 of them).
+// transactions (with the default 16 MiB memtables, 8 of them in two
+// rounds).
 // ns/op is per chain; "root-s" is the root's Put alone.
 func BenchmarkChildrenFirst(b *testing.B) {
 	const n = 10_000
