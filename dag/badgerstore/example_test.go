@@ -35,3 +35,34 @@ func ExampleOpen() {
 	fmt.Println(string(got.Data), len(heads))
 	// Output: {"hello":"world"} 1
 }
+
+// After Open, a caller that judges entries with Batch.Admit finishes a
+// promotion that a crash cut off, space by space, with each space's Admit.
+// (Otherwise the next Put of an entry of the space does it.)
+func ExampleStore_Resume() {
+	ctx := context.Background()
+	s, err := badgerstore.Open("", badgerstore.Options{InMemory: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	admitFor := func(space string) func(dag.Entry) error {
+		return func(dag.Entry) error { return nil } // judge the entry against its space
+	}
+	spaces, err := s.Unfinished(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, sp := range spaces {
+		r, err := s.Resume(ctx, sp, admitFor(sp))
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(sp, len(r.Applied), "applied")
+	}
+	fmt.Println(len(spaces), "unfinished")
+	// Output: 0 unfinished
+}
