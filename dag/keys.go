@@ -344,7 +344,7 @@ func (v *BatchVerifier) alloc(n int) []byte {
 	}
 	start := len(v.arena)
 	v.arena = v.arena[:start+n]
-	return v.arena[start:start:start+n]
+	return v.arena[start : start : start+n]
 }
 
 // Len returns the number of signatures queued.

@@ -178,3 +178,19 @@ func verifyInBatches(b *testing.B, v *dag.BatchVerifier, cs []sigCase) {
 	v.Verify()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "sigs/s")
 }
+
+// BenchmarkVerifyBatchSize: one signer (a replica syncing one author's
+// chain), batches of different sizes, messages of envelope size.
+func BenchmarkVerifyBatchSize(b *testing.B) {
+	s, _ := dag.SignerFromSeed(seedN(1))
+	for _, batch := range []int{64, 256, 512, 1024, 2048} {
+		cs := make([]sigCase, batch)
+		for i := range cs {
+			msg := []byte(fmt.Sprintf(`{"author":"x","body":{"n":%d},"pad":"%0360d"}`, i, i))
+			cs[i] = sigCase{s.Key(), msg, s.Sign(dag.DomainEnvelope, msg)}
+		}
+		b.Run(fmt.Sprintf("n=%d", batch), func(b *testing.B) {
+			verifyInBatches(b, dag.NewBatchVerifierCache(dag.NewKeyCache(0)), cs)
+		})
+	}
+}
