@@ -151,7 +151,58 @@ func Open(ctx context.Context, o Options) (*Replica, error) {
 			return nil, err
 		}
 	}
+	if err := r.resume(ctx); err != nil {
+		r.Close()
+		return nil, err
+	}
 	return r, nil
+}
+
+// resumer is a store that can finish a promotion a crash cut off between
+// two of its transactions (badgerstore.Store): pending entries whose
+// parents are all applied wait there until the next Put in their space.
+type resumer interface {
+	Unfinished(ctx context.Context) ([]string, error)
+	Resume(ctx context.Context, space string, admit func(dag.Entry) error) (dag.Result, error)
+}
+
+// resume finishes, at Open, every promotion the store reports cut off,
+// judging the promoted entries as a Put would, so that a space does not
+// wait for its next entry to take in what it already holds.
+func (r *Replica) resume(ctx context.Context) error {
+	rs, ok := r.store.(resumer)
+	if !ok {
+		return nil
+	}
+	names, err := rs.Unfinished(ctx)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		sp := r.spaces[name]
+		if sp == nil { // a node-local space (or one this code does not serve): no judge
+			if _, err := rs.Resume(ctx, name, nil); err != nil {
+				return fmt.Errorf("replica: finish the promotion in %s: %w", name, err)
+			}
+			continue
+		}
+		sp.justHeld = sp.justHeld[:0]
+		res, err := rs.Resume(ctx, name, func(e dag.Entry) error { return r.admitStored(sp, e, nil, true) })
+		if err != nil {
+			return fmt.Errorf("replica: finish the promotion in %s: %w", name, err)
+		}
+		for _, id := range res.Applied {
+			sp.appendLog(id)
+		}
+		for _, q := range res.Quarantined {
+			sp.quar[q.ID] = house.Rejection(q)
+			r.pend.drop(q.ID)
+		}
+		if err := r.recordHeld(ctx, sp); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Close closes the replica and the store it opened.
