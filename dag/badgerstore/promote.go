@@ -58,7 +58,7 @@ func (s *Store) write(k, v int) budget {
 
 // recordSize is len(record(sid, pos, e)), bounded above.
 func recordSize(e dag.Entry) int {
-	return 3*binary.MaxVarintLen32 + 32*len(e.Parents) + len(e.Data)
+	return 3*binary.MaxVarintLen32 + 32*len(e.Parents) + packedSize(e.Data)
 }
 
 // costUnpend is what unpend writes for e.

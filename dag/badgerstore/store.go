@@ -50,6 +50,10 @@ type Options struct {
 	Tune func(badger.Options) badger.Options
 }
 
+// ValueLogThreshold is the size from which a value goes to Badger's value
+// log in a store on disk: entry records always do.
+const ValueLogThreshold = 128
+
 // Defaults for Options.
 const (
 	DefaultMemTableSize   = 16 << 20
@@ -79,9 +83,8 @@ func (o Options) badger(dir string) badger.Options {
 		// less CPU per Put, for some 2 bytes per entry on disk).
 		WithBloomFalsePositive(0.001).
 		WithMetricsEnabled(false).
-		// Entries are small: keep every value in the LSM tree (Badger's
-		// default threshold is 1 MiB), where block compression shrinks the
-		// repetitive JSON (hex ids, keys, field names) below its size.
+		// The LSM tree holds keys and small values (entries go to the
+		// value log on disk, below); its blocks compress well.
 		WithCompression(options.Snappy).
 		// Put serialises writers itself, so Badger need not track reads.
 		WithDetectConflicts(false)
@@ -95,13 +98,18 @@ func (o Options) badger(dir string) badger.Options {
 	// so the peak RSS of a long ingest follows the table sizes
 	// (docs/storage.md).
 	bo.BaseTableSize = 1 << 20
-	// Entries stay in the LSM tree, compressed. Values of 64 KiB or more
-	// (large objects) go to the value log, so that they neither fill a
-	// transaction nor get rewritten by compactions. An in-memory store has
-	// no value log: there every value stays in the tree, up to 1 MiB.
+	// On disk, every value of ValueLogThreshold bytes or more (entry
+	// records, log runs, objects) goes to Badger's value log, written once
+	// and never again: compactions move only keys and 12-byte pointers.
+	// With entries in the tree, compactions rewrote each one about ten
+	// times, and at a million entries they took most of the ingest's CPU
+	// (docs/storage.md). The value log is not compressed, which the packed
+	// record makes up for (pack.go). Such values also count only their key
+	// toward Badger's transaction limit. An in-memory store has no value
+	// log: there every value stays in the tree, up to 1 MiB.
 	bo.ValueThreshold = min(bo.ValueThreshold, o.MemTableSize*15/100)
 	if !o.InMemory {
-		bo.ValueThreshold = min(bo.ValueThreshold, 64<<10)
+		bo.ValueThreshold = ValueLogThreshold
 	}
 	if o.ZSTD {
 		bo = bo.WithCompression(options.ZSTD).WithZSTDCompressionLevel(1)
@@ -287,9 +295,9 @@ var (
 )
 
 // format is the version of the key layout. Format 1 (before log runs) had
-// one log key per entry; this version refuses such a store rather than
-// misread it.
-const format = 2
+// one log key per entry; format 2 kept entry data as it came, not packed;
+// this version refuses such stores rather than misread them.
+const format = 3
 
 // ErrValueTooLarge is wrapped by Put when an entry or object is larger than
 // the store can hold in one value (an in-memory store: 1 MiB). Nothing of
@@ -325,16 +333,16 @@ func idFrom(b []byte) dag.ID {
 }
 
 // record encodes an entry: uvarint sid, uvarint pos, uvarint parent
-// count, the parents' digests, then the data.
+// count, the parents' digests, then the data, packed (pack.go).
 func record(sid uint32, pos uint64, e dag.Entry) []byte {
-	b := make([]byte, 0, 3*binary.MaxVarintLen64+32*len(e.Parents)+len(e.Data))
+	b := make([]byte, 0, 3*binary.MaxVarintLen64+32*len(e.Parents)+packedSize(e.Data))
 	b = binary.AppendUvarint(b, uint64(sid))
 	b = binary.AppendUvarint(b, pos)
 	b = binary.AppendUvarint(b, uint64(len(e.Parents)))
 	for _, p := range e.Parents {
 		b = append(b, idb(p)...)
 	}
-	return append(b, e.Data...)
+	return pack(b, e.Data)
 }
 
 var errCorrupt = errors.New("badgerstore: corrupt record")
@@ -373,7 +381,9 @@ func decodeRecord(id dag.ID, b []byte) (sid uint32, pos uint64, e dag.Entry, err
 	for i := range e.Parents {
 		e.Parents[i] = idFrom(b[32*i:])
 	}
-	e.Data = slices.Clone(b[32*np:])
+	if e.Data, err = unpack(make([]byte, 0, unpackedSize(b[32*np:])), b[32*np:]); err != nil {
+		return 0, 0, dag.Entry{}, fmt.Errorf("%w for %s", err, id)
+	}
 	return uint32(s), pos, e, nil
 }
 

@@ -1,0 +1,205 @@
+package badgerstore
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+)
+
+// Entry data is stored packed: the canonical JSON of envelopes and memory
+// blocks is mostly ids, keys and signatures written as text (an id is 73
+// bytes of `"sha256:<hex>"` for 32 bytes of hash), and entries are kept in
+// Badger's value log, which does not compress. Packing writes each such
+// string as one token byte and its binary value; unpacking writes the text
+// back. The transform is exact for every input (FuzzBadgerPack):
+//
+//   - Data holding any byte below 0x20 is stored as it is, after the header
+//     packRaw. Canonical JSON never holds one (RFC 8785 escapes control
+//     characters in strings, and has no whitespace), so these bytes are
+//     free to be tokens.
+//   - Otherwise, after the header packJSON, bytes of 0x20 and above stand
+//     for themselves, and
+//     tokID (32 bytes follow) stands for `"sha256:` + 64 lowercase hex + `"`,
+//     tokKey (32 bytes) for `"ed25519:` + 43 base64url + `"`,
+//     tokSig (64 bytes) for `"` + 86 base64url + `"` after `"sig":`.
+//     A string is tokenised only when its text is exactly the one the bytes
+//     encode to (lowercase hex; base64url without padding and with zero
+//     trailing bits), so that unpacking gives the same bytes back.
+const (
+	packRaw  = 0x00
+	packJSON = 0x01
+
+	tokID  = 0x01
+	tokKey = 0x02
+	tokSig = 0x03
+)
+
+var b64 = base64.RawURLEncoding.Strict()
+
+var (
+	idPrefix  = []byte(`"sha256:`)
+	keyPrefix = []byte(`"ed25519:`)
+	sigKey    = []byte(`"sig":`)
+)
+
+const (
+	idText  = 8 + 64 + 1 // `"sha256:` hex `"`
+	keyText = 9 + 43 + 1 // `"ed25519:` base64url `"`
+	sigText = 1 + 86 + 1 // `"` base64url `"`
+)
+
+// packedSize bounds the size of pack's output for data.
+func packedSize(data []byte) int { return 1 + len(data) }
+
+// pack appends the packed form of data to dst.
+func pack(dst, data []byte) []byte {
+	for _, c := range data {
+		if c < 0x20 {
+			return append(append(dst, packRaw), data...)
+		}
+	}
+	dst = append(dst, packJSON)
+	last := 0 // data[last:] is not yet in dst
+	for i := 0; ; {
+		j := bytes.IndexByte(data[i:], '"')
+		if j < 0 {
+			break
+		}
+		j += i
+		if n := packToken(&dst, data, j, last); n > 0 {
+			i, last = j+n, j+n
+			continue
+		}
+		i = j + 1
+	}
+	return append(dst, data[last:]...)
+}
+
+// packToken tokenises the string starting at data[j] (a quote) if it is
+// one of the three kinds: it appends data[last:j] and the token to *dst and
+// returns the length of the text replaced; 0 if the string is not one.
+func packToken(dst *[]byte, data []byte, j, last int) int {
+	rest := data[j:]
+	var tok byte
+	var text int
+	var raw [64]byte
+	switch {
+	case len(rest) >= idText && bytes.HasPrefix(rest, idPrefix) && rest[idText-1] == '"':
+		h := rest[len(idPrefix) : idText-1]
+		if !lowerHex(h) {
+			return 0
+		}
+		hex.Decode(raw[:32], h)
+		tok, text = tokID, idText
+	case len(rest) >= keyText && bytes.HasPrefix(rest, keyPrefix) && rest[keyText-1] == '"':
+		if n, err := b64.Decode(raw[:32], rest[len(keyPrefix):keyText-1]); err != nil || n != 32 {
+			return 0
+		}
+		tok, text = tokKey, keyText
+	case len(rest) >= sigText && rest[sigText-1] == '"' && j >= len(sigKey) && bytes.Equal(data[j-len(sigKey):j], sigKey):
+		if n, err := b64.Decode(raw[:64], rest[1:sigText-1]); err != nil || n != 64 {
+			return 0
+		}
+		tok, text = tokSig, sigText
+	default:
+		return 0
+	}
+	n := 32
+	if tok == tokSig {
+		n = 64
+	}
+	*dst = append(append(append(*dst, data[last:j]...), tok), raw[:n]...)
+	return text
+}
+
+func lowerHex(b []byte) bool {
+	for _, c := range b {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+var errPacked = errors.New("badgerstore: malformed packed entry data")
+
+// unpack appends the data that p, pack's output, stands for to dst.
+func unpack(dst, p []byte) ([]byte, error) {
+	if len(p) == 0 {
+		return nil, errPacked
+	}
+	switch p[0] {
+	case packRaw:
+		return append(dst, p[1:]...), nil
+	case packJSON:
+	default:
+		return nil, errPacked
+	}
+	p = p[1:]
+	for len(p) > 0 {
+		k := 0
+		for k < len(p) && p[k] >= 0x20 {
+			k++
+		}
+		dst = append(dst, p[:k]...)
+		p = p[k:]
+		if len(p) == 0 {
+			break
+		}
+		switch p[0] {
+		case tokID:
+			if len(p) < 33 {
+				return nil, errPacked
+			}
+			dst = append(dst, idPrefix...)
+			dst = hex.AppendEncode(dst, p[1:33])
+			dst = append(dst, '"')
+			p = p[33:]
+		case tokKey:
+			if len(p) < 33 {
+				return nil, errPacked
+			}
+			dst = append(dst, keyPrefix...)
+			dst = b64.AppendEncode(dst, p[1:33])
+			dst = append(dst, '"')
+			p = p[33:]
+		case tokSig:
+			if len(p) < 65 {
+				return nil, errPacked
+			}
+			dst = append(dst, '"')
+			dst = b64.AppendEncode(dst, p[1:65])
+			dst = append(dst, '"')
+			p = p[65:]
+		default:
+			return nil, errPacked
+		}
+	}
+	return dst, nil
+}
+
+// unpackedSize returns the size of the data p stands for, without
+// unpacking it.
+func unpackedSize(p []byte) int {
+	if len(p) == 0 {
+		return 0
+	}
+	if p[0] != packJSON {
+		return len(p) - 1
+	}
+	n := 0
+	for i := 1; i < len(p); {
+		switch p[i] {
+		case tokID:
+			n, i = n+idText, i+33
+		case tokKey:
+			n, i = n+keyText, i+33
+		case tokSig:
+			n, i = n+sigText, i+65
+		default:
+			n, i = n+1, i+1
+		}
+	}
+	return n
+}

@@ -1,0 +1,100 @@
+package badgerstore
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/dag/dagtest"
+	"pgregory.net/rapid"
+)
+
+func roundTrip(t interface {
+	Helper()
+	Fatalf(string, ...any)
+}, data []byte) []byte {
+	t.Helper()
+	p := pack(nil, data)
+	got, err := unpack(nil, p)
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("unpack(pack(%q)) = %q, %v", data, got, err)
+	}
+	if n := unpackedSize(p); n != len(data) {
+		t.Fatalf("unpackedSize = %d, want %d", n, len(data))
+	}
+	return p
+}
+
+// Signed envelopes pack to about three quarters of their size and back.
+func TestPackEnvelopes(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := dagtest.Envelopes(dagtest.EnvelopeOptions{}).Draw(t, "envelope")
+		p := roundTrip(t, s.Bytes)
+		// session, author, sig and at least one parent are tokens
+		// (one byte of header)
+		if saved := len(s.Bytes) - len(p); saved < 40+20+23+40-1 {
+			t.Fatalf("packing saved %d bytes of %d", saved, len(s.Bytes))
+		}
+	})
+}
+
+// Strings that look like ids, keys or signatures but would not come back
+// byte for byte stay text; anything with a control byte is stored raw.
+func TestPackEdgeCases(t *testing.T) {
+	id := dag.Sum([]byte("x")).String()
+	s, _ := dag.SignerFromSeed(bytes.Repeat([]byte{1}, 32))
+	key := s.Key().String()
+	sig := s.Sign(dag.DomainEnvelope, []byte("m"))
+	sigText := `"` + strings.TrimRight(b64.EncodeToString(sig), "=") + `"`
+	for _, c := range []struct {
+		name   string
+		data   string
+		tokens int
+	}{
+		{"id", `["` + id + `"]`, 1},
+		{"upper-case hex", `["` + strings.ToUpper(id[:9]) + id[9:] + `"]`, 0},
+		{"upper-case hex digit", `["` + id[:70] + "A" + `"]`, 0},
+		{"short id", `["` + id[:70] + `"]`, 0},
+		{"id at the end, unterminated", `"` + id, 0},
+		{"key", `{"author":"` + key + `"}`, 1},
+		{"key with non-zero trailing bits", `{"author":"` + key[:len(key)-1] + "B" + `"}`, -1},
+		{"sig", `{"sig":` + sigText + `}`, 1},
+		{"sig-shaped string elsewhere", `{"x":` + sigText + `}`, 0},
+		{"two ids back to back", `"` + id + `""` + id + `"`, 2},
+		{"control byte", "\x01" + `"` + id + `"`, 0},
+		{"empty", ``, 0},
+		{"only a quote", `"`, 0},
+	} {
+		p := roundTrip(t, []byte(c.data))
+		tokens := 0
+		if p[0] == packJSON {
+			for i := 1; i < len(p); i++ {
+				switch p[i] {
+				case tokID, tokKey:
+					tokens, i = tokens+1, i+32
+				case tokSig:
+					tokens, i = tokens+1, i+64
+				}
+			}
+		}
+		if c.tokens >= 0 && tokens != c.tokens {
+			t.Errorf("%s: %d tokens, want %d", c.name, tokens, c.tokens)
+		}
+	}
+}
+
+func TestUnpackRefusesMalformed(t *testing.T) {
+	for _, p := range [][]byte{nil, {0x02}, {packJSON, tokID, 1, 2}, {packJSON, tokKey}, {packJSON, tokSig, 0}, {packJSON, 0x04}} {
+		if _, err := unpack(nil, p); err == nil {
+			t.Errorf("unpack(%x) accepted", p)
+		}
+	}
+}
+
+func FuzzPack(f *testing.F) {
+	f.Add([]byte(`{"a":"` + dag.Sum(nil).String() + `"}`))
+	f.Add([]byte(`"sig":"` + strings.Repeat("A", 86) + `"`))
+	f.Add([]byte(`"ed25519:` + strings.Repeat("A", 43) + `"`))
+	f.Fuzz(func(t *testing.T, data []byte) { roundTrip(t, data) })
+}
