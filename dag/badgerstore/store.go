@@ -27,13 +27,15 @@ type Options struct {
 	// the kernel's page cache) but not a crash of the machine. Call Sync
 	// before acknowledging to peers.
 	NoSync bool
-	// MemTableSize is the size of one Badger memtable; DefaultMemTableSize
-	// if 0. Badger keeps up to two in memory, and builds each into a table
-	// in memory when it is full. A batch must fit in about 15 % of one
-	// (Badger's transaction limit; values of 64 KiB or more, which go to
-	// the value log, count only their key): with the default, about 4000
-	// entries of 500 bytes. Smaller memtables lower the peak memory of a
-	// long ingest (docs/storage.md) but also the largest batch.
+	// MemTableSize is the size of one Badger memtable; if 0,
+	// DefaultMemTableSize on disk and DefaultInMemoryMemTableSize in
+	// memory. Badger keeps up to two in memory, and builds each into a
+	// table in memory when it is full. A batch must fit in about 15 % of
+	// one (Badger's transaction limit). On disk, entry records go to the
+	// value log and count only their key, so the default takes batches of
+	// some 8000 entries; in memory every byte counts (about 4000 entries of
+	// 500 bytes with the default). Smaller memtables lower the peak memory
+	// of a long ingest (docs/storage.md) but also the largest batch.
 	MemTableSize int64
 	// BlockCacheSize is the size of Badger's block cache;
 	// DefaultBlockCacheSize if 0.
@@ -45,8 +47,8 @@ type Options struct {
 	// Logger receives Badger's log lines; nil discards them.
 	Logger badger.Logger
 	// Tune, when set, may change the Badger options after witan's defaults
-	// are applied. For experiments: the store relies on ValueThreshold
-	// keeping values in the LSM tree and on SyncWrites for durability.
+	// are applied. For experiments: the store relies on SyncWrites for
+	// durability.
 	Tune func(badger.Options) badger.Options
 }
 
@@ -56,8 +58,9 @@ const ValueLogThreshold = 128
 
 // Defaults for Options.
 const (
-	DefaultMemTableSize   = 16 << 20
-	DefaultBlockCacheSize = 32 << 20
+	DefaultMemTableSize         = 8 << 20
+	DefaultInMemoryMemTableSize = 16 << 20
+	DefaultBlockCacheSize       = 32 << 20
 )
 
 func (o Options) badger(dir string) badger.Options {
@@ -67,6 +70,9 @@ func (o Options) badger(dir string) badger.Options {
 	}
 	if o.MemTableSize <= 0 {
 		o.MemTableSize = DefaultMemTableSize
+		if o.InMemory {
+			o.MemTableSize = DefaultInMemoryMemTableSize
+		}
 	}
 	if o.BlockCacheSize <= 0 {
 		o.BlockCacheSize = DefaultBlockCacheSize
