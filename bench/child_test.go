@@ -41,6 +41,8 @@ const (
 	// defaults).
 	envMemTable   = "WITAN_BENCH_MEMTABLE_MIB"
 	envBlockCache = "WITAN_BENCH_BLOCKCACHE_MIB"
+	// Any value: the child's store skips the fsync of each Put.
+	envNoSync = "WITAN_BENCH_NOSYNC"
 )
 
 // childResult is what the child prints, as one JSON line, when done.
@@ -48,6 +50,7 @@ type childResult struct {
 	Seconds   float64  `json:"seconds"`    // the pull alone
 	CPU       float64  `json:"cpu"`        // CPU seconds the child used in the pull
 	PeakRSS   float64  `json:"peak_rss"`   // VmHWM, MiB, for the whole process life
+	PeakAnon  float64  `json:"peak_anon"`  // the most RssAnon seen during the pull (sampled every 20 ms), MiB
 	HeapAfter float64  `json:"heap_after"` // Go heap in use after a full collection, MiB
 	RSSAnon   float64  `json:"rss_anon"`   // anonymous resident memory at the end, MiB
 	RSSFile   float64  `json:"rss_file"`   // file-backed resident memory (mapped tables) at the end, MiB
@@ -76,7 +79,7 @@ func requester(addr, space, store string) (res childResult) {
 	if store == "mem" {
 		r = synctest.NewMem(synctest.Options{})
 	} else {
-		o := badgerstore.Options{}
+		o := badgerstore.Options{NoSync: os.Getenv(envNoSync) != ""}
 		o.MemTableSize = int64(envInt(envMemTable)) << 20
 		o.BlockCacheSize = int64(envInt(envBlockCache)) << 20
 		o.Tune = func(bo badger.Options) badger.Options {
@@ -112,9 +115,30 @@ func requester(addr, space, store string) (res childResult) {
 			defer f.Close()
 		}
 	}
+	// Anonymous memory is what the process allocates; VmHWM also counts
+	// the pages of files it maps (Badger's value log and tables), which
+	// the kernel reclaims under pressure.
+	stopSampling := make(chan struct{})
+	sampled := make(chan float64)
+	go func() {
+		peak := 0.0
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			peak = max(peak, status("RssAnon:"))
+			select {
+			case <-t.C:
+			case <-stopSampling:
+				sampled <- peak
+				return
+			}
+		}
+	}()
 	start, cpu0 := time.Now(), cpuSeconds()
 	res.Stats, err = n.SyncWith(ctx, src, space)
 	pprof.StopCPUProfile()
+	close(stopSampling)
+	res.PeakAnon = <-sampled
 	res.Seconds, res.CPU = time.Since(start).Seconds(), cpuSeconds()-cpu0
 	if err != nil {
 		res.Err = err.Error()
@@ -176,8 +200,10 @@ func runRequester(b *testing.B, sn *ws.Node, space, store string, n int) childRe
 // BenchmarkFreshSyncChild: a fresh replica in its own process pulls n
 // entries over libp2p on loopback from this one and verifies every
 // signature; peak-RSS-MiB is the child's VmHWM over its whole life (the
-// goal: at most 256 MiB, flat in n, with the Badger store), sync-s the
-// pull alone (ns/op adds the child's start).
+// goal: at most 256 MiB, flat in n, with the Badger store), which counts
+// the mapped pages of Badger's files, and peak-anon-RSS-MiB the most
+// anonymous memory sampled during the pull; sync-s is the pull alone
+// (ns/op adds the child's start).
 func BenchmarkFreshSyncChild(b *testing.B) {
 	for _, n := range sizes() {
 		for _, store := range []string{"badger", "mem"} {
@@ -195,6 +221,7 @@ func BenchmarkFreshSyncChild(b *testing.B) {
 				b.ReportMetric(res.Seconds, "sync-s")
 				b.ReportMetric(res.CPU, "requester-cpu-s")
 				b.ReportMetric(res.PeakRSS, "peak-RSS-MiB")
+				b.ReportMetric(res.PeakAnon, "peak-anon-RSS-MiB")
 				b.ReportMetric(res.HeapAfter, "heap-after-MiB")
 				b.ReportMetric(res.RSSAnon, "anon-RSS-MiB")
 				b.ReportMetric(res.RSSFile, "file-RSS-MiB")
