@@ -2,6 +2,7 @@ package badgerstore_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -188,6 +189,10 @@ func TestCrash(t *testing.T) {
 			for _, e := range es {
 				if st, err := s.Has(ctx, e.ID); err != nil || st == dag.Absent {
 					t.Fatalf("kill %d: entry %s of acknowledged batch %d is %v (%v)", k, e.ID, b, st, err)
+				}
+				// Its bytes too (in the value log, packed, since format 3).
+				if got, err := s.Get(ctx, e.ID); err == nil && !bytes.Equal(got.Data, e.Data) {
+					t.Fatalf("kill %d: entry %s of acknowledged batch %d reads back as %q", k, e.ID, b, got.Data)
 				}
 			}
 			if _, err := s.Object(ctx, obj.ID); err != nil {
