@@ -9,10 +9,14 @@
 // ingested children first, then its root): then the rest follow in further
 // transactions, each a causal prefix, each leaving a consistent store, and
 // Put returns when all are applied. A crash between them is finished by
-// the next Put in the space after Open, or by Resume (see Unfinished). Each transaction is synced to disk before Put
-// returns (Options.NoSync trades that for speed; then call Sync before
-// acknowledging). The key layout and the promotion are described in
-// docs/storage.md.
+// the next Put in the space after Open, or by Resume (see Unfinished).
+// Each transaction is synced to disk before Put returns (Options.NoSync
+// trades that for speed; then call Sync before acknowledging).
+//
+// On disk, entry records live in Badger's value log, packed (ids, keys and
+// signatures as bytes rather than text, exactly reversible), so that
+// compactions move keys and pointers, never entries. The key layout, the
+// packing and the promotion are described in docs/storage.md.
 //
 // The caller's duties:
 //
