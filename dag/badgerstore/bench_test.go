@@ -523,6 +523,9 @@ func benchOptions(o badgerstore.Options) badgerstore.Options {
 		if m, _ := strconv.Atoi(os.Getenv("WITAN_BENCH_LEVELMULT")); m > 0 {
 			bo = bo.WithLevelSizeMultiplier(m)
 		}
+		if mb, _ := strconv.ParseInt(os.Getenv("WITAN_BENCH_VLOG_MB"), 10, 64); mb > 0 {
+			bo = bo.WithValueLogFileSize(mb << 20)
+		}
 		if n, _ := strconv.Atoi(os.Getenv("WITAN_BENCH_L0TABLES")); n > 0 {
 			bo = bo.WithNumLevelZeroTables(n).WithNumLevelZeroTablesStall(3 * n)
 		}
