@@ -3,6 +3,7 @@ package badgerstore
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 )
@@ -54,10 +55,8 @@ func packedSize(data []byte) int { return 1 + len(data) }
 
 // pack appends the packed form of data to dst.
 func pack(dst, data []byte) []byte {
-	for _, c := range data {
-		if c < 0x20 {
-			return append(append(dst, packRaw), data...)
-		}
+	if hasControl(data) {
+		return append(append(dst, packRaw), data...)
 	}
 	dst = append(dst, packJSON)
 	last := 0 // data[last:] is not yet in dst
@@ -86,11 +85,9 @@ func packToken(dst *[]byte, data []byte, j, last int) int {
 	var raw [64]byte
 	switch {
 	case len(rest) >= idText && bytes.HasPrefix(rest, idPrefix) && rest[idText-1] == '"':
-		h := rest[len(idPrefix) : idText-1]
-		if !lowerHex(h) {
+		if !decodeLowerHex(raw[:32], rest[len(idPrefix):idText-1]) {
 			return 0
 		}
-		hex.Decode(raw[:32], h)
 		tok, text = tokID, idText
 	case len(rest) >= keyText && bytes.HasPrefix(rest, keyPrefix) && rest[keyText-1] == '"':
 		if n, err := b64.Decode(raw[:32], rest[len(keyPrefix):keyText-1]); err != nil || n != 32 {
@@ -113,13 +110,53 @@ func packToken(dst *[]byte, data []byte, j, last int) int {
 	return text
 }
 
-func lowerHex(b []byte) bool {
-	for _, c := range b {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
+// hasControl reports whether b holds a byte below 0x20, eight bytes at a
+// time: for a word w, (w - 0x20…20) &^ w & 0x80…80 is non-zero exactly
+// when some byte of w is below 0x20 (the test is exact for bounds up to
+// 0x80).
+func hasControl(b []byte) bool {
+	const lo, hi = 0x2020202020202020, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		if (w-lo)&^w&hi != 0 {
+			return true
 		}
 	}
-	return true
+	for ; i < len(b); i++ {
+		if b[i] < 0x20 {
+			return true
+		}
+	}
+	return false
+}
+
+// hexVal maps a lowercase hex digit to its value and every other byte to
+// 0xff.
+var hexVal = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for c := byte('0'); c <= '9'; c++ {
+		t[c] = c - '0'
+	}
+	for c := byte('a'); c <= 'f'; c++ {
+		t[c] = c - 'a' + 10
+	}
+	return t
+}()
+
+// decodeLowerHex decodes h, 2·len(dst) lowercase hex digits, into dst; false
+// if h holds anything else (an upper-case digit would not come back the
+// same from hex.AppendEncode).
+func decodeLowerHex(dst, h []byte) bool {
+	var bad byte
+	for i := range dst {
+		a, b := hexVal[h[2*i]], hexVal[h[2*i+1]]
+		bad |= a | b
+		dst[i] = a<<4 | b&0x0f
+	}
+	return bad&0xf0 == 0
 }
 
 var errPacked = errors.New("badgerstore: malformed packed entry data")

@@ -98,3 +98,61 @@ func FuzzPack(f *testing.F) {
 	f.Add([]byte(`"ed25519:` + strings.Repeat("A", 43) + `"`))
 	f.Fuzz(func(t *testing.T, data []byte) { roundTrip(t, data) })
 }
+
+// BenchmarkPack: packing and unpacking one signed envelope (ns/op per
+// envelope).
+func BenchmarkPack(b *testing.B) {
+	s, _ := dag.SignerFromSeed(bytes.Repeat([]byte{3}, 32))
+	e := &dag.Envelope{Type: dag.TxBallotCast, Session: dag.Sum([]byte("s")), Parents: []dag.ID{dag.Sum([]byte("p")), dag.Sum([]byte("q"))},
+		Body: []byte(`{"choice":"approve","mr":"` + dag.Sum([]byte("mr")).String() + `","supersedes":null,"weight":3}`), TS: "2026-09-21T12:00:00Z"}
+	data, _, err := e.Seal(s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := pack(nil, data)
+	b.Run("pack", func(b *testing.B) {
+		buf := make([]byte, 0, 1024)
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			buf = pack(buf[:0], data)
+		}
+	})
+	b.Run("unpack", func(b *testing.B) {
+		buf := make([]byte, 0, 1024)
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			buf, _ = unpack(buf[:0], p)
+		}
+	})
+}
+
+// hasControl agrees with a byte-by-byte loop, for every position and value
+// of the one byte that differs.
+func TestHasControl(t *testing.T) {
+	for n := 0; n < 20; n++ {
+		for at := 0; at < n; at++ {
+			for c := 0; c < 256; c++ {
+				b := bytes.Repeat([]byte{'a'}, n)
+				b[at] = byte(c)
+				if got, want := hasControl(b), c < 0x20; got != want {
+					t.Fatalf("hasControl(%q) = %v", b, got)
+				}
+			}
+		}
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		b := rapid.SliceOf(rapid.Byte()).Draw(t, "b")
+		if got, want := hasControl(b), slicesContainsBelow(b, 0x20); got != want {
+			t.Fatalf("hasControl(%x) = %v", b, got)
+		}
+	})
+}
+
+func slicesContainsBelow(b []byte, v byte) bool {
+	for _, c := range b {
+		if c < v {
+			return true
+		}
+	}
+	return false
+}
