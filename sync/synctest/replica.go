@@ -259,8 +259,8 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 				return in.res, err
 			}
 		}
-		// Store what this chunk brought while the next ones verify.
-		if len(in.batch.Entries) >= ingestChunk || c == chunks-1 {
+		// Store what the chunks brought while the next ones verify.
+		if len(in.batch.Entries) >= ingestPut || c == chunks-1 {
 			if err := r.put(ctx, space, &in.res, in.batch, in.index); err != nil {
 				return in.res, err
 			}
@@ -275,6 +275,12 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 // enough for batch verification to pay, small enough that storing one
 // chunk overlaps verifying the next.
 const ingestChunk = 256
+
+// ingestPut is how many valid entries Ingest gathers before it puts them
+// (and at the end of the call): a Put has a fixed cost (a transaction, two
+// fsyncs with Badger), and a fresh sync of 100k was some 8 % faster in
+// both CPU and time putting every 1024 than every 256, with either store.
+const ingestPut = 1024
 
 // decoded is an item after the pure stage: decoding and the signature.
 type decoded struct {
