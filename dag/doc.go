@@ -36,10 +36,11 @@
 // # The caller's duties
 //
 //  1. Decode untrusted bytes only with the decoders here (DecodeEnvelope,
-//     ParseID, ParseKey, Canonicalize); never hash bytes that have not been
-//     canonicalized.
+//     or DecodeSigned on an ingest path, ParseID, ParseKey, Canonicalize);
+//     never hash bytes that have not been canonicalized.
 //  2. Check an envelope's signature (VerifySignature, or a BatchVerifier
-//     for many) before anything else looks at it; a failure is
+//     for many: AddSigned takes a DecodeSigned result without encoding the
+//     signed message again) before anything else looks at it; a failure is
 //     bad_signature.
 //  3. Judge an envelope's authorisation only against its causal past (the
 //     replica does this); DecodeEnvelope checks only what needs no context.
