@@ -229,7 +229,7 @@ func checkFormat(db *badger.DB) error {
 				return err
 			}
 			if len(v) != 4 || binary.BigEndian.Uint32(v) != format {
-				return fmt.Errorf("%w %x (this version reads %d)", ErrFormat, v, format)
+				return fmt.Errorf("%w %x (this version reads %d): move the directory aside and sync the store again from a peer", ErrFormat, v, format)
 			}
 			return nil
 		}
@@ -241,7 +241,7 @@ func checkFormat(db *badger.DB) error {
 		empty := !it.Valid()
 		it.Close()
 		if !empty {
-			return fmt.Errorf("%w 1 (this version reads %d): create a new store and sync it from a peer", ErrFormat, format)
+			return fmt.Errorf("%w 1 (this version reads %d): move the directory aside and sync the store again from a peer", ErrFormat, format)
 		}
 		return txn.Set(keyFormat, binary.BigEndian.AppendUint32(nil, format))
 	})

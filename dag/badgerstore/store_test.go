@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/dgraph-io/badger/v4"
@@ -263,5 +264,23 @@ func TestOpenEmptyMemFile(t *testing.T) {
 	defer s.Close()
 	if st, err := s.Has(ctx, e.ID); err != nil || st != dag.Applied {
 		t.Fatalf("Has = %v, %v", st, err)
+	}
+}
+
+// A format-2 store (entry data unpacked, before the value log) is refused
+// too, with what to do about it.
+func TestFormat2(t *testing.T) {
+	dir := t.TempDir()
+	s, err := badgerstore.Open(dir, badgerstore.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DB().Update(func(txn *badger.Txn) error { return txn.Set([]byte("mfmt"), []byte{0, 0, 0, 2}) }); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	_, err = badgerstore.Open(dir, badgerstore.Options{})
+	if !errors.Is(err, badgerstore.ErrFormat) || !strings.Contains(err.Error(), "sync the store again") {
+		t.Fatalf("Open of a format-2 store: %v, want ErrFormat with advice", err)
 	}
 }
