@@ -299,7 +299,10 @@ func (c *KeyCache) Verify(k Key, domain string, msg, sig []byte) bool {
 type BatchVerifier struct {
 	q     []queued
 	cache *KeyCache
-	arena []byte // the queued messages, reused from batch to batch
+	// The queued messages live in blocks, reused from batch to batch:
+	// blocks[cur] is being filled; those before it are full.
+	blocks [][]byte
+	cur    int
 }
 
 type queued struct {
@@ -334,17 +337,25 @@ func (v *BatchVerifier) AddSigned(s SignedEnvelope) int {
 	return len(v.q) - 1
 }
 
-// alloc returns an empty slice with room for n bytes from the arena. A
-// full arena is replaced by a bigger one (the queued messages keep the old
-// one alive until Verify); after Verify the newest is reused, so a
-// verifier that sees batches of one size stops allocating messages.
+// arenaBlock is the size of one block of queued messages.
+const arenaBlock = 64 << 10
+
+// alloc returns an empty slice with room for n bytes from the current
+// block, moving to the next block (reused, or new) when it is full. After
+// Verify every block is reused, so a verifier that sees batches of one
+// size stops allocating messages, and a one-off verifier allocates what
+// its messages take, rounded up to a block.
 func (v *BatchVerifier) alloc(n int) []byte {
-	if cap(v.arena)-len(v.arena) < n {
-		v.arena = make([]byte, 0, max(n, 16<<10, 2*cap(v.arena)))
+	for v.cur < len(v.blocks) && cap(v.blocks[v.cur])-len(v.blocks[v.cur]) < n {
+		v.cur++
 	}
-	start := len(v.arena)
-	v.arena = v.arena[:start+n]
-	return v.arena[start : start : start+n]
+	if v.cur == len(v.blocks) {
+		v.blocks = append(v.blocks, make([]byte, 0, max(n, arenaBlock)))
+	}
+	b := v.blocks[v.cur]
+	start := len(b)
+	v.blocks[v.cur] = b[:start+n]
+	return b[start : start : start+n]
 }
 
 // Len returns the number of signatures queued.
@@ -354,9 +365,12 @@ func (v *BatchVerifier) Len() int { return len(v.q) }
 // is valid; all is true when every one is. The verifier is reset.
 func (v *BatchVerifier) Verify() (all bool, valid []bool) {
 	q := v.q
-	defer func() { // reuse the queue and the arena for the next batch
+	defer func() { // reuse the queue and the message blocks for the next batch
 		clear(q)
-		v.q, v.arena = q[:0], v.arena[:0]
+		v.q, v.cur = q[:0], 0
+		for i := range v.blocks {
+			v.blocks[i] = v.blocks[i][:0]
+		}
 	}()
 	if len(q) == 0 {
 		return true, nil
