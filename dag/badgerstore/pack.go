@@ -102,11 +102,7 @@ func packToken(dst *[]byte, data []byte, j, last int) int {
 	default:
 		return 0
 	}
-	n := 32
-	if tok == tokSig {
-		n = 64
-	}
-	*dst = append(append(append(*dst, data[last:j]...), tok), raw[:n]...)
+	*dst = append(append(append(*dst, data[last:j]...), tok), raw[:tokens[tok].size]...)
 	return text
 }
 
@@ -161,6 +157,19 @@ func decodeLowerHex(dst, h []byte) bool {
 
 var errPacked = errors.New("badgerstore: malformed packed entry data")
 
+// tokens describes each token: the text before its value, the size of its
+// value, the length of the whole text it stands for, and how the value is
+// written as text. (Every text ends with a quote.)
+var tokens = [...]struct {
+	prefix     []byte
+	size, text int
+	encode     func(dst, b []byte) []byte
+}{
+	tokID:  {idPrefix, 32, idText, hex.AppendEncode},
+	tokKey: {keyPrefix, 32, keyText, b64.AppendEncode},
+	tokSig: {[]byte{'"'}, 64, sigText, b64.AppendEncode},
+}
+
 // unpack appends the data that p, pack's output, stands for to dst.
 func unpack(dst, p []byte) ([]byte, error) {
 	if len(p) == 0 {
@@ -184,34 +193,18 @@ func unpack(dst, p []byte) ([]byte, error) {
 		if len(p) == 0 {
 			break
 		}
-		switch p[0] {
-		case tokID:
-			if len(p) < 33 {
-				return nil, errPacked
-			}
-			dst = append(dst, idPrefix...)
-			dst = hex.AppendEncode(dst, p[1:33])
-			dst = append(dst, '"')
-			p = p[33:]
-		case tokKey:
-			if len(p) < 33 {
-				return nil, errPacked
-			}
-			dst = append(dst, keyPrefix...)
-			dst = b64.AppendEncode(dst, p[1:33])
-			dst = append(dst, '"')
-			p = p[33:]
-		case tokSig:
-			if len(p) < 65 {
-				return nil, errPacked
-			}
-			dst = append(dst, '"')
-			dst = b64.AppendEncode(dst, p[1:65])
-			dst = append(dst, '"')
-			p = p[65:]
-		default:
+		t := p[0]
+		if t == 0 || int(t) >= len(tokens) {
 			return nil, errPacked
 		}
+		tk := tokens[t]
+		if len(p) < 1+tk.size {
+			return nil, errPacked
+		}
+		dst = append(dst, tk.prefix...)
+		dst = tk.encode(dst, p[1:1+tk.size])
+		dst = append(dst, '"')
+		p = p[1+tk.size:]
 	}
 	return dst, nil
 }
@@ -227,16 +220,11 @@ func unpackedSize(p []byte) int {
 	}
 	n := 0
 	for i := 1; i < len(p); {
-		switch p[i] {
-		case tokID:
-			n, i = n+idText, i+33
-		case tokKey:
-			n, i = n+keyText, i+33
-		case tokSig:
-			n, i = n+sigText, i+65
-		default:
-			n, i = n+1, i+1
+		if t := p[i]; t > 0 && int(t) < len(tokens) {
+			n, i = n+tokens[t].text, i+1+tokens[t].size
+			continue
 		}
+		n, i = n+1, i+1
 	}
 	return n
 }
