@@ -9,9 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
-	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 )
 
@@ -20,17 +18,12 @@ import (
 // members and the MR's open.
 func oooHistory(n int) (space string, head, ballots []replica.Submission) {
 	b := ht.New(ht.Options{})
-	roster := b.GroupCreate(ht.Member(0), "roster", ht.Members(0, n), ht.Members(0, 1), b.Create.ID)
-	open, mr := b.Open(ht.Member(1), ht.MR{Source: house.RootBranch, SourceHead: b.Genesis, TargetHead: b.Genesis,
-		Members: ht.Members(0, n), Rule: ht.Majority(house.MinRootNotice)}, roster.ID)
-	for _, tx := range []ht.Tx{b.Create, roster, open} {
+	h, _, bs := b.BallotChain(n)
+	for _, tx := range h {
 		head = append(head, replica.Submission{Envelope: tx.Bytes, Attachments: tx.Attach})
 	}
-	last := open.ID
-	for i := 0; i < n; i++ {
-		tx := b.Ballot(ht.Member(i), mr, "approve", dag.ID{}, last)
+	for _, tx := range bs {
 		ballots = append(ballots, replica.Submission{Envelope: tx.Bytes})
-		last = tx.ID
 	}
 	return b.Session.String(), head, ballots
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/dag/badgerstore"
 	"github.com/witan-dev/witan/replica"
-	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 )
 
@@ -23,18 +22,13 @@ func TestReplicaFinishesCutPromotionAtOpen(t *testing.T) {
 	ctx := context.Background()
 	const n = 300
 	b := ht.New(ht.Options{})
-	roster := b.GroupCreate(ht.Member(0), "roster", ht.Members(0, n), ht.Members(0, 1), b.Create.ID)
-	open, mr := b.Open(ht.Member(1), ht.MR{Source: house.RootBranch, SourceHead: b.Genesis, TargetHead: b.Genesis,
-		Members: ht.Members(0, n), Rule: ht.Majority(house.MinRootNotice)}, roster.ID)
+	h, mr, bs := b.BallotChain(n)
 	var head, ballots []replica.Submission
-	for _, tx := range []ht.Tx{b.Create, roster, open} {
+	for _, tx := range h {
 		head = append(head, replica.Submission{Envelope: tx.Bytes, Attachments: tx.Attach})
 	}
-	last := open.ID
-	for i := 0; i < n; i++ {
-		tx := b.Ballot(ht.Member(i), mr, "approve", dag.ID{}, last)
+	for _, tx := range bs {
 		ballots = append(ballots, replica.Submission{Envelope: tx.Bytes})
-		last = tx.ID
 	}
 	space := b.Session.String()
 	nodeKey, _ := dag.SignerFromSeed(slices.Repeat([]byte{9}, 32))

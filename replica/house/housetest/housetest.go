@@ -373,3 +373,22 @@ func Input(txs ...Tx) []house.Input {
 	}
 	return out
 }
+
+// BallotChain builds a session whose n ballots are chained one after
+// another (each the child of the one before): the create, a roster of n
+// members, the open of an MR on the root branch under a majority rule,
+// then member i's approving ballot for i = 0 … n-1. It returns the first
+// three (head), the MR's id and the ballots.
+func (b *Builder) BallotChain(n int) (head []Tx, mr dag.ID, ballots []Tx) {
+	roster := b.GroupCreate(Member(0), "roster", Members(0, n), Members(0, 1), b.Create.ID)
+	open, mr := b.Open(Member(1), MR{Source: house.RootBranch, SourceHead: b.Genesis, TargetHead: b.Genesis,
+		Members: Members(0, n), Rule: Majority(house.MinRootNotice)}, roster.ID)
+	head = []Tx{b.Create, roster, open}
+	last := open.ID
+	for i := 0; i < n; i++ {
+		tx := b.Ballot(Member(i), mr, "approve", dag.ID{}, last)
+		ballots = append(ballots, tx)
+		last = tx.ID
+	}
+	return head, mr, ballots
+}
