@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -142,16 +143,7 @@ func TestCrash(t *testing.T) {
 	acked := -1 // highest batch acknowledged so far
 	ctx := context.Background()
 	for k := 0; k < kills; k++ {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), crashChildEnv+"="+dir, crashChildEnv+"_START="+strconv.Itoa(acked+1))
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		cmd, out := startChild(t, "TestCrashChild", crashChildEnv+"="+dir, crashChildEnv+"_START="+strconv.Itoa(acked+1))
 		sc := bufio.NewScanner(out)
 		if !sc.Scan() || sc.Text() != "ready" {
 			cmd.Process.Kill()
@@ -175,7 +167,7 @@ func TestCrash(t *testing.T) {
 			t.Fatalf("child %d: %s", k, sc.Text())
 		}
 		timer.Stop()
-		err = cmd.Wait()
+		err := cmd.Wait()
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
 			t.Fatalf("child %d was not killed: %v", k, err)
 		}
@@ -304,19 +296,11 @@ func TestCrashPromotion(t *testing.T) {
 	// "txn k" when k > 0; it returns the child's "ack" count, or -1 when
 	// killed before it.
 	child := func(round int, resume bool, k int, delay time.Duration) int {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashPromotionChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), promoChildEnv+"="+dir, promoChildEnv+"_ROUND="+strconv.Itoa(round))
+		env := []string{promoChildEnv + "=" + dir, promoChildEnv + "_ROUND=" + strconv.Itoa(round)}
 		if resume {
-			cmd.Env = append(cmd.Env, promoChildEnv+"_RESUME=1")
+			env = append(env, promoChildEnv+"_RESUME=1")
 		}
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		cmd, out := startChild(t, "TestCrashPromotionChild", env...)
 		defer cmd.Wait()
 		sc := bufio.NewScanner(out)
 		acked := -1
@@ -381,4 +365,22 @@ func TestCrashPromotion(t *testing.T) {
 		s.Close()
 	}
 	t.Logf("%d of %d kills cut a promotion between its transactions", cut, rounds)
+}
+
+// startChild starts this test binary running only the test named, with env
+// added to this process's environment, and returns it with its standard
+// output (its standard error is this process's).
+func startChild(t *testing.T, test string, env ...string) (*exec.Cmd, io.Reader) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, out
 }
