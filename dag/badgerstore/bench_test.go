@@ -256,6 +256,9 @@ func BenchmarkIngest(b *testing.B) {
 				var peak, half, end, liveHalf, liveEnd int64
 				var cpu time.Duration
 				for i := 0; i < b.N; i++ {
+					// The resident set at every tenth of the ingest, to show
+					// whether it is flat (logged with -test.v).
+					var trace []string
 					cpu0 := cpuTime()
 					s, err := badgerstore.Open(b.TempDir(), mode.o)
 					if err != nil {
@@ -263,6 +266,9 @@ func BenchmarkIngest(b *testing.B) {
 					}
 					stop := sampleRSS(&peak)
 					got := ingest(b, s, path, benchBatch(), 2, func(done int) {
+						if done*10 >= (len(trace)+1)*n {
+							trace = append(trace, fmt.Sprintf("%d%%:%d", 10*(len(trace)+1), rss()>>20))
+						}
 						if half == 0 && done >= n/2 {
 							half, liveHalf = rss(), liveHeap()
 							if f := os.Getenv("WITAN_BENCH_HEAPPROFILE_HALF"); f != "" {
@@ -271,6 +277,7 @@ func BenchmarkIngest(b *testing.B) {
 						}
 					})
 					cpu += cpuTime() - cpu0
+					b.Logf("anonymous RSS (MiB) along the ingest: %s", strings.Join(trace, " "))
 					end, liveEnd = rss(), liveHeap()
 					stop()
 					if f := os.Getenv("WITAN_BENCH_HEAPPROFILE"); f != "" {
