@@ -179,25 +179,20 @@ func (r *Replica) resume(ctx context.Context) error {
 		return err
 	}
 	for _, name := range names {
-		sp := r.spaces[name]
-		if sp == nil { // a node-local space (or one this code does not serve): no judge
-			if _, err := rs.Resume(ctx, name, nil); err != nil {
-				return fmt.Errorf("replica: finish the promotion in %s: %w", name, err)
-			}
-			continue
+		sp := r.spaces[name] // nil for a node-local space: nothing judges or derives it
+		var admit func(dag.Entry) error
+		if sp != nil {
+			sp.justHeld = sp.justHeld[:0]
+			admit = func(e dag.Entry) error { return r.admitStored(sp, e, nil, true) }
 		}
-		sp.justHeld = sp.justHeld[:0]
-		res, err := rs.Resume(ctx, name, func(e dag.Entry) error { return r.admitStored(sp, e, nil, true) })
+		res, err := rs.Resume(ctx, name, admit)
 		if err != nil {
 			return fmt.Errorf("replica: finish the promotion in %s: %w", name, err)
 		}
-		for _, id := range res.Applied {
-			sp.appendLog(id)
+		if sp == nil {
+			continue
 		}
-		for _, q := range res.Quarantined {
-			sp.quar[q.ID] = house.Rejection(q)
-			r.pend.drop(q.ID)
-		}
+		r.took(sp, res)
 		if err := r.recordHeld(ctx, sp); err != nil {
 			return err
 		}
@@ -606,13 +601,7 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 		case err != nil:
 			return r.fail(name, fmt.Errorf("replica: store: %w", err))
 		default:
-			for _, id := range res.Applied {
-				sp.appendLog(id)
-			}
-			for _, q := range res.Quarantined {
-				sp.quar[q.ID] = house.Rejection(q)
-				r.pend.drop(q.ID)
-			}
+			r.took(sp, res)
 			r.keepPending(sp, res.Pending, inBatch)
 			if err := r.recordHeld(ctx, sp); err != nil {
 				return err
@@ -629,6 +618,19 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 		out[it.i] = o
 	}
 	return nil
+}
+
+// took brings sp's log and quarantine up to what a store Put in it (or a
+// Resume) applied and refused; the entries were admitted (sp's state
+// updated) by the Admit hook as the store applied them.
+func (r *Replica) took(sp *space, res dag.Result) {
+	for _, id := range res.Applied {
+		sp.appendLog(id)
+	}
+	for _, q := range res.Quarantined {
+		sp.quar[q.ID] = house.Rejection(q)
+		r.pend.drop(q.ID)
+	}
 }
 
 // parentsHeld reports whether every parent of env is admitted or
