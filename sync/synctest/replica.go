@@ -229,30 +229,22 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 	var own *dag.BatchVerifier // for chunks this goroutine verifies itself
 	var idx []int
 	for c := range chunks {
-		// Waiting for chunk c, this goroutine verifies a chunk nobody has
-		// taken yet rather than leave its core idle.
-	wait:
-		for {
-			select {
-			case <-ready[c]:
-				break wait
-			case <-ctx.Done():
-				return in.res, ctx.Err()
-			default:
+		// Until chunk c is verified, this goroutine verifies a chunk nobody
+		// has taken yet rather than leave its core idle.
+		for !isClosed(ready[c]) && ctx.Err() == nil {
+			k := int(next.Add(1) - 1)
+			if k >= chunks {
+				break
 			}
-			if k := int(next.Add(1) - 1); k < chunks {
-				if own == nil {
-					own = dag.NewBatchVerifierCache(r.keys)
-				}
-				idx = verify(k, own, idx)
-				continue
+			if own == nil {
+				own = dag.NewBatchVerifierCache(r.keys)
 			}
-			select {
-			case <-ready[c]:
-				break wait
-			case <-ctx.Done():
-				return in.res, ctx.Err()
-			}
+			idx = verify(k, own, idx)
+		}
+		select {
+		case <-ready[c]:
+		case <-ctx.Done():
+			return in.res, ctx.Err()
 		}
 		for i := c * ingestChunk; i < min((c+1)*ingestChunk, len(items)); i++ {
 			if err := in.judge(ctx, i, &dec[i]); err != nil {
@@ -269,6 +261,16 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 		}
 	}
 	return in.res, nil
+}
+
+// isClosed reports whether ch is closed, without waiting.
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // ingestChunk is how many items a worker decodes and verifies at once: big
