@@ -341,7 +341,7 @@ func idFrom(b []byte) dag.ID {
 // record encodes an entry: uvarint sid, uvarint pos, uvarint parent
 // count, the parents' digests, then the data, packed (pack.go).
 func record(sid uint32, pos uint64, e dag.Entry) []byte {
-	b := make([]byte, 0, 3*binary.MaxVarintLen64+32*len(e.Parents)+packedSize(e.Data))
+	b := make([]byte, 0, recordSize(e))
 	b = binary.AppendUvarint(b, uint64(sid))
 	b = binary.AppendUvarint(b, pos)
 	b = binary.AppendUvarint(b, uint64(len(e.Parents)))
