@@ -130,12 +130,43 @@ func BenchmarkCanonicalize(b *testing.B) {
 		}
 	})
 	b.Run("decode-envelope", func(b *testing.B) {
+		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
 			if _, _, _, err := dag.DecodeEnvelope(env); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
+	// The ingest path: canonical bytes from a peer, one or two parents.
+	merge := sealedMerge(b)
+	for _, c := range []struct {
+		name string
+		in   []byte
+	}{{"decode-signed", env}, {"decode-signed-merge", merge}, {"decode-signed-loose", loose}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(c.in)))
+			for i := 0; i < b.N; i++ {
+				if _, err := dag.DecodeSigned(c.in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// sealedMerge is a ballot with two parents, the other common shape of an
+// envelope on the ingest path.
+func sealedMerge(t testing.TB) []byte {
+	t.Helper()
+	s, _ := dag.SignerFromSeed(seed(4))
+	e := &dag.Envelope{Type: dag.TxBallotCast, Session: dag.Sum([]byte("session")), Parents: []dag.ID{dag.Sum([]byte("p")), dag.Sum([]byte("q"))},
+		Body: []byte(`{"choice":"approve","mr":"` + dag.Sum([]byte("mr")).String() + `"}`), TS: "2026-09-21T12:00:00.25Z"}
+	b, _, err := e.Seal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // BenchmarkVerifyBatchRepeatedKeys: batches of 1000 signatures by 8 keys
