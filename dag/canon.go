@@ -2,10 +2,10 @@ package dag
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -121,13 +121,39 @@ type scanner struct {
 	prof  profile
 	buf   []byte // scratch for unescaped strings
 	canon bool
+	// all makes every object frame keep all its keys. Without it a frame
+	// keeps only its last key, which is enough while keys are sorted
+	// (strictly increasing keys cannot repeat); the first key out of order
+	// stops the scan with errUnsorted, and check scans again with all set.
+	// Canonical input, the common case, is then checked without
+	// allocating.
+	all bool
 }
 
+// errUnsorted stops a scan without all at the first key out of order.
+var errUnsorted = errors.New("dag: keys out of order")
+
 type frame struct {
-	object bool
-	sorted bool     // every key so far was greater than the one before
-	keys   [][]byte // the keys so far, for duplicate detection
-	set    map[string]struct{}
+	object  bool
+	sorted  bool   // every key so far was greater than the one before
+	last    []byte // the last key (without all)
+	hasLast bool
+	keys    [][]byte // the keys so far, for duplicate detection (with all)
+	set     map[string]struct{}
+}
+
+// addKey records k and reports whether it was new. k must stay unchanged
+// for the life of the frame. Without all, a key out of order is
+// errUnsorted.
+func (s *scanner) addKey(f *frame, k []byte) (bool, error) {
+	if !s.all {
+		if f.hasLast && compareUTF16(f.last, k) >= 0 {
+			return false, errUnsorted
+		}
+		f.last, f.hasLast = k, true
+		return true, nil
+	}
+	return f.addKey(k), nil
 }
 
 // addKey records k and reports whether it was new. k must stay unchanged
@@ -188,6 +214,10 @@ func cmpUnit(r rune) int {
 func check(b []byte, p profile) (canonical bool, err error) {
 	s := scanner{b: b, prof: p, canon: true}
 	err = s.run()
+	if err == errUnsorted { // not canonical; scan again to find duplicates
+		s = scanner{b: b, prof: p, canon: true, all: true}
+		err = s.run()
+	}
 	return s.canon && err == nil, err
 }
 
@@ -207,7 +237,23 @@ func (s *scanner) ws() {
 	}
 }
 
+// run checks that s.b is exactly one JSON value, with white space around
+// it allowed.
 func (s *scanner) run() error {
+	if err := s.value(0); err != nil {
+		return err
+	}
+	s.ws()
+	if s.i != len(s.b) {
+		return s.errf("trailing data after the value")
+	}
+	return nil
+}
+
+// value checks one JSON value at s.i (after white space) and leaves s.i
+// just after it. outer is the number of arrays and objects the value is
+// nested in, which count towards MaxDepth.
+func (s *scanner) value(outer int) error {
 	var stackBuf [8]frame
 	stack := stackBuf[:0]
 	s.ws()
@@ -215,13 +261,10 @@ func (s *scanner) run() error {
 	// 0 value, 1 key or '}' (first), 2 ',' or close, 3 value or ']' (first)
 	want := 0
 	for {
-		s.ws()
 		if want == 2 && len(stack) == 0 {
-			if s.i != len(s.b) {
-				return s.errf("trailing data after the value")
-			}
 			return nil
 		}
+		s.ws()
 		if s.i >= len(s.b) {
 			return s.errf("unexpected end of input")
 		}
@@ -245,7 +288,9 @@ func (s *scanner) run() error {
 				key = append([]byte(nil), key...)
 			}
 			top := &stack[len(stack)-1]
-			if !top.addKey(key) {
+			if isNew, err := s.addKey(top, key); err != nil {
+				return err
+			} else if !isNew {
 				return s.errf("duplicate key %q", key)
 			}
 			if !top.sorted {
@@ -291,7 +336,7 @@ func (s *scanner) run() error {
 		// a value
 		switch {
 		case c == '{' || c == '[':
-			if len(stack) >= MaxDepth {
+			if outer+len(stack) >= MaxDepth {
 				return s.errf("nesting deeper than %d", MaxDepth)
 			}
 			s.i++
@@ -388,18 +433,35 @@ func (s *scanner) num() error {
 		}
 		return nil
 	}
-	text := string(s.b[start:s.i])
+	text := s.b[start:s.i]
 	if !integer {
 		return schemaErr("number %s is not an integer (30k uses integers only)", text)
 	}
-	if text == "-0" {
+	if string(text) == "-0" {
 		return schemaErr("number -0 is not allowed")
 	}
-	n, err := strconv.ParseInt(text, 10, 64)
-	if err != nil || n > MaxSafeInteger || n < -MaxSafeInteger {
+	if !safeInteger(text) {
 		return schemaErr("integer %s is outside ±(2^53-1)", text)
 	}
 	return nil
+}
+
+// safeInteger reports whether text, an integer in JSON's grammar (no
+// leading zero), has magnitude at most MaxSafeInteger. It reads the digits
+// itself rather than through strconv so that the common case does not
+// copy text into a string.
+func safeInteger(text []byte) bool {
+	if text[0] == '-' {
+		text = text[1:]
+	}
+	if len(text) > len("9007199254740991") { // MaxSafeInteger
+		return false
+	}
+	var n uint64
+	for _, c := range text {
+		n = n*10 + uint64(c-'0')
+	}
+	return n <= MaxSafeInteger
 }
 
 // str scans a string at s.i and returns its unescaped value.
@@ -416,6 +478,9 @@ func (s *scanner) strBytes() (v []byte, escaped bool, err error) {
 	s.i++ // opening quote
 	start := s.i
 	b, i := s.b, s.i
+	for i+8 <= len(b) && plainASCII8(binary.LittleEndian.Uint64(b[i:])) {
+		i += 8
+	}
 	for i < len(b) && plainASCII[b[i]] {
 		i++
 	}
@@ -519,6 +584,23 @@ var plainASCII = func() (t [256]bool) {
 	}
 	return t
 }()
+
+// plainASCII8 reports whether the eight bytes of x (little-endian) are all
+// plainASCII. A byte of x at or above 0x80 shows in x&highs. When there is
+// none, x - 0x20*ones sets the high bit of some byte exactly when a byte is
+// below 0x20 (the lowest such byte borrows; the others cannot go below
+// zero), and likewise q - ones flags a zero byte of q = x^('"'*ones), which
+// is a '"' in x, and the same for '\\'.
+func plainASCII8(x uint64) bool {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	q := x ^ '"'*ones
+	bs := x ^ '\\'*ones
+	t := (x - 0x20*ones) | (q - ones) | (bs - ones)
+	return (t|x)&highs == 0
+}
 
 // canonicalUEscape reports whether RFC 8785 writes rune r as the \u escape
 // esc: only control characters without a short escape, in lower-case hex.

@@ -117,6 +117,17 @@ func DecodeSigned(b []byte) (SignedEnvelope, error) {
 	if len(b) > MaxEnvelopeSize {
 		return SignedEnvelope{}, schemaErr("envelope is %d bytes, more than %d", len(b), MaxEnvelopeSize)
 	}
+	if s, ok := decodeCanonical(b); ok {
+		return s, nil
+	}
+	return decodeGeneral(b)
+}
+
+// decodeGeneral is DecodeSigned for any spelling of an envelope:
+// canonicalize, then read the members. It is the only decoder that refuses
+// (decodeCanonical gives up on anything unusual and leaves the verdict and
+// its wording to decodeGeneral).
+func decodeGeneral(b []byte) (SignedEnvelope, error) {
 	canon, err := Canonicalize(b)
 	if err != nil {
 		return SignedEnvelope{}, err
