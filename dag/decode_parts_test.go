@@ -2,9 +2,11 @@ package dag
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // plainASCII8 against the byte table: every byte value at every position
@@ -105,5 +107,61 @@ func TestSafeInteger(t *testing.T) {
 		if got := safeInteger([]byte(s)); got != want {
 			t.Errorf("safeInteger(%s) = %v, want %v", s, got, want)
 		}
+	}
+}
+
+// CheckTimestamp's shortcut (plainUTC) accepts only what time.Parse
+// accepts: every month and day around the edges of months and leap years,
+// every hour, minute and second at and past their ends, fractions, and
+// single-character changes of valid times.
+func TestPlainUTC(t *testing.T) {
+	parses := func(ts string) bool {
+		_, err := time.Parse(time.RFC3339Nano, ts)
+		return err == nil
+	}
+	check := func(ts string) {
+		t.Helper()
+		if plainUTC(ts) && !parses(ts) {
+			t.Fatalf("plainUTC(%q) but time.Parse refuses it", ts)
+		}
+		if got, want := CheckTimestamp(ts) == nil, parses(ts) && ts[len(ts)-1] == 'Z' && len(ts) >= 20; got != want {
+			t.Fatalf("CheckTimestamp(%q) accepts: %v, want %v", ts, got, want)
+		}
+	}
+	accepted := 0
+	for _, year := range []int{0, 1, 4, 100, 400, 1900, 2000, 2024, 2026, 2100, 9999} {
+		for month := 0; month <= 13; month++ {
+			for day := 0; day <= 32; day++ {
+				ts := fmt.Sprintf("%04d-%02d-%02dT12:34:56Z", year, month, day)
+				check(ts)
+				if plainUTC(ts) {
+					accepted++
+				}
+			}
+		}
+	}
+	for h := 0; h <= 25; h++ {
+		for m := 0; m <= 61; m++ {
+			for _, s := range []int{0, 59, 60, 61, 99} {
+				check(fmt.Sprintf("2026-02-28T%02d:%02d:%02dZ", h, m, s))
+			}
+		}
+	}
+	for _, ts := range []string{"2026-09-21T12:00:00.Z", "2026-09-21T12:00:00.5Z", "2026-09-21T12:00:00.123456789Z",
+		"2026-09-21T12:00:00.1234567890123Z", "2026-09-21T12:00:00,5Z", "2026-09-21T12:00:00.5xZ", "2026-09-21T12:00:00ZZ",
+		"2026-09-21t12:00:00Z", "2026-09-21T12:00:00+00:00", "+026-09-21T12:00:00Z", "-026-09-21T12:00:00Z", "2026-9-21T12:00:00Z"} {
+		check(ts)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	chars := "0123456789-T:.Z+ zt/"
+	for range 200000 {
+		b := []byte("2024-02-29T23:59:59.999Z")
+		for range 1 + r.IntN(2) {
+			b[r.IntN(len(b))] = chars[r.IntN(len(chars))]
+		}
+		check(string(b))
+	}
+	if accepted < 11*12*28 {
+		t.Fatalf("plainUTC accepted only %d dates", accepted)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/witan-dev/witan/dag"
 )
@@ -62,6 +64,9 @@ func refDecode(in []byte) (refDecoded, error) {
 		return fail("a member that must be a string is not")
 	}
 	e.V, e.Type, e.TS = v, dag.TxType(typ), ts
+	if _, err := time.Parse(time.RFC3339Nano, ts); err != nil || !strings.HasSuffix(ts, "Z") {
+		return fail("ts is not RFC 3339 UTC")
+	}
 	if e.Session, err = dag.ParseID(session); err != nil {
 		return refDecoded{}, err
 	}

@@ -385,10 +385,72 @@ func CheckTimestamp(ts string) error {
 	if len(ts) < len("2006-01-02T15:04:05Z") || ts[len(ts)-1] != 'Z' {
 		return schemaErr("ts %q is not RFC 3339 UTC (…Z)", truncate(ts))
 	}
+	if plainUTC(ts) {
+		return nil
+	}
 	if _, err := time.Parse(time.RFC3339Nano, ts); err != nil {
 		return schemaErr("ts %q: %v", truncate(ts), err)
 	}
 	return nil
+}
+
+// plainUTC reports whether ts is a real date and time written
+// "2006-01-02T15:04:05Z", with or without a fraction of a second
+// (".5", ".123456789", any number of digits). time.Parse reads exactly this
+// form on its own fast path and accepts it, so CheckTimestamp need not call
+// it; for anything else it does.
+func plainUTC(ts string) bool {
+	if len(ts) < len("2006-01-02T15:04:05Z") || ts[len(ts)-1] != 'Z' || ts[4] != '-' || ts[7] != '-' || ts[10] != 'T' || ts[13] != ':' || ts[16] != ':' {
+		return false
+	}
+	num := func(i, n int) int {
+		v := 0
+		for _, c := range []byte(ts[i : i+n]) {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v
+	}
+	year, month, day := num(0, 4), num(5, 2), num(8, 2)
+	if year < 0 || month < 1 || month > 12 || day < 1 || day > daysIn(month, year) ||
+		uint(num(11, 2)) > 23 || uint(num(14, 2)) > 59 || uint(num(17, 2)) > 59 {
+		return false
+	}
+	frac := ts[len("2006-01-02T15:04:05") : len(ts)-1] // between the seconds and "Z"
+	if len(frac) == 0 {
+		return true
+	}
+	if len(frac) < 2 || frac[0] != '.' {
+		return false
+	}
+	return allDigits(frac[1:])
+}
+
+// allDigits reports whether s is all decimal digits.
+func allDigits(s string) bool {
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// daysIn returns the number of days of month (1 to 12) in year, of the
+// proleptic Gregorian calendar, as package time counts them.
+func daysIn(month, year int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
 }
 
 // appendWithoutSig appends the canonical JSON of e without "sig", the
