@@ -1,6 +1,9 @@
 package dag
 
-import "encoding/json"
+import (
+	"encoding/binary"
+	"encoding/json"
+)
 
 // The ingest path's decoder. Peers send envelopes in canonical form, and a
 // canonical envelope is one fixed sequence of bytes with holes: its eight
@@ -141,40 +144,49 @@ func lit(b []byte, p int, t string) (int, bool) {
 }
 
 // decodeID parses s, exactly idLen bytes, as an id's only spelling into
-// id, as parseID does, through a table.
+// id, as parseID does, eight hex digits at a time.
 func decodeID(id *ID, s []byte) bool {
 	if string(s[:len(Prefix)]) != Prefix {
 		return false
 	}
 	h := s[len(Prefix) : len(Prefix)+64]
-	bad := byte(0)
-	for i := range id.sum {
-		hi, lo := hexVal[h[2*i]], hexVal[h[2*i+1]]
-		bad |= hi | lo
-		id.sum[i] = hi<<4 | lo
-	}
-	if bad&0x80 != 0 {
-		*id = ID{}
-		return false
+	for i := 0; i < 64; i += 8 {
+		v, ok := hex8(binary.LittleEndian.Uint64(h[i:]))
+		if !ok {
+			*id = ID{}
+			return false
+		}
+		binary.LittleEndian.PutUint32(id.sum[i/2:], v)
 	}
 	id.ok = true
 	return true
 }
 
-// hexVal maps a lower-case hex digit to its value and every other byte to
-// 0xff.
-var hexVal = func() (t [256]byte) {
-	for i := range t {
-		t[i] = 0xff
+// hex8 decodes eight lower-case hex digits, the bytes of x in little-endian
+// order (the first digit in the low byte), into four bytes, returned in
+// little-endian order too. It reports false if any byte of x is not
+// 0-9 or a-f. With every byte below 0x80, adding 0x80-c to it sets its
+// high bit exactly when the byte is at least c, and cannot carry into the
+// next byte.
+func hex8(x uint64) (uint32, bool) {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	digit := (x + (0x80-'0')*ones) &^ (x + (0x80-'9'-1)*ones)
+	letter := (x + (0x80-'a')*ones) &^ (x + (0x80-'f'-1)*ones)
+	if x&highs != 0 || (digit|letter)&highs != highs {
+		return 0, false
 	}
-	for c := '0'; c <= '9'; c++ {
-		t[c] = byte(c - '0')
-	}
-	for c := 'a'; c <= 'f'; c++ {
-		t[c] = byte(c - 'a' + 10)
-	}
-	return t
-}()
+	// A digit's value is its low nibble; a letter's is its low nibble plus 9
+	// (letters have bit 6 set, digits not).
+	v := x&(0x0f*ones) + (x>>6&ones)*9
+	// Pair the nibbles into bytes (first digit high), then gather the four
+	// bytes, which sit in every other byte of v.
+	v = (v<<4 | v>>8) & 0x00ff00ff00ff00ff
+	v = (v | v>>8) & 0x0000ffff0000ffff
+	return uint32(v | v>>16), true
+}
 
 // decodeB64 decodes src, unpadded base64url, into dst, which it must fill
 // exactly, as b64 (strict: the unused bits of the last character are zero)

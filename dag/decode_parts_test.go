@@ -165,3 +165,28 @@ func TestPlainUTC(t *testing.T) {
 		t.Fatalf("plainUTC accepted only %d dates", accepted)
 	}
 }
+
+// hex8 against lowerHex: every byte value at every position of a word of
+// hex digits.
+func TestHex8(t *testing.T) {
+	for _, fill := range []string{"01234567", "89abcdef", "fedcba98", "00000000", "ffffffff"} {
+		for pos := range 8 {
+			for c := range 256 {
+				b := []byte(fill)
+				b[pos] = byte(c)
+				got, ok := hex8(binary.LittleEndian.Uint64(b))
+				var want [4]byte
+				wantOK := true
+				for i := range want {
+					hi, ok1 := lowerHex(b[2*i])
+					lo, ok2 := lowerHex(b[2*i+1])
+					wantOK = wantOK && ok1 && ok2
+					want[i] = hi<<4 | lo
+				}
+				if ok != wantOK || ok && got != binary.LittleEndian.Uint32(want[:]) {
+					t.Fatalf("hex8(%q) = %08x %v, want %x %v", b, got, ok, want, wantOK)
+				}
+			}
+		}
+	}
+}
