@@ -55,14 +55,15 @@ func decodeCanonical(b []byte) (SignedEnvelope, bool) {
 	if p, ok = lit(b, p+len(KeyPrefix)+43, cBody); !ok || p >= len(b) || b[p] != '{' {
 		return SignedEnvelope{}, false
 	}
-	body := p
+	// The body is the one part with no fixed shape: the general checker reads
+	// it, one level deep (MaxDepth counts the envelope), and must find it
+	// canonical.
 	s := scanner{b: b, i: p, prof: profileWitan, canon: true}
 	if err := s.value(1); err != nil || !s.canon {
 		return SignedEnvelope{}, false
 	}
-	body, p = s.i, body // body now ends the body; p starts it
-	bodyRaw := b[p:body]
-	if p, ok = lit(b, body, cParents); !ok {
+	body := b[p:s.i]
+	if p, ok = lit(b, s.i, cParents); !ok {
 		return SignedEnvelope{}, false
 	}
 	// Count the parents first (each is a quoted id and a separator), so that
@@ -120,13 +121,17 @@ func decodeCanonical(b []byte) (SignedEnvelope, bool) {
 	for p < len(b) && plainASCII[b[p]] {
 		p++
 	}
-	e.Type = knownTxType(b[typ:p])
-	if p, ok = lit(b, p, cV); !ok || p != len(b) || !e.Type.Known() {
+	for _, k := range txTypes {
+		if string(k) == string(b[typ:p]) {
+			e.Type = k
+		}
+	}
+	if p, ok = lit(b, p, cV); !ok || p != len(b) || e.Type == "" {
 		return SignedEnvelope{}, false
 	}
 	e.V = ProtocolVersion
 	e.Author = author
-	e.Body = json.RawMessage(bodyRaw)
+	e.Body = json.RawMessage(body)
 	e.TS = string(tsRaw)
 	e.Sig = blk.sig[:64:64]
 	if e.check(false) != nil {
