@@ -586,11 +586,13 @@ var plainASCII = func() (t [256]bool) {
 }()
 
 // plainASCII8 reports whether the eight bytes of x (little-endian) are all
-// plainASCII. A byte of x at or above 0x80 shows in x&highs. When there is
-// none, x - 0x20*ones sets the high bit of some byte exactly when a byte is
-// below 0x20 (the lowest such byte borrows; the others cannot go below
-// zero), and likewise q - ones flags a zero byte of q = x^('"'*ones), which
-// is a '"' in x, and the same for '\\'.
+// plainASCII. A byte at or above 0x80 shows in x&highs. When there is none,
+// x - 0x20*ones sets the high bit of some byte exactly when some byte is
+// below 0x20: the lowest such byte borrows and is flagged, and a byte at or
+// above 0x20 below it neither borrows nor is flagged (bytes above a
+// flagged one may be flagged too, which changes no answer). Likewise
+// q - ones flags a zero byte of q = x^('"'*ones), that is a '"' in x, and
+// bs - ones a '\\'.
 func plainASCII8(x uint64) bool {
 	const (
 		ones  = 0x0101010101010101
