@@ -135,9 +135,9 @@ var errUnsorted = errors.New("dag: keys out of order")
 
 type frame struct {
 	object  bool
-	sorted  bool   // every key so far was greater than the one before
-	last    []byte // the last key (without all)
+	sorted  bool // every key so far was greater than the one before
 	hasLast bool
+	last    []byte   // the last key (without all)
 	keys    [][]byte // the keys so far, for duplicate detection (with all)
 	set     map[string]struct{}
 }
