@@ -14,11 +14,12 @@ import (
 // (decodeGeneral), which accepts any spelling and says what is wrong. So
 // decodeCanonical never refuses anything and never words an error: it only
 // has to accept nothing that decodeGeneral refuses, and return exactly what
-// decodeGeneral would. The differential tests (TestPropDecodeCanonical,
+// decodeGeneral would. The differential tests (TestPropDecodeSigned,
 // FuzzDecodeEnvelope) hold the two against a reference decoder.
 
 // envelopeBlock is an Envelope together with room for its signature and
-// for the parents of most envelopes, so that decoding allocates once.
+// for the parents of most envelopes, so that one allocation holds them (ts,
+// a string, is the only other).
 type envelopeBlock struct {
 	env     Envelope
 	sig     [64]byte
@@ -28,7 +29,7 @@ type envelopeBlock struct {
 // The fixed parts of a canonical envelope, in order.
 const (
 	cAuthor  = `{"author":"`
-	cBody    = `",` + `"body":`
+	cBody    = `","body":`
 	cParents = `,"parents":[`
 	cSession = `],"session":"`
 	cSig     = `","sig":"`
