@@ -46,6 +46,7 @@ const (
 	DefaultMaxRounds        = 8
 	DefaultMaxFilterEntries = 1 << 16
 	DefaultMaxWalk          = 1 << 22
+	DefaultIngestItems      = 4096
 	// BitsPerID sizes filters: about 1 % false positives.
 	BitsPerID = 10
 	// MaxFilterIDs is the most ids a filter is sized for.
@@ -69,6 +70,12 @@ type Options struct {
 	MaxFilterEntries int
 	// MaxWalk bounds the entries a responder walks to answer one request.
 	MaxWalk int
+	// IngestItems bounds the entries a requester hands Local.Ingest in one
+	// call (default DefaultIngestItems). Batches already received go
+	// together, up to this many: each call ends with a store write that
+	// nothing overlaps, so fewer, larger calls keep the cores busier.
+	// Progress is reported after each call.
+	IngestItems int
 	// OnEvent, if set, is called for every Event. It must not block.
 	OnEvent func(Event)
 }
@@ -111,6 +118,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxWalk <= 0 {
 		o.MaxWalk = DefaultMaxWalk
+	}
+	if o.IngestItems <= 0 {
+		o.IngestItems = DefaultIngestItems
 	}
 	return o
 }

@@ -680,6 +680,11 @@ func (e *Engine) filter(ctx context.Context, space string, hs, common []dag.ID) 
 	return f, complete, nil
 }
 
+// readAhead is how many frames the requester reads ahead of Ingest: enough
+// for Ingest to take the default IngestItems at once from batches of the
+// default size.
+const readAhead = 4
+
 // receive reads one response and ingests it.
 func (e *Engine) receive(ctx context.Context, c *conn, peer, space string, st *Stats, pr *Progress, pending *int) (End, error) {
 	typ, p, err := c.read()
@@ -699,14 +704,14 @@ func (e *Engine) receive(ctx context.Context, c *conn, peer, space string, st *S
 	pr.EntriesExpected, pr.EntriesDone, pr.BytesExpected, pr.BytesDone = h.Entries, 0, h.Bytes, 0
 	e.setProgress(*pr, false)
 	// Read ahead while ingesting: frames are decoded from the stream by a
-	// goroutine that stays at most two frames ahead, so the responder and
-	// the transport work while Ingest verifies, and backpressure holds.
+	// goroutine that stays at most readAhead frames ahead, so the responder
+	// and the transport work while Ingest verifies, and backpressure holds.
 	type frame struct {
 		typ byte
 		p   []byte
 		err error
 	}
-	frames := make(chan frame, 2)
+	frames := make(chan frame, readAhead)
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {
@@ -722,32 +727,66 @@ func (e *Engine) receive(ctx context.Context, c *conn, peer, space string, st *S
 			}
 		}
 	}()
+	var (
+		held  *frame // a frame read while gathering batches, handled next
+		carry []Item // a batch read while gathering that did not fit, ingested next
+	)
 	for {
-		var f frame
-		select {
-		case f = <-frames:
-		case <-ctx.Done():
-			return End{}, ctx.Err()
-		}
-		typ, p, err := f.typ, f.p, f.err
-		if err != nil {
-			return End{}, err
-		}
-		switch typ {
-		case FrameBatch:
-		case FrameEnd:
-			if pr.EntriesDone != h.Entries {
-				return End{}, malformed("header announced %d entries, %d came", h.Entries, pr.EntriesDone)
+		items := carry
+		carry = nil
+		if items == nil {
+			var f frame
+			if held != nil {
+				f, held = *held, nil
+			} else {
+				select {
+				case f = <-frames:
+				case <-ctx.Done():
+					return End{}, ctx.Err()
+				}
 			}
-			return decodeEnd(p)
-		case FrameError:
-			return End{}, decodeError(p)
-		default:
-			return End{}, &ProtocolError{Code: CodeUnexpected, Detail: fmt.Sprintf("frame type %#x in a response", typ)}
+			typ, p, err := f.typ, f.p, f.err
+			if err != nil {
+				return End{}, err
+			}
+			switch typ {
+			case FrameBatch:
+			case FrameEnd:
+				if pr.EntriesDone != h.Entries {
+					return End{}, malformed("header announced %d entries, %d came", h.Entries, pr.EntriesDone)
+				}
+				return decodeEnd(p)
+			case FrameError:
+				return End{}, decodeError(p)
+			default:
+				return End{}, &ProtocolError{Code: CodeUnexpected, Detail: fmt.Sprintf("frame type %#x in a response", typ)}
+			}
+			if items, err = DecodeBatch(p); err != nil {
+				return End{}, err
+			}
 		}
-		items, err := DecodeBatch(p)
-		if err != nil {
-			return End{}, err
+		// Batches already read go to Ingest together, up to IngestItems
+		// (see Options). Only what has arrived is taken; nothing waits.
+	gather:
+		for len(items) < e.o.IngestItems {
+			select {
+			case g := <-frames:
+				if g.err != nil || g.typ != FrameBatch {
+					held = &g
+					break gather
+				}
+				more, err := DecodeBatch(g.p)
+				if err != nil {
+					return End{}, err
+				}
+				if len(items)+len(more) > e.o.IngestItems {
+					carry = more
+					break gather
+				}
+				items = append(items, more...)
+			default:
+				break gather
+			}
 		}
 		if pr.EntriesDone+uint64(len(items)) > h.Entries {
 			return End{}, malformed("more entries than the header announced (%d)", h.Entries)
