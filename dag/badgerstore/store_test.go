@@ -267,20 +267,23 @@ func TestOpenEmptyMemFile(t *testing.T) {
 	}
 }
 
-// A format-2 store (entry data unpacked, before the value log) is refused
-// too, with what to do about it.
-func TestFormat2(t *testing.T) {
-	dir := t.TempDir()
-	s, err := badgerstore.Open(dir, badgerstore.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.DB().Update(func(txn *badger.Txn) error { return txn.Set([]byte("mfmt"), []byte{0, 0, 0, 2}) }); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	_, err = badgerstore.Open(dir, badgerstore.Options{})
-	if !errors.Is(err, badgerstore.ErrFormat) || !strings.Contains(err.Error(), "sync the store again") {
-		t.Fatalf("Open of a format-2 store: %v, want ErrFormat with advice", err)
+// Stores of formats 2 (entry data unpacked, before the value log) and 3
+// (the children index keyed by ids) are refused too, with what to do
+// about it.
+func TestFormat2And3(t *testing.T) {
+	for _, f := range []byte{2, 3} {
+		dir := t.TempDir()
+		s, err := badgerstore.Open(dir, badgerstore.Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DB().Update(func(txn *badger.Txn) error { return txn.Set([]byte("mfmt"), []byte{0, 0, 0, f}) }); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		_, err = badgerstore.Open(dir, badgerstore.Options{})
+		if !errors.Is(err, badgerstore.ErrFormat) || !strings.Contains(err.Error(), "sync the store again") {
+			t.Fatalf("Open of a format-%d store: %v, want ErrFormat with advice", f, err)
+		}
 	}
 }
