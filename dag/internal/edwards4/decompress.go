@@ -1,0 +1,367 @@
+package edwards4
+
+import (
+	"math/big"
+	"sync"
+	"unsafe"
+
+	"github.com/oasisprotocol/curve25519-voi/curve"
+)
+
+// Constants, computed from their definitions once: d = -121665/121666 and
+// a square root of -1, 2^((p-1)/4). Which of the two roots of -1 is used
+// does not matter: it only turns r into a root of u/v when r² = -u/v.
+var (
+	one4, d4, sqrtM1 Fe4
+)
+
+func init() {
+	p := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 255), big.NewInt(19))
+	d := new(big.Int).ModInverse(big.NewInt(121666), p)
+	d.Mul(d, big.NewInt(-121665)).Mod(d, p)
+	e := new(big.Int).Rsh(new(big.Int).Sub(p, big.NewInt(1)), 2)
+	i := new(big.Int).Exp(big.NewInt(2), e, p)
+	for _, c := range []struct {
+		f *Fe4
+		v *big.Int
+	}{{&one4, big.NewInt(1)}, {&d4, d}, {&sqrtM1, i}} {
+		var b [32]byte
+		be := c.v.Bytes()
+		for k, x := range be {
+			b[len(be)-1-k] = x
+		}
+		for j := 0; j < 4; j++ {
+			c.f.SetBytes(j, &b)
+		}
+	}
+}
+
+// powP58 sets h = z^((p-5)/8) = z^(2^252-3) lane by lane.
+func powP58(h, z *Fe4) {
+	var z2, z9, z11, z5, z10, z20, z50, z100, t Fe4
+	z2.Square(z)          // 2
+	t.SquareN(&z2, 2)     // 8
+	z9.Mul(z, &t)         // 9
+	z11.Mul(&z2, &z9)     // 11
+	t.Square(&z11)        // 22
+	z5.Mul(&z9, &t)       // 2^5 - 1
+	t.SquareN(&z5, 5)     //
+	z10.Mul(&t, &z5)      // 2^10 - 1
+	t.SquareN(&z10, 10)   //
+	z20.Mul(&t, &z10)     // 2^20 - 1
+	t.SquareN(&z20, 20)   //
+	t.Mul(&t, &z20)       // 2^40 - 1
+	t.SquareN(&t, 10)     //
+	z50.Mul(&t, &z10)     // 2^50 - 1
+	t.SquareN(&z50, 50)   //
+	z100.Mul(&t, &z50)    // 2^100 - 1
+	t.SquareN(&z100, 100) //
+	t.Mul(&t, &z100)      // 2^200 - 1
+	t.SquareN(&t, 50)     //
+	t.Mul(&t, &z50)       // 2^250 - 1
+	t.SquareN(&t, 2)      // 2^252 - 4
+	h.Mul(&t, z)          // 2^252 - 3
+}
+
+// pointLimbs is voi's curve.EdwardsPoint as laid out in memory with its
+// 64-bit field backend: X, Y, Z, T, five 51-bit limbs each.
+type pointLimbs [4][5]uint64
+
+// Lane outcomes of decompress4.
+const (
+	laneInvalid  = iota // not the encoding of a point: voi refuses it
+	laneOK              // the point's limbs are in the output
+	laneDelegate        // x = 0: the caller asks voi itself (see below)
+)
+
+// decompress4 decodes four encodings as voi's SetCompressedY does, in
+// four lanes at once:
+//
+//	y from the low 255 bits (non-canonical y kept as it is),
+//	u = y² - 1, v = d·y² + 1,
+//	r = u·(u·v)^((p-5)/8), check = v·r²,
+//	valid iff check = u or check = -u, and then r·i replaces r if
+//	check = -u (voi's SqrtRatioI), r made even (the non-negative root),
+//	negated when the sign bit is set; X = r, Y = y, Z = 1, T = X·Y.
+//
+// v is never zero (y² = -1/d has no solution: -1/d is not a square), so
+// the square root of u/v is unique up to sign whenever it exists and the
+// outcome is fixed by the mathematics, whichever way it is computed.
+//
+// The limbs written are those voi holds after SetCompressedY: Y is the
+// raw 255 bits split into 51-bit limbs (voi's field SetBytes does not
+// reduce), Z is 1, X and T fully reduced. voi's X and T come out of its
+// multiplication and weak reduction, whose limbs are below 2^51 + 2^18 and
+// whose value is below 2^255 + 2^18 but not always below p: voi's X for
+// x = 0 with the sign bit set is p, its T for y = p (x·y ≡ 0) is p. Such
+// limbs can differ from the fully reduced ones only if a fully reduced
+// limb is below 2^18 + 1 (a limb of voi's at or past 2^51 leaves that much
+// in the reduced limb; a value at or past p leaves a value below 2^18 + 19).
+// So a lane whose reduced X or T has a 51-bit limb below 2^24 is reported
+// as laneDelegate and decoded by voi itself: x = 0 always (y = ±1, y = p+1),
+// a random point with probability about 2^-24, and points crafted to have
+// such limbs; everything else is written here limb for limb as voi would.
+func decompress4(enc *[4][32]byte, out *[4]pointLimbs) (status [4]uint8) {
+	var y, yy, u, v, w, r, ri, chk, x, t Fe4
+	for j := 0; j < 4; j++ {
+		y.SetBytes(j, &enc[j])
+	}
+	yy.Square(&y)
+	u.Sub(&yy, &one4)
+	v.Mul(&yy, &d4)
+	v.Add(&v, &one4)
+	w.Mul(&u, &v)
+	powP58(&w, &w)
+	r.Mul(&u, &w)
+	chk.Square(&r)
+	chk.Mul(&chk, &v)
+	ri.Mul(&r, &sqrtM1)
+	for j := 0; j < 4; j++ {
+		cc := canonical(chk.lane(j))
+		uc := canonical(u.lane(j))
+		nu := uc
+		if !isZero10(&uc) {
+			nu = neg10(&uc)
+		}
+		correct, flipped := cc == uc, cc == nu
+		if !correct && !flipped {
+			status[j] = laneInvalid
+			continue
+		}
+		xl := r.lane(j)
+		if flipped {
+			xl = ri.lane(j)
+		}
+		xc := canonical(xl)
+		if isZero10(&xc) {
+			status[j] = laneDelegate
+			continue
+		}
+		if xc[0]&1 == 1 {
+			xc = neg10(&xc)
+		}
+		if enc[j][31]>>7 == 1 {
+			xc = neg10(&xc)
+		}
+		x.setLane(j, &xc)
+		status[j] = laneOK
+	}
+	t.Mul(&x, &y)
+	for j := 0; j < 4; j++ {
+		if status[j] != laneOK {
+			continue
+		}
+		xc, yl, tc := x.lane(j), y.lane(j), canonical(t.lane(j))
+		x51, t51 := limbs51(&xc), limbs51(&tc)
+		if hasSmallLimb(&x51) || hasSmallLimb(&t51) {
+			status[j] = laneDelegate
+			continue
+		}
+		out[j] = pointLimbs{x51, limbs51(&yl), {1}, t51}
+	}
+	return status
+}
+
+// hasSmallLimb reports whether a fully reduced element has a 51-bit limb
+// below 2^24 (see decompress4).
+func hasSmallLimb(l *[5]uint64) bool {
+	for _, v := range l {
+		if v < 1<<24 {
+			return true
+		}
+	}
+	return false
+}
+
+// writePoint stores limbs into a voi point. Only called once bridge has
+// confirmed the layout.
+func writePoint(p *curve.EdwardsPoint, l *pointLimbs) {
+	*(*pointLimbs)(unsafe.Pointer(p)) = *l
+}
+
+// forceVoi sends every point to voi; tests set it to exercise the fallback.
+var forceVoi bool
+
+var (
+	bridgeOnce sync.Once
+	bridgeOK   bool
+)
+
+// bridge reports whether the fast path may run: the AVX2 kernels are
+// there, and voi's EdwardsPoint is the 160-byte X, Y, Z, T of 51-bit limbs
+// this package writes, as checked once on known points (see checkBridge).
+func bridge() bool {
+	bridgeOnce.Do(func() { bridgeOK = hasAsm && checkBridge() })
+	return bridgeOK
+}
+
+// bridgeVectors are encodings on which the bridge is checked: the base
+// point and multiples, a point of order 4 (x = ±sqrt(-1)·…, y = 0) with
+// both signs, a non-canonical y, and an invalid encoding.
+func bridgeVectors() [][32]byte {
+	var vs [][32]byte
+	var p curve.EdwardsPoint
+	p.Set(curve.ED25519_BASEPOINT_POINT)
+	for k := 0; k < 6; k++ {
+		var c curve.CompressedEdwardsY
+		c.SetEdwardsPoint(&p)
+		vs = append(vs, c)
+		p.Add(&p, curve.ED25519_BASEPOINT_POINT)
+	}
+	var order4 [32]byte // y = 0
+	vs = append(vs, order4)
+	order4[31] = 0x80
+	vs = append(vs, order4)
+	var nonCanon [32]byte // y = p + 3 ≡ 3? any value ≥ p
+	for i := range nonCanon {
+		nonCanon[i] = 0xff
+	}
+	nonCanon[31] = 0x7f
+	nonCanon[0] = 0xee // 2^255 - 18 = p + 1: y ≡ 1, x = 0, delegated
+	vs = append(vs, nonCanon)
+	nonCanon[0] = 0xf0 // p + 2
+	vs = append(vs, nonCanon)
+	vs = append(vs, [32]byte{2}) // y = 2: not on the curve
+	return vs
+}
+
+// checkBridge decodes bridgeVectors both ways and demands the same
+// verdicts and, for every decoded point, the same point (Equal), the same
+// compression and the same 160 bytes of memory.
+func checkBridge() bool {
+	if unsafe.Sizeof(curve.EdwardsPoint{}) != unsafe.Sizeof(pointLimbs{}) {
+		return false
+	}
+	vs := bridgeVectors()
+	for len(vs)%4 != 0 {
+		vs = append(vs, vs[0])
+	}
+	decoded := 0
+	for k := 0; k < len(vs); k += 4 {
+		var enc [4][32]byte
+		copy(enc[:], vs[k:k+4])
+		var out [4]pointLimbs
+		st := decompress4(&enc, &out)
+		for j := 0; j < 4; j++ {
+			var want curve.EdwardsPoint
+			c := curve.CompressedEdwardsY(enc[j])
+			_, err := want.SetCompressedY(&c)
+			switch st[j] {
+			case laneInvalid:
+				if err == nil {
+					return false
+				}
+				continue
+			case laneDelegate:
+				if err != nil {
+					return false
+				}
+				continue
+			}
+			if err != nil {
+				return false
+			}
+			var got curve.EdwardsPoint
+			writePoint(&got, &out[j])
+			if got.Equal(&want) != 1 {
+				return false
+			}
+			if *(*[160]byte)(unsafe.Pointer(&got)) != *(*[160]byte)(unsafe.Pointer(&want)) {
+				return false
+			}
+			var cg, cw curve.CompressedEdwardsY
+			cg.SetEdwardsPoint(&got)
+			cw.SetEdwardsPoint(&want)
+			if cg != cw {
+				return false
+			}
+			decoded++
+		}
+	}
+	return decoded >= 8
+}
+
+// voiDecompress is the reference: voi's own decoding of one encoding.
+func voiDecompress(p *curve.EdwardsPoint, b []byte) bool {
+	var c curve.CompressedEdwardsY
+	if _, err := c.SetBytes(b); err != nil {
+		return false
+	}
+	_, err := p.SetCompressedY(&c)
+	return err == nil
+}
+
+// DecompressEach decodes every enc[i] exactly as voi's
+// (*curve.EdwardsPoint).SetCompressedY does (after
+// curve.CompressedEdwardsY.SetBytes, which refuses any length but 32):
+// ok[i] tells whether enc[i] decoded, and then dst[i] is the point; a
+// dst[i] that did not decode is left as it was, as voi leaves it. dst, ok
+// and enc must have the same length.
+func DecompressEach(dst []curve.EdwardsPoint, ok []bool, enc [][]byte) {
+	if len(dst) != len(enc) || len(ok) != len(enc) {
+		panic("edwards4: DecompressEach lengths differ")
+	}
+	run(dst, enc, func(i int, good bool) bool { ok[i] = good; return true })
+}
+
+// Decompress decodes every enc[i] into dst[i] as DecompressEach does and
+// reports whether all of them decoded; it stops at the first that does
+// not (dst is then partly written).
+func Decompress(dst []curve.EdwardsPoint, enc [][]byte) bool {
+	if len(dst) != len(enc) {
+		panic("edwards4: Decompress lengths differ")
+	}
+	all := true
+	run(dst, enc, func(_ int, good bool) bool { all = all && good; return good })
+	return all
+}
+
+// minLanes is the fewest points worth a four-lane pass: a pass costs about
+// as much as one voi decompression per lane filled... see the benchmark.
+const minLanes = 2
+
+// run decodes enc into dst, four at a time on the fast path, and reports
+// each verdict to report, stopping when report returns false.
+func run(dst []curve.EdwardsPoint, enc [][]byte, report func(i int, ok bool) bool) {
+	n := len(enc)
+	i := 0
+	if !forceVoi && bridge() {
+		for ; n-i >= minLanes; i += 4 {
+			var in [4][32]byte
+			var idx [4]int
+			lanes := 0
+			for j := 0; j < 4 && i+j < n; j++ {
+				idx[lanes] = i + j
+				if len(enc[i+j]) == 32 {
+					copy(in[lanes][:], enc[i+j])
+				}
+				lanes++
+			}
+			var out [4]pointLimbs
+			st := decompress4(&in, &out)
+			for j := 0; j < lanes; j++ {
+				k := idx[j]
+				var good bool
+				switch {
+				case len(enc[k]) != 32:
+					good = false
+				case st[j] == laneOK:
+					writePoint(&dst[k], &out[j])
+					good = true
+				case st[j] == laneDelegate:
+					good = voiDecompress(&dst[k], enc[k])
+				default:
+					good = false
+				}
+				if !report(k, good) {
+					return
+				}
+			}
+		}
+	}
+	for ; i < n; i++ {
+		if !report(i, voiDecompress(&dst[i], enc[i])) {
+			return
+		}
+	}
+}

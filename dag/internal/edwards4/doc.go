@@ -1,0 +1,50 @@
+// Package edwards4 decompresses Ed25519 points four at a time, with the
+// exact results of curve25519-voi's (*curve.EdwardsPoint).SetCompressedY.
+//
+// # What
+//
+// Decompressing a point is dominated by one exponentiation to (p-5)/8 in
+// GF(2^255-19): about 250 squarings. The R of each signature in a batch is
+// independent of the others, so four of them go through the exponentiation
+// together: Fe4 holds four field elements in "vertical" layout, limb i of
+// the four lanes side by side (one 256-bit vector), ten limbs in radix
+// 2^25.5, so that one AVX2 VPMULUDQ forms a 32×32→64-bit limb product in
+// all four lanes and no shuffles are needed. The kernels (fe4_amd64.s) are
+// written by gen.go (go generate); fe4.go holds the same arithmetic in
+// plain Go, the reference the kernels are tested against limb for limb and
+// the arithmetic on other architectures.
+//
+// Decompress and DecompressEach follow voi's algorithm step by step (see
+// decompress4): y from the low 255 bits, non-canonical y accepted, u = y²-1,
+// v = d·y²+1, r = u·(u·v)^((p-5)/8), accepted iff v·r² = ±u, the even
+// root, negated for the sign bit, T = X·Y. Lengths other than 32 are
+// refused, as CompressedEdwardsY.SetBytes refuses them.
+//
+// # Why unsafe
+//
+// voi's EdwardsPoint has no public constructor from coordinates, and
+// going through its SetCompressedY would redo the exponentiation this
+// package exists to share. So the limbs are written straight into the
+// point's memory: with voi's 64-bit field backend (amd64) an EdwardsPoint
+// is X, Y, Z, T, each five uint64 limbs of 51 bits, 160 bytes. The limbs
+// written are the ones voi itself would hold: Y the raw bits of the
+// encoding, Z = 1, X and T fully reduced, which is what voi's multiplication
+// and weak reduction leave except when a reduced limb is tiny; lanes where
+// that could happen (x = 0, crafted points with a 51-bit limb of X or X·Y
+// below 2^24) are decoded by voi itself instead (see decompress4).
+//
+// # The guard and the fallback
+//
+// The limbs are written only after a check done once (bridge): the AVX2
+// kernels are present (golang.org/x/sys/cpu), unsafe.Sizeof of the point is
+// 160 bytes, and on a set of known encodings (the base point and multiples,
+// the points of order 4 with both signs, non-canonical and invalid
+// encodings) this package's points equal voi's by Equal, by compression
+// and byte for byte in memory, and the verdicts agree. If any of that
+// fails (another voi version or field backend, another architecture, no
+// AVX2) every point goes to voi's SetCompressedY: never a different
+// answer, only no speed-up. Without the kernels the plain-Go four-lane
+// code would be slower than voi's own, so it is not used for decoding.
+//
+// The package is pure: no I/O, no clock, no goroutines.
+package edwards4

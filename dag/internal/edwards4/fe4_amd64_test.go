@@ -1,0 +1,13 @@
+//go:build amd64 && !purego
+
+package edwards4
+
+func asmImpl() impl { return impl{"avx2", mulAVX2, sqrNAVX2} }
+
+// withGeneric runs f with the generic arithmetic in place of the kernels.
+func withGeneric(f func()) {
+	saved := hasAsm
+	hasAsm = false
+	defer func() { hasAsm = saved }()
+	f()
+}
