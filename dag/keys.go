@@ -12,6 +12,8 @@ import (
 	"github.com/oasisprotocol/curve25519-voi/curve"
 	"github.com/oasisprotocol/curve25519-voi/curve/scalar"
 	"github.com/oasisprotocol/curve25519-voi/primitives/ed25519"
+
+	"github.com/witan-dev/witan/dag/internal/edwards4"
 )
 
 // Key is an Ed25519 public key. It prints as "ed25519:<base64url>" (RFC 4648
@@ -449,6 +451,14 @@ func grouped(q []queued, cache *KeyCache) bool {
 	var keyPts []curve.EdwardsPoint
 	var keyCoef []scalar.Scalar
 	rPts := make([]curve.EdwardsPoint, n)
+	rEnc := make([][]byte, n)
+	for i := range q {
+		rEnc[i] = q[i].sig[:32]
+	}
+	// The Rᵢ, four at a time: the same points and verdicts as decompress.
+	if !edwards4.Decompress(rPts, rEnc) {
+		return false
+	}
 	rCoef := make([]scalar.Scalar, n)
 	var bCoef scalar.Scalar
 	var buf [32]byte
@@ -470,9 +480,6 @@ func grouped(q []queued, cache *KeyCache) bool {
 		}
 		sig := e.sig
 		if !scalar.ScMinimalVartime(sig[32:]) {
-			return false
-		}
-		if !decompress(&rPts[i], sig[:32]) {
 			return false
 		}
 		var s scalar.Scalar

@@ -14,6 +14,7 @@ import (
 // pure codec half of dag; its storage lives in sub-packages.
 var purePackages = []string{
 	"github.com/witan-dev/witan/dag",
+	"github.com/witan-dev/witan/dag/internal/edwards4",
 	"github.com/witan-dev/witan/rules",
 	"github.com/witan-dev/witan/sessions",
 	"github.com/witan-dev/witan/memoryblock",
