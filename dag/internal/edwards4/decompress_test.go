@@ -2,6 +2,7 @@ package edwards4
 
 import (
 	"bytes"
+	"errors"
 	"math/big"
 	"math/rand/v2"
 	"testing"
@@ -36,11 +37,19 @@ func randomPoint(r *rand.Rand) curve.EdwardsPoint {
 // torsion returns the eight points of order dividing 8: [ℓ]P is in the
 // torsion subgroup for any P, computed as [ℓ-1]P + P.
 func torsion(t *testing.T) []curve.EdwardsPoint {
+	pts, err := torsionPoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pts
+}
+
+func torsionPoints() ([]curve.EdwardsPoint, error) {
 	ell := new(big.Int).Add(new(big.Int).Lsh(big.NewInt(1), 252), mustBig("27742317777372353535851937790883648493"))
 	lm1 := bytesOf(new(big.Int).Sub(ell, big.NewInt(1)))
 	var s scalar.Scalar
 	if _, err := s.SetCanonicalBytes(lm1[:]); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	r := rand.New(rand.NewPCG(7, 8))
 	for tries := 0; tries < 64; tries++ {
@@ -68,12 +77,11 @@ func torsion(t *testing.T) []curve.EdwardsPoint {
 			acc.Add(&acc, &q)
 		}
 		if !acc.IsIdentity() {
-			t.Fatal("torsion point of order > 8")
+			return nil, errors.New("torsion point of order > 8")
 		}
-		return pts
+		return pts, nil
 	}
-	t.Fatal("no point of order 8 found")
-	return nil
+	return nil, errors.New("no point of order 8 found")
 }
 
 func mustBig(s string) *big.Int {
