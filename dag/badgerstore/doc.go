@@ -15,8 +15,11 @@
 //
 // On disk, entry records live in Badger's value log, packed (ids, keys and
 // signatures as bytes rather than text, exactly reversible), so that
-// compactions move keys and pointers, never entries. The key layout, the
-// packing and the promotion are described in docs/storage.md.
+// compactions move keys and pointers, never entries; the children index is
+// keyed by log positions, so that its keys are short and arrive nearly in
+// order. The key layout, the packing and the promotion are described in
+// docs/storage.md. Open refuses a store written in another key layout with
+// ErrFormat.
 //
 // The caller's duties:
 //
