@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -465,34 +466,20 @@ func (sp *space) settle(o *Outcome) {
 // parents or objects are not held is not kept: its outcome is Pending and
 // Submit refuses it.
 func (r *Replica) ingest(ctx context.Context, subs []Submission, hold bool) ([]Outcome, error) {
+	// Decoding and signatures are pure and most of the cost: they run
+	// before the lock, on every core.
+	out := make([]Outcome, len(subs))
+	items := r.verify(subs, out)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return nil, ErrClosed
 	}
-	out := make([]Outcome, len(subs))
-	items := make([]item, 0, len(subs))
-	bv := dag.NewBatchVerifierCache(r.keys)
-	for i, s := range subs {
-		se, err := dag.DecodeSigned(s.Envelope)
-		if err != nil {
-			out[i] = Outcome{Status: Rejected, Code: dag.CodeOf(err), Detail: dag.DetailOf(err)}
-			continue
-		}
-		it := item{i: i, id: se.ID, env: se.Envelope, data: se.Canonical}
-		for _, a := range s.Attachments {
-			it.attach = append(it.attach, dag.NewObject(a))
-		}
-		bv.AddSigned(se)
-		items = append(items, it)
-	}
-	_, valid := bv.Verify()
 	bySpace := map[string][]item{}
 	var spaceOrder []string
-	for k, it := range items {
+	for _, it := range items {
 		name := it.env.Session.String()
 		out[it.i] = Outcome{Tx: it.id, Space: name}
-		it.badSig = !valid[k]
 		if _, ok := bySpace[name]; !ok {
 			spaceOrder = append(spaceOrder, name)
 		}
@@ -504,6 +491,59 @@ func (r *Replica) ingest(ctx context.Context, subs []Submission, hold bool) ([]O
 		}
 	}
 	return out, nil
+}
+
+// verifyChunk is the fewest envelopes a goroutine of verify takes: below
+// that, batch verification pays less than a goroutine costs.
+const verifyChunk = 128
+
+// verify decodes subs and checks their signatures in batches, split over
+// the cores: it returns the decoded items, in order, with badSig set, and
+// records in out the outcome of each envelope that does not decode.
+func (r *Replica) verify(subs []Submission, out []Outcome) []item {
+	items := make([]item, len(subs))
+	decoded := make([]bool, len(subs))
+	part := func(lo, hi int) {
+		bv := dag.NewBatchVerifierCache(r.keys)
+		var idx []int
+		for i := lo; i < hi; i++ {
+			s := subs[i]
+			se, err := dag.DecodeSigned(s.Envelope)
+			if err != nil {
+				out[i] = Outcome{Status: Rejected, Code: dag.CodeOf(err), Detail: dag.DetailOf(err)}
+				continue
+			}
+			it := item{i: i, id: se.ID, env: se.Envelope, data: se.Canonical}
+			for _, a := range s.Attachments {
+				it.attach = append(it.attach, dag.NewObject(a))
+			}
+			items[i], decoded[i] = it, true
+			bv.AddSigned(se)
+			idx = append(idx, i)
+		}
+		_, valid := bv.Verify()
+		for k, i := range idx {
+			items[i].badSig = !valid[k]
+		}
+	}
+	parts := min(runtime.GOMAXPROCS(0), (len(subs)+verifyChunk-1)/verifyChunk)
+	var wg sync.WaitGroup
+	for p := 1; p < parts; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			part(p*len(subs)/parts, (p+1)*len(subs)/parts)
+		}()
+	}
+	part(0, len(subs)/max(parts, 1))
+	wg.Wait()
+	kept := items[:0]
+	for i, ok := range decoded {
+		if ok {
+			kept = append(kept, items[i])
+		}
+	}
+	return kept
 }
 
 func (r *Replica) space(ctx context.Context, name string) (*space, error) {
