@@ -1,53 +1,72 @@
 package edwards4
 
-// carryPass carries limb 0 into 1, 1 into 2, …, 8 into 9, then the carry
-// out of limb 9 back into limb 0 times 19 (2^255 ≡ 19).
-func carryPass(e *[10]uint64) {
-	for i := 0; i < 10; i += 2 {
-		e[i+1] += e[i] >> 26
-		e[i] &= mask26
-		if i+2 < 10 {
-			e[i+2] += e[i+1] >> 25
-			e[i+1] &= mask25
-		}
-	}
-	t := e[9] >> 25
-	e[9] &= mask25
-	e[0] += 19 * t
-}
-
 // canonical returns the limbs of e fully reduced: each limb within its
 // width and the value in [0, p).
 func canonical(e [10]uint64) [10]uint64 {
-	// Three passes bring every limb within its width and the value below
-	// 2^255, whatever the input: after the first, limbs 1..9 are within
-	// their widths and limb 0 exceeds its own by at most 19·2^39; the
-	// second's carry out of limb 9 is then at most 1, and if it is 1 the
-	// limbs 1..9 have rippled to 0, so the third carries no further than
-	// limb 1.
-	carryPass(&e)
-	carryPass(&e)
-	carryPass(&e)
+	e0, e1, e2, e3, e4, e5, e6, e7, e8, e9 := e[0], e[1], e[2], e[3], e[4], e[5], e[6], e[7], e[8], e[9]
+	// Three passes of carries, limb 0 up to limb 9 and limb 9's carry back
+	// into limb 0 times 19 (2^255 ≡ 19), bring every limb within its width
+	// and the value below 2^255, whatever the input: after the first,
+	// limbs 1..9 are within their widths and limb 0 exceeds its own by at
+	// most 19·2^39; the second's carry out of limb 9 is then at most 1, and
+	// if it is 1 the limbs 1..9 have rippled to 0, so the third carries no
+	// further than limb 1.
+	for pass := 0; pass < 3; pass++ {
+		e1 += e0 >> 26
+		e0 &= mask26
+		e2 += e1 >> 25
+		e1 &= mask25
+		e3 += e2 >> 26
+		e2 &= mask26
+		e4 += e3 >> 25
+		e3 &= mask25
+		e5 += e4 >> 26
+		e4 &= mask26
+		e6 += e5 >> 25
+		e5 &= mask25
+		e7 += e6 >> 26
+		e6 &= mask26
+		e8 += e7 >> 25
+		e7 &= mask25
+		e9 += e8 >> 26
+		e8 &= mask26
+		t := e9 >> 25
+		e9 &= mask25
+		e0 += 19 * t
+	}
 	// value ≥ p iff value + 19 ≥ 2^255: q is the carry out of bit 255 of
 	// value + 19, and value + 19·q with bit 255 dropped is value mod p.
-	q := (e[0] + 19) >> 26
-	for i := 1; i < 10; i += 2 {
-		q = (e[i] + q) >> 25
-		if i+1 < 10 {
-			q = (e[i+1] + q) >> 26
-		}
-	}
-	e[0] += 19 * q
-	for i := 0; i < 10; i += 2 {
-		e[i+1] += e[i] >> 26
-		e[i] &= mask26
-		if i+2 < 10 {
-			e[i+2] += e[i+1] >> 25
-			e[i+1] &= mask25
-		}
-	}
-	e[9] &= mask25
-	return e
+	q := (e0 + 19) >> 26
+	q = (e1 + q) >> 25
+	q = (e2 + q) >> 26
+	q = (e3 + q) >> 25
+	q = (e4 + q) >> 26
+	q = (e5 + q) >> 25
+	q = (e6 + q) >> 26
+	q = (e7 + q) >> 25
+	q = (e8 + q) >> 26
+	q = (e9 + q) >> 25
+	e0 += 19 * q
+	e1 += e0 >> 26
+	e0 &= mask26
+	e2 += e1 >> 25
+	e1 &= mask25
+	e3 += e2 >> 26
+	e2 &= mask26
+	e4 += e3 >> 25
+	e3 &= mask25
+	e5 += e4 >> 26
+	e4 &= mask26
+	e6 += e5 >> 25
+	e5 &= mask25
+	e7 += e6 >> 26
+	e6 &= mask26
+	e8 += e7 >> 25
+	e7 &= mask25
+	e9 += e8 >> 26
+	e8 &= mask26
+	e9 &= mask25
+	return [10]uint64{e0, e1, e2, e3, e4, e5, e6, e7, e8, e9}
 }
 
 // limbs51 packs ten canonical limbs into voi's five 51-bit limbs: limb
