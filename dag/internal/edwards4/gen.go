@@ -11,7 +11,17 @@
 // symmetric products of a square), sit in stack slots; column k of the
 // product is accumulated with VPMULUDQ (32×32→64 bits per lane) and VPADDQ
 // and stored, then the columns are reloaded into Y0..Y9 and carried with the
-// chain of carry10.
+// chain of carry10. The column sums are the same integers as the generic
+// code's, so the limbs are too (the tests compare them).
+//
+// Two choices come from measuring (and from llvm-mca -mcpu=znver3): the
+// loop was bound by memory operands, so the square keeps its odd limbs
+// doubled in their registers while it forms the products, which turns
+// every product whose factor is 1, 2 or 4 (one or two odd limbs, or a
+// square of an even limb) into a register-by-register VPMULUDQ; and the
+// multiples 19x, 38x, 76x are shifts and additions rather than VPMULUDQ,
+// which the products keep busy. The carries stay a sequential chain: two
+// rounds of parallel carries were slower, for all their shorter latency.
 package main
 
 import (
@@ -27,7 +37,10 @@ func p(format string, args ...any) { fmt.Fprintf(&out, "\t"+format+"\n", args...
 
 // term is one product of column (i+j) mod 10: register limb i times
 // operand limb j scaled by s.
-type term struct{ i, j, s int }
+type term struct {
+	i, j, s int
+	reg     bool // both factors in registers (square only)
+}
 
 // columns lists the terms of each column; square uses only i ≤ j.
 func columns(square bool) [10][]term {
@@ -47,7 +60,20 @@ func columns(square bool) [10][]term {
 			if i+j >= 10 {
 				s *= 19
 			}
-			cols[(i+j)%10] = append(cols[(i+j)%10], term{i, j, s})
+			t := term{i: i, j: j, s: s}
+			if square {
+				// The square keeps odd limbs doubled in their registers
+				// during the products (d below): a product whose factor
+				// is d(i)·d(j) needs no memory operand; the others take
+				// s/d(i) times the plain limb j from a stack slot.
+				d := func(x int) int { return 1 + x&1 }
+				if s == d(i)*d(j) {
+					t.reg = true
+				} else {
+					t.s = s / d(i)
+				}
+			}
+			cols[(i+j)%10] = append(cols[(i+j)%10], t)
 		}
 	}
 	return cols
@@ -56,13 +82,13 @@ func columns(square bool) [10][]term {
 type slot struct{ j, s int }
 
 // slots assigns a stack offset to every scaled operand limb (s > 1).
-func slots(cols [10][]term) (map[slot]int, []slot) {
+func slots(cols [10][]term, square bool) (map[slot]int, []slot) {
 	m := map[slot]int{}
 	var order []slot
 	for _, c := range cols {
 		for _, t := range c {
 			k := slot{t.j, t.s}
-			if t.s == 1 {
+			if t.reg || (!square && t.s == 1) {
 				continue
 			}
 			if _, ok := m[k]; !ok {
@@ -83,18 +109,55 @@ func slots(cols [10][]term) (map[slot]int, []slot) {
 	return m, order
 }
 
-// scale writes s times the limb in register src to the stack slot off,
-// using tmp.
-func scale(src string, s, off int, tmp string) {
-	switch s {
-	case 2:
-		p("VPADDQ %s, %s, %s", src, src, tmp)
-	case 4:
-		p("VPSLLQ $2, %s, %s", src, tmp)
-	default:
-		p("VPMULUDQ c%d<>(SB), %s, %s", s, src, tmp)
+// scaleAll writes every needed multiple s·x (s in 2, 4, 19, 38, 76) of
+// the limb in register src to its stack slot. No VPMULUDQ: the products
+// keep the one port that multiplies busy, so the multiples are shifts and
+// additions (19x = 16x + 2x + x, 38x = 2·19x, 76x = 4·19x), using Y11 for
+// 19x and tmp for the rest.
+func scaleAll(src string, scales map[int]int, tmp string) {
+	if off, ok := scales[1]; ok {
+		p("VMOVDQU %s, %d(SP)", src, off)
 	}
-	p("VMOVDQU %s, %d(SP)", tmp, off)
+	if _, ok := scales[2]; ok {
+		p("VPADDQ %s, %s, %s", src, src, tmp)
+		p("VMOVDQU %s, %d(SP)", tmp, scales[2])
+	}
+	if _, ok := scales[4]; ok {
+		p("VPSLLQ $2, %s, %s", src, tmp)
+		p("VMOVDQU %s, %d(SP)", tmp, scales[4])
+	}
+	_, n19 := scales[19]
+	_, n38 := scales[38]
+	_, n76 := scales[76]
+	if !n19 && !n38 && !n76 {
+		return
+	}
+	p("VPSLLQ $4, %s, Y11", src)
+	p("VPADDQ %s, %s, %s", src, src, tmp)
+	p("VPADDQ %s, Y11, Y11", tmp)
+	p("VPADDQ %s, Y11, Y11", src)
+	if n19 {
+		p("VMOVDQU Y11, %d(SP)", scales[19])
+	}
+	if n38 {
+		p("VPADDQ Y11, Y11, %s", tmp)
+		p("VMOVDQU %s, %d(SP)", tmp, scales[38])
+	}
+	if n76 {
+		p("VPSLLQ $2, Y11, %s", tmp)
+		p("VMOVDQU %s, %d(SP)", tmp, scales[76])
+	}
+}
+
+// scalesOf returns, for limb j, the stack offset of each multiple needed.
+func scalesOf(j int, sl map[slot]int, order []slot) map[int]int {
+	m := map[int]int{}
+	for _, k := range order {
+		if k.j == j {
+			m[k.s] = sl[k]
+		}
+	}
+	return m
 }
 
 // products accumulates the columns into the stack (offsets 32k). The
@@ -104,8 +167,13 @@ func products(cols [10][]term, sl map[slot]int, plain func(j int) string) {
 		acc := [2]string{"Y10", "Y12"}
 		tmp := [2]string{"Y11", "Y13"}
 		for n, t := range cols[k] {
-			src := plain(t.j)
-			if t.s != 1 {
+			var src string
+			switch {
+			case t.reg:
+				src = fmt.Sprintf("Y%d", t.j)
+			case t.s == 1 && plain != nil:
+				src = plain(t.j)
+			default:
 				src = fmt.Sprintf("%d(SP)", sl[slot{t.j, t.s}])
 			}
 			a := n & 1
@@ -169,40 +237,27 @@ func main() {
 	fmt.Fprintf(&out, "// Code generated by gen.go; DO NOT EDIT.\n\n")
 	fmt.Fprintf(&out, "//go:build amd64 && !purego\n\n")
 	fmt.Fprintf(&out, "#include \"textflag.h\"\n\n")
-	constant("c19", 19)
-	constant("c38", 38)
-	constant("c76", 76)
 	constant("mask26", 1<<26-1)
 	constant("mask25", 1<<25-1)
 
 	// mulAVX2(h, f, g *Fe4): f in Y0..Y9, g's scaled limbs on the stack,
 	// g's plain limbs read from g.
 	mc := columns(false)
-	msl, morder := slots(mc)
+	msl, morder := slots(mc, false)
 	frame := 320 + 32*len(morder)
 	fmt.Fprintf(&out, "// func mulAVX2(h, f, x *Fe4)\n")
 	fmt.Fprintf(&out, "TEXT ·mulAVX2(SB), 0, $%d-24\n", frame)
 	p("MOVQ h+0(FP), DI")
 	p("MOVQ f+8(FP), SI")
 	p("MOVQ x+16(FP), BX")
-	for j := 0; ; {
-		// scaled copies of g, one limb at a time
-		for _, k := range morder {
-			if k.j != j {
-				continue
-			}
-			p("VMOVDQU %d(BX), Y10", 32*k.j)
-			break
+	for j := 0; j < 10; j++ {
+		// scaled copies of x, one limb at a time
+		sc := scalesOf(j, msl, morder)
+		if len(sc) == 0 {
+			continue
 		}
-		for _, k := range morder {
-			if k.j == j {
-				scale("Y10", k.s, msl[k], "Y11")
-			}
-		}
-		j++
-		if j == 10 {
-			break
-		}
+		p("VMOVDQU %d(BX), Y10", 32*j)
+		scaleAll("Y10", sc, "Y12")
 	}
 	for i := 0; i < 10; i++ {
 		p("VMOVDQU %d(SI), Y%d", 32*i, i)
@@ -219,7 +274,7 @@ func main() {
 
 	// sqrNAVX2(h, f *Fe4, n int): n squarings, the state in Y0..Y9.
 	sc := columns(true)
-	ssl, sorder := slots(sc)
+	ssl, sorder := slots(sc, true)
 	frame = 320 + 32*len(sorder)
 	fmt.Fprintf(&out, "// func sqrNAVX2(h, f *Fe4, n int)\n")
 	fmt.Fprintf(&out, "TEXT ·sqrNAVX2(SB), 0, $%d-24\n", frame)
@@ -231,10 +286,15 @@ func main() {
 	}
 	loadMasks()
 	fmt.Fprintf(&out, "loop:\n")
-	for _, k := range sorder {
-		scale(fmt.Sprintf("Y%d", k.j), k.s, ssl[k], "Y10")
+	for j := 0; j < 10; j++ {
+		if sc := scalesOf(j, ssl, sorder); len(sc) > 0 {
+			scaleAll(fmt.Sprintf("Y%d", j), sc, "Y10")
+		}
 	}
-	products(sc, ssl, func(j int) string { return fmt.Sprintf("Y%d", j) })
+	for j := 1; j < 10; j += 2 {
+		p("VPADDQ Y%d, Y%d, Y%d", j, j, j)
+	}
+	products(sc, ssl, nil)
 	carry()
 	p("DECQ CX")
 	p("JNZ loop")
