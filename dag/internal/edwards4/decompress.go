@@ -316,8 +316,9 @@ func Decompress(dst []curve.EdwardsPoint, enc [][]byte) bool {
 	return all
 }
 
-// minLanes is the fewest points worth a four-lane pass: a pass costs about
-// as much as one voi decompression per lane filled... see the benchmark.
+// minLanes is the fewest points worth a four-lane pass: a pass costs
+// about two of voi's decompressions (BenchmarkDecompress), so it pays from
+// two points on and a last single point goes to voi.
 const minLanes = 2
 
 // run decodes enc into dst, four at a time on the fast path, and reports
