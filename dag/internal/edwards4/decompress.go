@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/oasisprotocol/curve25519-voi/curve"
+	"github.com/oasisprotocol/curve25519-voi/curve/scalar"
 )
 
 // Constants, computed from their definitions once: d = -121665/121666 and
@@ -196,8 +197,10 @@ func bridge() bool {
 }
 
 // bridgeVectors are encodings on which the bridge is checked: the base
-// point and multiples, a point of order 4 (x = ±sqrt(-1)·…, y = 0) with
-// both signs, a non-canonical y, and an invalid encoding.
+// point and multiples, the points of order 8 (x and y both nonzero, so
+// written here limb for limb) and of order 4 (y = 0, T = 0, handed to voi)
+// with both signs, a non-canonical y of a point (y = p + 3), one of x = 0
+// (y = p + 1), and an encoding of no point.
 func bridgeVectors() [][32]byte {
 	var vs [][32]byte
 	var p curve.EdwardsPoint
@@ -208,21 +211,65 @@ func bridgeVectors() [][32]byte {
 		vs = append(vs, c)
 		p.Add(&p, curve.ED25519_BASEPOINT_POINT)
 	}
+	if t8, ok := order8(); ok {
+		var q curve.EdwardsPoint
+		q.Set(t8)
+		for k := 1; k < 8; k += 2 { // the four points of order 8
+			var c curve.CompressedEdwardsY
+			c.SetEdwardsPoint(&q)
+			vs = append(vs, c)
+			c[31] ^= 0x80
+			vs = append(vs, c)
+			q.Add(&q, t8)
+			q.Add(&q, t8)
+		}
+	}
 	var order4 [32]byte // y = 0
 	vs = append(vs, order4)
 	order4[31] = 0x80
 	vs = append(vs, order4)
-	var nonCanon [32]byte // y = p + 3 ≡ 3? any value ≥ p
+	var nonCanon [32]byte
 	for i := range nonCanon {
 		nonCanon[i] = 0xff
 	}
 	nonCanon[31] = 0x7f
-	nonCanon[0] = 0xee // 2^255 - 18 = p + 1: y ≡ 1, x = 0, delegated
+	nonCanon[0] = 0xee // 2^255 - 18 = p + 1: y ≡ 1, x = 0
 	vs = append(vs, nonCanon)
-	nonCanon[0] = 0xf0 // p + 2
+	nonCanon[0] = 0xf0 // p + 3: y ≡ 3, a point
 	vs = append(vs, nonCanon)
 	vs = append(vs, [32]byte{2}) // y = 2: not on the curve
 	return vs
+}
+
+// order8 finds a point of order 8: [ℓ]P lies in the torsion subgroup for
+// any point P, and is computed as [ℓ-1]P + P (ℓ-1 is a canonical scalar);
+// P runs over the encodings of y = 2, 3, … until one has order 8 there.
+func order8() (*curve.EdwardsPoint, bool) {
+	// ℓ - 1 = 2^252 + 27742317777372353535851937790883648492, little-endian.
+	lm1 := [32]byte{
+		0xec, 0xd3, 0xf5, 0x5c, 0x1a, 0x63, 0x12, 0x58, 0xd6, 0x9c, 0xf7, 0xa2, 0xde, 0xf9, 0xde, 0x14,
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10,
+	}
+	var s scalar.Scalar
+	if _, err := s.SetCanonicalBytes(lm1[:]); err != nil {
+		return nil, false
+	}
+	for y := 2; y < 64; y++ {
+		c := curve.CompressedEdwardsY{byte(y)}
+		var p curve.EdwardsPoint
+		if _, err := p.SetCompressedY(&c); err != nil {
+			continue
+		}
+		var q, q4 curve.EdwardsPoint
+		q.Mul(&p, &s)
+		q.Add(&q, &p)
+		q4.Add(&q, &q)
+		q4.Add(&q4, &q4)
+		if !q4.IsIdentity() {
+			return &q, true
+		}
+	}
+	return nil, false
 }
 
 // checkBridge decodes bridgeVectors both ways and demands the same
@@ -278,7 +325,7 @@ func checkBridge() bool {
 			decoded++
 		}
 	}
-	return decoded >= 8
+	return decoded >= 12
 }
 
 // voiDecompress is the reference: voi's own decoding of one encoding.
