@@ -41,8 +41,10 @@
 // the points of order 4 with both signs, non-canonical and invalid
 // encodings) this package's points equal voi's by Equal, by compression
 // and byte for byte in memory, and the verdicts agree. If any of that
-// fails (another voi version or field backend, another architecture, no
-// AVX2) every point goes to voi's SetCompressedY: never a different
+// fails (another voi version or field backend: voi's 32-bit field, chosen
+// on amd64 by -tags force32bit, also makes 160-byte points, and the check
+// refuses it; another architecture; no AVX2) every point goes to voi's
+// SetCompressedY: never a different
 // answer, only no speed-up. Without the kernels the plain-Go four-lane
 // code would be slower than voi's own, so it is not used for decoding.
 //
