@@ -79,7 +79,7 @@ func limbs51(e *[10]uint64) [5]uint64 {
 	return l
 }
 
-// isZero10 and equal10 compare canonical limbs.
+// isZero10 reports whether canonical limbs are zero.
 func isZero10(e *[10]uint64) bool {
 	var acc uint64
 	for _, v := range e {
@@ -123,4 +123,18 @@ func toBytes(e *[10]uint64) [32]byte {
 		}
 	}
 	return b
+}
+
+// Bytes returns lane j as 32 little-endian bytes, fully reduced (the
+// encoding voi's field ToBytes gives).
+func (f *Fe4) Bytes(j int) [32]byte {
+	c := canonical(f.lane(j))
+	return toBytes(&c)
+}
+
+// Limbs51 returns lane j fully reduced in voi's radix 2^51: five limbs,
+// each below 2^51, of value below p.
+func (f *Fe4) Limbs51(j int) [5]uint64 {
+	c := canonical(f.lane(j))
+	return limbs51(&c)
 }

@@ -18,15 +18,6 @@ const (
 // width is the bit width of limb i.
 func width(i int) uint { return 26 - uint(i&1) }
 
-// Set sets every lane of f to the 10-limb element e.
-func (f *Fe4) setAll(e *[10]uint64) {
-	for i := range f {
-		for j := range f[i] {
-			f[i][j] = e[i]
-		}
-	}
-}
-
 // lane returns the ten limbs of lane j.
 func (f *Fe4) lane(j int) [10]uint64 {
 	var e [10]uint64

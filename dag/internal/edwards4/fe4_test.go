@@ -192,8 +192,8 @@ func TestAddSubSetBytes(t *testing.T) {
 			checkOut(t, "sub", s.lane(j), new(big.Int).Mod(new(big.Int).Sub(fv, gv), bigP))
 		}
 	}
-	// SetBytes keeps the 255 low bits as they are; toBytes of the canonical
-	// limbs gives the value mod p.
+	// SetBytes keeps the 255 low bits as they are; Bytes and Limbs51 give
+	// the value mod p.
 	mask := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 255), big.NewInt(1))
 	for k := 0; k < 2000; k++ {
 		var b [32]byte
@@ -215,9 +215,20 @@ func TestAddSubSetBytes(t *testing.T) {
 		if toBig(f.lane(2)).Cmp(v) != 0 {
 			t.Fatalf("SetBytes(%x) = %x want %x", b, toBig(f.lane(2)), v)
 		}
-		c := canonical(f.lane(2))
-		if got, want := toBytes(&c), bytesOf(new(big.Int).Mod(v, bigP)); got != want {
-			t.Fatalf("toBytes(%x) = %x want %x", b, got, want)
+		red := new(big.Int).Mod(v, bigP)
+		if got, want := f.Bytes(2), bytesOf(red); got != want {
+			t.Fatalf("Bytes(%x) = %x want %x", b, got, want)
+		}
+		l := f.Limbs51(2)
+		got := new(big.Int)
+		for m := 4; m >= 0; m-- {
+			if l[m] >= 1<<51 {
+				t.Fatalf("Limbs51(%x): limb %d = %#x", b, m, l[m])
+			}
+			got.Lsh(got, 51).Add(got, new(big.Int).SetUint64(l[m]))
+		}
+		if got.Cmp(red) != 0 {
+			t.Fatalf("Limbs51(%x) = %x want %x", b, got, red)
 		}
 	}
 }
