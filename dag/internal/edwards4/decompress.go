@@ -72,7 +72,7 @@ type pointLimbs [4][5]uint64
 const (
 	laneInvalid  = iota // not the encoding of a point: voi refuses it
 	laneOK              // the point's limbs are in the output
-	laneDelegate        // x = 0: the caller asks voi itself (see below)
+	laneDelegate        // a point whose limbs voi may hold unreduced: voi decodes it
 )
 
 // decompress4 decodes four encodings as voi's SetCompressedY does, in
@@ -92,13 +92,14 @@ const (
 // The limbs written are those voi holds after SetCompressedY: Y is the
 // raw 255 bits split into 51-bit limbs (voi's field SetBytes does not
 // reduce), Z is 1, X and T fully reduced. voi's X and T come out of its
-// multiplication and weak reduction, whose limbs are below 2^51 + 2^18 and
-// whose value is below 2^255 + 2^18 but not always below p: voi's X for
-// x = 0 with the sign bit set is p, its T for y = p (x·y ≡ 0) is p. Such
-// limbs can differ from the fully reduced ones only if a fully reduced
-// limb is below 2^18 + 1 (a limb of voi's at or past 2^51 leaves that much
-// in the reduced limb; a value at or past p leaves a value below 2^18 + 19).
-// So a lane whose reduced X or T has a 51-bit limb below 2^24 is reported
+// multiplication and weak reduction, whose limbs are below 2^51 + 2^18 but
+// whose value is not always below p: voi's X for x = 0 with the sign bit
+// set is p, its T for y = p (x·y ≡ 0) is p. Such limbs can differ from the
+// fully reduced ones only if a fully reduced limb is below 2^18 + 2: a
+// limb of voi's at or past 2^51 leaves at most 2^18 + 1 in that reduced
+// limb, and limbs all below 2^51 with a value at or past p (below 2^255)
+// leave a reduced value below 19. So a lane whose reduced X or T has a
+// 51-bit limb below 2^24 is reported
 // as laneDelegate and decoded by voi itself: x = 0 always (y = ±1, y = p+1),
 // a random point with probability about 2^-24, and points crafted to have
 // such limbs; everything else is written here limb for limb as voi would.
