@@ -427,6 +427,7 @@ type batcher struct {
 	items   []Item
 	size    int
 	objects map[dag.ID]struct{} // objects already sent in this response
+	buf     []byte              // the last frame, reused for the next
 }
 
 func (e *Engine) newBatcher(c *conn) *batcher {
@@ -474,7 +475,8 @@ func (b *batcher) flush() error {
 	if len(b.items) == 0 {
 		return nil
 	}
-	f := EncodeBatch(b.items)
+	f := AppendBatch(b.buf[:0], b.items)
+	b.buf = f
 	if len(f) > MaxFrame {
 		return fmt.Errorf("sync: an entry with its objects is %d bytes, over the frame limit", len(f))
 	}

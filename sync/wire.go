@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"slices"
 	"sync/atomic"
 
 	"github.com/witan-dev/witan/dag"
@@ -353,8 +354,23 @@ func decodeError(p []byte) error {
 // space differ in length by a few bytes, so a length costs a few bits
 // rather than a two-byte varint. Items with objects are listed apart, by
 // the gap from the previous such item.
-func EncodeBatch(items []Item) []byte {
-	e := enc{b: []byte{FrameBatch}}
+func EncodeBatch(items []Item) []byte { return AppendBatch(nil, items) }
+
+// AppendBatch appends the batch frame body of items to dst (see
+// EncodeBatch), growing dst once to the size it needs: a responder reuses
+// one buffer for all its batches.
+func AppendBatch(dst []byte, items []Item) []byte {
+	size := 1 + 3*binary.MaxVarintLen64 + 1 + (len(items)*64+7)/8
+	for _, it := range items {
+		size += len(it.Data)
+		if len(it.Objects) > 0 {
+			size += 2 * binary.MaxVarintLen64
+			for _, o := range it.Objects {
+				size += binary.MaxVarintLen64 + len(o.Data)
+			}
+		}
+	}
+	e := enc{b: append(slices.Grow(dst, size), FrameBatch)}
 	e.uvarint(uint64(len(items)))
 	if len(items) == 0 {
 		return e.b
