@@ -173,7 +173,7 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 	in := &ingest{
 		r: r, space: space, sid: sid, items: items,
 		res:  sync.IngestResult{Items: make([]sync.ItemResult, len(items))},
-		seen: map[dag.ID]bool{}, quarantined: map[dag.ID]bool{}, index: map[dag.ID]int{},
+		seen: make(map[dag.ID]bool, len(items)), quarantined: map[dag.ID]bool{}, index: make(map[dag.ID]int, min(len(items), ingestPut)),
 	}
 	defer func() { r.record(in.res) }() // what was refused stays refused, even if a put fails
 	// Decoding and signature checks are pure and most of the cost: workers
@@ -256,7 +256,7 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 			if err := r.put(ctx, space, &in.res, in.batch, in.index); err != nil {
 				return in.res, err
 			}
-			in.batch = dag.Batch{}
+			in.batch = dag.Batch{Entries: make([]dag.Entry, 0, min(ingestPut, len(items)))}
 			clear(in.index)
 		}
 	}
