@@ -301,6 +301,7 @@ func (c *KeyCache) Verify(k Key, domain string, msg, sig []byte) bool {
 type BatchVerifier struct {
 	q     []queued
 	cache *KeyCache
+	gs    groupScratch
 	// The queued messages live in blocks, reused from batch to batch:
 	// blocks[cur] is being filled; those before it are full.
 	blocks [][]byte
@@ -377,7 +378,7 @@ func (v *BatchVerifier) Verify() (all bool, valid []bool) {
 	if len(q) == 0 {
 		return true, nil
 	}
-	if groupable(q) && grouped(q, v.cache) {
+	if v.gs.groupable(q) && v.gs.grouped(q, v.cache) {
 		valid = make([]bool, len(q))
 		for i := range valid {
 			valid[i] = true
@@ -411,11 +412,42 @@ func (v *BatchVerifier) Verify() (all bool, valid []bool) {
 
 // groupable reports whether merging the terms of repeated keys pays: at
 // least 8 signatures, by at most half as many keys, all well-formed.
-func groupable(q []queued) bool {
+func groupable(q []queued) bool { var g groupScratch; return g.groupable(q) }
+
+// groupScratch holds what grouped and groupable need for a batch, kept by
+// a BatchVerifier from batch to batch instead of allocated anew: a
+// replica verifies a fresh sync in some hundreds of batches.
+type groupScratch struct {
+	keys    map[Key]struct{}
+	index   map[Key]int
+	zs      []byte
+	rPts    []curve.EdwardsPoint
+	rEnc    [][]byte
+	rCoef   []scalar.Scalar
+	keyPts  []curve.EdwardsPoint
+	keyCoef []scalar.Scalar
+	pts     []*curve.EdwardsPoint
+	scs     []*scalar.Scalar
+}
+
+// resize returns s with length n, reusing its array when it is large
+// enough.
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+func (g *groupScratch) groupable(q []queued) bool {
 	if len(q) < 8 {
 		return false
 	}
-	keys := make(map[Key]struct{}, len(q)/2+1)
+	if g.keys == nil {
+		g.keys = make(map[Key]struct{}, len(q)/2+1)
+	}
+	keys := g.keys
+	defer clear(keys)
 	for _, e := range q {
 		if !e.k.ok || len(e.sig) != ed25519.SignatureSize {
 			return false
@@ -441,17 +473,25 @@ func groupable(q []queued) bool {
 // decompresses, small order allowed, s canonical. It returns false when
 // anything fails to decode or the equation does not hold; the caller then
 // decides per signature.
-func grouped(q []queued, cache *KeyCache) bool {
+func grouped(q []queued, cache *KeyCache) bool { var g groupScratch; return g.grouped(q, cache) }
+
+func (g *groupScratch) grouped(q []queued, cache *KeyCache) bool {
 	n := len(q)
-	zs := make([]byte, 16*n)
+	g.zs = resize(g.zs, 16*n)
+	zs := g.zs
 	if _, err := rand.Read(zs); err != nil {
 		return false
 	}
-	index := make(map[Key]int, n/2+1)
-	var keyPts []curve.EdwardsPoint
-	var keyCoef []scalar.Scalar
-	rPts := make([]curve.EdwardsPoint, n)
-	rEnc := make([][]byte, n)
+	if g.index == nil {
+		g.index = make(map[Key]int, n/2+1)
+	}
+	index := g.index
+	defer clear(index)
+	keyPts, keyCoef := g.keyPts[:0], g.keyCoef[:0]
+	defer func() { g.keyPts, g.keyCoef = keyPts[:0], keyCoef[:0] }()
+	g.rPts, g.rEnc, g.rCoef = resize(g.rPts, n), resize(g.rEnc, n), resize(g.rCoef, n)
+	rPts, rEnc, rCoef := g.rPts, g.rEnc, g.rCoef
+	defer clear(rEnc) // it points into the caller's signatures
 	for i := range q {
 		rEnc[i] = q[i].sig[:32]
 	}
@@ -459,7 +499,6 @@ func grouped(q []queued, cache *KeyCache) bool {
 	if !edwards4.Decompress(rPts, rEnc) {
 		return false
 	}
-	rCoef := make([]scalar.Scalar, n)
 	var bCoef scalar.Scalar
 	var buf [32]byte
 	var digest [64]byte
@@ -505,8 +544,8 @@ func grouped(q []queued, cache *KeyCache) bool {
 		keyCoef[j].Add(&keyCoef[j], t.Mul(&rCoef[i], &k))
 	}
 	bCoef.Neg(&bCoef)
-	pts := make([]*curve.EdwardsPoint, 0, 1+n+len(keyPts))
-	scs := make([]*scalar.Scalar, 0, cap(pts))
+	pts, scs := g.pts[:0], g.scs[:0]
+	defer func() { clear(pts); clear(scs); g.pts, g.scs = pts[:0], scs[:0] }()
 	pts = append(pts, curve.ED25519_BASEPOINT_POINT)
 	scs = append(scs, &bCoef)
 	for i := range rPts {
