@@ -21,7 +21,12 @@ type MemStore struct {
 	closed   atomic.Bool
 	entries  map[ID]*memEntry
 	spaces   map[string]*memSpace
-	children map[ID][]ID
+	children map[ID][]ID // children after the first (memEntry.child)
+	// data and ids hold the entries' bytes and parents in shared chunks,
+	// so that keeping an entry allocates nothing of its own: fewer
+	// objects for the collector to mark and sweep.
+	data []byte
+	ids  []ID
 	// objects has its own lock so that a Batch.Admit hook, which runs
 	// under mu, can read objects as it can from the Badger store.
 	objMu   sync.RWMutex
@@ -32,6 +37,7 @@ type memEntry struct {
 	Entry
 	status Status
 	pos    uint64
+	child  ID        // the first applied child (most entries have one)
 	rej    Rejection // when quarantined
 }
 
@@ -67,6 +73,41 @@ func (m *MemStore) space(name string) *memSpace {
 func cloneEntry(e Entry) Entry {
 	e.Parents = slices.Clone(e.Parents)
 	e.Data = slices.Clone(e.Data)
+	return e
+}
+
+// Sizes of the chunks that keep copies entries' bytes and parents.
+const (
+	memDataChunk = 256 << 10
+	memIDChunk   = 4096
+)
+
+// keep returns a copy of e whose Data and Parents are in the store's
+// chunks (full slices: appending to them cannot reach a neighbour). Call
+// with mu held.
+func (m *MemStore) keep(e Entry) Entry {
+	if n := len(e.Data); n > memDataChunk/4 {
+		e.Data = slices.Clone(e.Data)
+	} else if n > 0 {
+		if cap(m.data)-len(m.data) < n {
+			m.data = make([]byte, 0, memDataChunk)
+		}
+		start := len(m.data)
+		m.data = append(m.data, e.Data...)
+		e.Data = m.data[start:len(m.data):len(m.data)]
+	} else {
+		e.Data = slices.Clone(e.Data)
+	}
+	if n := len(e.Parents); n > memIDChunk/4 || n == 0 {
+		e.Parents = slices.Clone(e.Parents)
+	} else {
+		if cap(m.ids)-len(m.ids) < n {
+			m.ids = make([]ID, 0, memIDChunk)
+		}
+		start := len(m.ids)
+		m.ids = append(m.ids, e.Parents...)
+		e.Parents = m.ids[start:len(m.ids):len(m.ids)]
+	}
 	return e
 }
 
@@ -120,9 +161,13 @@ func (m *MemStore) Put(ctx context.Context, b Batch) (Result, error) {
 			s.unpend(st.Entry)
 		}
 		s.log = append(s.log, st.ID)
-		m.entries[st.ID] = &memEntry{Entry: cloneEntry(st.Entry), status: Applied, pos: uint64(len(s.log))}
+		m.entries[st.ID] = &memEntry{Entry: m.keep(st.Entry), status: Applied, pos: uint64(len(s.log))}
 		for _, p := range st.Parents {
-			m.children[p] = append(m.children[p], st.ID)
+			if pe := m.entries[p]; pe != nil && !pe.child.Valid() {
+				pe.child = st.ID
+			} else {
+				m.children[p] = append(m.children[p], st.ID)
+			}
 			delete(s.heads, p)
 		}
 		s.heads[st.ID] = struct{}{}
@@ -133,12 +178,12 @@ func (m *MemStore) Put(ctx context.Context, b Batch) (Result, error) {
 			s.unpend(r.Entry)
 		}
 		s.quar[r.ID] = struct{}{}
-		m.entries[r.ID] = &memEntry{Entry: cloneEntry(r.Entry), status: Quarantined, rej: r.Rejection}
+		m.entries[r.ID] = &memEntry{Entry: m.keep(r.Entry), status: Quarantined, rej: r.Rejection}
 	}
 	for _, w := range plan.Pending {
 		s := m.space(w.Space)
 		s.pending[w.ID] = struct{}{}
-		m.entries[w.ID] = &memEntry{Entry: cloneEntry(w.Entry), status: Pending}
+		m.entries[w.ID] = &memEntry{Entry: m.keep(w.Entry), status: Pending}
 		for _, p := range w.WaitsFor {
 			if s.waits[p] == nil {
 				s.waits[p] = map[ID]struct{}{}
@@ -225,6 +270,9 @@ func (m *MemStore) Children(ctx context.Context, id ID) ([]ID, error) {
 		return nil, err
 	}
 	out := slices.Clone(m.children[id])
+	if e := m.entries[id]; e != nil && e.child.Valid() {
+		out = append(out, e.child)
+	}
 	slices.SortFunc(out, ID.Compare)
 	return out, nil
 }
@@ -347,6 +395,6 @@ func (m *MemStore) Close() error {
 	m.objMu.Lock()
 	defer m.objMu.Unlock()
 	m.closed.Store(true)
-	m.entries, m.spaces, m.children, m.objects = nil, nil, nil, nil
+	m.entries, m.spaces, m.children, m.objects, m.data, m.ids = nil, nil, nil, nil, nil, nil
 	return nil
 }
