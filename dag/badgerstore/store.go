@@ -143,7 +143,6 @@ type Store struct {
 	// left, per space, once read (nil before). Under mu.
 	resume         bool
 	ready          map[string][]dag.ID
-	pre            *prepacked        // the batch of the Put in progress, packed (under mu)
 	marked         bool              // keyPromote is held (also while a Put writes a long promotion); under mu
 	testRound      int               // tests: promotions planned per round instead of promoteRound, when not 0
 	valueThreshold int64             // Badger's ValueThreshold, for sizing transactions
@@ -341,9 +340,8 @@ func idFrom(b []byte) dag.ID {
 }
 
 // record encodes an entry: uvarint sid, uvarint pos, uvarint parent
-// count, the parents' digests, then the data, packed (pack.go). packed is
-// the data already packed (prepack), or nil.
-func record(sid uint32, pos uint64, e dag.Entry, packed []byte) []byte {
+// count, the parents' digests, then the data, packed (pack.go).
+func record(sid uint32, pos uint64, e dag.Entry) []byte {
 	b := make([]byte, 0, recordSize(e))
 	b = binary.AppendUvarint(b, uint64(sid))
 	b = binary.AppendUvarint(b, pos)
@@ -351,59 +349,7 @@ func record(sid uint32, pos uint64, e dag.Entry, packed []byte) []byte {
 	for _, p := range e.Parents {
 		b = append(b, idb(p)...)
 	}
-	if packed != nil {
-		return append(b, packed...)
-	}
 	return pack(b, e.Data)
-}
-
-// prepackMin is the smallest batch whose data Put packs in a goroutine
-// of its own while it plans the batch.
-const prepackMin = 32
-
-// prepacked is the packed data of a batch's entries, made by a goroutine
-// while Put plans the batch: packing is about a third of what Put does
-// itself, and Put is the serial part of an ingest (one batch after
-// another, each waiting for its fsync), so the work moves to a core that
-// would otherwise wait.
-type prepacked struct {
-	done chan struct{}
-	at   map[dag.ID]int
-	src  [][]byte // the entries' data: a record uses out[i] only for these very bytes
-	out  [][]byte
-}
-
-func prepack(es []dag.Entry) *prepacked {
-	if len(es) < prepackMin {
-		return nil
-	}
-	p := &prepacked{done: make(chan struct{}), at: make(map[dag.ID]int, len(es)), src: make([][]byte, len(es)), out: make([][]byte, len(es))}
-	for i, e := range es {
-		p.at[e.ID], p.src[i] = i, e.Data
-	}
-	go func() {
-		defer close(p.done)
-		for i, d := range p.src {
-			if len(d) > 0 {
-				p.out[i] = pack(make([]byte, 0, packedSize(d)), d)
-			}
-		}
-	}()
-	return p
-}
-
-// of returns e's data packed, if it is a batch entry's very data; nil
-// otherwise (record then packs it).
-func (p *prepacked) of(e dag.Entry) []byte {
-	if p == nil || len(e.Data) == 0 {
-		return nil
-	}
-	i, ok := p.at[e.ID]
-	if !ok || len(p.src[i]) != len(e.Data) || &p.src[i][0] != &e.Data[0] {
-		return nil
-	}
-	<-p.done
-	return p.out[i]
 }
 
 var errCorrupt = errors.New("badgerstore: corrupt record")
@@ -724,8 +670,6 @@ func (s *Store) put(ctx context.Context, b dag.Batch, also string) (dag.Result, 
 			}
 		}
 	}
-	s.pre = prepack(b.Entries)
-	defer func() { s.pre = nil }()
 	// A promotion cut off by a crash is finished by the next Put in its
 	// space, with that Put's Admit (which may judge only its own space's
 	// entries: the replica's does).
@@ -959,7 +903,7 @@ func (p *putTxn) write(c chunk) error {
 		}
 		pos := p.next[sid]
 		p.next[sid] = pos + 1
-		if err := t.Set(key(pEntry, id), record(sid, pos, st.Entry, p.s.pre.of(st.Entry))); err != nil {
+		if err := t.Set(key(pEntry, id), record(sid, pos, st.Entry)); err != nil {
 			return err
 		}
 		r := runs[sid]
@@ -1009,7 +953,7 @@ func (p *putTxn) write(c chunk) error {
 			return err
 		}
 		id := idb(w.ID)
-		if err := t.Set(key(pPending, id), record(sid, 0, w.Entry, p.s.pre.of(w.Entry))); err != nil {
+		if err := t.Set(key(pPending, id), record(sid, 0, w.Entry)); err != nil {
 			return err
 		}
 		if err := t.Set(key(pQueue, sidb(sid), id), nil); err != nil {
@@ -1032,7 +976,7 @@ func (p *putTxn) write(c chunk) error {
 			}
 		}
 		id := idb(r.ID)
-		if err := t.Set(key(pQuar, id), record(sid, 0, r.Entry, p.s.pre.of(r.Entry))); err != nil {
+		if err := t.Set(key(pQuar, id), record(sid, 0, r.Entry)); err != nil {
 			return err
 		}
 		if err := t.Set(key(pRefused, sidb(sid), id), encodeRejection(r.Rejection)); err != nil {
