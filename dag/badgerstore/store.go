@@ -370,19 +370,12 @@ func decodeRejection(id dag.ID, b []byte) (dag.Rejection, error) {
 }
 
 func decodeRecord(id dag.ID, b []byte) (sid uint32, pos uint64, e dag.Entry, err error) {
-	next := func() uint64 {
-		v, n := binary.Uvarint(b)
-		if n <= 0 {
-			err = errCorrupt
-			return 0
-		}
-		b = b[n:]
-		return v
-	}
-	s, pos, np := next(), next(), next()
-	if err != nil || s > 1<<32-1 || np > uint64(len(b))/32 {
+	sid, pos, b, err = recordHead(id, b)
+	np, n := binary.Uvarint(b)
+	if err != nil || n <= 0 || np > uint64(len(b)-n)/32 {
 		return 0, 0, dag.Entry{}, fmt.Errorf("%w for %s", errCorrupt, id)
 	}
+	b = b[n:]
 	e.ID = id
 	e.Parents = make([]dag.ID, np)
 	for i := range e.Parents {
@@ -391,7 +384,42 @@ func decodeRecord(id dag.ID, b []byte) (sid uint32, pos uint64, e dag.Entry, err
 	if e.Data, err = unpack(make([]byte, 0, unpackedSize(b[32*np:])), b[32*np:]); err != nil {
 		return 0, 0, dag.Entry{}, fmt.Errorf("%w for %s", err, id)
 	}
-	return uint32(s), pos, e, nil
+	return sid, pos, e, nil
+}
+
+// recordHead reads the space number and log position that start a record
+// of id, and returns the rest of it.
+func recordHead(id dag.ID, b []byte) (sid uint32, pos uint64, rest []byte, err error) {
+	s, n := binary.Uvarint(b)
+	if n <= 0 || s > 1<<32-1 {
+		return 0, 0, nil, fmt.Errorf("%w for %s", errCorrupt, id)
+	}
+	pos, m := binary.Uvarint(b[n:])
+	if m <= 0 {
+		return 0, 0, nil, fmt.Errorf("%w for %s", errCorrupt, id)
+	}
+	return uint32(s), pos, b[n+m:], nil
+}
+
+// appliedAt returns the space number and log position of applied entry id
+// from its record's head, without unpacking its data; ok is false when id
+// is not applied.
+func (s *Store) appliedAt(txn *badger.Txn, id dag.ID) (sid uint32, pos uint64, ok bool, err error) {
+	if !s.ids.mayHold(id) {
+		return 0, 0, false, nil
+	}
+	item, err := txn.Get(key(pEntry, idb(id)))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return 0, 0, false, nil
+	}
+	if err != nil {
+		return 0, 0, false, err
+	}
+	err = item.Value(func(v []byte) error {
+		sid, pos, _, err = recordHead(id, v)
+		return err
+	})
+	return sid, pos, err == nil, err
 }
 
 func (s *Store) check(ctx context.Context) error {
@@ -521,11 +549,11 @@ func (p *putTxn) position(id dag.ID) (uint64, error) {
 	if pos, ok := p.pos[id]; ok {
 		return pos, nil
 	}
-	_, st, pos, err := p.s.lookup(p.txn, id, p.name, false, false)
+	_, pos, ok, err := p.s.appliedAt(p.txn, id)
 	if err != nil {
 		return 0, err
 	}
-	if st != dag.Applied {
+	if !ok {
 		return 0, fmt.Errorf("%w: parent %s of an applied entry is not applied", errCorrupt, id)
 	}
 	p.remember(id, pos)
@@ -1146,13 +1174,9 @@ func (s *Store) scan(ctx context.Context, prefix, seek []byte, limit int) ([]dag
 func (s *Store) Children(ctx context.Context, id dag.ID) ([]dag.ID, error) {
 	out := []dag.ID{}
 	err := s.view(ctx, func(txn *badger.Txn) error {
-		e, st, pos, err := s.lookup(txn, id, s.nameOf, false, false)
-		if err != nil || st != dag.Applied {
+		sid, pos, ok, err := s.appliedAt(txn, id)
+		if err != nil || !ok {
 			return err // only applied entries have applied children
-		}
-		sid, ok := s.sidOf(e.Space)
-		if !ok {
-			return fmt.Errorf("%w: space of %s", errCorrupt, id)
 		}
 		prefix := key(pChild, sidb(sid), posb(pos))
 		var at []uint64
@@ -1230,8 +1254,8 @@ func (s *Store) Pending(ctx context.Context, space string) ([]dag.ID, error) {
 func (s *Store) Position(ctx context.Context, id dag.ID) (uint64, error) {
 	var pos uint64
 	err := s.view(ctx, func(txn *badger.Txn) error {
-		_, st, p, err := s.lookup(txn, id, s.nameOf, true, true)
-		if err == nil && st != dag.Applied {
+		_, p, ok, err := s.appliedAt(txn, id)
+		if err == nil && !ok {
 			err = fmt.Errorf("badgerstore: position of %s: %w", id, dag.ErrNotFound)
 		}
 		pos = p
