@@ -83,32 +83,28 @@ const (
 )
 
 // keep returns a copy of e whose Data and Parents are in the store's
-// chunks (full slices: appending to them cannot reach a neighbour). Call
-// with mu held.
+// chunks. Call with mu held.
 func (m *MemStore) keep(e Entry) Entry {
-	if n := len(e.Data); n > memDataChunk/4 {
-		e.Data = slices.Clone(e.Data)
-	} else if n > 0 {
-		if cap(m.data)-len(m.data) < n {
-			m.data = make([]byte, 0, memDataChunk)
-		}
-		start := len(m.data)
-		m.data = append(m.data, e.Data...)
-		e.Data = m.data[start:len(m.data):len(m.data)]
-	} else {
-		e.Data = slices.Clone(e.Data)
-	}
-	if n := len(e.Parents); n > memIDChunk/4 || n == 0 {
-		e.Parents = slices.Clone(e.Parents)
-	} else {
-		if cap(m.ids)-len(m.ids) < n {
-			m.ids = make([]ID, 0, memIDChunk)
-		}
-		start := len(m.ids)
-		m.ids = append(m.ids, e.Parents...)
-		e.Parents = m.ids[start:len(m.ids):len(m.ids)]
-	}
+	e.Data = chunked(&m.data, e.Data, memDataChunk)
+	e.Parents = chunked(&m.ids, e.Parents, memIDChunk)
 	return e
+}
+
+// chunked returns a copy of s appended to *chunk (a new chunk of size
+// when the last is full), as a full slice, so that appending to the copy
+// cannot reach a neighbour. Empty slices, and those over a quarter of a
+// chunk, are cloned on their own.
+func chunked[T any](chunk *[]T, s []T, size int) []T {
+	n := len(s)
+	if n == 0 || n > size/4 {
+		return slices.Clone(s)
+	}
+	if cap(*chunk)-len(*chunk) < n {
+		*chunk = make([]T, 0, size)
+	}
+	start := len(*chunk)
+	*chunk = append(*chunk, s...)
+	return (*chunk)[start:len(*chunk):len(*chunk)]
 }
 
 func (m *MemStore) check(ctx context.Context) error {
