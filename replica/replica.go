@@ -501,8 +501,7 @@ const verifyChunk = 128
 // the cores: it returns the decoded items, in order, with badSig set, and
 // records in out the outcome of each envelope that does not decode.
 func (r *Replica) verify(subs []Submission, out []Outcome) []item {
-	items := make([]item, len(subs))
-	decoded := make([]bool, len(subs))
+	items := make([]item, len(subs)) // env is nil where the envelope does not decode
 	part := func(lo, hi int) {
 		bv := dag.NewBatchVerifierCache(r.keys)
 		var idx []int
@@ -517,7 +516,7 @@ func (r *Replica) verify(subs []Submission, out []Outcome) []item {
 			for _, a := range s.Attachments {
 				it.attach = append(it.attach, dag.NewObject(a))
 			}
-			items[i], decoded[i] = it, true
+			items[i] = it
 			bv.AddSigned(se)
 			idx = append(idx, i)
 		}
@@ -537,13 +536,7 @@ func (r *Replica) verify(subs []Submission, out []Outcome) []item {
 	}
 	part(0, len(subs)/max(parts, 1))
 	wg.Wait()
-	kept := items[:0]
-	for i, ok := range decoded {
-		if ok {
-			kept = append(kept, items[i])
-		}
-	}
-	return kept
+	return slices.DeleteFunc(items, func(it item) bool { return it.env == nil })
 }
 
 func (r *Replica) space(ctx context.Context, name string) (*space, error) {
