@@ -110,7 +110,11 @@ func (c *VerifyCommand) verify(ctx context.Context, node, session string) (*Veri
 		for i, e := range p.Entries {
 			subs[i] = replica.Submission{Envelope: e.Envelope}
 			for _, a := range e.Attachments {
-				subs[i].Attachments = append(subs[i].Attachments, a)
+				obj, err := httpapi.AttachmentObject(a)
+				if err != nil {
+					return nil, fmt.Errorf("log: position %d: %w", e.Position, err)
+				}
+				subs[i].Attachments = append(subs[i].Attachments, obj)
 			}
 		}
 		outs, err := rep.Ingest(ctx, subs)

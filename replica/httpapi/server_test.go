@@ -561,8 +561,8 @@ func TestRefs(t *testing.T) {
 		env, _, _, _ := dag.DecodeEnvelope(le.Envelope)
 		switch env.Type {
 		case dag.TxSessionCreate:
-			if len(le.Attachments) != 5 { // root, title, three sections
-				t.Fatalf("session.create travels with %d objects, want the seed's 5 nodes", len(le.Attachments))
+			if len(le.Attachments) != 6 { // root, title, three sections, the rules' text
+				t.Fatalf("session.create travels with %d objects, want the seed's 5 nodes and the rule text", len(le.Attachments))
 			}
 		case dag.TxBranchAppend:
 			if len(le.Attachments) != 4 { // change, root, title, section 1

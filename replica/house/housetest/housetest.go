@@ -58,8 +58,13 @@ type Tx struct {
 	Parents []dag.ID
 }
 
+// RuleText is the plain-language text of every rule of the test
+// sessions, a plain-text object named by the hash of its bytes; the
+// session.create and every branch.create carry it.
+var RuleText = []byte("witan housetest rule text")
+
 // TextRef names the rule texts of the test sessions.
-var TextRef = dag.Sum([]byte("witan housetest rule text"))
+var TextRef = dag.Sum(RuleText)
 
 // Ref builds a rule reference; minNotice < 0 is null.
 func Ref(kind, params string, minNotice int64) rules.Ref {
@@ -175,6 +180,7 @@ func New(o Options) *Builder {
 	if o.Districts != nil {
 		attach = append(attach, o.Districts)
 	}
+	attach = append(attach, RuleText)
 	b.Create = b.Sign(o.Author, dag.TxSessionCreate, json.RawMessage(raw), nil, attach...)
 	gen, _ := house.Genesis(seed.Hash()).ID()
 	b.Genesis = gen
@@ -243,7 +249,7 @@ func (b *Builder) BranchCreate(s *dag.Signer, name, owner, srcBranch string, src
 	if err != nil {
 		panic(err)
 	}
-	return b.Sign(s, dag.TxBranchCreate, map[string]any{"branch": dag.Sum(obj)}, parents, obj)
+	return b.Sign(s, dag.TxBranchCreate, map[string]any{"branch": dag.Sum(obj)}, parents, obj, RuleText)
 }
 
 // Replace returns the op setting the text of leaf nid in t.
@@ -295,6 +301,7 @@ type MR struct {
 	Summary    string
 	Supersedes dag.ID
 	Set        map[string]any // governance
+	Fiscal     bool           // D53
 }
 
 // MRBody returns the canonical body of an MR and its id.
@@ -316,7 +323,7 @@ func (b *Builder) MRBody(m MR) ([]byte, dag.ID) {
 		"kind": m.Kind, "session": b.Session, "target": map[string]any{"branch": m.Target, "head": m.TargetHead},
 		"electorate": map[string]any{"group": "group:" + m.Group, "snapshot": el.Snapshot()},
 		"rule":       m.Rule, "resolutions": []any{}, "effective": map[string]any{"type": "on_merge"},
-		"emergency": false, "fiscal": false, "variant_of": nil, "supersedes": nil,
+		"emergency": false, "fiscal": m.Fiscal, "variant_of": nil, "supersedes": nil,
 	}
 	if m.Summary != "" {
 		body["summary"] = m.Summary
