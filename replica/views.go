@@ -70,6 +70,10 @@ type MR struct {
 	// checkpoint times: the elapsed notice and the deadline, advisory on an
 	// eventual node (30k §7).
 	Evaluations []Evaluation `json:"evaluations"`
+	// Advisories are flags judged in this replica's checkpoint time that
+	// a strong node would refuse on (deadline_too_short, D74): advisory
+	// on an eventual node (advisory.go).
+	Advisories []Advisory `json:"advisories"`
 }
 
 // Evaluation is a determination re-evaluated over exactly its ballots at
@@ -123,6 +127,7 @@ func (r *Replica) mrOf(ctx context.Context, sp *space, v house.MRView) MR {
 			opened = &t
 		}
 	}
+	m.Advisories = advisories(v, opened)
 	for _, d := range v.Determinations {
 		e := Evaluation{Tx: d.Tx, OpenedAt: opened, Finality: Provisional}
 		ctxR := rules.Context{}

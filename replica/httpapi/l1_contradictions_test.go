@@ -287,3 +287,51 @@ func TestFiscalEstimateMissingHTTP(t *testing.T) {
 		t.Fatalf("fiscal MR rejected: status %v", st)
 	}
 }
+
+// onDeadline is an on_deadline threshold rule closing at deadline.
+func onDeadline(deadline string) rules.Ref {
+	return ht.Ref(rules.KindThresholdVote, `{"num":1,"den":2,"cmp":"gt","basis":"votes_cast","quorum_num":1,"quorum_den":2,"closing":"on_deadline","deadline":"`+deadline+`"}`, -1)
+}
+
+// TestDeadlineTooShortAdvisoryHTTP (D74, open point 7): an on_deadline
+// MR whose deadline is less than 72 hours of checkpoint time after the
+// checkpoint including its open is flagged deadline_too_short, as an
+// advisory on the MR: an eventual node's checkpoint time is its own, so
+// the open is accepted and nothing else changes. The node's checkpoint
+// time is 2026-09-21T00:00:00Z: a deadline 30 hours later (S21's figure)
+// is flagged, one 96 hours later is not, and nothing is flagged before a
+// checkpoint includes the open.
+func TestDeadlineTooShortAdvisoryHTTP(t *testing.T) {
+	n := newNode(t)
+	s := startSession(t, n, ht.Options{}, 5)
+	b := s.b
+	open := func(branch, deadline string) dag.ID {
+		rule := onDeadline(deadline)
+		s.do(t, n, b.BranchCreate(ht.Member(1), branch, "drafters", house.RootBranch, b.Genesis, false, rule, ht.TwoThirds(), s.last))
+		s.do(t, n, b.BranchCreate(ht.Member(1), branch+"-work", "drafters", branch, b.Genesis, false, ht.AlwaysAllow(), ht.TwoThirds(), s.last))
+		tx, c := b.Append(ht.Member(2), branch+"-work", b.Genesis, []statute.Op{ht.Replace(b.Trees[b.Genesis], "/us/t1/s1", "The period is 45 days in "+branch+".")}, s.last)
+		s.do(t, n, tx)
+		o, mr := b.Open(ht.Member(1), ht.MR{Source: branch + "-work", SourceHead: c, Target: branch, TargetHead: b.Genesis, Members: ht.Members(0, 5), Rule: rule}, s.last)
+		s.do(t, n, o)
+		return mr
+	}
+	short := open("short", "2026-09-22T06:00:00Z")
+	long := open("long", "2026-09-25T00:00:00Z")
+	adv := func(mr dag.ID) []any {
+		a, _ := n.get(t, "/merge-requests/"+mr.String())["advisories"].([]any)
+		return a
+	}
+	if a := adv(short); len(a) != 0 {
+		t.Fatalf("before any checkpoint: advisories %v", a)
+	}
+	n.checkpointNow(t, s.space)
+	if a := adv(short); len(a) != 1 || field(a, 0, "code") != string(dag.CodeDeadlineTooShort) || field(a, 0, "authoritative") != false {
+		t.Fatalf("30 hours: advisories %v, want deadline_too_short", a)
+	}
+	if a := adv(long); len(a) != 0 {
+		t.Fatalf("96 hours: advisories %v", a)
+	}
+	if st := n.get(t, "/merge-requests/"+short.String())["status"]; st != "open" {
+		t.Fatalf("status %v: an advisory changes nothing", st)
+	}
+}
