@@ -25,7 +25,7 @@ func reversionRule() rules.Ref {
 }
 
 // rootHead reads the root branch's single head.
-func rootHead(t *testing.T, n *node, space string) dag.ID {
+func rootHead(t *testing.T, n *apiNode, space string) dag.ID {
 	t.Helper()
 	m := n.get(t, "/branches/root?session="+space)
 	h, _ := field(m, "branch", "heads", 0).(string)
@@ -39,7 +39,7 @@ func rootHead(t *testing.T, n *node, space string) dag.ID {
 // amendRoot forks branch name from the root at head, appends a change
 // setting /us/t1/s1's text, and opens an MR into the root under rule.
 // It returns the MR id.
-func amendRoot(t *testing.T, n *node, s *l1Session, name string, head dag.ID, text string, rule rules.Ref, roster int) dag.ID {
+func amendRoot(t *testing.T, n *apiNode, s *l1Session, name string, head dag.ID, text string, rule rules.Ref, roster int) dag.ID {
 	t.Helper()
 	b := s.b
 	s.do(t, n, b.BranchCreate(ht.Member(1), name, "drafters", house.RootBranch, head, false, ht.AlwaysAllow(), ht.TwoThirds(), s.last))

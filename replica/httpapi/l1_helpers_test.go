@@ -88,7 +88,7 @@ func rawDo(t testing.TB, method, url string, body []byte) (int, string, map[stri
 
 // post submits tx through POST /transactions and returns the status and
 // the answer.
-func (n *node) post(t testing.TB, tx ht.Tx) (int, map[string]any) {
+func (n *apiNode) post(t testing.TB, tx ht.Tx) (int, map[string]any) {
 	t.Helper()
 	st, _, m := rawDo(t, http.MethodPost, n.srv.URL+httpapi.Base+"/transactions", wireTx(t, tx))
 	return st, m
@@ -96,7 +96,7 @@ func (n *node) post(t testing.TB, tx ht.Tx) (int, map[string]any) {
 
 // accept submits tx and fails unless it is accepted with a receipt for
 // the id the test computed.
-func (n *node) accept(t testing.TB, tx ht.Tx) string {
+func (n *apiNode) accept(t testing.TB, tx ht.Tx) string {
 	t.Helper()
 	id := txID(t, tx.Bytes)
 	st, m := n.post(t, tx)
@@ -110,7 +110,7 @@ func (n *node) accept(t testing.TB, tx ht.Tx) string {
 // refuse submits tx and fails unless it is refused with a problem+json
 // of code, carrying a signed rejection receipt, and nothing is stored:
 // /objects/{tx id} is 404.
-func (n *node) refuse(t testing.TB, tx ht.Tx, code dag.Code) map[string]any {
+func (n *apiNode) refuse(t testing.TB, tx ht.Tx, code dag.Code) map[string]any {
 	t.Helper()
 	id := txID(t, tx.Bytes)
 	st, ct, m := rawDo(t, http.MethodPost, n.srv.URL+httpapi.Base+"/transactions", wireTx(t, tx))
@@ -128,7 +128,7 @@ func (n *node) refuse(t testing.TB, tx ht.Tx, code dag.Code) map[string]any {
 
 // get reads path (under /oth/v0, with its query) as a JSON object and
 // fails unless the answer is 200 application/json.
-func (n *node) get(t testing.TB, path string) map[string]any {
+func (n *apiNode) get(t testing.TB, path string) map[string]any {
 	t.Helper()
 	st, ct, m := rawDo(t, http.MethodGet, n.srv.URL+httpapi.Base+path, nil)
 	if st != http.StatusOK || !strings.HasPrefix(ct, "application/json") {
@@ -139,9 +139,9 @@ func (n *node) get(t testing.TB, path string) map[string]any {
 
 // checkpoint has the node sign a checkpoint of space, as witan up does
 // on its timer.
-func (n *node) checkpointNow(t testing.TB, space string) {
+func (n *apiNode) checkpointNow(t testing.TB, space string) {
 	t.Helper()
-	if _, err := n.l.Replica().Checkpoint(context.Background(), space); err != nil {
+	if _, err := n.node.Replica().Checkpoint(context.Background(), space); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -177,7 +177,7 @@ type l1Session struct {
 }
 
 // do accepts tx on n and makes it the last entry.
-func (s *l1Session) do(t testing.TB, n *node, tx ht.Tx) dag.ID {
+func (s *l1Session) do(t testing.TB, n *apiNode, tx ht.Tx) dag.ID {
 	t.Helper()
 	n.accept(t, tx)
 	s.last = tx.ID
@@ -187,7 +187,7 @@ func (s *l1Session) do(t testing.TB, n *node, tx ht.Tx) dag.ID {
 // startSession creates a session on n over HTTP with a roster of members
 // 0..roster-1 (admin 0), a registrar (member 0) and the group "drafters"
 // (members 1, 2; admin 1).
-func startSession(t testing.TB, n *node, o ht.Options, roster int) *l1Session {
+func startSession(t testing.TB, n *apiNode, o ht.Options, roster int) *l1Session {
 	t.Helper()
 	b := ht.New(o)
 	s := &l1Session{b: b, space: b.Session.String()}
@@ -200,7 +200,7 @@ func startSession(t testing.TB, n *node, o ht.Options, roster int) *l1Session {
 
 // vote casts ballots of members from..to-1 with choice on mr and returns
 // their ids.
-func (s *l1Session) vote(t testing.TB, n *node, mr dag.ID, choice string, from, to int) []dag.ID {
+func (s *l1Session) vote(t testing.TB, n *apiNode, mr dag.ID, choice string, from, to int) []dag.ID {
 	t.Helper()
 	var ids []dag.ID
 	for i := from; i < to; i++ {

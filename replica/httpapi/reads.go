@@ -256,7 +256,7 @@ func (s *Server) mrObject(w http.ResponseWriter, r *http.Request, space string, 
 	if err != nil {
 		return false, err
 	}
-	e, err := s.l.Get(ctx, m.OpenedBy[0])
+	e, err := s.n.Get(ctx, m.OpenedBy[0])
 	if err != nil {
 		return false, err
 	}
