@@ -302,6 +302,15 @@ type MR struct {
 	Supersedes dag.ID
 	Set        map[string]any // governance
 	Fiscal     bool           // D53
+	// Resolutions resolve conflicts (§6 item 2): nid → the final node,
+	// nil to delete.
+	Resolutions []Resolution
+}
+
+// Resolution is one entry of an MR's resolutions.
+type Resolution struct {
+	NID  string
+	Node *statute.NodeSpec
 }
 
 // MRBody returns the canonical body of an MR and its id.
@@ -327,6 +336,13 @@ func (b *Builder) MRBody(m MR) ([]byte, dag.ID) {
 	}
 	if m.Summary != "" {
 		body["summary"] = m.Summary
+	}
+	if len(m.Resolutions) > 0 {
+		rs := make([]any, len(m.Resolutions))
+		for i, r := range m.Resolutions {
+			rs[i] = map[string]any{"nid": r.NID, "node": r.Node}
+		}
+		body["resolutions"] = rs
 	}
 	if m.Supersedes.Valid() {
 		body["supersedes"] = m.Supersedes
