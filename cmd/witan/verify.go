@@ -25,27 +25,27 @@ type VerifyCommand struct {
 
 // Verification is what verify found.
 type Verification struct {
-	Node            string `json:"node"`
-	NodeKey         string `json:"node_key"`
-	Session         string `json:"session"`
-	CheckpointSize  uint64 `json:"checkpoint_size"`
-	CheckpointRoot  string `json:"checkpoint_root"`
-	SignatureOK     bool   `json:"checkpoint_signature_ok"`
-	Replayed        int    `json:"replayed"`
-	Refused         int    `json:"refused"`
-	ReplayRoot      string `json:"replay_root"`
-	RootMatches     bool   `json:"root_matches"`
-	StateHash       string `json:"state_hash"`
-	NodeStateHash   string `json:"node_state_hash,omitempty"`
-	StateCompared   bool   `json:"state_compared"`
-	StateMatches    bool   `json:"state_matches"`
-	FirstRefusal    string `json:"first_refusal,omitempty"`
+	Node           string `json:"node"`
+	NodeKey        string `json:"node_key"`
+	Session        string `json:"session"`
+	CheckpointSize uint64 `json:"checkpoint_size"`
+	CheckpointRoot string `json:"checkpoint_root"`
+	SignatureOK    bool   `json:"checkpoint_signature_ok"`
+	Replayed       int    `json:"replayed"`
+	Refused        int    `json:"refused"`
+	ReplayRoot     string `json:"replay_root"`
+	RootMatches    bool   `json:"root_matches"`
+	StateHash      string `json:"state_hash"`
+	NodeStateHash  string `json:"node_state_hash,omitempty"`
+	StateCompared  bool   `json:"state_compared"`
+	StateMatches   bool   `json:"state_matches"`
+	FirstRefusal   string `json:"first_refusal,omitempty"`
 	// Problems name what the node served wrong: altered, removed or
 	// reordered entries, checkpoints the log does not reproduce, history
 	// rewritten between checkpoints (verifycheck.go).
-	Problems []string `json:"problems,omitempty"`
-	OK       bool     `json:"ok"`
-	ConformanceNote string `json:"conformance_level"`
+	Problems        []string `json:"problems,omitempty"`
+	OK              bool     `json:"ok"`
+	ConformanceNote string   `json:"conformance_level"`
 }
 
 var errVerify = errors.New("verification failed")
