@@ -7,6 +7,7 @@ package httpapi_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/witan-dev/witan/dag"
@@ -334,4 +335,30 @@ func TestDeadlineTooShortAdvisoryHTTP(t *testing.T) {
 	if st := n.get(t, "/merge-requests/"+short.String())["status"]; st != "open" {
 		t.Fatalf("status %v: an advisory changes nothing", st)
 	}
+}
+
+// TestBadInputNewPathsHTTP: bad input on the paths issue 16 added gets a
+// problem+json with the prompt's code and stores nothing: an empty
+// plain-text attachment (schema), a district table that is not a table
+// (schema), an MR id that is not an id (schema), an unknown MR object
+// (not found).
+func TestBadInputNewPathsHTTP(t *testing.T) {
+	n := newNode(t)
+	b := ht.New(ht.Options{Simulation: true, Label: "bad input"})
+	body := wireTx(t, b.Create)
+	body = []byte(strings.Replace(string(body), `"attachments":[`, `"attachments":["",`, 1))
+	st, ct, m := rawDo(t, http.MethodPost, n.srv.URL+httpapi.Base+"/transactions", body)
+	if st != http.StatusBadRequest || ct != httpapi.ContentTypeProblem || m["code"] != string(dag.CodeSchema) {
+		t.Fatalf("empty text attachment: %d %s %v", st, ct, m)
+	}
+	if st, _, _ := rawDo(t, http.MethodGet, n.srv.URL+httpapi.Base+"/objects/"+txID(t, b.Create.Bytes), nil); st != http.StatusNotFound {
+		t.Fatalf("refused session.create stored: %d", st)
+	}
+	notTable := ht.New(ht.Options{Simulation: true, Label: "not a table", Districts: []byte("region: north")})
+	n.refuse(t, notTable.Create, dag.CodeSchema)
+
+	n.accept(t, b.Create)
+	n.problem(t, http.MethodGet, httpapi.Base+"/objects/sha256:xyz", "", nil, http.StatusBadRequest, dag.CodeSchema)
+	n.problem(t, http.MethodGet, httpapi.Base+"/merge-requests/nope/facts", "", nil, http.StatusBadRequest, dag.CodeSchema)
+	n.problem(t, http.MethodGet, httpapi.Base+"/objects/"+dag.Sum([]byte("no MR")).String(), "", nil, http.StatusNotFound, httpapi.CodeNotFound)
 }
