@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica/house"
@@ -371,4 +372,75 @@ func TestS22ObserversHTTP(t *testing.T) {
 	n.refuse(t, b.Determine(obs, mr, nil, "pending", s.last), dag.CodeObserverNotAllowed)
 	n.refuse(t, b.GroupUpdate(ht.Member(0), "roster", append(ht.Members(0, 5), obs.Key()), ht.Members(0, 1), s.last), dag.CodeObserverNotAllowed)
 	s.do(t, n, b.KeyRegister(obs, s.last))
+}
+
+// TestS19SunsetHTTP: S19's L1 part on /law (D58, D43). An MR adding a
+// 90-day sunset to /us/t1/s1 merges; until this node's checkpoint
+// includes the determination the merge has no on_merge date and is held
+// back. The checkpoint is at 2026-09-21 (the node's clock), the merge's
+// effective date; with that as day 1, day 90 is 2026-12-19 (10 days of
+// September, 31 of October, 30 of November, 19 of December) and the
+// text is gone on day 91, 2026-12-20 (docs/statute.md: d >= start + 90).
+func TestS19SunsetHTTP(t *testing.T) {
+	n := newNode(t)
+	s := startSession(t, n, ht.Options{}, 5)
+	b := s.b
+	s.branch(t, n, "draft", house.RootBranch, b.Genesis, ht.AlwaysAllow())
+	c := s.amend(t, n, "draft", b.Genesis, "/us/t1/s1", "The period is 45 days. [[sunset:90]]")
+	mr := s.open(t, n, ht.MR{Source: "draft", SourceHead: c, TargetHead: b.Genesis, Members: ht.Members(0, 5), Rule: ht.Majority(house.MinRootNotice)})
+	s.do(t, n, b.Determine(ht.Member(3), mr, s.vote(t, n, mr, "approve", 0, 3), "approved", s.last))
+	s1 := func(date string) (any, int) {
+		law := n.get(t, "/law?date="+date)
+		held, _ := law["held_back"].([]any)
+		return field(law, "root", "children", 0, "children", 0, "text"), len(held)
+	}
+	if txt, held := s1("2026-12-19"); txt != "The period is 30 days." || held != 1 {
+		t.Fatalf("before the checkpoint: %v, %d held back", txt, held)
+	}
+	n.checkpointNow(t, s.space)
+	if txt, held := s1("2026-12-19"); txt != "The period is 45 days. [[sunset:90]]" || held != 0 {
+		t.Fatalf("day 90: %v, %d held back", txt, held)
+	}
+	if txt, _ := s1("2026-12-20"); txt != nil && txt != "" {
+		t.Fatalf("day 91: the text is still in force: %v", txt)
+	}
+}
+
+// TestS17NoticeAdvisoryHTTP: S17's notice part on an eventual node
+// (D42, open point 7). The root rule needs 259200 s (72 hours) of notice
+// from the checkpoint that includes mr.open. A strong node would refuse
+// an earlier determination (notice_not_elapsed); an eventual node
+// records the elapsed checkpoint time in the determination's evaluation
+// instead. Checkpoint at 2026-09-21T00:00Z includes the open; the
+// determination's checkpoint 24 hours later records 86400 s elapsed,
+// notice not met, outcome pending; a second MR's determination
+// checkpointed 72 hours after its open's records notice met, approved.
+func TestS17NoticeAdvisoryHTTP(t *testing.T) {
+	n := newNode(t)
+	s := startSession(t, n, ht.Options{}, 5)
+	b := s.b
+	s.branch(t, n, "draft", house.RootBranch, b.Genesis, ht.AlwaysAllow())
+	c := s.amend(t, n, "draft", b.Genesis, "/us/t1/s1", "The period is 45 days.")
+	mr := s.open(t, n, ht.MR{Source: "draft", SourceHead: c, TargetHead: b.Genesis, Members: ht.Members(0, 5), Rule: ht.Majority(house.MinRootNotice)})
+	n.checkpointNow(t, s.space) // 2026-09-21T00:00:00Z
+	s.do(t, n, b.Determine(ht.Member(3), mr, s.vote(t, n, mr, "approve", 0, 3), "approved", s.last))
+	n.clk.t = n.clk.t.Add(24 * time.Hour)
+	n.checkpointNow(t, s.space)
+	ev := field(n.get(t, "/merge-requests/"+mr.String())["evaluations"], 0)
+	tm := field(ev, "result", "timing")
+	if num(field(tm, "notice_required")) != 259200 || num(field(tm, "notice_elapsed")) != 86400 || field(tm, "notice_met") != false || field(ev, "result", "outcome") != "pending" || field(ev, "authoritative") != false {
+		t.Fatalf("24 hours: evaluation %v", ev)
+	}
+	root := rootHead(t, n, s.space)
+	b.Trees[root] = b.Trees[c]
+	c2 := s.amend(t, n, "draft", c, "/us/t1/s2", "The period is 50 days.")
+	mr2 := s.open(t, n, ht.MR{Source: "draft", SourceHead: c2, TargetHead: root, Members: ht.Members(0, 5), Rule: ht.Majority(house.MinRootNotice)})
+	n.checkpointNow(t, s.space) // 2026-09-22T00:00:00Z
+	s.do(t, n, b.Determine(ht.Member(3), mr2, s.vote(t, n, mr2, "approve", 0, 3), "approved", s.last))
+	n.clk.t = n.clk.t.Add(72 * time.Hour)
+	n.checkpointNow(t, s.space)
+	ev = field(n.get(t, "/merge-requests/"+mr2.String())["evaluations"], 0)
+	if tm := field(ev, "result", "timing"); num(field(tm, "notice_elapsed")) != 259200 || field(tm, "notice_met") != true || field(ev, "result", "outcome") != "approved" {
+		t.Fatalf("72 hours: evaluation %v", ev)
+	}
 }
