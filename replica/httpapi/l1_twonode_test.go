@@ -129,4 +129,18 @@ func TestS2ConcurrentConflictHTTP(t *testing.T) {
 	if a.get(t, "/law")["snapshot"] != bn.get(t, "/law")["snapshot"] {
 		t.Fatal("the nodes serve different root snapshots")
 	}
+	// The fact sheets, checks and tallies are the same on every node
+	// (§6 item 6: byte-identical), finality aside (each node's own).
+	for _, p := range []string{"/facts", "/checks", "/diff", "/tally"} {
+		fa, fb := a.get(t, "/merge-requests/"+mrB.String()+p), bn.get(t, "/merge-requests/"+mrB.String()+p)
+		delete(fa, "finality")
+		delete(fb, "finality")
+		if p == "/facts" {
+			delete(field(fa, "facts").(map[string]any), "finality")
+			delete(field(fb, "facts").(map[string]any), "finality")
+		}
+		if jsonString(t, fa) != jsonString(t, fb) {
+			t.Fatalf("%s differs between the nodes:\n%s\n%s", p, jsonString(t, fa), jsonString(t, fb))
+		}
+	}
 }
