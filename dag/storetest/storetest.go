@@ -626,7 +626,7 @@ func CheckSpace(ctx context.Context, s dag.Store, space string) error {
 		}
 	}
 	if !slices.Equal(sorted(heads...), sorted(want...)) || !slices.IsSortedFunc(heads, dag.ID.Compare) {
-		return fmt.Errorf("Heads = %v, want %v (sorted)", heads, sorted(want...))
+		return fmt.Errorf("heads = %v, want %v (sorted)", heads, sorted(want...))
 	}
 	pending, err := s.Pending(ctx, space)
 	if err != nil {
@@ -651,10 +651,10 @@ func CheckSpace(ctx context.Context, s dag.Store, space string) error {
 			return err
 		} else if st != dag.Absent {
 			if e, err := s.Get(ctx, id); err == nil && e.Space == space {
-				return fmt.Errorf("Missing lists %s, which is applied in the space", id)
+				return fmt.Errorf("missing list holds %s, which is applied in the space", id)
 			}
 			if slices.Contains(pending, id) {
-				return fmt.Errorf("Missing lists %s, which is pending in the space", id)
+				return fmt.Errorf("missing list holds %s, which is pending in the space", id)
 			}
 		}
 	}
@@ -666,7 +666,7 @@ func CheckSpace(ctx context.Context, s dag.Store, space string) error {
 	}
 	for i, r := range q {
 		if i > 0 && q[i-1].ID.Compare(r.ID) >= 0 {
-			return fmt.Errorf("Quarantine not sorted by id at %s", r.ID)
+			return fmt.Errorf("quarantine not sorted by id at %s", r.ID)
 		}
 		if r.Code == "" {
 			return fmt.Errorf("quarantined %s has no code", r.ID)
