@@ -432,9 +432,9 @@ type Round struct {
 	Options []string `json:"options"` // the options in this round, status quo last
 	// Locked lists the pairs locked, in the order they were considered;
 	// Skipped those left out because they would have made a cycle.
-	Locked  []Pair   `json:"locked"`
-	Skipped []Pair   `json:"skipped"`
-	Winner  string   `json:"winner"`
+	Locked  []Pair `json:"locked"`
+	Skipped []Pair `json:"skipped"`
+	Winner  string `json:"winner"`
 	// Outcome is the winner's own rule against the status quo when the
 	// winner is an MR (approved, rejected, expired or pending); empty when
 	// the status quo wins.
