@@ -87,6 +87,10 @@ type Review struct {
 	// VersusSuperseded is the structural diff from the MR this one
 	// supersedes (D48), else nil.
 	VersusSuperseded *statute.Diff
+	// VersusBase and RankedAboveWinner are what a contest adds to the fact
+	// sheet (contests.go): a contest hook.
+	VersusBase        *statute.Diff
+	RankedAboveWinner []statute.RankedAbove
 }
 
 // Diff returns the structural diff of the review (nil when the ops do not
@@ -98,7 +102,8 @@ func (rv *Review) Checks() *statute.Checks { return statute.RunChecks(rv.Review,
 
 // Facts computes the fact sheet of 30k §6 item 6, labelled with finality.
 func (rv *Review) Facts(finality Finality) (*statute.FactSheet, error) {
-	return statute.Facts(rv.Review, rv.Env, statute.FactInputs{History: rv.History, VersusSuperseded: rv.VersusSuperseded, Finality: string(finality)})
+	return statute.Facts(rv.Review, rv.Env, statute.FactInputs{History: rv.History, Finality: string(finality),
+		VersusSuperseded: rv.VersusSuperseded, VersusBase: rv.VersusBase, RankedAboveWinner: rv.RankedAboveWinner})
 }
 
 // Review returns merge MR mr's review. An unknown MR wraps
@@ -143,6 +148,7 @@ func (r *Replica) Review(ctx context.Context, spaceName string, mr dag.ID) (*Rev
 			rv.VersusSuperseded = statute.Compare(op.Result, p.Result)
 		}
 	}
+	contestFacts(sp.h, rv) // contest hook
 	return rv, nil
 }
 

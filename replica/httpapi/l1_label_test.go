@@ -26,6 +26,14 @@ func TestSimulationLabelEveryEndpoint(t *testing.T) {
 	s.do(t, n, tx)
 	open, mr := b.Open(ht.Member(1), ht.MR{Source: "draft", SourceHead: change, TargetHead: b.Genesis, Members: ht.Members(0, 5), Rule: ht.Majority(house.MinRootNotice)}, s.last)
 	s.do(t, n, open)
+	// A second option and a contest grouping the two (D47), for
+	// /contests/{id}.
+	s.do(t, n, b.BranchCreate(ht.Member(1), "rival", "drafters", house.RootBranch, b.Genesis, false, ht.AlwaysAllow(), ht.TwoThirds(), s.last))
+	tx2, change2 := b.Append(ht.Member(2), "rival", b.Genesis, []statute.Op{ht.Replace(b.Trees[b.Genesis], "/us/t1/s1", "The period is 60 days.")}, s.last)
+	s.do(t, n, tx2)
+	open2, mr2 := b.Open(ht.Member(1), ht.MR{Source: "rival", SourceHead: change2, TargetHead: b.Genesis, Members: ht.Members(0, 5), Rule: ht.Majority(house.MinRootNotice)}, s.last)
+	s.do(t, n, open2)
+	contest := s.do(t, n, b.Sign(ht.Member(3), dag.TxContestOpen, map[string]any{"options": []dag.ID{mr, mr2}}, []dag.ID{s.last}))
 	n.checkpointNow(t, s.space)
 	sess := "?session=" + s.space
 
@@ -65,6 +73,7 @@ func TestSimulationLabelEveryEndpoint(t *testing.T) {
 		"/oth/v0/rules/{kind}":                          {"/rules/threshold_vote"},
 		"/oth/v0/quarantine":                            {"/quarantine"},
 		"/oth/v0/peers":                                 {"/peers"},
+		"/oth/v0/contests/{id}":                         {"/contests/" + contest.String()},
 		"/oth/v0/transactions":                          nil, // POST, above
 		"/oth/v0/memory":                                nil, // memory spaces are not sessions
 		"/oth/v0/memory/{space}/heads":                  nil,
