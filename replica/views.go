@@ -7,7 +7,6 @@ package replica
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
@@ -356,8 +355,6 @@ func districtErr(format string, args ...any) error {
 // DecodeDistricts decodes and checks a district attribute table
 // (house.DecodeDistricts, which session.create's admission runs too).
 func DecodeDistricts(b []byte) (*Districts, error) { return house.DecodeDistricts(b) }
-
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 func trunc(s string) string {
 	if len(s) > 64 {
