@@ -144,3 +144,67 @@ func TestS2ConcurrentConflictHTTP(t *testing.T) {
 		}
 	}
 }
+
+// TestS21TallyByOnTwoNodesHTTP: S21's district part (D72) on two nodes:
+// a table with region and density yields the same ?by= tallies on every
+// node. Members i even are north/urban, odd south/rural, except member 0,
+// north/rural. Members 0–5 approve. By hand: north {0,2,4,6,8} has 3
+// approvals of 5, south {1,3,5,7,9} 3 of 5; urban {2,4,6,8} 2 of 4,
+// rural {0,1,3,5,7,9} 4 of 6.
+func TestS21TallyByOnTwoNodesHTTP(t *testing.T) {
+	members := map[string]any{}
+	for i := 0; i < 10; i++ {
+		region, density := "north", "urban"
+		if i%2 == 1 {
+			region, density = "south", "rural"
+		}
+		if i == 0 {
+			density = "rural"
+		}
+		members[ht.Member(i).Key().String()] = map[string]string{"region": region, "density": density}
+	}
+	table, err := dag.Marshal(map[string]any{"attributes": map[string]any{"region": []string{"north", "south"}, "density": []string{"urban", "rural"}}, "members": members})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, bn := newNode(t), newNode(t)
+	s := startSession(t, a, ht.Options{Simulation: true, Districts: table}, 10)
+	b := s.b
+	s.do(t, a, b.BranchCreate(ht.Member(1), "draft", "drafters", house.RootBranch, b.Genesis, false, ht.AlwaysAllow(), ht.TwoThirds(), s.last))
+	tx, c := b.Append(ht.Member(2), "draft", b.Genesis, []statute.Op{ht.Replace(b.Trees[b.Genesis], "/us/t1/s1", "The period is 45 days.")}, s.last)
+	s.do(t, a, tx)
+	o, mr := b.Open(ht.Member(1), ht.MR{Source: "draft", SourceHead: c, TargetHead: b.Genesis, Members: ht.Members(0, 10), Rule: ht.Majority(house.MinRootNotice)}, s.last)
+	s.do(t, a, o)
+	s.vote(t, a, mr, "approve", 0, 6)
+	relay(t, a, bn)
+	converged(t, a, bn, s.space)
+	want := map[string]map[string][2]uint64{
+		"region":  {"north": {3, 5}, "south": {3, 5}},
+		"density": {"urban": {2, 4}, "rural": {4, 6}},
+	}
+	for by, groups := range want {
+		ta := a.get(t, "/merge-requests/"+mr.String()+"/tally?by="+by)
+		tb := bn.get(t, "/merge-requests/"+mr.String()+"/tally?by="+by)
+		if jsonString(t, ta) != jsonString(t, tb) {
+			t.Fatalf("by=%s differs between the nodes", by)
+		}
+		for i := 0; ; i++ {
+			g := field(ta, "groups", i)
+			if g == nil {
+				break
+			}
+			v, _ := field(g, "value").(string)
+			if v == "" {
+				continue
+			}
+			w := groups[v]
+			if num(field(g, "tally", "approve")) != w[0] || num(field(g, "tally", "electorate")) != w[1] {
+				t.Fatalf("by=%s %s: %v, want %d of %d", by, v, field(g, "tally"), w[0], w[1])
+			}
+			delete(groups, v)
+		}
+		if len(groups) != 0 {
+			t.Fatalf("by=%s: groups %v missing", by, groups)
+		}
+	}
+}
