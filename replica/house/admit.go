@@ -403,7 +403,8 @@ func (v *admission) mrOpen() error {
 		info.facts.ShortNotice = true
 	}
 	if old := h.mrs[id]; old != nil {
-		info = old // the same body opened again concurrently: same patch and facts
+		v.mergeOpen(old, info) // published: what every open's past publishes (l1.go)
+		info = old             // the same body opened again concurrently: same patch and facts
 	}
 	v.mr = info
 	return nil

@@ -104,6 +104,35 @@ func (v *admission) publishedRecorder(info *mrInfo) func(dag.ID) bool {
 	}
 }
 
+// mergeOpen folds a concurrent open of the same MR body (fresh, judged in
+// its own causal past) into the MR already admitted (old): a reference is
+// published only when every open's causal past publishes it, as the
+// electorate of concurrent opens is what every open agrees on. The
+// structure check is run again when that changes anything, so the MR's
+// state is a function of the set of its opens, not of their order.
+func (v *admission) mergeOpen(old, fresh *mrInfo) {
+	if old.patch == nil || fresh.published == nil {
+		return
+	}
+	changed := false
+	for ref, ok := range fresh.published {
+		if !ok && old.published[ref] {
+			old.published[ref] = false
+			changed = true
+		}
+	}
+	if !changed {
+		return
+	}
+	h := v.h
+	env := v.env0(h.body, h.profile)
+	env.MR, env.Fiscal, env.Effective = old.id, old.body.Fiscal, old.body.Effective
+	pub := old.published
+	env.Published = func(ref dag.ID) bool { return pub[ref] }
+	old.checks = statute.Structure(old.patch.Result, env)
+	old.facts.StructureFailed = len(old.checks) > 0
+}
+
 // Published returns, for merge MR mr, whether each sha256 reference in
 // its merged text was published in the session in the causal past of its
 // open, as admission decided it. Pass it as statute.Env.Published so
