@@ -53,20 +53,17 @@ type options struct {
 	Dir string
 }
 
-// laptop is one participant's machine: a key, a node on disk, a sync node.
+// laptop is one participant's machine: a key and a node on disk, which
+// syncs over libp2p.
 type laptop struct {
 	name  string
 	key   *dag.Signer
 	dir   string
 	local *node.Node
-	node  *sync.Node
 }
 
+// close stops the laptop's sync and closes its node.
 func (l *laptop) close() {
-	if l.node != nil {
-		l.node.Close()
-		l.node = nil
-	}
 	if l.local != nil {
 		l.local.Close()
 		l.local = nil
@@ -162,13 +159,11 @@ func run(ctx context.Context, w io.Writer, o options) (*outcome, error) {
 		cfg := sync.Config{ListenAddrs: []string{"/ip4/127.0.0.1/tcp/0"}, Spaces: []string{space}, MDNS: o.MDNS,
 			MDNSTag: "witan-classroom-" + space[7:15], Debounce: 20 * time.Millisecond, Interval: time.Second}
 		if i > 0 && !o.MDNS {
-			cfg.Peers = []string{teacher.node.Addrs()[0]}
+			cfg.Peers = []string{teacher.local.Sync().Addrs()[0]}
 		}
-		n, err := sync.NewNode(ctx, l.local, cfg)
-		if err != nil {
+		if _, err := l.local.StartSync(ctx, cfg); err != nil {
 			return nil, err
 		}
-		l.node = n
 	}
 	// The teacher's laptop also serves the HTTP API on loopback.
 	srv, err := httpapi.New(httpapi.Options{Node: teacher.local, Ephemeral: true})
