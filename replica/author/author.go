@@ -80,7 +80,7 @@ type Draft struct {
 	// the hash of its body.
 	Session dag.ID
 	// Parents are the envelope's parents. Nil means the session's current
-	// heads (Options.Heads); non-nil, even empty, is taken as given.
+	// heads (Options.Heads); non-nil is taken as given.
 	// session.create has none.
 	Parents []dag.ID
 	// Body is marshalled to canonical JSON (a json.RawMessage is

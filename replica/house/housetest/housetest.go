@@ -1,6 +1,11 @@
 // Package housetest builds signed 30k sessions for tests, benchmarks and
 // fuzz seeds: synthetic member keys, a seed statute, and one method per L1
 // transaction type that returns the sealed envelope with its attachments.
+// The envelopes are built by replica/author (the author API embedders
+// use) with a clock one second per envelope; housetest adds the fixed
+// keys, the seed and the bookkeeping (Objects, Trees). Production code
+// and examples use replica/author directly: this package links testing
+// and rapid.
 //
 // Rosters are synthetic (30k §3: simulation only). Nothing here is
 // random unless the caller's inputs are.
