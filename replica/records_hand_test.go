@@ -64,7 +64,7 @@ func TestLocalRecordVectorsByHand(t *testing.T) {
 
 	want := []struct {
 		name, space, data string
-		parents          []string
+		parents           []string
 	}{
 		{"first checkpoint, empty log", "witan-local/checkpoints/" + session, c1, nil},
 		{"second checkpoint, after the first", "witan-local/checkpoints/" + session, c2, []string{hexSum([]byte(c1))}},
