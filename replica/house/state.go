@@ -97,7 +97,7 @@ type MRView struct {
 
 // global returns the governance state of everything admitted.
 func (h *House) global() *govState {
-	return h.stateAt(h.intern(h.heads))
+	return h.globalDue(h.stateAt(h.intern(h.heads))) // timing hook (expiry.go)
 }
 
 // State derives the session's state. It costs O(groups' members + MRs +
