@@ -396,11 +396,8 @@ func (v *admission) mrOpen() error {
 			}
 		}
 	}
-	if m.VariantOf.Valid() { // contest hook (D68)
-		if err := v.checkVariant(info); err != nil {
-			return err
-		}
-		info.facts.ShortNotice = true
+	if err := v.shortNotice(info); err != nil { // contest hook (D48, D68)
+		return err
 	}
 	if old := h.mrs[id]; old != nil {
 		v.mergeOpen(old, info) // published: what every open's past publishes (l1.go)
