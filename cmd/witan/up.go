@@ -111,7 +111,8 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	local, err := node.Open(ctx, node.Options{Dir: filepath.Join(*dataDir, "badger"), NodeKey: key, Logger: logger})
+	local, err := node.Open(ctx, node.Options{Dir: filepath.Join(*dataDir, "badger"), NodeKey: key, Logger: logger,
+		MeetingsDir: filepath.Join(*dataDir, "meetings")})
 	if err != nil {
 		return err
 	}

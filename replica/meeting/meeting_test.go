@@ -502,3 +502,50 @@ func TestEventLogEraseAndLifetime(t *testing.T) {
 		t.Errorf("the log outlives the last step of the schedule")
 	}
 }
+
+// Replay gives the outcomes of the pure engine and the §8.4 note.
+func TestReplay(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "roadmap-en.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got, err := Replay(StartOptions{}, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := pure(t, "en", readTranscript(t, filepath.Join("testdata", "roadmap-en.jsonl")))
+	gj, _ := json.Marshal(got.Results)
+	wj, _ := json.Marshal(want)
+	if !bytes.Equal(gj, wj) {
+		t.Errorf("replay outcomes differ from the engine's")
+	}
+	golden, _ := os.ReadFile(filepath.Join("..", "..", "sessions", "testdata", "roadmap-note.md"))
+	if got.Note == nil || got.Note.Text != string(golden) {
+		t.Errorf("replay note differs")
+	}
+	// A transcript that never ends is ended at its last event.
+	short := `{"type":"speech","label":"A","start":1791936001000,"end":1791936002000,"confidence":950,"text":"Hello."}
+{"type":"tick","at":1791936005000}
+`
+	got, err = Replay(StartOptions{}, strings.NewReader(short))
+	if err != nil || got.Note == nil || !strings.Contains(got.Note.Text, "- v1: Hello.") {
+		t.Fatalf("%v %+v", err, got)
+	}
+	for name, c := range map[string]struct {
+		in   string
+		code Code
+	}{
+		"out of order": {`{"type":"tick","at":1791936005000}` + "\n" + `{"type":"tick","at":1791936004000}`, CodeOutOfOrder},
+		"unknown":      {`{"type":"shout","at":1}`, CodeBadEvent},
+		"bad json":     {`{"type":`, CodeBadRequest},
+		"long line":    {`{"type":"speech","text":"` + strings.Repeat("x", MaxBody+10) + `"}`, CodeTooLarge},
+	} {
+		if _, err := Replay(StartOptions{}, strings.NewReader(c.in)); CodeOf(err) != c.code {
+			t.Errorf("%s: %v, want %s", name, err, c.code)
+		}
+	}
+	if _, err := Replay(StartOptions{Profile: "nope"}, strings.NewReader("")); CodeOf(err) != CodeUnknownProfile {
+		t.Errorf("unknown profile: %v", err)
+	}
+}

@@ -243,7 +243,7 @@ func (s *Service) Step(ctx context.Context, id ID, ev Event) ([]Result, error) {
 		// and refuse the event, which belongs to no meeting.
 		out, err := m.eng.Step(sessions.Tick{At: sessions.Time(max(ev.heard(), int64(st.Last)))})
 		if err != nil {
-			return nil, s.stepError(err)
+			return nil, stepError(err)
 		}
 		if err := s.absorb(ctx, m, out); err != nil {
 			return nil, err
@@ -252,7 +252,7 @@ func (s *Service) Step(ctx context.Context, id ID, ev Event) ([]Result, error) {
 	}
 	out, err := m.eng.Step(e)
 	if err != nil {
-		return nil, s.stepError(err)
+		return nil, stepError(err)
 	}
 	m.events++
 	if sp, ok := e.(sessions.Speech); ok && sp.Text != "" {
@@ -271,7 +271,7 @@ func (s *Service) Step(ctx context.Context, id ID, ev Event) ([]Result, error) {
 	return res, nil
 }
 
-func (s *Service) stepError(err error) error {
+func stepError(err error) error {
 	switch {
 	case errors.Is(err, sessions.ErrTimeReversed):
 		return &Error{Code: CodeOutOfOrder, Detail: "the event is before the meeting's previous event"}
@@ -332,7 +332,7 @@ func (s *Service) End(ctx context.Context, id ID, at int64) error {
 	}
 	out, err := m.eng.Step(sessions.End{At: sessions.Time(at)})
 	if err != nil {
-		return s.stepError(err)
+		return stepError(err)
 	}
 	return s.absorb(ctx, m, out)
 }
