@@ -467,8 +467,8 @@ func TestEventLogEraseAndLifetime(t *testing.T) {
 	readLog := func() (string, bool) {
 		var log string
 		found := false
-		r.store.Scan(context.Background(), item(id, itemLog, 0), func(c meetstore.Copy) error {
-			log, found = string(c.Plain), true
+		r.store.Scan(context.Background(), append(id[:], itemLog), func(c meetstore.Copy) error {
+			log, found = log+string(c.Plain), true
 			return nil
 		})
 		return log, found
@@ -547,5 +547,32 @@ func TestReplay(t *testing.T) {
 	}
 	if _, err := Replay(StartOptions{Profile: "nope"}, strings.NewReader("")); CodeOf(err) != CodeUnknownProfile {
 		t.Errorf("unknown profile: %v", err)
+	}
+}
+
+// The transcripts an open meeting holds in RAM are bounded.
+func TestTranscriptBudget(t *testing.T) {
+	r := newRig(t)
+	svc, err := New(Options{Store: r.store, Clock: r.clock, MaxTexts: 20, MaxOpen: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	id, err := svc.Start(ctx, StartOptions{Start: epoch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Start(ctx, StartOptions{Start: epoch}); CodeOf(err) != CodeTooMany {
+		t.Errorf("second meeting over MaxOpen: %v", err)
+	}
+	if _, err := svc.Step(ctx, id, Event{Type: "speech", Label: "A", Start: epoch + 1, End: epoch + 2, Text: "twelve bytes"}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := svc.State(ctx, id)
+	if _, err := svc.Step(ctx, id, Event{Type: "speech", Label: "A", Start: epoch + 3, End: epoch + 4, Text: "twelve bytes"}); CodeOf(err) != CodeTooLarge {
+		t.Errorf("over the budget: %v", err)
+	}
+	if after, _ := svc.State(ctx, id); after.Events != before.Events || after.Segments != before.Segments {
+		t.Errorf("a refused event changed the meeting")
 	}
 }

@@ -89,8 +89,10 @@ type Options struct {
 	Entropy io.Reader
 	// MaxOpen bounds the meetings open at once (default 16); MaxEvents the
 	// events of one meeting (default 20000); MaxText the bytes of one
-	// transcript (default DefaultMaxText).
-	MaxOpen, MaxEvents, MaxText int
+	// transcript (default DefaultMaxText); MaxTexts the bytes of all the
+	// transcripts of one meeting (default 1 MiB). So the open meetings
+	// hold at most MaxOpen × MaxTexts of text in RAM.
+	MaxOpen, MaxEvents, MaxText, MaxTexts int
 	// Publisher, if set, lets PublishOutcomes put a note's Outcomes section
 	// in a memory space.
 	Publisher Publisher
@@ -125,6 +127,7 @@ type live struct {
 	eng     *sessions.Engine
 	events  int
 	texts   map[uint64]string
+	textLen int
 	nextRef uint64
 	log     []sessions.Outcome
 }
@@ -148,6 +151,9 @@ func New(o Options) (*Service, error) {
 	}
 	if o.MaxText <= 0 {
 		o.MaxText = DefaultMaxText
+	}
+	if o.MaxTexts <= 0 {
+		o.MaxTexts = 1 << 20
 	}
 	return &Service{o: o, open: map[ID]*live{}}, nil
 }
@@ -234,6 +240,9 @@ func (s *Service) Step(ctx context.Context, id ID, ev Event) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if m.textLen+len(ev.Text) > s.o.MaxTexts {
+		return nil, &Error{Code: CodeTooLarge, Detail: fmt.Sprintf("the meeting's transcripts are over %d bytes", s.o.MaxTexts)}
+	}
 	if ev.Type != "end" && sessions.Time(ev.heard()) < m.start {
 		return nil, &Error{Code: CodeBeforeStart, Detail: "the event is before the meeting's start"}
 	}
@@ -257,6 +266,7 @@ func (s *Service) Step(ctx context.Context, id ID, ev Event) ([]Result, error) {
 	m.events++
 	if sp, ok := e.(sessions.Speech); ok && sp.Text != "" {
 		m.texts[sp.Ref] = sp.Text
+		m.textLen += len(sp.Text)
 	}
 	if ev.Type == "speech" {
 		m.nextRef++
@@ -411,7 +421,7 @@ const (
 func item(id ID, kind byte, n uint32) []byte {
 	b := append(id[:0:0], id[:]...)
 	b = append(b, kind)
-	if kind == itemRecord || kind == itemNote {
+	if kind == itemRecord || kind == itemNote || kind == itemLog {
 		b = binary.BigEndian.AppendUint32(b, n)
 	}
 	return b
@@ -553,13 +563,21 @@ func (s *Service) file(ctx context.Context, m *live, c *sessions.Closure) error 
 	// §7.9: the event log, with any erased voice already scrubbed, kept at
 	// level 1 so that it does not outlive the schedule's last step (or the
 	// room's limit).
-	var lb strings.Builder
+	// It is kept in chunks of at most meetstore.MaxPlain bytes.
+	var chunks [][]byte
+	var lb []byte
 	for _, o := range m.log {
-		lb.WriteString(o.String())
-		lb.WriteByte('\n')
+		line := o.String() + "\n"
+		if len(lb)+len(line) > meetstore.MaxPlain {
+			chunks, lb = append(chunks, lb), nil
+		}
+		lb = append(lb, line...)
 	}
-	if lb.Len() <= meetstore.MaxPlain {
-		if err := put(item(m.id, itemLog, 0), c.End, mk, map[int][]byte{1: []byte(lb.String())}); err != nil {
+	if len(lb) > 0 {
+		chunks = append(chunks, lb)
+	}
+	for i, ch := range chunks {
+		if err := put(item(m.id, itemLog, uint32(i)), c.End, mk, map[int][]byte{1: ch}); err != nil {
 			return fmt.Errorf("meeting: file log: %w", err)
 		}
 	}
