@@ -576,3 +576,24 @@ func TestTranscriptBudget(t *testing.T) {
 		t.Errorf("a refused event changed the meeting")
 	}
 }
+
+// An event heard after G of silence ends the meeting at the gap and is
+// refused; the meeting's note is then readable.
+func TestGapEndsTheMeeting(t *testing.T) {
+	r := newRig(t)
+	id := r.start(StartOptions{Start: epoch})
+	feed(r, id, []Event{{Type: "speech", Label: "A", Start: epoch + 1000, End: epoch + 2000, Confidence: 950, Text: "Hello."}})
+	var p Problem
+	late := Event{Type: "speech", Label: "B", Start: epoch + 2000 + 600_000, End: epoch + 2000 + 601_000, Confidence: 950, Text: "Anyone?"}
+	if code := r.do("POST", "/meetings/"+id+"/events", late, &p); code != 409 || p.Code != CodeEnded {
+		t.Fatalf("event after the gap: %d %+v", code, p)
+	}
+	var n NoteView
+	if code := r.do("GET", "/meetings/"+id+"/note", nil, &n); code != 200 || !strings.Contains(n.Text, "- v1: Hello.") || strings.Contains(n.Text, "Anyone") {
+		t.Errorf("note after the gap: %d\n%s", code, n.Text)
+	}
+	var c ClosedView
+	if code := r.do("GET", "/meetings/"+id, nil, &c); code != 200 || c.Open || c.Voices != 1 {
+		t.Errorf("closed meeting: %d %+v", code, c)
+	}
+}

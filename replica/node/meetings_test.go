@@ -61,6 +61,13 @@ func transcript(t *testing.T, locale string) []meeting.Event {
 	return evs
 }
 
+// answers keeps every answer of call, for the check that none carries a
+// label or a statement time.
+var (
+	answersMu gosync.Mutex
+	answers   [][]byte
+)
+
 func call(t *testing.T, method, url string, body any, out any) int {
 	t.Helper()
 	var rd io.Reader
@@ -75,6 +82,9 @@ func call(t *testing.T, method, url string, body any, out any) int {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
+	answersMu.Lock()
+	answers = append(answers, b)
+	answersMu.Unlock()
 	if out != nil {
 		if err := json.Unmarshal(b, out); err != nil {
 			t.Fatalf("%s %s: %v: %s", method, url, err, b)
@@ -162,6 +172,19 @@ func TestMeetingOverNodeHTTP(t *testing.T) {
 			}
 			hs.Close()
 			n.Close()
+			answersMu.Lock()
+			walked := answers
+			answers = nil
+			answersMu.Unlock()
+			for _, b := range walked {
+				for _, ev := range evs {
+					for _, f := range []string{`"` + ev.Label + `"`, strconv.FormatInt(ev.Start, 10), strconv.FormatInt(ev.End, 10)} {
+						if f != `""` && f != "0" && bytes.Contains(b, []byte(f)) {
+							t.Errorf("an answer of the node carries %s: %s", f, b)
+						}
+					}
+				}
+			}
 
 			// Restart: the note reads the same.
 			n = openMeetingNode(t, dir, c)
