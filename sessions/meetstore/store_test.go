@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -264,6 +265,18 @@ func TestRawFilesHoldNoForgottenKey(t *testing.T) {
 	if in := rawContains(t, dir, []byte("vendor is late")); len(in) != 0 {
 		t.Errorf("plaintext in %v before forgetting", in)
 	}
+	// A level-3 copy as it lies in the store, to try every candidate key
+	// on after forgetting.
+	ck, cv, err := s.rawCopy([]byte{'m', 35}, 3, ClassKeep, DayOf(utc("2026-10-17T09:00:00Z")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !opens(3, ClassKeep, seed3[:], ck, cv) {
+		t.Fatal("the live seed does not open its own copy: the key search would be vacuous")
+	}
+	if keyIn(t, dir, ck, cv) == "" {
+		t.Fatal("the key search finds no key before forgetting: it would be vacuous")
+	}
 	// Every level-3 copy filed so far was for days ≤ 2026-10-18; at
 	// 2026-10-22 00:00 (D′ − 3 = 10-19) the chain forgets them all.
 	c.Set(utc("2026-10-22T00:00:00Z"))
@@ -279,6 +292,11 @@ func TestRawFilesHoldNoForgottenKey(t *testing.T) {
 		}
 	}
 	check("after forgetting")
+	// No 32 bytes anywhere in the store's files, taken as a seed (of that
+	// day or up to three days before) or as a day key, open the copy.
+	if at := keyIn(t, dir, ck, cv); at != "" {
+		t.Errorf("%s holds a key that opens a forgotten copy", at)
+	}
 	for i := 0; i < 40; i++ {
 		if _, err := s.Get(context.Background(), []byte{'m', byte(i)}, 3); !errors.Is(err, ErrNotFound) {
 			t.Errorf("copy %d at 3: %v, want not found", i, err)
@@ -300,4 +318,35 @@ func levels0(t *testing.T, s *Store, prefix string) map[int]int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// keyIn returns where in dir's files 32 bytes open the level-3 copy (key
+// ck, value cv) as a seed or a day key, or "".
+func keyIn(t *testing.T, dir string, ck, cv []byte) string {
+	t.Helper()
+	found := ""
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || found != "" {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i := 0; i+32 <= len(data); i++ {
+			w := data[i : i+32]
+			if w[0] == 0 && w[1] == 0 && w[2] == 0 && w[3] == 0 {
+				continue // preallocated zeros of WAL and value log files
+			}
+			if opens(3, ClassKeep, w, ck, cv) {
+				found = filepath.Base(path) + " at " + strconv.Itoa(i)
+				return nil
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
 }
