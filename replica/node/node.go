@@ -71,6 +71,11 @@ type Options struct {
 	// (replica.Options.PendingCache). Zero means DefaultPendingCache;
 	// negative keeps nothing.
 	PendingCache int
+
+	// Sync, when set, starts sync over libp2p at Open with this config
+	// (StartSync); nil runs without sync until StartSync is called. Its
+	// Logger defaults to Logger.
+	Sync *sync.Config
 }
 
 // validate reports the first thing wrong with o.
@@ -133,6 +138,8 @@ type Node struct {
 	closeOnce gosync.Once
 	closeErr  error
 	memMu     gosync.Mutex // serialises memory-space writes (lineage check, then put)
+	log       *slog.Logger
+	sync      syncState
 
 	meet *meetings // nil without Options.MeetingsDir
 }
@@ -166,26 +173,28 @@ func Open(ctx context.Context, o Options) (*Node, error) {
 		}
 		return nil, err
 	}
-	n := &Node{rep: rep, store: st, ownsStore: owns, subs: map[int]func(string){}, memQuar: map[dag.ID]dag.Code{}}
+	n := &Node{rep: rep, store: st, ownsStore: owns, log: o.Logger, subs: map[int]func(string){}, memQuar: map[dag.ID]dag.Code{}}
 	if o.MeetingsDir != "" {
 		if n.meet, err = openMeetings(ctx, n, o.MeetingsDir, o.MeetingClock); err != nil {
-			rep.Close()
-			if owns {
-				st.Close()
-			}
-			return nil, err
+			return nil, errors.Join(err, n.Close())
+		}
+	}
+	if o.Sync != nil {
+		if _, err := n.StartSync(ctx, *o.Sync); err != nil {
+			return nil, errors.Join(err, n.Close())
 		}
 	}
 	return n, nil
 }
 
-// Close closes the replica, and then the store if Open opened it (once;
-// later calls return the first result). A store given in Options.Store is
-// the caller's to close, after the node.
+// Close stops sync, closes the replica, and then the store if Open opened
+// it (once; later calls return the first result). A store given in
+// Options.Store is the caller's to close, after the node.
 func (n *Node) Close() error {
 	n.closeOnce.Do(func() {
+		n.closeErr = n.stopSync()
 		if n.meet != nil {
-			n.closeErr = n.meet.close()
+			n.closeErr = errors.Join(n.closeErr, n.meet.close())
 		}
 		n.closeErr = errors.Join(n.closeErr, n.rep.Close())
 		if n.ownsStore {
