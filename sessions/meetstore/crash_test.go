@@ -51,7 +51,7 @@ func TestKillDuringForgetting(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}
-	for _, at := range []string{"begin", "advanced", "dropped", "done", "5ms", "40ms", "150ms"} {
+	for _, at := range []string{"begin", "advanced", "dropped", "done", "2ms", "5ms", "10ms", "20ms", "40ms", "80ms", "150ms", "300ms"} {
 		t.Run(at, func(t *testing.T) {
 			dir := t.TempDir()
 			c := &clock{t: utc("2026-10-14T09:00:00Z")}
