@@ -203,8 +203,10 @@ func (v *admission) sameFooting(first, o *mrInfo) string {
 	switch {
 	case reg == nil:
 		return "is not open in the causal past"
-	case reg.status != StatusOpen || reg.superseded:
-		return "is not open (it is " + reg.status + " or superseded)"
+	case reg.status != StatusOpen:
+		return "is " + reg.status + ", not open"
+	case reg.superseded:
+		return "is superseded"
 	case o.body.Kind != "merge":
 		return "is a governance MR"
 	case o.body.Target.Branch != first.body.Target.Branch:

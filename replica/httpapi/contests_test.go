@@ -439,3 +439,51 @@ func TestEmergencyMergedAndExpired(t *testing.T) {
 	graw = bytes.Replace(graw, []byte(`"emergency":false`), []byte(`"emergency":true`), 1)
 	refusedWith(t, nd, b.Sign(ht.Member(1), dag.TxMROpen, json.RawMessage(graw), []dag.ID{s.last}), dag.CodeEmergencyInvalid)
 }
+
+// S18's amendment notice (D48) and D68's: a version that supersedes an MR
+// and touches only nodes the superseded one touched, and a variant, need
+// min(min_notice, 86400) of notice; a version touching another node keeps
+// the rule's 72 hours. Read from the live tally's timing.
+func TestShortNotice(t *testing.T) {
+	nd := newNode(t)
+	cs := newContestSession(t, nd, 10)
+	tx, first := cs.option(t, nd, "v1", map[string]string{"/us/t1/s1": "The period is 45 days.", "/us/t1/s2": "The fee is 10 dollars."}, dag.ID{})
+	nd.submit(t, cs.session, tx)
+	supersede := func(name string, edits map[string]string) dag.ID {
+		nd.submit(t, cs.session, cs.b.BranchCreate(ht.Member(1), name, "drafters", house.RootBranch, cs.b.Genesis, false, ht.AlwaysAllow(), ht.TwoThirds(), cs.last))
+		var ops []statute.Op
+		for _, nid := range []string{"/us/t1/s1", "/us/t1/s2", "/us/t1/s3"} {
+			if text, ok := edits[nid]; ok {
+				ops = append(ops, ht.Replace(cs.b.Trees[cs.b.Genesis], nid, text))
+			}
+		}
+		atx, change := cs.b.Append(ht.Member(2), name, cs.b.Genesis, ops, cs.last)
+		nd.submit(t, cs.session, atx)
+		open, mr := cs.b.Open(ht.Member(1), ht.MR{Source: name, SourceHead: change, TargetHead: cs.b.Genesis, Members: ht.Members(0, 10), Rule: cs.rule, Supersedes: first}, cs.last)
+		nd.submit(t, cs.session, open)
+		return mr
+	}
+	notice := func(mr dag.ID) any {
+		res := nd.getMap(t, "/merge-requests/"+mr.String()+"/tally", nil)["result"].(map[string]any)
+		return res["timing"].(map[string]any)["notice_required"]
+	}
+	if got := notice(first); got != float64(259200) {
+		t.Fatalf("the first version's notice %v", got)
+	}
+	v2 := supersede("v2", map[string]string{"/us/t1/s1": "The period is 40 days."})
+	if got := notice(v2); got != float64(86400) {
+		t.Fatalf("an amendment within the same nodes: notice %v, want 86400", got)
+	}
+	if got := notice(supersede("v3", map[string]string{"/us/t1/s3": "New."})); got != float64(259200) {
+		t.Fatalf("an amendment touching another node: notice %v, want 259200", got)
+	}
+	// A variant of the (superseded) first version is refused; of v2, open,
+	// it is a variant with 24 hours of notice.
+	bad, _ := cs.option(t, nd, "v4", map[string]string{"/us/t1/s1": "The period is 41 days."}, first)
+	refusedWith(t, nd, bad, dag.CodeVariantInvalid)
+	vtx, variant := cs.option(t, nd, "v5", map[string]string{"/us/t1/s1": "The period is 42 days."}, v2)
+	nd.submit(t, cs.session, vtx)
+	if got := notice(variant); got != float64(86400) {
+		t.Fatalf("a variant's notice %v, want 86400", got)
+	}
+}
