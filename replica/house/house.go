@@ -275,8 +275,10 @@ func (h *House) judge(id dag.ID, env *dag.Envelope, parents []int32, depth int32
 	}
 	v := admission{h: h, id: id, env: env, st: st, parents: parents}
 	v.wit = h.witness(env, st, parents) // contest hook
-	st = h.withDue(st, v.wit, id)       // timing hook: expiries due at this entry (expiry.go)
-	v.st = st
+	if isGov(env.Type) {                // timing hook: expiries due at this entry (expiry.go); ballots and rankings read no branch
+		st = h.withDue(st, v.wit, id)
+		v.st = st
+	}
 	if err := v.validate(); err != nil {
 		return err
 	}
