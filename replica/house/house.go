@@ -5,6 +5,7 @@ package house
 // state of its causal past and folds it in.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -580,7 +581,7 @@ func (h *House) Snapshot(change dag.ID) (*statute.Tree, error) { return h.tree(c
 
 // changeParents is the Change DAG as a dag.ParentSource.
 func (h *House) changeParents() dag.ParentSource {
-	return dag.ParentsFunc(func(id dag.ID) ([]dag.ID, error) {
+	return dag.ParentsFunc(func(_ context.Context, id dag.ID) ([]dag.ID, error) {
 		c, ok := h.changes[id]
 		if !ok {
 			return nil, fmt.Errorf("house: change %s: %w", id, dag.ErrNotFound)
