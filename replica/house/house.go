@@ -82,6 +82,14 @@ type House struct {
 	objs    Objects
 	ct      *contestState // contests (contest.go); a contest hook
 
+	// named maps an object id to the governance entries (entry indexes)
+	// whose bodies name it: what they publish in the session (l1.go).
+	named map[dag.ID][]int32
+	// estimateInPast reports whether an accepted opinion with an estimate
+	// on mr is in the causal past of an entry with these parents (D53).
+	// Nil until the House accepts opinions: no estimate exists.
+	estimateInPast func(mr dag.ID, parents []int32) bool
+
 	counts Counts
 	// The MR of the last ballot judged and the governance state it was
 	// judged in (states are never changed once made): ballots come in
@@ -141,6 +149,9 @@ type mrInfo struct {
 	facts  rules.Facts
 	patch  *statute.Patch // merge only
 	checks []statute.Message
+	// published records, for each sha256 reference in the merged text,
+	// whether it was published in the causal past of the open (l1.go).
+	published map[dag.ID]bool
 	// cast lists the MR's ballots (indexes in House.ballots) in the order
 	// they were admitted, which is the order a determination usually lists
 	// them in: mrDetermine tries the next one before the index.
