@@ -183,7 +183,7 @@ func rootHistory(h *house.House, head dag.ID) statute.Prior {
 // only under the replica's lock.
 type houseChanges struct{ h *house.House }
 
-func (c houseChanges) Parents(id dag.ID) ([]dag.ID, error) {
+func (c houseChanges) Parents(_ context.Context, id dag.ID) ([]dag.ID, error) {
 	ch, ok := c.h.Change(id)
 	if !ok {
 		return nil, fmt.Errorf("replica: change %s: %w", id, dag.ErrNotFound)

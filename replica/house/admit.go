@@ -7,6 +7,7 @@ package house
 
 import (
 	"bytes"
+	"context"
 	"slices"
 
 	"github.com/witan-dev/witan/dag"
@@ -224,7 +225,7 @@ func (v *admission) branchCreate() error {
 			found = true
 			break
 		}
-		if ok, err := dag.IsAncestor(v.h.changeParents(), br.SourceChange, hd); err == nil && ok {
+		if ok, err := dag.IsAncestor(context.Background(), v.h.changeParents(), br.SourceChange, hd); err == nil && ok {
 			found = true
 			break
 		}

@@ -5,6 +5,7 @@ package house
 // state of its causal past and folds it in.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -286,8 +287,10 @@ func (h *House) judge(id dag.ID, env *dag.Envelope, parents []int32, depth int32
 	}
 	v := admission{h: h, id: id, env: env, st: st, parents: parents}
 	v.wit = h.witness(env, st, parents) // contest hook
-	st = h.withDue(st, v.wit, id)       // timing hook: expiries due at this entry (expiry.go)
-	v.st = st
+	if isGov(env.Type) {                // timing hook: expiries due at this entry (expiry.go); ballots and rankings read no branch
+		st = h.withDue(st, v.wit, id)
+		v.st = st
+	}
 	if err := v.validate(); err != nil {
 		return err
 	}
@@ -589,7 +592,7 @@ func (h *House) Snapshot(change dag.ID) (*statute.Tree, error) { return h.tree(c
 
 // changeParents is the Change DAG as a dag.ParentSource.
 func (h *House) changeParents() dag.ParentSource {
-	return dag.ParentsFunc(func(id dag.ID) ([]dag.ID, error) {
+	return dag.ParentsFunc(func(_ context.Context, id dag.ID) ([]dag.ID, error) {
 		c, ok := h.changes[id]
 		if !ok {
 			return nil, fmt.Errorf("house: change %s: %w", id, dag.ErrNotFound)

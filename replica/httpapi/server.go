@@ -16,6 +16,7 @@ import (
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
+	"github.com/witan-dev/witan/replica/meeting"
 	"github.com/witan-dev/witan/replica/node"
 )
 
@@ -181,6 +182,12 @@ func (s *Server) routes() {
 	s.route(Base+"/memory/{space}/blocks", post(s.putBlock))
 	s.route(Base+"/memory/{space}/blocks/{hash}", get(s.getBlock))
 	s.route(Base+"/memory/{space}/blocks/{hash}/ancestry", get(s.ancestry))
+	// witan's meeting API (node-local, never synced; replica/meeting).
+	if svc, err := s.n.Meetings(); err == nil {
+		h := meeting.Handler(svc, Base)
+		s.mux.Handle(Base+"/meetings", h)
+		s.mux.Handle(Base+"/meetings/", h)
+	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		WriteProblem(w, CodeNotFound, "no endpoint at "+r.URL.Path)
 	})
