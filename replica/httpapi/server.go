@@ -94,6 +94,8 @@ type Options struct {
 	MaxBodyBytes int64
 	// Logger receives one line per internal error; discarded if nil.
 	Logger *slog.Logger
+	// Events configures GET /events.
+	Events EventOptions
 }
 
 // Server serves the /oth/v0 API of one node and its memory-block API. It
@@ -108,6 +110,8 @@ type Server struct {
 
 	labelMu    gosync.Mutex
 	labelCache map[string]sessionLabels
+
+	hub eventHub
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -120,6 +124,7 @@ func New(o Options) (*Server, error) {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	o.Events = o.Events.withDefaults()
 	if o.Implementation.Name == "" {
 		o.Implementation = Implementation{Name: "witan", Version: "devel", Source: "https://github.com/witan-dev/witan"}
 	}
@@ -186,6 +191,7 @@ func (s *Server) routes() {
 	s.route(Base+"/merge-requests/{id}/facts", get(s.reviewHandler("facts")))
 	s.route(Base+"/merge-requests/{id}/tally", get(s.tally))
 	s.route(Base+"/law", get(s.law))
+	s.route(Base+"/events", get(s.events))
 	s.route(Base+"/rules", get(s.rules))
 	s.route(Base+"/rules/{kind}", get(s.rule))
 	s.route(Base+"/quarantine", get(s.quarantine))
