@@ -148,7 +148,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 	}
 
 	wake := make(chan struct{}, 1)
-	cancel := s.l.Subscribe(func(sp string) {
+	cancel := s.n.Subscribe(func(sp string) {
 		if sp == space {
 			select {
 			case wake <- struct{}{}:
@@ -310,7 +310,7 @@ func (st *stream) catchUp(ctx context.Context) error {
 // entry makes the event of the entry at pos, and says whether the
 // stream's nid_prefix filter keeps it.
 func (st *stream) entry(ctx context.Context, pos uint64, id dag.ID, covered uint64) (EntryEvent, bool, error) {
-	e, err := st.s.l.Get(ctx, id)
+	e, err := st.s.n.Get(ctx, id)
 	if err != nil {
 		return EntryEvent{}, false, err
 	}

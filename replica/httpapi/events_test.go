@@ -128,7 +128,7 @@ func TestEventsS12(t *testing.T) {
 		t.Fatalf("ballot event %+v", ev)
 	}
 	// The node checkpoints: one checkpoint event, covering all eight.
-	cp, err := n.l.Replica().Checkpoint(context.Background(), s.space)
+	cp, err := n.node.Replica().Checkpoint(context.Background(), s.space)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestEventsNIDPrefix(t *testing.T) {
 		t.Fatalf("live under /us/t1: %+v", ev)
 	}
 	quiet(t, out)
-	if _, err := n.l.Replica().Checkpoint(context.Background(), s.space); err != nil {
+	if _, err := n.node.Replica().Checkpoint(context.Background(), s.space); err != nil {
 		t.Fatal(err)
 	}
 	if ev := next(t, out); ev.Event != "checkpoint" {
@@ -228,13 +228,13 @@ func TestEventsBadInput(t *testing.T) {
 func TestEventsClientCap(t *testing.T) {
 	n := newNode(t)
 	s := n.newSession(t)
-	srv, err := httpapi.New(httpapi.Options{Local: n.l, Events: httpapi.EventOptions{MaxClients: 3}})
+	srv, err := httpapi.New(httpapi.Options{Node: n.node, Events: httpapi.EventOptions{MaxClients: 3}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	capped := &node{l: n.l, srv: hs, c: &httpapi.Client{BaseURL: hs.URL}}
+	capped := &apiNode{node: n.node, srv: hs, c: &httpapi.Client{BaseURL: hs.URL}}
 	var cancels []context.CancelFunc
 	for i := 0; i < 3; i++ {
 		ctx, cancel := context.WithCancel(context.Background())
