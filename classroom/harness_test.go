@@ -148,7 +148,9 @@ func (c *class) serve(t testing.TB, l *laptop, readOnly bool) {
 	}
 	l.page = h
 	l.srv = httptest.NewServer(h)
-	t.Cleanup(l.srv.Close)
+	// A browser's event streams are open requests: close them, or Close
+	// waits for them.
+	t.Cleanup(func() { l.srv.CloseClientConnections(); l.srv.Close() })
 }
 
 // converge waits until every laptop holds the same heads.

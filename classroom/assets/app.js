@@ -276,7 +276,7 @@
     parts.push(lawSection(law));
     parts.push(rosterSection(s));
     parts.push(branchSection(s));
-    document.getElementById('view').replaceChildren(...parts);
+    document.getElementById('view').replaceChildren(...parts.filter((p) => p !== null && p !== undefined));
     document.title = (st.teacher ? "Teacher's view: " : '') + (s.label || 'Session') + (s.simulation ? ' (simulation)' : '') + ' · witan classroom';
     if (focused) {
       const f = document.getElementById(focused);
@@ -329,7 +329,9 @@
         el('strong', { text: t.approve + ' approve' }), ', ', el('strong', { text: t.reject + ' reject' }), ', ',
         el('strong', { text: t.abstain + ' abstain' }), ' of an electorate of ' + t.electorate +
         (t.void ? ' (' + t.void + ' voided for two unlinked ballots)' : '') + '. Outcome now: ',
-        el('strong', { class: 'outcome', text: r.outcome }), '. ', finality(d.tally.finality)),
+        el('strong', { class: 'outcome', text: r.outcome }),
+        r.if_closed && r.if_closed !== r.outcome ? ' (if the poll closed now: ' + r.if_closed + '; notice and deadlines are advisory on this laptop)' : '',
+        '. ', finality(d.tally.finality)),
       el('div', { class: 'shares' },
         shareBlock('approve_of_cast', 'Approve of cast', t.approve_of_cast, 'Approvals out of approvals and rejections (abstentions left out).'),
         shareBlock('approve_of_electorate', 'Approve of electorate', t.approve_of_electorate, 'Approvals out of everyone who may vote.'),
