@@ -26,6 +26,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	gosync "sync"
 	"sync/atomic"
 	"time"
 
@@ -110,9 +111,20 @@ type CheckpointEvent struct {
 	Simulation bool             `json:"simulation,omitempty"`
 }
 
-// eventHub counts the streams served.
+// eventHub counts the streams served, and ends them all on StopEvents.
 type eventHub struct {
-	clients atomic.Int64
+	clients  atomic.Int64
+	stopOnce gosync.Once
+	stop     chan struct{}
+}
+
+// StopEvents ends every event stream now and refuses new ones, so that an
+// http.Server's Shutdown, which waits for requests to finish, is not held
+// up by streams that never do (witan up calls it through
+// http.Server.RegisterOnShutdown). Clients reconnect elsewhere or later
+// with Last-Event-ID.
+func (s *Server) StopEvents() {
+	s.hub.stopOnce.Do(func() { close(s.hub.stop) })
 }
 
 func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
@@ -136,6 +148,12 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	eo := s.o.Events
+	select {
+	case <-s.hub.stop:
+		w.Header().Set("Retry-After", "5")
+		return problemf(CodeTooManyClients, "this node is shutting down")
+	default:
+	}
 	if n := s.hub.clients.Add(1); n > int64(eo.MaxClients) {
 		s.hub.clients.Add(-1)
 		w.Header().Set("Retry-After", "5")
@@ -188,6 +206,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 		}
 		select {
 		case <-ctx.Done():
+			return nil
+		case <-s.hub.stop:
 			return nil
 		case <-wake:
 		case <-poll.C:

@@ -135,6 +135,7 @@ func New(o Options) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.hub.stop = make(chan struct{})
 	s.routes()
 	return s, nil
 }
