@@ -67,6 +67,13 @@ func (p enginePeers) Announced(peer, space string) []dag.ID {
 // their own member key as the voter.
 func newClass(t testing.TB, n int, serve ...int) *class {
 	t.Helper()
+	return newClassSync(t, n, sync.Config{Debounce: 10 * time.Millisecond, Interval: 500 * time.Millisecond}, serve...)
+}
+
+// newClassSync is newClass with the sync timing of sc (zero: sync's
+// defaults, as witan up runs).
+func newClassSync(t testing.TB, n int, sc sync.Config, serve ...int) *class {
+	t.Helper()
 	ctx := context.Background()
 	c := &class{}
 	for i := 0; i < n; i++ {
@@ -113,7 +120,7 @@ func newClass(t testing.TB, n int, serve ...int) *class {
 
 	for i, l := range c.laps {
 		cfg := sync.Config{ListenAddrs: []string{"/ip4/127.0.0.1/tcp/0"}, Spaces: []string{c.space},
-			Debounce: 10 * time.Millisecond, Interval: 500 * time.Millisecond}
+			Debounce: sc.Debounce, Interval: sc.Interval}
 		if i > 0 {
 			cfg.Peers = []string{teacher.sync.Addrs()[0]}
 		}
