@@ -55,17 +55,23 @@ func mrFinalityExpr(mr dag.ID) string {
 	return fmt.Sprintf(`(() => { const a = document.querySelector('article.mr[data-mr=%q] .tally .finality'); return a ? a.getAttribute("data-finality") : ""; })()`, mr.String())
 }
 
-// tour copies a screenshot into docs/img when WITAN_UPDATE_TOUR=1, for
-// docs/tour.md.
-func tour(t testing.TB, shot, name string) {
+// tour saves what the viewport shows, with the element sel (if any)
+// scrolled to its middle, as docs/img/<name>.png when WITAN_UPDATE_TOUR=1:
+// the screenshots of docs/tour.md.
+func tour(t testing.TB, ctx context.Context, name, sel string) {
+	t.Helper()
 	if os.Getenv("WITAN_UPDATE_TOUR") != "1" {
 		return
 	}
-	b, err := os.ReadFile(shot)
+	if sel != "" {
+		js[bool](t, ctx, fmt.Sprintf(`(document.querySelector(%q).scrollIntoView({block: "center"}), true)`, sel))
+	}
+	buf, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join("..", "docs", "img", name+".png"), b, 0o644); err != nil {
+	js[bool](t, ctx, `(window.scrollTo(0, 0), true)`)
+	if err := os.WriteFile(filepath.Join("..", "docs", "img", name+".png"), buf, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -129,7 +135,8 @@ func TestBrowserClassroom(t *testing.T) {
 		}
 	}
 	js[bool](t, ctx, `window.__sameDocument = true`)
-	tour(t, browsertest.Screenshot(ctx, t, "1-student-page"), "classroom-student")
+	browsertest.Screenshot(ctx, t, "1-student-page")
+	tour(t, ctx, "classroom-student", "")
 	axe(t, ctx, "the student's page")
 
 	// 2. Ben votes on his own laptop; the ballot reaches Ana's node over
@@ -187,7 +194,8 @@ func TestBrowserClassroom(t *testing.T) {
 	if js[string](t, ctx, `document.activeElement.id`) != "vote-approve-"+tag {
 		t.Error("focus left the button after the page updated")
 	}
-	tour(t, browsertest.Screenshot(ctx, t, "3-voted-receipt"), "classroom-receipt")
+	browsertest.Screenshot(ctx, t, "3-voted-receipt")
+	tour(t, ctx, "classroom-receipt", ".receipt")
 
 	// 4. The teacher's page on the teacher's laptop: the laptops, and the
 	// figures still provisional.
@@ -219,7 +227,8 @@ func TestBrowserClassroom(t *testing.T) {
 		t.Error("a figure is final_advisory before any checkpoint")
 	}
 	browsertest.Screenshot(ctx, t, "4-student-after-determination")
-	tour(t, browsertest.Screenshot(tctx, t, "4-teacher-before-checkpoint"), "classroom-teacher")
+	browsertest.Screenshot(tctx, t, "4-teacher-before-checkpoint")
+	tour(t, tctx, "classroom-teacher", "")
 	axe(t, tctx, "the teacher's page")
 
 	// 5. The checkpoint button: the MR's outcome is final_advisory, on
@@ -231,7 +240,8 @@ func TestBrowserClassroom(t *testing.T) {
 	if js[bool](t, tctx, `[...document.querySelectorAll("[data-finality]")].some(e => e.getAttribute("data-finality") === "final")`) {
 		t.Error("the page says final")
 	}
-	tour(t, browsertest.Screenshot(tctx, t, "5-teacher-after-checkpoint"), "classroom-checkpointed")
+	browsertest.Screenshot(tctx, t, "5-teacher-after-checkpoint")
+	tour(t, tctx, "classroom-checkpointed", "article.mr")
 
 	// 6. 320 px wide: nothing wider than the screen.
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(320, 800)); err != nil {
