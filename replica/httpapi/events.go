@@ -118,6 +118,9 @@ type eventHub struct {
 	stop     chan struct{}
 }
 
+// EventClients returns how many event streams the server is serving now.
+func (s *Server) EventClients() int { return int(s.hub.clients.Load()) }
+
 // StopEvents ends every event stream now and refuses new ones, so that an
 // http.Server's Shutdown, which waits for requests to finish, is not held
 // up by streams that never do (witan up calls it through

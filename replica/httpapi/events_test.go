@@ -4,8 +4,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -266,5 +270,156 @@ func TestEventsClientCap(t *testing.T) {
 	}
 	for _, c := range cancels {
 		c()
+	}
+}
+
+// smallBuffers gives every accepted connection a small kernel send
+// buffer, so that a client that does not read blocks the server's writes
+// at once instead of after megabytes.
+type smallBuffers struct{ net.Listener }
+
+func (l smallBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetWriteBuffer(4096)
+	}
+	return c, err
+}
+
+// chainNode is a node holding a session of 3+n entries (n ballots), served
+// with the event options given on a listener with small send buffers.
+func chainNode(t *testing.T, n int, eo httpapi.EventOptions) (*apiNode, *httpapi.Server, string) {
+	t.Helper()
+	base := newNode(t)
+	b := ht.New(ht.Options{Simulation: true})
+	head, _, ballots := b.BallotChain(n)
+	for _, tx := range append(head, ballots...) {
+		if rc, err := base.node.Submit(context.Background(), tx.Bytes, tx.Attach); err != nil || rc.Status != "accepted" {
+			t.Fatalf("%s: %v %+v", tx.Env.Type, err, rc)
+		}
+	}
+	srv, err := httpapi.New(httpapi.Options{Node: base.node, Events: eo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewUnstartedServer(srv)
+	hs.Listener = smallBuffers{hs.Listener}
+	hs.Start()
+	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
+	return &apiNode{node: base.node, srv: hs, c: &httpapi.Client{BaseURL: hs.URL}}, srv, b.Session.String()
+}
+
+// rawStream opens GET /events on a bare connection with a small receive
+// buffer and returns it unread.
+func rawStream(t *testing.T, base, query string) net.Conn {
+	t.Helper()
+	addr := strings.TrimPrefix(base, "http://")
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.(*net.TCPConn).SetReadBuffer(4096)
+	t.Cleanup(func() { c.Close() })
+	if _, err := fmt.Fprintf(c, "GET /oth/v0/events?%s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\n\r\n", query, addr); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestEventsSlowClientDropped: a client that stops reading is dropped
+// once a write to it has waited WriteTimeout, while another client gets
+// every event and the node keeps serving.
+func TestEventsSlowClientDropped(t *testing.T) {
+	n, srv, space := chainNode(t, 600, httpapi.EventOptions{WriteTimeout: 300 * time.Millisecond})
+	slow := rawStream(t, n.srv.URL, "session="+space)
+	_ = slow
+	waitUntil(t, func() bool { return srv.EventClients() == 1 }, "the slow stream served")
+	fast := openEvents(t, n.srv.URL, "session="+space, "")
+	for i := 1; i <= 603; i++ {
+		if ev := next(t, fast); ev.ID != strconv.Itoa(i) {
+			t.Fatalf("the reading client's event %d: %+v", i, ev)
+		}
+	}
+	waitUntil(t, func() bool { return srv.EventClients() == 1 }, "the slow client dropped, the reading one served")
+	n.getMap(t, "/heads", url.Values{"session": {space}})
+}
+
+// TestEventsIdleClients: of many clients that connect and never read, the
+// node serves MaxClients and refuses the rest with 503, its heap grows by
+// a bounded amount, and it keeps answering.
+func TestEventsIdleClients(t *testing.T) {
+	n, srv, space := chainNode(t, 2, httpapi.EventOptions{})
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	const clients = 400
+	refused := 0
+	conns := make([]net.Conn, 0, clients)
+	for i := 0; i < clients; i++ {
+		conns = append(conns, rawStream(t, n.srv.URL, "session="+space))
+	}
+	for _, c := range conns {
+		c.SetReadDeadline(time.Now().Add(20 * time.Second))
+		line, err := bufio.NewReader(c).ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case strings.HasPrefix(line, "HTTP/1.1 200"):
+		case strings.HasPrefix(line, "HTTP/1.1 503"):
+			refused++
+		default:
+			t.Fatalf("status line %q", line)
+		}
+	}
+	if refused != clients-httpapi.DefaultMaxEventClients || srv.EventClients() != httpapi.DefaultMaxEventClients {
+		t.Fatalf("%d refused, %d served; want %d served", refused, srv.EventClients(), httpapi.DefaultMaxEventClients)
+	}
+	var after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	grew := int64(after.HeapInuse) - int64(before.HeapInuse)
+	t.Logf("%d idle streams: heap in use grew by %d KiB (%d B each)", srv.EventClients(), grew>>10, grew/int64(srv.EventClients()))
+	if grew > 64<<20 {
+		t.Fatalf("heap grew by %d MiB for %d idle streams", grew>>20, srv.EventClients())
+	}
+	n.getMap(t, "/heads", url.Values{"session": {space}})
+	p := n.problem(t, "GET", "/oth/v0/events?session="+space, "", nil, 503, httpapi.CodeTooManyClients)
+	_ = p
+}
+
+func waitUntil(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestEventsHeartbeat: an idle stream gets a comment line every Heartbeat,
+// and the first bytes (the retry hint) arrive before any event, so a
+// client knows the stream is open.
+func TestEventsHeartbeat(t *testing.T) {
+	n, _, space := chainNode(t, 2, httpapi.EventOptions{Heartbeat: 50 * time.Millisecond})
+	resp, err := http.Get(n.srv.URL + "/oth/v0/events?session=" + space + "&last_event_id=5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	var lines []string
+	for len(lines) < 6 {
+		l, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, strings.TrimRight(l, "\n"))
+	}
+	want := []string{"retry: 2000", "", ": heartbeat", "", ": heartbeat", ""}
+	if strings.Join(lines, "|") != strings.Join(want, "|") {
+		t.Fatalf("idle stream %q, want %q", lines, want)
 	}
 }
