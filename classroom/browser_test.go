@@ -21,6 +21,9 @@ import (
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/internal/browsertest"
+	"github.com/witan-dev/witan/replica/house"
+	ht "github.com/witan-dev/witan/replica/house/housetest"
+	"github.com/witan-dev/witan/replica/statute"
 )
 
 // js evaluates expr in the page and decodes its value.
@@ -278,4 +281,62 @@ func TestBrowserReadOnly(t *testing.T) {
 	}
 	browsertest.Screenshot(ctx, t, "read-only")
 	_ = strings.TrimSpace
+}
+
+// TestBrowserContradictory: two determinations of one MR that disagree
+// (each over its own concurrent ballots, OQ-3) are shown plainly, in
+// words, on the MR; the MR stays open.
+func TestBrowserContradictory(t *testing.T) {
+	ctx := browsertest.Browser(t, 1000, 900)
+	c := newClass(t, 2)
+	l := c.laps[0]
+	// A second session on the teacher's node, with ten members.
+	b := ht.New(ht.Options{Simulation: true, Label: "Contradiction"})
+	var last dag.ID
+	put := func(tx ht.Tx) {
+		t.Helper()
+		if rc, err := l.node.Submit(context.Background(), tx.Bytes, tx.Attach); err != nil || rc.Status != "accepted" {
+			t.Fatalf("%s: %v %+v", tx.Env.Type, err, rc)
+		}
+		last = tx.ID
+	}
+	put(b.Create)
+	put(b.GroupCreate(ht.Member(0), "roster", ht.Members(0, 10), ht.Members(0, 1), last))
+	put(b.GroupCreate(ht.Member(0), "registrar", ht.Members(0, 1), ht.Members(0, 1), last))
+	put(b.GroupCreate(ht.Member(1), "drafters", ht.Members(1, 3), ht.Members(1, 2), last))
+	put(b.BranchCreate(ht.Member(1), "draft", "drafters", house.RootBranch, b.Genesis, false, ht.AlwaysAllow(), ht.TwoThirds(), last))
+	tx, change := b.Append(ht.Member(2), "draft", b.Genesis, []statute.Op{ht.Replace(b.Trees[b.Genesis], "/us/t1/s1", "The period is 45 days.")}, last)
+	put(tx)
+	open, mr := b.Open(ht.Member(1), ht.MR{Source: "draft", SourceHead: change, TargetHead: b.Genesis,
+		Members: ht.Members(0, 10), Rule: ht.Majority(house.MinRootNotice), Summary: "Extend the period"}, last)
+	put(open)
+	side := func(from, to int, choice string) []dag.ID {
+		prev := open.ID
+		var ids []dag.ID
+		for i := from; i < to; i++ {
+			bt := b.Ballot(ht.Member(i), mr, choice, dag.ID{}, prev)
+			put(bt)
+			ids, prev = append(ids, bt.ID), bt.ID
+		}
+		return ids
+	}
+	a := side(0, 6, "approve") // members 4 and 5 vote on both sides, concurrently
+	r := side(4, 10, "reject")
+	put(b.Determine(ht.Member(0), mr, a, "approved", a[len(a)-1]))
+	put(b.Determine(ht.Member(9), mr, r, "rejected", r[len(r)-1]))
+
+	c.serve(t, l, false)
+	if err := chromedp.Do(ctx, chromedp.Navigate(l.srv.URL+"/#/s/"+b.Session.String())); err != nil {
+		t.Fatal(err)
+	}
+	flag := fmt.Sprintf(`document.querySelector('article.mr[data-mr=%q] p.flag[data-flag="contradictory_determination"]')`, mr.String())
+	until(t, ctx, flag+` !== null`, "the contradictory_determination flag", 20*time.Second)
+	if got := js[string](t, ctx, flag+`.textContent`); !strings.HasPrefix(got, "Contradictory determination: two determinations of this merge request disagree.") {
+		t.Errorf("flag reads %q", got)
+	}
+	if st := js[string](t, ctx, fmt.Sprintf(`document.querySelector('article.mr[data-mr=%q] .status').textContent`, mr.String())); st != "open" {
+		t.Errorf("MR status %q, want open", st)
+	}
+	browsertest.Screenshot(ctx, t, "contradictory")
+	axe(t, ctx, "a page with a contradictory determination")
 }

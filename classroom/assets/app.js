@@ -53,7 +53,7 @@
         else e.setAttribute(k, v === true ? '' : String(v));
       }
     }
-    for (const k of kids.flat()) {
+    for (const k of kids.flat(Infinity)) {
       if (k !== null && k !== undefined && k !== false) e.append(k);
     }
     return e;
