@@ -280,7 +280,6 @@ func TestBrowserReadOnly(t *testing.T) {
 		t.Error("read-only page does not say so")
 	}
 	browsertest.Screenshot(ctx, t, "read-only")
-	_ = strings.TrimSpace
 }
 
 // TestBrowserContradictory: two determinations of one MR that disagree

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -236,8 +235,6 @@ func getText(t testing.TB, url string) (int, string, http.Header) {
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b), resp.Header
 }
-
-var _ = strings.Contains
 
 // waitFor polls cond until it holds, failing after 20 s.
 func waitFor(t testing.TB, cond func() bool, what string) {

@@ -250,8 +250,7 @@ func TestEventsClientCap(t *testing.T) {
 		}
 		defer resp.Body.Close()
 	}
-	p := capped.problem(t, "GET", "/oth/v0/events?session="+s.space, "", nil, 503, httpapi.CodeTooManyClients)
-	_ = p
+	capped.problem(t, "GET", "/oth/v0/events?session="+s.space, "", nil, 503, httpapi.CodeTooManyClients)
 	cancels[0]()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -331,8 +330,7 @@ func rawStream(t *testing.T, base, query string) net.Conn {
 // every event and the node keeps serving.
 func TestEventsSlowClientDropped(t *testing.T) {
 	n, srv, space := chainNode(t, 600, httpapi.EventOptions{WriteTimeout: 300 * time.Millisecond})
-	slow := rawStream(t, n.srv.URL, "session="+space)
-	_ = slow
+	rawStream(t, n.srv.URL, "session="+space) // never read
 	waitUntil(t, func() bool { return srv.EventClients() == 1 }, "the slow stream served")
 	fast := openEvents(t, n.srv.URL, "session="+space, "")
 	for i := 1; i <= 603; i++ {
@@ -384,8 +382,7 @@ func TestEventsIdleClients(t *testing.T) {
 		t.Fatalf("heap grew by %d MiB for %d idle streams", grew>>20, srv.EventClients())
 	}
 	n.getMap(t, "/heads", url.Values{"session": {space}})
-	p := n.problem(t, "GET", "/oth/v0/events?session="+space, "", nil, 503, httpapi.CodeTooManyClients)
-	_ = p
+	n.problem(t, "GET", "/oth/v0/events?session="+space, "", nil, 503, httpapi.CodeTooManyClients)
 }
 
 func waitUntil(t *testing.T, cond func() bool, what string) {
