@@ -435,6 +435,15 @@ func (h *Handler) peers(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	space := sid.String()
+	st, _, err := h.o.Node.Replica().State(ctx, space)
+	if errors.Is(err, replica.ErrUnknownSpace) {
+		httpapi.WriteProblem(w, httpapi.CodeNotFound, "this node holds no session "+space)
+		return
+	}
+	if err != nil {
+		httpapi.WriteError(w, err)
+		return
+	}
 	log, err := h.o.Node.Log(ctx, space, 0, 0)
 	if err != nil {
 		httpapi.WriteError(w, err)
@@ -453,7 +462,7 @@ func (h *Handler) peers(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, map[string]any{"session": space, "log_size": len(log), "peers": out, "finality": replica.Provisional})
+	writeJSON(w, map[string]any{"session": space, "log_size": len(log), "peers": out, "finality": replica.Provisional, "simulation": st.Simulation})
 }
 
 // ancestry counts the entries this node holds that are heads or

@@ -200,11 +200,16 @@ func TestCheckpointAndPeers(t *testing.T) {
 		ps := peers()["peers"].([]any)
 		return len(ps) == 1 && ps[0].(map[string]any)["announced"] == true && ps[0].(map[string]any)["behind"] == float64(0)
 	}, "the student's laptop listed up to date")
+	for q, want := range map[string]int{"session=nope": 400, "": 400, "session=" + dag.Sum([]byte("none")).String(): 404} {
+		if code, _, _ := getText(t, teacher.srv.URL+"/classroom/v0/peers?"+q); code != want {
+			t.Errorf("peers?%s: %d, want %d", q, code, want)
+		}
+	}
 	// The student's laptop stops syncing; the teacher votes.
 	c.laps[1].sync.Close()
 	c.ballot(t, teacher, "approve")
 	m := peers()
-	if m["log_size"] != float64(len(log)+1) {
+	if m["log_size"] != float64(len(log)+1) || m["simulation"] != true {
 		t.Fatalf("log_size %v", m["log_size"])
 	}
 	for _, p := range m["peers"].([]any) {
