@@ -19,6 +19,7 @@ import (
 	"net"
 	"net/http"
 	"path"
+	"slices"
 	"strings"
 	gosync "sync"
 	"time"
@@ -27,6 +28,7 @@ import (
 	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/httpapi"
 	"github.com/witan-dev/witan/replica/node"
+	"github.com/witan-dev/witan/sync"
 )
 
 //go:embed assets
@@ -61,7 +63,8 @@ type Options struct {
 	// ReadOnly refuses every write: set it when the page is served on a
 	// non-loopback address.
 	ReadOnly bool
-	// Peers feeds the teacher's view; nil lists no peers.
+	// Peers feeds the teacher's view; nil: the node's own sync node
+	// (node.Options.Sync), or no peers if it has none.
 	Peers Peers
 	// Clock stamps ballots' ts (time.Now if nil).
 	Clock func() time.Time
@@ -450,10 +453,14 @@ func (h *Handler) peers(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := []PeerStatus{}
-	if h.o.Peers != nil {
-		for _, p := range h.o.Peers.Connected() {
+	peers := h.o.Peers
+	if sn := h.o.Node.Sync(); peers == nil && sn != nil {
+		peers = syncPeers{sn}
+	}
+	if peers != nil {
+		for _, p := range peers.Connected() {
 			ps := PeerStatus{ID: p}
-			if heads := h.o.Peers.Announced(p, space); len(heads) > 0 {
+			if heads := peers.Announced(p, space); len(heads) > 0 {
 				ps.Announced = true
 				held, ahead := h.ancestry(ctx, heads)
 				ps.Behind, ps.Ahead = max(0, len(log)-held), ahead
@@ -492,3 +499,17 @@ func (h *Handler) ancestry(ctx context.Context, heads []dag.ID) (held, missing i
 	}
 	return len(seen), missing
 }
+
+// syncPeers is the teacher's view of the node's own sync node.
+type syncPeers struct{ n *sync.Node }
+
+func (p syncPeers) Connected() []string {
+	var out []string
+	for _, id := range p.n.Host().Network().Peers() {
+		out = append(out, id.String())
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (p syncPeers) Announced(peer, space string) []dag.ID { return p.n.Engine().Announced(peer, space) }

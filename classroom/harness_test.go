@@ -43,22 +43,6 @@ type class struct {
 	members []dag.Key
 }
 
-// enginePeers is the teacher's view of a sync node, as witan up gives it.
-type enginePeers struct{ n *sync.Node }
-
-func (p enginePeers) Connected() []string {
-	var out []string
-	for _, id := range p.n.Host().Network().Peers() {
-		out = append(out, id.String())
-	}
-	slices.Sort(out)
-	return out
-}
-
-func (p enginePeers) Announced(peer, space string) []dag.ID {
-	return p.n.Engine().Announced(peer, space)
-}
-
 // newClass starts n laptops, makes the session on the teacher's, opens an
 // MR whose electorate is every laptop's member, connects every laptop to
 // the teacher's over libp2p on loopback, and waits until all hold the same
@@ -123,12 +107,13 @@ func newClassSync(t testing.TB, n int, sc sync.Config, serve ...int) *class {
 		if i > 0 {
 			cfg.Peers = []string{teacher.sync.Addrs()[0]}
 		}
-		sn, err := sync.NewNode(ctx, l.node, cfg)
+		// The node runs its own sync, as witan up's does; the page's
+		// teacher's view reads its peers from it.
+		sn, err := l.node.StartSync(ctx, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		l.sync = sn
-		t.Cleanup(func() { sn.Close() })
 	}
 	for _, i := range serve {
 		c.serve(t, c.laps[i], false)
@@ -144,11 +129,7 @@ func (c *class) serve(t testing.TB, l *laptop, readOnly bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := classroom.Options{Node: l.node, API: api, Voter: l.key, ReadOnly: readOnly}
-	if l.sync != nil {
-		o.Peers = enginePeers{l.sync}
-	}
-	h, err := classroom.New(o)
+	h, err := classroom.New(classroom.Options{Node: l.node, API: api, Voter: l.key, ReadOnly: readOnly})
 	if err != nil {
 		t.Fatal(err)
 	}
