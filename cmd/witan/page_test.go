@@ -129,3 +129,35 @@ func TestUpPage(t *testing.T) {
 		t.Fatalf("stopping with an open event stream took %s", d)
 	}
 }
+
+// TestUpPagePublicReadOnly: witan up -public on a non-loopback address
+// serves the page read-only: no CSRF token in it, and a vote is refused
+// even from loopback.
+func TestUpPagePublicReadOnly(t *testing.T) {
+	bin := buildWitan(t)
+	p := startUp(t, bin, t.TempDir(), "-public", "-http", "0.0.0.0:0", "-no-p2p")
+	port := p.info.HTTP[strings.LastIndex(p.info.HTTP, ":"):]
+	base := "http://127.0.0.1" + port
+	resp, err := http.Get(base + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(page), `name="witan-readonly" content="true"`) || !strings.Contains(string(page), `name="witan-csrf" content=""`) {
+		t.Fatalf("page served on 0.0.0.0 is not read-only:\n%s", page)
+	}
+	req, _ := http.NewRequest("POST", base+"/classroom/v0/checkpoint", strings.NewReader(`{"session":"`+dag.Sum(nil).String()+`"}`))
+	req.Header.Set("Content-Type", "application/json")
+	vresp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prob map[string]any
+	json.NewDecoder(vresp.Body).Decode(&prob)
+	vresp.Body.Close()
+	if vresp.StatusCode != 403 || prob["code"] != "not_authorized" {
+		t.Fatalf("write to a read-only page: %d %v", vresp.StatusCode, prob)
+	}
+	p.stop(t)
+}

@@ -51,7 +51,8 @@ const (
 )
 
 // CodeTooManyClients is the problem code of an event stream refused
-// because the node already serves EventOptions.MaxClients of them.
+// because the node already serves EventOptions.MaxClients of them, or is
+// shutting down (StopEvents).
 const CodeTooManyClients dag.Code = "witan:too_many_clients"
 
 // EventOptions configure GET /events. The zero value works.
