@@ -572,6 +572,11 @@ type TallyAnswer struct {
 	Status   string           `json:"status"`
 	Result   rules.Result     `json:"result"`
 	Finality replica.Finality `json:"finality"`
+	// Rotations are the session's key rotations (D62), left out when
+	// there are none: the tally names members by the key they had at the
+	// MR's open, and a rotated member's current key is its "new" (a
+	// rotation hook, replica/house rotate.go).
+	Rotations []house.RotationView `json:"rotations,omitempty"`
 }
 
 // TallyByAnswer is GET /merge-requests/{id}/tally?by=region|density's
@@ -611,6 +616,9 @@ func (s *Server) tally(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	a := TallyAnswer{sessionLabels: s.labels(ctx, space), MR: id, Status: m.Status, Result: t.Result, Finality: t.Finality}
+	if st, _, err := s.rep.State(ctx, space); err == nil { // rotation hook
+		a.Rotations = st.Rotations
+	}
 	if m.Finality == replica.FinalAdvisory {
 		// The outcome is decided by an executed, checkpointed
 		// determination: the tally it was decided on is final_advisory.

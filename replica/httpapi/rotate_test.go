@@ -98,6 +98,10 @@ func TestS19StolenKeyHTTP(t *testing.T) {
 	if _, c3, tal := tallyOf(t, n, mr); field(tal, "result", "if_closed") != "approved" || c3 != [3]uint64{3, 0, 0} || len(field(tal, "result", "voided").([]any)) != 0 {
 		t.Fatalf("member 3 with the new key: %v, want if_closed approved A=3 R=0 V=0, no one voided: %v", c3, tal)
 	}
+	rots, _ := tal(t, n, mr)["rotations"].([]any)
+	if len(rots) != 1 || field(rots[0], "member") != m3.String() || field(rots[0], "new") != newKey.Key().String() || field(rots[0], "compromised_after") != cut.String() {
+		t.Fatalf("/tally rotations = %v, want member 3 → the new key, compromised_after %s", rots, cut)
+	}
 	// A second rotation of the same old key is refused: it is not current.
 	n.refuse(t, rotateTx(t, b, ht.Member(34), ht.Member(0), m3, ht.Member(34).Key(), dag.ID{}, s.last), dag.CodeRotationInvalid)
 
@@ -130,4 +134,9 @@ func withCosigOf(t *testing.T, tx, other ht.Tx) map[string]any {
 	}
 	a["cosig"] = o["cosig"]
 	return a
+}
+
+func tal(t *testing.T, n *apiNode, mr dag.ID) map[string]any {
+	t.Helper()
+	return n.get(t, "/merge-requests/"+mr.String()+"/tally")
 }
