@@ -538,8 +538,12 @@ func (v *admission) mrDetermine() error {
 		h.liveDets++
 	} else {
 		poll := rules.NewPoll(info.rule, el, d.MR)
+		front := v.detFront() // rotation hook (rotate.go)
 		for _, ri := range recs {
 			rec := &h.ballots[ri]
+			if h.rotIgnoredAt(front, ri) { // invalid by a rotation in the determination's causal past
+				continue
+			}
 			if err := poll.Add(rules.Ballot{Tx: h.ents[rec.ent].id, Author: rec.author, BallotBody: rec.body}); err != nil {
 				return err
 			}

@@ -316,3 +316,30 @@ func (h *House) currentKeys(cur map[dag.Key][]dag.Key, k dag.Key, depth int) []d
 	}
 	return out
 }
+
+// detFront is the governance frontier of the causal past of the entry
+// being judged, or -1 when the session has no rotation (nothing to look up).
+func (v *admission) detFront() int32 {
+	if len(v.h.rots) == 0 {
+		return -1
+	}
+	return v.h.pastFrontier(v.parents)
+}
+
+// rotIgnoredAt reports whether ballot i is invalid by §7 (a) for an entry
+// whose causal past has frontier front (from detFront): a rotation of its
+// signing key in that past ignores it. Only rotations in that past count,
+// so a determination is judged alike on every replica.
+func (h *House) rotIgnoredAt(front int32, i int32) bool {
+	if front < 0 || !h.ballots[i].rotIgnored {
+		return false // no rotation admitted anywhere ignores it
+	}
+	k := h.signer(i)
+	for j := range h.rots {
+		r := &h.rots[j]
+		if r.member == k && h.govInPast(r.gov, front) && h.rotIgnores(r, h.ballots[i].ent) {
+			return true
+		}
+	}
+	return false
+}

@@ -59,10 +59,10 @@ func TestS19StolenKeyHTTP(t *testing.T) {
 	c := s.amend(t, n, "draft", b.Genesis, "/us/t1/s1", "The period is 45 days.")
 	mr := s.open(t, n, ht.MR{Source: "draft", SourceHead: c, TargetHead: b.Genesis, Members: ht.Members(0, 5), Rule: ht.Majority(house.MinRootNotice)})
 	open := s.last
-	s.vote(t, n, mr, "approve", 0, 2)
+	approvals := s.vote(t, n, mr, "approve", 0, 2)
 	cut := s.last
 	thief := ht.Member(3) // the stolen key
-	s.do(t, n, b.Ballot(thief, mr, "reject", dag.ID{}, s.last))
+	thiefIDs := []dag.ID{s.do(t, n, b.Ballot(thief, mr, "reject", dag.ID{}, s.last))}
 	if out, c3, _ := tallyOf(t, n, mr); out != "pending" || c3 != [3]uint64{2, 1, 0} {
 		t.Fatalf("before the rotation: %s %v, want pending A=2 R=1 V=0", out, c3)
 	}
@@ -87,16 +87,24 @@ func TestS19StolenKeyHTTP(t *testing.T) {
 	if out, c3, _ := tallyOf(t, n, mr); out != "pending" || c3 != [3]uint64{2, 0, 0} {
 		t.Fatalf("after the rotation: %s %v, want pending A=2 R=0 V=0 (the thief's ballot ignored)", out, c3)
 	}
-	s.do(t, n, b.Ballot(thief, mr, "reject", dag.ID{}, s.last)) // accepted, ignored
+	thiefIDs = append(thiefIDs, s.do(t, n, b.Ballot(thief, mr, "reject", dag.ID{}, s.last))) // accepted, ignored
 	if _, c3, _ := tallyOf(t, n, mr); c3 != [3]uint64{2, 0, 0} {
 		t.Fatalf("a second thief ballot: %v, want A=2 R=0 V=0 (ignored, not equivocation)", c3)
 	}
-	s.do(t, n, b.Ballot(newKey, mr, "approve", dag.ID{}, s.last))
+	fresh := s.do(t, n, b.Ballot(newKey, mr, "approve", dag.ID{}, s.last))
 	// The root's notice (MinRootNotice) has not elapsed at these
 	// timestamps, so the live outcome stays pending and if_closed says
 	// what the threshold gives.
 	if _, c3, tal := tallyOf(t, n, mr); field(tal, "result", "if_closed") != "approved" || c3 != [3]uint64{3, 0, 0} || len(field(tal, "result", "voided").([]any)) != 0 {
 		t.Fatalf("member 3 with the new key: %v, want if_closed approved A=3 R=0 V=0, no one voided: %v", c3, tal)
+	}
+	// A determination listing every ballot, the thief's two included:
+	// judged in its causal past, which holds the rotation, the thief's
+	// ballots do not count (else member 3 would equivocate: A=2 V=1,
+	// pending), so "approved" holds and the MR merges.
+	s.do(t, n, b.Determine(ht.Member(0), mr, append(append([]dag.ID{}, approvals...), thiefIDs[0], thiefIDs[1], fresh), "approved", s.last))
+	if st := status(t, n, mr); st != "merged" {
+		t.Fatalf("after the determination: status %s, want merged", st)
 	}
 	rots, _ := tal(t, n, mr)["rotations"].([]any)
 	if len(rots) != 1 || field(rots[0], "member") != m3.String() || field(rots[0], "new") != newKey.Key().String() || field(rots[0], "compromised_after") != cut.String() {
