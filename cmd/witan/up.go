@@ -20,7 +20,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 
-	"github.com/witan-dev/witan/classroom"
+	"github.com/witan-dev/witan/replica/classroom"
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica/httpapi"
 	"github.com/witan-dev/witan/replica/node"
