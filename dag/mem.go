@@ -146,6 +146,9 @@ func (m *MemStore) Put(ctx context.Context, b Batch) (Result, error) {
 	}
 	m.objMu.Lock()
 	for _, o := range b.Objects {
+		if b.KeepObject != nil && !b.KeepObject(o.ID) {
+			continue
+		}
 		if _, ok := m.objects[o.ID]; !ok {
 			m.objects[o.ID] = slices.Clone(o.Data)
 		}
@@ -169,6 +172,13 @@ func (m *MemStore) Put(ctx context.Context, b Batch) (Result, error) {
 		s.heads[st.ID] = struct{}{}
 	}
 	for _, r := range plan.Quarantine {
+		if b.DropRefused {
+			if r.WasPending {
+				m.space(r.Space).unpend(r.Entry)
+				delete(m.entries, r.ID)
+			}
+			continue
+		}
 		s := m.space(r.Space)
 		if r.WasPending {
 			s.unpend(r.Entry)

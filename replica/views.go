@@ -216,21 +216,40 @@ func (r *Replica) Law(ctx context.Context, spaceName string) (Law, error) {
 	return Law{Head: b.Heads[0], Snapshot: *b.Snapshot, Finality: Provisional}, nil
 }
 
-// Quarantine returns the refused entries of a space, sorted by id: the
-// store's quarantine, which survives a restart.
+// Quarantine returns the refused entries of a space that the quarantine's
+// bounded record still holds, sorted by id. Nothing refused is stored:
+// the record is kept in memory, per source, oldest forgotten first.
 func (r *Replica) Quarantine(spaceName string) []house.Rejection {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	sp := r.spaces[spaceName]
-	if sp == nil {
-		return nil
+	return r.quar.rejections(spaceName)
+}
+
+// Refusals returns up to limit records of the quarantine for space (""
+// for every space) with Seq after after, oldest first, and whether more
+// follow: the quarantine's pages.
+func (r *Replica) Refusals(space string, after uint64, limit int) ([]Refusal, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.quar.page(space, after, limit)
+}
+
+// Refused returns the quarantine's record of id, if it holds one.
+func (r *Replica) Refused(id dag.ID) (Refusal, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	q, ok := r.quar.get(id)
+	if !ok {
+		return Refusal{}, false
 	}
-	out := make([]house.Rejection, 0, len(sp.quar))
-	for _, q := range sp.quar {
-		out = append(out, q)
-	}
-	slices.SortFunc(out, func(a, b house.Rejection) int { return a.ID.Compare(b.ID) })
-	return out
+	return *q, true
+}
+
+// QuarantineStats returns the quarantine's counters (a metric).
+func (r *Replica) QuarantineStats() QuarantineStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.quar.stats()
 }
 
 // Pending returns the entries of a space waiting for parents or for

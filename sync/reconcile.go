@@ -793,7 +793,7 @@ func (e *Engine) receive(ctx context.Context, c *conn, peer, space string, st *S
 		if pr.EntriesDone+uint64(len(items)) > h.Entries {
 			return End{}, malformed("more entries than the header announced (%d)", h.Entries)
 		}
-		res, err := e.local.Ingest(ctx, space, items)
+		res, err := e.local.Ingest(dag.WithSource(ctx, "peer:"+peer), space, items)
 		if err != nil {
 			return End{}, err
 		}

@@ -135,9 +135,11 @@ type Store struct {
 	mu      sync.Mutex     // serialises Put
 	pending map[uint32]int // committed pending entries per space; under mu
 	anyQuar bool           // some committed entry is quarantined; under mu
-	spaces  sync.Map       // space name → uint32 id, and uint32 id → name; only committed spaces
-	ids     *idFilter      // a superset of the ids of the entries held
-	maxVal  int            // the largest value Badger takes (in memory: 1 MiB), 0 for no limit
+	// dropRefused is the running Put's Batch.DropRefused; under mu.
+	dropRefused bool
+	spaces      sync.Map  // space name → uint32 id, and uint32 id → name; only committed spaces
+	ids         *idFilter // a superset of the ids of the entries held
+	maxVal      int       // the largest value Badger takes (in memory: 1 MiB), 0 for no limit
 	// resume: keyPromote is held, a promotion was cut off between two
 	// transactions; the next Put in its space finishes it. ready: what it
 	// left, per space, once read (nil before). Under mu.
@@ -686,6 +688,8 @@ func (s *Store) put(ctx context.Context, b dag.Batch, also string) (dag.Result, 
 	if err := s.check(ctx); err != nil {
 		return dag.Result{}, err
 	}
+	s.dropRefused = b.DropRefused
+	defer func() { s.dropRefused = false }()
 	if s.maxVal > 0 {
 		for _, o := range b.Objects {
 			if len(o.Data) > s.maxVal {
@@ -749,8 +753,13 @@ func (s *Store) put(ctx context.Context, b dag.Batch, also string) (dag.Result, 
 			return dag.Result{}, err
 		}
 		pr := &promotion{plan: plan, keep: keep, more: len(plan.Ready) > 0}
+		objects := batch.Objects
+		if b.KeepObject != nil && len(objects) > 0 {
+			// Asked after Admit judged the batch (in the plan).
+			objects = slices.DeleteFunc(slices.Clone(objects), func(o dag.Object) bool { return !b.KeepObject(o.ID) })
+		}
 		first := func(lim, whole budget) chunk {
-			c := s.first(pr, batch.Objects, lim, whole)
+			c := s.first(pr, objects, lim, whole)
 			if c.marker == 0 && s.marked && !keep {
 				c.marker = -1 // the last cut-off promotion ends here
 			}
@@ -858,7 +867,7 @@ func (s *Store) commit(p *putTxn, c chunk, first bool) error {
 			s.ids.add(w.ID)
 		}
 		for _, r := range c.quar {
-			if !r.WasPending {
+			if !r.WasPending && !s.dropRefused {
 				s.ids.add(r.ID)
 			}
 		}
@@ -885,7 +894,7 @@ func (s *Store) commit(p *putTxn, c chunk, first bool) error {
 			sid, _ := s.sidOf(r.Space)
 			s.pending[sid]--
 		}
-		s.anyQuar = true
+		s.anyQuar = s.anyQuar || !s.dropRefused
 	}
 	switch {
 	case c.marker > 0:
@@ -994,6 +1003,9 @@ func (p *putTxn) write(c chunk) error {
 		}
 	}
 	for _, r := range c.quar {
+		if p.s.dropRefused && !r.WasPending {
+			continue // nothing is kept of what is refused
+		}
 		sid, err := p.ensureSpace(r.Space)
 		if err != nil {
 			return err
@@ -1002,6 +1014,9 @@ func (p *putTxn) write(c chunk) error {
 			if err := unpend(t, sid, r.Entry); err != nil {
 				return err
 			}
+		}
+		if p.s.dropRefused {
+			continue
 		}
 		id := idb(r.ID)
 		if err := t.Set(key(pQuar, id), record(sid, 0, r.Entry)); err != nil {
