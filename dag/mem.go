@@ -404,3 +404,30 @@ func (m *MemStore) Close() error {
 	m.entries, m.spaces, m.children, m.objects, m.data, m.ids = nil, nil, nil, nil, nil, nil
 	return nil
 }
+
+// DropPending removes pending entries of space, as if they had never
+// arrived (see badgerstore.Store.DropPending). It returns how many it
+// removed.
+func (m *MemStore) DropPending(ctx context.Context, space string, ids []ID) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.check(ctx); err != nil {
+		return 0, err
+	}
+	s := m.spaces[space]
+	if s == nil {
+		return 0, nil
+	}
+	n := 0
+	for _, id := range ids {
+		if _, ok := s.pending[id]; !ok {
+			continue
+		}
+		if e := m.entries[id]; e != nil {
+			s.unpend(e.Entry)
+			delete(m.entries, id)
+			n++
+		}
+	}
+	return n, nil
+}

@@ -48,6 +48,12 @@ type Options struct {
 	// client) and in all; the oldest are forgotten first. Zero means
 	// DefaultQuarantinePerSource and DefaultQuarantineMax.
 	QuarantinePerSource, QuarantineMax int
+	// PendingPerSource, PendingPerSpace and PendingMax bound the entries
+	// waiting for parents, charged to the source that sent them
+	// (dag.WithSource), per space and in all; past a bound the oldest are
+	// removed from the store. Zero means DefaultPendingPerSource,
+	// DefaultPendingPerSpace and DefaultPendingMax.
+	PendingPerSource, PendingPerSpace, PendingMax int
 }
 
 // DefaultPendingCache is Options.PendingCache's default: 32 MiB.
@@ -78,6 +84,8 @@ type Replica struct {
 	// quar is the bounded record of refused entries: nothing refused is
 	// stored (docs/security.md).
 	quar *quarantine
+	// wait charges pending entries to their sources and bounds them.
+	wait *waiting
 	// reverified counts the promoted entries the Admit hook had to decode
 	// and verify again (not in pend): tests and benchmarks read it.
 	reverified int
@@ -127,7 +135,8 @@ func Open(ctx context.Context, o Options) (*Replica, error) {
 	}
 	r := &Replica{store: o.Store, key: o.NodeKey, clock: o.Clock, log: o.Logger, spaces: map[string]*space{},
 		keys: dag.NewKeyCache(0), pend: newPendingCache(o.PendingCache),
-		quar: newQuarantine(o.QuarantinePerSource, o.QuarantineMax)}
+		quar: newQuarantine(o.QuarantinePerSource, o.QuarantineMax),
+		wait: newWaiting(o.PendingPerSource, o.PendingPerSpace, o.PendingMax)}
 	if r.clock == nil {
 		r.clock = time.Now
 	}
@@ -162,7 +171,79 @@ func Open(ctx context.Context, o Options) (*Replica, error) {
 		r.Close()
 		return nil, err
 	}
+	if err := r.chargeStored(ctx, names); err != nil {
+		r.Close()
+		return nil, err
+	}
 	return r, nil
+}
+
+// chargeStored charges the pending entries the store holds at Open to the
+// source "store" (who sent them is not recorded), so that they count
+// against the bounds, and removes those past them.
+func (r *Replica) chargeStored(ctx context.Context, names []string) error {
+	var out []*waitRec
+	for _, n := range names {
+		if IsLocalSpace(n) {
+			continue
+		}
+		if _, err := dag.ParseID(n); err != nil {
+			continue // a memory space: its blocks are bounded elsewhere
+		}
+		ids, err := r.store.Pending(ctx, n)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			out = append(out, r.wait.add(&waitRec{id: id, space: n, source: "store"})...)
+		}
+	}
+	return r.dropPending(ctx, out)
+}
+
+// dropPending removes evicted pending entries from the store and from
+// what the replica keeps of them.
+func (r *Replica) dropPending(ctx context.Context, recs []*waitRec) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	d, ok := r.store.(dropper)
+	if !ok {
+		return nil // a store that cannot: the bound is on the charge sheet only
+	}
+	bySpace := map[string][]dag.ID{}
+	var order []string
+	for _, x := range recs {
+		if x == nil {
+			continue
+		}
+		if _, ok := bySpace[x.space]; !ok {
+			order = append(order, x.space)
+		}
+		bySpace[x.space] = append(bySpace[x.space], x.id)
+		r.pend.drop(x.id)
+	}
+	for _, name := range order {
+		ids := bySpace[name]
+		if _, err := d.DropPending(ctx, name, ids); err != nil {
+			return fmt.Errorf("replica: evict pending entries of %s: %w", name, err)
+		}
+		if sp := r.spaces[name]; sp != nil && len(sp.objWait) > 0 {
+			gone := make(map[dag.ID]bool, len(ids))
+			for _, id := range ids {
+				gone[id] = true
+			}
+			for obj, hs := range sp.objWait {
+				hs = slices.DeleteFunc(hs, func(h held) bool { return gone[h.id] })
+				if len(hs) == 0 {
+					delete(sp.objWait, obj)
+				} else {
+					sp.objWait[obj] = hs
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // resumer is a store that can finish a promotion a crash cut off between
@@ -723,6 +804,15 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 		default:
 			r.took(sp, res, src)
 			r.keepPending(sp, res.Pending, inBatch)
+			var evicted []*waitRec
+			for _, id := range res.Pending {
+				if it := inBatch[id]; it != nil {
+					evicted = append(evicted, r.wait.add(&waitRec{id: id, space: name, source: src, parents: it.env.Parents})...)
+				}
+			}
+			if err := r.dropPending(ctx, evicted); err != nil {
+				return err
+			}
 			if err := r.recordHeld(ctx, sp); err != nil {
 				return err
 			}
@@ -749,9 +839,11 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 func (r *Replica) took(sp *space, res dag.Result, src string) {
 	for _, id := range res.Applied {
 		sp.appendLog(id)
+		r.wait.remove(id)
 	}
 	now := r.clock().UTC()
 	for _, q := range res.Quarantined {
+		r.wait.remove(q.ID)
 		r.quar.add(Refusal{ID: q.ID, Space: sp.name, Code: q.Code, Reason: q.Detail, Source: src, Time: now})
 		r.pend.drop(q.ID)
 	}

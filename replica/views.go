@@ -245,6 +245,24 @@ func (r *Replica) Refused(id dag.ID) (Refusal, bool) {
 	return *q, true
 }
 
+// MissingFrom returns the parents, neither held nor refused, of the
+// pending entries of space that source sent (dag.WithSource): what to
+// ask that source for. Entries other sources sent are not its to
+// produce, so a flood from one peer never makes a pull from another ask
+// for more.
+func (r *Replica) MissingFrom(ctx context.Context, space, source string) ([]dag.ID, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.wait.missingFrom(ctx, r.store, r.quar, space, source)
+}
+
+// PendingStats returns the counters of the entries waiting for parents.
+func (r *Replica) PendingStats() PendingStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.wait.stats()
+}
+
 // QuarantineStats returns the quarantine's counters (a metric).
 func (r *Replica) QuarantineStats() QuarantineStats {
 	r.mu.Lock()

@@ -1466,3 +1466,54 @@ func (s *Store) Close() error {
 	}
 	return err
 }
+
+// DropPending removes pending entries of space, as if they had never
+// arrived: their records and their waiting index. A replica calls it to
+// bound what waits for parents (docs/security.md); ids that are not
+// pending in space are skipped. It returns how many it removed.
+func (s *Store) DropPending(ctx context.Context, space string, ids []dag.ID) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return 0, err
+	}
+	sid, ok := s.sidOf(space)
+	if !ok || len(ids) == 0 {
+		return 0, nil
+	}
+	txn := s.db.NewTransaction(true)
+	defer txn.Discard()
+	n := 0
+	for _, id := range ids {
+		item, err := txn.Get(key(pPending, idb(id)))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		b, err := item.ValueCopy(nil)
+		if err != nil {
+			return 0, err
+		}
+		esid, _, e, err := decodeRecord(id, b)
+		if err != nil {
+			return 0, err
+		}
+		if esid != sid {
+			continue
+		}
+		if err := unpend(txn, sid, e); err != nil {
+			return 0, err
+		}
+		n++
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	if err := txn.Commit(); err != nil {
+		return 0, fmt.Errorf("badgerstore: drop pending: %w", err)
+	}
+	s.pending[sid] -= n
+	return n, nil
+}
