@@ -65,7 +65,12 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	public := fs.Bool("public", false, "allow -http on a non-loopback address (the API has no authentication)")
 	var peers, listen, sessions listFlag
 	fs.Var(&peers, "peer", "a peer's multiaddr with /p2p/ part (repeatable)")
-	fs.Var(&listen, "p2p-listen", "libp2p listen multiaddr (repeatable; default every interface, TCP and QUIC, random ports)")
+	fs.Var(&listen, "listen", "libp2p listen multiaddr (repeatable; default every interface — the LAN, for a classroom — TCP and QUIC, random ports)")
+	fs.Var(&listen, "p2p-listen", "same as -listen")
+	loopbackP2P := fs.Bool("loopback", false, "libp2p on loopback only (127.0.0.1, TCP and QUIC): no peer off this machine can reach the node")
+	var allowHosts listFlag
+	fs.Var(&allowHosts, "allow-host", "a host name clients may reach the HTTP API by, besides IP addresses and localhost (repeatable; stops DNS rebinding)")
+	loopbackOperator := fs.Bool("loopback-operator", true, "let loopback clients take operator actions (POST /peers) without the token in WITAN_OPERATOR_TOKEN")
 	fs.Var(&sessions, "session", "a session id or mem:NAME space to join at start (repeatable; spaces are agreed out of band)")
 	mdns := fs.Bool("mdns", true, "find peers on the LAN with mDNS")
 	noP2P := fs.Bool("no-p2p", false, "run without libp2p (HTTP only)")
@@ -126,6 +131,9 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
+		if *loopbackP2P && len(listen) == 0 {
+			listen = listFlag{"/ip4/127.0.0.1/tcp/0", "/ip4/127.0.0.1/udp/0/quic-v1"}
+		}
 		cfg := sync.Config{ListenAddrs: listen, Identity: id, Peers: peers, MDNS: *mdns, Spaces: sessions, Interval: *announce, Logger: logger}
 		if *verbose {
 			cfg.Engine.OnEvent = func(e sync.Event) {
@@ -145,6 +153,7 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 		info.PeerID, info.P2P = sn.ID().String(), sn.Addrs()
 	}
 	srv, err := httpapi.New(httpapi.Options{Node: local, Peers: peersAPI, Logger: logger,
+		AllowedHosts: allowHosts, OperatorToken: os.Getenv("WITAN_OPERATOR_TOKEN"), LoopbackOperator: *loopbackOperator,
 		Implementation: httpapi.Implementation{Name: "witan", Version: version, Source: "https://github.com/witan-dev/witan"}})
 	if err != nil {
 		return err

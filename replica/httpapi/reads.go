@@ -686,6 +686,9 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) error {
 	if s.o.Peers == nil {
 		return problemf(CodeNotImplemented, "this node runs without sync")
 	}
+	if !s.operator(r) {
+		return problemf(CodeForbidden, "POST /peers makes the node dial out: an operator action (send the operator token, or ask from loopback on a node that allows it)")
+	}
 	var req ConnectRequest
 	if err := readJSON(r, &req); err != nil {
 		return err
