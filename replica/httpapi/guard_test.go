@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -198,5 +199,65 @@ func TestWriteLimits(t *testing.T) {
 	st, code := post(b.GroupCreate(ht.Member(0), "g", ht.Members(0, 2), ht.Members(0, 1), roster.ID))
 	if st != http.StatusTooManyRequests || code != dag.CodeRateLimited {
 		t.Fatalf("write past the burst: %d %s, want 429", st, code)
+	}
+}
+
+// Forgeries posted by one client leave a bounded record, paged, charged to
+// that client; nothing of them is stored.
+func TestQuarantinePagedAndBounded(t *testing.T) {
+	n, err := node.Open(context.Background(), node.Options{InMemory: true, QuarantinePerSource: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := httpapi.New(httpapi.Options{Node: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	defer func() { srv.Close(); n.Close() }()
+	b := ht.New(ht.Options{})
+	tx := httpapi.Base + "/transactions"
+	for _, x := range []ht.Tx{b.Create} {
+		if st, code := send(t, srv, req{method: "POST", path: tx, ctype: "application/json", body: txBody(x)}); st != http.StatusOK {
+			t.Fatalf("setup: %d %s", st, code)
+		}
+	}
+	key := b.KeyRegister(ht.Member(1), b.Create.ID)
+	var forged []dag.ID
+	for k := range 5 {
+		env := *key.Env
+		env.Sig = bytes.Clone(env.Sig)
+		env.Sig[k] ^= 1
+		f := ht.Tx{Env: &env, Bytes: env.Canonical(), ID: env.ID()}
+		if st, code := send(t, srv, req{method: "POST", path: tx, ctype: "application/json", body: txBody(f)}); st != http.StatusBadRequest || code != dag.CodeBadSignature {
+			t.Fatalf("forgery %d: %d %s", k, st, code)
+		}
+		forged = append(forged, f.ID)
+		if st, _ := n.Store().Has(context.Background(), f.ID); st != dag.Absent {
+			t.Fatalf("forgery %d stored as %s", k, st)
+		}
+	}
+	c := &httpapi.Client{BaseURL: srv.URL}
+	var page struct {
+		Quarantine []httpapi.QuarantineEntry   `json:"quarantine"`
+		Next       uint64                      `json:"next"`
+		Stats      struct{ Held, Evicted int } `json:"stats"`
+	}
+	if err := c.Get(context.Background(), "/quarantine", map[string][]string{"limit": {"2"}}, &page); err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Quarantine) != 2 || page.Next == 0 || page.Stats.Held != 3 || page.Stats.Evicted != 2 {
+		t.Fatalf("first page %+v", page)
+	}
+	if e := page.Quarantine[0]; e.ID != forged[2] || e.Source != "http:127.0.0.1" || e.Code != dag.CodeBadSignature || e.Time == "" {
+		t.Fatalf("oldest record kept %+v, want forgery 2 from http:127.0.0.1", e)
+	}
+	next := page.Next
+	page.Next = 0
+	if err := c.Get(context.Background(), "/quarantine", map[string][]string{"after": {fmt.Sprint(next)}}, &page); err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Quarantine) != 1 || page.Quarantine[0].ID != forged[4] || page.Next != 0 {
+		t.Fatalf("second page %+v", page)
 	}
 }
