@@ -44,7 +44,9 @@ type Options struct {
 	// disk for about twice the compression CPU, which ingest competes for
 	// with signature verification (see docs/storage.md).
 	ZSTD bool
-	// Logger receives Badger's log lines; nil discards them.
+	// Logger receives Badger's log lines (SlogLogger adapts a
+	// *slog.Logger); nil discards them. Whatever it is, the store watches
+	// Badger's error lines for a failed fsync and then fails Put (ErrSync).
 	Logger badger.Logger
 	// Tune, when set, may change the Badger options after witan's defaults
 	// are applied. For experiments: the store relies on SyncWrites for
@@ -137,6 +139,8 @@ type Store struct {
 	anyQuar bool           // some committed entry is quarantined; under mu
 	// dropRefused is the running Put's Batch.DropRefused; under mu.
 	dropRefused bool
+	// watch sees Badger's log lines: a failed fsync there fails Put.
+	watch *watcher
 	spaces      sync.Map  // space name → uint32 id, and uint32 id → name; only committed spaces
 	ids         *idFilter // a superset of the ids of the entries held
 	maxVal      int       // the largest value Badger takes (in memory: 1 MiB), 0 for no limit
@@ -163,6 +167,8 @@ func Open(dir string, o Options) (*Store, error) {
 		return nil, errors.New("badgerstore: empty directory (set Options.InMemory for a store in memory)")
 	}
 	bo := o.badger(dir)
+	w := &watcher{next: bo.Logger}
+	bo.Logger = w
 	db, err := badger.Open(bo)
 	if err != nil && strings.Contains(err.Error(), "Create a new file") {
 		// Badger (v4.9.6) cannot open a directory holding an empty .mem
@@ -174,7 +180,7 @@ func Open(dir string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("badgerstore: open %s: %w", dir, err)
 	}
-	s := &Store{db: db, closed: make(chan struct{}), pending: map[uint32]int{}, valueThreshold: bo.ValueThreshold}
+	s := &Store{db: db, closed: make(chan struct{}), pending: map[uint32]int{}, valueThreshold: bo.ValueThreshold, watch: w}
 	if o.InMemory {
 		s.maxVal = 1 << 20
 	}
@@ -688,6 +694,10 @@ func (s *Store) put(ctx context.Context, b dag.Batch, also string) (dag.Result, 
 	if err := s.check(ctx); err != nil {
 		return dag.Result{}, err
 	}
+	// After a failed fsync nothing more is acknowledged (reads go on).
+	if err := s.watch.syncFailure(); err != nil {
+		return dag.Result{}, err
+	}
 	s.dropRefused = b.DropRefused
 	defer func() { s.dropRefused = false }()
 	if s.maxVal > 0 {
@@ -874,6 +884,11 @@ func (s *Store) commit(p *putTxn, c chunk, first bool) error {
 	}
 	if err := p.txn.Commit(); err != nil {
 		return fmt.Errorf("badgerstore: commit: %w", err)
+	}
+	// Badger acknowledges a commit whose value log it failed to fsync,
+	// and only logs it: the write is not durable, so it fails here.
+	if err := s.watch.syncFailure(); err != nil {
+		return err
 	}
 	for sid, name := range p.newNames {
 		s.spaces.Store(name, sid)

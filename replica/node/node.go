@@ -146,7 +146,7 @@ func Open(ctx context.Context, o Options) (*Node, error) {
 	}
 	st, owns := o.Store, false
 	if st == nil {
-		bs, err := badgerstore.Open(o.Dir, badgerstore.Options{InMemory: o.InMemory})
+		bs, err := badgerstore.Open(o.Dir, badgerstore.Options{InMemory: o.InMemory, Logger: badgerstore.SlogLogger(o.Logger)})
 		if err != nil {
 			return nil, fmt.Errorf("node: open store: %w", err)
 		}
