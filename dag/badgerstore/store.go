@@ -140,10 +140,10 @@ type Store struct {
 	// dropRefused is the running Put's Batch.DropRefused; under mu.
 	dropRefused bool
 	// watch sees Badger's log lines: a failed fsync there fails Put.
-	watch *watcher
-	spaces      sync.Map  // space name → uint32 id, and uint32 id → name; only committed spaces
-	ids         *idFilter // a superset of the ids of the entries held
-	maxVal      int       // the largest value Badger takes (in memory: 1 MiB), 0 for no limit
+	watch  *watcher
+	spaces sync.Map  // space name → uint32 id, and uint32 id → name; only committed spaces
+	ids    *idFilter // a superset of the ids of the entries held
+	maxVal int       // the largest value Badger takes (in memory: 1 MiB), 0 for no limit
 	// resume: keyPromote is held, a promotion was cut off between two
 	// transactions; the next Put in its space finishes it. ready: what it
 	// left, per space, once read (nil before). Under mu.
