@@ -384,11 +384,8 @@ func (v *admission) mrOpen() error {
 		info.checks = statute.Structure(op.Patch.Result, env)
 		info.facts.StructureFailed = len(info.checks) > 0
 	}
-	if m.VariantOf.Valid() { // contest hook (D68)
-		if err := v.checkVariant(info); err != nil {
-			return err
-		}
-		info.facts.ShortNotice = true
+	if err := v.shortNotice(info); err != nil { // contest hook (D48, D68)
+		return err
 	}
 	if old := h.mrs[id]; old != nil {
 		info = old // the same body opened again concurrently: same patch and facts

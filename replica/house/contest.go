@@ -74,6 +74,16 @@ type contestState struct {
 	byGov map[int32]dag.ID
 	// openOpts: the options each contest.open lists.
 	openOpts map[int32][]dag.ID
+	// expMemo: derived expiry changes by (emergency merge, head).
+	expMemo map[mergeKey]mergeResult
+	// maxWit is the largest witnessed time of any admitted entry (the
+	// smallest tx id among ties): what the global view has witnessed.
+	maxWit   int64
+	maxWitTx dag.ID
+	// the global view with due expiries, memoised.
+	globalIn  *govState
+	globalWit int64
+	globalOut *govState
 }
 
 // contestAdm is what admission carries for contests (embedded in
@@ -687,6 +697,40 @@ func (h *House) RankedAboveWinner(mr dag.ID) []rules.AboveWinner {
 		d := h.ct.dets[h.ents[h.gov[reg.executedBy]].id]
 		if d != nil && d.result.Winner == mr.String() {
 			return slices.Clone(d.result.RankedAboveWinner)
+		}
+	}
+	return nil
+}
+
+// shortNotice judges a variant (D68) and gives the MRs that need only
+// min(min_notice, 86400) of notice their fact: a variant, and an
+// amendment whose touched nodes are all among those of the MR it
+// supersedes (D48). (A contest hook of mrOpen.)
+func (v *admission) shortNotice(info *mrInfo) error {
+	m := info.body
+	if m.VariantOf.Valid() {
+		if err := v.checkVariant(info); err != nil {
+			return err
+		}
+		info.facts.ShortNotice = true
+	}
+	if old := v.h.mrs[m.Supersedes]; m.Supersedes.Valid() && old != nil && old.patch != nil && info.patch != nil {
+		ot, err := v.h.touched(old)
+		if err != nil {
+			return err
+		}
+		nt, err := v.h.touched(info)
+		if err != nil {
+			return err
+		}
+		within := true
+		for _, nid := range nt {
+			if _, ok := slices.BinarySearch(ot, nid); !ok {
+				within = false
+			}
+		}
+		if within {
+			info.facts.ShortNotice = true
 		}
 	}
 	return nil

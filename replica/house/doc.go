@@ -42,5 +42,11 @@
 //  4. Read State (and Hash), MR, Tally and Evaluate. Derive does the full
 //     derivation from a set of entries; it equals the incremental one.
 //
+// Contests (contest.open, contest.rank, contest.determine) and variants
+// live in contest.go, the witnessed time that the time rules read in
+// witness.go, and the emergency expiry change of D49 in expiry.go; the
+// shared files reach them through small hooks marked "contest hook" and
+// "timing hook" (docs/deviations.md, "Time on an eventual node").
+//
 // A House is not safe for concurrent use.
 package house

@@ -275,6 +275,8 @@ func (h *House) judge(id dag.ID, env *dag.Envelope, parents []int32, depth int32
 	}
 	v := admission{h: h, id: id, env: env, st: st, parents: parents}
 	v.wit = h.witness(env, st, parents) // contest hook
+	st = h.withDue(st, v.wit, id)       // timing hook: expiries due at this entry (expiry.go)
+	v.st = st
 	if err := v.validate(); err != nil {
 		return err
 	}
@@ -283,6 +285,7 @@ func (h *House) judge(id dag.ID, env *dag.Envelope, parents []int32, depth int32
 	e := entry{id: id, pOff: int32(len(h.par) - len(parents)), pLen: int32(len(parents)), depth: depth, front: past, gov: -1, bal: -1, wit: v.wit}
 	h.idx.put(id, ei, h.ents)
 	h.counts.Entries++
+	h.noteWitnessed(id, v.wit) // timing hook
 	if !isGov(env.Type) {
 		h.ents = append(h.ents, e)
 		if env.Type == dag.TxContestRank { // contest hook

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica/house"
@@ -332,4 +333,98 @@ func sortIDs(ids ...dag.ID) []string {
 		}
 	}
 	return out
+}
+
+// signAt seals an envelope at a chosen ts (the builder's clock moves one
+// second per entry; D49 needs days).
+func signAt(b *ht.Builder, s *dag.Signer, typ dag.TxType, body any, parents []dag.ID, ts time.Time) ht.Tx {
+	raw, err := dag.Marshal(body)
+	if err != nil {
+		panic(err)
+	}
+	env := &dag.Envelope{Type: typ, Session: b.Session, Parents: parents, Body: raw, TS: ts.UTC().Format(time.RFC3339)}
+	out, id, err := env.Seal(s)
+	if err != nil {
+		panic(err)
+	}
+	return ht.Tx{ID: id, Env: env, Bytes: out, Parents: parents}
+}
+
+func lawText(t *testing.T, nd *apiNode, nid string) string {
+	t.Helper()
+	var find func(n map[string]any) string
+	find = func(n map[string]any) string {
+		if n["nid"] == nid {
+			s, _ := n["text"].(string)
+			return s
+		}
+		cs, _ := n["children"].([]any)
+		for _, c := range cs {
+			if s := find(c.(map[string]any)); s != "" {
+				return s
+			}
+		}
+		return ""
+	}
+	return find(nd.getMap(t, "/law", nil)["root"].(map[string]any))
+}
+
+// S18's emergency: an MR with emergency true and 7 of 10 members
+// answering emergency "yes" (7*3 >= 2*10) is designated, needs 24 hours
+// of notice instead of 72, and merges on a determination 25 hours after
+// its open. Its expiry change restores the text once an entry witnessed
+// 30 days after the merge exists: not at 29 days, at 30 days and a
+// second. A governance MR asking for emergency handling is refused
+// emergency_invalid.
+func TestEmergencyMergedAndExpired(t *testing.T) {
+	nd := newNode(t)
+	b := ht.New(ht.Options{Simulation: true})
+	s := &session{b: b, space: b.Session.String()}
+	nd.submit(t, s, b.Create)
+	nd.submit(t, s, b.GroupCreate(ht.Member(0), "roster", ht.Members(0, 10), ht.Members(0, 1), s.last))
+	nd.submit(t, s, b.GroupCreate(ht.Member(0), "registrar", ht.Members(0, 1), ht.Members(0, 1), s.last))
+	nd.submit(t, s, b.GroupCreate(ht.Member(1), "drafters", ht.Members(1, 3), ht.Members(1, 2), s.last))
+	nd.submit(t, s, b.BranchCreate(ht.Member(1), "draft", "drafters", house.RootBranch, b.Genesis, false, ht.AlwaysAllow(), ht.TwoThirds(), s.last))
+	tx, change := b.Append(ht.Member(2), "draft", b.Genesis, []statute.Op{ht.Replace(b.Trees[b.Genesis], "/us/t1/s1", "The period is 5 days.")}, s.last)
+	nd.submit(t, s, tx)
+	raw, mr := b.MRBody(ht.MR{Source: "draft", SourceHead: change, TargetHead: b.Genesis, Members: ht.Members(0, 10), Rule: ht.Majority(house.MinRootNotice)})
+	raw = bytes.Replace(raw, []byte(`"emergency":false`), []byte(`"emergency":true`), 1)
+	mr = dag.Sum(raw)
+	open := b.Sign(ht.Member(1), dag.TxMROpen, json.RawMessage(raw), []dag.ID{s.last})
+	nd.submit(t, s, open)
+	openedAt, _ := time.Parse(time.RFC3339, open.Env.TS)
+	var ballots []dag.ID
+	for m := 0; m < 7; m++ {
+		bt := b.Sign(ht.Member(m), dag.TxBallotCast, map[string]any{"mr": mr, "choice": "approve", "emergency": "yes", "supersedes": nil}, []dag.ID{s.last})
+		nd.submit(t, s, bt)
+		ballots = append(ballots, bt.ID)
+	}
+	mergedAt := openedAt.Add(25 * time.Hour)
+	nd.submit(t, s, signAt(b, ht.Member(3), dag.TxMRDetermine, map[string]any{"mr": mr, "ballots": ballots, "outcome": "approved"}, []dag.ID{s.last}, mergedAt))
+	m := nd.getMap(t, "/merge-requests/"+mr.String(), nil)
+	ev := m["evaluations"].([]any)[0].(map[string]any)["result"].(map[string]any)
+	if m["status"] != house.StatusMerged || ev["emergency_designated"] != true || ev["timing"].(map[string]any)["notice_required"] != float64(86400) {
+		t.Fatalf("emergency MR %v / %v", m["status"], ev)
+	}
+	if got := lawText(t, nd, "/us/t1/s1"); got != "The period is 5 days." {
+		t.Fatalf("law after the emergency merge: %q", got)
+	}
+	// 29 days later: nothing expires yet.
+	nd.submit(t, s, signAt(b, ht.Member(5), dag.TxKeyRegister, map[string]any{"key": ht.Member(5).Key()}, []dag.ID{s.last}, mergedAt.Add(29*24*time.Hour)))
+	if got := lawText(t, nd, "/us/t1/s1"); got != "The period is 5 days." {
+		t.Fatalf("law at 29 days: %q", got)
+	}
+	// 30 days and a second: the expiry change restores the text.
+	nd.submit(t, s, signAt(b, ht.Member(6), dag.TxKeyRegister, map[string]any{"key": ht.Member(6).Key()}, []dag.ID{s.last}, mergedAt.Add(30*24*time.Hour+time.Second)))
+	if got := lawText(t, nd, "/us/t1/s1"); got != "The period is 30 days." {
+		t.Fatalf("law after the expiry: %q", got)
+	}
+	root := nd.getMap(t, "/branches/root", nil)["branch"].(map[string]any)
+	if hs, _ := root["heads"].([]any); len(hs) != 1 || hs[0] == m["merge"] {
+		t.Fatalf("the root head is still the emergency merge: %v", root["heads"])
+	}
+	// A governance MR asking for emergency handling: emergency_invalid.
+	graw, _ := b.MRBody(ht.MR{Kind: "governance", TargetHead: b.Genesis, Members: ht.Members(0, 10), Rule: ht.TwoThirds(), Set: map[string]any{"owner": "group:drafters"}})
+	graw = bytes.Replace(graw, []byte(`"emergency":false`), []byte(`"emergency":true`), 1)
+	refusedWith(t, nd, b.Sign(ht.Member(1), dag.TxMROpen, json.RawMessage(graw), []dag.ID{s.last}), dag.CodeEmergencyInvalid)
 }

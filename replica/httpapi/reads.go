@@ -65,7 +65,7 @@ func (s *Server) capability(w http.ResponseWriter, r *http.Request) error {
 		Exports: []string{}, KeyAging: 86400, ExtractCosigners: []dag.Key{}, Metrics: []string{},
 		ConformanceLevel: ConformanceLevel, OpinionPolicy: "none", OpinionRateLimit: "no opinions are accepted (L2)",
 		NodeKey: s.rep.NodeKey(), Sessions: s.rep.Sessions(), Ephemeral: s.o.Ephemeral,
-		NotImplemented: []string{"/refusals", "L2 and L3 endpoints except /peers and /quarantine"},
+		NotImplemented: []string{"/refusals", "L2 and L3 endpoints except /contests, /peers and /quarantine"},
 		MemoryBlocks:   true, Finality: string(replica.Provisional), Contests: true,
 	}
 	for _, sp := range c.Sessions {
@@ -688,9 +688,9 @@ func (s *Server) quarantine(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) peers(w http.ResponseWriter, r *http.Request) error {
 	ps, pulls := []Peer{}, []Pull{}
-	if s.o.Peers != nil {
-		ps = append(ps, s.o.Peers.Peers()...)
-		pulls = append(pulls, s.o.Peers.Pulls()...)
+	if p := s.peersAPI(); p != nil {
+		ps = append(ps, p.Peers()...)
+		pulls = append(pulls, p.Pulls()...)
 	}
 	return writeJSON(w, PeersAnswer{Peers: ps, Pulls: pulls, Finality: string(replica.Provisional)})
 }
@@ -718,7 +718,8 @@ type ConnectAnswer struct {
 }
 
 func (s *Server) connect(w http.ResponseWriter, r *http.Request) error {
-	if s.o.Peers == nil {
+	peers := s.peersAPI()
+	if peers == nil {
 		return problemf(CodeNotImplemented, "this node runs without sync")
 	}
 	if !s.operator(r) {
@@ -736,7 +737,7 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) error {
 			return problemf(dag.CodeSchema, "space %q is neither a session id nor %s<name>", sp, node.MemoryPrefix)
 		}
 	}
-	res, err := s.o.Peers.Connect(r.Context(), req.Addr, req.Spaces)
+	res, err := peers.Connect(r.Context(), req.Addr, req.Spaces)
 	if err != nil {
 		return problemf(CodePeerUnreachable, "connect %s: %v", req.Addr, err)
 	}

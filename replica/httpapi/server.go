@@ -36,39 +36,17 @@ type Implementation struct {
 	Source  string `json:"source"`
 }
 
-// Peer is one connected sync peer.
-type Peer struct {
-	ID    string   `json:"id"`
-	Addrs []string `json:"addrs"`
-}
-
-// SyncResult is what one pull of one space from a peer did.
-type SyncResult struct {
-	Space    string `json:"space"`
-	Received int    `json:"received"`
-	Accepted int    `json:"accepted"`
-	// Duplicate counts entries already held (another pull, started by the
-	// connection itself, may have brought them first).
-	Duplicate int    `json:"duplicate"`
-	Rejected  int    `json:"quarantined"`
-	Rounds    int    `json:"rounds"`
-	Error     string `json:"error,omitempty"`
-}
-
-// Pull is the progress of one running pull.
-type Pull struct {
-	Peer            string `json:"peer"`
-	Space           string `json:"space"`
-	Round           int    `json:"round"`
-	EntriesDone     uint64 `json:"entries_done"`
-	EntriesExpected uint64 `json:"entries_expected"`
-	BytesDone       uint64 `json:"bytes_done"`
-	BytesExpected   uint64 `json:"bytes_expected"`
-}
+// Peer, Pull and SyncResult are the node's (GET and POST /peers answer
+// with them).
+type (
+	Peer       = node.Peer
+	Pull       = node.Pull
+	SyncResult = node.SyncResult
+)
 
 // Peers is the node's federation: who it is connected to, and a way to
-// connect to more and pull from them now (GET and POST /peers). The sync
-// node provides it.
+// connect to more and pull from them now (GET and POST /peers). A
+// *node.Node provides it while its sync runs.
 type Peers interface {
 	Peers() []Peer
 	// Pulls reports the pulls running now, for progress bars.
@@ -85,8 +63,9 @@ type Options struct {
 	// Node is the node the server is a door to: every write goes to its
 	// one write path, every read to its replica and memory spaces.
 	Node *node.Node
-	// Peers serves /peers; without it GET /peers lists none and POST
-	// /peers is not implemented.
+	// Peers serves /peers. Nil means the node's own sync
+	// (node.Node.StartSync); while the node runs without sync, GET /peers
+	// lists none and POST /peers is not implemented.
 	Peers Peers
 	// Implementation is named in the capability document.
 	Implementation Implementation
@@ -386,6 +365,17 @@ func (s *Server) labels(ctx context.Context, space string) sessionLabels {
 		return sessionLabels{Session: space}
 	}
 	return l
+}
+
+// peersAPI returns what serves /peers now, or nil.
+func (s *Server) peersAPI() Peers {
+	if s.o.Peers != nil {
+		return s.o.Peers
+	}
+	if s.n.Sync() != nil {
+		return s.n
+	}
+	return nil
 }
 
 func parseIDParam(r *http.Request, name string) (dag.ID, error) {

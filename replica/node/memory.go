@@ -245,3 +245,25 @@ func (n *Node) ingestBlocks(ctx context.Context, space string, items []sync.Item
 	n.notify(space)
 	return res, nil
 }
+
+// MemoryHeads returns the heads of memory space name: the blocks no held
+// block names in its lineage.
+func (n *Node) MemoryHeads(ctx context.Context, name string) ([]dag.ID, error) {
+	space, err := MemorySpace(name)
+	if err != nil {
+		return nil, err
+	}
+	return n.store.Heads(ctx, space)
+}
+
+// SubscribeMemory calls fn with a memory space's name (without
+// MemoryPrefix) after blocks were applied there, by PutBlock or from a
+// peer, until cancel is called. fn must not block; it may be called from
+// any goroutine.
+func (n *Node) SubscribeMemory(fn func(name string)) (cancel func()) {
+	return n.Subscribe(func(space string) {
+		if name, ok := strings.CutPrefix(space, MemoryPrefix); ok {
+			fn(name)
+		}
+	})
+}

@@ -67,6 +67,11 @@ type Options struct {
 	// all (replica.Options). Zero means the replica's defaults.
 	QuarantinePerSource, QuarantineMax            int
 	PendingPerSource, PendingPerSpace, PendingMax int
+
+	// Sync, when set, starts sync over libp2p at Open with this config
+	// (StartSync); nil runs without sync until StartSync is called. Its
+	// Logger defaults to Logger.
+	Sync *sync.Config
 }
 
 // validate reports the first thing wrong with o.
@@ -129,6 +134,8 @@ type Node struct {
 	closeOnce gosync.Once
 	closeErr  error
 	memMu     gosync.Mutex // serialises memory-space writes (lineage check, then put)
+	log       *slog.Logger
+	sync      syncState
 }
 
 var _ sync.Local = (*Node)(nil)
@@ -161,15 +168,21 @@ func Open(ctx context.Context, o Options) (*Node, error) {
 		}
 		return nil, err
 	}
-	return &Node{rep: rep, store: st, ownsStore: owns, subs: map[int]func(string){}, memQuar: map[dag.ID]dag.Code{}}, nil
+	n := &Node{rep: rep, store: st, ownsStore: owns, log: o.Logger, subs: map[int]func(string){}, memQuar: map[dag.ID]dag.Code{}}
+	if o.Sync != nil {
+		if _, err := n.StartSync(ctx, *o.Sync); err != nil {
+			return nil, errors.Join(err, n.Close())
+		}
+	}
+	return n, nil
 }
 
-// Close closes the replica, and then the store if Open opened it (once;
-// later calls return the first result). A store given in Options.Store is
-// the caller's to close, after the node.
+// Close stops sync, closes the replica, and then the store if Open opened
+// it (once; later calls return the first result). A store given in
+// Options.Store is the caller's to close, after the node.
 func (n *Node) Close() error {
 	n.closeOnce.Do(func() {
-		n.closeErr = n.rep.Close()
+		n.closeErr = errors.Join(n.stopSync(), n.rep.Close())
 		if n.ownsStore {
 			n.closeErr = errors.Join(n.closeErr, n.store.Close())
 		}
