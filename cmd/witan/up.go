@@ -77,6 +77,7 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	every := fs.Duration("checkpoint-every", 5*time.Second, "sign a checkpoint of each session that grew this often (0: never)")
 	asJSON := fs.Bool("json", false, "print the startup line as JSON")
 	verbose := fs.Bool("v", false, "log sync events to stderr")
+	gcEvery := fs.Duration("gc-every", 10*time.Minute, "run the value log's garbage collection this often (0: never)")
 	memLimit := fs.String("memory-limit", "512MiB", "soft limit on the Go heap (as GOMEMLIMIT: 256MiB, 1GiB; 0: none); GOMEMLIMIT in the environment wins")
 	if err := parseArgs(fs, args, 0); err != nil {
 		return err
@@ -161,6 +162,15 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	var wg gosync.WaitGroup
 	cpCtx, stopCP := context.WithCancel(context.Background())
 	defer stopCP()
+	if gc, ok := local.Store().(interface {
+		GC(context.Context) (int, error)
+	}); ok && *gcEvery > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			gcLoop(cpCtx, gc.GC, *gcEvery, logger)
+		}()
+	}
 	if *every > 0 {
 		wg.Add(1)
 		go func() {
@@ -314,4 +324,21 @@ func parseSize(v string) (int64, error) {
 		return 0, fmt.Errorf("%q is not a size such as 512MiB", v)
 	}
 	return n * mult, nil
+}
+
+// gcLoop runs the store's value-log GC every d until ctx ends, logging
+// what each run rewrote.
+func gcLoop(ctx context.Context, gc func(context.Context) (int, error), d time.Duration, log *slog.Logger) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		start := time.Now()
+		n, err := gc(ctx)
+		log.Info("value log gc", "files_rewritten", n, "took", time.Since(start), "err", err)
+	}
 }

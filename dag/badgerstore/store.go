@@ -1444,6 +1444,29 @@ func (s *Store) Sync() error {
 // Compact rewrites the LSM tree into as few levels as it can and collects
 // the value log, to measure or reclaim space. It is slow; the store stays
 // usable meanwhile.
+// GC runs Badger's value-log garbage collection until it finds no file
+// worth rewriting (half of it garbage), and returns how many files it
+// rewrote. witan up runs it on a schedule (-gc-every). Badger never takes
+// the value log's newest file, and learns what is garbage from its
+// compactions, so a young store has nothing to collect.
+func (s *Store) GC(ctx context.Context) (int, error) {
+	n := 0
+	for {
+		if err := s.check(ctx); err != nil {
+			return n, err
+		}
+		err := s.db.RunValueLogGC(0.5)
+		switch {
+		case err == nil:
+			n++
+		case errors.Is(err, badger.ErrNoRewrite), errors.Is(err, badger.ErrGCInMemoryMode):
+			return n, nil
+		default:
+			return n, fmt.Errorf("badgerstore: value log gc: %w", err)
+		}
+	}
+}
+
 func (s *Store) Compact(ctx context.Context) error {
 	if err := s.check(ctx); err != nil {
 		return err
