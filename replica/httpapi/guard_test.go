@@ -79,9 +79,16 @@ func send(t *testing.T, srv *httptest.Server, r req) (int, dag.Code) {
 func txBody(tx ht.Tx) []byte {
 	t := httpapi.Transaction{Envelope: tx.Bytes}
 	for _, a := range tx.Attach {
-		t.Attachments = append(t.Attachments, a)
+		w, err := httpapi.AttachmentWire(a)
+		if err != nil {
+			panic(err)
+		}
+		t.Attachments = append(t.Attachments, w)
 	}
-	b, _ := json.Marshal(t)
+	b, err := json.Marshal(t)
+	if err != nil {
+		panic(err)
+	}
 	return b
 }
 
@@ -92,7 +99,7 @@ func txBody(tx ht.Tx) []byte {
 // write as before. On 9f8fa68 every one of these was served.
 func TestCrossSiteRequestsRefused(t *testing.T) {
 	srv, n := guarded(t, httpapi.Options{})
-	b := ht.New(ht.Options{})
+	b := ht.New(ht.Options{Simulation: true})
 	tx := httpapi.Base + "/transactions"
 
 	// A form posted from https://evil.example (a "simple" request: no
@@ -171,7 +178,7 @@ func TestPeersIsAnOperatorAction(t *testing.T) {
 // Writes are rate limited per client, and key.register more tightly.
 func TestWriteLimits(t *testing.T) {
 	srv, _ := guarded(t, httpapi.Options{WriteRate: 1, WriteBurst: 6, KeyRegisterPerHour: 2})
-	b := ht.New(ht.Options{})
+	b := ht.New(ht.Options{Simulation: true})
 	tx := httpapi.Base + "/transactions"
 	post := func(x ht.Tx) (int, dag.Code) {
 		return send(t, srv, req{method: "POST", path: tx, ctype: "application/json", body: txBody(x)})
@@ -215,7 +222,7 @@ func TestQuarantinePagedAndBounded(t *testing.T) {
 	}
 	srv := httptest.NewServer(s)
 	defer func() { srv.Close(); n.Close() }()
-	b := ht.New(ht.Options{})
+	b := ht.New(ht.Options{Simulation: true})
 	tx := httpapi.Base + "/transactions"
 	for _, x := range []ht.Tx{b.Create} {
 		if st, code := send(t, srv, req{method: "POST", path: tx, ctype: "application/json", body: txBody(x)}); st != http.StatusOK {

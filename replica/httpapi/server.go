@@ -16,6 +16,7 @@ import (
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
+	"github.com/witan-dev/witan/replica/meeting"
 	"github.com/witan-dev/witan/replica/node"
 )
 
@@ -110,6 +111,7 @@ type Server struct {
 
 	labelMu    gosync.Mutex
 	labelCache map[string]sessionLabels
+	patterns   []string // every routed path, for the D54 walk test
 
 	limits, keyRegs *buckets
 }
@@ -160,6 +162,7 @@ func (s *Server) route(path string, methods map[string]handlerFunc) {
 	if _, ok := methods[http.MethodGet]; ok {
 		allow = append(allow, http.MethodHead)
 	}
+	s.patterns = append(s.patterns, path)
 	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 		m := r.Method
 		if m == http.MethodHead {
@@ -218,6 +221,12 @@ func (s *Server) routes() {
 	s.route(Base+"/memory/{space}/blocks", post(s.putBlock))
 	s.route(Base+"/memory/{space}/blocks/{hash}", get(s.getBlock))
 	s.route(Base+"/memory/{space}/blocks/{hash}/ancestry", get(s.ancestry))
+	// witan's meeting API (node-local, never synced; replica/meeting).
+	if svc, err := s.n.Meetings(); err == nil {
+		h := meeting.Handler(svc, Base)
+		s.mux.Handle(Base+"/meetings", h)
+		s.mux.Handle(Base+"/meetings/", h)
+	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		WriteProblem(w, CodeNotFound, "no endpoint at "+r.URL.Path)
 	})
@@ -233,7 +242,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.guard(w, r) {
 		return
 	}
-	s.mux.ServeHTTP(w, r)
+	s.serveLabelled(w, r) // D54's label, in one place (label.go)
 }
 
 // errProblem is an error that is already a problem to write.
