@@ -175,9 +175,19 @@ func TestPeersIsAnOperatorAction(t *testing.T) {
 	}
 }
 
-// Writes are rate limited per client, and key.register more tightly.
+// Writes are rate limited per client, and key.register more tightly; a
+// loopback client only when asked (LimitLoopback).
 func TestWriteLimits(t *testing.T) {
-	srv, _ := guarded(t, httpapi.Options{WriteRate: 1, WriteBurst: 6, KeyRegisterPerHour: 2})
+	free, _ := guarded(t, httpapi.Options{WriteRate: 1, WriteBurst: 1, KeyRegisterPerHour: 1})
+	fb := ht.New(ht.Options{Simulation: true})
+	for i, x := range []ht.Tx{fb.Create, fb.GroupCreate(ht.Member(0), "roster", ht.Members(0, 4), ht.Members(0, 1), fb.Create.ID)} {
+		if st, code := send(t, free, req{method: "POST", path: httpapi.Base + "/transactions", ctype: "application/json", body: txBody(x)}); st != http.StatusOK {
+			t.Fatalf("loopback write %d without LimitLoopback: %d %s", i, st, code)
+		}
+	}
+	// The test's client is on loopback, which is not limited unless
+	// LimitLoopback: a LAN client is.
+	srv, _ := guarded(t, httpapi.Options{WriteRate: 1, WriteBurst: 6, KeyRegisterPerHour: 2, LimitLoopback: true})
 	b := ht.New(ht.Options{Simulation: true})
 	tx := httpapi.Base + "/transactions"
 	post := func(x ht.Tx) (int, dag.Code) {

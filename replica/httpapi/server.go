@@ -94,9 +94,11 @@ type Options struct {
 	// and at once); zero means DefaultWriteRate and DefaultWriteBurst,
 	// negative no limit. KeyRegisterPerHour bounds each client's
 	// key.register submissions (DefaultKeyRegisterPerHour; negative: no
-	// limit).
+	// limit). Loopback clients (the user's own tools: a page of another
+	// site is refused before) are not limited unless LimitLoopback.
 	WriteRate, WriteBurst int
 	KeyRegisterPerHour    int
+	LimitLoopback         bool
 }
 
 // Server serves the /oth/v0 API of one node and its memory-block API. It
