@@ -69,8 +69,8 @@ func (s *Server) concernsSimulation(r *http.Request, top map[string]json.RawMess
 
 // serveLabelled runs the mux and adds the simulation label where D54 asks.
 func (s *Server) serveLabelled(w http.ResponseWriter, r *http.Request) {
-	if strings.HasPrefix(r.URL.Path, Base+"/memory") || !s.anySimulated(r) {
-		s.mux.ServeHTTP(w, r) // memory spaces are not sessions
+	if strings.HasPrefix(r.URL.Path, Base+"/memory") || strings.HasPrefix(r.URL.Path, Base+"/meetings") || !s.anySimulated(r) {
+		s.mux.ServeHTTP(w, r) // memory spaces and meetings are not sessions
 		return
 	}
 	lw := &labelWriter{h: w.Header()}
