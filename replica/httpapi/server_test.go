@@ -47,7 +47,7 @@ func newNode(t testing.TB) *apiNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := httpapi.New(httpapi.Options{Node: l, MaxBodyBytes: 1 << 20})
+	s, err := httpapi.New(httpapi.Options{Node: l, MaxBodyBytes: 1 << 20, LoopbackOperator: true}) // the tests are the operator, on loopback
 	if err != nil {
 		t.Fatal(err)
 	}
