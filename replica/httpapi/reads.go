@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
@@ -664,32 +665,66 @@ func (s *Server) rule(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, map[string]any{"rule": k, "finality": replica.FinalAdvisory})
 }
 
-// QuarantineEntry is one refused entry.
+// QuarantineEntry is one refused entry: a record of the replica's bounded
+// quarantine (nothing refused is stored; docs/security.md).
 type QuarantineEntry struct {
 	Session string   `json:"session"`
 	ID      dag.ID   `json:"id"`
 	Code    dag.Code `json:"code"`
 	Detail  string   `json:"detail"`
+	// Source is who sent it ("peer:<id>", "http:<address>"; empty for
+	// the node itself); Seq orders the records and pages them (?after=).
+	Source string `json:"source,omitempty"`
+	Seq    uint64 `json:"seq,omitempty"`
+	// Time is when it was refused (RFC 3339, UTC).
+	Time string `json:"time,omitempty"`
 }
 
+// Quarantine pages: ?after=SEQ&limit=N (default and most 1000).
+const (
+	DefaultQuarantineLimit = 1000
+	MaxQuarantineLimit     = 1000
+)
+
 func (s *Server) quarantine(w http.ResponseWriter, r *http.Request) error {
-	spaces := s.rep.Sessions()
+	space := ""
 	if q := r.URL.Query().Get("session"); q != "" {
-		space, err := s.spaceOf(r)
+		sp, err := s.spaceOf(r)
 		if err != nil {
 			return err
 		}
-		spaces = []string{space}
+		space = sp
 	}
-	out := []QuarantineEntry{}
-	for _, sp := range spaces {
-		for _, q := range s.rep.Quarantine(sp) {
-			out = append(out, QuarantineEntry{Session: sp, ID: q.ID, Code: q.Code, Detail: q.Detail})
+	after, limit := uint64(0), DefaultQuarantineLimit
+	if a := r.URL.Query().Get("after"); a != "" {
+		v, err := strconv.ParseUint(a, 10, 64)
+		if err != nil {
+			return problemf(dag.CodeSchema, "after: %v", err)
 		}
+		after = v
 	}
-	// The quarantine is this replica's own record (kept in its store):
-	// never checkpointed.
-	return writeJSON(w, map[string]any{"quarantine": out, "finality": replica.Provisional})
+	if l := r.URL.Query().Get("limit"); l != "" {
+		v, err := strconv.Atoi(l)
+		if err != nil || v < 1 || v > MaxQuarantineLimit {
+			return problemf(dag.CodeSchema, "limit must be 1 to %d", MaxQuarantineLimit)
+		}
+		limit = v
+	}
+	recs, more := s.rep.Refusals(space, after, limit)
+	out := make([]QuarantineEntry, 0, len(recs))
+	for _, q := range recs {
+		e := QuarantineEntry{Session: q.Space, ID: q.ID, Code: q.Code, Detail: q.Reason, Source: q.Source, Seq: q.Seq}
+		if !q.Time.IsZero() {
+			e.Time = q.Time.UTC().Format(time.RFC3339)
+		}
+		out = append(out, e)
+	}
+	ans := map[string]any{"quarantine": out, "stats": s.rep.QuarantineStats(), "finality": replica.Provisional}
+	if more && len(out) > 0 {
+		ans["next"] = out[len(out)-1].Seq
+	}
+	// The quarantine is this replica's own record: never checkpointed.
+	return writeJSON(w, ans)
 }
 
 func (s *Server) peers(w http.ResponseWriter, r *http.Request) error {
@@ -727,6 +762,9 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) error {
 	peers := s.peersAPI()
 	if peers == nil {
 		return problemf(CodeNotImplemented, "this node runs without sync")
+	}
+	if !s.operator(r) {
+		return problemf(CodeForbidden, "POST /peers makes the node dial out: an operator action (send the operator token, or ask from loopback on a node that allows it)")
 	}
 	var req ConnectRequest
 	if err := readJSON(r, &req); err != nil {

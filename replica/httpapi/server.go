@@ -79,6 +79,28 @@ type Options struct {
 	Logger *slog.Logger
 	// Events configures GET /events.
 	Events EventOptions
+
+	// The guard (docs/security.md). AllowedHosts are host names, besides
+	// IP addresses and loopback names, that requests may name in Host
+	// (a name the node is reached by on the LAN); any other is refused,
+	// which stops DNS rebinding. AllowedOrigins are browser origins
+	// ("https://app.example") whose pages may write, besides the node's
+	// own. OperatorToken, when set, lets a request with
+	// "Authorization: Bearer <token>" take operator actions (POST
+	// /peers); LoopbackOperator lets loopback clients take them without
+	// it. Neither: no operator action over HTTP.
+	AllowedHosts, AllowedOrigins []string
+	OperatorToken                string
+	LoopbackOperator             bool
+	// WriteRate and WriteBurst bound each client's writes (per second,
+	// and at once); zero means DefaultWriteRate and DefaultWriteBurst,
+	// negative no limit. KeyRegisterPerHour bounds each client's
+	// key.register submissions (DefaultKeyRegisterPerHour; negative: no
+	// limit). Loopback clients (the user's own tools: a page of another
+	// site is refused before) are not limited unless LimitLoopback.
+	WriteRate, WriteBurst int
+	KeyRegisterPerHour    int
+	LimitLoopback         bool
 }
 
 // Server serves the /oth/v0 API of one node and its memory-block API. It
@@ -96,6 +118,7 @@ type Server struct {
 	patterns   []string // every routed path, for the D54 walk test
 
 	hub eventHub
+	limits, keyRegs *buckets
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -112,7 +135,18 @@ func New(o Options) (*Server, error) {
 	if o.Implementation.Name == "" {
 		o.Implementation = Implementation{Name: "witan", Version: "devel", Source: "https://github.com/witan-dev/witan"}
 	}
-	s := &Server{o: o, n: o.Node, rep: o.Node.Replica(), mux: http.NewServeMux(), log: o.Logger}
+	if o.WriteRate == 0 {
+		o.WriteRate = DefaultWriteRate
+	}
+	if o.WriteBurst <= 0 {
+		o.WriteBurst = DefaultWriteBurst
+	}
+	if o.KeyRegisterPerHour == 0 {
+		o.KeyRegisterPerHour = DefaultKeyRegisterPerHour
+	}
+	s := &Server{o: o, n: o.Node, rep: o.Node.Replica(), mux: http.NewServeMux(), log: o.Logger,
+		limits:  newBuckets(float64(o.WriteRate), float64(o.WriteBurst)),
+		keyRegs: newBuckets(float64(o.KeyRegisterPerHour)/3600, float64(max(o.KeyRegisterPerHour, 1)))}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -146,6 +180,12 @@ func (s *Server) route(path string, methods map[string]handlerFunc) {
 			w.Header().Set("Allow", strings.Join(allow, ", "))
 			WriteProblem(w, CodeMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path)
 			return
+		}
+		if m == http.MethodPost {
+			var ok bool
+			if r, ok = s.guardWrite(w, r); !ok {
+				return
+			}
 		}
 		if err := h(w, r); err != nil {
 			s.writeErr(w, r, err)
@@ -207,6 +247,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "no-store")
+	if !s.guard(w, r) {
+		return
+	}
 	s.serveLabelled(w, r) // D54's label, in one place (label.go)
 }
 
