@@ -59,4 +59,3 @@ func TestForeignPrincipal(t *testing.T) {
 		}
 	}
 }
-
