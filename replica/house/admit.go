@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/opinion"
 	"github.com/witan-dev/witan/replica/statute"
 	"github.com/witan-dev/witan/rules"
 )
@@ -36,6 +37,9 @@ type admission struct {
 	key     dag.Key
 	cfgAt   int32
 	el      *rules.Electorate // mr.open: the electorate frozen at this open
+
+	opn       *opinion.Opinion // opinion.publish (opinion.go)
+	opnMember bool             // opinion.publish: signed by a roster member
 }
 
 func notAuth(format string, args ...any) error {
@@ -60,6 +64,8 @@ func (v *admission) validate() error {
 		return v.ballotCast()
 	case dag.TxMRDetermine:
 		return v.mrDetermine()
+	case dag.TxOpinionPublish:
+		return v.opinionPublish() // opinion.go
 	case dag.TxKeyRegister:
 		k, err := DecodeKeyRegister(v.env.Body)
 		if err != nil {
