@@ -14,6 +14,7 @@ import (
 	"github.com/witan-dev/witan/dag"
 	mb "github.com/witan-dev/witan/memoryblock"
 	"github.com/witan-dev/witan/replica/httpapi"
+	"github.com/witan-dev/witan/replica/node"
 )
 
 // httpNode is one in-memory node shared by a fuzz process: opening Badger
@@ -23,11 +24,11 @@ var httpNode = sync.OnceValues(func() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := httpapi.OpenLocal(context.Background(), httpapi.OpenOptions{InMemory: true, NodeKey: key})
+	l, err := node.Open(context.Background(), node.Options{InMemory: true, NodeKey: key})
 	if err != nil {
 		return nil, err
 	}
-	return httpapi.New(httpapi.Options{Local: l, MaxBodyBytes: 64 << 10})
+	return httpapi.New(httpapi.Options{Node: l, MaxBodyBytes: 64 << 10})
 })
 
 // checkAnswer fails unless rec is JSON with finality (2xx) or a

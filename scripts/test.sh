@@ -25,7 +25,7 @@ go test -count=1 ./...
 
 # Packages that start goroutines or share state across them.
 race_pkgs=()
-for p in ./dag/badgerstore ./heads ./replica ./replica/httpapi ./sync/... ./cmd/witan; do
+for p in ./dag/badgerstore ./heads ./replica ./replica/node ./replica/httpapi ./sync/... ./cmd/witan; do
 	if compgen -G "${p%/...}/*.go" >/dev/null; then race_pkgs+=("$p"); fi
 done
 if [ ${#race_pkgs[@]} -gt 0 ]; then

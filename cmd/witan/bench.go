@@ -15,6 +15,7 @@ import (
 	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/httpapi"
+	"github.com/witan-dev/witan/replica/node"
 )
 
 // BenchCommand runs witan's standard node benchmarks in process, on
@@ -97,10 +98,10 @@ func runBench(ctx context.Context, n int, bar *progress) ([]BenchRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	open := func() (*httpapi.Local, error) {
-		return httpapi.OpenLocal(ctx, httpapi.OpenOptions{InMemory: true, NodeKey: key})
+	open := func() (*node.Node, error) {
+		return node.Open(ctx, node.Options{InMemory: true, NodeKey: key})
 	}
-	submitAll := func(l *httpapi.Local, txs []ht.Tx) error {
+	submitAll := func(l *node.Node, txs []ht.Tx) error {
 		for _, tx := range txs {
 			rc, err := l.Submit(ctx, tx.Bytes, tx.Attach)
 			if err != nil {
@@ -155,7 +156,7 @@ func runBench(ctx context.Context, n int, bar *progress) ([]BenchRow, error) {
 		return nil, err
 	}
 	defer l2.Close()
-	srv, err := httpapi.New(httpapi.Options{Local: l2})
+	srv, err := httpapi.New(httpapi.Options{Node: l2})
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/httpapi"
+	"github.com/witan-dev/witan/replica/node"
 )
 
 var update = flag.Bool("update", false, "rewrite the transcripts in testdata/ with the outputs of this run")
@@ -39,7 +40,7 @@ type fixture struct {
 	session string
 	mr      dag.ID
 	last    dag.ID
-	local   *httpapi.Local
+	local   *node.Node
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -47,11 +48,11 @@ func newFixture(t *testing.T) *fixture {
 	ctx := context.Background()
 	key, _ := dag.SignerFromSeed(bytes.Repeat([]byte{9}, 32))
 	clock := func() time.Time { return time.Date(2026, 9, 21, 12, 0, 0, 0, time.UTC) }
-	l, err := httpapi.OpenLocal(ctx, httpapi.OpenOptions{InMemory: true, NodeKey: key, Clock: clock})
+	l, err := node.Open(ctx, node.Options{InMemory: true, NodeKey: key, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := httpapi.New(httpapi.Options{Local: l, Implementation: httpapi.Implementation{Name: "witan", Version: "test", Source: "https://github.com/witan-dev/witan"}})
+	srv, err := httpapi.New(httpapi.Options{Node: l, Implementation: httpapi.Implementation{Name: "witan", Version: "test", Source: "https://github.com/witan-dev/witan"}})
 	if err != nil {
 		t.Fatal(err)
 	}

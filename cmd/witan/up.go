@@ -23,6 +23,7 @@ import (
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica/httpapi"
+	"github.com/witan-dev/witan/replica/node"
 	"github.com/witan-dev/witan/sync"
 )
 
@@ -77,8 +78,8 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	for _, sp := range sessions {
-		if _, err := dag.ParseID(sp); err != nil && !strings.HasPrefix(sp, httpapi.MemoryPrefix) {
-			fmt.Fprintf(c.main.Stderr, "witan up: -session %q is neither a session id nor %sNAME\n", sp, httpapi.MemoryPrefix)
+		if _, err := dag.ParseID(sp); err != nil && !strings.HasPrefix(sp, node.MemoryPrefix) {
+			fmt.Fprintf(c.main.Stderr, "witan up: -session %q is neither a session id nor %sNAME\n", sp, node.MemoryPrefix)
 			return errUsage
 		}
 	}
@@ -110,14 +111,14 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	local, err := httpapi.OpenLocal(ctx, httpapi.OpenOptions{Dir: filepath.Join(*dataDir, "badger"), NodeKey: key, Logger: logger})
+	local, err := node.Open(ctx, node.Options{Dir: filepath.Join(*dataDir, "badger"), NodeKey: key, Logger: logger})
 	if err != nil {
 		return err
 	}
 	defer local.Close()
 
 	info := upInfo{NodeKey: key.Key().String(), Data: *dataDir, MDNS: *mdns && !*noP2P, P2P: []string{}, Spaces: []string(sessions)}
-	var node *sync.Node
+	var sn *sync.Node
 	closeNode := func() error { return nil }
 	var peersAPI httpapi.Peers
 	if !*noP2P {
@@ -131,19 +132,19 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 				logger.Info("sync", "event", e.Kind.String(), "peer", e.Peer, "space", e.Space, "err", e.Err)
 			}
 		}
-		node, err = sync.NewNode(ctx, local, cfg)
+		sn, err = sync.NewNode(ctx, local, cfg)
 		if err != nil {
 			return err
 		}
-		closeNode = gosync.OnceValue(node.Close)
+		closeNode = gosync.OnceValue(sn.Close)
 		defer closeNode()
 		// A session created here is joined at once, so peers hear of it.
-		joined := newJoiner(node)
+		joined := newJoiner(sn)
 		defer local.Subscribe(joined.join)()
-		peersAPI = nodePeers{node}
-		info.PeerID, info.P2P = node.ID().String(), node.Addrs()
+		peersAPI = nodePeers{sn}
+		info.PeerID, info.P2P = sn.ID().String(), sn.Addrs()
 	}
-	srv, err := httpapi.New(httpapi.Options{Local: local, Peers: peersAPI, Logger: logger,
+	srv, err := httpapi.New(httpapi.Options{Node: local, Peers: peersAPI, Logger: logger,
 		Implementation: httpapi.Implementation{Name: "witan", Version: version, Source: "https://github.com/witan-dev/witan"}})
 	if err != nil {
 		return err
@@ -228,7 +229,7 @@ func checkLoopback(addr string, public bool) error {
 	return fmt.Errorf("-http %q is not a loopback address; the API has no authentication (use -public to serve a network)", addr)
 }
 
-func checkpointLoop(ctx context.Context, l *httpapi.Local, every time.Duration) {
+func checkpointLoop(ctx context.Context, l *node.Node, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -243,7 +244,7 @@ func checkpointLoop(ctx context.Context, l *httpapi.Local, every time.Duration) 
 
 // checkpointAll signs a checkpoint of every session whose log grew since
 // its last checkpoint.
-func checkpointAll(ctx context.Context, l *httpapi.Local) {
+func checkpointAll(ctx context.Context, l *node.Node) {
 	rep := l.Replica()
 	for _, s := range rep.Sessions() {
 		var last uint64

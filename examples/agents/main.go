@@ -22,7 +22,7 @@ import (
 
 	"github.com/witan-dev/witan/dag"
 	mb "github.com/witan-dev/witan/memoryblock"
-	"github.com/witan-dev/witan/replica/httpapi"
+	"github.com/witan-dev/witan/replica/node"
 	"github.com/witan-dev/witan/sync"
 )
 
@@ -40,7 +40,7 @@ const space = "field-notes"
 // meets someone) a libp2p sync node.
 type agent struct {
 	name  string
-	local *httpapi.Local
+	local *node.Node
 	node  *sync.Node
 }
 
@@ -49,7 +49,7 @@ func newAgent(ctx context.Context, name string) (*agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := httpapi.OpenLocal(ctx, httpapi.OpenOptions{InMemory: true, NodeKey: key})
+	l, err := node.Open(ctx, node.Options{InMemory: true, NodeKey: key})
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func newAgent(ctx context.Context, name string) (*agent, error) {
 // peers.
 func (a *agent) goOnline(ctx context.Context, peers ...string) error {
 	n, err := sync.NewNode(ctx, a.local, sync.Config{ListenAddrs: []string{"/ip4/127.0.0.1/tcp/0"}, Peers: peers,
-		Spaces: []string{httpapi.MemoryPrefix + space}, Debounce: 20 * time.Millisecond,
+		Spaces: []string{node.MemoryPrefix + space}, Debounce: 20 * time.Millisecond,
 		// Re-announce often: an announcement sent before the gossip mesh
 		// formed is lost, and the next one is what carries it.
 		Interval: time.Second})
@@ -162,7 +162,7 @@ func run(ctx context.Context, w io.Writer) (*outcome, error) {
 	o.Confidence = adaRead.Accepted.Has(mb.Confidence) || boRead.Accepted.Has(mb.Confidence)
 	for _, x := range []struct {
 		who string
-		r   httpapi.BlockRead
+		r   node.BlockRead
 	}{{"ada reads bo's block", adaRead}, {"bo reads ada's block", boRead}} {
 		fmt.Fprintf(w, "%s at level %d (%s): sees %v\n", x.who, x.r.Level, x.r.Band, x.r.Fields)
 		for _, ref := range x.r.Refused {
@@ -180,7 +180,7 @@ func run(ctx context.Context, w io.Writer) (*outcome, error) {
 
 // converge waits until both agents hold the same heads of the space.
 func converge(ctx context.Context, a, b *agent) error {
-	name := httpapi.MemoryPrefix + space
+	name := node.MemoryPrefix + space
 	for {
 		ha, err := a.local.Heads(ctx, name)
 		if err != nil {

@@ -32,6 +32,7 @@ import (
 	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/httpapi"
+	"github.com/witan-dev/witan/replica/node"
 	"github.com/witan-dev/witan/replica/statute"
 	"github.com/witan-dev/witan/sync"
 )
@@ -57,7 +58,7 @@ type laptop struct {
 	name  string
 	key   *dag.Signer
 	dir   string
-	local *httpapi.Local
+	local *node.Node
 	node  *sync.Node
 }
 
@@ -109,7 +110,7 @@ func run(ctx context.Context, w io.Writer, o options) (*outcome, error) {
 			return nil, err
 		}
 		l := &laptop{name: n, key: key, dir: filepath.Join(dir, n)}
-		if l.local, err = httpapi.OpenLocal(ctx, httpapi.OpenOptions{Dir: l.dir, NodeKey: key}); err != nil {
+		if l.local, err = node.Open(ctx, node.Options{Dir: l.dir, NodeKey: key}); err != nil {
 			return nil, err
 		}
 		laps = append(laps, l)
@@ -170,7 +171,7 @@ func run(ctx context.Context, w io.Writer, o options) (*outcome, error) {
 		l.node = n
 	}
 	// The teacher's laptop also serves the HTTP API on loopback.
-	srv, err := httpapi.New(httpapi.Options{Local: teacher.local, Ephemeral: true})
+	srv, err := httpapi.New(httpapi.Options{Node: teacher.local, Ephemeral: true})
 	if err != nil {
 		return nil, err
 	}

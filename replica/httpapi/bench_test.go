@@ -14,19 +14,19 @@ import (
 
 // benchBallots opens a session with a roster of n on node and returns n
 // signed ballots, one per member.
-func benchBallots(b *testing.B, n *node, count int) []ht.Tx {
+func benchBallots(b *testing.B, n *apiNode, count int) []ht.Tx {
 	ballots, _ := benchBallotsWith(b, n, count, ht.Options{Simulation: true})
 	return ballots
 }
 
 // benchBallotsWith is benchBallots for a session made with o; it also
 // returns the MR.
-func benchBallotsWith(b *testing.B, n *node, count int, o ht.Options) ([]ht.Tx, dag.ID) {
+func benchBallotsWith(b *testing.B, n *apiNode, count int, o ht.Options) ([]ht.Tx, dag.ID) {
 	b.Helper()
 	bl := ht.New(o)
 	var last dag.ID
 	ok := func(tx ht.Tx) {
-		if rc, err := n.l.Submit(context.Background(), tx.Bytes, tx.Attach); err != nil || rc.Status != "accepted" {
+		if rc, err := n.node.Submit(context.Background(), tx.Bytes, tx.Attach); err != nil || rc.Status != "accepted" {
 			b.Fatalf("%s: %v %+v", tx.Env.Type, err, rc)
 		}
 		last = tx.ID
@@ -60,7 +60,7 @@ func BenchmarkTallyBy(b *testing.B) {
 	}
 	ballots, mr := benchBallotsWith(b, n, voters, ht.Options{Simulation: true, Districts: table})
 	for _, tx := range ballots {
-		if _, err := n.l.Submit(context.Background(), tx.Bytes, nil); err != nil {
+		if _, err := n.node.Submit(context.Background(), tx.Bytes, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -90,7 +90,7 @@ func BenchmarkSubmitHTTP(b *testing.B) {
 func BenchmarkLogPage(b *testing.B) {
 	n := newNode(b)
 	for _, tx := range benchBallots(b, n, 1000) {
-		if _, err := n.l.Submit(context.Background(), tx.Bytes, nil); err != nil {
+		if _, err := n.node.Submit(context.Background(), tx.Bytes, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -111,7 +111,7 @@ func BenchmarkReviewDiff(b *testing.B) {
 	bl := ht.New(ht.Options{Simulation: true, Sections: 2000})
 	s := &session{b: bl, space: bl.Session.String()}
 	ok := func(tx ht.Tx) {
-		if rc, err := n.l.Submit(context.Background(), tx.Bytes, tx.Attach); err != nil || rc.Status != "accepted" {
+		if rc, err := n.node.Submit(context.Background(), tx.Bytes, tx.Attach); err != nil || rc.Status != "accepted" {
 			b.Fatalf("%s: %v %+v", tx.Env.Type, err, rc)
 		}
 		s.last = tx.ID

@@ -13,6 +13,7 @@ import (
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/memoryblock"
 	"github.com/witan-dev/witan/replica"
+	"github.com/witan-dev/witan/replica/node"
 )
 
 // PutBlockAnswer is POST /memory/{space}/blocks's answer.
@@ -31,7 +32,7 @@ func (s *Server) putBlock(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return blockProblem(err)
 	}
-	id, err := s.l.PutBlock(r.Context(), r.PathValue("space"), blk)
+	id, err := s.n.PutBlock(r.Context(), r.PathValue("space"), blk)
 	if err != nil {
 		return blockProblem(err)
 	}
@@ -60,7 +61,7 @@ func (s *Server) getBlock(w http.ResponseWriter, r *http.Request) error {
 		}
 		level = memoryblock.Level(n)
 	}
-	br, err := s.l.Block(r.Context(), r.PathValue("space"), id, level)
+	br, err := s.n.Block(r.Context(), r.PathValue("space"), id, level)
 	if err != nil {
 		return blockProblem(err)
 	}
@@ -72,7 +73,7 @@ func (s *Server) ancestry(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	h, err := s.l.Ancestry(r.Context(), r.PathValue("space"), id)
+	h, err := s.n.Ancestry(r.Context(), r.PathValue("space"), id)
 	if err != nil {
 		return err
 	}
@@ -86,7 +87,7 @@ func (s *Server) ancestry(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) memorySpaces(w http.ResponseWriter, r *http.Request) error {
-	names, err := s.l.MemorySpaces(r.Context())
+	names, err := s.n.MemorySpaces(r.Context())
 	if err != nil {
 		return err
 	}
@@ -97,11 +98,11 @@ func (s *Server) memorySpaces(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) memoryHeads(w http.ResponseWriter, r *http.Request) error {
-	space, err := MemorySpace(r.PathValue("space"))
+	space, err := node.MemorySpace(r.PathValue("space"))
 	if err != nil {
 		return err
 	}
-	hs, err := s.l.Heads(r.Context(), space)
+	hs, err := s.n.Heads(r.Context(), space)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/house"
+	"github.com/witan-dev/witan/replica/node"
 	"github.com/witan-dev/witan/replica/statute"
 	"github.com/witan-dev/witan/rules"
 )
@@ -165,11 +166,11 @@ func (s *Server) logPage(w http.ResponseWriter, r *http.Request) error {
 	covered := s.checkpointed(space)
 	page := LogPage{sessionLabels: labels, Entries: make([]LogEntry, 0, len(ids)), Finality: replica.FinalAdvisory}
 	for i, id := range ids {
-		e, err := s.l.Get(ctx, id)
+		e, err := s.n.Get(ctx, id)
 		if err != nil {
 			return err
 		}
-		att, err := s.l.Attachments(ctx, e)
+		att, err := s.n.Attachments(ctx, e)
 		if err != nil {
 			return err
 		}
@@ -242,7 +243,7 @@ func (s *Server) object(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if e, err := s.l.Get(ctx, id); err == nil {
+	if e, err := s.n.Get(ctx, id); err == nil {
 		a := ObjectAnswer{ID: id, Kind: "entry", Space: e.Space, Object: e.Data, Finality: replica.Provisional}
 		if f, err := s.rep.Finality(ctx, e.Space, id); err == nil {
 			a.Finality = f
@@ -251,7 +252,7 @@ func (s *Server) object(w http.ResponseWriter, r *http.Request) error {
 	} else if !errors.Is(err, dag.ErrNotFound) {
 		return err
 	}
-	b, err := s.l.Object(ctx, id)
+	b, err := s.n.Object(ctx, id)
 	if errors.Is(err, dag.ErrNotFound) {
 		return s.derivedChange(w, r, id)
 	}
@@ -693,8 +694,8 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) error {
 		return problemf(dag.CodeSchema, "addr is required")
 	}
 	for _, sp := range req.Spaces {
-		if _, err := dag.ParseID(sp); err != nil && !strings.HasPrefix(sp, MemoryPrefix) {
-			return problemf(dag.CodeSchema, "space %q is neither a session id nor %s<name>", sp, MemoryPrefix)
+		if _, err := dag.ParseID(sp); err != nil && !strings.HasPrefix(sp, node.MemoryPrefix) {
+			return problemf(dag.CodeSchema, "space %q is neither a session id nor %s<name>", sp, node.MemoryPrefix)
 		}
 	}
 	res, err := s.o.Peers.Connect(r.Context(), req.Addr, req.Spaces)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
+	"github.com/witan-dev/witan/replica/node"
 )
 
 // Base is the path every 30k endpoint lives under (30k §5).
@@ -78,10 +79,12 @@ type Peers interface {
 	Connect(ctx context.Context, addr string, spaces []string) ([]SyncResult, error)
 }
 
-// Options configure a Server. Local is required; the zero value of every
+// Options configure a Server. Node is required; the zero value of every
 // other field works.
 type Options struct {
-	Local *Local
+	// Node is the node the server is a door to: every write goes to its
+	// one write path, every read to its replica and memory spaces.
+	Node *node.Node
 	// Peers serves /peers; without it GET /peers lists none and POST
 	// /peers is not implemented.
 	Peers Peers
@@ -101,7 +104,7 @@ type Options struct {
 // listens on loopback unless told otherwise).
 type Server struct {
 	o   Options
-	l   *Local
+	n   *node.Node
 	rep *replica.Replica
 	mux *http.ServeMux
 	log *slog.Logger
@@ -114,8 +117,8 @@ var _ http.Handler = (*Server)(nil)
 
 // New returns a server.
 func New(o Options) (*Server, error) {
-	if o.Local == nil {
-		return nil, errors.New("httpapi: Options.Local is required")
+	if o.Node == nil {
+		return nil, errors.New("httpapi: Options.Node is required")
 	}
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
@@ -123,7 +126,7 @@ func New(o Options) (*Server, error) {
 	if o.Implementation.Name == "" {
 		o.Implementation = Implementation{Name: "witan", Version: "devel", Source: "https://github.com/witan-dev/witan"}
 	}
-	s := &Server{o: o, l: o.Local, rep: o.Local.Replica(), mux: http.NewServeMux(), log: o.Logger}
+	s := &Server{o: o, n: o.Node, rep: o.Node.Replica(), mux: http.NewServeMux(), log: o.Logger}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -233,7 +236,7 @@ func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
 		WriteProblem(w, CodeTooLarge, fmt.Sprintf("request body is larger than %d bytes", mbe.Limit))
 	case errors.Is(err, replica.ErrUnknownSpace), errors.Is(err, dag.ErrNotFound):
 		WriteProblem(w, CodeNotFound, err.Error())
-	case errors.Is(err, ErrBadSpaceName):
+	case errors.Is(err, node.ErrBadSpaceName):
 		WriteProblem(w, dag.CodeSchema, err.Error())
 	case dag.CodeOf(err) != "":
 		WriteError(w, err)

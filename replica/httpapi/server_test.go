@@ -19,6 +19,7 @@ import (
 	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/httpapi"
+	"github.com/witan-dev/witan/replica/node"
 	"github.com/witan-dev/witan/replica/statute"
 )
 
@@ -28,36 +29,36 @@ func (c *clock) now() time.Time { return c.t }
 
 // node is a real node on loopback: Badger in memory, the server on an
 // httptest listener (127.0.0.1), and a client.
-type node struct {
-	l   *httpapi.Local
-	srv *httptest.Server
-	c   *httpapi.Client
-	clk *clock
+type apiNode struct {
+	node *node.Node
+	srv  *httptest.Server
+	c    *httpapi.Client
+	clk  *clock
 }
 
-func newNode(t testing.TB) *node {
+func newNode(t testing.TB) *apiNode {
 	t.Helper()
 	key, err := dag.SignerFromSeed(bytes.Repeat([]byte{7}, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
 	clk := &clock{t: time.Date(2026, 9, 21, 0, 0, 0, 0, time.UTC)}
-	l, err := httpapi.OpenLocal(context.Background(), httpapi.OpenOptions{InMemory: true, NodeKey: key, Clock: clk.now})
+	l, err := node.Open(context.Background(), node.Options{InMemory: true, NodeKey: key, Clock: clk.now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := httpapi.New(httpapi.Options{Local: l, MaxBodyBytes: 1 << 20})
+	s, err := httpapi.New(httpapi.Options{Node: l, MaxBodyBytes: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(s)
 	t.Cleanup(func() { srv.Close(); l.Close() })
-	return &node{l: l, srv: srv, c: &httpapi.Client{BaseURL: srv.URL}, clk: clk}
+	return &apiNode{node: l, srv: srv, c: &httpapi.Client{BaseURL: srv.URL}, clk: clk}
 }
 
 // getMap GETs path and checks that the answer is JSON with a finality
 // that an eventual node may emit.
-func (n *node) getMap(t *testing.T, path string, q url.Values) map[string]any {
+func (n *apiNode) getMap(t *testing.T, path string, q url.Values) map[string]any {
 	t.Helper()
 	var m map[string]any
 	if err := n.c.Get(context.Background(), path, q, &m); err != nil {
@@ -71,7 +72,7 @@ func (n *node) getMap(t *testing.T, path string, q url.Values) map[string]any {
 }
 
 // problem does a raw request and checks it is a problem+json with code.
-func (n *node) problem(t *testing.T, method, path, contentType string, body io.Reader, status int, code dag.Code) map[string]any {
+func (n *apiNode) problem(t *testing.T, method, path, contentType string, body io.Reader, status int, code dag.Code) map[string]any {
 	t.Helper()
 	req, err := http.NewRequest(method, n.srv.URL+path, body)
 	if err != nil {
@@ -110,7 +111,7 @@ type session struct {
 	opened dag.ID
 }
 
-func (n *node) submit(t *testing.T, s *session, tx ht.Tx) *replica.Receipt {
+func (n *apiNode) submit(t *testing.T, s *session, tx ht.Tx) *replica.Receipt {
 	t.Helper()
 	rc, err := n.c.Submit(context.Background(), tx.Bytes, tx.Attach)
 	if err != nil {
@@ -123,7 +124,7 @@ func (n *node) submit(t *testing.T, s *session, tx ht.Tx) *replica.Receipt {
 	return rc
 }
 
-func (n *node) newSession(t *testing.T) *session {
+func (n *apiNode) newSession(t *testing.T) *session {
 	t.Helper()
 	b := ht.New(ht.Options{Simulation: true})
 	s := &session{b: b, space: b.Session.String()}
@@ -194,7 +195,7 @@ func TestSessionEndpoints(t *testing.T) {
 	if tal["finality"] != "provisional" || tal["status"] != "open" || tal["simulation"] != true {
 		t.Fatalf("live tally %v", tal)
 	}
-	if _, err := n.l.Replica().Checkpoint(ctx, s.space); err != nil {
+	if _, err := n.node.Replica().Checkpoint(ctx, s.space); err != nil {
 		t.Fatal(err)
 	}
 	n.submit(t, s, s.b.Determine(ht.Member(3), s.mr, ballots, "approved", s.last))
@@ -202,7 +203,7 @@ func TestSessionEndpoints(t *testing.T) {
 		t.Fatalf("determined but not checkpointed: %v", tal)
 	}
 	n.clk.t = n.clk.t.Add(73 * time.Hour)
-	if _, err := n.l.Replica().Checkpoint(ctx, s.space); err != nil {
+	if _, err := n.node.Replica().Checkpoint(ctx, s.space); err != nil {
 		t.Fatal(err)
 	}
 	tal = n.getMap(t, "/merge-requests/"+s.mr.String()+"/tally", nil)
@@ -272,7 +273,7 @@ func TestSessionEndpoints(t *testing.T) {
 	if sess["finality"] != "final_advisory" || sess["simulation"] != true {
 		t.Fatalf("session %v", sess)
 	}
-	_, hash, _ := n.l.Replica().State(ctx, s.space)
+	_, hash, _ := n.node.Replica().State(ctx, s.space)
 	if sess["state_hash"] != hash.String() {
 		t.Fatalf("state hash %v, want %s", sess["state_hash"], hash)
 	}
@@ -352,7 +353,7 @@ func TestSessionEndpoints(t *testing.T) {
 
 	// A second MR onto the merged root: its merge-base is found through
 	// the first MR's merge change.
-	merged, err := n.l.Replica().MR(ctx, s.space, s.mr)
+	merged, err := n.node.Replica().MR(ctx, s.space, s.mr)
 	if err != nil || merged.Merge == nil {
 		t.Fatalf("merge change: %v", err)
 	}
@@ -549,7 +550,7 @@ func TestRefs(t *testing.T) {
 	n := newNode(t)
 	s := n.newSession(t)
 	ctx := context.Background()
-	e, err := n.l.Get(ctx, s.opened) // the mr.open: refers to changes, but its body names no object
+	e, err := n.node.Get(ctx, s.opened) // the mr.open: refers to changes, but its body names no object
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -570,12 +571,12 @@ func TestRefs(t *testing.T) {
 			}
 		}
 	}
-	ids, err := n.l.Refs(ctx, e)
+	ids, err := n.node.Refs(ctx, e)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range ids {
-		if _, err := n.l.Object(ctx, id); err != nil {
+		if _, err := n.node.Object(ctx, id); err != nil {
 			t.Fatalf("ref %s is not an object: %v", id, err)
 		}
 	}

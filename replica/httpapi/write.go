@@ -59,7 +59,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) error {
 		}
 		atts = append(atts, c)
 	}
-	rc, err := s.l.Submit(r.Context(), tx.Envelope, atts)
+	rc, err := s.n.Submit(r.Context(), tx.Envelope, atts)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package httpapi_test
+package node_test
 
 import (
 	"context"
@@ -11,15 +11,15 @@ import (
 )
 
 // The replica keeps its checkpoints in node-local spaces of the store;
-// Local, which sync reads, neither lists nor serves them.
-func TestLocalHidesNodeLocalSpaces(t *testing.T) {
+// the node, which sync reads, neither lists nor serves them.
+func TestNodeHidesNodeLocalSpaces(t *testing.T) {
 	ctx := context.Background()
-	n := newNode(t)
-	s := n.newSession(t)
-	if _, err := n.l.Replica().Checkpoint(ctx, s.space); err != nil {
+	n := openNode(t)
+	space := newSession(t, n)
+	if _, err := n.Replica().Checkpoint(ctx, space); err != nil {
 		t.Fatal(err)
 	}
-	all, err := n.l.Store().Spaces(ctx)
+	all, err := n.Store().Spaces(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,28 +32,28 @@ func TestLocalHidesNodeLocalSpaces(t *testing.T) {
 	if len(local) == 0 {
 		t.Fatalf("the store holds no node-local space after a checkpoint: %v", all)
 	}
-	offered, err := n.l.Spaces(ctx)
+	offered, err := n.Spaces(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(offered, s.space) {
-		t.Fatalf("Spaces %v lacks the session %s", offered, s.space)
+	if !slices.Contains(offered, space) {
+		t.Fatalf("Spaces %v lacks the session %s", offered, space)
 	}
 	for _, name := range local {
 		if slices.Contains(offered, name) {
 			t.Errorf("Spaces offers node-local %s", name)
 		}
-		stored, err := n.l.Store().Heads(ctx, name)
+		stored, err := n.Store().Heads(ctx, name)
 		if err != nil || len(stored) == 0 {
 			t.Fatalf("store heads of %s: %v %v", name, stored, err)
 		}
-		if h, _ := n.l.Heads(ctx, name); len(h) != 0 {
+		if h, _ := n.Heads(ctx, name); len(h) != 0 {
 			t.Errorf("Heads(%s) = %v", name, h)
 		}
-		if lg, _ := n.l.Log(ctx, name, 0, 0); len(lg) != 0 {
+		if lg, _ := n.Log(ctx, name, 0, 0); len(lg) != 0 {
 			t.Errorf("Log(%s) = %v", name, lg)
 		}
-		if _, err := n.l.Get(ctx, stored[0]); !errors.Is(err, dag.ErrNotFound) {
+		if _, err := n.Get(ctx, stored[0]); !errors.Is(err, dag.ErrNotFound) {
 			t.Errorf("Get of node-local entry %s: %v, want ErrNotFound", stored[0], err)
 		}
 	}

@@ -1,4 +1,4 @@
-package httpapi_test
+package node_test
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/witan-dev/witan/dag"
 	mb "github.com/witan-dev/witan/memoryblock"
-	"github.com/witan-dev/witan/replica/httpapi"
+	"github.com/witan-dev/witan/replica/node"
 	"github.com/witan-dev/witan/sync"
 )
 
@@ -21,8 +21,8 @@ func TestPeerBlockWaitsForLineage(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	key, _ := dag.SignerFromSeed(bytes.Repeat([]byte{3}, 32))
-	open := func() *httpapi.Local {
-		l, err := httpapi.OpenLocal(ctx, httpapi.OpenOptions{Dir: dir, NodeKey: key})
+	open := func() *node.Node {
+		l, err := node.Open(ctx, node.Options{Dir: dir, NodeKey: key})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -31,7 +31,7 @@ func TestPeerBlockWaitsForLineage(t *testing.T) {
 	root := mb.Block{Origin: mb.MustText("agent:ada"), Subject: mb.MustText("tide"), Body: mb.MustText("high water 06:10"),
 		Lineage: mb.MustParents()}.Seal()
 	child := mb.Block{Subject: mb.MustText("tide"), Body: mb.MustText("confirmed"), Lineage: mb.MustParents(root.ID())}.Seal()
-	space, err := httpapi.MemorySpace("harbour")
+	space, err := node.MemorySpace("harbour")
 	if err != nil {
 		t.Fatal(err)
 	}

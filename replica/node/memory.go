@@ -1,4 +1,4 @@
-package httpapi
+package node
 
 // This file is the node's memory spaces: CAT7 blocks kept as DAG entries of
 // a space named MemoryPrefix+name, parents = lineage. A block whose lineage
@@ -7,8 +7,9 @@ package httpapi
 // pending in the store (durable, outside the space's DAG) while sync asks
 // for the missing ancestors by id (Store.Missing), and every reader is
 // refused it with BLOCK_MISSING_PARENT until they arrive, when the store
-// applies it. Memory spaces are not part of the replica yet; they live
-// here until the replica grows them (docs/deviations.md, "## node").
+// applies it. Memory spaces are not part of the replica: the
+// node keeps them beside the sessions, in the same store
+// (docs/deviations.md, "## node").
 
 import (
 	"context"
@@ -26,7 +27,7 @@ const MaxMemorySpaceName = 128
 
 // ErrBadSpaceName is returned for a memory space name that is empty, too
 // long, or holds characters other than letters, digits, '-', '_' and '.'.
-var ErrBadSpaceName = errors.New("httpapi: bad memory space name")
+var ErrBadSpaceName = errors.New("node: bad memory space name")
 
 // MemorySpace returns the store space of memory space name.
 func MemorySpace(name string) (string, error) {
@@ -84,24 +85,24 @@ func (s storeSource) Block(id dag.ID) (memoryblock.Block, bool) {
 // *memoryblock.Error with the refusal's code. Authority does not enter
 // here: a space keeps whole blocks, and each reader sees the partition its
 // own level accepts (Block). Putting a held block again is a no-op.
-func (l *Local) PutBlock(ctx context.Context, name string, b memoryblock.Block) (dag.ID, error) {
+func (n *Node) PutBlock(ctx context.Context, name string, b memoryblock.Block) (dag.ID, error) {
 	space, err := MemorySpace(name)
 	if err != nil {
 		return dag.ID{}, err
 	}
-	l.memMu.Lock()
-	defer l.memMu.Unlock()
+	n.memMu.Lock()
+	defer n.memMu.Unlock()
 	// Level 0 is enough to judge the block as a whole: the hash and the
 	// lineage do not depend on the level.
-	res := memoryblock.AcceptBlock(b, 0, storeKnown{ctx: ctx, store: l.store, space: space})
+	res := memoryblock.AcceptBlock(b, 0, storeKnown{ctx: ctx, store: n.store, space: space})
 	if res.Accepted == nil {
 		return dag.ID{}, res.Err()
 	}
 	e := b.Entry(space)
-	if _, err := l.store.Put(ctx, dag.Batch{Entries: []dag.Entry{e}}); err != nil {
+	if _, err := n.store.Put(ctx, dag.Batch{Entries: []dag.Entry{e}}); err != nil {
 		return dag.ID{}, err
 	}
-	l.notify(space)
+	n.notify(space)
 	return e.ID, nil
 }
 
@@ -121,17 +122,17 @@ type BlockRead struct {
 // Block reads block id of memory space name at authority level: only the
 // fields that level accepts. A block the space does not hold is
 // dag.ErrNotFound.
-func (l *Local) Block(ctx context.Context, name string, id dag.ID, level memoryblock.Level) (BlockRead, error) {
+func (n *Node) Block(ctx context.Context, name string, id dag.ID, level memoryblock.Level) (BlockRead, error) {
 	space, err := MemorySpace(name)
 	if err != nil {
 		return BlockRead{}, err
 	}
-	b, ok := storeSource{ctx: ctx, store: l.store, space: space}.Block(id)
+	b, ok := storeSource{ctx: ctx, store: n.store, space: space}.Block(id)
 	if !ok {
-		if err := l.heldPending(ctx, space, id); err != nil {
+		if err := n.heldPending(ctx, space, id); err != nil {
 			return BlockRead{}, err
 		}
-		return BlockRead{}, fmt.Errorf("httpapi: block %s in %s: %w", id, name, dag.ErrNotFound)
+		return BlockRead{}, fmt.Errorf("node: block %s in %s: %w", id, name, dag.ErrNotFound)
 	}
 	p := memoryblock.AcceptWithAuthority(b, level)
 	refused := p.Refused
@@ -144,12 +145,12 @@ func (l *Local) Block(ctx context.Context, name string, id dag.ID, level memoryb
 
 // heldPending returns the refusal of a block the store holds pending in
 // space: its lineage has not been produced, so no reader may see it.
-func (l *Local) heldPending(ctx context.Context, space string, id dag.ID) error {
-	st, err := l.store.Has(ctx, id)
+func (n *Node) heldPending(ctx context.Context, space string, id dag.ID) error {
+	st, err := n.store.Has(ctx, id)
 	if err != nil || st != dag.Pending {
 		return err
 	}
-	missing, err := l.store.Missing(ctx, space)
+	missing, err := n.store.Missing(ctx, space)
 	if err != nil {
 		return err
 	}
@@ -158,28 +159,28 @@ func (l *Local) heldPending(ctx context.Context, space string, id dag.ID) error 
 }
 
 // Ancestry walks block id's lineage in memory space name.
-func (l *Local) Ancestry(ctx context.Context, name string, id dag.ID) (memoryblock.History, error) {
+func (n *Node) Ancestry(ctx context.Context, name string, id dag.ID) (memoryblock.History, error) {
 	space, err := MemorySpace(name)
 	if err != nil {
 		return memoryblock.History{}, err
 	}
-	src := storeSource{ctx: ctx, store: l.store, space: space}
+	src := storeSource{ctx: ctx, store: n.store, space: space}
 	if _, ok := src.Block(id); !ok {
-		return memoryblock.History{}, fmt.Errorf("httpapi: block %s in %s: %w", id, name, dag.ErrNotFound)
+		return memoryblock.History{}, fmt.Errorf("node: block %s in %s: %w", id, name, dag.ErrNotFound)
 	}
 	return memoryblock.Ancestry(id, src), nil
 }
 
 // MemorySpaces returns the names of the memory spaces the store holds.
-func (l *Local) MemorySpaces(ctx context.Context) ([]string, error) {
-	all, err := l.store.Spaces(ctx)
+func (n *Node) MemorySpaces(ctx context.Context) ([]string, error) {
+	all, err := n.store.Spaces(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, s := range all {
-		if n, ok := strings.CutPrefix(s, MemoryPrefix); ok {
-			out = append(out, n)
+		if name, ok := strings.CutPrefix(s, MemoryPrefix); ok {
+			out = append(out, name)
 		}
 	}
 	return out, nil
@@ -188,20 +189,20 @@ func (l *Local) MemorySpaces(ctx context.Context) ([]string, error) {
 // ingestBlocks takes memory blocks from a peer: each must verify and have
 // its lineage held (or earlier in the same items); the valid ones are put
 // in one batch.
-func (l *Local) ingestBlocks(ctx context.Context, space string, items []sync.Item) (sync.IngestResult, error) {
+func (n *Node) ingestBlocks(ctx context.Context, space string, items []sync.Item) (sync.IngestResult, error) {
 	res := sync.IngestResult{Items: make([]sync.ItemResult, len(items))}
-	l.memMu.Lock()
-	defer l.memMu.Unlock()
-	known := storeKnown{ctx: ctx, store: l.store, space: space, extra: map[dag.ID]bool{}}
+	n.memMu.Lock()
+	defer n.memMu.Unlock()
+	known := storeKnown{ctx: ctx, store: n.store, space: space, extra: map[dag.ID]bool{}}
 	var batch dag.Batch
 	for i, it := range items {
 		b, err := memoryblock.DecodeCanonical(it.Data)
 		if err != nil {
 			id := dag.Sum(it.Data)
 			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Quarantined, Code: dag.Code(memoryblock.CodeOf(err)), Reason: err.Error()}
-			l.mu.Lock()
-			l.memQuar[id] = dag.Code(memoryblock.CodeOf(err))
-			l.mu.Unlock()
+			n.mu.Lock()
+			n.memQuar[id] = dag.Code(memoryblock.CodeOf(err))
+			n.mu.Unlock()
 			continue
 		}
 		id := b.ID()
@@ -209,7 +210,7 @@ func (l *Local) ingestBlocks(ctx context.Context, space string, items []sync.Ite
 			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate}
 			continue
 		}
-		if st, err := l.store.Has(ctx, id); err != nil {
+		if st, err := n.store.Has(ctx, id); err != nil {
 			return res, err
 		} else if st == dag.Pending {
 			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Pending}
@@ -226,9 +227,9 @@ func (l *Local) ingestBlocks(ctx context.Context, space string, items []sync.Ite
 				continue
 			}
 			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Quarantined, Code: dag.Code(code), Reason: r.Err().Error()}
-			l.mu.Lock()
-			l.memQuar[id] = dag.Code(code)
-			l.mu.Unlock()
+			n.mu.Lock()
+			n.memQuar[id] = dag.Code(code)
+			n.mu.Unlock()
 			continue
 		}
 		batch.Entries = append(batch.Entries, b.Entry(space))
@@ -238,9 +239,9 @@ func (l *Local) ingestBlocks(ctx context.Context, space string, items []sync.Ite
 	if len(batch.Entries) == 0 {
 		return res, nil
 	}
-	if _, err := l.store.Put(ctx, batch); err != nil {
+	if _, err := n.store.Put(ctx, batch); err != nil {
 		return res, err
 	}
-	l.notify(space)
+	n.notify(space)
 	return res, nil
 }

@@ -1,0 +1,26 @@
+// Package node is a witan node as a library: one store, the replica's 30k
+// sessions on it, the memory spaces of CAT7 blocks beside them, and the one
+// write path through which every change enters (Submit for a client's
+// envelope, Ingest for what a peer sends, PutBlock for a memory block), so
+// that subscribers (sync, an embedder) hear of every change.
+//
+// A Node is the sync.Local a sync.Node runs on, and the thing the HTTP API
+// (replica/httpapi) is a door to. It sits above both replica and sync,
+// which do not import each other; httpapi and cmd/witan sit above it
+// (docs/architecture.md, "The node").
+//
+// # The caller's duties
+//
+//  1. Open with exactly one of Options.Store (yours to close, after the
+//     node), Dir (a Badger directory) or InMemory; a node that keeps its
+//     entries needs its NodeKey (witan up keeps one beside its data).
+//     Open derives every stored session from genesis.
+//  2. Write only through the node (Submit, Ingest, PutBlock), never to its
+//     replica or store directly, or subscribers will not hear of it. Keep
+//     a Submit's signed Receipt: a signed rejection is evidence.
+//  3. Call Replica().Checkpoint now and then: finality moves only with
+//     checkpoints.
+//  4. Close the node once nothing uses it.
+//
+// A Node is safe for concurrent use.
+package node

@@ -1,0 +1,513 @@
+package node
+
+// This file is the Node: its Options, Open and Close, and the one write
+// path. Client submissions (Submit), peer entries from sync (Ingest) and
+// memory blocks (PutBlock, memory.go) all go through it, so that sync's
+// Subscribe sees every change, memory spaces live beside sessions in one
+// store, and sync gets the sync.Local it needs.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	gosync "sync"
+	"time"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/dag/badgerstore"
+	"github.com/witan-dev/witan/replica"
+	"github.com/witan-dev/witan/replica/statute"
+	"github.com/witan-dev/witan/sync"
+)
+
+// MemoryPrefix starts the name of every memory space in the store, so a
+// memory space can never be mistaken for a session (whose name is its
+// session id, "sha256:…").
+const MemoryPrefix = "mem:"
+
+// MaxRefObjects bounds the objects that travel with one entry.
+const MaxRefObjects = sync.MaxItemObjects
+
+// DefaultPendingCache is Options.PendingCache's default (the replica's).
+const DefaultPendingCache = replica.DefaultPendingCache
+
+// Options configure Open. Exactly one of Store, Dir and InMemory says where
+// the entries live; the zero value of every other field works.
+type Options struct {
+	// Store is a store the caller opened and closes, after the node.
+	Store dag.Store
+	// Dir is the directory of a Badger store the node opens and closes.
+	Dir string
+	// InMemory keeps everything in a Badger store in memory (tests,
+	// examples, benchmarks): nothing outlives Close.
+	InMemory bool
+
+	// NodeKey signs receipts and checkpoints: the node's identity in 30k
+	// terms, distinct from any member key and from the libp2p peer key.
+	// Nil generates a fresh key, which only an InMemory node may do: a
+	// node that keeps its entries must keep its key (witan up stores one
+	// beside its data).
+	NodeKey *dag.Signer
+	// Clock gives checkpoint times; time.Now when nil. It is read only
+	// when a checkpoint is made, never when state is derived.
+	Clock func() time.Time
+	// Logger receives rare operational events; discarded when nil.
+	Logger *slog.Logger
+	// PendingCache bounds, in bytes of envelope, the verified entries the
+	// replica keeps in memory while they wait for a parent
+	// (replica.Options.PendingCache). Zero means DefaultPendingCache;
+	// negative keeps nothing.
+	PendingCache int
+}
+
+// validate reports the first thing wrong with o.
+func (o Options) validate() error {
+	n := 0
+	if o.Store != nil {
+		n++
+	}
+	if o.Dir != "" {
+		n++
+	}
+	if o.InMemory {
+		n++
+	}
+	if n != 1 {
+		return fmt.Errorf("node: set exactly one of Options.Store, Dir and InMemory (%d set)", n)
+	}
+	if o.NodeKey == nil && !o.InMemory {
+		return errors.New("node: Options.NodeKey is required unless InMemory (a node that keeps its entries must keep its key)")
+	}
+	return nil
+}
+
+// withDefaults fills the zero fields of a validated o.
+func (o Options) withDefaults() (Options, error) {
+	if o.NodeKey == nil {
+		k, err := dag.GenerateSigner(nil)
+		if err != nil {
+			return o, fmt.Errorf("node: generate node key: %w", err)
+		}
+		o.NodeKey = k
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.PendingCache == 0 {
+		o.PendingCache = DefaultPendingCache
+	}
+	return o, nil
+}
+
+// Node is one witan node over one store: the replica's 30k sessions, the
+// memory spaces of CAT7 blocks, and the notifications sync needs. It is
+// the sync.Local a sync.Node runs on. It is safe for concurrent use.
+type Node struct {
+	rep   *replica.Replica
+	store dag.Store
+
+	mu   gosync.Mutex
+	subs map[int]func(string)
+	next int
+	// memQuar remembers memory blocks refused for good (bad hash,
+	// malformed); a block refused for a missing parent is not remembered,
+	// so it can come again with its ancestors.
+	memQuar   map[dag.ID]dag.Code
+	ownsStore bool
+	closeOnce gosync.Once
+	closeErr  error
+	memMu     gosync.Mutex // serialises memory-space writes (lineage check, then put)
+}
+
+var _ sync.Local = (*Node)(nil)
+
+// Open opens a node: the store (unless Options.Store gives one), the
+// replica on it, which derives every stored session from genesis, and the
+// memory spaces beside them. Close closes what Open opened.
+func Open(ctx context.Context, o Options) (*Node, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	st, owns := o.Store, false
+	if st == nil {
+		bs, err := badgerstore.Open(o.Dir, badgerstore.Options{InMemory: o.InMemory})
+		if err != nil {
+			return nil, fmt.Errorf("node: open store: %w", err)
+		}
+		st, owns = bs, true
+	}
+	rep, err := replica.Open(ctx, replica.Options{Store: st, NodeKey: o.NodeKey, Clock: o.Clock, Logger: o.Logger,
+		PendingCache: o.PendingCache})
+	if err != nil {
+		if owns {
+			st.Close()
+		}
+		return nil, err
+	}
+	return &Node{rep: rep, store: st, ownsStore: owns, subs: map[int]func(string){}, memQuar: map[dag.ID]dag.Code{}}, nil
+}
+
+// Close closes the replica, and then the store if Open opened it (once;
+// later calls return the first result). A store given in Options.Store is
+// the caller's to close, after the node.
+func (n *Node) Close() error {
+	n.closeOnce.Do(func() {
+		n.closeErr = n.rep.Close()
+		if n.ownsStore {
+			n.closeErr = errors.Join(n.closeErr, n.store.Close())
+		}
+	})
+	return n.closeErr
+}
+
+// Replica returns the replica.
+func (n *Node) Replica() *replica.Replica { return n.rep }
+
+// Store returns the store.
+func (n *Node) Store() dag.Store { return n.store }
+
+// Get implements dag.Getter.
+func (n *Node) Get(ctx context.Context, id dag.ID) (dag.Entry, error) {
+	e, err := n.store.Get(ctx, id)
+	if err == nil && replica.IsLocalSpace(e.Space) {
+		return dag.Entry{}, fmt.Errorf("node: entry %s: %w", id, dag.ErrNotFound)
+	}
+	return e, err
+}
+
+// Has implements dag.Haser.
+func (n *Node) Has(ctx context.Context, id dag.ID) (dag.Status, error) { return n.store.Has(ctx, id) }
+
+// Object implements dag.ObjectGetter.
+func (n *Node) Object(ctx context.Context, id dag.ID) ([]byte, error) {
+	return n.store.Object(ctx, id)
+}
+
+// Parents implements dag.Index.
+func (n *Node) Parents(ctx context.Context, id dag.ID) ([]dag.ID, error) {
+	return n.store.Parents(ctx, id)
+}
+
+// Children implements dag.Index.
+func (n *Node) Children(ctx context.Context, id dag.ID) ([]dag.ID, error) {
+	return n.store.Children(ctx, id)
+}
+
+// Heads implements dag.Index.
+func (n *Node) Heads(ctx context.Context, space string) ([]dag.ID, error) {
+	if replica.IsLocalSpace(space) {
+		return nil, nil
+	}
+	return n.store.Heads(ctx, space)
+}
+
+// Position implements dag.Index.
+func (n *Node) Position(ctx context.Context, id dag.ID) (uint64, error) {
+	return n.store.Position(ctx, id)
+}
+
+// Log implements dag.Index.
+func (n *Node) Log(ctx context.Context, space string, after uint64, limit int) ([]dag.ID, error) {
+	if replica.IsLocalSpace(space) {
+		return []dag.ID{}, nil
+	}
+	return n.store.Log(ctx, space, after, limit)
+}
+
+// Pending implements dag.Index.
+func (n *Node) Pending(ctx context.Context, space string) ([]dag.ID, error) {
+	if replica.IsLocalSpace(space) {
+		return nil, nil
+	}
+	return n.store.Pending(ctx, space)
+}
+
+// Missing implements dag.Index.
+func (n *Node) Missing(ctx context.Context, space string) ([]dag.ID, error) {
+	if replica.IsLocalSpace(space) {
+		return nil, nil
+	}
+	return n.store.Missing(ctx, space)
+}
+
+// Quarantine implements dag.Index.
+func (n *Node) Quarantine(ctx context.Context, space string) ([]dag.Rejection, error) {
+	if replica.IsLocalSpace(space) {
+		return nil, nil
+	}
+	return n.store.Quarantine(ctx, space)
+}
+
+// Spaces implements dag.Index. The replica's node-local spaces
+// (replica.IsLocalSpace: its checkpoints and held entries) are its own
+// bookkeeping: the node never lists or serves them to peers.
+func (n *Node) Spaces(ctx context.Context) ([]string, error) {
+	all, err := n.store.Spaces(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, name := range all {
+		if !replica.IsLocalSpace(name) {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
+// Refs implements sync.Local: the objects an envelope's body names, found
+// by following every "sha256:…" string of the body, and of each object
+// reached, that the store holds as an object (a change, its snapshot's
+// nodes, a branch or group object). A memory block refers to none.
+//
+// This is schema-blind on purpose: it cannot miss an object a future body
+// type adds. The one thing it knows is a change: it sends the change and
+// the nodes its result adds to its base, not the base snapshot or the
+// parent changes, which came with earlier entries. MaxRefObjects (sync's
+// wire limit per item) bounds it.
+func (n *Node) Refs(ctx context.Context, e dag.Entry) ([]dag.ID, error) {
+	if strings.HasPrefix(e.Space, MemoryPrefix) {
+		return nil, nil
+	}
+	env, _, _, err := dag.DecodeEnvelope(e.Data)
+	if err != nil {
+		return nil, err
+	}
+	return n.refs(ctx, env.Body)
+}
+
+func (n *Node) refs(ctx context.Context, body []byte) ([]dag.ID, error) {
+	var out []dag.ID
+	seen := map[dag.ID]bool{}
+	queue := idsIn(body)
+	for len(queue) > 0 && len(out) < MaxRefObjects {
+		id := queue[0]
+		queue = queue[1:]
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		data, err := n.store.Object(ctx, id)
+		if errors.Is(err, dag.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+		// A change needs only the nodes its result adds to its base: the
+		// base snapshot, and the parent changes, came with earlier entries
+		// (or are derived by every replica, for merges).
+		if c, _, _, err := statute.DecodeChange(data); err == nil {
+			if err := n.markTree(ctx, c.Base, seen); err != nil {
+				return nil, err
+			}
+			queue = append(queue, c.Result)
+			continue
+		}
+		queue = append(queue, idsIn(data)...)
+	}
+	return out, nil
+}
+
+// maxMarked bounds the nodes markTree visits.
+const maxMarked = 1 << 20
+
+// markTree marks the stored node objects of the snapshot root as seen.
+func (n *Node) markTree(ctx context.Context, root dag.ID, seen map[dag.ID]bool) error {
+	queue := []dag.ID{root}
+	for k := 0; len(queue) > 0 && k < maxMarked; k++ {
+		id := queue[0]
+		queue = queue[1:]
+		if seen[id] {
+			continue
+		}
+		data, err := n.store.Object(ctx, id)
+		if errors.Is(err, dag.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		seen[id] = true
+		queue = append(queue, idsIn(data)...)
+	}
+	return nil
+}
+
+// idsIn returns every "sha256:<64 hex>" string in canonical JSON b, in
+// order of appearance.
+func idsIn(b []byte) []dag.ID {
+	var out []dag.ID
+	s := string(b)
+	for {
+		i := strings.Index(s, `"`+dag.Prefix)
+		if i < 0 {
+			return out
+		}
+		s = s[i+1:]
+		j := strings.IndexByte(s, '"')
+		if j < 0 {
+			return out
+		}
+		if id, err := dag.ParseID(s[:j]); err == nil {
+			out = append(out, id)
+		}
+		s = s[j+1:]
+	}
+}
+
+// Attachments returns the objects an entry of a session refers to, as
+// they travel in POST /transactions and GET /log.
+func (n *Node) Attachments(ctx context.Context, e dag.Entry) ([][]byte, error) {
+	ids, err := n.Refs(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]byte, 0, len(ids))
+	for _, id := range ids {
+		b, err := n.store.Object(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// Quarantined implements sync.Local.
+func (n *Node) Quarantined(ctx context.Context, id dag.ID) (dag.Code, bool, error) {
+	n.mu.Lock()
+	c, ok := n.memQuar[id]
+	n.mu.Unlock()
+	if ok {
+		return c, true, nil
+	}
+	for _, s := range n.rep.Sessions() {
+		for _, q := range n.rep.Quarantine(s) {
+			if q.ID == id {
+				return q.Code, true, nil
+			}
+		}
+	}
+	return "", false, nil
+}
+
+// Subscribe implements sync.Local.
+func (n *Node) Subscribe(fn func(space string)) (cancel func()) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	id := n.next
+	n.next++
+	n.subs[id] = fn
+	return func() {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		delete(n.subs, id)
+	}
+}
+
+func (n *Node) notify(space string) {
+	n.mu.Lock()
+	fns := make([]func(string), 0, len(n.subs))
+	ids := make([]int, 0, len(n.subs))
+	for id := range n.subs {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		fns = append(fns, n.subs[id])
+	}
+	n.mu.Unlock()
+	for _, fn := range fns {
+		fn(space)
+	}
+}
+
+// Submit hands a client's envelope to the replica and returns its signed
+// receipt (POST /transactions).
+func (n *Node) Submit(ctx context.Context, envelope []byte, attachments [][]byte) (*replica.Receipt, error) {
+	rc, err := n.rep.Submit(ctx, envelope, attachments)
+	if err != nil {
+		return nil, err
+	}
+	if rc.Status == "accepted" {
+		if env, _, _, err := dag.DecodeEnvelope(envelope); err == nil {
+			n.notify(env.Session.String())
+		}
+	}
+	return rc, nil
+}
+
+// Ingest implements sync.Local: session entries go to the replica, memory
+// blocks to their memory space.
+func (n *Node) Ingest(ctx context.Context, space string, items []sync.Item) (sync.IngestResult, error) {
+	if strings.HasPrefix(space, MemoryPrefix) {
+		return n.ingestBlocks(ctx, space, items)
+	}
+	res := sync.IngestResult{Items: make([]sync.ItemResult, len(items))}
+	subs := make([]replica.Submission, 0, len(items))
+	idx := make([]int, 0, len(items))
+	for i, it := range items {
+		env, _, id, err := dag.DecodeEnvelope(it.Data)
+		if err != nil {
+			res.Items[i] = sync.ItemResult{ID: dag.Sum(it.Data), Outcome: sync.Quarantined, Code: dag.CodeOf(err), Reason: err.Error()}
+			continue
+		}
+		if env.Session.String() != space {
+			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Quarantined, Code: dag.CodeSchema,
+				Reason: fmt.Sprintf("entry of session %s sent for space %s", env.Session, space)}
+			continue
+		}
+		if st, err := n.store.Has(ctx, id); err != nil {
+			return res, err
+		} else if st == dag.Applied {
+			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate}
+			continue
+		}
+		if c, q, _ := n.Quarantined(ctx, id); q {
+			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate, Code: c}
+			continue
+		}
+		sub := replica.Submission{Envelope: it.Data}
+		for _, o := range it.Objects {
+			sub.Attachments = append(sub.Attachments, o.Data)
+		}
+		subs = append(subs, sub)
+		idx = append(idx, i)
+	}
+	if len(subs) == 0 {
+		return res, nil
+	}
+	outs, err := n.rep.Ingest(ctx, subs)
+	if err != nil {
+		return res, err
+	}
+	applied := false
+	for k, o := range outs {
+		r := sync.ItemResult{ID: o.Tx, Code: o.Code, Reason: o.Detail}
+		switch o.Status {
+		case replica.Accepted:
+			r.Outcome, applied = sync.Accepted, true
+		case replica.Pending:
+			r.Outcome = sync.Pending
+		default:
+			r.Outcome = sync.Quarantined
+		}
+		res.Items[idx[k]] = r
+	}
+	if applied {
+		n.notify(space)
+	}
+	return res, nil
+}
