@@ -80,6 +80,9 @@ type Review struct {
 	// fact sheet's reverts (D41); nil when the MR does not target the
 	// root.
 	History statute.Prior
+	// Formalizations are the session's accepted formalizations (D28), for
+	// the fact sheet's anchor_drift (opinions.go).
+	Formalizations []statute.Formalization
 }
 
 // Diff returns the structural diff of the review (nil when the ops do not
@@ -91,7 +94,7 @@ func (rv *Review) Checks() *statute.Checks { return statute.RunChecks(rv.Review,
 
 // Facts computes the fact sheet of 30k §6 item 6, labelled with finality.
 func (rv *Review) Facts(finality Finality) (*statute.FactSheet, error) {
-	return statute.Facts(rv.Review, rv.Env, statute.FactInputs{History: rv.History, Finality: string(finality)})
+	return statute.Facts(rv.Review, rv.Env, statute.FactInputs{History: rv.History, Formalizations: rv.Formalizations, Finality: string(finality)})
 }
 
 // Review returns merge MR mr's review. An unknown MR wraps
@@ -128,6 +131,7 @@ func (r *Replica) Review(ctx context.Context, spaceName string, mr dag.ID) (*Rev
 	if body.Target.Branch == house.RootBranch {
 		rv.History = rootHistory(sp.h, body.Target.Head)
 	}
+	rv.Formalizations = sp.h.Formalizations()
 	return rv, nil
 }
 

@@ -13,6 +13,7 @@ package house
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica/opinion"
@@ -34,7 +35,8 @@ type opinionState struct {
 	replies    map[dag.ID][]int32 // replies_to → records
 	correcting map[dag.ID][]int32 // corrects → records
 	stakes     map[stakeKey]int32 // a member's latest stakes on a subject
-	formal     []int32            // records with a formalization
+	stakers    map[dag.ID][]dag.Key
+	formal     []int32 // records with a formalization
 	// snaps maps a change (a branch head) to the snapshots of its
 	// ancestry, computed once per head.
 	snaps map[dag.ID]map[dag.ID]dag.ID
@@ -239,6 +241,7 @@ func (v *admission) commitOpinion(ei int32) {
 		ops.replies = map[dag.ID][]int32{}
 		ops.correcting = map[dag.ID][]int32{}
 		ops.stakes = map[stakeKey]int32{}
+		ops.stakers = map[dag.ID][]dag.Key{}
 	}
 	ri := int32(len(ops.recs))
 	rec := opinionRec{ent: ei, id: v.id, author: v.env.Author, ts: parseTS(v.env.TS), member: v.opnMember,
@@ -257,7 +260,11 @@ func (v *admission) commitOpinion(ei int32) {
 	if v.opnMember && o.Disclosure != nil {
 		for _, s := range o.Disclosure.Stakes {
 			k := stakeKey{v.env.Author, s.Subject}
-			if old, ok := ops.stakes[k]; !ok || later(&ops.recs[ri], &ops.recs[old]) {
+			old, ok := ops.stakes[k]
+			if !ok {
+				ops.stakers[s.Subject] = append(ops.stakers[s.Subject], v.env.Author)
+			}
+			if !ok || later(&ops.recs[ri], &ops.recs[old]) {
 				ops.stakes[k] = ri
 			}
 		}
@@ -434,6 +441,14 @@ func (h *House) Stakes(member dag.Key, subject dag.ID) ([]opinion.Stake, dag.ID,
 	return out, rec.id, true
 }
 
+// Stakers returns the members who declared stakes on subject in an
+// opinion, sorted.
+func (h *House) Stakers(subject dag.ID) []dag.Key {
+	out := slices.Clone(h.ops.stakers[subject])
+	slices.SortFunc(out, func(a, b dag.Key) int { return strings.Compare(a.String(), b.String()) })
+	return slices.Compact(out)
+}
+
 // Formalizations returns every accepted formalization with the nids its
 // anchors point at, for the fact sheet's anchor_drift.
 func (h *House) Formalizations() []statute.Formalization {
@@ -528,3 +543,9 @@ func (f recordFacts) Node(asOf dag.ID, nid string) (string, string, bool, bool) 
 
 var _ opinion.Facts = recordFacts{}
 var _ opinion.Record = pastRecord{}
+
+// BallotOf returns member's standing on MR mr as the record has it now
+// (D22's ballot_choice; the /tally's stakes rows).
+func (h *House) BallotOf(member dag.Key, mr dag.ID) opinion.BallotStanding {
+	return recordFacts{h, h.global()}.Ballot(member, mr)
+}

@@ -95,6 +95,9 @@ type Options struct {
 	Ephemeral bool
 	// MaxBodyBytes bounds a request body (DefaultMaxBodyBytes).
 	MaxBodyBytes int64
+	// OpinionRateLimit limits the opinions accepted per signing key from
+	// HTTP clients (opinions.go); the zero value is no limit.
+	OpinionRateLimit OpinionLimit
 	// Logger receives one line per internal error; discarded if nil.
 	Logger *slog.Logger
 }
@@ -111,6 +114,8 @@ type Server struct {
 
 	labelMu    gosync.Mutex
 	labelCache map[string]sessionLabels
+
+	lim *limiter // opinions.go
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -126,7 +131,7 @@ func New(o Options) (*Server, error) {
 	if o.Implementation.Name == "" {
 		o.Implementation = Implementation{Name: "witan", Version: "devel", Source: "https://github.com/witan-dev/witan"}
 	}
-	s := &Server{o: o, n: o.Node, rep: o.Node.Replica(), mux: http.NewServeMux(), log: o.Logger}
+	s := &Server{o: o, n: o.Node, rep: o.Node.Replica(), mux: http.NewServeMux(), log: o.Logger, lim: &limiter{l: o.OpinionRateLimit}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -189,6 +194,10 @@ func (s *Server) routes() {
 	s.route(Base+"/merge-requests/{id}/facts", get(s.reviewHandler("facts")))
 	s.route(Base+"/merge-requests/{id}/tally", get(s.tally))
 	s.route(Base+"/law", get(s.law))
+	s.route(Base+"/opinions", get(s.opinions)) // opinions.go
+	s.route(Base+"/opinions/{id}", get(s.opinion))
+	s.route(Base+"/opinions/{id}/evaluation", get(s.evaluation))
+	s.route(Base+"/opinions/{id}/claim-review", get(s.claimReview))
 	s.route(Base+"/rules", get(s.rules))
 	s.route(Base+"/rules/{kind}", get(s.rule))
 	s.route(Base+"/quarantine", get(s.quarantine))
