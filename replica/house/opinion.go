@@ -120,7 +120,7 @@ func parseTS(ts string) int64 {
 // opinionPublish judges an opinion against its causal past.
 func (v *admission) opinionPublish() error {
 	h, st, author := v.h, v.st, v.env.Author
-	o, err := opinion.Decode(v.env.Body)
+	o, err := opinion.DecodeCanonical(v.env.Body)
 	if err != nil {
 		return err
 	}
@@ -174,7 +174,7 @@ func (r pastRecord) Opinion(id dag.ID) (dag.Key, string, bool) {
 	if len(h.ancestorsMissing(r.v.parents, []int32{rec.ent})) > 0 {
 		return dag.Key{}, "", false
 	}
-	o, err := opinion.Decode(rec.body)
+	o, err := opinion.DecodeCanonical(rec.body)
 	if err != nil {
 		return dag.Key{}, "", false
 	}
@@ -373,7 +373,7 @@ func (h *House) opinionView(ri int32) OpinionView {
 	slices.SortFunc(v.CorrectedBy, dag.ID.Compare)
 	if rs := h.ops.replies[rec.id]; len(rs) > 0 {
 		// The members who signed what this opinion's findings target.
-		o, err := opinion.Decode(rec.body)
+		o, err := opinion.DecodeCanonical(rec.body)
 		if err == nil {
 			roster := h.global().roster(h)
 			var subjects []dag.Key
@@ -428,7 +428,7 @@ func (h *House) Stakes(member dag.Key, subject dag.ID) ([]opinion.Stake, dag.ID,
 		return nil, dag.ID{}, false
 	}
 	rec := &h.ops.recs[ri]
-	o, err := opinion.Decode(rec.body)
+	o, err := opinion.DecodeCanonical(rec.body)
 	if err != nil || o.Disclosure == nil {
 		return nil, dag.ID{}, false
 	}
@@ -455,7 +455,7 @@ func (h *House) Formalizations() []statute.Formalization {
 	var out []statute.Formalization
 	for _, ri := range h.ops.formal {
 		rec := &h.ops.recs[ri]
-		o, err := opinion.Decode(rec.body)
+		o, err := opinion.DecodeCanonical(rec.body)
 		if err != nil {
 			continue
 		}
@@ -475,7 +475,7 @@ func (h *House) EvaluateOpinion(id dag.ID) ([]opinion.Result, bool) {
 	if !ok {
 		return nil, false
 	}
-	o, err := opinion.Decode(h.ops.recs[i].body)
+	o, err := opinion.DecodeCanonical(h.ops.recs[i].body)
 	if err != nil {
 		return nil, false
 	}

@@ -287,11 +287,30 @@ type wireMirror struct {
 // *dag.ProtocolError: schema for a malformed body, assertion_unknown for
 // an assertion of a kind outside the registry (D22).
 func Decode(b []byte) (*Opinion, error) {
+	canon, err := dag.Canonicalize(b)
+	if err != nil {
+		return nil, schemaf("opinion.publish body: %v", err)
+	}
+	return DecodeCanonical(canon)
+}
+
+// DecodeCanonical is Decode for a body already in canonical form under
+// witan's profile, as the Body of every decoded envelope is: it spares
+// the canonicalisation. Bytes that are not canonical may be refused.
+func DecodeCanonical(b []byte) (*Opinion, error) {
 	var w wireOpinion
-	if err := strict(b, &w, "opinion.publish body"); err != nil {
-		return nil, err
+	if err := checkKeys(b); err != nil {
+		return nil, schemaf("opinion.publish body: %v", err)
+	}
+	// A name the schema uses elsewhere is still refused where it does
+	// not belong: DisallowUnknownFields.
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&w); err != nil {
+		return nil, schemaf("opinion.publish body: %v", err)
 	}
 	o := &Opinion{}
+	var err error
 	if w.Subject == nil || w.AuthorKind == nil || w.Stance == nil || w.Summary == nil || w.Body == nil {
 		return nil, schemaf("subject, author_kind, stance, summary and body are required")
 	}
@@ -333,7 +352,6 @@ func Decode(b []byte) (*Opinion, error) {
 	if len(o.Body) > MaxBody {
 		return nil, schemaf("body is longer than %d bytes", MaxBody)
 	}
-	var err error
 	if w.Disclosure != nil {
 		if o.Disclosure, err = decodeDisclosure(w.Disclosure); err != nil {
 			return nil, err
