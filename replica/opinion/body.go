@@ -296,8 +296,20 @@ func Decode(b []byte) (*Opinion, error) {
 
 // DecodeCanonical is Decode for a body already in canonical form under
 // witan's profile, as the Body of every decoded envelope is: it spares
-// the canonicalisation. Bytes that are not canonical may be refused.
+// the canonicalisation, and reads the usual members without reflection
+// (fast.go). Bytes that are not canonical may be refused.
 func DecodeCanonical(b []byte) (*Opinion, error) {
+	w, err := fastWire(b)
+	if err != nil {
+		return nil, schemaf("opinion.publish body: %v", err)
+	}
+	return fromWire(w)
+}
+
+// decodeReference is the plain decoder DecodeCanonical must agree with:
+// every member name checked, then encoding/json with unknown fields
+// refused.
+func decodeReference(b []byte) (*Opinion, error) {
 	var w wireOpinion
 	if err := checkKeys(b); err != nil {
 		return nil, schemaf("opinion.publish body: %v", err)
@@ -309,6 +321,10 @@ func DecodeCanonical(b []byte) (*Opinion, error) {
 	if err := dec.Decode(&w); err != nil {
 		return nil, schemaf("opinion.publish body: %v", err)
 	}
+	return fromWire(&w)
+}
+
+func fromWire(w *wireOpinion) (*Opinion, error) {
 	o := &Opinion{}
 	var err error
 	if w.Subject == nil || w.AuthorKind == nil || w.Stance == nil || w.Summary == nil || w.Body == nil {
