@@ -83,6 +83,8 @@ type Review struct {
 	// Formalizations are the session's accepted formalizations (D28), for
 	// the fact sheet's anchor_drift (opinions.go).
 	Formalizations []statute.Formalization
+	// Proposals are the origin inputs (D36, house.Proposals).
+	Proposals []statute.Proposal
 }
 
 // Diff returns the structural diff of the review (nil when the ops do not
@@ -94,7 +96,7 @@ func (rv *Review) Checks() *statute.Checks { return statute.RunChecks(rv.Review,
 
 // Facts computes the fact sheet of 30k §6 item 6, labelled with finality.
 func (rv *Review) Facts(finality Finality) (*statute.FactSheet, error) {
-	return statute.Facts(rv.Review, rv.Env, statute.FactInputs{History: rv.History, Formalizations: rv.Formalizations, Finality: string(finality)})
+	return statute.Facts(rv.Review, rv.Env, statute.FactInputs{History: rv.History, Formalizations: rv.Formalizations, Proposals: rv.Proposals, Finality: string(finality)})
 }
 
 // Review returns merge MR mr's review. An unknown MR wraps
@@ -132,6 +134,7 @@ func (r *Replica) Review(ctx context.Context, spaceName string, mr dag.ID) (*Rev
 		rv.History = rootHistory(sp.h, body.Target.Head)
 	}
 	rv.Formalizations = sp.h.Formalizations()
+	rv.Proposals = sp.h.Proposals(mr)
 	return rv, nil
 }
 

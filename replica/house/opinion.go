@@ -37,6 +37,10 @@ type opinionState struct {
 	stakes     map[stakeKey]int32 // a member's latest stakes on a subject
 	stakers    map[dag.ID][]dag.Key
 	formal     []int32 // records with a formalization
+	proposers  []int32 // non-member or group records that propose changes (origin.go)
+	// proposed holds, per proposing opinion, the changed node hashes of
+	// each proposed change on no branch, computed at admission.
+	proposed map[dag.ID]map[dag.ID][]dag.ID
 	// snaps maps a change (a branch head) to the snapshots of its
 	// ancestry, computed once per head.
 	snaps map[dag.ID]map[dag.ID]dag.ID
@@ -150,6 +154,15 @@ func (v *admission) opinionPublish() error {
 			return err
 		}
 	}
+	for _, c := range o.Proposes {
+		// A proposed change resolves like every object a body names
+		// (origin.go reads it): known, attached, or waited for.
+		if _, known := h.changes[c]; !known {
+			if _, err := h.object(c, "proposed change"); err != nil {
+				return err
+			}
+		}
+	}
 	if err := opinion.Check(o, author, pastRecord{v}); err != nil {
 		return err
 	}
@@ -256,6 +269,20 @@ func (v *admission) commitOpinion(ei int32) {
 	}
 	if o.Formalization != nil {
 		ops.formal = append(ops.formal, ri)
+	}
+	if len(o.Proposes) > 0 && opinion.NonMember(o.AuthorKind) {
+		ops.proposers = append(ops.proposers, ri)
+		for _, c := range o.Proposes {
+			if _, ok := h.changes[c]; !ok {
+				if ops.proposed == nil {
+					ops.proposed = map[dag.ID]map[dag.ID][]dag.ID{}
+				}
+				if ops.proposed[v.id] == nil {
+					ops.proposed[v.id] = map[dag.ID][]dag.ID{}
+				}
+				ops.proposed[v.id][c] = h.changedHashes(c)
+			}
+		}
 	}
 	if v.opnMember && o.Disclosure != nil {
 		for _, s := range o.Disclosure.Stakes {

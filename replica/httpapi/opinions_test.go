@@ -309,3 +309,60 @@ func TestOpinionRateLimit(t *testing.T) {
 		t.Fatalf("capability %+v", c)
 	}
 }
+
+// TestOriginOverHTTP (S16, D36): text an advisor and a party proposed,
+// later appended by a member, appears in the MR's origin with each
+// opinion; an opinion that proposed it only after the append does not.
+func TestOriginOverHTTP(t *testing.T) {
+	n := newNode(t)
+	s := n.newOpSession(t)
+	b := s.b
+	gen := b.Trees[b.Genesis]
+	ops := []statute.Op{ht.Replace(gen, "/us/t1/s2", "The period is 60 days.")}
+	res, err := statute.Apply(gen, ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &statute.Change{Base: gen.Hash(), Ops: ops, Result: res.Hash(), Parents: []dag.ID{b.Genesis}, Message: "proposed", Author: ht.Member(10).Key().String()}
+	raw, err := c.Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	attach := [][]byte{raw}
+	for _, o := range res.Objects() {
+		attach = append(attach, o.Canonical())
+	}
+	proposes := map[string]any{"proposes": []any{dag.Sum(raw)}, "stance": "amend"}
+	early := b.Sign(ht.Member(10), dag.TxOpinionPublish, ht.OpinionBody("advisor", "mr", s.mr.String(), proposes), []dag.ID{s.last}, attach...)
+	bare := early
+	bare.Attach = nil
+	n.refuse(t, bare, 422, dag.CodeUnknownParent)
+	n.accept(t, s, early)
+	party := ht.OpinionBody("group", "mr", s.mr.String(), proposes)
+	party["on_behalf_of"] = "group:party"
+	byParty := b.Opinion(ht.Member(2), party, s.last)
+	n.accept(t, s, byParty)
+	app, change := b.Append(ht.Member(2), "draft", s.change, []statute.Op{ht.Replace(b.Trees[s.change], "/us/t1/s2", "The period is 60 days.")}, s.last)
+	n.accept(t, s, app)
+	late := b.Sign(ht.Member(11), dag.TxOpinionPublish, ht.OpinionBody("advisor", "mr", s.mr.String(), proposes), []dag.ID{s.last}, attach...)
+	n.accept(t, s, late)
+	open, mr := b.Open(ht.Member(1), ht.MR{Source: "draft", SourceHead: change, TargetHead: b.Genesis,
+		Members: ht.Members(0, 10), Rule: ht.Majority(house.MinRootNotice), Summary: "45 and 60 days"}, s.last)
+	n.accept(t, s, open)
+	facts := n.getMap(t, "/merge-requests/"+mr.String()+"/facts", nil)["facts"].(map[string]any)
+	origin := facts["origin"].([]any)
+	want := map[string]string{early.ID.String(): "advisor", byParty.ID.String(): "group"}
+	if len(origin) != 2 {
+		t.Fatalf("origin %v", origin)
+	}
+	for _, o := range origin {
+		m := o.(map[string]any)
+		kind, ok := want[m["opinion"].(string)]
+		if !ok || m["nid"] != "/us/t1/s2" || m["author_kind"] != kind {
+			t.Fatalf("origin entry %v", m)
+		}
+		if kind == "group" && m["on_behalf_of"] != "group:party" {
+			t.Fatalf("group origin %v", m)
+		}
+	}
+}
