@@ -70,7 +70,7 @@ func (s *Server) capability(w http.ResponseWriter, r *http.Request) error {
 		NodeKey: s.rep.NodeKey(), Sessions: s.rep.Sessions(), Ephemeral: s.o.Ephemeral,
 		NotImplemented: []string{"/refusals", "L2 and L3 endpoints except /peers, /quarantine and /opinions",
 			"opinion members attest, complaint, estimate, exchange, feasibility, forecast, jurisdiction_choice, ranking, resolution, responds_to, translation (refused schema)",
-			"origin and estimates in /facts"},
+			"estimates, estimate_totals and feasibility in /facts"},
 		MemoryBlocks: true, Finality: string(replica.Provisional),
 	}
 	for _, sp := range c.Sessions {
