@@ -129,14 +129,13 @@ func (v *admission) opinionPublish() error {
 		return err
 	}
 	roster := st.roster(h)
-	s := opinion.Standing{
-		Member:   roster != nil && roster.isMember(author),
-		Observer: st.isObserver(author),
-		IsMember: func(k dag.Key) bool { return roster != nil && roster.isMember(k) },
-		GroupAdmin: func(id string) (bool, bool) {
-			g := st.group(id)
-			return g != nil, g != nil && g.isAdmin(author)
-		},
+	s := opinion.Standing{Member: roster != nil && roster.isMember(author), Observer: st.isObserver(author)}
+	if d := o.Disclosure; d != nil && d.Principal.Valid() {
+		s.PrincipalMember = roster != nil && roster.isMember(d.Principal)
+	}
+	if o.OnBehalfOf != "" {
+		g := st.group(o.OnBehalfOf)
+		s.GroupExists, s.GroupAdmin = g != nil, g != nil && g.isAdmin(author)
 	}
 	if g, ok := st.keys[author]; ok {
 		e := &h.ents[h.gov[g]]

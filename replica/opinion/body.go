@@ -217,6 +217,11 @@ type wireOpinion struct {
 	Resolution         json.RawMessage `json:"resolution"`
 	RespondsTo         json.RawMessage `json:"responds_to"`
 	Translation        json.RawMessage `json:"translation"`
+
+	// Storage the fast path points the members above into, so that a
+	// plain body costs a handful of allocations (fast.go).
+	strs [7]string
+	subj Subject
 }
 
 type wireDisclosure struct {

@@ -25,12 +25,12 @@ type Standing struct {
 	Member bool
 	// Observer: the signer is in the session's observers group (D78).
 	Observer bool
-	// IsMember reports whether a key is in the roster (a delegate's
-	// principal).
-	IsMember func(dag.Key) bool
-	// GroupAdmin reports whether group id exists (not conflicted) and
-	// whether the signer is one of its admins.
-	GroupAdmin func(id string) (exists, admin bool)
+	// PrincipalMember: the opinion's disclosure.principal is in the
+	// roster (read for a delegate).
+	PrincipalMember bool
+	// GroupExists: the group on_behalf_of names exists (not conflicted);
+	// GroupAdmin: the signer is one of its admins (read for a group).
+	GroupExists, GroupAdmin bool
 	// Registered: a key.register of the signer is in the causal past.
 	// KeyAge is then the witnessed time elapsed since it, in seconds
 	// (open point 12: docs/deviations.md).
@@ -81,7 +81,7 @@ func CheckAuthor(o *Opinion, s Standing) error {
 		if o.Disclosure == nil || !o.Disclosure.Principal.Valid() {
 			return codef(dag.CodeDisclosureMissing, "a delegate must name disclosure.principal")
 		}
-		if s.IsMember == nil || !s.IsMember(o.Disclosure.Principal) {
+		if !s.PrincipalMember {
 			return codef(dag.CodeNotAuthorized, "delegate: principal %s is not a roster member", o.Disclosure.Principal)
 		}
 	case "implementation":
@@ -89,11 +89,7 @@ func CheckAuthor(o *Opinion, s Standing) error {
 			return schemaf("author_kind implementation speaks about the protocol: subject.type must be rfc or spec, not %s", o.Subject.Type)
 		}
 	case "group":
-		exists, admin := false, false
-		if s.GroupAdmin != nil {
-			exists, admin = s.GroupAdmin(o.OnBehalfOf)
-		}
-		if !exists || !admin {
+		if !s.GroupExists || !s.GroupAdmin {
 			return codef(dag.CodeGroupNotAuthorized, "the signer is not an admin of group %q in the opinion's causal past", o.OnBehalfOf)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"unsafe"
 )
 
 // fastWire fills a wireOpinion from a canonical body.
@@ -71,25 +72,25 @@ func (w *wireOpinion) set(key string, raw []byte) error {
 		if isNull(raw) {
 			return nil
 		}
-		if sub, ok := fastSubject(raw); ok {
-			w.Subject = sub
+		if fastSubject(raw, &w.subj) {
+			w.Subject = &w.subj
 			return nil
 		}
 		return sub(raw, &w.Subject)
 	case "author_kind":
-		return optString(raw, &w.AuthorKind, key)
+		return optString(raw, &w.AuthorKind, &w.strs[0], key)
 	case "on_behalf_of":
-		return optString(raw, &w.OnBehalfOf, key)
+		return optString(raw, &w.OnBehalfOf, &w.strs[1], key)
 	case "stance":
-		return optString(raw, &w.Stance, key)
+		return optString(raw, &w.Stance, &w.strs[2], key)
 	case "summary":
-		return optString(raw, &w.Summary, key)
+		return optString(raw, &w.Summary, &w.strs[3], key)
 	case "body":
-		return optString(raw, &w.Body, key)
+		return optString(raw, &w.Body, &w.strs[4], key)
 	case "replies_to":
-		return optString(raw, &w.RepliesTo, key)
+		return optString(raw, &w.RepliesTo, &w.strs[5], key)
 	case "corrects":
-		return optString(raw, &w.Corrects, key)
+		return optString(raw, &w.Corrects, &w.strs[6], key)
 	case "proposes":
 		return list(raw, &w.Proposes)
 	case "evidence":
@@ -134,22 +135,24 @@ func (w *wireOpinion) set(key string, raw []byte) error {
 	return nil
 }
 
-// optString reads a JSON string (or null) in place when it has no escape.
-func optString(raw []byte, dst **string, key string) error {
+// optString reads a JSON string (or null) into *into and points *dst at
+// it. A string without escapes shares the body's memory (unsafe.String):
+// DecodeCanonical's caller never modifies the body after, and the
+// Opinion's strings are read-only.
+func optString(raw []byte, dst **string, into *string, key string) error {
 	if isNull(raw) {
 		*dst = nil
 		return nil
 	}
-	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && bytes.IndexByte(raw, '\\') < 0 {
-		s := string(raw[1 : len(raw)-1])
-		*dst = &s
+	if len(raw) > 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		*into = unsafe.String(&raw[1], len(raw)-2)
+		*dst = into
 		return nil
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
+	if err := json.Unmarshal(raw, into); err != nil {
 		return fmt.Errorf("%s: %v", key, err)
 	}
-	*dst = &s
+	*dst = into
 	return nil
 }
 
@@ -178,23 +181,24 @@ func sub(raw []byte, v any) error {
 
 // fastSubject reads {"id":"…","type":"…"} (canonical member order) with
 // no escapes.
-func fastSubject(raw []byte) (*Subject, bool) {
+func fastSubject(raw []byte, into *Subject) bool {
 	rest, ok := bytes.CutPrefix(raw, []byte(`{"id":"`))
 	if !ok {
-		return nil, false
+		return false
 	}
 	i := bytes.IndexByte(rest, '"')
-	if i < 0 || bytes.IndexByte(rest[:i], '\\') >= 0 {
-		return nil, false
+	if i <= 0 || bytes.IndexByte(rest[:i], '\\') >= 0 {
+		return false
 	}
 	id := rest[:i]
 	rest, ok = bytes.CutPrefix(rest[i:], []byte(`","type":"`))
-	if !ok || len(rest) < 2 || !bytes.HasSuffix(rest, []byte(`"}`)) {
-		return nil, false
+	if !ok || len(rest) < 3 || !bytes.HasSuffix(rest, []byte(`"}`)) {
+		return false
 	}
 	typ := rest[:len(rest)-2]
 	if bytes.IndexByte(typ, '"') >= 0 || bytes.IndexByte(typ, '\\') >= 0 {
-		return nil, false
+		return false
 	}
-	return &Subject{ID: string(id), Type: string(typ)}, true
+	into.ID, into.Type = unsafe.String(&id[0], len(id)), unsafe.String(&typ[0], len(typ))
+	return true
 }

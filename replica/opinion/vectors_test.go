@@ -113,17 +113,16 @@ type vecStanding struct {
 	KeyAge     int64               `json:"key_age"`
 }
 
-func (v vecStanding) standing(signer dag.Key) opinion.Standing {
-	return opinion.Standing{
-		Member: v.Member, Observer: v.Observer, Registered: v.Registered, KeyAge: v.KeyAge,
-		IsMember: func(k dag.Key) bool {
-			return (v.Member && k == signer) || slices.Contains(v.Roster, k.String())
-		},
-		GroupAdmin: func(id string) (bool, bool) {
-			admins, ok := v.Groups[id]
-			return ok, slices.Contains(admins, signer.String())
-		},
+// standing is what the house computes from the causal past, here from
+// the vector's roster and groups.
+func (v vecStanding) standing(signer dag.Key, o *opinion.Opinion) opinion.Standing {
+	s := opinion.Standing{Member: v.Member, Observer: v.Observer, Registered: v.Registered, KeyAge: v.KeyAge}
+	if d := o.Disclosure; d != nil && d.Principal.Valid() {
+		s.PrincipalMember = (v.Member && d.Principal == signer) || slices.Contains(v.Roster, d.Principal.String())
 	}
+	admins, ok := v.Groups[o.OnBehalfOf]
+	s.GroupExists, s.GroupAdmin = ok, slices.Contains(admins, signer.String())
+	return s
 }
 
 func readJSON(t *testing.T, path string, v any) {
@@ -166,7 +165,7 @@ func TestPublishVectors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = judge(c.Body, signer, c.Standing.standing(signer), &f.Record)
+			err = judge(c.Body, signer, c.Standing, &f.Record)
 			if got := string(dag.CodeOf(err)); got != c.Code {
 				t.Fatalf("code %q, want %q (%v)", got, c.Code, err)
 			}
@@ -181,12 +180,12 @@ func TestPublishVectors(t *testing.T) {
 	}
 }
 
-func judge(body []byte, signer dag.Key, s opinion.Standing, r opinion.Record) error {
+func judge(body []byte, signer dag.Key, v vecStanding, r opinion.Record) error {
 	o, err := opinion.Decode(body)
 	if err != nil {
 		return err
 	}
-	if err := opinion.CheckAuthor(o, s); err != nil {
+	if err := opinion.CheckAuthor(o, v.standing(signer, o)); err != nil {
 		return err
 	}
 	return opinion.Check(o, signer, r)
