@@ -464,12 +464,6 @@ func safeInteger(text []byte) bool {
 	return n <= MaxSafeInteger
 }
 
-// str scans a string at s.i and returns its unescaped value.
-func (s *scanner) str() (string, error) {
-	v, _, err := s.strBytes()
-	return string(v), err
-}
-
 // strBytes scans a string at s.i and returns its unescaped value without
 // copying: a slice of the input when the string has no escape, else of the
 // scanner's scratch buffer (escaped is then true, and the value is valid

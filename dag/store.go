@@ -384,328 +384,402 @@ func PlanResume(b Batch, v PlanView, ready []ID, max int) (*Plan, error) {
 	return planBatch(b, v, ready, max)
 }
 
+// planner holds what planBatch knows while it decides one batch: the batch,
+// the backend's view, and what this plan has decided so far (which shadows
+// the view). Its methods are the steps of the decision; run drives them.
+// State that a new rule needs (a bound on pending entries, say) belongs
+// here as a field, and its check in the method that decides the entries it
+// bounds (hold, for pending ones).
+type planner struct {
+	b      Batch
+	v      PlanView
+	resume []ID // PlanResume's ready list
+	max    int  // PlanResume's max; 0 for no cap
+	p      *Plan
+
+	batch map[ID]int // fresh entries of the batch: id → index in b.Entries
+	fresh []Entry    // entries of the batch not held before, in batch order
+	retry []Entry    // pending entries put again
+	own   map[ID]bool
+
+	// passed and left count the pending entries decided and left for a
+	// later plan under max (see capped).
+	passed map[ID]bool
+	left   map[ID]bool
+
+	applied   map[ID]string    // applied by this plan: id → space
+	refused   map[ID]string    // quarantined by this plan: id → space
+	heldBack  map[ID]bool      // held back by Admit in this plan
+	waitLocal map[waitKey][]ID // batch entries waiting for a parent
+	queue     []Step           // apply's queue, reused across calls
+}
+
+// waitKey names the entries of space that wait for parent.
+type waitKey struct {
+	space  string
+	parent ID
+}
+
 func planBatch(b Batch, v PlanView, resume []ID, max int) (*Plan, error) {
 	for _, o := range b.Objects {
 		if Sum(o.Data) != o.ID {
 			return nil, fmt.Errorf("%w: %s", ErrObjectMismatch, o.ID)
 		}
 	}
-	p := &Plan{}
-	type key struct {
-		space  string
-		parent ID
+	pl := &planner{b: b, v: v, resume: resume, max: max, p: &Plan{}}
+	if err := pl.sort(); err != nil {
+		return nil, err
 	}
-	batch := make(map[ID]int, len(b.Entries)) // id → index in b.Entries
-	fresh := make([]Entry, 0, len(b.Entries))
-	var retry []Entry // pending entries put again
+	if err := pl.run(); err != nil {
+		return nil, err
+	}
+	return pl.p, nil
+}
+
+// sort checks the batch's entries and sorts them: fresh ones, pending ones
+// put again (retry), and duplicates, which go straight to the result.
+func (pl *planner) sort() error {
+	b, p := pl.b, pl.p
+	pl.batch = make(map[ID]int, len(b.Entries))
+	pl.fresh = make([]Entry, 0, len(b.Entries))
 	for i, e := range b.Entries {
 		if err := e.Check(); err != nil {
-			return nil, err
+			return err
 		}
-		if j, ok := batch[e.ID]; ok {
+		if j, ok := pl.batch[e.ID]; ok {
 			if !b.Entries[j].Equal(e) {
-				return nil, fmt.Errorf("%w: %s is repeated in the batch with different content", ErrConflict, e.ID)
+				return fmt.Errorf("%w: %s is repeated in the batch with different content", ErrConflict, e.ID)
 			}
 			p.Result.Duplicate = append(p.Result.Duplicate, e.ID)
 			continue
 		}
-		held, st, err := v.Lookup(e.ID)
-		if err != nil {
-			return nil, err
-		}
-		if st != Absent {
-			if !held.Equal(e) {
-				return nil, fmt.Errorf("%w: %s", ErrConflict, e.ID)
-			}
-			if st == Pending && (b.Admit != nil || resume != nil) {
-				// Judged again below if it was held back (or is to be
-				// resumed).
-				retry = append(retry, e)
-				continue
-			}
-			p.Result.Duplicate = append(p.Result.Duplicate, e.ID)
-			continue
-		}
-		batch[e.ID] = i
-		fresh = append(fresh, e)
-	}
-
-	// own: pending entries put again, which count as the batch's.
-	own := make(map[ID]bool, len(retry))
-	for _, e := range retry {
-		own[e.ID] = true
-	}
-	// capped reports whether the pending entry id, ready to be decided,
-	// is to be left for a later plan (PlanResume's max), and lists it in
-	// p.Ready then.
-	passed := make(map[ID]bool)
-	left := make(map[ID]bool)
-	capped := func(id ID, wasPending bool) bool {
-		if max <= 0 || !wasPending || own[id] || passed[id] {
-			return false
-		}
-		if len(passed) < max {
-			passed[id] = true
-			return false
-		}
-		if !left[id] {
-			left[id] = true
-			p.Ready = append(p.Ready, id)
-		}
-		return true
-	}
-	p.Apply = make([]Step, 0, len(fresh))
-	p.Result.Applied = make([]ID, 0, len(fresh))
-	applied := make(map[ID]string, len(fresh)) // applied by this plan: id → space
-	refused := make(map[ID]string)             // quarantined by this plan: id → space
-	heldBack := make(map[ID]bool)              // held back by Admit in this plan
-	waitLocal := make(map[key][]ID)            // batch entries waiting for a parent
-	decided := func(id ID) bool {
-		_, a := applied[id]
-		_, q := refused[id]
-		return a || q
-	}
-	isApplied := func(id ID, space string) (bool, error) {
-		if s, ok := applied[id]; ok {
-			return s == space, nil
-		}
-		if _, ok := refused[id]; ok {
-			return false, nil
-		}
-		e, st, err := v.Lookup(id)
-		return st == Applied && e.Space == space, err
-	}
-	isRefused := func(id ID, space string) (bool, error) {
-		if s, ok := refused[id]; ok {
-			return s == space, nil
-		}
-		if _, ok := applied[id]; ok {
-			return false, nil
-		}
-		e, st, err := v.Lookup(id)
-		return st == Quarantined && e.Space == space, err
-	}
-	// ready reports whether every parent of e is applied, or names a
-	// quarantined parent (the first in e's order), which dooms e.
-	ready := func(e Entry) (ok bool, bad ID, err error) {
-		ok = true
-		for _, par := range e.Parents {
-			if q, err := isRefused(par, e.Space); err != nil || q {
-				return false, par, err
-			}
-			if a, err := isApplied(par, e.Space); err != nil {
-				return false, ID{}, err
-			} else if !a {
-				ok = false
-			}
-		}
-		return ok, ID{}, nil
-	}
-	// candidate returns a waiter of a just decided entry: from the batch,
-	// or held as pending (was); ok is false when it is neither.
-	candidate := func(c ID) (ce Entry, was, ok bool, err error) {
-		if j, inBatch := batch[c]; inBatch {
-			return b.Entries[j], false, true, nil
-		}
-		ce, st, err := v.Lookup(c)
-		if err != nil || st != Pending {
-			return Entry{}, false, false, err
-		}
-		return ce, true, true, nil
-	}
-	waiters := func(space string, id ID) ([]ID, error) {
-		stored, err := v.Waiting(space, id)
-		if err != nil {
-			return nil, err
-		}
-		local := waitLocal[key{space, id}]
-		if len(local)+len(stored) == 0 {
-			return nil, nil // the usual case: nothing waits for id
-		}
-		cands := append(slices.Clone(local), stored...)
-		slices.SortFunc(cands, ID.Compare)
-		return slices.Compact(cands), nil
-	}
-	// eachWaiter calls fn, in id order, for each entry of space waiting for
-	// id that is not decided yet (checked just before each call, since fn
-	// may decide later ones), from the batch or held as pending (was).
-	eachWaiter := func(space string, id ID, fn func(ce Entry, was bool) error) error {
-		cands, err := waiters(space, id)
+		held, st, err := pl.v.Lookup(e.ID)
 		if err != nil {
 			return err
 		}
-		for _, c := range cands {
-			if decided(c) {
+		if st != Absent {
+			if !held.Equal(e) {
+				return fmt.Errorf("%w: %s", ErrConflict, e.ID)
+			}
+			if st == Pending && (b.Admit != nil || pl.resume != nil) {
+				// Judged again below if it was held back (or is to be
+				// resumed).
+				pl.retry = append(pl.retry, e)
 				continue
 			}
-			ce, was, ok, err := candidate(c)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				continue
-			}
-			if err := fn(ce, was); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	// quarantine refuses e and then, breadth first, every entry waiting
-	// for it, transitively: they can never be applied.
-	quarantine := func(e Entry, wasPending bool, rej Rejection) error {
-		q := []Refusal{{Entry: e, Rejection: rej, WasPending: wasPending}}
-		for i := 0; i < len(q); i++ {
-			r := q[i]
-			if decided(r.ID) || capped(r.ID, r.WasPending) {
-				continue
-			}
-			refused[r.ID] = r.Space
-			p.Quarantine = append(p.Quarantine, r)
-			p.Result.Quarantined = append(p.Result.Quarantined, r.Rejection)
-			err := eachWaiter(r.Space, r.ID, func(ce Entry, was bool) error {
-				q = append(q, Refusal{Entry: ce, WasPending: was, Rejection: parentRejection(ce.ID, r.ID)})
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	// apply judges e (b.Admit) and applies it and then, breadth first,
-	// every waiting entry this makes ready (an explicit queue: promotion
-	// chains can be long).
-	var queue []Step // reused across calls
-	apply := func(e Entry, wasPending bool) error {
-		queue = append(queue[:0], Step{Entry: e, WasPending: wasPending})
-		for i := 0; i < len(queue); i++ {
-			s := queue[i]
-			if decided(s.ID) || heldBack[s.ID] || capped(s.ID, s.WasPending) {
-				continue
-			}
-			if b.Admit != nil {
-				if err := b.Admit(s.Entry); err != nil {
-					if errors.Is(err, ErrHold) {
-						heldBack[s.ID] = true
-						continue
-					}
-					if CodeOf(err) == "" {
-						return fmt.Errorf("dag: admit %s: %w", s.ID, err)
-					}
-					if err := quarantine(s.Entry, s.WasPending, rejection(s.ID, err)); err != nil {
-						return err
-					}
-					continue
-				}
-			}
-			applied[s.ID] = s.Space
-			p.Apply = append(p.Apply, s)
-			p.Result.Applied = append(p.Result.Applied, s.ID)
-			err := eachWaiter(s.Space, s.ID, func(ce Entry, was bool) error {
-				ok, bad, err := ready(ce)
-				switch {
-				case err != nil:
-					return err
-				case bad.Valid():
-					return quarantine(ce, was, parentRejection(ce.ID, bad))
-				case ok:
-					queue = append(queue, Step{Entry: ce, WasPending: was})
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	for _, id := range resume {
-		if decided(id) || heldBack[id] {
+			p.Result.Duplicate = append(p.Result.Duplicate, e.ID)
 			continue
 		}
-		e, st, err := v.Lookup(id)
+		pl.batch[e.ID] = i
+		pl.fresh = append(pl.fresh, e)
+	}
+	// own: pending entries put again, which count as the batch's.
+	pl.own = make(map[ID]bool, len(pl.retry))
+	for _, e := range pl.retry {
+		pl.own[e.ID] = true
+	}
+	pl.passed = make(map[ID]bool)
+	pl.left = make(map[ID]bool)
+	p.Apply = make([]Step, 0, len(pl.fresh))
+	p.Result.Applied = make([]ID, 0, len(pl.fresh))
+	pl.applied = make(map[ID]string, len(pl.fresh))
+	pl.refused = make(map[ID]string)
+	pl.heldBack = make(map[ID]bool)
+	pl.waitLocal = make(map[waitKey][]ID)
+	return nil
+}
+
+// run decides, in this order, the resumed entries, the pending entries put
+// again, and the fresh entries of the batch, then lists what stays pending.
+func (pl *planner) run() error {
+	p := pl.p
+	for _, id := range pl.resume {
+		if pl.decided(id) || pl.heldBack[id] {
+			continue
+		}
+		e, st, err := pl.v.Lookup(id)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if st != Pending {
 			continue
 		}
-		ok, bad, err := ready(e)
+		ok, bad, err := pl.ready(e)
 		switch {
 		case err != nil:
-			return nil, err
+			return err
 		case bad.Valid():
-			err = quarantine(e, true, parentRejection(e.ID, bad))
+			err = pl.quarantine(e, true, parentRejection(e.ID, bad))
 		case ok:
-			err = apply(e, true)
+			err = pl.apply(e, true)
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	for _, e := range retry {
-		if decided(e.ID) {
+	for _, e := range pl.retry {
+		if pl.decided(e.ID) {
 			continue // promoted by this batch
 		}
-		if ok, _, err := ready(e); err != nil {
-			return nil, err
+		if ok, _, err := pl.ready(e); err != nil {
+			return err
 		} else if !ok {
 			p.Result.Duplicate = append(p.Result.Duplicate, e.ID) // still waits for a parent
 			continue
 		}
-		if err := apply(e, true); err != nil {
-			return nil, err
+		if err := pl.apply(e, true); err != nil {
+			return err
 		}
-		if heldBack[e.ID] {
+		if pl.heldBack[e.ID] {
 			p.Result.Pending = append(p.Result.Pending, e.ID)
 		}
 	}
-	for _, e := range fresh {
-		if decided(e.ID) || heldBack[e.ID] {
+	for _, e := range pl.fresh {
+		if pl.decided(e.ID) || pl.heldBack[e.ID] {
 			continue
 		}
-		ok, bad, err := ready(e)
+		ok, bad, err := pl.ready(e)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if bad.Valid() {
-			if err := quarantine(e, false, parentRejection(e.ID, bad)); err != nil {
-				return nil, err
+			if err := pl.quarantine(e, false, parentRejection(e.ID, bad)); err != nil {
+				return err
 			}
 			continue
 		}
 		if ok {
-			if err := apply(e, false); err != nil {
-				return nil, err
+			if err := pl.apply(e, false); err != nil {
+				return err
 			}
 			continue
 		}
 		for _, par := range e.Parents {
-			if ok, err := isApplied(par, e.Space); err != nil {
-				return nil, err
+			if ok, err := pl.isApplied(par, e.Space); err != nil {
+				return err
 			} else if !ok {
-				k := key{e.Space, par}
-				waitLocal[k] = append(waitLocal[k], e.ID)
+				k := waitKey{e.Space, par}
+				pl.waitLocal[k] = append(pl.waitLocal[k], e.ID)
 			}
 		}
 	}
-	for _, e := range fresh {
-		if decided(e.ID) {
+	for _, e := range pl.fresh {
+		if pl.decided(e.ID) {
 			continue
 		}
-		w := Waiter{Entry: e}
-		for _, par := range e.Parents {
-			if ok, err := isApplied(par, e.Space); err != nil {
-				return nil, err
-			} else if !ok {
-				w.WaitsFor = append(w.WaitsFor, par)
+		if err := pl.hold(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hold lists fresh entry e, which some parent keeps from being decided, as
+// pending, with the parents it waits for.
+func (pl *planner) hold(e Entry) error {
+	w := Waiter{Entry: e}
+	for _, par := range e.Parents {
+		if ok, err := pl.isApplied(par, e.Space); err != nil {
+			return err
+		} else if !ok {
+			w.WaitsFor = append(w.WaitsFor, par)
+		}
+	}
+	pl.p.Pending = append(pl.p.Pending, w)
+	pl.p.Result.Pending = append(pl.p.Result.Pending, e.ID)
+	return nil
+}
+
+// capped reports whether the pending entry id, ready to be decided, is to
+// be left for a later plan (PlanResume's max), and lists it in Plan.Ready
+// then.
+func (pl *planner) capped(id ID, wasPending bool) bool {
+	if pl.max <= 0 || !wasPending || pl.own[id] || pl.passed[id] {
+		return false
+	}
+	if len(pl.passed) < pl.max {
+		pl.passed[id] = true
+		return false
+	}
+	if !pl.left[id] {
+		pl.left[id] = true
+		pl.p.Ready = append(pl.p.Ready, id)
+	}
+	return true
+}
+
+// decided reports whether this plan applied or quarantined id.
+func (pl *planner) decided(id ID) bool {
+	_, a := pl.applied[id]
+	_, q := pl.refused[id]
+	return a || q
+}
+
+// isApplied reports whether id is applied in space, by this plan or before.
+func (pl *planner) isApplied(id ID, space string) (bool, error) {
+	if s, ok := pl.applied[id]; ok {
+		return s == space, nil
+	}
+	if _, ok := pl.refused[id]; ok {
+		return false, nil
+	}
+	e, st, err := pl.v.Lookup(id)
+	return st == Applied && e.Space == space, err
+}
+
+// isRefused reports whether id is quarantined in space, by this plan or
+// before.
+func (pl *planner) isRefused(id ID, space string) (bool, error) {
+	if s, ok := pl.refused[id]; ok {
+		return s == space, nil
+	}
+	if _, ok := pl.applied[id]; ok {
+		return false, nil
+	}
+	e, st, err := pl.v.Lookup(id)
+	return st == Quarantined && e.Space == space, err
+}
+
+// ready reports whether every parent of e is applied, or names a
+// quarantined parent (the first in e's order), which dooms e.
+func (pl *planner) ready(e Entry) (ok bool, bad ID, err error) {
+	ok = true
+	for _, par := range e.Parents {
+		if q, err := pl.isRefused(par, e.Space); err != nil || q {
+			return false, par, err
+		}
+		if a, err := pl.isApplied(par, e.Space); err != nil {
+			return false, ID{}, err
+		} else if !a {
+			ok = false
+		}
+	}
+	return ok, ID{}, nil
+}
+
+// candidate returns a waiter of a just decided entry: from the batch, or
+// held as pending (was); ok is false when it is neither.
+func (pl *planner) candidate(c ID) (ce Entry, was, ok bool, err error) {
+	if j, inBatch := pl.batch[c]; inBatch {
+		return pl.b.Entries[j], false, true, nil
+	}
+	ce, st, err := pl.v.Lookup(c)
+	if err != nil || st != Pending {
+		return Entry{}, false, false, err
+	}
+	return ce, true, true, nil
+}
+
+// waiters returns the entries of space waiting for id, from the batch and
+// from the backend, sorted and without repeats.
+func (pl *planner) waiters(space string, id ID) ([]ID, error) {
+	stored, err := pl.v.Waiting(space, id)
+	if err != nil {
+		return nil, err
+	}
+	local := pl.waitLocal[waitKey{space, id}]
+	if len(local)+len(stored) == 0 {
+		return nil, nil // the usual case: nothing waits for id
+	}
+	cands := append(slices.Clone(local), stored...)
+	slices.SortFunc(cands, ID.Compare)
+	return slices.Compact(cands), nil
+}
+
+// eachWaiter calls fn, in id order, for each entry of space waiting for id
+// that is not decided yet (checked just before each call, since fn may
+// decide later ones), from the batch or held as pending (was).
+func (pl *planner) eachWaiter(space string, id ID, fn func(ce Entry, was bool) error) error {
+	cands, err := pl.waiters(space, id)
+	if err != nil {
+		return err
+	}
+	for _, c := range cands {
+		if pl.decided(c) {
+			continue
+		}
+		ce, was, ok, err := pl.candidate(c)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		if err := fn(ce, was); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// quarantine refuses e and then, breadth first, every entry waiting for it,
+// transitively: they can never be applied.
+func (pl *planner) quarantine(e Entry, wasPending bool, rej Rejection) error {
+	q := []Refusal{{Entry: e, Rejection: rej, WasPending: wasPending}}
+	for i := 0; i < len(q); i++ {
+		r := q[i]
+		if pl.decided(r.ID) || pl.capped(r.ID, r.WasPending) {
+			continue
+		}
+		pl.refused[r.ID] = r.Space
+		pl.p.Quarantine = append(pl.p.Quarantine, r)
+		pl.p.Result.Quarantined = append(pl.p.Result.Quarantined, r.Rejection)
+		err := pl.eachWaiter(r.Space, r.ID, func(ce Entry, was bool) error {
+			q = append(q, Refusal{Entry: ce, WasPending: was, Rejection: parentRejection(ce.ID, r.ID)})
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// apply judges e (Batch.Admit) and applies it and then, breadth first,
+// every waiting entry this makes ready (an explicit queue: promotion chains
+// can be long).
+func (pl *planner) apply(e Entry, wasPending bool) error {
+	pl.queue = append(pl.queue[:0], Step{Entry: e, WasPending: wasPending})
+	for i := 0; i < len(pl.queue); i++ {
+		s := pl.queue[i]
+		if pl.decided(s.ID) || pl.heldBack[s.ID] || pl.capped(s.ID, s.WasPending) {
+			continue
+		}
+		if pl.b.Admit != nil {
+			if err := pl.b.Admit(s.Entry); err != nil {
+				if errors.Is(err, ErrHold) {
+					pl.heldBack[s.ID] = true
+					continue
+				}
+				if CodeOf(err) == "" {
+					return fmt.Errorf("dag: admit %s: %w", s.ID, err)
+				}
+				if err := pl.quarantine(s.Entry, s.WasPending, rejection(s.ID, err)); err != nil {
+					return err
+				}
+				continue
 			}
 		}
-		p.Pending = append(p.Pending, w)
-		p.Result.Pending = append(p.Result.Pending, e.ID)
+		pl.applied[s.ID] = s.Space
+		pl.p.Apply = append(pl.p.Apply, s)
+		pl.p.Result.Applied = append(pl.p.Result.Applied, s.ID)
+		err := pl.eachWaiter(s.Space, s.ID, func(ce Entry, was bool) error {
+			ok, bad, err := pl.ready(ce)
+			switch {
+			case err != nil:
+				return err
+			case bad.Valid():
+				return pl.quarantine(ce, was, parentRejection(ce.ID, bad))
+			case ok:
+				pl.queue = append(pl.queue, Step{Entry: ce, WasPending: was})
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
 	}
-	return p, nil
+	return nil
 }
 
 func parentRejection(id, parent ID) Rejection {

@@ -2,111 +2,14 @@ package heads_test
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"testing"
 
 	"github.com/witan-dev/witan/dag"
-	"github.com/witan-dev/witan/dag/dagtest"
 	"github.com/witan-dev/witan/heads"
 	"pgregory.net/rapid"
 )
-
-// For any DAG added in any order, with repeats, the frontier is exactly
-// the set of maximal elements after every step, and the digest does not
-// depend on the order.
-func TestFrontierAnyOrder(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		d := dagtest.DAGs(dagtest.DAGOptions{MaxEntries: 24}).Draw(t, "dag")
-		arrivals := dagtest.Arrivals(d).Draw(t, "arrivals")
-		f := heads.New()
-		seen := dag.ParentMap{}
-		for _, e := range arrivals {
-			_, again := seen[e.ID]
-			changed := f.Add(e.ID, e.Parents)
-			if again && changed {
-				t.Fatalf("adding %s again changed the heads", e.ID)
-			}
-			seen[e.ID] = e.Parents
-			// Maximal elements of the entries seen so far (parents not yet
-			// seen are not entries).
-			want := maximal(seen)
-			if got := f.Heads(); !slices.Equal(got, want) {
-				t.Fatalf("after %d arrivals heads = %v, want %v", len(seen), got, want)
-			}
-		}
-		want := dagtest.NaiveHeads(d.ParentMap())
-		if !slices.Equal(f.Heads(), want) || f.Len() != len(want) {
-			t.Fatalf("final heads = %v, want %v", f.Heads(), want)
-		}
-		for _, id := range d.IDs() {
-			if f.IsHead(id) != slices.Contains(want, id) {
-				t.Fatalf("IsHead(%s) wrong", id)
-			}
-		}
-		if f.Digest() != heads.Digest(rapid.Permutation(append(want, want...)).Draw(t, "heads")) {
-			t.Fatal("Digest depends on the order or repeats of heads")
-		}
-	})
-}
-
-func maximal(pm dag.ParentMap) []dag.ID {
-	listed := map[dag.ID]bool{}
-	for _, ps := range pm {
-		for _, p := range ps {
-			listed[p] = true
-		}
-	}
-	var out []dag.ID
-	for id := range pm {
-		if !listed[id] {
-			out = append(out, id)
-		}
-	}
-	slices.SortFunc(out, dag.ID.Compare)
-	if out == nil {
-		out = []dag.ID{}
-	}
-	return out
-}
-
-func TestFromHeads(t *testing.T) {
-	a, b := dagtest.NewEntry("s", 0, 0, nil), dagtest.NewEntry("s", 0, 1, nil)
-	c := dagtest.NewEntry("s", 0, 2, []dag.ID{a.ID})
-	f := heads.FromHeads([]dag.ID{a.ID, b.ID})
-	if !f.Add(c.ID, c.Parents) {
-		t.Fatal("adding a child of a head did not change the heads")
-	}
-	want := []dag.ID{b.ID, c.ID}
-	slices.SortFunc(want, dag.ID.Compare)
-	if !slices.Equal(f.Heads(), want) {
-		t.Fatalf("heads = %v, want %v", f.Heads(), want)
-	}
-}
-
-// The digest recomputed from its definition, from hex strings: sha256 of
-// the domain and the sorted raw digests.
-func TestDigestDefinition(t *testing.T) {
-	x := dag.MustParseID("sha256:" + "ff" + string(bytes.Repeat([]byte("00"), 31)))
-	y := dag.MustParseID("sha256:" + "01" + string(bytes.Repeat([]byte("ab"), 31)))
-	h := sha256.New()
-	h.Write([]byte("witan/heads/v1\n"))
-	for _, s := range []string{y.String()[7:], x.String()[7:]} { // y sorts first
-		raw, _ := hex.DecodeString(s)
-		h.Write(raw)
-	}
-	want := hex.EncodeToString(h.Sum(nil))
-	if got := heads.Digest([]dag.ID{x, y, x}); got.String() != "sha256:"+want {
-		t.Errorf("Digest = %s, want sha256:%s", got, want)
-	}
-	empty := sha256.Sum256([]byte("witan/heads/v1\n"))
-	if got := heads.Digest(nil); got.Digest() != empty {
-		t.Errorf("Digest(empty) = %s", got)
-	}
-}
 
 var salt = []byte("0123456789abcdef")
 

@@ -279,13 +279,19 @@ func BenchmarkS11AdmitBallot(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if b.N > len(d.extra) {
-		b.N = len(d.extra)
-	}
 	runtime.GC() // the derivation's garbage is not the next ballot's cost
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		tx := d.extra[i]
+		if i > 0 && i%len(d.extra) == 0 {
+			// Every spare ballot is in: start again from the session.
+			b.StopTimer()
+			if h, _, _, err = house.Derive(d.b.Session, ht.Input(d.txs...), d.b.Objects); err != nil {
+				b.Fatal(err)
+			}
+			runtime.GC()
+			b.StartTimer()
+		}
+		tx := d.extra[i%len(d.extra)]
 		if err := h.Admit(tx.ID, tx.Env); err != nil {
 			b.Fatal(err)
 		}

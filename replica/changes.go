@@ -85,6 +85,10 @@ type Review struct {
 	Formalizations []statute.Formalization
 	// Proposals are the origin inputs (D36, house.Proposals).
 	Proposals []statute.Proposal
+	// VersusBase and RankedAboveWinner are what a contest adds to the fact
+	// sheet (contests.go): a contest hook.
+	VersusBase        *statute.Diff
+	RankedAboveWinner []statute.RankedAbove
 }
 
 // Diff returns the structural diff of the review (nil when the ops do not
@@ -96,7 +100,9 @@ func (rv *Review) Checks() *statute.Checks { return statute.RunChecks(rv.Review,
 
 // Facts computes the fact sheet of 30k §6 item 6, labelled with finality.
 func (rv *Review) Facts(finality Finality) (*statute.FactSheet, error) {
-	return statute.Facts(rv.Review, rv.Env, statute.FactInputs{History: rv.History, Formalizations: rv.Formalizations, Proposals: rv.Proposals, Finality: string(finality)})
+	return statute.Facts(rv.Review, rv.Env, statute.FactInputs{History: rv.History, Finality: string(finality),
+		VersusBase: rv.VersusBase, RankedAboveWinner: rv.RankedAboveWinner,
+		Formalizations: rv.Formalizations, Proposals: rv.Proposals})
 }
 
 // Review returns merge MR mr's review. An unknown MR wraps
@@ -135,6 +141,7 @@ func (r *Replica) Review(ctx context.Context, spaceName string, mr dag.ID) (*Rev
 	}
 	rv.Formalizations = sp.h.Formalizations()
 	rv.Proposals = sp.h.Proposals(mr)
+	contestFacts(sp.h, rv) // contest hook
 	return rv, nil
 }
 

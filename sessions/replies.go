@@ -34,8 +34,7 @@ func (s *session) groups(k int) (comp []int, split bool) {
 	for i := range comp {
 		comp[i] = i
 	}
-	var find func(int) int
-	find = func(i int) int {
+	find := func(i int) int {
 		for comp[i] != i {
 			comp[i] = comp[comp[i]]
 			i = comp[i]

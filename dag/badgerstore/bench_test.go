@@ -147,7 +147,6 @@ func readBatches(b *testing.B, path string, n int, out chan<- [][]byte) {
 // from cache, shared by the workers as a replica shares it.
 func validate(raws [][]byte, cache *dag.KeyCache) ([]dag.Entry, error) {
 	entries := make([]dag.Entry, 0, len(raws))
-	envs := make([]*dag.Envelope, 0, len(raws))
 	bv := dag.NewBatchVerifierCache(cache)
 	for _, raw := range raws {
 		se, err := dag.DecodeSigned(raw)
@@ -156,7 +155,6 @@ func validate(raws [][]byte, cache *dag.KeyCache) ([]dag.Entry, error) {
 		}
 		bv.AddSigned(se)
 		env := se.Envelope
-		envs = append(envs, env)
 		entries = append(entries, dag.Entry{ID: se.ID, Space: env.Session.String(), Parents: env.Parents, Data: se.Canonical})
 	}
 	all, valid := bv.Verify()

@@ -7,7 +7,9 @@
 // arrival sequence into batches for dag.Store.Put. The Naive* functions are
 // deliberately brute-force references for the causal algorithms (heads,
 // ancestry, merge-base, witan's topological order) to check fast code
-// against; keep the DAGs small when using them.
+// against; keep the DAGs small when using them. Reference is the same for
+// a whole dag.Store: a map of entries and a loop repeated until nothing
+// changes, the model that dag/storetest compares every backend with.
 //
 // Generators for keys and signed envelopes live beside these, in the same
 // package.

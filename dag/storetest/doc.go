@@ -15,7 +15,10 @@
 // Close, the Batch.Admit hook (quarantine with descendants, hold back,
 // internal failure), and (with rapid) that any DAG inserted in any order,
 // with duplicates and in any batches, ends in the same state as insertion
-// in causal order, with or without a deterministic Admit.
+// in causal order, with or without a deterministic Admit; and that after
+// every Put the store agrees with dagtest.Reference, a naive model that
+// shares no code with dag.PlanBatch (which every backend runs, so one
+// backend cannot be the other's reference).
 //
 // Check verifies a store's indexes against its entries; crash tests call it
 // after every reopen.

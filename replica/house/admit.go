@@ -22,21 +22,22 @@ type admission struct {
 	st      *govState
 	parents []int32
 
-	session *SessionBody
-	seed    *statute.Tree
-	profile *statute.Profile
-	group   *Group
-	branch  *Branch
-	app     Append
-	change  *changeRec
-	mr      *mrInfo
-	ballot  ballotRec // ballot.cast
-	info    *mrInfo   // ballot.cast: the ballot's MR
-	at      int       // ballot.cast: the author's position in the electorate at the MR's open
-	det     *detRec
-	key     dag.Key
-	cfgAt   int32
-	el      *rules.Electorate // mr.open: the electorate frozen at this open
+	session    *SessionBody
+	seed       *statute.Tree
+	profile    *statute.Profile
+	group      *Group
+	branch     *Branch
+	app        Append
+	change     *changeRec
+	mr         *mrInfo
+	ballot     ballotRec // ballot.cast
+	info       *mrInfo   // ballot.cast: the ballot's MR
+	at         int       // ballot.cast: the author's position in the electorate at the MR's open
+	det        *detRec
+	key        dag.Key
+	cfgAt      int32
+	el         *rules.Electorate // mr.open: the electorate frozen at this open
+	contestAdm                   // contests and variants (contest.go): a contest hook
 
 	opn       *opinion.Opinion // opinion.publish (opinion.go)
 	opnMember bool             // opinion.publish: signed by a roster member
@@ -66,6 +67,12 @@ func (v *admission) validate() error {
 		return v.mrDetermine()
 	case dag.TxOpinionPublish:
 		return v.opinionPublish() // opinion.go
+	case dag.TxContestOpen: // contest hooks
+		return v.contestOpen()
+	case dag.TxContestRank:
+		return v.contestRank()
+	case dag.TxContestDetermine:
+		return v.contestDetermine()
 	case dag.TxKeyRegister:
 		k, err := DecodeKeyRegister(v.env.Body)
 		if err != nil {
@@ -304,9 +311,6 @@ func (v *admission) mrOpen() error {
 	if st.mrs[id] != nil {
 		return notAuth("MR %s is already open in the causal past", id)
 	}
-	if m.VariantOf.Valid() {
-		return &dag.ProtocolError{Code: dag.CodeVariantInvalid, Detail: "house: variants and contests (L2) are not supported yet"}
-	}
 	if m.Emergency && m.Kind == "governance" {
 		return &dag.ProtocolError{Code: dag.CodeEmergencyInvalid, Detail: "house: a governance MR cannot be an emergency"}
 	}
@@ -386,6 +390,12 @@ func (v *admission) mrOpen() error {
 		info.checks = statute.Structure(op.Patch.Result, env)
 		info.facts.StructureFailed = len(info.checks) > 0
 	}
+	if m.VariantOf.Valid() { // contest hook (D68)
+		if err := v.checkVariant(info); err != nil {
+			return err
+		}
+		info.facts.ShortNotice = true
+	}
 	if old := h.mrs[id]; old != nil {
 		info = old // the same body opened again concurrently: same patch and facts
 	}
@@ -447,7 +457,7 @@ func (v *admission) ballotCast() error {
 		}
 	}
 	v.ballot = ballotRec{author: v.env.Author, body: body,
-		ignored: reg.status != StatusOpen || reg.superseded}
+		ignored: reg.status != StatusOpen || reg.superseded || len(v.st.inContest[body.MR]) > 0} // contest hook: grouped MRs ignore plain ballots
 	v.info, v.at = info, at
 	return nil
 }
@@ -463,6 +473,8 @@ func (v *admission) mrDetermine() error {
 		return notAuth("MR %s is not in the determination's causal past", d.MR)
 	}
 	switch {
+	case len(v.st.inContest[d.MR]) > 0: // contest hook
+		return notAuth("MR %s is in contest %s: it is decided only through the contest", d.MR, v.st.inContest[d.MR][0])
 	case reg.status != StatusOpen:
 		return notAuth("MR %s is already %s in the causal past", d.MR, reg.status)
 	case reg.superseded:
@@ -587,11 +599,14 @@ func (v *admission) commitStatic(g int32) {
 		}
 		info.opens = sortedIDs(append(info.opens, v.id))
 		gs.mr, gs.cfgAt = info.id, v.cfgAt
+		v.commitVariant(g) // contest hook
 	case dag.TxMRDetermine:
 		v.det.gov = g
 		h.dets[v.id] = v.det
 	case dag.TxKeyRegister:
 		gs.key = v.key
+	case dag.TxContestOpen, dag.TxContestDetermine: // contest hook
+		v.commitContest(g)
 	}
 	h.gd = append(h.gd, gs)
 }

@@ -834,6 +834,12 @@ func DecodeBody(t dag.TxType, body []byte) (any, error) {
 		return DecodeDetermination(body)
 	case dag.TxKeyRegister:
 		return DecodeKeyRegister(body)
+	case dag.TxContestOpen: // contest hooks
+		return rules.DecodeContestOpen(body)
+	case dag.TxContestRank:
+		return rules.DecodeRankBody(body)
+	case dag.TxContestDetermine:
+		return DecodeContestDetermination(body)
 	}
 	return nil, unsupported(t)
 }

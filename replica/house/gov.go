@@ -49,6 +49,9 @@ type govState struct {
 	// rootMerges are the executed merges into the root, in the order they
 	// were executed (each one's target head is the previous one's change).
 	rootMerges []Merge
+	// contests and the contests each MR is in (contest.go): contest hooks.
+	contests  map[dag.ID]*contestReg
+	inContest map[dag.ID][]dag.ID
 }
 
 // Merge is an executed merge into the root branch.
@@ -128,10 +131,12 @@ type mrReg struct {
 
 func emptyState() *govState {
 	return &govState{
-		groups:   map[string]*groupReg{},
-		branches: map[string]*branchReg{},
-		mrs:      map[dag.ID]*mrReg{},
-		keys:     map[dag.Key]int32{},
+		groups:    map[string]*groupReg{},
+		branches:  map[string]*branchReg{},
+		mrs:       map[dag.ID]*mrReg{},
+		keys:      map[dag.Key]int32{},
+		contests:  map[dag.ID]*contestReg{},
+		inContest: map[dag.ID][]dag.ID{},
 	}
 }
 
@@ -146,6 +151,8 @@ func (s *govState) clone() *govState {
 		observers: s.observers,
 		// Clipped, so that appending in one state never writes into another's.
 		rootMerges: slices.Clip(s.rootMerges),
+		contests:   maps.Clone(s.contests),
+		inContest:  maps.Clone(s.inContest),
 	}
 }
 
@@ -267,6 +274,7 @@ func (h *House) apply(st *govState, g int32, final map[dag.ID][]int32) {
 				st.mrs[sup] = &c
 			}
 		}
+		h.applyContest(st, g, final) // contest hook: a variant joins its base's contest
 	case dag.TxMRDetermine:
 		d := h.dets[h.ents[h.gov[g]].id]
 		if d.body.Outcome == rules.Pending {
@@ -298,6 +306,8 @@ func (h *House) apply(st *govState, g int32, final map[dag.ID][]int32) {
 		h.execute(st, &r, g, d)
 	case dag.TxKeyRegister:
 		st.keys[h.gd[g].key] = g
+	case dag.TxContestOpen, dag.TxContestDetermine: // contest hook
+		h.applyContest(st, g, final)
 	}
 }
 

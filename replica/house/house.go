@@ -79,9 +79,10 @@ type House struct {
 	dets    map[dag.ID]*detRec
 	changes map[dag.ID]*changeRec
 	objs    Objects
+	ct      *contestState // contests (contest.go); a contest hook
 
 	counts Counts
-	ops    opinionState // opinions and witnessed times (opinion.go)
+	ops    opinionState // opinions (opinion.go)
 	// The MR of the last ballot judged and the governance state it was
 	// judged in (states are never changed once made): ballots come in
 	// runs on one MR.
@@ -121,6 +122,7 @@ type entry struct {
 	front int32 // governance frontier of the causal past, the entry included
 	gov   int32 // governance index, or -1
 	bal   int32 // index in House.ballots, or -1
+	wit   int64 // witnessed time, Unix seconds (contest hook; witness.go)
 }
 
 type mrInfo struct {
@@ -216,7 +218,9 @@ func (h *House) SetObjects(objs Objects) { h.objs = objs }
 
 // isGov reports whether entries of type t change what decides the validity
 // of other entries: their state is memoised per governance frontier.
-func isGov(t dag.TxType) bool { return t != dag.TxBallotCast && t != dag.TxOpinionPublish }
+func isGov(t dag.TxType) bool {
+	return t != dag.TxBallotCast && t != dag.TxContestRank && t != dag.TxOpinionPublish
+}
 
 // Admit judges the envelope env with tx id id against the state of its
 // causal past and, if it is valid, folds it in. The caller has already
@@ -274,17 +278,21 @@ func (h *House) judge(id dag.ID, env *dag.Envelope, parents []int32, depth int32
 		return dag.Errorf(dag.CodeObserverNotAllowed, "house: %s is an observer and may not sign %s", env.Author, env.Type)
 	}
 	v := admission{h: h, id: id, env: env, st: st, parents: parents}
+	v.wit = h.witness(env, st, parents) // contest hook
 	if err := v.validate(); err != nil {
 		return err
 	}
 	// Valid: record and fold.
 	ei := int32(len(h.ents))
-	e := entry{id: id, pOff: int32(len(h.par) - len(parents)), pLen: int32(len(parents)), depth: depth, front: past, gov: -1, bal: -1}
+	e := entry{id: id, pOff: int32(len(h.par) - len(parents)), pLen: int32(len(parents)), depth: depth, front: past, gov: -1, bal: -1, wit: v.wit}
 	h.idx.put(id, ei, h.ents)
 	h.counts.Entries++
-	h.witness(ei, env, parents, memberSigned(env.Type) || v.opnMember) // opinion.go
 	if !isGov(env.Type) {
 		h.ents = append(h.ents, e)
+		if env.Type == dag.TxContestRank { // contest hook
+			v.commitRank(ei)
+			return nil
+		}
 		if v.opn != nil { // opinion.go
 			v.commitOpinion(ei)
 			return nil
@@ -429,6 +437,7 @@ func (h *House) fold(set []uint64) *govState {
 		}
 		final[d.body.MR] = h.maximal(final[d.body.MR], g)
 	}
+	h.finalContests(order, final) // contest hook
 	st := emptyState()
 	for _, g := range order {
 		h.apply(st, g, final)

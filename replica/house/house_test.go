@@ -45,8 +45,6 @@ type world struct {
 	create, roster, reg     ht.Tx
 	drafters, branch, amend ht.Tx
 	change                  dag.ID
-	open                    ht.Tx
-	mr                      dag.ID
 }
 
 func newWorld(t *testing.T, o ht.Options) *world {

@@ -7,9 +7,8 @@ package house
 // the memoised governance state of their past and never refold it. They
 // never reach a poll: no opinion changes a tally.
 //
-// It also keeps every entry's witnessed time (open point 12,
-// docs/deviations.md): the largest ts among the member-signed entries of
-// its causal past, what key aging (D61) is measured in.
+// Key aging (D61) is measured in witnessed time (witness.go, open point
+// 12, docs/deviations.md).
 
 import (
 	"slices"
@@ -22,11 +21,6 @@ import (
 
 // opinionState is the House's record of opinions and witnessed times.
 type opinionState struct {
-	// wit[e] is the witnessed time including entry e: the largest ts (Unix
-	// seconds) of the member-signed entries among e and its ancestors, 0
-	// when none.
-	wit []int64
-
 	recs []opinionRec
 	byID map[dag.ID]int32
 	// sorted lists record indexes by tx id; records from len(sorted) on
@@ -63,39 +57,9 @@ type opinionRec struct {
 	subj   opinion.Subject
 }
 
-// witnessed returns the witnessed time of the causal past of an entry
-// with these parents.
-func (h *House) witnessed(parents []int32) int64 {
-	var w int64
-	for _, p := range parents {
-		w = max(w, h.ops.wit[p])
-	}
-	return w
-}
-
-// witness records entry ei's witnessed time. Member-signed are the
-// entries whose admission needed a roster or electorate member
-// (ballot.cast, mr.open, a member's opinion) and session.create.
-func (h *House) witness(ei int32, env *dag.Envelope, parents []int32, member bool) {
-	w := h.witnessed(parents)
-	if member {
-		w = max(w, parseTS(env.TS))
-	}
-	if int(ei) != len(h.ops.wit) {
-		panic("house: witnessed time out of step with entries")
-	}
-	h.ops.wit = append(h.ops.wit, w)
-}
-
-// memberSigned reports whether an admitted entry of type t counts for the
-// witnessed time (opinions say so themselves).
-func memberSigned(t dag.TxType) bool {
-	return t == dag.TxBallotCast || t == dag.TxMROpen || t == dag.TxSessionCreate
-}
-
 // parseTS reads the seconds of an RFC 3339 UTC ts as dag checked it
 // ("2006-01-02T15:04:05[.frac]Z") as Unix seconds; the fraction is
-// ignored. It reads no clock.
+// ignored. It reads no clock. (It orders a member's stakes declarations.)
 func parseTS(ts string) int64 {
 	if len(ts) < 20 {
 		return 0
@@ -140,7 +104,9 @@ func (v *admission) opinionPublish() error {
 	if g, ok := st.keys[author]; ok {
 		e := &h.ents[h.gov[g]]
 		s.Registered = true
-		s.KeyAge = h.witnessed(v.parents) - h.witnessed(h.par[e.pOff:e.pOff+e.pLen])
+		// Witnessed times (witness.go): the key.register's, and the
+		// opinion's own (a non-member's ts never moves it).
+		s.KeyAge = v.wit - e.wit
 	}
 	if err := opinion.CheckAuthor(o, s); err != nil {
 		return err
@@ -162,7 +128,9 @@ func (v *admission) opinionPublish() error {
 			}
 		}
 	}
-	if err := opinion.Check(o, author, pastRecord{v}); err != nil {
+	// The record is its own small value: taking v's address here would
+	// move every entry's admission to the heap.
+	if err := opinion.Check(o, author, &pastRecord{h: h, st: st, parents: v.parents}); err != nil {
 		return err
 	}
 	v.opn, v.opnMember = o, s.Member
@@ -170,20 +138,24 @@ func (v *admission) opinionPublish() error {
 }
 
 // pastRecord is the causal past of an opinion being admitted.
-type pastRecord struct{ v *admission }
-
-func (r pastRecord) Node(asOf dag.ID, nid string) (string, string, bool, bool) {
-	return r.v.h.node(r.v.st, asOf, nid)
+type pastRecord struct {
+	h       *House
+	st      *govState
+	parents []int32
 }
 
-func (r pastRecord) Opinion(id dag.ID) (dag.Key, string, bool) {
-	h := r.v.h
+func (r *pastRecord) Node(asOf dag.ID, nid string) (string, string, bool, bool) {
+	return r.h.node(r.st, asOf, nid)
+}
+
+func (r *pastRecord) Opinion(id dag.ID) (dag.Key, string, bool) {
+	h := r.h
 	i, ok := h.ops.byID[id]
 	if !ok {
 		return dag.Key{}, "", false
 	}
 	rec := &h.ops.recs[i]
-	if len(h.ancestorsMissing(r.v.parents, []int32{rec.ent})) > 0 {
+	if len(h.ancestorsMissing(r.parents, []int32{rec.ent})) > 0 {
 		return dag.Key{}, "", false
 	}
 	o, err := opinion.DecodeCanonical(rec.body)
@@ -193,7 +165,7 @@ func (r pastRecord) Opinion(id dag.ID) (dag.Key, string, bool) {
 	return rec.author, o.Body, true
 }
 
-func (r pastRecord) HasObject(dag.ID) bool { return true } // checked before, through h.object
+func (r *pastRecord) HasObject(dag.ID) bool { return true } // checked before, through h.object
 
 // node finds node nid of snapshot asOf among the snapshots of the
 // branches of st (their heads' ancestries in the Change DAG): only what
@@ -568,7 +540,7 @@ func (f recordFacts) Node(asOf dag.ID, nid string) (string, string, bool, bool) 
 }
 
 var _ opinion.Facts = recordFacts{}
-var _ opinion.Record = pastRecord{}
+var _ opinion.Record = (*pastRecord)(nil)
 
 // BallotOf returns member's standing on MR mr as the record has it now
 // (D22's ballot_choice; the /tally's stakes rows).

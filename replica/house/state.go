@@ -414,7 +414,6 @@ func deriveIn(session dag.ID, order []Input, objs Objects, size int) (*House, []
 	h.ents = make([]entry, 0, n)
 	h.par = make([]int32, 0, n)
 	h.ballots = make([]ballotRec, 0, n)
-	h.ops.wit = make([]int64, 0, n)
 	var refused []Rejection
 	bad := make(map[dag.ID]bool)
 	for _, x := range order {

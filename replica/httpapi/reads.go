@@ -68,10 +68,10 @@ func (s *Server) capability(w http.ResponseWriter, r *http.Request) error {
 		Exports: []string{}, KeyAging: opinion.DefaultKeyAging, ExtractCosigners: []dag.Key{}, Metrics: []string{},
 		ConformanceLevel: ConformanceLevel, OpinionPolicy: OpinionPolicy, OpinionRateLimit: s.lim.l.describe(), RateLimited: s.lim.refused(),
 		NodeKey: s.rep.NodeKey(), Sessions: s.rep.Sessions(), Ephemeral: s.o.Ephemeral,
-		NotImplemented: []string{"/refusals", "L2 and L3 endpoints except /peers, /quarantine and /opinions",
+		NotImplemented: []string{"/refusals", "L2 and L3 endpoints except /peers, /quarantine, /opinions and /contests",
 			"opinion members attest, complaint, estimate, exchange, feasibility, forecast, jurisdiction_choice, ranking, resolution, responds_to, translation (refused schema)",
 			"estimates, estimate_totals and feasibility in /facts"},
-		MemoryBlocks: true, Finality: string(replica.Provisional),
+		MemoryBlocks: true, Finality: string(replica.Provisional), Contests: true,
 	}
 	for _, sp := range c.Sessions {
 		if st, _, err := s.rep.State(r.Context(), sp); err == nil {

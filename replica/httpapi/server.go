@@ -193,6 +193,7 @@ func (s *Server) routes() {
 	s.route(Base+"/merge-requests/{id}/checks", get(s.reviewHandler("checks")))
 	s.route(Base+"/merge-requests/{id}/facts", get(s.reviewHandler("facts")))
 	s.route(Base+"/merge-requests/{id}/tally", get(s.tally))
+	s.route(Base+"/contests/{id}", get(s.contest)) // contests.go
 	s.route(Base+"/law", get(s.law))
 	s.route(Base+"/opinions", get(s.opinions)) // opinions.go
 	s.route(Base+"/opinions/{id}", get(s.opinion))

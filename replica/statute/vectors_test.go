@@ -205,7 +205,7 @@ func (v *reviewVector) env(t *testing.T) Env {
 		e.Effective = Effective{Dated: true, Date: MustDate(v.Effective)}
 	}
 	for _, f := range v.Feasibility {
-		e.Feasibility = append(e.Feasibility, Feasibility{Opinion: f.Opinion, Nodes: f.Nodes, Earliest: f.Earliest})
+		e.Feasibility = append(e.Feasibility, Feasibility(f))
 	}
 	return e
 }

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"math/big"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"unsafe"
 
 	"github.com/oasisprotocol/curve25519-voi/curve"
 	"github.com/oasisprotocol/curve25519-voi/curve/scalar"
+	"golang.org/x/sys/cpu"
 )
 
 // encodingOf compresses p.
@@ -282,6 +284,30 @@ func TestBridgeChecked(t *testing.T) {
 	}
 	if !want {
 		t.Logf("fast path off here (kernels %v, 64-bit layout %v): every point goes to voi", hasAsm, layout64())
+	}
+}
+
+// On amd64 with AVX2, without -tags purego and with voi's 64-bit layout,
+// the fast path must be on: kernels in use, bridge passed, nothing forcing
+// voi. TestBridgeChecked alone would pass with a fast path switched off by
+// mistake (hasAsm false everywhere, say), since it derives its expectation
+// from hasAsm; this test learns what the machine has on its own, from the
+// architecture, the CPU and the build tag.
+func TestFastPathOnWhereItCan(t *testing.T) {
+	if runtime.GOARCH != "amd64" || !cpu.X86.HasAVX2 || puregoTag {
+		t.Skipf("no kernels for %s (AVX2 %v, purego %v)", runtime.GOARCH, cpu.X86.HasAVX2, puregoTag)
+	}
+	if unsafe.Sizeof(curve.EdwardsPoint{}) != unsafe.Sizeof(pointLimbs{}) || !layout64() {
+		t.Skip("voi's 32-bit field backend (-tags force32bit): its points are not written here")
+	}
+	if !hasAsm {
+		t.Fatal("the AVX2 kernels are built and the CPU has AVX2, yet hasAsm is false")
+	}
+	if !bridge() {
+		t.Fatal("kernels and voi's 64-bit layout are here, yet the bridge check refused the fast path")
+	}
+	if forceVoi {
+		t.Fatal("forceVoi is set outside a test that restores it")
 	}
 }
 

@@ -304,7 +304,13 @@ func main() {
 	p("VZEROUPPER")
 	p("RET")
 
-	if err := os.WriteFile("fe4_amd64.s", out.Bytes(), 0o644); err != nil {
+	// The output path is fe4_amd64.s unless an argument names another:
+	// TestGeneratedAssembly writes to a temporary file and compares.
+	path := "fe4_amd64.s"
+	if len(os.Args) > 1 {
+		path = os.Args[1]
+	}
+	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

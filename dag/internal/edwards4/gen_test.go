@@ -1,0 +1,38 @@
+package edwards4
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// The committed kernels are exactly what gen.go writes: nobody edited the
+// assembly by hand, and nobody changed the generator without running it.
+func TestGeneratedAssembly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs gen.go; scripts/test.sh runs it without -short")
+	}
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goBin); err != nil {
+		t.Skipf("no go command beside the toolchain that built this test: %v", err)
+	}
+	out := filepath.Join(t.TempDir(), "fe4_amd64.s")
+	cmd := exec.Command(goBin, "run", "gen.go", out)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go run gen.go: %v\n%s", err, msg)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	committed, err := os.ReadFile("fe4_amd64.s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, committed) {
+		t.Fatalf("fe4_amd64.s differs from gen.go's output (%d bytes against %d): run go generate in dag/internal/edwards4", len(committed), len(got))
+	}
+}

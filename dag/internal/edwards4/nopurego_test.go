@@ -1,0 +1,5 @@
+//go:build !purego
+
+package edwards4
+
+const puregoTag = false

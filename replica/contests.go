@@ -1,0 +1,47 @@
+package replica
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/house"
+	"github.com/witan-dev/witan/replica/statute"
+)
+
+// Contest returns one contest as derived (30k §5 GET /contests/{id}): its
+// options, every round with its locked pairs and winner, and
+// ranked_above_winner after a fallback. An unknown contest wraps
+// dag.ErrNotFound.
+func (r *Replica) Contest(ctx context.Context, spaceName string, id dag.ID) (house.ContestView, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.session(ctx, spaceName)
+	if err != nil {
+		return house.ContestView{}, err
+	}
+	v, ok := sp.h.Contest(id)
+	if !ok {
+		return house.ContestView{}, fmt.Errorf("replica: contest %s: %w", id, dag.ErrNotFound)
+	}
+	return v, nil
+}
+
+// contestFacts fills the fact sheet inputs a contest decides: versus_base
+// for a variant (D68) and ranked_above_winner for a fallback winner (D77).
+func contestFacts(h *house.House, rv *Review) {
+	if base := rv.Body.VariantOf; base.Valid() {
+		if bp, ok := h.Patch(base); ok && rv.Review != nil {
+			if p, ok := h.Patch(rv.MR); ok {
+				rv.VersusBase = statute.Compare(bp.Result, p.Result)
+			}
+		}
+	}
+	for _, a := range h.RankedAboveWinner(rv.MR) {
+		id, err := dag.ParseID(a.Option)
+		if err != nil {
+			continue
+		}
+		rv.RankedAboveWinner = append(rv.RankedAboveWinner, statute.RankedAbove{Option: id, AboveWinner: int(a.AboveWinner), BelowWinner: int(a.BelowWinner)})
+	}
+}
