@@ -34,10 +34,6 @@ type Assertion struct {
 	Text    string
 }
 
-type wireKind struct {
-	Kind *string `json:"kind"`
-}
-
 type wireBallotChoice struct {
 	Kind   string `json:"kind"`
 	Member string `json:"member"`
