@@ -81,14 +81,11 @@ func (r *Replica) Opinion(ctx context.Context, spaceName string, id dag.ID) (Opi
 }
 
 func (r *Replica) opinionOf(ctx context.Context, sp *space, v house.OpinionView) Opinion {
-	o := Opinion{ID: v.ID, Author: v.Author, Body: v.Body, CorrectedBy: v.CorrectedBy, RepliesFromSubject: v.RepliesFromSubject,
-		Finality: r.finality(ctx, sp, v.ID)}
-	if d, err := opinion.Decode(v.Body); err == nil {
-		o.AuthorKind, o.Subject, o.Stance, o.Summary = d.AuthorKind, d.Subject, d.Stance, d.Summary
-		if d.OnBehalfOf != "" {
-			g := "group:" + d.OnBehalfOf
-			o.OnBehalfOf = &g
-		}
+	o := Opinion{ID: v.ID, Author: v.Author, AuthorKind: v.Kind, Subject: v.Subject, Stance: v.Stance, Summary: v.Summary,
+		Body: v.Body, CorrectedBy: v.CorrectedBy, RepliesFromSubject: v.RepliesFromSubject, Finality: r.finality(ctx, sp, v.ID)}
+	if v.OnBehalfOf != "" {
+		g := "group:" + v.OnBehalfOf
+		o.OnBehalfOf = &g
 	}
 	return o
 }
@@ -176,11 +173,10 @@ func stakesOf(h *house.House, mr dag.ID) []MemberStakes {
 		if !ok {
 			continue
 		}
-		b := h.BallotOf(m, mr)
-		ms := MemberStakes{Member: m, Stakes: st, Opinion: op, Void: b.Void}
-		if b.Choice != "" && !b.Void {
-			c := b.Choice
-			ms.Choice = &c
+		choice, void := h.MemberChoice(m, mr)
+		ms := MemberStakes{Member: m, Stakes: st, Opinion: op, Void: void}
+		if choice != "" {
+			ms.Choice = &choice
 		}
 		out = append(out, ms)
 	}

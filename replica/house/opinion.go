@@ -26,9 +26,9 @@ type opinionState struct {
 	// sorted lists record indexes by tx id; records from len(sorted) on
 	// are merged in when a reader asks (sortedRecs).
 	sorted     []int32
-	replies    map[dag.ID][]int32 // replies_to → records
-	correcting map[dag.ID][]int32 // corrects → records
-	stakes     map[stakeKey]int32 // a member's latest stakes on a subject
+	replies    map[dag.ID][]int32     // replies_to → records
+	correcting map[dag.ID][]int32     // corrects → records
+	stakes     map[stakeKey]stakeDecl // a member's latest stakes on a subject
 	stakers    map[dag.ID][]dag.Key
 	formal     []int32 // records with a formalization
 	proposers  []int32 // non-member or group records that propose changes (origin.go)
@@ -38,6 +38,11 @@ type opinionState struct {
 	// snaps maps a change (a branch head) to the snapshots of its
 	// ancestry, computed once per head.
 	snaps map[dag.ID]map[dag.ID]dag.ID
+}
+
+type stakeDecl struct {
+	rec    int32
+	stakes []opinion.Stake // those on the key's subject
 }
 
 type stakeKey struct {
@@ -55,6 +60,9 @@ type opinionRec struct {
 	body   []byte // the canonical body
 	kind   string
 	subj   opinion.Subject
+	// What a listing shows, sharing body's memory (DecodeCanonical's
+	// strings do): a page is served without decoding any body.
+	stance, summary, onBehalf string
 }
 
 // parseTS reads the seconds of an RFC 3339 UTC ts as dag checked it
@@ -224,12 +232,12 @@ func (v *admission) commitOpinion(ei int32) {
 		ops.byID = map[dag.ID]int32{}
 		ops.replies = map[dag.ID][]int32{}
 		ops.correcting = map[dag.ID][]int32{}
-		ops.stakes = map[stakeKey]int32{}
+		ops.stakes = map[stakeKey]stakeDecl{}
 		ops.stakers = map[dag.ID][]dag.Key{}
 	}
 	ri := int32(len(ops.recs))
 	rec := opinionRec{ent: ei, id: v.id, author: v.env.Author, ts: parseTS(v.env.TS), member: v.opnMember,
-		body: v.env.Body, kind: o.AuthorKind, subj: o.Subject}
+		body: v.env.Body, kind: o.AuthorKind, subj: o.Subject, stance: o.Stance, summary: o.Summary, onBehalf: o.OnBehalfOf}
 	ops.recs = append(ops.recs, rec)
 	ops.byID[v.id] = ri
 	if o.RepliesTo.Valid() {
@@ -262,8 +270,12 @@ func (v *admission) commitOpinion(ei int32) {
 			if !ok {
 				ops.stakers[s.Subject] = append(ops.stakers[s.Subject], v.env.Author)
 			}
-			if !ok || later(&ops.recs[ri], &ops.recs[old]) {
-				ops.stakes[k] = ri
+			switch {
+			case ok && old.rec == ri: // another stake of this opinion on the subject
+				old.stakes = append(old.stakes, s)
+				ops.stakes[k] = old
+			case !ok || later(&ops.recs[ri], &ops.recs[old.rec]):
+				ops.stakes[k] = stakeDecl{rec: ri, stakes: []opinion.Stake{s}}
 			}
 		}
 	}
@@ -292,6 +304,11 @@ type OpinionFilter struct {
 type OpinionView struct {
 	ID          dag.ID
 	Author      dag.Key
+	Kind        string // author_kind
+	Subject     opinion.Subject
+	OnBehalfOf  string // the group id, "" for none
+	Stance      string
+	Summary     string
 	Body        []byte // canonical JSON of the body, shared: do not modify
 	Member      bool   // signed by a roster member at its causal point
 	CorrectedBy []dag.ID
@@ -364,7 +381,8 @@ func (h *House) Opinion(id dag.ID) (OpinionView, bool) {
 
 func (h *House) opinionView(ri int32) OpinionView {
 	rec := &h.ops.recs[ri]
-	v := OpinionView{ID: rec.id, Author: rec.author, Body: rec.body, Member: rec.member, CorrectedBy: []dag.ID{}, RepliesFromSubject: []dag.ID{}}
+	v := OpinionView{ID: rec.id, Author: rec.author, Kind: rec.kind, Subject: rec.subj, OnBehalfOf: rec.onBehalf, Stance: rec.stance, Summary: rec.summary,
+		Body: rec.body, Member: rec.member, CorrectedBy: []dag.ID{}, RepliesFromSubject: []dag.ID{}}
 	for _, c := range h.ops.correcting[rec.id] {
 		v.CorrectedBy = append(v.CorrectedBy, h.ops.recs[c].id)
 	}
@@ -421,22 +439,11 @@ func (h *House) authorOf(id dag.ID) (dag.Key, dag.ID, bool) {
 // Stakes returns the latest stakes (D32) member declared on subject in
 // an opinion, with that opinion's id, or false.
 func (h *House) Stakes(member dag.Key, subject dag.ID) ([]opinion.Stake, dag.ID, bool) {
-	ri, ok := h.ops.stakes[stakeKey{member, subject}]
+	d, ok := h.ops.stakes[stakeKey{member, subject}]
 	if !ok {
 		return nil, dag.ID{}, false
 	}
-	rec := &h.ops.recs[ri]
-	o, err := opinion.DecodeCanonical(rec.body)
-	if err != nil || o.Disclosure == nil {
-		return nil, dag.ID{}, false
-	}
-	var out []opinion.Stake
-	for _, s := range o.Disclosure.Stakes {
-		if s.Subject == subject {
-			out = append(out, s)
-		}
-	}
-	return out, rec.id, true
+	return slices.Clone(d.stakes), h.ops.recs[d.rec].id, true
 }
 
 // Stakers returns the members who declared stakes on subject in an
@@ -541,6 +548,21 @@ func (f recordFacts) Node(asOf dag.ID, nid string) (string, string, bool, bool) 
 
 var _ opinion.Facts = recordFacts{}
 var _ opinion.Record = (*pastRecord)(nil)
+
+// MemberChoice returns member's effective choice on MR mr in its live
+// poll ("" with none), and whether the member's ballots are void: one
+// electorate lookup, for the stakes rows of /tally.
+func (h *House) MemberChoice(member dag.Key, mr dag.ID) (choice string, void bool) {
+	info := h.mrs[mr]
+	if info == nil {
+		return "", false
+	}
+	c, void, ok := info.poll.Member(member)
+	if !ok || void {
+		return "", void
+	}
+	return c.String(), false
+}
 
 // BallotOf returns member's standing on MR mr as the record has it now
 // (D22's ballot_choice; the /tally's stakes rows).
