@@ -82,12 +82,28 @@ func (r *Replica) Opinion(ctx context.Context, spaceName string, id dag.ID) (Opi
 
 func (r *Replica) opinionOf(ctx context.Context, sp *space, v house.OpinionView) Opinion {
 	o := Opinion{ID: v.ID, Author: v.Author, AuthorKind: v.Kind, Subject: v.Subject, Stance: v.Stance, Summary: v.Summary,
-		Body: v.Body, CorrectedBy: v.CorrectedBy, RepliesFromSubject: v.RepliesFromSubject, Finality: r.finality(ctx, sp, v.ID)}
+		Body: v.Body, CorrectedBy: v.CorrectedBy, RepliesFromSubject: v.RepliesFromSubject, Finality: r.opinionFinality(ctx, sp, v.ID)}
 	if v.OnBehalfOf != "" {
 		g := "group:" + v.OnBehalfOf
 		o.OnBehalfOf = &g
 	}
 	return o
+}
+
+// opinionFinality is finality for an opinion, from the position the
+// space recorded when it logged it (a store read only if it did not).
+func (r *Replica) opinionFinality(ctx context.Context, sp *space, id dag.ID) Finality {
+	if len(sp.cps) == 0 {
+		return Provisional
+	}
+	pos, ok := sp.opPos[id]
+	if !ok {
+		pos = r.position(ctx, id)
+	}
+	if _, ok := sp.checkpointOf(pos); ok {
+		return FinalAdvisory
+	}
+	return Provisional
 }
 
 // EvaluationResult is one quote or assertion of an opinion evaluated

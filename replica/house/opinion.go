@@ -12,7 +12,6 @@ package house
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica/opinion"
@@ -447,10 +446,10 @@ func (h *House) Stakes(member dag.Key, subject dag.ID) ([]opinion.Stake, dag.ID,
 }
 
 // Stakers returns the members who declared stakes on subject in an
-// opinion, sorted.
+// opinion, sorted by key bytes.
 func (h *House) Stakers(subject dag.ID) []dag.Key {
 	out := slices.Clone(h.ops.stakers[subject])
-	slices.SortFunc(out, func(a, b dag.Key) int { return strings.Compare(a.String(), b.String()) })
+	slices.SortFunc(out, dag.Key.Compare)
 	return slices.Compact(out)
 }
 
@@ -469,6 +468,9 @@ func (h *House) Formalizations() []statute.Formalization {
 	slices.SortFunc(out, func(a, b statute.Formalization) int { return a.Opinion.Compare(b.Opinion) })
 	return out
 }
+
+// IsOpinion reports whether id is an accepted opinion.
+func (h *House) IsOpinion(id dag.ID) bool { _, ok := h.ops.byID[id]; return ok }
 
 // OpinionCount returns the number of accepted opinions.
 func (h *House) OpinionCount() int { return len(h.ops.recs) }

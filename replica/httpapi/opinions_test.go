@@ -239,6 +239,13 @@ func TestOpinionsOverHTTP(t *testing.T) {
 	if a := ev["results"].([]any)[1].(map[string]any); a["result"] != "fails" || a["finality"] != "final_advisory" || ev["finality"] != "final_advisory" {
 		t.Fatalf("after the checkpoint: %v", ev)
 	}
+	var page httpapi.OpinionsAnswer
+	if err := n.c.Get(ctx, "/opinions", url.Values{"author": {ht.Member(10).Key().String()}}, &page); err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Opinions) != 2 || page.Opinions[0].Finality != "final_advisory" || page.Finality != "final_advisory" {
+		t.Fatalf("checkpointed opinions: %+v", page)
+	}
 	n.problem(t, "GET", httpapi.Base+"/opinions/"+dag.Sum(nil).String()+"/evaluation", "", nil, 404, httpapi.CodeNotFound)
 	n.problem(t, "GET", httpapi.Base+"/opinions?author=nobody", "", nil, 400, dag.CodeSchema)
 
