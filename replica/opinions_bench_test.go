@@ -179,6 +179,11 @@ func BenchmarkOpinionsPage(b *testing.B) {
 	r := opinionsReplica(b, txs)
 	defer r.Close()
 	space := d.b.Session.String()
+	// A checkpoint, so that every opinion's finality is looked up (and
+	// final_advisory), as on a node that has checkpointed.
+	if _, err := r.Checkpoint(ctx, space); err != nil {
+		b.Fatal(err)
+	}
 	for _, c := range []struct {
 		name string
 		f    replica.OpinionFilter
@@ -198,6 +203,9 @@ func BenchmarkOpinionsPage(b *testing.B) {
 				}
 				if _, err := json.Marshal(page); err != nil {
 					b.Fatal(err)
+				}
+				if len(page) > 0 && page[0].Finality != replica.FinalAdvisory {
+					b.Fatalf("finality %s after a checkpoint", page[0].Finality)
 				}
 				lat = append(lat, time.Since(start))
 				after = next // from the start again at the end
