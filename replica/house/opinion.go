@@ -22,9 +22,11 @@ import (
 type opinionState struct {
 	recs []opinionRec
 	byID map[dag.ID]int32
-	// sorted lists record indexes by tx id; records from len(sorted) on
-	// are merged in when a reader asks (sortedRecs).
-	sorted     []int32
+	// all, byAuthor and bySubject list record indexes, kept sorted by tx
+	// id lazily (sortIndex), for /opinions pages.
+	all        recIndex
+	byAuthor   map[dag.Key]*recIndex
+	bySubject  map[string]*recIndex
 	replies    map[dag.ID][]int32     // replies_to → records
 	correcting map[dag.ID][]int32     // corrects → records
 	stakes     map[stakeKey]stakeDecl // a member's latest stakes on a subject
@@ -233,12 +235,18 @@ func (v *admission) commitOpinion(ei int32) {
 		ops.correcting = map[dag.ID][]int32{}
 		ops.stakes = map[stakeKey]stakeDecl{}
 		ops.stakers = map[dag.ID][]dag.Key{}
+		ops.byAuthor = map[dag.Key]*recIndex{}
+		ops.bySubject = map[string]*recIndex{}
 	}
 	ri := int32(len(ops.recs))
 	rec := opinionRec{ent: ei, id: v.id, author: v.env.Author, ts: parseTS(v.env.TS), member: v.opnMember,
 		body: v.env.Body, kind: o.AuthorKind, subj: o.Subject, stance: o.Stance, summary: o.Summary, onBehalf: o.OnBehalfOf}
 	ops.recs = append(ops.recs, rec)
 	ops.byID[v.id] = ri
+	ops.all.recs = append(ops.all.recs, ri)
+	for _, x := range []*recIndex{indexIn(ops.byAuthor, v.env.Author), indexIn(ops.bySubject, o.Subject.ID)} {
+		x.recs = append(x.recs, ri)
+	}
 	if o.RepliesTo.Valid() {
 		ops.replies[o.RepliesTo] = append(ops.replies[o.RepliesTo], ri)
 	}
@@ -280,6 +288,16 @@ func (v *admission) commitOpinion(ei int32) {
 	}
 }
 
+// indexIn returns m's index for k, made on first use.
+func indexIn[K comparable](m map[K]*recIndex, k K) *recIndex {
+	x, ok := m[k]
+	if !ok {
+		x = &recIndex{}
+		m[k] = x
+	}
+	return x
+}
+
 // later orders a member's declarations: the later ts, then the larger tx
 // id. A function of the set, whatever the arrival order.
 func later(a, b *opinionRec) bool {
@@ -316,19 +334,22 @@ type OpinionView struct {
 	RepliesFromSubject []dag.ID
 }
 
-func (h *House) sortedRecs() []int32 {
-	ops := &h.ops
-	if len(ops.sorted) == len(ops.recs) {
-		return ops.sorted
+// recIndex lists opinion records; recs[:sorted] is sorted by tx id and
+// the rest, appended since, is merged in when a reader asks (sortIndex).
+type recIndex struct {
+	recs   []int32
+	sorted int
+}
+
+func (h *House) sortIndex(x *recIndex) []int32 {
+	if x.sorted == len(x.recs) {
+		return x.recs
 	}
-	tail := make([]int32, 0, len(ops.recs)-len(ops.sorted))
-	for i := int32(len(ops.sorted)); i < int32(len(ops.recs)); i++ {
-		tail = append(tail, i)
-	}
-	byID := func(a, b int32) int { return ops.recs[a].id.Compare(ops.recs[b].id) }
+	byID := func(a, b int32) int { return h.ops.recs[a].id.Compare(h.ops.recs[b].id) }
+	tail := slices.Clone(x.recs[x.sorted:])
 	slices.SortFunc(tail, byID)
-	merged := make([]int32, 0, len(ops.recs))
-	a := ops.sorted
+	merged := make([]int32, 0, len(x.recs))
+	a := x.recs[:x.sorted]
 	for len(a) > 0 && len(tail) > 0 {
 		if byID(a[0], tail[0]) < 0 {
 			merged, a = append(merged, a[0]), a[1:]
@@ -336,10 +357,9 @@ func (h *House) sortedRecs() []int32 {
 			merged, tail = append(merged, tail[0]), tail[1:]
 		}
 	}
-	merged = append(append(merged, a...), tail...)
-	// sorted holds indexes < len(recs) only: every record is in it now.
-	ops.sorted = merged
-	return merged
+	x.recs = append(append(merged, a...), tail...)
+	x.sorted = len(x.recs)
+	return x.recs
 }
 
 // Opinions lists the accepted opinions that match f, sorted by tx id,
@@ -347,7 +367,19 @@ func (h *House) sortedRecs() []int32 {
 // is true when further opinions match. It costs O(log n) to find the
 // start plus the opinions it looks at.
 func (h *House) Opinions(f OpinionFilter, after dag.ID, limit int) (out []OpinionView, more bool) {
-	all := h.sortedRecs()
+	// The narrowest index the filter allows: one author's, one subject's,
+	// or all.
+	idx := &h.ops.all
+	switch {
+	case f.Author.Valid():
+		idx = h.ops.byAuthor[f.Author]
+	case f.Subject != "":
+		idx = h.ops.bySubject[f.Subject]
+	}
+	if idx == nil {
+		return nil, false
+	}
+	all := h.sortIndex(idx)
 	i := 0
 	if after.Valid() {
 		i, _ = slices.BinarySearchFunc(all, after, func(r int32, id dag.ID) int { return h.ops.recs[r].id.Compare(id) })

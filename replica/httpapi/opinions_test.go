@@ -213,6 +213,13 @@ func TestOpinionsOverHTTP(t *testing.T) {
 	if len(byAuthor.Opinions) != 2 {
 		t.Fatalf("by author: %d", len(byAuthor.Opinions))
 	}
+	var bySubject httpapi.OpinionsAnswer
+	if err := n.c.Get(ctx, "/opinions", url.Values{"subject": {check.ID.String()}}, &bySubject); err != nil {
+		t.Fatal(err)
+	}
+	if len(bySubject.Opinions) != 1 || bySubject.Opinions[0].ID != reply.ID {
+		t.Fatalf("by subject: %+v", bySubject.Opinions)
+	}
 	cr := n.getMap(t, "/opinions/"+check.ID.String()+"/claim-review", nil)
 	rv := cr["claim_reviews"].([]any)[0].(map[string]any)
 	if rv["@type"] != "ClaimReview" || rv["reviewRating"].(map[string]any)["alternateName"] != "false" {
