@@ -45,4 +45,17 @@
 //
 // The order in which ballots are added never matters: a Poll's result is a
 // function of the set of ballots it was given.
+//
+// # Contests
+//
+// Competing MRs grouped by contest.open are decided by ranked pairs
+// (contest.go, docs/rules.md "Contests"): make one Contest per contest
+// with NewContest (the options' shared rule and frozen electorate), Add
+// every contest.rank whose signature and causal past the caller checked,
+// and read Contest.Result: pairwise counts, every round with its locked
+// pairs and winner, the winner held to its own rule against the status
+// quo, fallback rounds (D71) and ranked_above_winner (D77). To verify a
+// contest.determine, evaluate exactly the rankings it lists and compare
+// ContestResult.IfClosed and Winner; a Contest's result is a function of
+// its options and the set of rankings, never of their order.
 package rules

@@ -69,7 +69,7 @@ func BenchmarkEngine8h(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		e, err := New(Options{Profile: p, Entropy: &entropy{}, Grammar: g})
+		e, err := New(Options{Profile: p, Entropy: DeterministicEntropy(0), Grammar: g})
 		if err != nil {
 			b.Fatal(err)
 		}

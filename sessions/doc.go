@@ -4,10 +4,12 @@
 //
 // The engine follows the model of resolution-protocol-memory-model.md
 // (RP 0.2, memory model 0.1) section by section: pseudonymous identities per
-// session (§2), intents parsed by ordered per-locale phrase rules and the
-// eye (§3), the applied level A(x) = base(x) ∧ c ∧ κ(x) (§4), provisional
-// room raises under an objection window (§5), filing and forgetting (§6),
-// the retention staircase (§7), and the end of a session with its note (§8).
+// session (§2; the model numbers them per engine run, D4), intents parsed by
+// ordered per-locale phrase rules and the eye (§3), the applied level
+// A(x) = base(x) ∧ c ∧ κ(x), and 0 for a voice over capacity (§4),
+// provisional room raises under an objection window (§5), filing and
+// forgetting spans (§6), the retention staircase (§7), and the end of a
+// session with its note (§8).
 // Where this package decides something the model leaves open, or differs
 // from the reference code, docs/deviations.md says so under "## sessions";
 // docs/memory-model.md explains the model in prose.
@@ -26,18 +28,22 @@
 //
 //  1. Build an engine with New, passing a profile (LoadProfile; nil means
 //     goldfish-v01) and an entropy source for session IDs
-//     (crypto/rand.Reader in production).
+//     (crypto/rand.Reader in production; DeterministicEntropy in tests).
 //  2. Step every event in the order the binding observed it, never going
 //     back in time: Speech when a span of a voice's speech is filed (with
 //     its transcript if intents should be heard), Press for the eye,
 //     Request for intents from a screen, a preference or an exchange, End
 //     when the binding stops (Goldfish is switched off).
 //  3. Step a Tick at least once a second while a session is open, so that
-//     an objection window closes on time and a silent session ends; a
-//     window is confirmed only once time has passed opened + W.
-//  4. Act on the outcomes, in order: store each Filed segment's stamp,
-//     lower stored segments on Restamped, and show the results of Decided
-//     intents (the ring). Levels only ever fall on a segment.
+//     an objection window closes on time and a silent session ends (after
+//     G of silence, dated last + G). A window is confirmed only at a t
+//     with t − opened > W, strictly: an objection at exactly opened + W
+//     still counts (Inv 5.5).
+//  4. Act on the outcomes, in order: store each Filed segment's stamped and
+//     held levels, replace them with a Restamped outcome's, and show the
+//     results of Decided intents (the ring). Neither level ever rises on a
+//     segment (a held level is dropped when its window is confirmed);
+//     Engine.Segment looks a segment up by its Seq.
 //  5. While a window is open, build artefacts from Engine.Usable or
 //     Engine.Readable, which use the held level (Inv 5.4); never from a
 //     Filed stamp alone.

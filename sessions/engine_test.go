@@ -73,7 +73,7 @@ func TestEntropyFailure(t *testing.T) {
 	}
 	// Entropy that runs out after the first session: a speech after the
 	// gap is refused as a whole, and the first session is still open.
-	e, err = New(Options{Entropy: io.LimitReader(&entropy{}, 8)})
+	e, err = New(Options{Entropy: io.LimitReader(DeterministicEntropy(0), 8)})
 	if err != nil {
 		t.Fatal(err)
 	}

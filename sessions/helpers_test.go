@@ -45,19 +45,9 @@ func parseSec(s string) (Time, error) {
 }
 
 // entropy is a fixed, endless stream for session IDs.
-type entropy struct{ n byte }
-
-func (e *entropy) Read(p []byte) (int, error) {
-	for i := range p {
-		e.n++
-		p[i] = e.n
-	}
-	return len(p), nil
-}
-
 func newEngine(t testing.TB, p *Profile) *Engine {
 	t.Helper()
-	e, err := New(Options{Profile: p, Entropy: &entropy{}})
+	e, err := New(Options{Profile: p, Entropy: DeterministicEntropy(0)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -102,15 +102,46 @@ func (t Time) Sub(u Time) time.Duration { return time.Duration(t-u) * time.Milli
 // milliseconds.
 func (t Time) UTC() time.Time { return time.UnixMilli(int64(t)).UTC() }
 
-// String renders t as seconds with millisecond precision ("95.300s").
+// String renders t in readable units with millisecond precision: seconds
+// below a minute ("7.500s"), then minutes ("2m05.300s"), hours
+// ("1h02m05.300s") and days ("3d00h00m00.000s"), each smaller unit padded
+// to two digits so that a transcript's columns line up. NoTime is
+// "no-time".
 func (t Time) String() string {
 	if t == NoTime {
 		return "no-time"
 	}
 	sign := ""
-	v := int64(t)
-	if v < 0 {
-		sign, v = "-", -v
+	v := uint64(t)
+	if t < 0 {
+		sign, v = "-", uint64(-t)
+	}
+	ms, s := v%1000, v/1000
+	sec, m := s%60, s/60
+	min, h := m%60, m/60
+	hour, d := h%24, h/24
+	switch {
+	case d > 0:
+		return fmt.Sprintf("%s%dd%02dh%02dm%02d.%03ds", sign, d, hour, min, sec, ms)
+	case h > 0:
+		return fmt.Sprintf("%s%dh%02dm%02d.%03ds", sign, h, min, sec, ms)
+	case m > 0:
+		return fmt.Sprintf("%s%dm%02d.%03ds", sign, m, sec, ms)
+	}
+	return fmt.Sprintf("%s%d.%03ds", sign, s, ms)
+}
+
+// Seconds renders t as seconds with millisecond precision, however large
+// ("605.000s"): the form of the engine's transcripts (Outcome.String),
+// which the vectors hold.
+func (t Time) Seconds() string {
+	if t == NoTime {
+		return "no-time"
+	}
+	sign := ""
+	v := uint64(t)
+	if t < 0 {
+		sign, v = "-", uint64(-t)
 	}
 	return fmt.Sprintf("%s%d.%03ds", sign, v/1000, v%1000)
 }

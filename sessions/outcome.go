@@ -106,7 +106,7 @@ type Outcome struct {
 // String renders the outcome as one line of a transcript.
 func (o Outcome) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s", o.At, o.Kind)
+	fmt.Fprintf(&b, "%s %s", o.At.Seconds(), o.Kind)
 	if o.Voice != "" {
 		b.WriteString(" " + o.Voice)
 	}
@@ -119,7 +119,7 @@ func (o Outcome) String() string {
 		}
 	case Filed, Restamped:
 		u := o.Segment
-		fmt.Fprintf(&b, " u%d [%s,%s] s=%d", u.Seq, u.Start, u.End, u.Stamped)
+		fmt.Fprintf(&b, " u%d [%s,%s] s=%d", u.Seq, u.Start.Seconds(), u.End.Seconds(), u.Stamped)
 		if u.Held != Unset {
 			fmt.Fprintf(&b, " h=%d", u.Held)
 		}
@@ -131,7 +131,7 @@ func (o Outcome) String() string {
 			b.WriteString(" " + o.Reason.String())
 		}
 	case WindowOpened, WindowRestarted:
-		fmt.Fprintf(&b, " until %s", o.Until)
+		fmt.Fprintf(&b, " until %s", o.Until.Seconds())
 	}
 	return b.String()
 }

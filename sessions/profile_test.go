@@ -142,7 +142,7 @@ func TestParseDuration(t *testing.T) {
 func TestNewValidatesProfile(t *testing.T) {
 	p := *goldfish(t)
 	p.Retention = []Step{{30 * Day, 2}, {3 * Day, 5}}
-	if _, err := New(Options{Profile: &p, Entropy: &entropy{}}); !errors.Is(err, ErrProfile) {
+	if _, err := New(Options{Profile: &p, Entropy: DeterministicEntropy(0)}); !errors.Is(err, ErrProfile) {
 		t.Errorf("New accepted an invalid profile: %v", err)
 	}
 	if _, err := New(Options{}); !errors.Is(err, ErrNoEntropy) {

@@ -97,7 +97,7 @@ func genProfile(t *rapid.T) *Profile {
 }
 
 func runScript(t *rapid.T, p *Profile, sc script) (*Engine, [][]Outcome, []State) {
-	e, err := New(Options{Profile: p, Entropy: &entropy{}})
+	e, err := New(Options{Profile: p, Entropy: DeterministicEntropy(0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestPropFilingTakesTheLowest(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		p := genProfile(t)
 		sc := genScript(t, 60)
-		e, err := New(Options{Profile: p, Entropy: &entropy{}})
+		e, err := New(Options{Profile: p, Entropy: DeterministicEntropy(0)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -91,6 +91,16 @@ func (e *Engine) State() State {
 	return st
 }
 
+// Segment returns segment seq of the open session (Segment.Seq, as the
+// Filed and Restamped outcomes carry it) with its current levels, or false
+// when no session is open or it has no such segment.
+func (e *Engine) Segment(seq int) (Segment, bool) {
+	if e.s == nil || seq < 0 || seq >= len(e.s.segs) {
+		return Segment{}, false
+	}
+	return e.s.segs[seq].Segment, true
+}
+
 // Readable is X_u(t) of Def 7.4 for segment seq of the open session at now,
 // using the held level while a raise is pending (Inv 5.4) and the limit
 // λ*(x) = ρ ∧ λ(x) (Def 7.3). It is 0 for an unknown segment or at NoTime.

@@ -477,7 +477,7 @@ func runVector(t *testing.T, c vectorCase) {
 			if who == "" {
 				who = "everyone"
 			}
-			got = append(got, fmt.Sprintf("%s-%s %s", f.From, f.To, who))
+			got = append(got, fmt.Sprintf("%s-%s %s", f.From.Seconds(), f.To.Seconds(), who))
 		}
 		if !slices.Equal(got, x.Forgotten) {
 			t.Errorf("forgotten %q, want %q", got, x.Forgotten)

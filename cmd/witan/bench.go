@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -12,10 +13,11 @@ import (
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
+	"github.com/witan-dev/witan/replica/author"
 	"github.com/witan-dev/witan/replica/house"
-	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/httpapi"
 	"github.com/witan-dev/witan/replica/node"
+	"github.com/witan-dev/witan/replica/statute"
 )
 
 // BenchCommand runs witan's standard node benchmarks in process, on
@@ -73,26 +75,96 @@ func row(name string, ops int, d time.Duration, comment string) BenchRow {
 	return r
 }
 
-// benchSession makes a session with a roster of n and an open MR, and n
-// ballots, one per member, all signed ahead of time.
-func benchSession(n int) (setup, ballots []ht.Tx) {
-	b := ht.New(ht.Options{Simulation: true})
-	setup = []ht.Tx{b.Create}
-	last := func() dag.ID { return setup[len(setup)-1].ID }
-	setup = append(setup, b.GroupCreate(ht.Member(0), "roster", ht.Members(0, n), ht.Members(0, 1), last()))
-	setup = append(setup, b.GroupCreate(ht.Member(0), "registrar", ht.Members(0, 1), ht.Members(0, 1), last()))
-	open, mr := b.Open(ht.Member(0), ht.MR{Source: house.RootBranch, SourceHead: b.Genesis, TargetHead: b.Genesis, Members: ht.Members(0, n), Rule: ht.Majority(house.MinRootNotice)}, last())
-	setup = append(setup, open)
-	for i := 0; i < n; i++ {
-		ballots = append(ballots, b.Ballot(ht.Member(i), mr, "approve", dag.ID{}, open.ID))
+// benchMember returns the i-th synthetic member of the benchmark session
+// (30k §3: simulation only), from a fixed seed so runs compare.
+func benchMember(i int) *dag.Signer {
+	seed := sha256.Sum256([]byte(fmt.Sprintf("witan bench member %d", i)))
+	s, err := dag.SignerFromSeed(seed[:])
+	if err != nil {
+		panic(err) // a 32-byte seed always makes a signer
 	}
-	return setup, ballots
+	return s
+}
+
+// benchSeed is the benchmark session's statute: one title of three
+// sections.
+func benchSeed() *statute.Tree {
+	title := statute.NodeSpec{NID: "/us/t1", Kind: "title", Heading: "Title 1"}
+	for i := 1; i <= 3; i++ {
+		title.Children = append(title.Children, statute.NodeSpec{NID: fmt.Sprintf("/us/t1/s%d", i), Kind: "section",
+			Heading: fmt.Sprintf("Section %d", i), Text: "The period is 30 days."})
+	}
+	return statute.MustTree(&statute.NodeSpec{NID: "/us", Kind: "root", Children: []statute.NodeSpec{title}})
+}
+
+// benchSession makes a session with a roster of n and an open MR, and n
+// ballots, one per member, all signed ahead of time with the author API.
+func benchSession(ctx context.Context, n int) (setup, ballots []author.Tx, err error) {
+	members := make([]*dag.Signer, n)
+	keys := make([]dag.Key, n)
+	authors := make([]*author.Author, n)
+	clock := time.Date(2026, 9, 21, 12, 0, 0, 0, time.UTC)
+	tick := func() time.Time { clock = clock.Add(time.Second); return clock }
+	for i := range members {
+		members[i] = benchMember(i)
+		keys[i] = members[i].Key()
+		if authors[i], err = author.New(author.Options{Signer: members[i], Clock: tick}); err != nil {
+			return nil, nil, err
+		}
+	}
+	ruleText := []byte("witan bench rule text") // the rules' plain-language text, attached to session.create
+	text := dag.Sum(ruleText)
+	majority, err := author.Majority(house.MinRootNotice, text)
+	if err != nil {
+		return nil, nil, err
+	}
+	twoThirds, err := author.TwoThirds(text)
+	if err != nil {
+		return nil, nil, err
+	}
+	chair := authors[0]
+	seed := benchSeed()
+	create, err := chair.SessionCreate(ctx, author.Session{Label: "witan bench", Seed: seed, Simulation: true,
+		Registrar: "registrar", Roster: "roster", RootRule: majority, RootGovernanceRule: twoThirds, Texts: [][]byte{ruleText}})
+	if err != nil {
+		return nil, nil, err
+	}
+	session := create.Made
+	genesis, err := house.Genesis(seed.Hash()).ID()
+	if err != nil {
+		return nil, nil, err
+	}
+	roster, err := chair.GroupCreate(ctx, session, author.Group{ID: "roster", Members: keys, Admins: keys[:1]}, []dag.ID{create.ID})
+	if err != nil {
+		return nil, nil, err
+	}
+	registrar, err := chair.GroupCreate(ctx, session, author.Group{ID: "registrar", Members: keys[:1], Admins: keys[:1]}, []dag.ID{roster.ID})
+	if err != nil {
+		return nil, nil, err
+	}
+	open, err := chair.MROpen(ctx, session, author.MR{Source: house.RootBranch, SourceHead: genesis, TargetHead: genesis,
+		Members: keys, Rule: majority}, []dag.ID{registrar.ID})
+	if err != nil {
+		return nil, nil, err
+	}
+	setup = []author.Tx{create, roster, registrar, open}
+	for i := range members {
+		tx, err := authors[i].BallotCast(ctx, session, author.Ballot{MR: open.Made, Choice: "approve"}, []dag.ID{open.ID})
+		if err != nil {
+			return nil, nil, err
+		}
+		ballots = append(ballots, tx)
+	}
+	return setup, ballots, nil
 }
 
 func runBench(ctx context.Context, n int, bar *progress) ([]BenchRow, error) {
 	defer bar.done()
 	var rows []BenchRow
-	setup, ballots := benchSession(n)
+	setup, ballots, err := benchSession(ctx, n)
+	if err != nil {
+		return nil, err
+	}
 	space := setup[0].Env.Session.String()
 	key, err := dag.GenerateSigner(nil)
 	if err != nil {
@@ -101,7 +173,7 @@ func runBench(ctx context.Context, n int, bar *progress) ([]BenchRow, error) {
 	open := func() (*node.Node, error) {
 		return node.Open(ctx, node.Options{InMemory: true, NodeKey: key})
 	}
-	submitAll := func(l *node.Node, txs []ht.Tx) error {
+	submitAll := func(l *node.Node, txs []author.Tx) error {
 		for _, tx := range txs {
 			rc, err := l.Submit(ctx, tx.Bytes, tx.Attach)
 			if err != nil {

@@ -90,6 +90,7 @@ func (m *Main) commands() []commandInfo {
 		{"heads", "show a session's causal frontier", func(m *Main) command { return &HeadsCommand{main: m} }},
 		{"quarantine", "list the entries a node refused, with their codes", func(m *Main) command { return &QuarantineCommand{main: m} }},
 		{"bench", "run the standard benchmarks and print one table", func(m *Main) command { return &BenchCommand{main: m} }},
+		{"meeting", "replay a meeting transcript offline: outcomes and the note", func(m *Main) command { return &MeetingCommand{main: m} }},
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/author"
 	"github.com/witan-dev/witan/replica/httpapi"
 )
 
@@ -21,7 +22,9 @@ import (
 //
 // where session is computed for session.create, parents default to the
 // node's current heads of the session (what this author has seen), and ts
-// defaults to now. The signed receipt is printed; a rejection exits 1.
+// defaults to now. An attachment is a JSON object, or a JSON string for a
+// plain-text document (a rule's text). The signed receipt is printed; a
+// rejection exits 1.
 type SubmitCommand struct {
 	main *Main
 	now  func() time.Time
@@ -66,48 +69,46 @@ func (c *SubmitCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	client := &httpapi.Client{BaseURL: *node}
-	env := dag.Envelope{Type: d.Type}
-	if env.Body, err = dag.Canonicalize(d.Body); err != nil {
+	body, err := dag.Canonicalize(d.Body)
+	if err != nil {
 		return fmt.Errorf("body: %w", err)
 	}
+	// The author API seals the draft: the same code embedders use.
+	dr := author.Draft{Type: d.Type, Body: json.RawMessage(body), TS: d.TS}
 	switch {
 	case d.Session != nil:
-		env.Session = *d.Session
+		dr.Session = *d.Session
 	case d.Type == dag.TxSessionCreate:
-		env.Session = dag.Sum(env.Body)
 	default:
 		return errors.New("envelope draft: session is required")
 	}
 	if d.Parents != nil {
-		env.Parents = *d.Parents
-	} else if d.Type != dag.TxSessionCreate {
-		var h httpapi.HeadsAnswer
-		if *dry {
-			return errors.New("envelope draft: -dry-run needs explicit parents")
-		}
-		if err := client.Get(ctx, "/heads", map[string][]string{"session": {env.Session.String()}}, &h); err != nil {
-			return fmt.Errorf("reading the node's heads for parents: %w", err)
-		}
-		env.Parents = h.Heads
-	}
-	env.TS = d.TS
-	if env.TS == "" {
-		now := time.Now
-		if c.now != nil {
-			now = c.now
-		}
-		env.TS = now().UTC().Format(time.RFC3339)
-	}
-	data, id, err := env.Seal(signer)
-	if err != nil {
-		return err
+		dr.Parents = *d.Parents
+	} else if d.Type != dag.TxSessionCreate && *dry {
+		return errors.New("envelope draft: -dry-run needs explicit parents")
 	}
 	atts := make([][]byte, len(d.Attachments))
 	for i, a := range d.Attachments {
-		if atts[i], err = dag.Canonicalize(a); err != nil {
+		// A JSON string is a plain-text document, such as a rule's text
+		// (docs/wire-format.md, open point 1).
+		if atts[i], err = httpapi.AttachmentObject(a); err != nil {
 			return fmt.Errorf("attachment %d: %w", i, err)
 		}
 	}
+	dr.Attach = atts
+	now := time.Now
+	if c.now != nil {
+		now = c.now
+	}
+	a, err := author.New(author.Options{Signer: signer, Clock: now, Heads: clientHeads{client}})
+	if err != nil {
+		return err
+	}
+	tx, err := a.Seal(ctx, dr)
+	if err != nil {
+		return err
+	}
+	data, id, env := tx.Bytes, tx.ID, tx.Env
 	if *dry {
 		return json.NewEncoder(c.main.Stdout).Encode(httpapi.Transaction{Envelope: data, Attachments: d.Attachments})
 	}
@@ -139,3 +140,15 @@ func (c *SubmitCommand) Run(ctx context.Context, args []string) error {
 
 // errRejected: the node refused what was submitted; the receipt says why.
 var errRejected = errors.New("rejected")
+
+// clientHeads reads a session's heads from a node over HTTP, for the
+// author API: the parents of a draft that names none.
+type clientHeads struct{ c *httpapi.Client }
+
+func (h clientHeads) Heads(ctx context.Context, space string) ([]dag.ID, error) {
+	var a httpapi.HeadsAnswer
+	if err := h.c.Get(ctx, "/heads", map[string][]string{"session": {space}}, &a); err != nil {
+		return nil, fmt.Errorf("reading the node's heads for parents: %w", err)
+	}
+	return a.Heads, nil
+}

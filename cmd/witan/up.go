@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/crypto"
-	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica/httpapi"
@@ -111,40 +110,33 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	local, err := node.Open(ctx, node.Options{Dir: filepath.Join(*dataDir, "badger"), NodeKey: key, Logger: logger})
+	o := node.Options{Dir: filepath.Join(*dataDir, "badger"), NodeKey: key, Logger: logger,
+		MeetingsDir: filepath.Join(*dataDir, "meetings")}
+	if !*noP2P {
+		id, err := loadOrCreateP2PKey(filepath.Join(*dataDir, "p2p.key"))
+		if err != nil {
+			return err
+		}
+		// A session created here is joined at once, so peers hear of it
+		// (the node joins every space that changes on it).
+		o.Sync = &sync.Config{ListenAddrs: listen, Identity: id, Peers: peers, MDNS: *mdns, Spaces: sessions, Interval: *announce, Logger: logger}
+		if *verbose {
+			o.Sync.Engine.OnEvent = func(e sync.Event) {
+				logger.Info("sync", "event", e.Kind.String(), "peer", e.Peer, "space", e.Space, "err", e.Err)
+			}
+		}
+	}
+	local, err := node.Open(ctx, o)
 	if err != nil {
 		return err
 	}
 	defer local.Close()
 
 	info := upInfo{NodeKey: key.Key().String(), Data: *dataDir, MDNS: *mdns && !*noP2P, P2P: []string{}, Spaces: []string(sessions)}
-	var sn *sync.Node
-	closeNode := func() error { return nil }
-	var peersAPI httpapi.Peers
-	if !*noP2P {
-		id, err := loadOrCreateP2PKey(filepath.Join(*dataDir, "p2p.key"))
-		if err != nil {
-			return err
-		}
-		cfg := sync.Config{ListenAddrs: listen, Identity: id, Peers: peers, MDNS: *mdns, Spaces: sessions, Interval: *announce, Logger: logger}
-		if *verbose {
-			cfg.Engine.OnEvent = func(e sync.Event) {
-				logger.Info("sync", "event", e.Kind.String(), "peer", e.Peer, "space", e.Space, "err", e.Err)
-			}
-		}
-		sn, err = sync.NewNode(ctx, local, cfg)
-		if err != nil {
-			return err
-		}
-		closeNode = gosync.OnceValue(sn.Close)
-		defer closeNode()
-		// A session created here is joined at once, so peers hear of it.
-		joined := newJoiner(sn)
-		defer local.Subscribe(joined.join)()
-		peersAPI = nodePeers{sn}
+	if sn := local.Sync(); sn != nil {
 		info.PeerID, info.P2P = sn.ID().String(), sn.Addrs()
 	}
-	srv, err := httpapi.New(httpapi.Options{Node: local, Peers: peersAPI, Logger: logger,
+	srv, err := httpapi.New(httpapi.Options{Node: local, Logger: logger,
 		Implementation: httpapi.Implementation{Name: "witan", Version: version, Source: "https://github.com/witan-dev/witan"}})
 	if err != nil {
 		return err
@@ -180,15 +172,14 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	shutErr := hs.Shutdown(sctx)
 	stopCP()
 	wg.Wait()
-	nodeErr := closeNode()
-	closeErr := local.Close()
+	closeErr := local.Close() // sync, then the replica, then the store
 	if !*asJSON {
 		fmt.Fprintln(c.main.Stdout, "stopped")
 	}
 	if errors.Is(serveErr, http.ErrServerClosed) {
 		serveErr = nil
 	}
-	return errors.Join(serveErr, shutErr, nodeErr, closeErr)
+	return errors.Join(serveErr, shutErr, closeErr)
 }
 
 func (c *UpCommand) printInfo(info upInfo, asJSON bool) {
@@ -257,83 +248,6 @@ func checkpointAll(ctx context.Context, l *node.Node) {
 		}
 		rep.Checkpoint(ctx, s)
 	}
-}
-
-// joiner joins the spaces Local reports, once each, off the notifying
-// goroutine (Subscribe's callbacks must not block).
-type joiner struct {
-	n  *sync.Node
-	mu gosync.Mutex
-	in map[string]bool
-}
-
-func newJoiner(n *sync.Node) *joiner {
-	j := &joiner{n: n, in: map[string]bool{}}
-	for _, s := range n.Spaces() {
-		j.in[s] = true
-	}
-	return j
-}
-
-func (j *joiner) join(space string) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.in[space] {
-		return
-	}
-	j.in[space] = true
-	go j.n.Join(space)
-}
-
-// nodePeers is the HTTP API's view of the sync node.
-type nodePeers struct{ n *sync.Node }
-
-func (p nodePeers) Peers() []httpapi.Peer {
-	h := p.n.Host()
-	var out []httpapi.Peer
-	for _, id := range h.Network().Peers() {
-		pe := httpapi.Peer{ID: id.String(), Addrs: []string{}}
-		for _, c := range h.Network().ConnsToPeer(id) {
-			pe.Addrs = append(pe.Addrs, c.RemoteMultiaddr().String())
-		}
-		out = append(out, pe)
-	}
-	return out
-}
-
-func (p nodePeers) Pulls() []httpapi.Pull {
-	var out []httpapi.Pull
-	for _, g := range p.n.Engine().Progress() {
-		out = append(out, httpapi.Pull{Peer: g.Peer, Space: g.Space, Round: g.Round, EntriesDone: g.EntriesDone,
-			EntriesExpected: g.EntriesExpected, BytesDone: g.BytesDone, BytesExpected: g.BytesExpected})
-	}
-	return out
-}
-
-func (p nodePeers) Connect(ctx context.Context, addr string, spaces []string) ([]httpapi.SyncResult, error) {
-	ai, err := peer.AddrInfoFromString(addr)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.n.Connect(ctx, addr); err != nil {
-		return nil, err
-	}
-	out := []httpapi.SyncResult{}
-	for _, s := range spaces {
-		r := httpapi.SyncResult{Space: s}
-		if err := p.n.Join(s); err != nil {
-			r.Error = err.Error()
-			out = append(out, r)
-			continue
-		}
-		st, err := p.n.SyncWith(ctx, ai.ID, s)
-		r.Received, r.Accepted, r.Duplicate, r.Rejected, r.Rounds = st.Received, st.Accepted, st.Duplicate, st.Quarantined, st.Rounds
-		if err != nil {
-			r.Error = err.Error()
-		}
-		out = append(out, r)
-	}
-	return out, nil
 }
 
 // loadOrCreateKey reads the node key at path, creating it on first start.

@@ -36,12 +36,11 @@ func main() {
 
 const space = "field-notes"
 
-// agent is one agent's laptop: a node with a memory space, and (once it
-// meets someone) a libp2p sync node.
+// agent is one agent's laptop: a node with a memory space, which syncs
+// over libp2p once it meets someone.
 type agent struct {
-	name  string
-	local *node.Node
-	node  *sync.Node
+	name string
+	n    *node.Node
 }
 
 func newAgent(ctx context.Context, name string) (*agent, error) {
@@ -49,34 +48,25 @@ func newAgent(ctx context.Context, name string) (*agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := node.Open(ctx, node.Options{InMemory: true, NodeKey: key})
+	n, err := node.Open(ctx, node.Options{InMemory: true, NodeKey: key})
 	if err != nil {
 		return nil, err
 	}
-	return &agent{name: name, local: l}, nil
+	return &agent{name: name, n: n}, nil
 }
 
-// goOnline starts the agent's sync node on loopback, mDNS off, dialling
-// peers.
+// goOnline starts the agent's sync on loopback, mDNS off, dialling peers.
 func (a *agent) goOnline(ctx context.Context, peers ...string) error {
-	n, err := sync.NewNode(ctx, a.local, sync.Config{ListenAddrs: []string{"/ip4/127.0.0.1/tcp/0"}, Peers: peers,
+	_, err := a.n.StartSync(ctx, sync.Config{ListenAddrs: []string{"/ip4/127.0.0.1/tcp/0"}, Peers: peers,
 		Spaces: []string{node.MemoryPrefix + space}, Debounce: 20 * time.Millisecond,
 		// Re-announce often: an announcement sent before the gossip mesh
 		// formed is lost, and the next one is what carries it.
 		Interval: time.Second})
-	if err != nil {
-		return err
-	}
-	a.node = n
-	return nil
+	return err
 }
 
-func (a *agent) close() {
-	if a.node != nil {
-		a.node.Close()
-	}
-	a.local.Close()
-}
+// close stops the agent's sync and closes its node.
+func (a *agent) close() { a.n.Close() }
 
 // outcome is what the test checks.
 type outcome struct {
@@ -108,10 +98,10 @@ func run(ctx context.Context, w io.Writer) (*outcome, error) {
 	pier := mb.Block{Origin: mb.MustText("agent:bo"), Subject: mb.MustText("pier 2"), Body: mb.MustText("pier 2 is closed"),
 		Evidence: mb.MustText("sign on the gate"), Confidence: mb.MustValue("95"),
 		ObservedAt: mb.MustText("2026-09-21T07:00:00Z"), Lineage: mb.MustParents()}.Seal()
-	if _, err := ada.local.PutBlock(ctx, space, tide); err != nil {
+	if _, err := ada.n.PutBlock(ctx, space, tide); err != nil {
 		return nil, err
 	}
-	if _, err := bo.local.PutBlock(ctx, space, pier); err != nil {
+	if _, err := bo.n.PutBlock(ctx, space, pier); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(w, "offline: ada wrote %s (tide), bo wrote %s (pier 2)\n", short(tide.ID()), short(pier.ID()))
@@ -119,7 +109,7 @@ func run(ctx context.Context, w io.Writer) (*outcome, error) {
 	// Bo cannot yet build on Ada's block: he does not hold it.
 	reply := mb.Block{Origin: mb.MustText("agent:bo"), Subject: mb.MustText("tide"), Body: mb.MustText("confirmed from the pier"),
 		ObservedAt: mb.MustText("2026-09-21T07:05:00Z"), Lineage: mb.MustParents(tide.ID())}.Seal()
-	if _, err := bo.local.PutBlock(ctx, space, reply); err != nil {
+	if _, err := bo.n.PutBlock(ctx, space, reply); err != nil {
 		var e *mb.Error
 		if errors.As(err, &e) {
 			o.Orphan = e.Code
@@ -131,7 +121,7 @@ func run(ctx context.Context, w io.Writer) (*outcome, error) {
 	if err := ada.goOnline(ctx); err != nil {
 		return nil, err
 	}
-	if err := bo.goOnline(ctx, ada.node.Addrs()[0]); err != nil {
+	if err := bo.goOnline(ctx, ada.n.Sync().Addrs()[0]); err != nil {
 		return nil, err
 	}
 	if err := converge(ctx, ada, bo); err != nil {
@@ -140,7 +130,7 @@ func run(ctx context.Context, w io.Writer) (*outcome, error) {
 	fmt.Fprintln(w, "met and synced: both hold both blocks")
 
 	// Now Bo's reply is accepted, and syncs back to Ada.
-	if _, err := bo.local.PutBlock(ctx, space, reply); err != nil {
+	if _, err := bo.n.PutBlock(ctx, space, reply); err != nil {
 		return nil, err
 	}
 	if err := converge(ctx, ada, bo); err != nil {
@@ -149,11 +139,11 @@ func run(ctx context.Context, w io.Writer) (*outcome, error) {
 	o.Converged = true
 
 	// Each reads the other's block at its own authority level.
-	adaRead, err := ada.local.Block(ctx, space, pier.ID(), 0)
+	adaRead, err := ada.n.Block(ctx, space, pier.ID(), 0)
 	if err != nil {
 		return nil, err
 	}
-	boRead, err := bo.local.Block(ctx, space, tide.ID(), 50)
+	boRead, err := bo.n.Block(ctx, space, tide.ID(), 50)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +159,7 @@ func run(ctx context.Context, w io.Writer) (*outcome, error) {
 			fmt.Fprintf(w, "  not %s: %s\n", ref.Field, ref.Code)
 		}
 	}
-	h, err := ada.local.Ancestry(ctx, space, reply.ID())
+	h, err := ada.n.Ancestry(ctx, space, reply.ID())
 	if err != nil {
 		return nil, err
 	}
@@ -178,15 +168,27 @@ func run(ctx context.Context, w io.Writer) (*outcome, error) {
 	return o, nil
 }
 
-// converge waits until both agents hold the same heads of the space.
+// converge waits until both agents hold the same heads of the space,
+// looking again whenever blocks land in it on either side.
 func converge(ctx context.Context, a, b *agent) error {
-	name := node.MemoryPrefix + space
+	changed := make(chan struct{}, 1)
+	poke := func(name string) {
+		if name != space {
+			return
+		}
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}
+	defer a.n.SubscribeMemory(poke)()
+	defer b.n.SubscribeMemory(poke)()
 	for {
-		ha, err := a.local.Heads(ctx, name)
+		ha, err := a.n.MemoryHeads(ctx, space)
 		if err != nil {
 			return err
 		}
-		hb, err := b.local.Heads(ctx, name)
+		hb, err := b.n.MemoryHeads(ctx, space)
 		if err != nil {
 			return err
 		}
@@ -196,7 +198,7 @@ func converge(ctx context.Context, a, b *agent) error {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("agents did not converge: %w", ctx.Err())
-		case <-time.After(20 * time.Millisecond):
+		case <-changed:
 		}
 	}
 }

@@ -29,8 +29,8 @@ import (
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
+	"github.com/witan-dev/witan/replica/author"
 	"github.com/witan-dev/witan/replica/house"
-	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/httpapi"
 	"github.com/witan-dev/witan/replica/node"
 	"github.com/witan-dev/witan/replica/statute"
@@ -53,20 +53,20 @@ type options struct {
 	Dir string
 }
 
-// laptop is one participant's machine: a key, a node on disk, a sync node.
+// laptop is one participant's machine: a key and a node on disk, which
+// syncs over libp2p.
 type laptop struct {
 	name  string
 	key   *dag.Signer
 	dir   string
 	local *node.Node
-	node  *sync.Node
+	// a writes as this laptop's owner; parents default to what the
+	// laptop's node holds.
+	a *author.Author
 }
 
+// close stops the laptop's sync and closes its node.
 func (l *laptop) close() {
-	if l.node != nil {
-		l.node.Close()
-		l.node = nil
-	}
 	if l.local != nil {
 		l.local.Close()
 		l.local = nil
@@ -98,6 +98,9 @@ func run(ctx context.Context, w io.Writer, o options) (*outcome, error) {
 		dir = d
 	}
 	names := []string{"teacher", "ana", "ben", "chloe"}
+	// Envelope times: one second apart from the first lesson on.
+	clock := time.Date(2026, 9, 21, 12, 0, 0, 0, time.UTC)
+	tick := func() time.Time { clock = clock.Add(time.Second); return clock }
 	var laps []*laptop
 	defer func() {
 		for _, l := range laps {
@@ -113,6 +116,9 @@ func run(ctx context.Context, w io.Writer, o options) (*outcome, error) {
 		if l.local, err = node.Open(ctx, node.Options{Dir: l.dir, NodeKey: key}); err != nil {
 			return nil, err
 		}
+		if l.a, err = author.New(author.Options{Signer: key, Clock: tick, Heads: l.local}); err != nil {
+			return nil, err
+		}
 		laps = append(laps, l)
 	}
 	teacher, ana := laps[0], laps[1]
@@ -122,9 +128,38 @@ func run(ctx context.Context, w io.Writer, o options) (*outcome, error) {
 	}
 
 	// The teacher makes the session; its id is what the class agrees on.
-	b := ht.New(ht.Options{Author: teacher.key, Simulation: true, Education: true, Label: "Civics, term 1"})
-	space := b.Session.String()
-	write := func(l *laptop, tx ht.Tx) error {
+	ruleText := []byte("Rules of the civics class.") // the rules' plain-language text, attached to session.create
+	text := dag.Sum(ruleText)
+	majority, err := author.Majority(house.MinRootNotice, text)
+	if err != nil {
+		return nil, err
+	}
+	twoThirds, err := author.TwoThirds(text)
+	if err != nil {
+		return nil, err
+	}
+	allow, err := author.AlwaysAllow(text)
+	if err != nil {
+		return nil, err
+	}
+	seed := statute.MustTree(&statute.NodeSpec{NID: "/us", Kind: "root", Children: []statute.NodeSpec{
+		{NID: "/us/t1", Kind: "title", Heading: "Title 1", Children: []statute.NodeSpec{
+			{NID: "/us/t1/s1", Kind: "section", Heading: "Section 1", Text: "Homework is due in 7 days."}}}}})
+	genesis, err := house.Genesis(seed.Hash()).ID()
+	if err != nil {
+		return nil, err
+	}
+	create, err := teacher.a.SessionCreate(ctx, author.Session{Label: "Civics, term 1", Seed: seed, Simulation: true, Education: true,
+		Registrar: "registrar", Roster: "roster", RootRule: majority, RootGovernanceRule: twoThirds, Texts: [][]byte{ruleText}})
+	if err != nil {
+		return nil, err
+	}
+	session := create.Made
+	space := session.String()
+	write := func(l *laptop, tx author.Tx, err error) error {
+		if err != nil {
+			return err
+		}
 		rc, err := l.local.Submit(ctx, tx.Bytes, tx.Attach)
 		if err != nil {
 			return err
@@ -138,37 +173,40 @@ func run(ctx context.Context, w io.Writer, o options) (*outcome, error) {
 		h, _ := l.local.Heads(ctx, space)
 		return h
 	}
-	for _, tx := range []func() ht.Tx{
-		func() ht.Tx { return b.Create },
-		func() ht.Tx { return b.GroupCreate(teacher.key, "roster", roster, roster[:1], heads(teacher)...) },
-		func() ht.Tx {
-			return b.GroupCreate(teacher.key, "registrar", roster[:1], roster[:1], heads(teacher)...)
+	for _, step := range []func() (author.Tx, error){
+		func() (author.Tx, error) { return create, nil },
+		func() (author.Tx, error) {
+			return teacher.a.GroupCreate(ctx, session, author.Group{ID: "roster", Members: roster, Admins: roster[:1]}, nil)
 		},
-		func() ht.Tx {
-			return b.GroupCreate(teacher.key, "drafters", roster[1:3], roster[1:2], heads(teacher)...)
+		func() (author.Tx, error) {
+			return teacher.a.GroupCreate(ctx, session, author.Group{ID: "registrar", Members: roster[:1], Admins: roster[:1]}, nil)
 		},
-		func() ht.Tx {
-			return b.BranchCreate(ana.key, "draft", "drafters", house.RootBranch, b.Genesis, false, ht.AlwaysAllow(), ht.TwoThirds(), heads(teacher)...)
+		func() (author.Tx, error) {
+			return teacher.a.GroupCreate(ctx, session, author.Group{ID: "drafters", Members: roster[1:3], Admins: roster[1:2]}, nil)
+		},
+		func() (author.Tx, error) {
+			// Ana signs it on the teacher's laptop, after what it holds.
+			return ana.a.BranchCreate(ctx, session, author.Branch{Name: "draft", Owner: "drafters", SourceBranch: house.RootBranch,
+				SourceChange: genesis, MergeRule: allow, GovernanceRule: twoThirds}, heads(teacher))
 		},
 	} {
-		if err := write(teacher, tx()); err != nil {
+		tx, err := step()
+		if err := write(teacher, tx, err); err != nil {
 			return nil, err
 		}
 	}
-	fmt.Fprintf(w, "teacher opened session %s (simulation, education)\n", short(b.Session))
+	fmt.Fprintf(w, "teacher opened session %s (simulation, education)\n", short(session))
 
 	// The laptops find each other and sync the session.
 	for i, l := range laps {
 		cfg := sync.Config{ListenAddrs: []string{"/ip4/127.0.0.1/tcp/0"}, Spaces: []string{space}, MDNS: o.MDNS,
 			MDNSTag: "witan-classroom-" + space[7:15], Debounce: 20 * time.Millisecond, Interval: time.Second}
 		if i > 0 && !o.MDNS {
-			cfg.Peers = []string{teacher.node.Addrs()[0]}
+			cfg.Peers = []string{teacher.local.Sync().Addrs()[0]}
 		}
-		n, err := sync.NewNode(ctx, l.local, cfg)
-		if err != nil {
+		if _, err := l.local.StartSync(ctx, cfg); err != nil {
 			return nil, err
 		}
-		l.node = n
 	}
 	// The teacher's laptop also serves the HTTP API on loopback.
 	srv, err := httpapi.New(httpapi.Options{Node: teacher.local, Ephemeral: true})
@@ -189,15 +227,20 @@ func run(ctx context.Context, w io.Writer, o options) (*outcome, error) {
 	}
 
 	// Ana drafts on her own laptop and opens the MR.
-	tx, change := b.Append(ana.key, "draft", b.Genesis, []statute.Op{ht.Replace(b.Trees[b.Genesis], "/us/t1/s1", "Homework is due in 14 days.")}, heads(ana)...)
-	if err := write(ana, tx); err != nil {
+	op, err := author.Replace(seed, "/us/t1/s1", "Homework is due in 14 days.")
+	if err != nil {
 		return nil, err
 	}
-	open, mr := b.Open(ana.key, ht.MR{Source: "draft", SourceHead: change, TargetHead: b.Genesis, Members: roster,
-		Rule: ht.Majority(house.MinRootNotice), Summary: "Give two weeks for homework"}, heads(ana)...)
-	if err := write(ana, open); err != nil {
+	tx, made, err := ana.a.BranchAppend(ctx, session, author.Change{Branch: "draft", Parent: genesis, Base: seed, Ops: []statute.Op{op}}, nil)
+	if err := write(ana, tx, err); err != nil {
 		return nil, err
 	}
+	open, err := ana.a.MROpen(ctx, session, author.MR{Source: "draft", SourceHead: made.Change, TargetHead: genesis, Members: roster,
+		Rule: majority, Summary: "Give two weeks for homework"}, nil)
+	if err := write(ana, open, err); err != nil {
+		return nil, err
+	}
+	mr := open.Made
 	fmt.Fprintf(w, "ana opened MR %s: %q\n", short(mr), "Give two weeks for homework")
 	if err := converge(ctx, space, laps); err != nil {
 		return nil, err
@@ -207,8 +250,8 @@ func run(ctx context.Context, w io.Writer, o options) (*outcome, error) {
 	choices := map[string]string{"teacher": "approve", "ana": "approve", "ben": "approve", "chloe": "reject"}
 	var ballots []dag.ID
 	for _, l := range laps {
-		tx := b.Ballot(l.key, mr, choices[l.name], dag.ID{}, heads(l)...)
-		if err := write(l, tx); err != nil {
+		tx, err := l.a.BallotCast(ctx, session, author.Ballot{MR: mr, Choice: choices[l.name]}, nil)
+		if err := write(l, tx, err); err != nil {
 			return nil, err
 		}
 		ballots = append(ballots, tx.ID)
@@ -230,7 +273,8 @@ func run(ctx context.Context, w io.Writer, o options) (*outcome, error) {
 	// The teacher determines; every laptop re-evaluates it, then signs
 	// its own checkpoint.
 	slices.SortFunc(ballots, dag.ID.Compare)
-	if err := write(teacher, b.Determine(teacher.key, mr, ballots, "approved", heads(teacher)...)); err != nil {
+	det, err := teacher.a.Determine(ctx, session, author.Determination{MR: mr, Ballots: ballots, Outcome: "approved"}, nil)
+	if err := write(teacher, det, err); err != nil {
 		return nil, err
 	}
 	if err := converge(ctx, space, laps); err != nil {

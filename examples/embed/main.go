@@ -1,7 +1,9 @@
-// Command embed is the smallest program that embeds a witan replica: it
-// opens a replica on an in-memory store, submits a session and a vote,
-// reads the derived state, and signs a checkpoint, after which what it
-// read is final_advisory. No network, no HTTP.
+// Command embed is the smallest program that embeds a witan node: it
+// opens a node on an in-memory store, writes a session and a vote with the
+// author API (which fills ids, parents and timestamps, and signs), reads
+// the derived state, and signs a checkpoint, after which what it read is
+// final_advisory. No network, no HTTP: only replica/node and
+// replica/author.
 //
 //	go run ./examples/embed
 package main
@@ -12,11 +14,14 @@ import (
 	"io"
 	"log"
 	"os"
+	"time"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
+	"github.com/witan-dev/witan/replica/author"
 	"github.com/witan-dev/witan/replica/house"
-	ht "github.com/witan-dev/witan/replica/house/housetest"
+	"github.com/witan-dev/witan/replica/node"
+	"github.com/witan-dev/witan/replica/statute"
 )
 
 func main() {
@@ -35,81 +40,125 @@ type outcome struct {
 }
 
 func run(ctx context.Context, w io.Writer) (*outcome, error) {
-	// 1. A node key signs receipts and checkpoints; the store is Badger
-	//    (InMemory here; Options.Dir for a directory on disk).
-	nodeKey, err := dag.GenerateSigner(nil)
+	// 1. The node: a Badger store (InMemory here; Options.Dir for a
+	//    directory on disk, which then needs a NodeKey kept beside it).
+	n, err := node.Open(ctx, node.Options{InMemory: true})
 	if err != nil {
 		return nil, err
 	}
-	r, err := replica.Open(ctx, replica.Options{InMemory: true, NodeKey: nodeKey})
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
+	defer n.Close()
 
-	// 2. Envelopes: a simulated session with a roster of three and an
-	//    open MR, made by housetest's builder (synthetic keys, 30k §3).
-	b := ht.New(ht.Options{Simulation: true, Label: "embed"})
-	space := b.Session.String()
-	setup := []ht.Tx{b.Create}
-	setup = append(setup, b.GroupCreate(ht.Member(0), "roster", ht.Members(0, 3), ht.Members(0, 1), b.Create.ID))
-	setup = append(setup, b.GroupCreate(ht.Member(0), "registrar", ht.Members(0, 1), ht.Members(0, 1), setup[1].ID))
-	open, mr := b.Open(ht.Member(0), ht.MR{Source: house.RootBranch, SourceHead: b.Genesis, TargetHead: b.Genesis,
-		Members: ht.Members(0, 3), Rule: ht.Majority(house.MinRootNotice), Summary: "A first vote"}, setup[2].ID)
-	setup = append(setup, open)
-	for _, tx := range setup {
-		if _, err := submit(ctx, r, tx.Bytes, tx.Attach); err != nil {
+	// 2. Three members (synthetic keys: a simulation, 30k §3), each an
+	//    author whose parents default to the node's current heads.
+	clock := func() time.Time { return time.Date(2026, 9, 21, 12, 0, 0, 0, time.UTC) }
+	var members []*author.Author
+	var keys []dag.Key
+	for range 3 {
+		s, err := dag.GenerateSigner(nil)
+		if err != nil {
+			return nil, err
+		}
+		a, err := author.New(author.Options{Signer: s, Clock: clock, Heads: n})
+		if err != nil {
+			return nil, err
+		}
+		members, keys = append(members, a), append(keys, s.Key())
+	}
+	chair := members[0]
+
+	// 3. The session: a seed statute, its rules, a roster of three, and an
+	//    MR that amends nothing (a first vote).
+	ruleText := []byte("Rules of the embed example.") // the rules' plain-language text, attached to session.create
+	text := dag.Sum(ruleText)
+	majority, err := author.Majority(house.MinRootNotice, text)
+	if err != nil {
+		return nil, err
+	}
+	twoThirds, err := author.TwoThirds(text)
+	if err != nil {
+		return nil, err
+	}
+	seed := statute.MustTree(&statute.NodeSpec{NID: "/us", Kind: "root", Children: []statute.NodeSpec{
+		{NID: "/us/t1", Kind: "title", Heading: "Title 1", Children: []statute.NodeSpec{
+			{NID: "/us/t1/s1", Kind: "section", Heading: "Section 1", Text: "The period is 30 days."}}}}})
+	create, err := chair.SessionCreate(ctx, author.Session{Label: "embed", Seed: seed, Simulation: true,
+		Registrar: "registrar", Roster: "roster", RootRule: majority, RootGovernanceRule: twoThirds, Texts: [][]byte{ruleText}})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := submit(ctx, n, create); err != nil {
+		return nil, err
+	}
+	space := create.Made
+	genesis, err := house.Genesis(seed.Hash()).ID()
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range []author.Group{
+		{ID: "roster", Members: keys, Admins: keys[:1]},
+		{ID: "registrar", Members: keys[:1], Admins: keys[:1]},
+	} {
+		tx, err := chair.GroupCreate(ctx, space, g, nil)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := submit(ctx, n, tx); err != nil {
 			return nil, err
 		}
 	}
+	open, err := chair.MROpen(ctx, space, author.MR{Source: house.RootBranch, SourceHead: genesis, TargetHead: genesis,
+		Members: keys, Rule: majority, Summary: "A first vote"}, nil)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := submit(ctx, n, open); err != nil {
+		return nil, err
+	}
+	mr := open.Made
 
-	// 3. A ballot written by hand: the envelope is the only write format.
-	body, err := dag.Marshal(map[string]any{"mr": mr, "choice": "approve", "supersedes": nil})
+	// 4. A ballot from the second member.
+	ballot, err := members[1].BallotCast(ctx, space, author.Ballot{MR: mr, Choice: "approve"}, nil)
 	if err != nil {
 		return nil, err
 	}
-	env := &dag.Envelope{Type: dag.TxBallotCast, Session: b.Session, Parents: []dag.ID{open.ID}, Body: body, TS: "2026-09-21T12:00:00Z"}
-	data, _, err := env.Seal(ht.Member(1))
-	if err != nil {
-		return nil, err
-	}
-	rc, err := submit(ctx, r, data, nil)
+	rc, err := submit(ctx, n, ballot)
 	if err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(w, "ballot %s: %s at log index %d\n", short(rc.Tx), rc.Status, *rc.LogIndex)
 
-	// 4. Read the derived state: provisional until a checkpoint.
+	// 5. Read the derived state: provisional until a checkpoint.
+	r := n.Replica()
 	o := &outcome{}
-	t, err := r.Tally(ctx, space, mr)
+	t, err := r.Tally(ctx, space.String(), mr)
 	if err != nil {
 		return nil, err
 	}
 	o.Approve = t.Result.Tally.Approve
-	o.Before, _ = r.Finality(ctx, space, rc.Tx)
-	_, o.StateHash, err = r.State(ctx, space)
+	o.Before, _ = r.Finality(ctx, space.String(), rc.Tx)
+	_, o.StateHash, err = r.State(ctx, space.String())
 	if err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(w, "tally: %d approve of %d, %s\n", t.Result.Tally.Approve, t.Result.Tally.Electorate, t.Finality)
 	fmt.Fprintf(w, "state %s\n", short(o.StateHash))
 
-	// 5. Sign a checkpoint: everything in it is now final_advisory (an
+	// 6. Sign a checkpoint: everything in it is now final_advisory (an
 	//    eventual node never says final).
-	cp, err := r.Checkpoint(ctx, space)
+	cp, err := r.Checkpoint(ctx, space.String())
 	if err != nil {
 		return nil, err
 	}
 	o.CheckpointSize, o.CheckpointVerify = cp.Size, cp.Verify()
-	o.After, _ = r.Finality(ctx, space, rc.Tx)
+	o.After, _ = r.Finality(ctx, space.String(), rc.Tx)
 	fmt.Fprintf(w, "checkpoint size %d root %s\n", cp.Size, short(cp.Root))
 	fmt.Fprintf(w, "the ballot was %s, is now %s\n", o.Before, o.After)
 	return o, nil
 }
 
-// submit hands an envelope to the replica and checks its signed receipt.
-func submit(ctx context.Context, r *replica.Replica, env []byte, attach [][]byte) (*replica.Receipt, error) {
-	rc, err := r.Submit(ctx, env, attach)
+// submit hands an envelope to the node and checks its signed receipt.
+func submit(ctx context.Context, n *node.Node, tx author.Tx) (*replica.Receipt, error) {
+	rc, err := n.Submit(ctx, tx.Bytes, tx.Attach)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +166,7 @@ func submit(ctx context.Context, r *replica.Replica, env []byte, attach [][]byte
 		return nil, err
 	}
 	if rc.Status != "accepted" {
-		return nil, fmt.Errorf("refused: %v", rc.Errors)
+		return nil, fmt.Errorf("%s refused: %v", tx.Env.Type, rc.Errors)
 	}
 	return rc, nil
 }

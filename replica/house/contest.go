@@ -74,6 +74,16 @@ type contestState struct {
 	byGov map[int32]dag.ID
 	// openOpts: the options each contest.open lists.
 	openOpts map[int32][]dag.ID
+	// expMemo: derived expiry changes by (emergency merge, head).
+	expMemo map[mergeKey]mergeResult
+	// maxWit is the largest witnessed time of any admitted entry (the
+	// smallest tx id among ties): what the global view has witnessed.
+	maxWit   int64
+	maxWitTx dag.ID
+	// the global view with due expiries, memoised.
+	globalIn  *govState
+	globalWit int64
+	globalOut *govState
 }
 
 // contestAdm is what admission carries for contests (embedded in
@@ -193,8 +203,10 @@ func (v *admission) sameFooting(first, o *mrInfo) string {
 	switch {
 	case reg == nil:
 		return "is not open in the causal past"
-	case reg.status != StatusOpen || reg.superseded:
-		return "is not open (it is " + reg.status + " or superseded)"
+	case reg.status != StatusOpen:
+		return "is " + reg.status + ", not open"
+	case reg.superseded:
+		return "is superseded"
 	case o.body.Kind != "merge":
 		return "is a governance MR"
 	case o.body.Target.Branch != first.body.Target.Branch:
@@ -408,7 +420,7 @@ func (v *admission) contestDetermine() error {
 			return notAuth("option %s is in two contests (%s)", o, FlagContestConflict)
 		}
 	}
-	res, targets, err := h.evalContest(d, reg.options, ci)
+	res, targets, err := h.evalContest(d, reg.options, ci, rules.ContestContext{})
 	if err != nil {
 		return err
 	}
@@ -424,7 +436,7 @@ func (v *admission) contestDetermine() error {
 }
 
 // evalContest re-runs the method over exactly the listed rankings.
-func (h *House) evalContest(d *ContestDetermination, options []dag.ID, ci *contestInfo) (rules.ContestResult, []int32, error) {
+func (h *House) evalContest(d *ContestDetermination, options []dag.ID, ci *contestInfo, ctx rules.ContestContext) (rules.ContestResult, []int32, error) {
 	c, err := rules.NewContest(ci.rule, ci.el, ci.id, rules.ContestOpenBody{Options: options, Deadline: ci.deadline})
 	if err != nil {
 		return rules.ContestResult{}, nil, err
@@ -441,7 +453,8 @@ func (h *House) evalContest(d *ContestDetermination, options []dag.ID, ci *conte
 		}
 		targets = append(targets, r.ent)
 	}
-	return c.Result(rules.ContestContext{Facts: h.optionFacts(options)}), targets, nil
+	ctx.Facts = h.optionFacts(options)
+	return c.Result(ctx), targets, nil
 }
 
 func (h *House) optionFacts(options []dag.ID) map[dag.ID]rules.Facts {
@@ -622,8 +635,17 @@ func (h *House) Contests() []dag.ID {
 // contest_conflict).
 func (h *House) ContestOf(mr dag.ID) []dag.ID { return slices.Clone(h.global().inContest[mr]) }
 
-// Contest returns the derived view of contest id.
+// Contest returns the derived view of contest id, with no clock: its
+// result's timing is unknown (as in the session state).
 func (h *House) Contest(id dag.ID) (ContestView, bool) {
+	return h.ContestAt(id, rules.ContestContext{})
+}
+
+// ContestAt is Contest with the clock inputs of an evaluation (ctx.At, the
+// checkpoint time of the executed determination; ctx.NoticeStart, that of
+// the latest option's open): the result's outcome and timing honour them,
+// as advisory on an eventual node. ctx.Facts is ignored.
+func (h *House) ContestAt(id dag.ID, ctx rules.ContestContext) (ContestView, bool) {
 	st := h.global()
 	reg := st.contests[id]
 	ci := h.cs().contests[id]
@@ -658,6 +680,11 @@ func (h *House) Contest(id dag.ID) (ContestView, bool) {
 			Winner: d.result.Winner, Rankings: len(d.body.Rankings), Executed: ex})
 		if ex {
 			v.Result, executed = d.result, true
+			if !ctx.At.IsZero() {
+				if res, _, err := h.evalContest(d.body, d.options, h.ct.contests[id], ctx); err == nil {
+					v.Result = res
+				}
+			}
 		}
 	}
 	if !executed {
@@ -669,7 +696,8 @@ func (h *House) Contest(id dag.ID) (ContestView, bool) {
 					_ = c.Add(rules.Ranking{Tx: h.ents[r.ent].id, Author: r.author, RankBody: r.body})
 				}
 			}
-			v.Result = c.Result(rules.ContestContext{Facts: h.optionFacts(reg.options)})
+			ctx.Facts = h.optionFacts(reg.options)
+			v.Result = c.Result(ctx)
 		}
 	}
 	return v, true
@@ -687,6 +715,40 @@ func (h *House) RankedAboveWinner(mr dag.ID) []rules.AboveWinner {
 		d := h.ct.dets[h.ents[h.gov[reg.executedBy]].id]
 		if d != nil && d.result.Winner == mr.String() {
 			return slices.Clone(d.result.RankedAboveWinner)
+		}
+	}
+	return nil
+}
+
+// shortNotice judges a variant (D68) and gives the MRs that need only
+// min(min_notice, 86400) of notice their fact: a variant, and an
+// amendment whose touched nodes are all among those of the MR it
+// supersedes (D48). (A contest hook of mrOpen.)
+func (v *admission) shortNotice(info *mrInfo) error {
+	m := info.body
+	if m.VariantOf.Valid() {
+		if err := v.checkVariant(info); err != nil {
+			return err
+		}
+		info.facts.ShortNotice = true
+	}
+	if old := v.h.mrs[m.Supersedes]; m.Supersedes.Valid() && old != nil && old.patch != nil && info.patch != nil {
+		ot, err := v.h.touched(old)
+		if err != nil {
+			return err
+		}
+		nt, err := v.h.touched(info)
+		if err != nil {
+			return err
+		}
+		within := true
+		for _, nid := range nt {
+			if _, ok := slices.BinarySearch(ot, nid); !ok {
+				within = false
+			}
+		}
+		if within {
+			info.facts.ShortNotice = true
 		}
 	}
 	return nil

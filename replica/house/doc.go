@@ -33,6 +33,16 @@
 // concurrent_append, concurrent_open, contradictory_determination — never a
 // silent pick (docs/replica.md, docs/deviations.md).
 //
+// # What admission decides from the causal past (l1.go)
+//
+// Besides authorisation, admission decides from the entry and its causal
+// past only: whether a merge MR into the root reverts text (D41, fed to the
+// rule's reversion threshold), whether each sha256 reference in its
+// merged text is published in the session (D56; Published answers /checks
+// with the same record), that rule texts and the district table resolve
+// and that the table has only region and density (D72), and that an
+// approval of a fiscal MR has an estimate in its causal past (D53).
+//
 // # The caller's duties
 //
 //  1. Make one House per session with New, giving it the objects bodies
@@ -44,6 +54,12 @@
 //     nothing; any other error is the caller's.
 //  4. Read State (and Hash), MR, Tally and Evaluate. Derive does the full
 //     derivation from a set of entries; it equals the incremental one.
+//
+// Contests (contest.open, contest.rank, contest.determine) and variants
+// live in contest.go, the witnessed time that the time rules read in
+// witness.go, and the emergency expiry change of D49 in expiry.go; the
+// shared files reach them through small hooks marked "contest hook" and
+// "timing hook" (docs/deviations.md, "Time on an eventual node").
 //
 // A House is not safe for concurrent use.
 package house

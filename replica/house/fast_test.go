@@ -58,7 +58,10 @@ func TestFastBallotAgrees(t *testing.T) {
 
 func strictOnly(m map[string]any) bool { _, w := m["weight"]; return w }
 
-// TestFastDeterminationAgrees: the same for determinations.
+// TestFastDeterminationAgrees: the same for determinations, both ways:
+// whatever the fast reader accepts the strict decoder accepts alike, and
+// every canonical body the strict decoder accepts the fast reader takes
+// (else the fast path could be dead and this test still pass).
 func TestFastDeterminationAgrees(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		ids := rapid.SliceOfN(rapid.Custom(func(t *rapid.T) dag.ID { return genID(t, "b") }), 0, 4).Draw(t, "ballots")
@@ -69,7 +72,37 @@ func TestFastDeterminationAgrees(t *testing.T) {
 		if ok && (err != nil || !reflect.DeepEqual(fast, strict)) {
 			t.Fatalf("%s: fast %+v, strict %+v %v", b, fast, strict, err)
 		}
+		if !ok && err == nil && dag.IsCanonical(b) {
+			t.Fatalf("%s: the fast path should take this canonical body", b)
+		}
 	})
+}
+
+// The fast path fires on the bodies a replica sees every day, written out
+// by hand; and refuses near-misses, which the strict decoder then judges.
+func TestFastDeterminationFires(t *testing.T) {
+	a, b := dag.Sum([]byte("a")).String(), dag.Sum([]byte("b")).String()
+	mr := dag.Sum([]byte("mr")).String()
+	for _, c := range []struct {
+		body string
+		fast bool
+	}{
+		{`{"ballots":[],"mr":"` + mr + `","outcome":"expired"}`, true},
+		{`{"ballots":["` + a + `"],"mr":"` + mr + `","outcome":"approved"}`, true},
+		{`{"ballots":["` + a + `","` + b + `"],"mr":"` + mr + `","outcome":"rejected"}`, true},
+		{`{"ballots":["` + a + `"],"mr":"` + mr + `","outcome":"pending"}`, true},
+		// Not canonical (a space), a repeated ballot, an unknown outcome,
+		// a member too many: all for the strict decoder.
+		{`{"ballots":[ ],"mr":"` + mr + `","outcome":"expired"}`, false},
+		{`{"ballots":["` + a + `","` + a + `"],"mr":"` + mr + `","outcome":"approved"}`, false},
+		{`{"ballots":[],"mr":"` + mr + `","outcome":"won"}`, false},
+		{`{"ballots":[],"mr":"` + mr + `","outcome":"expired","x":1}`, false},
+	} {
+		_, ok := fastDetermination([]byte(c.body))
+		if ok != c.fast {
+			t.Errorf("%s: fast path took it: %v, want %v", c.body, ok, c.fast)
+		}
+	}
 }
 
 // TestCursorID: the word-at-a-time id decoder agrees with dag.ParseID for

@@ -52,6 +52,9 @@ type govState struct {
 	// contests and the contests each MR is in (contest.go): contest hooks.
 	contests  map[dag.ID]*contestReg
 	inContest map[dag.ID][]dag.ID
+	// pending and applied emergency expiries (expiry.go): timing hooks.
+	expiries []expiry
+	expired  []Expiry
 }
 
 // Merge is an executed merge into the root branch.
@@ -153,6 +156,8 @@ func (s *govState) clone() *govState {
 		rootMerges: slices.Clip(s.rootMerges),
 		contests:   maps.Clone(s.contests),
 		inContest:  maps.Clone(s.inContest),
+		expiries:   slices.Clip(s.expiries),
+		expired:    slices.Clip(s.expired),
 	}
 }
 
@@ -184,6 +189,7 @@ func (s *govState) branch(name string) *branchReg {
 // folded (a from-scratch fold); when nil, g is causally after everything
 // in st (the incremental step), so g alone is maximal for its MR.
 func (h *House) apply(st *govState, g int32, final map[dag.ID][]int32) {
+	h.applyDue(st, h.ents[h.gov[g]].wit, h.ents[h.gov[g]].id) // timing hook: D49 expiries due at g's witnessed time
 	typ := h.gd[g].typ
 	switch typ {
 	case dag.TxSessionCreate:
@@ -386,6 +392,7 @@ func (h *House) execute(st *govState, r *mrReg, g int32, d *detRec) {
 	if info.body.Target.Branch == RootBranch {
 		st.rootMerges = append(st.rootMerges, Merge{MR: info.id, Change: c, Before: head, Determination: d.tx, Effective: info.body.Effective})
 	}
+	h.scheduleExpiry(st, info, g, d, head, c) // timing hook (D49, expiry.go)
 }
 
 // mergeChange derives (once per MR and target head) the merge change of

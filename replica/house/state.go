@@ -33,6 +33,10 @@ type State struct {
 	Keys       []dag.Key    `json:"keys"`
 	Entries    int          `json:"entries"`
 	Ballots    int          `json:"ballots"`
+	// Contests and applied emergency expiries (contest.go, expiry.go),
+	// left out when there are none: contest and timing hooks.
+	Contests []ContestView `json:"contests,omitempty"`
+	Expiries []Expiry      `json:"expiries,omitempty"`
 }
 
 // GroupView is one group as derived.
@@ -97,7 +101,7 @@ type MRView struct {
 
 // global returns the governance state of everything admitted.
 func (h *House) global() *govState {
-	return h.stateAt(h.intern(h.heads))
+	return h.globalDue(h.stateAt(h.intern(h.heads))) // timing hook (expiry.go)
 }
 
 // State derives the session's state. It costs O(groups' members + MRs +
@@ -130,6 +134,11 @@ func (h *House) State() *State {
 		s.Keys = append(s.Keys, k)
 	}
 	slices.SortFunc(s.Keys, func(a, b dag.Key) int { return strings.Compare(a.String(), b.String()) })
+	for _, id := range h.Contests() { // contest hook
+		v, _ := h.Contest(id)
+		s.Contests = append(s.Contests, v)
+	}
+	s.Expiries = slices.Clone(st.expired) // timing hook
 	return s
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/memoryblock"
 	"github.com/witan-dev/witan/replica"
-	"github.com/witan-dev/witan/replica/node"
 )
 
 // PutBlockAnswer is POST /memory/{space}/blocks's answer.
@@ -98,11 +97,7 @@ func (s *Server) memorySpaces(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) memoryHeads(w http.ResponseWriter, r *http.Request) error {
-	space, err := node.MemorySpace(r.PathValue("space"))
-	if err != nil {
-		return err
-	}
-	hs, err := s.n.Heads(r.Context(), space)
+	hs, err := s.n.MemoryHeads(r.Context(), r.PathValue("space"))
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ type opSession struct {
 	txs []ht.Tx // every accepted envelope, in order
 }
 
-func (n *apiNode) accept(t *testing.T, s *opSession, tx ht.Tx) {
+func (n *apiNode) opAccept(t *testing.T, s *opSession, tx ht.Tx) {
 	t.Helper()
 	n.submit(t, s.session, tx)
 	s.txs = append(s.txs, tx)
@@ -38,7 +38,7 @@ func (n *apiNode) accept(t *testing.T, s *opSession, tx ht.Tx) {
 
 // refuse submits tx and checks the problem's status and code; nothing of
 // it is stored.
-func (n *apiNode) refuse(t *testing.T, tx ht.Tx, status int, code dag.Code) {
+func (n *apiNode) opRefuse(t *testing.T, tx ht.Tx, status int, code dag.Code) {
 	t.Helper()
 	atts := make([]json.RawMessage, 0, len(tx.Attach))
 	for _, a := range tx.Attach {
@@ -58,25 +58,25 @@ func (n *apiNode) newOpSession(t *testing.T) *opSession {
 	t.Helper()
 	b := ht.New(ht.Options{Simulation: true, Observers: true})
 	s := &opSession{session: &session{b: b, space: b.Session.String()}}
-	n.accept(t, s, b.Create)
-	n.accept(t, s, b.GroupCreate(ht.Member(0), "roster", ht.Members(0, 10), ht.Members(0, 1), s.last))
-	n.accept(t, s, b.GroupCreate(ht.Member(0), "registrar", ht.Members(0, 1), ht.Members(0, 1), s.last))
-	n.accept(t, s, b.GroupCreate(ht.Member(0), "observers", []dag.Key{}, ht.Members(0, 1), s.last))
-	n.accept(t, s, b.GroupCreate(ht.Member(2), "party", ht.Members(2, 4), ht.Members(2, 3), s.last))
-	n.accept(t, s, b.GroupCreate(ht.Member(1), "drafters", ht.Members(1, 3), ht.Members(1, 2), s.last))
-	n.accept(t, s, b.BranchCreate(ht.Member(1), "draft", "drafters", house.RootBranch, b.Genesis, false, ht.AlwaysAllow(), ht.TwoThirds(), s.last))
+	n.opAccept(t, s, b.Create)
+	n.opAccept(t, s, b.GroupCreate(ht.Member(0), "roster", ht.Members(0, 10), ht.Members(0, 1), s.last))
+	n.opAccept(t, s, b.GroupCreate(ht.Member(0), "registrar", ht.Members(0, 1), ht.Members(0, 1), s.last))
+	n.opAccept(t, s, b.GroupCreate(ht.Member(0), "observers", []dag.Key{}, ht.Members(0, 1), s.last))
+	n.opAccept(t, s, b.GroupCreate(ht.Member(2), "party", ht.Members(2, 4), ht.Members(2, 3), s.last))
+	n.opAccept(t, s, b.GroupCreate(ht.Member(1), "drafters", ht.Members(1, 3), ht.Members(1, 2), s.last))
+	n.opAccept(t, s, b.BranchCreate(ht.Member(1), "draft", "drafters", house.RootBranch, b.Genesis, false, ht.AlwaysAllow(), ht.TwoThirds(), s.last))
 	tx, change := b.Append(ht.Member(2), "draft", b.Genesis, []statute.Op{ht.Replace(b.Trees[b.Genesis], "/us/t1/s1", "The period is 45 days.")}, s.last)
-	n.accept(t, s, tx)
+	n.opAccept(t, s, tx)
 	s.change = change
 	open, mr := b.Open(ht.Member(1), ht.MR{Source: "draft", SourceHead: change, TargetHead: b.Genesis,
 		Members: ht.Members(0, 10), Rule: ht.Majority(house.MinRootNotice), Summary: "Extends the period to 35 days"}, s.last)
-	n.accept(t, s, open)
+	n.opAccept(t, s, open)
 	s.mr, s.opened = mr, open.ID
 	for _, k := range []int{10, 11, 12} {
-		n.accept(t, s, b.KeyRegister(ht.Member(k), s.last))
+		n.opAccept(t, s, b.KeyRegister(ht.Member(k), s.last))
 	}
 	b.Advance(25 * time.Hour)
-	n.accept(t, s, b.Opinion(ht.Member(4), ht.OpinionBody("member", "spec", "30k-v0.13", nil), s.last))
+	n.opAccept(t, s, b.Opinion(ht.Member(4), ht.OpinionBody("member", "spec", "30k-v0.13", nil), s.last))
 	return s
 }
 
@@ -102,26 +102,26 @@ func TestOpinionsOverHTTP(t *testing.T) {
 	// Disclosure (§8): an advisor without funding.
 	noFunding := ht.Full()
 	delete(noFunding, "funding")
-	n.refuse(t, b.Opinion(ht.Member(10), onMR("advisor", map[string]any{"disclosure": noFunding}), s.last), 422, dag.CodeDisclosureMissing)
+	n.opRefuse(t, b.Opinion(ht.Member(10), onMR("advisor", map[string]any{"disclosure": noFunding}), s.last), 422, dag.CodeDisclosureMissing)
 	// A key registered after the aging entry is too new.
-	n.accept(t, s, b.KeyRegister(ht.Member(13), s.last))
-	n.refuse(t, b.Opinion(ht.Member(13), onMR("advisor", nil), s.last), 422, dag.CodeKeyTooNew)
+	n.opAccept(t, s, b.KeyRegister(ht.Member(13), s.last))
+	n.opRefuse(t, b.Opinion(ht.Member(13), onMR("advisor", nil), s.last), 422, dag.CodeKeyTooNew)
 	// Group positions (D37): a plain member of the party, then its admin.
-	n.refuse(t, b.Opinion(ht.Member(3), onMR("group", map[string]any{"on_behalf_of": "group:party", "disclosure": ht.Full()}), s.last), 403, dag.CodeGroupNotAuthorized)
-	n.accept(t, s, b.Opinion(ht.Member(2), onMR("group", map[string]any{"on_behalf_of": "group:party", "disclosure": ht.Full()}), s.last))
+	n.opRefuse(t, b.Opinion(ht.Member(3), onMR("group", map[string]any{"on_behalf_of": "group:party", "disclosure": ht.Full()}), s.last), 403, dag.CodeGroupNotAuthorized)
+	n.opAccept(t, s, b.Opinion(ht.Member(2), onMR("group", map[string]any{"on_behalf_of": "group:party", "disclosure": ht.Full()}), s.last))
 
 	// S13: member 5 approves; a misquote is refused; a finding with a
 	// verified quote says member 5 voted reject.
 	ballot := b.Ballot(ht.Member(5), s.mr, "approve", dag.ID{}, s.last)
-	n.accept(t, s, ballot)
-	n.refuse(t, b.Opinion(ht.Member(10), onMR("advisor", map[string]any{"quotes": []any{quote("period is 35 days")}}), s.last), 422, dag.CodeQuoteMismatch)
+	n.opAccept(t, s, ballot)
+	n.opRefuse(t, b.Opinion(ht.Member(10), onMR("advisor", map[string]any{"quotes": []any{quote("period is 35 days")}}), s.last), 422, dag.CodeQuoteMismatch)
 	check := b.Opinion(ht.Member(10), onMR("advisor", map[string]any{
 		"quotes": []any{quote("period is 30 days")},
 		"findings": []any{map[string]any{
 			"target": map[string]any{"type": "ballot", "id": ballot.ID}, "claim": map[string]any{"quote": 0, "text": "member 5 voted to keep 30 days"},
 			"verdict": "false", "rationale": "the ballot approves", "evidence": []any{}, "related_quotes": []any{},
 			"assertion": map[string]any{"kind": "ballot_choice", "member": ht.Member(5).Key(), "mr": s.mr, "choice": "reject"}}}}), s.last)
-	n.accept(t, s, check)
+	n.opAccept(t, s, check)
 	evPath := "/opinions/" + check.ID.String() + "/evaluation"
 	ev := n.getMap(t, evPath, nil)
 	res := ev["results"].([]any)
@@ -133,12 +133,12 @@ func TestOpinionsOverHTTP(t *testing.T) {
 		t.Fatalf("evaluation results %v", res)
 	}
 	// Corrections (D25): by another author, then by the author.
-	n.refuse(t, b.Opinion(ht.Member(11), onMR("advisor", map[string]any{"corrects": check.ID}), s.last), 422, dag.CodeCorrectionInvalid)
+	n.opRefuse(t, b.Opinion(ht.Member(11), onMR("advisor", map[string]any{"corrects": check.ID}), s.last), 422, dag.CodeCorrectionInvalid)
 	fix := b.Opinion(ht.Member(10), onMR("advisor", map[string]any{"corrects": check.ID, "summary": "rationale reworded"}), s.last)
-	n.accept(t, s, fix)
+	n.opAccept(t, s, fix)
 	// The checked member replies.
 	reply := b.Opinion(ht.Member(5), ht.OpinionBody("member", "opinion", check.ID.String(), map[string]any{"replies_to": check.ID, "stance": "oppose"}), s.last)
-	n.accept(t, s, reply)
+	n.opAccept(t, s, reply)
 	var got httpapi.OpinionAnswer
 	if err := n.c.Get(ctx, "/opinions/"+check.ID.String(), nil, &got); err != nil {
 		t.Fatal(err)
@@ -149,15 +149,15 @@ func TestOpinionsOverHTTP(t *testing.T) {
 	}
 
 	// Observers (D78, S22): a plain opinion on the spec, but not on the MR.
-	n.accept(t, s, b.GroupUpdate(ht.Member(0), "observers", []dag.Key{ht.Member(12).Key()}, ht.Members(0, 1), s.last))
-	n.refuse(t, b.Opinion(ht.Member(12), onMR("advisor", nil), s.last), 403, dag.CodeObserverNotAllowed)
-	n.refuse(t, b.Opinion(ht.Member(12), ht.OpinionBody("advisor", "spec", "30k-v0.13", map[string]any{"estimate": map[string]any{"mr": s.mr}}), s.last), 403, dag.CodeObserverNotAllowed)
-	n.accept(t, s, b.Opinion(ht.Member(12), ht.OpinionBody("advisor", "spec", "30k-v0.13", nil), s.last))
+	n.opAccept(t, s, b.GroupUpdate(ht.Member(0), "observers", []dag.Key{ht.Member(12).Key()}, ht.Members(0, 1), s.last))
+	n.opRefuse(t, b.Opinion(ht.Member(12), onMR("advisor", nil), s.last), 403, dag.CodeObserverNotAllowed)
+	n.opRefuse(t, b.Opinion(ht.Member(12), ht.OpinionBody("advisor", "spec", "30k-v0.13", map[string]any{"estimate": map[string]any{"mr": s.mr}}), s.last), 403, dag.CodeObserverNotAllowed)
+	n.opAccept(t, s, b.Opinion(ht.Member(12), ht.OpinionBody("advisor", "spec", "30k-v0.13", nil), s.last))
 
 	// Stakes (D32): member 5's latest declaration sits next to the ballot.
 	stakes := map[string]any{"funding": []any{map[string]any{"kind": "none"}}, "affiliations": []any{}, "ai_assistance": "none",
 		"stakes": []any{map[string]any{"subject": s.mr, "direction": "yes", "venue": "a simulated market", "size_band": "<1k"}}, "foreign_principal": nil}
-	n.accept(t, s, b.Opinion(ht.Member(5), onMR("member", map[string]any{"disclosure": stakes, "stance": "support"}), s.last))
+	n.opAccept(t, s, b.Opinion(ht.Member(5), onMR("member", map[string]any{"disclosure": stakes, "stance": "support"}), s.last))
 	tal := n.getMap(t, "/merge-requests/"+s.mr.String()+"/tally", nil)
 	st := tal["stakes"].([]any)
 	if len(st) != 1 || st[0].(map[string]any)["member"] != ht.Member(5).Key().String() || st[0].(map[string]any)["choice"] != "approve" {
@@ -174,8 +174,8 @@ func TestOpinionsOverHTTP(t *testing.T) {
 			"anchors": []any{map[string]any{"rule": "period", "quote": 0}}, "terms": []any{"term:/us/t1#period"}}}), []dag.ID{s.last}, src)
 	noSrc := form
 	noSrc.Attach = nil
-	n.refuse(t, noSrc, 422, dag.CodeUnknownParent)
-	n.accept(t, s, form)
+	n.opRefuse(t, noSrc, 422, dag.CodeUnknownParent)
+	n.opAccept(t, s, form)
 	facts := n.getMap(t, "/merge-requests/"+s.mr.String()+"/facts", nil)["facts"].(map[string]any)
 	drift := facts["anchor_drift"].([]any)
 	if len(drift) != 1 || drift[0].(map[string]any)["formalization"] != form.ID.String() || drift[0].(map[string]any)["nids"].([]any)[0] != "/us/t1/s1" {
@@ -232,10 +232,10 @@ func TestOpinionsOverHTTP(t *testing.T) {
 	ballots = append(ballots, ballot.ID)
 	for i := 0; i < 5; i++ {
 		tx := b.Ballot(ht.Member(i), s.mr, "approve", dag.ID{}, s.last)
-		n.accept(t, s, tx)
+		n.opAccept(t, s, tx)
 		ballots = append(ballots, tx.ID)
 	}
-	n.accept(t, s, b.Determine(ht.Member(0), s.mr, ballots, "approved", s.last))
+	n.opAccept(t, s, b.Determine(ht.Member(0), s.mr, ballots, "approved", s.last))
 	if a := n.getMap(t, evPath, nil)["results"].([]any)[1].(map[string]any); a["finality"] != "provisional" {
 		t.Fatalf("before the checkpoint: %v", a)
 	}
@@ -311,10 +311,10 @@ func TestOpinionRateLimit(t *testing.T) {
 	n.srv.Config.Handler = srv
 	s := n.newOpSession(t)
 	b := s.b
-	n.refuse(t, b.Opinion(ht.Member(4), ht.OpinionBody("member", "spec", "x", nil), s.last), 429, dag.CodeRateLimited)
-	n.accept(t, s, b.Opinion(ht.Member(5), ht.OpinionBody("member", "spec", "x", nil), s.last))
+	n.opRefuse(t, b.Opinion(ht.Member(4), ht.OpinionBody("member", "spec", "x", nil), s.last), 429, dag.CodeRateLimited)
+	n.opAccept(t, s, b.Opinion(ht.Member(5), ht.OpinionBody("member", "spec", "x", nil), s.last))
 	clk = clk.Add(time.Hour)
-	n.accept(t, s, b.Opinion(ht.Member(4), ht.OpinionBody("member", "spec", "y", nil), s.last))
+	n.opAccept(t, s, b.Opinion(ht.Member(4), ht.OpinionBody("member", "spec", "y", nil), s.last))
 	var c httpapi.Capability
 	if err := n.c.Get(context.Background(), "/.well-known/oth", nil, &c); err != nil {
 		t.Fatal(err)
@@ -350,19 +350,19 @@ func TestOriginOverHTTP(t *testing.T) {
 	early := b.Sign(ht.Member(10), dag.TxOpinionPublish, ht.OpinionBody("advisor", "mr", s.mr.String(), proposes), []dag.ID{s.last}, attach...)
 	bare := early
 	bare.Attach = nil
-	n.refuse(t, bare, 422, dag.CodeUnknownParent)
-	n.accept(t, s, early)
+	n.opRefuse(t, bare, 422, dag.CodeUnknownParent)
+	n.opAccept(t, s, early)
 	party := ht.OpinionBody("group", "mr", s.mr.String(), proposes)
 	party["on_behalf_of"] = "group:party"
 	byParty := b.Opinion(ht.Member(2), party, s.last)
-	n.accept(t, s, byParty)
+	n.opAccept(t, s, byParty)
 	app, change := b.Append(ht.Member(2), "draft", s.change, []statute.Op{ht.Replace(b.Trees[s.change], "/us/t1/s2", "The period is 60 days.")}, s.last)
-	n.accept(t, s, app)
+	n.opAccept(t, s, app)
 	late := b.Sign(ht.Member(11), dag.TxOpinionPublish, ht.OpinionBody("advisor", "mr", s.mr.String(), proposes), []dag.ID{s.last}, attach...)
-	n.accept(t, s, late)
+	n.opAccept(t, s, late)
 	open, mr := b.Open(ht.Member(1), ht.MR{Source: "draft", SourceHead: change, TargetHead: b.Genesis,
 		Members: ht.Members(0, 10), Rule: ht.Majority(house.MinRootNotice), Summary: "45 and 60 days"}, s.last)
-	n.accept(t, s, open)
+	n.opAccept(t, s, open)
 	facts := n.getMap(t, "/merge-requests/"+mr.String()+"/facts", nil)["facts"].(map[string]any)
 	origin := facts["origin"].([]any)
 	want := map[string]string{early.ID.String(): "advisor", byParty.ID.String(): "group"}

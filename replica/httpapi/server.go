@@ -16,6 +16,7 @@ import (
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
+	"github.com/witan-dev/witan/replica/meeting"
 	"github.com/witan-dev/witan/replica/node"
 )
 
@@ -36,39 +37,17 @@ type Implementation struct {
 	Source  string `json:"source"`
 }
 
-// Peer is one connected sync peer.
-type Peer struct {
-	ID    string   `json:"id"`
-	Addrs []string `json:"addrs"`
-}
-
-// SyncResult is what one pull of one space from a peer did.
-type SyncResult struct {
-	Space    string `json:"space"`
-	Received int    `json:"received"`
-	Accepted int    `json:"accepted"`
-	// Duplicate counts entries already held (another pull, started by the
-	// connection itself, may have brought them first).
-	Duplicate int    `json:"duplicate"`
-	Rejected  int    `json:"quarantined"`
-	Rounds    int    `json:"rounds"`
-	Error     string `json:"error,omitempty"`
-}
-
-// Pull is the progress of one running pull.
-type Pull struct {
-	Peer            string `json:"peer"`
-	Space           string `json:"space"`
-	Round           int    `json:"round"`
-	EntriesDone     uint64 `json:"entries_done"`
-	EntriesExpected uint64 `json:"entries_expected"`
-	BytesDone       uint64 `json:"bytes_done"`
-	BytesExpected   uint64 `json:"bytes_expected"`
-}
+// Peer, Pull and SyncResult are the node's (GET and POST /peers answer
+// with them).
+type (
+	Peer       = node.Peer
+	Pull       = node.Pull
+	SyncResult = node.SyncResult
+)
 
 // Peers is the node's federation: who it is connected to, and a way to
-// connect to more and pull from them now (GET and POST /peers). The sync
-// node provides it.
+// connect to more and pull from them now (GET and POST /peers). A
+// *node.Node provides it while its sync runs.
 type Peers interface {
 	Peers() []Peer
 	// Pulls reports the pulls running now, for progress bars.
@@ -85,8 +64,9 @@ type Options struct {
 	// Node is the node the server is a door to: every write goes to its
 	// one write path, every read to its replica and memory spaces.
 	Node *node.Node
-	// Peers serves /peers; without it GET /peers lists none and POST
-	// /peers is not implemented.
+	// Peers serves /peers. Nil means the node's own sync
+	// (node.Node.StartSync); while the node runs without sync, GET /peers
+	// lists none and POST /peers is not implemented.
 	Peers Peers
 	// Implementation is named in the capability document.
 	Implementation Implementation
@@ -114,6 +94,7 @@ type Server struct {
 
 	labelMu    gosync.Mutex
 	labelCache map[string]sessionLabels
+	patterns   []string // every routed path, for the D54 walk test
 
 	lim *limiter // opinions.go
 }
@@ -153,6 +134,7 @@ func (s *Server) route(path string, methods map[string]handlerFunc) {
 	if _, ok := methods[http.MethodGet]; ok {
 		allow = append(allow, http.MethodHead)
 	}
+	s.patterns = append(s.patterns, path)
 	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 		m := r.Method
 		if m == http.MethodHead {
@@ -209,6 +191,12 @@ func (s *Server) routes() {
 	s.route(Base+"/memory/{space}/blocks", post(s.putBlock))
 	s.route(Base+"/memory/{space}/blocks/{hash}", get(s.getBlock))
 	s.route(Base+"/memory/{space}/blocks/{hash}/ancestry", get(s.ancestry))
+	// witan's meeting API (node-local, never synced; replica/meeting).
+	if svc, err := s.n.Meetings(); err == nil {
+		h := meeting.Handler(svc, Base)
+		s.mux.Handle(Base+"/meetings", h)
+		s.mux.Handle(Base+"/meetings/", h)
+	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		WriteProblem(w, CodeNotFound, "no endpoint at "+r.URL.Path)
 	})
@@ -221,7 +209,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "no-store")
-	s.mux.ServeHTTP(w, r)
+	s.serveLabelled(w, r) // D54's label, in one place (label.go)
 }
 
 // errProblem is an error that is already a problem to write.
@@ -353,6 +341,17 @@ func (s *Server) labels(ctx context.Context, space string) sessionLabels {
 		return sessionLabels{Session: space}
 	}
 	return l
+}
+
+// peersAPI returns what serves /peers now, or nil.
+func (s *Server) peersAPI() Peers {
+	if s.o.Peers != nil {
+		return s.o.Peers
+	}
+	if s.n.Sync() != nil {
+		return s.n
+	}
+	return nil
 }
 
 func parseIDParam(r *http.Request, name string) (dag.ID, error) {

@@ -22,5 +22,11 @@
 //     checkpoints.
 //  4. Close the node once nothing uses it.
 //
+// With Options.MeetingsDir the node also runs meetings (Meetings, package
+// replica/meeting): node-local, kept in a store of their own
+// (sessions/meetstore) that forgets by destroying keys after every UTC
+// midnight, and never synced; only an explicit PublishOutcomes puts
+// anything of a meeting in a memory space.
+//
 // A Node is safe for concurrent use.
 package node

@@ -200,9 +200,7 @@ func (n *Node) ingestBlocks(ctx context.Context, space string, items []sync.Item
 		if err != nil {
 			id := dag.Sum(it.Data)
 			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Quarantined, Code: dag.Code(memoryblock.CodeOf(err)), Reason: err.Error()}
-			n.mu.Lock()
-			n.memQuar[id] = dag.Code(memoryblock.CodeOf(err))
-			n.mu.Unlock()
+			n.quarantineBlock(id, dag.Code(memoryblock.CodeOf(err)))
 			continue
 		}
 		id := b.ID()
@@ -227,9 +225,7 @@ func (n *Node) ingestBlocks(ctx context.Context, space string, items []sync.Item
 				continue
 			}
 			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Quarantined, Code: dag.Code(code), Reason: r.Err().Error()}
-			n.mu.Lock()
-			n.memQuar[id] = dag.Code(code)
-			n.mu.Unlock()
+			n.quarantineBlock(id, dag.Code(code))
 			continue
 		}
 		batch.Entries = append(batch.Entries, b.Entry(space))
@@ -244,4 +240,40 @@ func (n *Node) ingestBlocks(ctx context.Context, space string, items []sync.Item
 	}
 	n.notify(space)
 	return res, nil
+}
+
+// MemoryHeads returns the heads of memory space name: the blocks no held
+// block names in its lineage.
+func (n *Node) MemoryHeads(ctx context.Context, name string) ([]dag.ID, error) {
+	space, err := MemorySpace(name)
+	if err != nil {
+		return nil, err
+	}
+	return n.store.Heads(ctx, space)
+}
+
+// SubscribeMemory calls fn with a memory space's name (without
+// MemoryPrefix) after blocks were applied there, by PutBlock or from a
+// peer, until cancel is called. fn must not block; it may be called from
+// any goroutine.
+func (n *Node) SubscribeMemory(fn func(name string)) (cancel func()) {
+	return n.Subscribe(func(space string) {
+		if name, ok := strings.CutPrefix(space, MemoryPrefix); ok {
+			fn(name)
+		}
+	})
+}
+
+// MaxMemoryQuarantine bounds the refused memory blocks the node remembers
+// (in memory: a peer's garbage must cost bounded memory). Past it, a
+// refused block is refused again each time it is sent, not remembered.
+const MaxMemoryQuarantine = 1 << 14
+
+// quarantineBlock remembers that block id was refused for good with code.
+func (n *Node) quarantineBlock(id dag.ID, code dag.Code) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if len(n.memQuar) < MaxMemoryQuarantine {
+		n.memQuar[id] = code
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/witan-dev/witan/dag/badgerstore"
 	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/statute"
+	"github.com/witan-dev/witan/sessions/meetstore"
 	"github.com/witan-dev/witan/sync"
 )
 
@@ -56,11 +57,25 @@ type Options struct {
 	Clock func() time.Time
 	// Logger receives rare operational events; discarded when nil.
 	Logger *slog.Logger
+	// MeetingsDir, if set, is the directory of the meeting store
+	// (sessions/meetstore, memory model §7.8): the node then runs meetings
+	// (Node.Meetings). It is a Badger database of its own, beside the
+	// entries' store and never part of it, so nothing of a meeting can be
+	// synced. Empty: the node has no meetings.
+	MeetingsDir string
+	// MeetingClock is the meetings' clock (reads by age, midnight
+	// forgetting); the system clock when nil. Tests inject one.
+	MeetingClock meetstore.Clock
 	// PendingCache bounds, in bytes of envelope, the verified entries the
 	// replica keeps in memory while they wait for a parent
 	// (replica.Options.PendingCache). Zero means DefaultPendingCache;
 	// negative keeps nothing.
 	PendingCache int
+
+	// Sync, when set, starts sync over libp2p at Open with this config
+	// (StartSync); nil runs without sync until StartSync is called. Its
+	// Logger defaults to Logger.
+	Sync *sync.Config
 }
 
 // validate reports the first thing wrong with o.
@@ -123,6 +138,10 @@ type Node struct {
 	closeOnce gosync.Once
 	closeErr  error
 	memMu     gosync.Mutex // serialises memory-space writes (lineage check, then put)
+	log       *slog.Logger
+	sync      syncState
+
+	meet *meetings // nil without Options.MeetingsDir
 }
 
 var _ sync.Local = (*Node)(nil)
@@ -154,15 +173,30 @@ func Open(ctx context.Context, o Options) (*Node, error) {
 		}
 		return nil, err
 	}
-	return &Node{rep: rep, store: st, ownsStore: owns, subs: map[int]func(string){}, memQuar: map[dag.ID]dag.Code{}}, nil
+	n := &Node{rep: rep, store: st, ownsStore: owns, log: o.Logger, subs: map[int]func(string){}, memQuar: map[dag.ID]dag.Code{}}
+	if o.MeetingsDir != "" {
+		if n.meet, err = openMeetings(ctx, n, o.MeetingsDir, o.MeetingClock); err != nil {
+			return nil, errors.Join(err, n.Close())
+		}
+	}
+	if o.Sync != nil {
+		if _, err := n.StartSync(ctx, *o.Sync); err != nil {
+			return nil, errors.Join(err, n.Close())
+		}
+	}
+	return n, nil
 }
 
-// Close closes the replica, and then the store if Open opened it (once;
-// later calls return the first result). A store given in Options.Store is
-// the caller's to close, after the node.
+// Close stops sync, closes the replica, and then the store if Open opened
+// it (once; later calls return the first result). A store given in
+// Options.Store is the caller's to close, after the node.
 func (n *Node) Close() error {
 	n.closeOnce.Do(func() {
-		n.closeErr = n.rep.Close()
+		n.closeErr = n.stopSync()
+		if n.meet != nil {
+			n.closeErr = errors.Join(n.closeErr, n.meet.close())
+		}
+		n.closeErr = errors.Join(n.closeErr, n.rep.Close())
 		if n.ownsStore {
 			n.closeErr = errors.Join(n.closeErr, n.store.Close())
 		}

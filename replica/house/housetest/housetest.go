@@ -1,19 +1,26 @@
 // Package housetest builds signed 30k sessions for tests, benchmarks and
 // fuzz seeds: synthetic member keys, a seed statute, and one method per L1
 // transaction type that returns the sealed envelope with its attachments.
+// The envelopes are built by replica/author (the author API embedders
+// use) with a clock one second per envelope; housetest adds the fixed
+// keys, the seed and the bookkeeping (Objects, Trees). Production code
+// and examples use replica/author directly: this package links testing
+// and rapid.
 //
 // Rosters are synthetic (30k §3: simulation only). Nothing here is
 // random unless the caller's inputs are.
 package housetest
 
 import (
+	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/author"
 	"github.com/witan-dev/witan/replica/house"
 	"github.com/witan-dev/witan/replica/statute"
 	"github.com/witan-dev/witan/rules"
@@ -49,17 +56,16 @@ func Members(from, to int) []dag.Key {
 	return out
 }
 
-// Tx is one sealed envelope with the objects it needs.
-type Tx struct {
-	ID      dag.ID
-	Env     *dag.Envelope
-	Bytes   []byte   // canonical envelope
-	Attach  [][]byte // attachments
-	Parents []dag.ID
-}
+// Tx is one sealed envelope with the objects it needs (the author API's).
+type Tx = author.Tx
+
+// RuleText is the plain-language text of every rule of the test
+// sessions, a plain-text object named by the hash of its bytes; the
+// session.create and every branch.create carry it.
+var RuleText = []byte("witan housetest rule text")
 
 // TextRef names the rule texts of the test sessions.
-var TextRef = dag.Sum([]byte("witan housetest rule text"))
+var TextRef = dag.Sum(RuleText)
 
 // Ref builds a rule reference; minNotice < 0 is null.
 func Ref(kind, params string, minNotice int64) rules.Ref {
@@ -151,110 +157,83 @@ func New(o Options) *Builder {
 	seed := Seed(o.Sections)
 	b := &Builder{Author: o.Author, Seed: seed, Objects: house.ObjectMap{}, Trees: map[dag.ID]*statute.Tree{},
 		t: time.Date(2026, 9, 21, 12, 0, 0, 0, time.UTC)}
-	body := map[string]any{
-		"label": o.Label, "seed": seed.Hash(), "simulation": o.Simulation || o.Education, "education": o.Education,
-		"registrar": "group:registrar", "profile": "uslm-1", "roster": "group:roster",
-		"root_rule": rr, "root_governance_rule": TwoThirds(),
-	}
+	sc := author.Session{Label: o.Label, Seed: seed, Simulation: o.Simulation, Education: o.Education,
+		Registrar: "registrar", Roster: "roster", RootRule: rr, RootGovernanceRule: TwoThirds(), Districts: o.Districts, Texts: [][]byte{RuleText}}
 	if o.Observers {
-		body["observers"] = "group:observers"
+		sc.Observers = "observers"
 	}
-	if o.Districts != nil {
-		body["districts"] = dag.Sum(o.Districts)
-	}
-	raw, err := dag.Marshal(body)
-	if err != nil {
-		panic(err)
-	}
-	b.Body = raw
-	b.Session = dag.Sum(raw)
-	var attach [][]byte
-	for _, n := range seed.Objects() {
-		attach = append(attach, n.Canonical())
-	}
-	if o.Districts != nil {
-		attach = append(attach, o.Districts)
-	}
-	b.Create = b.Sign(o.Author, dag.TxSessionCreate, json.RawMessage(raw), nil, attach...)
+	b.Create = b.must(b.author(o.Author).SessionCreate(context.Background(), sc))
+	b.Body = b.Create.Env.Body
+	b.Session = b.Create.Made
 	gen, _ := house.Genesis(seed.Hash()).ID()
 	b.Genesis = gen
 	b.Trees[gen] = seed
 	return b
 }
 
+// author returns an author API for signer s whose clock is the builder's:
+// each envelope one second after the one before.
+func (b *Builder) author(s *dag.Signer) *author.Author {
+	a, err := author.New(author.Options{Signer: s, Clock: func() time.Time {
+		b.t = b.t.Add(time.Second)
+		return b.t
+	}})
+	if err != nil {
+		panic(err)
+	}
+	return a
+}
+
+// must records tx's attachments in b.Objects and returns it; an error is
+// a bug in the test.
+func (b *Builder) must(tx Tx, err error) Tx {
+	if err != nil {
+		panic(err)
+	}
+	for _, a := range tx.Attach {
+		b.Objects[dag.Sum(a)] = a
+	}
+	return tx
+}
+
+// given is parents as the builder's callers mean them: none named is none
+// (never the node's heads).
+func given(parents []dag.ID) []dag.ID {
+	if parents == nil {
+		return []dag.ID{}
+	}
+	return parents
+}
+
 // Sign seals an envelope of type typ with body (marshalled canonically) and
 // parents, and records its attachments in b.Objects.
 func (b *Builder) Sign(s *dag.Signer, typ dag.TxType, body any, parents []dag.ID, attach ...[]byte) Tx {
-	raw, err := dag.Marshal(body)
-	if err != nil {
-		panic(err)
-	}
-	b.t = b.t.Add(time.Second)
-	if parents == nil {
-		parents = []dag.ID{}
-	}
-	env := &dag.Envelope{Type: typ, Session: b.Session, Parents: parents, Body: raw, TS: b.t.Format(time.RFC3339)}
-	if typ == dag.TxSessionCreate {
-		env.Session = dag.Sum(raw)
-	}
-	bytes, id, err := env.Seal(s)
-	if err != nil {
-		panic(err)
-	}
-	for _, a := range attach {
-		b.Objects[dag.Sum(a)] = a
-	}
-	return Tx{ID: id, Env: env, Bytes: bytes, Attach: attach, Parents: parents}
-}
-
-func keyStrings(ks []dag.Key) []string {
-	out := make([]string, len(ks))
-	for i, k := range ks {
-		out[i] = k.String()
-	}
-	return out
-}
-
-func groupObj(id string, members, admins []dag.Key) map[string]any {
-	return map[string]any{"id": id, "members": keyStrings(members), "admins": keyStrings(admins)}
+	return b.must(b.author(s).Seal(context.Background(), author.Draft{Type: typ, Session: b.Session, Parents: given(parents), Body: body, Attach: attach}))
 }
 
 // GroupCreate creates group id.
 func (b *Builder) GroupCreate(s *dag.Signer, id string, members, admins []dag.Key, parents ...dag.ID) Tx {
-	return b.Sign(s, dag.TxGroupCreate, groupObj(id, members, admins), parents)
+	return b.must(b.author(s).GroupCreate(context.Background(), b.Session, author.Group{ID: id, Members: members, Admins: admins}, given(parents)))
 }
 
 // GroupUpdate publishes a new version of group id.
 func (b *Builder) GroupUpdate(s *dag.Signer, id string, members, admins []dag.Key, parents ...dag.ID) Tx {
-	obj, err := dag.Marshal(groupObj(id, members, admins))
-	if err != nil {
-		panic(err)
-	}
-	return b.Sign(s, dag.TxGroupUpdate, map[string]any{"group": dag.Sum(obj)}, parents, obj)
+	return b.must(b.author(s).GroupUpdate(context.Background(), b.Session, author.Group{ID: id, Members: members, Admins: admins}, given(parents)))
 }
 
 // BranchCreate creates a public branch forked from srcBranch at srcChange.
 func (b *Builder) BranchCreate(s *dag.Signer, name, owner, srcBranch string, srcChange dag.ID, protected bool, merge, gov rules.Ref, parents ...dag.ID) Tx {
-	obj, err := dag.Marshal(map[string]any{
-		"name": name, "session": b.Session, "owner": "group:" + owner,
-		"source": map[string]any{"branch": srcBranch, "change": srcChange}, "head": srcChange,
-		"visibility": "public", "protected": protected, "merge_rule": merge, "governance_rule": gov,
-	})
-	if err != nil {
-		panic(err)
-	}
-	return b.Sign(s, dag.TxBranchCreate, map[string]any{"branch": dag.Sum(obj)}, parents, obj)
+	return b.must(b.author(s).BranchCreate(context.Background(), b.Session, author.Branch{Name: name, Owner: owner,
+		SourceBranch: srcBranch, SourceChange: srcChange, Protected: protected, MergeRule: merge, GovernanceRule: gov, Texts: [][]byte{RuleText}}, given(parents)))
 }
 
 // Replace returns the op setting the text of leaf nid in t.
 func Replace(t *statute.Tree, nid, text string) statute.Op {
-	spec, ok := t.Spec(nid)
-	if !ok {
-		panic("housetest: no node " + nid)
+	op, err := author.Replace(t, nid, text)
+	if err != nil {
+		panic("housetest: " + err.Error())
 	}
-	pre, _ := t.NodeHash(nid)
-	spec.Text = text
-	return statute.Op{Op: statute.OpReplace, NID: nid, Pre: pre, Node: spec}
+	return op
 }
 
 // Append appends a change with ops on top of parent (the branch head) to
@@ -264,22 +243,10 @@ func (b *Builder) Append(s *dag.Signer, branch string, parent dag.ID, ops []stat
 	if base == nil {
 		panic("housetest: unknown parent change")
 	}
-	res, err := statute.Apply(base, ops)
-	if err != nil {
-		panic(err)
-	}
-	c := &statute.Change{Base: base.Hash(), Ops: ops, Result: res.Hash(), Parents: []dag.ID{parent}, Message: "amend", Author: s.Key().String()}
-	raw, err := c.Canonical()
-	if err != nil {
-		panic(err)
-	}
-	id := dag.Sum(raw)
-	b.Trees[id] = res
-	attach := [][]byte{raw}
-	for _, n := range res.Objects() {
-		attach = append(attach, n.Canonical())
-	}
-	return b.Sign(s, dag.TxBranchAppend, map[string]any{"branch": branch, "change": id}, parents, attach...), id
+	tx, made, err := b.author(s).BranchAppend(context.Background(), b.Session, author.Change{Branch: branch, Parent: parent, Base: base, Ops: ops}, given(parents))
+	tx = b.must(tx, err)
+	b.Trees[made.Change] = made.Result
+	return tx, made.Change
 }
 
 // MR describes a merge request body.
@@ -295,74 +262,63 @@ type MR struct {
 	Summary    string
 	Supersedes dag.ID
 	Set        map[string]any // governance
+	Fiscal     bool           // D53
+	// Resolutions resolve conflicts (§6 item 2).
+	Resolutions []author.Resolution
+}
+
+// Resolution is one entry of an MR's resolutions.
+type Resolution = author.Resolution
+
+// authorMR is m as the author API takes it.
+func authorMR(m MR) author.MR {
+	am := author.MR{Kind: m.Kind, Source: m.Source, SourceHead: m.SourceHead, Target: m.Target, TargetHead: m.TargetHead,
+		Group: m.Group, Members: m.Members, Rule: m.Rule, Summary: m.Summary, Supersedes: m.Supersedes,
+		Fiscal: m.Fiscal, Resolutions: m.Resolutions}
+	for k, v := range m.Set {
+		r, ok := v.(rules.Ref)
+		switch {
+		case k == "merge_rule" && ok:
+			am.Set.MergeRule = &r
+		case k == "governance_rule" && ok:
+			am.Set.GovernanceRule = &r
+		case k == "owner":
+			am.Set.Owner = strings.TrimPrefix(v.(string), "group:")
+		default:
+			panic(fmt.Sprintf("housetest: MR.Set[%q] = %T", k, v))
+		}
+	}
+	return am
 }
 
 // MRBody returns the canonical body of an MR and its id.
 func (b *Builder) MRBody(m MR) ([]byte, dag.ID) {
-	if m.Kind == "" {
-		m.Kind = "merge"
-	}
-	if m.Target == "" {
-		m.Target = house.RootBranch
-	}
-	if m.Group == "" {
-		m.Group = "roster"
-	}
-	el, err := rules.NewElectorate(m.Members)
+	raw, id, err := author.MRBody(b.Session, authorMR(m))
 	if err != nil {
 		panic(err)
 	}
-	body := map[string]any{
-		"kind": m.Kind, "session": b.Session, "target": map[string]any{"branch": m.Target, "head": m.TargetHead},
-		"electorate": map[string]any{"group": "group:" + m.Group, "snapshot": el.Snapshot()},
-		"rule":       m.Rule, "resolutions": []any{}, "effective": map[string]any{"type": "on_merge"},
-		"emergency": false, "fiscal": false, "variant_of": nil, "supersedes": nil,
-	}
-	if m.Summary != "" {
-		body["summary"] = m.Summary
-	}
-	if m.Supersedes.Valid() {
-		body["supersedes"] = m.Supersedes
-	}
-	if m.Kind == "merge" {
-		body["source"] = map[string]any{"branch": m.Source, "head": m.SourceHead}
-	} else {
-		body["set"] = m.Set
-		delete(body, "resolutions")
-	}
-	raw, err := dag.Marshal(body)
-	if err != nil {
-		panic(err)
-	}
-	return raw, dag.Sum(raw)
+	return raw, id
 }
 
 // Open opens an MR.
 func (b *Builder) Open(s *dag.Signer, m MR, parents ...dag.ID) (Tx, dag.ID) {
-	raw, id := b.MRBody(m)
-	return b.Sign(s, dag.TxMROpen, json.RawMessage(raw), parents), id
+	tx := b.must(b.author(s).MROpen(context.Background(), b.Session, authorMR(m), given(parents)))
+	return tx, tx.Made
 }
 
 // Ballot casts a ballot; supersedes may be the zero ID.
 func (b *Builder) Ballot(s *dag.Signer, mr dag.ID, choice string, supersedes dag.ID, parents ...dag.ID) Tx {
-	body := map[string]any{"mr": mr, "choice": choice, "supersedes": nil}
-	if supersedes.Valid() {
-		body["supersedes"] = supersedes
-	}
-	return b.Sign(s, dag.TxBallotCast, body, parents)
+	return b.must(b.author(s).BallotCast(context.Background(), b.Session, author.Ballot{MR: mr, Choice: choice, Supersedes: supersedes}, given(parents)))
 }
 
 // Determine submits a determination.
 func (b *Builder) Determine(s *dag.Signer, mr dag.ID, ballots []dag.ID, outcome string, parents ...dag.ID) Tx {
-	if ballots == nil {
-		ballots = []dag.ID{}
-	}
-	return b.Sign(s, dag.TxMRDetermine, map[string]any{"mr": mr, "ballots": ballots, "outcome": outcome}, parents)
+	return b.must(b.author(s).Determine(context.Background(), b.Session, author.Determination{MR: mr, Ballots: ballots, Outcome: outcome}, given(parents)))
 }
 
 // KeyRegister registers s's own key.
 func (b *Builder) KeyRegister(s *dag.Signer, parents ...dag.ID) Tx {
-	return b.Sign(s, dag.TxKeyRegister, map[string]any{"key": s.Key()}, parents)
+	return b.must(b.author(s).KeyRegister(context.Background(), b.Session, given(parents)))
 }
 
 // Input returns the transactions as house.Derive inputs.

@@ -1,0 +1,18 @@
+// Package author builds signed 30k envelopes for embedders: one typed
+// constructor per transaction kind the node accepts (session.create, the
+// group, branch and MR kinds, ballots, determinations, key.register),
+// each filling what the author should not have to: the ids (the session
+// of a session.create, the group and branch objects, the change, the MR),
+// the parents (the node's current heads of the session unless given) and
+// the timestamp (from an injected clock), and signing with a dag.Signer.
+//
+// witan submit seals its JSON drafts with the same code (Author.Seal), and
+// replica/house/housetest builds its test sessions on it. Constructors are
+// grouped one file per family (session.go, group.go, branch.go, mr.go,
+// key.go, rules.go); a new family of kinds adds a file.
+//
+// The author builds envelopes; it does not judge them: an envelope the
+// house would refuse (a ballot outside the electorate, a change whose
+// base is not the branch head) is built and signed, and the node's
+// receipt says why it is refused.
+package author

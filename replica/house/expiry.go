@@ -1,0 +1,200 @@
+package house
+
+// The emergency expiry change of D49 on an eventual node. A designated
+// emergency MR that merges is restored by a derived change (author
+// oth:system) once 30 days have passed after its merge, "except for
+// nodes changed by a later non-emergency MR". Time here is witnessed time
+// (witness.go), never a replica's clock: the expiry is due at the
+// witnessed time of the executing determination plus 30 days, and it
+// applies in the state of every causal past that holds an entry whose
+// witnessed time has reached that, so every replica holding the same
+// entries derives the same change at the same place in the Change DAG
+// (docs/deviations.md, "Time on an eventual node").
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/statute"
+)
+
+// ExpiryDelay is D49's 30 days, in seconds of witnessed time.
+const ExpiryDelay = 30 * 86400
+
+// expiry is a pending emergency expiry.
+type expiry struct {
+	mr     dag.ID
+	branch string
+	due    int64  // witnessed Unix seconds
+	before dag.ID // the target head before the emergency merge
+	after  dag.ID // the emergency merge change
+}
+
+// Expiry is an applied emergency expiry change.
+type Expiry struct {
+	MR     dag.ID `json:"mr"`
+	Change dag.ID `json:"change"`
+	Due    int64  `json:"due"`
+	// Trigger is the entry whose witnessed time reached Due in the state
+	// that applied it.
+	Trigger dag.ID `json:"trigger"`
+}
+
+// scheduleExpiry records the expiry of an emergency MR that merge c just
+// executed (a contest hook of execute: timing rules).
+func (h *House) scheduleExpiry(st *govState, info *mrInfo, g int32, d *detRec, before, c dag.ID) {
+	if !info.body.Emergency || !d.result.EmergencyDesignated {
+		return
+	}
+	st.expiries = append(slices.Clip(st.expiries), expiry{mr: info.id, branch: info.body.Target.Branch,
+		due: h.ents[h.gov[g]].wit + ExpiryDelay, before: before, after: c})
+}
+
+// applyDue applies, in st, every pending expiry whose due time the
+// witnessed time wit has reached, trigger being the entry that brings
+// wit. It reports whether anything changed.
+func (h *House) applyDue(st *govState, wit int64, trigger dag.ID) bool {
+	changed := false
+	var keep []expiry
+	for _, e := range st.expiries {
+		if e.due > wit {
+			keep = append(keep, e)
+			continue
+		}
+		tb := st.branch(e.branch)
+		if tb == nil || len(tb.heads) != 1 {
+			keep = append(keep, e) // retried once the branch has one head
+			continue
+		}
+		head := tb.heads[0]
+		id, err := h.expiryChange(e, head)
+		changed = true
+		if err != nil || id == head {
+			continue // nothing left to restore
+		}
+		nb := *tb
+		nb.heads = []dag.ID{id}
+		st.branches[e.branch] = &nb
+		if e.branch == RootBranch {
+			st.rootMerges = append(slices.Clip(st.rootMerges), Merge{MR: e.mr, Change: id, Before: head, Determination: trigger})
+		}
+		st.expired = append(slices.Clip(st.expired), Expiry{MR: e.mr, Change: id, Due: e.due, Trigger: trigger})
+	}
+	if changed {
+		st.expiries = keep
+	}
+	return changed
+}
+
+// withDue returns st with the expiries due at wit applied: st itself when
+// none is due, else a copy.
+func (h *House) withDue(st *govState, wit int64, trigger dag.ID) *govState {
+	due := false
+	for _, e := range st.expiries {
+		due = due || e.due <= wit
+	}
+	if !due {
+		return st
+	}
+	c := st.clone()
+	h.applyDue(c, wit, trigger)
+	return c
+}
+
+// expiryChange derives (once per expiry and head) the change restoring
+// the pre-merge text of every node the emergency merge modified or added,
+// except nodes changed since (their subtree differs from the merge's).
+func (h *House) expiryChange(e expiry, head dag.ID) (dag.ID, error) {
+	cs := h.cs()
+	key := mergeKey{e.after, head}
+	if m, ok := cs.expMemo[key]; ok {
+		return m.id, m.err
+	}
+	id, err := h.deriveExpiry(e, head)
+	if cs.expMemo == nil {
+		cs.expMemo = map[mergeKey]mergeResult{}
+	}
+	cs.expMemo[key] = mergeResult{id, err}
+	return id, err
+}
+
+func (h *House) deriveExpiry(e expiry, head dag.ID) (dag.ID, error) {
+	before, err := h.tree(e.before)
+	if err != nil {
+		return dag.ID{}, err
+	}
+	after, err := h.tree(e.after)
+	if err != nil {
+		return dag.ID{}, err
+	}
+	cur, err := h.tree(head)
+	if err != nil {
+		return dag.ID{}, err
+	}
+	d := statute.Compare(before, after)
+	nids := append(slices.Clone(d.Modified), d.Added...)
+	slices.Sort(nids)
+	var ops []statute.Op
+	var done []string
+	for _, nid := range nids {
+		covered := false
+		for _, p := range done {
+			covered = covered || strings.HasPrefix(nid, p+"/")
+		}
+		if covered {
+			continue
+		}
+		ah, _ := after.NodeHash(nid)
+		ch, ok := cur.NodeHash(nid)
+		if !ok || ch != ah {
+			continue // changed since the emergency merge
+		}
+		if spec, ok := before.Spec(nid); ok {
+			ops = append(ops, statute.Op{Op: statute.OpReplace, NID: nid, Pre: ch, Node: spec})
+		} else {
+			ops = append(ops, statute.Op{Op: statute.OpDelete, NID: nid, Pre: ch})
+		}
+		done = append(done, nid)
+	}
+	if len(ops) == 0 {
+		return head, nil
+	}
+	result, err := statute.Rebase(cur, ops)
+	if err != nil {
+		return dag.ID{}, err
+	}
+	c := &statute.Change{Base: cur.Hash(), Ops: ops, Result: result.Hash(), Parents: []dag.ID{head},
+		Message: "Expiry of emergency MR " + e.mr.String() + " (D49)", Author: dag.SystemAuthor}
+	id, err := c.ID()
+	if err != nil {
+		return dag.ID{}, err
+	}
+	if _, ok := h.changes[id]; !ok {
+		h.changes[id] = &changeRec{c: c, tree: result}
+	}
+	return id, nil
+}
+
+// Expiries returns the emergency expiry changes applied in the session's
+// current state, in the order they were applied.
+func (h *House) Expiries() []Expiry { return slices.Clone(h.global().expired) }
+
+func (h *House) noteWitnessed(id dag.ID, wit int64) {
+	cs := h.cs()
+	if wit > cs.maxWit || (wit == cs.maxWit && (!cs.maxWitTx.Valid() || id.Compare(cs.maxWitTx) < 0)) {
+		cs.maxWit, cs.maxWitTx = wit, id
+	}
+}
+
+// globalDue is the global state with the expiries due at the largest
+// witnessed time of anything admitted (ballots and rankings included).
+func (h *House) globalDue(st *govState) *govState {
+	cs := h.cs()
+	if cs.globalIn == st && cs.globalWit == cs.maxWit {
+		return cs.globalOut
+	}
+	out := h.withDue(st, cs.maxWit, cs.maxWitTx)
+	cs.globalIn, cs.globalWit, cs.globalOut = st, cs.maxWit, out
+	return out
+}

@@ -1,0 +1,188 @@
+package node
+
+// This file is the node's wiring to sync: it starts a sync.Node on itself
+// (the node is the sync.Local), joins each space that changes here so that
+// peers hear of it, answers who its peers are, and stops sync first on
+// Close. Neither replica nor sync imports the other; this package imports
+// both.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	gosync "sync"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/witan-dev/witan/sync"
+)
+
+// ErrNoSync is returned by the peer methods of a node that runs without
+// sync (no Options.Sync, no StartSync).
+var ErrNoSync = errors.New("node: this node runs without sync")
+
+// Peer is one connected sync peer.
+type Peer struct {
+	ID    string   `json:"id"`
+	Addrs []string `json:"addrs"`
+}
+
+// Pull is the progress of one running pull.
+type Pull struct {
+	Peer            string `json:"peer"`
+	Space           string `json:"space"`
+	Round           int    `json:"round"`
+	EntriesDone     uint64 `json:"entries_done"`
+	EntriesExpected uint64 `json:"entries_expected"`
+	BytesDone       uint64 `json:"bytes_done"`
+	BytesExpected   uint64 `json:"bytes_expected"`
+}
+
+// SyncResult is what one pull of one space from a peer did.
+type SyncResult struct {
+	Space    string `json:"space"`
+	Received int    `json:"received"`
+	Accepted int    `json:"accepted"`
+	// Duplicate counts entries already held (another pull, started by the
+	// connection itself, may have brought them first).
+	Duplicate int    `json:"duplicate"`
+	Rejected  int    `json:"quarantined"`
+	Rounds    int    `json:"rounds"`
+	Error     string `json:"error,omitempty"`
+}
+
+// syncState is the node's running sync, if any.
+type syncState struct {
+	mu     gosync.Mutex
+	sn     *sync.Node
+	unsub  func()
+	joined map[string]bool
+}
+
+// StartSync starts sync over libp2p on this node with cfg (Options.Sync
+// does it at Open). Besides cfg.Spaces and every space the node holds, the
+// node joins each space that changes on it later (a session created here,
+// a memory space written), so peers hear of it, unless cfg.Manual. ctx
+// bounds only the start; sync runs until Close. A node runs one sync.
+func (n *Node) StartSync(ctx context.Context, cfg sync.Config) (*sync.Node, error) {
+	n.sync.mu.Lock()
+	defer n.sync.mu.Unlock()
+	if n.sync.sn != nil {
+		return nil, errors.New("node: sync is already running")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = n.log
+	}
+	sn, err := sync.NewNode(ctx, n, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("node: start sync: %w", err)
+	}
+	n.sync.sn = sn
+	if !cfg.Manual {
+		n.sync.joined = map[string]bool{}
+		for _, s := range sn.Spaces() {
+			n.sync.joined[s] = true
+		}
+		n.sync.unsub = n.Subscribe(n.joinChanged)
+	}
+	return sn, nil
+}
+
+// joinChanged joins space once, off the notifying goroutine (Subscribe's
+// callbacks must not block).
+func (n *Node) joinChanged(space string) {
+	n.sync.mu.Lock()
+	defer n.sync.mu.Unlock()
+	if n.sync.sn == nil || n.sync.joined[space] {
+		return
+	}
+	n.sync.joined[space] = true
+	go n.sync.sn.Join(space)
+}
+
+// Sync returns the running sync node, or nil.
+func (n *Node) Sync() *sync.Node {
+	n.sync.mu.Lock()
+	defer n.sync.mu.Unlock()
+	return n.sync.sn
+}
+
+// stopSync stops sync, if it runs.
+func (n *Node) stopSync() error {
+	n.sync.mu.Lock()
+	sn, unsub := n.sync.sn, n.sync.unsub
+	n.sync.sn, n.sync.unsub = nil, nil
+	n.sync.mu.Unlock()
+	if unsub != nil {
+		unsub()
+	}
+	if sn == nil {
+		return nil
+	}
+	return sn.Close()
+}
+
+// Peers returns the connected sync peers (none without sync).
+func (n *Node) Peers() []Peer {
+	sn := n.Sync()
+	if sn == nil {
+		return nil
+	}
+	h := sn.Host()
+	var out []Peer
+	for _, id := range h.Network().Peers() {
+		pe := Peer{ID: id.String(), Addrs: []string{}}
+		for _, c := range h.Network().ConnsToPeer(id) {
+			pe.Addrs = append(pe.Addrs, c.RemoteMultiaddr().String())
+		}
+		out = append(out, pe)
+	}
+	return out
+}
+
+// Pulls reports the pulls running now, for progress bars.
+func (n *Node) Pulls() []Pull {
+	sn := n.Sync()
+	if sn == nil {
+		return nil
+	}
+	var out []Pull
+	for _, g := range sn.Engine().Progress() {
+		out = append(out, Pull{Peer: g.Peer, Space: g.Space, Round: g.Round, EntriesDone: g.EntriesDone,
+			EntriesExpected: g.EntriesExpected, BytesDone: g.BytesDone, BytesExpected: g.BytesExpected})
+	}
+	return out
+}
+
+// Connect dials addr (a multiaddr with a /p2p/ part), joins spaces
+// (spaces are agreed out of band, 30k §4) and pulls each from the peer
+// now. A space that fails is reported in its result, not as the error.
+func (n *Node) Connect(ctx context.Context, addr string, spaces []string) ([]SyncResult, error) {
+	sn := n.Sync()
+	if sn == nil {
+		return nil, ErrNoSync
+	}
+	ai, err := peer.AddrInfoFromString(addr)
+	if err != nil {
+		return nil, err
+	}
+	if err := sn.Connect(ctx, addr); err != nil {
+		return nil, err
+	}
+	out := []SyncResult{}
+	for _, s := range spaces {
+		r := SyncResult{Space: s}
+		if err := sn.Join(s); err != nil {
+			r.Error = err.Error()
+			out = append(out, r)
+			continue
+		}
+		st, err := sn.SyncWith(ctx, ai.ID, s)
+		r.Received, r.Accepted, r.Duplicate, r.Rejected, r.Rounds = st.Received, st.Accepted, st.Duplicate, st.Quarantined, st.Rounds
+		if err != nil {
+			r.Error = err.Error()
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
