@@ -6,6 +6,7 @@ package house
 // branch.append that introduced that text.
 
 import (
+	"context"
 	"slices"
 
 	"github.com/witan-dev/witan/dag"
@@ -22,7 +23,7 @@ func (h *House) changedHashes(c dag.ID) []dag.ID {
 		// A proposed change on no branch: the object the opinion's
 		// admission made sure of (read while the object source is
 		// valid, at admission), applied to its first parent.
-		raw, err := h.objs.Object(c)
+		raw, err := h.objs.Object(context.Background(), c)
 		if err != nil {
 			return nil
 		}

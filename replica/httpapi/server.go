@@ -80,6 +80,8 @@ type Options struct {
 	OpinionRateLimit OpinionLimit
 	// Logger receives one line per internal error; discarded if nil.
 	Logger *slog.Logger
+	// Events configures GET /events.
+	Events EventOptions
 }
 
 // Server serves the /oth/v0 API of one node and its memory-block API. It
@@ -96,6 +98,7 @@ type Server struct {
 	labelCache map[string]sessionLabels
 	patterns   []string // every routed path, for the D54 walk test
 
+	hub eventHub
 	lim *limiter // opinions.go
 }
 
@@ -109,6 +112,7 @@ func New(o Options) (*Server, error) {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	o.Events = o.Events.withDefaults()
 	if o.Implementation.Name == "" {
 		o.Implementation = Implementation{Name: "witan", Version: "devel", Source: "https://github.com/witan-dev/witan"}
 	}
@@ -116,6 +120,7 @@ func New(o Options) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.hub.stop = make(chan struct{})
 	s.routes()
 	return s, nil
 }
@@ -177,6 +182,7 @@ func (s *Server) routes() {
 	s.route(Base+"/merge-requests/{id}/tally", get(s.tally))
 	s.route(Base+"/contests/{id}", get(s.contest)) // contests.go
 	s.route(Base+"/law", get(s.law))
+	s.route(Base+"/events", get(s.events))
 	s.route(Base+"/opinions", get(s.opinions)) // opinions.go
 	s.route(Base+"/opinions/{id}", get(s.opinion))
 	s.route(Base+"/opinions/{id}/evaluation", get(s.evaluation))
