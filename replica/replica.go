@@ -114,6 +114,10 @@ type space struct {
 	// cpHead is the id of the latest checkpoint's entry in the node-local
 	// space witan-local/checkpoints/<session> (zero before the first).
 	cpHead dag.ID
+	// opPos is the log position (1-based) of every opinion, so that a
+	// page of /opinions labels finality without a store read per
+	// opinion (opinions.go).
+	opPos map[dag.ID]uint64
 }
 
 type held struct {
@@ -440,6 +444,12 @@ func newSpace(name string, sid dag.ID, objs house.Objects) *space {
 func (sp *space) appendLog(id dag.ID) {
 	d := id.Digest()
 	sp.log = append(sp.log, id)
+	if sp.h.IsOpinion(id) { // opinions.go
+		if sp.opPos == nil {
+			sp.opPos = map[dag.ID]uint64{}
+		}
+		sp.opPos[id] = uint64(len(sp.log))
+	}
 	_ = sp.tree.Append(rfc6962.DefaultHasher.HashLeaf(d[:]), nil)
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/house"
 	"github.com/witan-dev/witan/replica/node"
+	"github.com/witan-dev/witan/replica/opinion"
 	"github.com/witan-dev/witan/replica/statute"
 	"github.com/witan-dev/witan/rules"
 )
@@ -43,6 +44,9 @@ type Capability struct {
 	OpinionPolicy    string         `json:"opinion_policy"`
 	OpinionRateLimit string         `json:"opinion_rate_limit"`
 	NodeKey          dag.Key        `json:"node_key"`
+	// RateLimited counts the opinions this node refused rate_limited
+	// since it started (D51: the limit's effect, as a metric).
+	RateLimited uint64 `json:"witan_opinions_rate_limited"`
 	// Witan's own members: what the node serves beyond its level, and
 	// what it does not serve yet (docs/conformance.md).
 	Sessions       []string `json:"witan_sessions"`
@@ -60,12 +64,14 @@ func (s *Server) capability(w http.ResponseWriter, r *http.Request) error {
 	c := Capability{
 		Protocol: "oth/" + dag.ProtocolVersion, Implementation: s.o.Implementation,
 		Consistency: "eventual", TrustModel: "crdt-replicas",
-		RuleKinds: rules.SupportedKinds(), AssertionKinds: []string{}, Profiles: statute.ProfileIDs(),
-		Exports: []string{}, KeyAging: 86400, ExtractCosigners: []dag.Key{}, Metrics: []string{},
-		ConformanceLevel: ConformanceLevel, OpinionPolicy: "none", OpinionRateLimit: "no opinions are accepted (L2)",
+		RuleKinds: rules.SupportedKinds(), AssertionKinds: opinion.AssertionKinds, Profiles: statute.ProfileIDs(),
+		Exports: []string{}, KeyAging: opinion.DefaultKeyAging, ExtractCosigners: []dag.Key{}, Metrics: []string{},
+		ConformanceLevel: ConformanceLevel, OpinionPolicy: OpinionPolicy, OpinionRateLimit: s.lim.l.describe(), RateLimited: s.lim.refused(),
 		NodeKey: s.rep.NodeKey(), Sessions: s.rep.Sessions(), Ephemeral: s.o.Ephemeral,
-		NotImplemented: []string{"/refusals", "L2 and L3 endpoints except /contests, /events, /peers and /quarantine"},
-		MemoryBlocks:   true, Finality: string(replica.Provisional), Contests: true,
+		NotImplemented: []string{"/refusals", "L2 and L3 endpoints except /contests, /events, /opinions, /peers and /quarantine",
+			"opinion members attest, complaint, estimate, exchange, feasibility, forecast, jurisdiction_choice, ranking, resolution, responds_to, translation (refused schema)",
+			"estimates, estimate_totals and feasibility in /facts"},
+		MemoryBlocks: true, Finality: string(replica.Provisional), Contests: true,
 	}
 	for _, sp := range c.Sessions {
 		if st, _, err := s.rep.State(r.Context(), sp); err == nil {
@@ -573,6 +579,9 @@ type TallyAnswer struct {
 	Status   string           `json:"status"`
 	Result   rules.Result     `json:"result"`
 	Finality replica.Finality `json:"finality"`
+	// Stakes are the latest stakes each member declared on the MR, next
+	// to their ballot (D32); members who declared none are not listed.
+	Stakes []replica.MemberStakes `json:"stakes"`
 }
 
 // TallyByAnswer is GET /merge-requests/{id}/tally?by=region|density's
@@ -612,6 +621,9 @@ func (s *Server) tally(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	a := TallyAnswer{sessionLabels: s.labels(ctx, space), MR: id, Status: m.Status, Result: t.Result, Finality: t.Finality}
+	if a.Stakes, err = s.rep.Stakes(ctx, space, id); err != nil {
+		return err
+	}
 	if m.Finality == replica.FinalAdvisory {
 		// The outcome is decided by an executed, checkpointed
 		// determination: the tally it was decided on is final_advisory.

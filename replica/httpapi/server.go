@@ -75,6 +75,9 @@ type Options struct {
 	Ephemeral bool
 	// MaxBodyBytes bounds a request body (DefaultMaxBodyBytes).
 	MaxBodyBytes int64
+	// OpinionRateLimit limits the opinions accepted per signing key from
+	// HTTP clients (opinions.go); the zero value is no limit.
+	OpinionRateLimit OpinionLimit
 	// Logger receives one line per internal error; discarded if nil.
 	Logger *slog.Logger
 	// Events configures GET /events.
@@ -117,8 +120,9 @@ type Server struct {
 	labelCache map[string]sessionLabels
 	patterns   []string // every routed path, for the D54 walk test
 
-	hub eventHub
+	hub             eventHub
 	limits, keyRegs *buckets
+	lim             *limiter // opinions.go
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -144,7 +148,7 @@ func New(o Options) (*Server, error) {
 	if o.KeyRegisterPerHour == 0 {
 		o.KeyRegisterPerHour = DefaultKeyRegisterPerHour
 	}
-	s := &Server{o: o, n: o.Node, rep: o.Node.Replica(), mux: http.NewServeMux(), log: o.Logger,
+	s := &Server{o: o, n: o.Node, rep: o.Node.Replica(), mux: http.NewServeMux(), log: o.Logger, lim: &limiter{l: o.OpinionRateLimit},
 		limits:  newBuckets(float64(o.WriteRate), float64(o.WriteBurst)),
 		keyRegs: newBuckets(float64(o.KeyRegisterPerHour)/3600, float64(max(o.KeyRegisterPerHour, 1)))}
 	if s.log == nil {
@@ -219,6 +223,10 @@ func (s *Server) routes() {
 	s.route(Base+"/contests/{id}", get(s.contest)) // contests.go
 	s.route(Base+"/law", get(s.law))
 	s.route(Base+"/events", get(s.events))
+	s.route(Base+"/opinions", get(s.opinions)) // opinions.go
+	s.route(Base+"/opinions/{id}", get(s.opinion))
+	s.route(Base+"/opinions/{id}/evaluation", get(s.evaluation))
+	s.route(Base+"/opinions/{id}/claim-review", get(s.claimReview))
 	s.route(Base+"/rules", get(s.rules))
 	s.route(Base+"/rules/{kind}", get(s.rule))
 	s.route(Base+"/quarantine", get(s.quarantine))

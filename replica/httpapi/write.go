@@ -66,9 +66,16 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) error {
 		}
 		atts = append(atts, c)
 	}
+	author, isOpinion, err := s.rateLimit(tx.Envelope) // opinions.go: node policy, HTTP clients only
+	if err != nil {
+		return err
+	}
 	rc, err := s.n.Submit(r.Context(), tx.Envelope, atts)
 	if err != nil {
 		return err
+	}
+	if isOpinion && rc.Status == "accepted" {
+		s.lim.took(author)
 	}
 	b, err := json.Marshal(rc)
 	if err != nil {
