@@ -761,7 +761,11 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 		if !hold && !r.parentsHeld(sp, it.env) {
 			continue // Submit refuses it: nothing is kept
 		}
-		if _, dup := inBatch[it.id]; dup {
+		if prev, dup := inBatch[it.id]; dup {
+			// A copy of an entry already in this Put may carry the
+			// objects the first copy lacked: they go with the entry, so
+			// KeepObject keeps them while it waits.
+			prev.attach = append(prev.attach, it.attach...)
 			continue
 		}
 		inBatch[it.id] = it
