@@ -112,14 +112,15 @@ func rootOf(size uint64, get func() ([]byte, error)) dag.ID {
 // (the node-local space witan-local/checkpoints/<space>) before it is
 // returned, in one transaction: every checkpoint the node has handed out
 // survives a restart or a crash, and Finality answers the same after one.
-// When the write fails, no checkpoint is made.
+// When the write fails, no checkpoint is made. A space with no
+// session.create applied is not checkpointed (ErrUnknownSpace).
 func (r *Replica) Checkpoint(ctx context.Context, spaceName string) (Checkpoint, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.closed {
-		return Checkpoint{}, ErrClosed
-	}
-	sp, err := r.space(ctx, spaceName)
+	// Only a session this replica holds is checkpointed: a checkpoint of
+	// a name with nothing applied would commit to nothing, and would be
+	// kept (and signed) for any name a caller makes up.
+	sp, err := r.session(ctx, spaceName)
 	if err != nil {
 		return Checkpoint{}, err
 	}

@@ -2,6 +2,7 @@ package replica_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -80,7 +81,10 @@ func TestRestartChangesNothing(t *testing.T) {
 			if rapid.Bool().Draw(rt, "checkpoint") {
 				ca, errA := a.Checkpoint(ctx, space)
 				cb, errB := b.Checkpoint(ctx, space)
-				if errA != nil || errB != nil || ca.Root != cb.Root || ca.Size != cb.Size {
+				// A session neither holds yet (its session.create not
+				// applied, or forged) is not checkpointed, by both alike.
+				unheld := errors.Is(errA, replica.ErrUnknownSpace) && errors.Is(errB, replica.ErrUnknownSpace)
+				if !unheld && (errA != nil || errB != nil || ca.Root != cb.Root || ca.Size != cb.Size) {
 					rt.Fatalf("step %d: checkpoints %+v %v / %+v %v", step, ca, errA, cb, errB)
 				}
 			}
