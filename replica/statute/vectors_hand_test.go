@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/witan-dev/witan/dag"
 )
 
 // The golden merge vectors are rewritten from the code by -update, so they
@@ -78,12 +80,59 @@ func TestVectorsMergeByHand(t *testing.T) {
 		// Deleted on one side, edited on the other: changed differently, a
 		// conflict; the resolution's null node deletes it.
 		{name: "delete vs edit resolved by delete", conflicts: []string{"/us/t1/s3"}, result: outline(nil, "/us/t1/s3")},
+		// Source moves s3 to /us/t2 with after_nid null (first among
+		// t2's children), inserts /us/t2/s2 after /us/t2/s1 and deletes
+		// /us/t1/s1/b; target only retitles /us/t1. Every nid is changed
+		// on one side only, so each takes that side: t1's new text from
+		// target, the rest of the shape from source. A moved node keeps
+		// its nid (§4: the nid names the node, not its place).
+		{name: "insert, move and delete", result: []string{
+			"/us ",
+			"/us/t1 General provisions, as amended",
+			"/us/t1/s1 The period is 30 days.",
+			s1a,
+			"/us/t1/s2 Fees of $5 apply.",
+			"/us/t2 Appropriations",
+			"/us/t1/s3 Reports are due yearly.",
+			"/us/t2/s1 There is authorized $1,000,000.",
+			"/us/t2/s2 New [[sunset:90]]",
+		}},
+		// Source adds sB right after s1, target adds sA right after s1.
+		// Different nids, each added on one side only: both are taken, no
+		// conflict. The spec leaves the order of concurrent siblings open;
+		// witan's reading (docs/statute.md) applies source's additions to
+		// target where source places them, after the nearest earlier
+		// sibling source has (s1): so sB lands right after s1, before
+		// target's sA.
+		{name: "concurrent inserts under one parent", result: []string{
+			"/us ",
+			"/us/t1 General provisions",
+			"/us/t1/s1 The period is 30 days.",
+			s1a, s1b,
+			"/us/t1/sB B",
+			"/us/t1/sA A",
+			"/us/t1/s2 Fees of $5 apply.",
+			"/us/t1/s3 Reports are due yearly.",
+			"/us/t2 Appropriations",
+			"/us/t2/s1 There is authorized $1,000,000.",
+		}},
+		// Source moves /us/t2 under /us/t1/s3, target moves /us/t1 under
+		// /us/t2/s1: each one-sided, but together no tree (§6 item 5,
+		// structure: "valid parents"). The patch is applied to target
+		// (§6 item 3), where /us/t1/s3 is already below /us/t2, so
+		// source's move of /us/t2 is the one that would close the cycle:
+		// witan calls that a conflict on /us/t2 (docs/statute.md), and
+		// with no resolution the MR is rejected.
+		{name: "moves that would make a cycle", unresolved: []string{"/us/t2"}},
 	}
 	// Read as committed (TestVectorsMerge rewrites it under -update).
 	raw, err := os.ReadFile(filepath.Join("testdata", "vectors", "merge.json"))
 	must(t, err)
 	var vs []mergeVector
 	must(t, json.Unmarshal(raw, &vs))
+	if len(vs) != len(cases) {
+		t.Errorf("merge.json has %d cases, the hand table %d", len(vs), len(cases))
+	}
 	for _, c := range cases {
 		i := slices.IndexFunc(vs, func(v mergeVector) bool { return v.Name == c.name })
 		if i < 0 {
@@ -129,6 +178,7 @@ func TestVectorsChecksByHand(t *testing.T) {
 	type verdict struct {
 		status Status
 		nids   [][]string
+		codes  []dag.Code // the spec codes of the messages, sorted; nil: not compared
 	}
 	cases := []struct {
 		name  string
@@ -139,24 +189,54 @@ func TestVectorsChecksByHand(t *testing.T) {
 		{"S13: 30 becomes 45", nil},
 		// "every node's kind and nesting conform to the session's profile.
 		// Failure blocks": uslm-1 has no kind "article" (profiles/uslm-1.json).
-		{"S14: forbidden kind", map[string]verdict{"structure": {StatusBlock, [][]string{{"/us/t1/art1"}}}}},
+		{"S14: forbidden kind", map[string]verdict{"structure": {StatusBlock, [][]string{{"/us/t1/art1"}}, nil}}},
 		// /us/t1/s1/b says "See [[ref:/us/t1/s2]]" and s2 is deleted:
 		// "every [[ref:nid]] anywhere in the merged target resolves" fails,
 		// a warning (only structure blocks), naming the referrer and the
 		// missing target.
-		{"broken reference", map[string]verdict{"references": {StatusWarn, [][]string{{"/us/t1/s1/b", "/us/t1/s2"}}}}},
+		{"broken reference", map[string]verdict{"references": {StatusWarn, [][]string{{"/us/t1/s1/b", "/us/t1/s2"}}, nil}}},
 		// A fiscal MR: "Fees of $6 apply." has a dollar amount and no
 		// [[approp:]] marker; /us/t2/s1 and /us/t2/s2 carry theirs.
 		// fiscal_hint only concerns MRs declared fiscal: false.
-		{"fiscal: unmarked and marked amounts", map[string]verdict{"approp_unmarked": {StatusWarn, [][]string{{"/us/t1/s2"}}}}},
+		{"fiscal: unmarked and marked amounts", map[string]verdict{"approp_unmarked": {StatusWarn, [][]string{{"/us/t1/s2"}}, nil}}},
 		// Declared fiscal: false, yet "No funds may be obligated." has
 		// "funds" and "obligat".
-		{"fiscal hint", map[string]verdict{"fiscal_hint": {StatusWarn, [][]string{{"/us/t1/s3"}}}}},
+		{"fiscal hint", map[string]verdict{"fiscal_hint": {StatusWarn, [][]string{{"/us/t1/s3"}}, nil}}},
+		// s3 cites testID("secret"), a hash the session has not
+		// published: "No incorporation of unpublished material (D56) ...
+		// such a reference fails structure", which blocks; the spec's code
+		// for it is unpublished_reference.
+		{"S19: unpublished annex", map[string]verdict{"structure": {StatusBlock, [][]string{{"/us/t1/s3"}}, []dag.Code{dag.CodeUnpublishedReference}}}},
+		// The same, citing the annex the session has published: nothing
+		// fails.
+		{"published annex", nil},
+		// /us/t1/s1/c defines "agency" with other text than /us/t1/s1/a;
+		// both scopes are /us/t1/s1 (the parent's subtree), so they
+		// overlap: a definitions warning naming both. s2 now refers to
+		// s1/b, which refers to s2: a reference cycle of the two.
+		{"S13: duplicate definition and reference cycle", map[string]verdict{
+			"definitions":      {StatusWarn, [][]string{{"/us/t1/s1/a", "/us/t1/s1/c"}}, nil},
+			"reference_cycles": {StatusWarn, [][]string{{"/us/t1/s1/b", "/us/t1/s2"}}, nil},
+		}},
+		// MR effective 2027-01-01; the feasibility opinion names s3 and s2
+		// with earliest 2027-06-01. s3 carries [[effective:2027-07-01]],
+		// not earlier; s2 has no marker, so its date is the MR's,
+		// 2027-01-01, earlier: the warning names s2 only.
+		{"effective before feasible", map[string]verdict{"effective_before_feasible": {StatusWarn, [][]string{{"/us/t1/s2"}}, nil}}},
+		// s5 carries two sunset markers ("at most one of each marker
+		// (else structure fails)") and [[applies:TX]], a code not in the
+		// session's CA, NY ("codes must appear in the session's
+		// jurisdictions list, else structure fails": jurisdiction_unknown).
+		// s4's CA,NY are declared; moving s2 within /us/t1 breaks nothing.
+		{"markers and jurisdictions", map[string]verdict{"structure": {StatusBlock, [][]string{{"/us/t1/s5"}, {"/us/t1/s5"}}, []dag.Code{"", dag.CodeJurisdictionUnknown}}}},
 	}
 	raw, err := os.ReadFile(filepath.Join("testdata", "vectors", "review.json"))
 	must(t, err)
 	var vs []reviewVector
 	must(t, json.Unmarshal(raw, &vs))
+	if len(vs) != len(cases) {
+		t.Errorf("review.json has %d cases, the hand table %d", len(vs), len(cases))
+	}
 	for _, c := range cases {
 		i := slices.IndexFunc(vs, func(v reviewVector) bool { return v.Name == c.name })
 		if i < 0 {
@@ -169,7 +249,7 @@ func TestVectorsChecksByHand(t *testing.T) {
 		for _, ch := range vs[i].Checks {
 			want, listed := c.notOK[ch.Name]
 			if !listed {
-				want = verdict{StatusPass, nil}
+				want = verdict{StatusPass, nil, nil}
 			}
 			nids := ch.NIDs
 			if len(nids) == 0 {
@@ -178,6 +258,57 @@ func TestVectorsChecksByHand(t *testing.T) {
 			if ch.Status != want.status || fmt.Sprint(nids) != fmt.Sprint(want.nids) {
 				t.Errorf("%s: %s is %s %v, by hand %s %v", c.name, ch.Name, ch.Status, ch.NIDs, want.status, want.nids)
 			}
+			if codes := slices.Sorted(slices.Values(ch.Codes)); want.codes != nil && !slices.Equal(codes, want.codes) {
+				t.Errorf("%s: %s codes %v, by hand %v", c.name, ch.Name, ch.Codes, want.codes)
+			}
+		}
+	}
+}
+
+// The structure profile vectors (profiles.json), by hand from 30k §4
+// "Structure profiles": uslm-1 is root, then title ... subsubitem, "each
+// containing only kinds below it in that order, plus root at the top";
+// akn-generic is root, hcontainer ("any heading container, may nest") and
+// content ("a leaf holding text"). A violation names the offending node, or
+// the parent and child of a forbidden nesting.
+func TestVectorsProfilesByHand(t *testing.T) {
+	want := map[string][][]string{
+		// root > title > chapter > section > {subsection, subsubitem}:
+		// every step goes strictly down the list.
+		"uslm-1 full depth": {},
+		// root > section: "only kinds below it", not the next one only.
+		"uslm-1 skipping levels is allowed": {},
+		// "article" is not among uslm-1's kinds.
+		"uslm-1 unknown kind": {{"/r/x"}},
+		// title is above section, so a section may not contain it.
+		"uslm-1 upward nesting": {{"/r/s", "/r/s/t"}},
+		// "below it": a kind is not below itself.
+		"uslm-1 same-level nesting": {{"/r/s", "/r/s/s"}},
+		// The top is not root ("root at the top"), and root is below
+		// nothing, so the title may not contain it.
+		"uslm-1 root kind elsewhere": {{"/r"}, {"/r", "/r/x"}},
+		// hcontainer may nest and holds content; root holds both.
+		"akn-generic nesting containers": {},
+		// content is a leaf.
+		"akn-generic content is a leaf": {{"/r/c", "/r/c/c"}},
+		// section is a uslm-1 kind, not an akn-generic one.
+		"akn-generic uslm kind": {{"/r/s"}},
+	}
+	raw, err := os.ReadFile(filepath.Join("testdata", "vectors", "profiles.json"))
+	must(t, err)
+	var vs []profileVector
+	must(t, json.Unmarshal(raw, &vs))
+	if len(vs) != len(want) {
+		t.Errorf("profiles.json has %d cases, the hand table %d", len(vs), len(want))
+	}
+	for _, v := range vs {
+		w, ok := want[v.Name]
+		if !ok {
+			t.Errorf("profiles.json case %q has no hand-derived expectation", v.Name)
+			continue
+		}
+		if fmt.Sprint(v.Violations) != fmt.Sprint(w) {
+			t.Errorf("%s: vector says %v, by hand %v", v.Name, v.Violations, w)
 		}
 	}
 }
