@@ -312,3 +312,98 @@ func TestVectorsProfilesByHand(t *testing.T) {
 		}
 	}
 }
+
+// The law-in-force vector (law.json), by hand from 30k §6 item 7 and §4's
+// markers. The seed is sample(); three merges into the root, in log order:
+//
+//	m1 effective 2027-01-01: s1 "The period is 45 days. [[sunset:90]]"
+//	m2 effective 2027-06-01: s2 "[[effective:2027-09-01]] Fees of $9 apply."
+//	m3 effective 2027-02-01: s3 "[[applies:CA]] Reports are due weekly.",
+//	   and inserts /us/t2/s2 "[[opt_in:medicaid-x]] Coverage." after t2/s1
+//
+// NY opts in to medicaid-x effective 2027-06-01; CA never does. Expected
+// snapshots are trees built here from sample() by those texts and compared
+// by hash, since a snapshot id is the root's node_hash (§4).
+func TestVectorsLawByHand(t *testing.T) {
+	const (
+		s1Old, s1New = "The period is 30 days.", "The period is 45 days. [[sunset:90]]"
+		s2Old, s2New = "Fees of $5 apply.", "[[effective:2027-09-01]] Fees of $9 apply."
+		s3Old, s3New = "Reports are due yearly.", "[[applies:CA]] Reports are due weekly."
+	)
+	type state struct {
+		s1, s2, s3 string
+		coverage   bool // /us/t2/s2 is there
+	}
+	hash := func(s state) string {
+		return edit(t, sample(), func(b *builder) {
+			setText(t, b, "/us/t1/s1", s.s1)
+			setText(t, b, "/us/t1/s2", s.s2)
+			setText(t, b, "/us/t1/s3", s.s3)
+			if s.coverage {
+				must(t, b.insert("/us/t2", "/us/t2/s1", &NodeSpec{NID: "/us/t2/s2", Kind: "section", Text: "[[opt_in:medicaid-x]] Coverage."}))
+			}
+		}).Hash().String()
+	}
+	seed := state{s1Old, s2Old, s3Old, false}
+	afterM1 := state{s1New, s2Old, s3Old, false}
+	afterAll := state{s1New, s2New, s3New, true}
+	type want struct {
+		merges    int
+		head, law state
+	}
+	// "the root head after the longest prefix of those merges whose
+	// effective dates are all <= d": m2 (06-01) holds m3 (02-01) back.
+	// s1's sunset counts from m1's date: 2027-01-01 + 90 days is
+	// 2027-04-01 (31 + 28 + 31 = 90), from when /law drops its text ("").
+	// s2's [[effective:2027-09-01]] shows it as before m2 until then.
+	// With a jurisdiction, s3 ([[applies:CA]]) stands as before m3 for
+	// NY, and /us/t2/s2 (added by m3 with [[opt_in:]]) is omitted where no
+	// opt-in is in effect (CA); without one, nothing is filtered.
+	cases := map[string]want{
+		"2026-12-31 ":   {0, seed, seed},
+		"2026-12-31 CA": {0, seed, seed},
+		"2026-12-31 NY": {0, seed, seed},
+		"2027-01-01 ":   {1, afterM1, afterM1},
+		"2027-01-01 CA": {1, afterM1, afterM1},
+		"2027-01-01 NY": {1, afterM1, afterM1},
+		// day 89 of the sunset: the text still stands
+		"2027-03-31 ":   {1, afterM1, afterM1},
+		"2027-03-31 CA": {1, afterM1, afterM1},
+		"2027-03-31 NY": {1, afterM1, afterM1},
+		"2027-04-01 ":   {1, afterM1, state{"", s2Old, s3Old, false}},
+		"2027-04-01 CA": {1, afterM1, state{"", s2Old, s3Old, false}},
+		"2027-04-01 NY": {1, afterM1, state{"", s2Old, s3Old, false}},
+		"2027-06-01 ":   {3, afterAll, state{"", s2Old, s3New, true}},
+		"2027-06-01 CA": {3, afterAll, state{"", s2Old, s3New, false}},
+		"2027-06-01 NY": {3, afterAll, state{"", s2Old, s3Old, true}},
+		"2027-09-01 ":   {3, afterAll, state{"", s2New, s3New, true}},
+		"2027-09-01 CA": {3, afterAll, state{"", s2New, s3New, false}},
+		"2027-09-01 NY": {3, afterAll, state{"", s2New, s3Old, true}},
+	}
+	raw, err := os.ReadFile(filepath.Join("testdata", "vectors", "law.json"))
+	must(t, err)
+	var vs []lawVector
+	must(t, json.Unmarshal(raw, &vs))
+	if len(vs) != 1 || len(vs[0].Queries) != len(cases) || len(vs[0].Merges) != 3 {
+		t.Fatalf("law.json is not the one case of 3 merges and %d queries worked out here", len(cases))
+	}
+	for i, d := range []string{"2027-01-01", "2027-06-01", "2027-02-01"} {
+		if got := vs[0].Merges[i].Effective.String(); got != d {
+			t.Errorf("merge %d is effective %s, the hand table assumes %s", i, got, d)
+		}
+	}
+	if o := vs[0].OptIns; len(o) != 1 || o[0].Jurisdiction != "NY" || o[0].Program != "medicaid-x" || o[0].Choice != "opt_in" || o[0].Effective.String() != "2027-06-01" {
+		t.Errorf("opt-ins %+v, the hand table assumes NY in medicaid-x from 2027-06-01", o)
+	}
+	for _, q := range vs[0].Queries {
+		key := q.Date.String() + " " + q.Jurisdiction
+		w, ok := cases[key]
+		if !ok {
+			t.Errorf("law.json query %q has no hand-derived expectation", key)
+			continue
+		}
+		if q.Merges != w.merges || q.HeadSnapshot != hash(w.head) || q.Snapshot != hash(w.law) {
+			t.Errorf("%s: vector says %d merges, head %s, law %s; by hand %d, %s, %s", key, q.Merges, q.HeadSnapshot, q.Snapshot, w.merges, hash(w.head), hash(w.law))
+		}
+	}
+}
