@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -404,6 +406,124 @@ func TestVectorsLawByHand(t *testing.T) {
 		}
 		if q.Merges != w.merges || q.HeadSnapshot != hash(w.head) || q.Snapshot != hash(w.law) {
 			t.Errorf("%s: vector says %d merges, head %s, law %s; by hand %d, %s, %s", key, q.Merges, q.HeadSnapshot, q.Snapshot, w.merges, hash(w.head), hash(w.law))
+		}
+	}
+}
+
+// The fact sheets of review.json (30k §6 item 6, and §6 item 8 for
+// numbers), by hand. Every key the spec lists is present; lists are empty
+// unless said below, views that need inputs these vectors do not give
+// (anchor_drift, estimates, origin, reverts, versus_base,
+// ranked_above_winner) stay empty or null, "authoritative" is false (§6
+// item 8) and "finality" is "provisional" (witan is an eventual node). The
+// MR id is an input, taken from the vector.
+func TestVectorsFactsByHand(t *testing.T) {
+	// §6 item 8: "a maximal match of [0-9][0-9,]*(\.[0-9]+)?" in the text.
+	// Only the annex cases need it, whose hex hashes are too long to split
+	// by eye; the others are written out.
+	numbersOf := func(text string) []string {
+		return regexp.MustCompile(`[0-9][0-9,]*(\.[0-9]+)?`).FindAllString(text, -1)
+	}
+	annexNumbers := func(id dag.ID) string {
+		b, err := json.Marshal(numbersOf("See the annex " + id.String() + "."))
+		must(t, err)
+		return `[{"nid":"/us/t1/s3","before":[],"after":` + string(b) + `}]`
+	}
+	nodes := func(added, modified, moved, removed string) string {
+		return `{"added":[` + added + `],"modified":[` + modified + `],"moved":[` + moved + `],"removed":[` + removed + `]}`
+	}
+	// Per case, the keys that differ from the empty sheet.
+	cases := map[string]map[string]string{
+		// 30 becomes 45 in a modified node.
+		"S13: 30 becomes 45": {"nodes": nodes(``, `"/us/t1/s1"`, ``, ``),
+			"numbers": `[{"nid":"/us/t1/s1","before":["30"],"after":["45"]}]`},
+		// An added node; numbers only concern modified nodes.
+		"S14: forbidden kind": {"nodes": nodes(`"/us/t1/art1"`, ``, ``, ``)},
+		// s3's text now holds a hash; its digits are numbers by §6 item 8.
+		"S19: unpublished annex": {"nodes": nodes(``, `"/us/t1/s3"`, ``, ``), "numbers": annexNumbers(testID("secret"))},
+		"published annex":        {"nodes": nodes(``, `"/us/t1/s3"`, ``, ``), "numbers": annexNumbers(testID("annex"))},
+		// s2 is removed; the reference s1/b -> s2 stays in s1/b's text
+		// (broken), so no reference edge is added or removed by the MR's
+		// nodes.
+		"broken reference": {"nodes": nodes(``, ``, ``, `"/us/t1/s2"`)},
+		// s1/c is added defining "agency" in scope /us/t1/s1, where s1/a
+		// already defines it: the term id term:/us/t1/s1#agency (D29)
+		// existed and its definition changed. s2 "Fees, see
+		// [[ref:/us/t1/s1/b]]." adds the edge s2 -> s1/b, and its numbers
+		// go from 5 to the two 1s of "/us/t1/s1/b".
+		"S13: duplicate definition and reference cycle": {
+			"nodes":       nodes(`"/us/t1/s1/c"`, `"/us/t1/s2"`, ``, ``),
+			"numbers":     `[{"nid":"/us/t1/s2","before":["5"],"after":["1","1"]}]`,
+			"references":  `{"added":[{"from":"/us/t1/s2","to":"/us/t1/s1/b"}],"removed":[]}`,
+			"definitions": `{"added":[],"changed":["term:/us/t1/s1#agency"],"removed":[]}`,
+		},
+		// s2 5 -> 6; t2/s1 gains "[[approp:treasury-ops:1000000:2027]]
+		// [[avail:c1]]" before its text, so its numbers are 1000000, 2027,
+		// the 1 of c1, then 1,000,000. Appropriations by account (sorted):
+		// grants 2500 for FY2028 (no avail marker: nothing fenced) and
+		// treasury-ops 1000000 for FY2027, fenced by its avail condition;
+		// total 1002500.
+		"fiscal: unmarked and marked amounts": {
+			"nodes":          nodes(`"/us/t2/s2"`, `"/us/t1/s2","/us/t2/s1"`, ``, ``),
+			"numbers":        `[{"nid":"/us/t1/s2","before":["5"],"after":["6"]},{"nid":"/us/t2/s1","before":["1,000,000"],"after":["1000000","2027","1","1,000,000"]}]`,
+			"appropriations": `{"by_account":[{"account":"grants","fy":2028,"dollars":"2500","fenced":"0"},{"account":"treasury-ops","fy":2027,"dollars":"1000000","fenced":"1000000"}],"total":"1002500"}`,
+		},
+		// No numbers in "No funds may be obligated." nor in the old text.
+		"fiscal hint": {"nodes": nodes(``, `"/us/t1/s3"`, ``, ``)},
+		// s3 "[[effective:2027-07-01]] [[sunset:90]] Reports are due
+		// weekly.": an effective date, a 90-day sunset, the numbers 2027,
+		// 07, 01, 90; the feasibility opinion on the MR is listed.
+		"effective before feasible": {
+			"nodes":           nodes(``, `"/us/t1/s3"`, ``, ``),
+			"numbers":         `[{"nid":"/us/t1/s3","before":[],"after":["2027","07","01","90"]}]`,
+			"effective_dates": `[{"nid":"/us/t1/s3","date":"2027-07-01"}]`,
+			"sunsets":         `[{"nid":"/us/t1/s3","days":90}]`,
+			"feasibility":     `["` + testID("feas").String() + `"]`,
+		},
+		// s4 and s5 added, s2 moved within /us/t1 (a move changes its
+		// place, not its parent). s4 defines "board" in scope /us/t1.
+		// Coverage lists both marked nodes. s5's two sunsets fail
+		// structure ("at most one of each marker"), so no sunset is
+		// listed for it: witan lists a sunset only from a well-formed
+		// marker.
+		"markers and jurisdictions": {
+			"nodes":       nodes(`"/us/t1/s4","/us/t1/s5"`, ``, `"/us/t1/s2"`, ``),
+			"definitions": `{"added":["term:/us/t1#board"],"changed":[],"removed":[]}`,
+			"coverage":    `[{"nid":"/us/t1/s4","applies":["CA","NY"],"opt_in":null},{"nid":"/us/t1/s5","applies":["TX"],"opt_in":"medicaid-x"}]`,
+		},
+	}
+	empty := `{"anchor_drift":[],"appropriations":{"by_account":[],"total":"0"},"authoritative":false,"coverage":[],
+		"definitions":{"added":[],"changed":[],"removed":[]},"effective_dates":[],"estimate_totals":[],"estimates":[],
+		"feasibility":[],"finality":"provisional","nodes":{"added":[],"modified":[],"moved":[],"removed":[]},"numbers":[],
+		"origin":[],"ranked_above_winner":null,"references":{"added":[],"removed":[]},"reverts":[],"sunsets":[],"versus_base":null}`
+	raw, err := os.ReadFile(filepath.Join("testdata", "vectors", "review.json"))
+	must(t, err)
+	var vs []reviewVector
+	must(t, json.Unmarshal(raw, &vs))
+	if len(vs) != len(cases) {
+		t.Errorf("review.json has %d cases, the hand table %d", len(vs), len(cases))
+	}
+	for _, v := range vs {
+		over, ok := cases[v.Name]
+		if !ok {
+			t.Errorf("review.json case %q has no hand-derived fact sheet", v.Name)
+			continue
+		}
+		var want, got map[string]any
+		must(t, json.Unmarshal([]byte(empty), &want))
+		want["mr"] = v.MR.String()
+		for k, js := range over {
+			var x any
+			if err := json.Unmarshal([]byte(js), &x); err != nil {
+				t.Fatalf("%s: %s: %v", v.Name, k, err)
+			}
+			want[k] = x
+		}
+		must(t, json.Unmarshal([]byte(v.Facts), &got))
+		if !reflect.DeepEqual(got, want) {
+			a, _ := json.Marshal(got)
+			b, _ := json.Marshal(want)
+			t.Errorf("%s: fact sheet\n%s\nby hand\n%s", v.Name, a, b)
 		}
 	}
 }
