@@ -17,6 +17,13 @@ type Source interface {
 	Block(id dag.ID) (Block, bool)
 }
 
+// SourceFunc is a function used as a Source, built per call like
+// KnownFunc.
+type SourceFunc func(id dag.ID) (Block, bool)
+
+// Block implements Source.
+func (f SourceFunc) Block(id dag.ID) (Block, bool) { return f(id) }
+
 // Map is an in-memory Source (and Known), keyed by block hash.
 type Map map[dag.ID]Block
 

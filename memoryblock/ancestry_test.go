@@ -161,3 +161,21 @@ func TestAncestryDeepChain(t *testing.T) {
 		t.Fatalf("descent across a hole: %v missing %v", d.Descendant, d.Missing)
 	}
 }
+
+// TestFuncAdapters: a SourceFunc and a KnownFunc answer exactly what their
+// function answers, so a store-backed caller can build one per call.
+func TestFuncAdapters(t *testing.T) {
+	m, ids := chain(t, 3)
+	src := mb.SourceFunc(func(id dag.ID) (mb.Block, bool) { b, ok := m[id]; return b, ok })
+	if h := mb.Ancestry(ids[2], src); !slices.Equal(h.Chain, reversed(ids)) || h.Err() != nil {
+		t.Fatalf("history through SourceFunc %+v", h)
+	}
+	asked := 0
+	known := mb.KnownFunc(func(id dag.ID) bool { asked++; return id == ids[0] })
+	if r := mb.AcceptBlock(m[ids[1]], 0, known); r.Accepted == nil || asked == 0 {
+		t.Fatalf("child of a known parent through KnownFunc: %+v (asked %d)", r, asked)
+	}
+	if r := mb.AcceptBlock(m[ids[2]], 0, known); r.Accepted != nil {
+		t.Fatalf("child of an unknown parent accepted through KnownFunc: %+v", r)
+	}
+}

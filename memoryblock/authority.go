@@ -337,9 +337,19 @@ type Known interface {
 var (
 	_ Known  = Set(nil)
 	_ Known  = Map(nil)
+	_ Known  = KnownFunc(nil)
 	_ Source = Map(nil)
+	_ Source = SourceFunc(nil)
 	_ Source = overlay{}
 )
+
+// KnownFunc is a function used as a Known. A caller whose blocks live in a
+// store builds one per call, closing over that call's context, so the
+// context is never kept in a struct and this package stays free of I/O.
+type KnownFunc func(id dag.ID) bool
+
+// Has implements Known.
+func (f KnownFunc) Has(id dag.ID) bool { return f(id) }
 
 // Set is a Known holding exactly its keys.
 type Set map[dag.ID]struct{}

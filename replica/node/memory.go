@@ -43,40 +43,34 @@ func MemorySpace(name string) (string, error) {
 	return MemoryPrefix + name, nil
 }
 
-// storeKnown answers memoryblock.Known from the store's applied entries of
-// one space.
-type storeKnown struct {
-	ctx   context.Context
-	store dag.Store
-	space string
-	extra map[dag.ID]bool
+// knownIn answers memoryblock.Known from the store's applied entries of
+// space, plus the ids in extra (blocks of a batch not yet put). The Known
+// is built per call and closes over that call's ctx: memoryblock's
+// interfaces take no context, and a context is never kept in a struct.
+func (n *Node) knownIn(ctx context.Context, space string, extra map[dag.ID]bool) memoryblock.KnownFunc {
+	return func(id dag.ID) bool {
+		if extra[id] {
+			return true
+		}
+		e, err := n.store.Get(ctx, id)
+		return err == nil && e.Space == space
+	}
 }
 
-func (k storeKnown) Has(id dag.ID) bool {
-	if k.extra[id] {
-		return true
+// sourceIn answers memoryblock.Source from the store's applied entries of
+// space, built per call like knownIn.
+func (n *Node) sourceIn(ctx context.Context, space string) memoryblock.SourceFunc {
+	return func(id dag.ID) (memoryblock.Block, bool) {
+		e, err := n.store.Get(ctx, id)
+		if err != nil || e.Space != space {
+			return memoryblock.Block{}, false
+		}
+		b, err := memoryblock.DecodeEntry(e)
+		if err != nil {
+			return memoryblock.Block{}, false
+		}
+		return b, true
 	}
-	e, err := k.store.Get(k.ctx, id)
-	return err == nil && e.Space == k.space
-}
-
-// storeSource answers memoryblock.Source from the store.
-type storeSource struct {
-	ctx   context.Context
-	store dag.Store
-	space string
-}
-
-func (s storeSource) Block(id dag.ID) (memoryblock.Block, bool) {
-	e, err := s.store.Get(s.ctx, id)
-	if err != nil || e.Space != s.space {
-		return memoryblock.Block{}, false
-	}
-	b, err := memoryblock.DecodeEntry(e)
-	if err != nil {
-		return memoryblock.Block{}, false
-	}
-	return b, true
 }
 
 // PutBlock verifies a block and stores it in memory space name. The block
@@ -94,7 +88,7 @@ func (n *Node) PutBlock(ctx context.Context, name string, b memoryblock.Block) (
 	defer n.memMu.Unlock()
 	// Level 0 is enough to judge the block as a whole: the hash and the
 	// lineage do not depend on the level.
-	res := memoryblock.AcceptBlock(b, 0, storeKnown{ctx: ctx, store: n.store, space: space})
+	res := memoryblock.AcceptBlock(b, 0, n.knownIn(ctx, space, nil))
 	if res.Accepted == nil {
 		return dag.ID{}, res.Err()
 	}
@@ -127,7 +121,7 @@ func (n *Node) Block(ctx context.Context, name string, id dag.ID, level memorybl
 	if err != nil {
 		return BlockRead{}, err
 	}
-	b, ok := storeSource{ctx: ctx, store: n.store, space: space}.Block(id)
+	b, ok := n.sourceIn(ctx, space)(id)
 	if !ok {
 		if err := n.heldPending(ctx, space, id); err != nil {
 			return BlockRead{}, err
@@ -164,7 +158,7 @@ func (n *Node) Ancestry(ctx context.Context, name string, id dag.ID) (memorybloc
 	if err != nil {
 		return memoryblock.History{}, err
 	}
-	src := storeSource{ctx: ctx, store: n.store, space: space}
+	src := n.sourceIn(ctx, space)
 	if _, ok := src.Block(id); !ok {
 		return memoryblock.History{}, fmt.Errorf("node: block %s in %s: %w", id, name, dag.ErrNotFound)
 	}
@@ -193,7 +187,8 @@ func (n *Node) ingestBlocks(ctx context.Context, space string, items []sync.Item
 	res := sync.IngestResult{Items: make([]sync.ItemResult, len(items))}
 	n.memMu.Lock()
 	defer n.memMu.Unlock()
-	known := storeKnown{ctx: ctx, store: n.store, space: space, extra: map[dag.ID]bool{}}
+	extra := map[dag.ID]bool{}
+	known := n.knownIn(ctx, space, extra)
 	var batch dag.Batch
 	for i, it := range items {
 		b, err := memoryblock.DecodeCanonical(it.Data)
@@ -229,7 +224,7 @@ func (n *Node) ingestBlocks(ctx context.Context, space string, items []sync.Item
 			continue
 		}
 		batch.Entries = append(batch.Entries, b.Entry(space))
-		known.extra[id] = true
+		extra[id] = true
 		res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Accepted}
 	}
 	if len(batch.Entries) == 0 {
