@@ -17,6 +17,7 @@ import (
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/dag/badgerstore"
 	"github.com/witan-dev/witan/replica/house"
+	"github.com/witan-dev/witan/replica/mlog"
 )
 
 // Options configures a Replica. Exactly one of Store, Dir and InMemory
@@ -101,6 +102,9 @@ type space struct {
 	// cpHead is the id of the latest checkpoint's entry in the node-local
 	// space witan-local/checkpoints/<session> (zero before the first).
 	cpHead dag.ID
+	// proofs indexes the log for Merkle proofs (proofs.go); nil until the
+	// first proof is asked.
+	proofs *mlog.Tree
 }
 
 type held struct {

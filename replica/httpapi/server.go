@@ -173,6 +173,8 @@ func (s *Server) routes() {
 	s.route(Base+"/rules", get(s.rules))
 	s.route(Base+"/rules/{kind}", get(s.rule))
 	s.route(Base+"/quarantine", get(s.quarantine))
+	s.route(Base+"/proofs/inclusion", get(s.inclusion))     // proofs.go
+	s.route(Base+"/proofs/consistency", get(s.consistency)) // proofs.go
 	s.route(Base+"/peers", map[string]handlerFunc{http.MethodGet: s.peers, http.MethodPost: s.connect})
 	// witan's memory-block API (not part of 30k).
 	s.route(Base+"/memory", get(s.memorySpaces))
