@@ -44,6 +44,10 @@ type Options struct {
 	// verifying them again. Zero means DefaultPendingCache; negative
 	// keeps nothing (every promoted entry is decoded and verified again).
 	PendingCache int
+	// MaxRefusals bounds the refusal log (refusals.go): once it holds this
+	// many records, refusals are still signed but not logged. Zero means
+	// DefaultMaxRefusals; negative keeps no refusal log at all.
+	MaxRefusals int
 }
 
 // DefaultPendingCache is Options.PendingCache's default: 32 MiB.
@@ -75,6 +79,9 @@ type Replica struct {
 	// and verify again (not in pend): tests and benchmarks read it.
 	reverified int
 	closed     bool
+	// refusals is the node's refusal log (refusals.go); nil when
+	// Options.MaxRefusals is negative.
+	refusals *refusalLog
 }
 
 // space is the in-memory state of one session (space = session id).
@@ -159,6 +166,15 @@ func Open(ctx context.Context, o Options) (*Replica, error) {
 	if err := r.resume(ctx); err != nil {
 		r.Close()
 		return nil, err
+	}
+	if o.MaxRefusals == 0 {
+		o.MaxRefusals = DefaultMaxRefusals
+	}
+	if o.MaxRefusals > 0 {
+		if err := r.loadRefusals(ctx, o.MaxRefusals); err != nil {
+			r.Close()
+			return nil, err
+		}
 	}
 	return r, nil
 }

@@ -71,6 +71,12 @@ func proofErr(err error) error {
 }
 
 func (s *Server) inclusion(w http.ResponseWriter, r *http.Request) error {
+	if isRefusalLog, err := logParam(r); err != nil || isRefusalLog {
+		if err != nil {
+			return err
+		}
+		return s.refusalInclusion(w, r) // refusals.go
+	}
 	ctx := r.Context()
 	space, err := s.spaceOf(r)
 	if err != nil {
@@ -117,6 +123,12 @@ func (s *Server) writeInclusion(w http.ResponseWriter, r *http.Request, space st
 }
 
 func (s *Server) consistency(w http.ResponseWriter, r *http.Request) error {
+	if isRefusalLog, err := logParam(r); err != nil || isRefusalLog {
+		if err != nil {
+			return err
+		}
+		return s.refusalConsistency(w, r) // refusals.go
+	}
 	ctx := r.Context()
 	space, err := s.spaceOf(r)
 	if err != nil {
@@ -151,4 +163,17 @@ func (s *Server) consistency(w http.ResponseWriter, r *http.Request) error {
 		a.Finality = replica.FinalAdvisory
 	}
 	return writeJSON(w, a)
+}
+
+// logParam reads ?log=: "refusals" for the refusal log, absent or
+// "entries" for the session's log.
+func logParam(r *http.Request) (bool, error) {
+	switch q := r.URL.Query().Get("log"); q {
+	case "", "entries":
+		return false, nil
+	case "refusals":
+		return true, nil
+	default:
+		return false, problemf(dag.CodeSchema, "log: want entries or refusals, got %q", q)
+	}
 }
