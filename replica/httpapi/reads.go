@@ -65,7 +65,7 @@ func (s *Server) capability(w http.ResponseWriter, r *http.Request) error {
 		ConformanceLevel: ConformanceLevel, OpinionPolicy: "none", OpinionRateLimit: "no opinions are accepted (L2)",
 		NodeKey: s.rep.NodeKey(), Sessions: s.rep.Sessions(), Ephemeral: s.o.Ephemeral,
 		NotImplemented: []string{"L2 and L3 endpoints except /contests, /proofs, /refusals, /peers and /quarantine"}, RefusalLog: true,
-		MemoryBlocks:   true, Finality: string(replica.Provisional), Contests: true,
+		MemoryBlocks: true, Finality: string(replica.Provisional), Contests: true,
 	}
 	for _, sp := range c.Sessions {
 		if st, _, err := s.rep.State(r.Context(), sp); err == nil {
