@@ -42,18 +42,25 @@ type Verification struct {
 	FirstRefusal    string `json:"first_refusal,omitempty"`
 	OK              bool   `json:"ok"`
 	ConformanceNote string `json:"conformance_level"`
+	// With -state (verifystate.go): first_seen, consistent or
+	// fork_detected, against the checkpoint remembered from earlier runs.
+	History    string `json:"history,omitempty"`
+	SeenSize   uint64 `json:"seen_size,omitempty"`
+	SeenRoot   string `json:"seen_root,omitempty"`
+	ForkDetail string `json:"fork_detail,omitempty"`
 }
 
 var errVerify = errors.New("verification failed")
 
 func (c *VerifyCommand) Run(ctx context.Context, args []string) error {
-	fs := c.main.newFlagSet("verify", "verify [-session ID] [-json] URL")
+	fs := c.main.newFlagSet("verify", "verify [-session ID] [-json] [-state FILE] URL")
 	session := fs.String("session", "", "session id (default: the node's only session)")
 	asJSON := fs.Bool("json", false, "print JSON")
+	state := fs.String("state", "", "state `file` remembering the checkpoints verified; later runs check the node's history extends them (fork_detected)")
 	if err := parseArgs(fs, args, 1); err != nil {
 		return err
 	}
-	v, err := c.verify(ctx, fs.Arg(0), *session)
+	v, err := c.verify(ctx, fs.Arg(0), *session, *state)
 	if err != nil {
 		return err
 	}
@@ -70,7 +77,7 @@ func (c *VerifyCommand) Run(ctx context.Context, args []string) error {
 	return nil
 }
 
-func (c *VerifyCommand) verify(ctx context.Context, node, session string) (*Verification, error) {
+func (c *VerifyCommand) verify(ctx context.Context, node, session, statePath string) (*Verification, error) {
 	client := &httpapi.Client{BaseURL: node, Session: session}
 	var capa httpapi.Capability
 	if err := client.Get(ctx, "/.well-known/oth", nil, &capa); err != nil {
@@ -154,6 +161,11 @@ func (c *VerifyCommand) verify(ctx context.Context, node, session string) (*Veri
 		v.StateMatches = v.NodeStateHash == v.StateHash
 	}
 	v.OK = v.SignatureOK && v.Refused == 0 && v.RootMatches && (!v.StateCompared || v.StateMatches)
+	if statePath != "" {
+		if err := c.checkHistory(ctx, statePath, client, rep, v, cp); err != nil {
+			return nil, err
+		}
+	}
 	return v, nil
 }
 
@@ -177,6 +189,14 @@ func (c *VerifyCommand) print(v *Verification) {
 		fmt.Fprintf(w, "%s derived state hash %s\n", mark(v.StateMatches), v.StateHash)
 	} else {
 		fmt.Fprintf(w, "skip derived state %s (the node's log moved on while verifying)\n", v.StateHash)
+	}
+	switch v.History {
+	case "first_seen":
+		fmt.Fprintf(w, "ok   first run against this node and session: checkpoint remembered\n")
+	case "consistent":
+		fmt.Fprintf(w, "ok   history extends the checkpoint seen before (size %d, root %s)\n", v.SeenSize, v.SeenRoot)
+	case CodeForkDetected:
+		fmt.Fprintf(w, "FAIL %s: %s\n", CodeForkDetected, v.ForkDetail)
 	}
 	if v.OK {
 		fmt.Fprintln(w, "verified")
