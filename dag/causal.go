@@ -12,6 +12,7 @@ package dag
 
 import (
 	"container/heap"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -25,21 +26,21 @@ import (
 // caller unchanged. A source must describe an acyclic graph whose parents
 // never change, which content addressing guarantees.
 type ParentSource interface {
-	Parents(id ID) ([]ID, error)
+	Parents(ctx context.Context, id ID) ([]ID, error)
 }
 
 // ParentsFunc adapts a function to a ParentSource.
-type ParentsFunc func(id ID) ([]ID, error)
+type ParentsFunc func(ctx context.Context, id ID) ([]ID, error)
 
 // Parents calls f(id).
-func (f ParentsFunc) Parents(id ID) ([]ID, error) { return f(id) }
+func (f ParentsFunc) Parents(ctx context.Context, id ID) ([]ID, error) { return f(ctx, id) }
 
 // ParentMap is an in-memory ParentSource: each key's value is its parents.
 // An id that is not a key is not found.
 type ParentMap map[ID][]ID
 
 // Parents returns m[id], or an error wrapping ErrNotFound.
-func (m ParentMap) Parents(id ID) ([]ID, error) {
+func (m ParentMap) Parents(_ context.Context, id ID) ([]ID, error) {
 	p, ok := m[id]
 	if !ok {
 		return nil, fmt.Errorf("dag: parents of %s: %w", id, ErrNotFound)
@@ -65,7 +66,7 @@ var ErrCycle = errors.New("dag: parents form a cycle")
 // may return stop=true to end the walk early. An id the source does not hold
 // is reported to missing (when non-nil) and not descended into; with a nil
 // missing it is an error.
-func walk(src ParentSource, starts []ID, seen map[ID]struct{}, missing func(ID), visit func(id ID, parents []ID) (stop bool)) error {
+func walk(ctx context.Context, src ParentSource, starts []ID, seen map[ID]struct{}, missing func(ID), visit func(id ID, parents []ID) (stop bool)) error {
 	stack := make([]ID, 0, len(starts))
 	for i := len(starts) - 1; i >= 0; i-- {
 		stack = append(stack, starts[i])
@@ -77,7 +78,7 @@ func walk(src ParentSource, starts []ID, seen map[ID]struct{}, missing func(ID),
 			continue
 		}
 		seen[id] = struct{}{}
-		ps, err := src.Parents(id)
+		ps, err := src.Parents(ctx, id)
 		if err != nil {
 			if missing != nil && errors.Is(err, ErrNotFound) {
 				missing(id)
@@ -98,9 +99,9 @@ func walk(src ParentSource, starts []ID, seen map[ID]struct{}, missing func(ID),
 }
 
 // ancestorSet returns every ancestor of ids (ids included).
-func ancestorSet(src ParentSource, ids []ID) (map[ID]struct{}, error) {
+func ancestorSet(ctx context.Context, src ParentSource, ids []ID) (map[ID]struct{}, error) {
 	seen := make(map[ID]struct{})
-	if err := walk(src, ids, seen, nil, nil); err != nil {
+	if err := walk(ctx, src, ids, seen, nil, nil); err != nil {
 		return nil, err
 	}
 	return seen, nil
@@ -108,8 +109,8 @@ func ancestorSet(src ParentSource, ids []ID) (map[ID]struct{}, error) {
 
 // Ancestors returns every ancestor of ids, ids included, sorted by id. Every
 // id reached must be in src (else an error wrapping ErrNotFound).
-func Ancestors(src ParentSource, ids []ID) ([]ID, error) {
-	set, err := ancestorSet(src, ids)
+func Ancestors(ctx context.Context, src ParentSource, ids []ID) ([]ID, error) {
+	set, err := ancestorSet(ctx, src, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -119,18 +120,18 @@ func Ancestors(src ParentSource, ids []ID) ([]ID, error) {
 // IsAncestor reports whether a is an ancestor of b: a == b, or a is reached
 // from b by following parents. It stops as soon as it meets a. b and
 // everything the walk reaches must be in src.
-func IsAncestor(src ParentSource, a, b ID) (bool, error) {
+func IsAncestor(ctx context.Context, src ParentSource, a, b ID) (bool, error) {
 	if a == b {
-		if _, err := src.Parents(b); err != nil {
+		if _, err := src.Parents(ctx, b); err != nil {
 			return false, err
 		}
 		return true, nil
 	}
 	if r, ok := src.(RankedSource); ok {
-		return isAncestorRanked(r, a, b)
+		return isAncestorRanked(ctx, r, a, b)
 	}
 	found := false
-	err := walk(src, []ID{b}, make(map[ID]struct{}), nil, func(id ID, _ []ID) bool {
+	err := walk(ctx, src, []ID{b}, make(map[ID]struct{}), nil, func(id ID, _ []ID) bool {
 		found = id == a
 		return found
 	})
@@ -139,16 +140,16 @@ func IsAncestor(src ParentSource, a, b ID) (bool, error) {
 
 // CommonAncestors returns every common ancestor of a and b (each
 // reflexive), sorted by id; it is empty when they share none.
-func CommonAncestors(src ParentSource, a, b ID) ([]ID, error) {
-	common, err := commonSet(src, a, b)
+func CommonAncestors(ctx context.Context, src ParentSource, a, b ID) ([]ID, error) {
+	common, err := commonSet(ctx, src, a, b)
 	if err != nil {
 		return nil, err
 	}
 	return sortedKeys(common), nil
 }
 
-func commonSet(src ParentSource, a, b ID) (map[ID]struct{}, error) {
-	ofA, err := ancestorSet(src, []ID{a})
+func commonSet(ctx context.Context, src ParentSource, a, b ID) (map[ID]struct{}, error) {
+	ofA, err := ancestorSet(ctx, src, []ID{a})
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +169,7 @@ func commonSet(src ParentSource, a, b ID) (map[ID]struct{}, error) {
 			common[id] = struct{}{}
 			continue
 		}
-		ps, err := src.Parents(id)
+		ps, err := src.Parents(ctx, id)
 		if err != nil {
 			return nil, err
 		}
@@ -178,13 +179,13 @@ func commonSet(src ParentSource, a, b ID) (map[ID]struct{}, error) {
 	// common entries met, which a's walk already proved present.
 	var starts []ID
 	for _, r := range sortedKeys(common) {
-		ps, err := src.Parents(r)
+		ps, err := src.Parents(ctx, r)
 		if err != nil {
 			return nil, err
 		}
 		starts = append(starts, ps...)
 	}
-	if err := walk(src, starts, common, nil, nil); err != nil {
+	if err := walk(ctx, src, starts, common, nil, nil); err != nil {
 		return nil, err
 	}
 	return common, nil
@@ -199,11 +200,11 @@ func commonSet(src ParentSource, a, b ID) (map[ID]struct{}, error) {
 //
 // Nearness is a property of the DAG alone: it does not count path lengths
 // or depend on the order entries arrived in.
-func MergeBases(src ParentSource, a, b ID) ([]ID, error) {
+func MergeBases(ctx context.Context, src ParentSource, a, b ID) ([]ID, error) {
 	if r, ok := src.(RankedSource); ok {
-		return mergeBasesRanked(r, a, b)
+		return mergeBasesRanked(ctx, r, a, b)
 	}
-	common, err := commonSet(src, a, b)
+	common, err := commonSet(ctx, src, a, b)
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +213,7 @@ func MergeBases(src ParentSource, a, b ID) ([]ID, error) {
 	// elements are the common entries that are nobody's parent in it.
 	below := make(map[ID]struct{}, len(common))
 	for c := range common {
-		ps, err := src.Parents(c)
+		ps, err := src.Parents(ctx, c)
 		if err != nil {
 			return nil, err
 		}
@@ -234,8 +235,8 @@ func MergeBases(src ParentSource, a, b ID) ([]ID, error) {
 // ancestors (see MergeBases), the one with the smallest id. When they share
 // no ancestor it returns a *ProtocolError with code no_common_ancestor
 // wrapping ErrNoCommonAncestor.
-func MergeBase(src ParentSource, a, b ID) (ID, error) {
-	bases, err := MergeBases(src, a, b)
+func MergeBase(ctx context.Context, src ParentSource, a, b ID) (ID, error) {
+	bases, err := MergeBases(ctx, src, a, b)
 	if err != nil {
 		return ID{}, err
 	}
@@ -248,7 +249,7 @@ func MergeBase(src ParentSource, a, b ID) (ID, error) {
 // Frontier returns the maximal elements of ids: those that are not a proper
 // ancestor of another id in the list, sorted by id and without duplicates.
 // Given the heads of two replicas it returns the heads of their union.
-func Frontier(src ParentSource, ids []ID) ([]ID, error) {
+func Frontier(ctx context.Context, src ParentSource, ids []ID) ([]ID, error) {
 	want := make(map[ID]struct{}, len(ids))
 	for _, id := range ids {
 		want[id] = struct{}{}
@@ -256,14 +257,14 @@ func Frontier(src ParentSource, ids []ID) ([]ID, error) {
 	// Mark everything strictly below some id: start from their parents.
 	var starts []ID
 	for _, id := range sortedKeys(want) {
-		ps, err := src.Parents(id)
+		ps, err := src.Parents(ctx, id)
 		if err != nil {
 			return nil, err
 		}
 		starts = append(starts, ps...)
 	}
 	below := make(map[ID]struct{})
-	if err := walk(src, starts, below, nil, nil); err != nil {
+	if err := walk(ctx, src, starts, below, nil, nil); err != nil {
 		return nil, err
 	}
 	out := make([]ID, 0, len(want))
@@ -279,9 +280,9 @@ func Frontier(src ParentSource, ids []ID) ([]ID, error) {
 // MissingParents returns, sorted by id, every id that the ancestors of ids
 // refer to but src does not hold (a start id src does not hold counts too).
 // It never fails for missing ids; it fails only on other errors from src.
-func MissingParents(src ParentSource, ids []ID) ([]ID, error) {
+func MissingParents(ctx context.Context, src ParentSource, ids []ID) ([]ID, error) {
 	var missing []ID
-	err := walk(src, ids, make(map[ID]struct{}), func(id ID) { missing = append(missing, id) }, nil)
+	err := walk(ctx, src, ids, make(map[ID]struct{}), func(id ID) { missing = append(missing, id) }, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -297,9 +298,9 @@ func MissingParents(src ParentSource, ids []ID) ([]ID, error) {
 // The order is a function of the DAG alone, never of arrival order or of
 // the order of heads, so every replica holding the same entries folds them
 // in the same order. Every ancestor must be in src.
-func TopoOrder(src ParentSource, heads []ID) ([]ID, error) {
+func TopoOrder(ctx context.Context, src ParentSource, heads []ID) ([]ID, error) {
 	parents := make(map[ID][]ID)
-	err := walk(src, heads, make(map[ID]struct{}), nil, func(id ID, ps []ID) bool {
+	err := walk(ctx, src, heads, make(map[ID]struct{}), nil, func(id ID, ps []ID) bool {
 		parents[id] = uniq(ps)
 		return false
 	})

@@ -1,6 +1,7 @@
 package dag_test
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -19,12 +20,12 @@ func TestCausalProperties(t *testing.T) {
 		ids := d.IDs()
 
 		heads := dagtest.NaiveHeads(pm)
-		front, err := dag.Frontier(pm, ids)
+		front, err := dag.Frontier(ctx, pm, ids)
 		if err != nil || !slices.Equal(front, heads) {
 			t.Fatalf("Frontier = %v, %v; want heads %v", front, err, heads)
 		}
 
-		order, err := dag.TopoOrder(pm, rapid.Permutation(heads).Draw(t, "heads"))
+		order, err := dag.TopoOrder(ctx, pm, rapid.Permutation(heads).Draw(t, "heads"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,7 +38,7 @@ func TestCausalProperties(t *testing.T) {
 
 		a := rapid.SampledFrom(ids).Draw(t, "a")
 		b := rapid.SampledFrom(ids).Draw(t, "b")
-		got, err := dag.MergeBase(pm, a, b)
+		got, err := dag.MergeBase(ctx, pm, a, b)
 		want, ok := dagtest.NaiveMergeBase(pm, a, b)
 		switch {
 		case !ok && !errors.Is(err, dag.ErrNoCommonAncestor):
@@ -46,12 +47,12 @@ func TestCausalProperties(t *testing.T) {
 			t.Fatalf("MergeBase = %v, %v; want %v", got, err, want)
 		}
 
-		isAnc, err := dag.IsAncestor(pm, a, b)
+		isAnc, err := dag.IsAncestor(ctx, pm, a, b)
 		if err != nil || isAnc != dagtest.NaiveAncestors(pm, b)[a] {
 			t.Fatalf("IsAncestor(a, b) = %v, %v", isAnc, err)
 		}
 
-		common, err := dag.CommonAncestors(pm, a, b)
+		common, err := dag.CommonAncestors(ctx, pm, a, b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +76,7 @@ type rankedMap struct {
 	rank map[dag.ID]uint64
 }
 
-func (r rankedMap) Rank(id dag.ID) (uint64, error) {
+func (r rankedMap) Rank(ctx context.Context, id dag.ID) (uint64, error) {
 	v, ok := r.rank[id]
 	if !ok {
 		return 0, dag.ErrNotFound
@@ -101,11 +102,11 @@ func TestRankedProperties(t *testing.T) {
 		for range 4 {
 			a := rapid.SampledFrom(ids).Draw(t, "a")
 			b := rapid.SampledFrom(ids).Draw(t, "b")
-			fast, err := dag.MergeBases(r, a, b)
+			fast, err := dag.MergeBases(ctx, r, a, b)
 			if err != nil {
 				t.Fatal(err)
 			}
-			slow, err := dag.MergeBases(pm, a, b)
+			slow, err := dag.MergeBases(ctx, pm, a, b)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,10 +114,10 @@ func TestRankedProperties(t *testing.T) {
 				t.Fatalf("MergeBases ranked = %v, unranked = %v", fast, slow)
 			}
 			want, ok := dagtest.NaiveMergeBase(pm, a, b)
-			if got, err := dag.MergeBase(r, a, b); ok != (err == nil) || ok && got != want {
+			if got, err := dag.MergeBase(ctx, r, a, b); ok != (err == nil) || ok && got != want {
 				t.Fatalf("MergeBase ranked = %v, %v; want %v", got, err, want)
 			}
-			isAnc, err := dag.IsAncestor(r, a, b)
+			isAnc, err := dag.IsAncestor(ctx, r, a, b)
 			if err != nil || isAnc != dagtest.NaiveAncestors(pm, b)[a] {
 				t.Fatalf("IsAncestor ranked = %v, %v", isAnc, err)
 			}

@@ -21,37 +21,34 @@ import (
 // early; the results are the same.
 type RankedSource interface {
 	ParentSource
-	Rank(id ID) (uint64, error)
+	Rank(ctx context.Context, id ID) (uint64, error)
 }
 
 // Source returns a RankedSource over the applied entries of x, for the
 // causal algorithms; its rank is the log position. Each lookup first checks
-// ctx, so cancelling ctx stops a long walk with ctx's error.
-func Source(ctx context.Context, x Index) RankedSource { return indexSource{ctx, x} }
+// the algorithm's ctx, so cancelling it stops a long walk with its error.
+func Source(x Index) RankedSource { return indexSource{x} }
 
-type indexSource struct {
-	ctx context.Context
-	x   Index
-}
+type indexSource struct{ x Index }
 
-func (s indexSource) Parents(id ID) ([]ID, error) {
-	if err := s.ctx.Err(); err != nil {
+func (s indexSource) Parents(ctx context.Context, id ID) ([]ID, error) {
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return s.x.Parents(s.ctx, id)
+	return s.x.Parents(ctx, id)
 }
 
-func (s indexSource) Rank(id ID) (uint64, error) {
-	if err := s.ctx.Err(); err != nil {
+func (s indexSource) Rank(ctx context.Context, id ID) (uint64, error) {
+	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	return s.x.Position(s.ctx, id)
+	return s.x.Position(ctx, id)
 }
 
 // isAncestorRanked walks down from b, skipping everything ranked below a:
 // nothing there can reach a.
-func isAncestorRanked(src RankedSource, a, b ID) (bool, error) {
-	ra, err := src.Rank(a)
+func isAncestorRanked(ctx context.Context, src RankedSource, a, b ID) (bool, error) {
+	ra, err := src.Rank(ctx, a)
 	if err != nil {
 		return false, err
 	}
@@ -63,7 +60,7 @@ func isAncestorRanked(src RankedSource, a, b ID) (bool, error) {
 		if id == a {
 			return true, nil
 		}
-		ps, err := src.Parents(id)
+		ps, err := src.Parents(ctx, id)
 		if err != nil {
 			return false, err
 		}
@@ -72,7 +69,7 @@ func isAncestorRanked(src RankedSource, a, b ID) (bool, error) {
 				continue
 			}
 			seen[p] = struct{}{}
-			r, err := src.Rank(p)
+			r, err := src.Rank(ctx, p)
 			if err != nil {
 				return false, err
 			}
@@ -96,7 +93,7 @@ const (
 // popped before it, an entry carrying both colours is a common ancestor,
 // and it is nearest unless a common ancestor popped earlier marked it
 // stale. The walk ends when every queued entry is stale.
-func mergeBasesRanked(src RankedSource, a, b ID) ([]ID, error) {
+func mergeBasesRanked(ctx context.Context, src RankedSource, a, b ID) ([]ID, error) {
 	flags := map[ID]uint8{}
 	q := &rankHeap{}
 	live := 0 // queued entries not stale
@@ -112,7 +109,7 @@ func mergeBasesRanked(src RankedSource, a, b ID) ([]ID, error) {
 		if seen && q.has(id) {
 			return nil
 		}
-		r, err := src.Rank(id)
+		r, err := src.Rank(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -135,7 +132,7 @@ func mergeBasesRanked(src RankedSource, a, b ID) ([]ID, error) {
 		if f&stale == 0 {
 			live--
 		}
-		ps, err := src.Parents(it.id)
+		ps, err := src.Parents(ctx, it.id)
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package dag_test
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/dag/dagtest"
 )
 
 // named builds a small DAG from "child: parent parent" lines, with ids
@@ -80,7 +82,7 @@ func TestIsAncestor(t *testing.T) {
 		{"z", "x", false}, {"w", "x", false},
 	}
 	for _, tc := range tests {
-		got, err := dag.IsAncestor(n.pm, n.ids[tc.a], n.ids[tc.b])
+		got, err := dag.IsAncestor(ctx, n.pm, n.ids[tc.a], n.ids[tc.b])
 		if err != nil || got != tc.want {
 			t.Errorf("IsAncestor(%s, %s) = %v, %v; want %v", tc.a, tc.b, got, err, tc.want)
 		}
@@ -104,7 +106,7 @@ func TestMergeBases(t *testing.T) {
 		{"z", "y", nil},
 	}
 	for _, tc := range tests {
-		got, err := dag.MergeBases(n.pm, n.ids[tc.a], n.ids[tc.b])
+		got, err := dag.MergeBases(ctx, n.pm, n.ids[tc.a], n.ids[tc.b])
 		if err != nil {
 			t.Fatalf("MergeBases(%s, %s): %v", tc.a, tc.b, err)
 		}
@@ -112,7 +114,7 @@ func TestMergeBases(t *testing.T) {
 		if !slices.Equal(n.list(got), want) {
 			t.Errorf("MergeBases(%s, %s) = %v, want %v", tc.a, tc.b, n.list(got), want)
 		}
-		mb, err := dag.MergeBase(n.pm, n.ids[tc.a], n.ids[tc.b])
+		mb, err := dag.MergeBase(ctx, n.pm, n.ids[tc.a], n.ids[tc.b])
 		if len(want) == 0 {
 			if !errors.Is(err, dag.ErrNoCommonAncestor) || dag.CodeOf(err) != dag.CodeNoCommonAncestor {
 				t.Errorf("MergeBase(%s, %s) error = %v, want no_common_ancestor", tc.a, tc.b, err)
@@ -127,14 +129,14 @@ func TestMergeBases(t *testing.T) {
 
 func TestCommonAncestors(t *testing.T) {
 	n := newNamed(crissCross)
-	got, err := dag.CommonAncestors(n.pm, n.ids["x"], n.ids["w"])
+	got, err := dag.CommonAncestors(ctx, n.pm, n.ids["x"], n.ids["w"])
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := n.sortedNames("x", "c", "a", "b", "r"); !slices.Equal(n.list(got), want) {
 		t.Errorf("CommonAncestors(x, w) = %v, want %v", n.list(got), want)
 	}
-	got, err = dag.CommonAncestors(n.pm, n.ids["z"], n.ids["r"])
+	got, err = dag.CommonAncestors(ctx, n.pm, n.ids["z"], n.ids["r"])
 	if err != nil || len(got) != 0 {
 		t.Errorf("CommonAncestors(z, r) = %v, %v; want none", n.list(got), err)
 	}
@@ -142,7 +144,7 @@ func TestCommonAncestors(t *testing.T) {
 
 func TestTopoOrderTiesByID(t *testing.T) {
 	n := newNamed(crissCross)
-	got, err := dag.TopoOrder(n.pm, []dag.ID{n.ids["y"], n.ids["w"]})
+	got, err := dag.TopoOrder(ctx, n.pm, []dag.ID{n.ids["y"], n.ids["w"]})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +173,7 @@ func TestTopoOrderTiesByID(t *testing.T) {
 		t.Errorf("TopoOrder = %v, want %v", n.list(got), want)
 	}
 	// The order of the heads given does not matter.
-	again, err := dag.TopoOrder(n.pm, []dag.ID{n.ids["w"], n.ids["y"], n.ids["w"]})
+	again, err := dag.TopoOrder(ctx, n.pm, []dag.ID{n.ids["w"], n.ids["y"], n.ids["w"]})
 	if err != nil || !slices.Equal(again, got) {
 		t.Errorf("TopoOrder depends on the order of heads: %v", n.list(again))
 	}
@@ -180,7 +182,7 @@ func TestTopoOrderTiesByID(t *testing.T) {
 func TestFrontier(t *testing.T) {
 	n := newNamed(crissCross)
 	ids := []dag.ID{n.ids["a"], n.ids["x"], n.ids["d"], n.ids["r"], n.ids["x"], n.ids["z"]}
-	got, err := dag.Frontier(n.pm, ids)
+	got, err := dag.Frontier(ctx, n.pm, ids)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +195,7 @@ func TestMissingParents(t *testing.T) {
 	n := newNamed(crissCross)
 	delete(n.pm, n.ids["a"])
 	delete(n.pm, n.ids["z"])
-	got, err := dag.MissingParents(n.pm, []dag.ID{n.ids["x"], n.ids["y"], n.ids["w"]})
+	got, err := dag.MissingParents(ctx, n.pm, []dag.ID{n.ids["x"], n.ids["y"], n.ids["w"]})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,10 +203,10 @@ func TestMissingParents(t *testing.T) {
 		t.Errorf("MissingParents = %v, want %v", n.list(got), want)
 	}
 	// The other algorithms report a missing ancestor as ErrNotFound.
-	if _, err := dag.TopoOrder(n.pm, []dag.ID{n.ids["x"]}); !errors.Is(err, dag.ErrNotFound) {
+	if _, err := dag.TopoOrder(ctx, n.pm, []dag.ID{n.ids["x"]}); !errors.Is(err, dag.ErrNotFound) {
 		t.Errorf("TopoOrder over a missing parent: err = %v, want ErrNotFound", err)
 	}
-	if _, err := dag.IsAncestor(n.pm, n.ids["r"], n.ids["x"]); !errors.Is(err, dag.ErrNotFound) {
+	if _, err := dag.IsAncestor(ctx, n.pm, n.ids["r"], n.ids["x"]); !errors.Is(err, dag.ErrNotFound) {
 		t.Errorf("IsAncestor over a missing parent: err = %v, want ErrNotFound", err)
 	}
 }
@@ -212,19 +214,19 @@ func TestMissingParents(t *testing.T) {
 func TestTopoOrderCycle(t *testing.T) {
 	a, b := dag.Sum([]byte("a")), dag.Sum([]byte("b"))
 	pm := dag.ParentMap{a: {b}, b: {a}}
-	if _, err := dag.TopoOrder(pm, []dag.ID{a}); !errors.Is(err, dag.ErrCycle) {
+	if _, err := dag.TopoOrder(ctx, pm, []dag.ID{a}); !errors.Is(err, dag.ErrCycle) {
 		t.Errorf("err = %v, want ErrCycle", err)
 	}
 }
 
 func TestParentsError(t *testing.T) {
 	boom := errors.New("boom")
-	src := dag.ParentsFunc(func(dag.ID) ([]dag.ID, error) { return nil, boom })
+	src := dag.ParentsFunc(func(context.Context, dag.ID) ([]dag.ID, error) { return nil, boom })
 	id := dag.Sum(nil)
-	if _, err := dag.MissingParents(src, []dag.ID{id}); !errors.Is(err, boom) {
+	if _, err := dag.MissingParents(ctx, src, []dag.ID{id}); !errors.Is(err, boom) {
 		t.Errorf("MissingParents err = %v, want the source's error", err)
 	}
-	if _, err := dag.MergeBase(src, id, id); !errors.Is(err, boom) {
+	if _, err := dag.MergeBase(ctx, src, id, id); !errors.Is(err, boom) {
 		t.Errorf("MergeBase err = %v, want the source's error", err)
 	}
 }
@@ -240,7 +242,7 @@ func chainID(i int) dag.ID {
 	return dag.IDFromDigest(d)
 }
 
-func (c chain) Parents(id dag.ID) ([]dag.ID, error) {
+func (c chain) Parents(ctx context.Context, id dag.ID) ([]dag.ID, error) {
 	d := id.Digest()
 	i := int(binary.BigEndian.Uint64(d[24:]) ^ 0x5555)
 	if d[0] != 1 || i < 0 || i >= int(c) {
@@ -263,18 +265,18 @@ func TestDeepChain(t *testing.T) {
 	defer debug.SetMaxStack(debug.SetMaxStack(1 << 20))
 	c := chain(n)
 	tip, root := chainID(n-1), chainID(0)
-	if ok, err := dag.IsAncestor(c, root, tip); err != nil || !ok {
+	if ok, err := dag.IsAncestor(ctx, c, root, tip); err != nil || !ok {
 		t.Fatalf("IsAncestor(root, tip) = %v, %v", ok, err)
 	}
-	mb, err := dag.MergeBase(c, tip, chainID(n/2))
+	mb, err := dag.MergeBase(ctx, c, tip, chainID(n/2))
 	if err != nil || mb != chainID(n/2) {
 		t.Fatalf("MergeBase = %v, %v", mb, err)
 	}
-	order, err := dag.TopoOrder(c, []dag.ID{tip})
+	order, err := dag.TopoOrder(ctx, c, []dag.ID{tip})
 	if err != nil || len(order) != n || order[0] != root || order[n-1] != tip {
 		t.Fatalf("TopoOrder: len %d, err %v", len(order), err)
 	}
-	missing, err := dag.MissingParents(c, []dag.ID{tip})
+	missing, err := dag.MissingParents(ctx, c, []dag.ID{tip})
 	if err != nil || len(missing) != 0 {
 		t.Fatalf("MissingParents = %v, %v", missing, err)
 	}
@@ -283,8 +285,8 @@ func TestDeepChain(t *testing.T) {
 // rankedChain ranks the chain by position, as a store's log would.
 type rankedChain struct{ chain }
 
-func (c rankedChain) Rank(id dag.ID) (uint64, error) {
-	if _, err := c.Parents(id); err != nil {
+func (c rankedChain) Rank(ctx context.Context, id dag.ID) (uint64, error) {
+	if _, err := c.Parents(ctx, id); err != nil {
 		return 0, err
 	}
 	d := id.Digest()
@@ -297,13 +299,13 @@ func TestDeepChainRanked(t *testing.T) {
 	const n = 1_000_000
 	reads := 0
 	c := rankedChain{chain(n)}
-	counted := dag.ParentsFunc(func(id dag.ID) ([]dag.ID, error) { reads++; return c.Parents(id) })
+	counted := dag.ParentsFunc(func(ctx context.Context, id dag.ID) ([]dag.ID, error) { reads++; return c.Parents(ctx, id) })
 	r := rankedSrc{counted, c}
 	tip, near := chainID(n-1), chainID(n-10)
-	if mb, err := dag.MergeBase(r, tip, near); err != nil || mb != near {
+	if mb, err := dag.MergeBase(ctx, r, tip, near); err != nil || mb != near {
 		t.Fatalf("MergeBase = %v, %v", mb, err)
 	}
-	if ok, err := dag.IsAncestor(r, near, tip); err != nil || !ok {
+	if ok, err := dag.IsAncestor(ctx, r, near, tip); err != nil || !ok {
 		t.Fatalf("IsAncestor = %v, %v", ok, err)
 	}
 	if reads > 100 {
@@ -316,5 +318,30 @@ type rankedSrc struct {
 	r rankedChain
 }
 
-func (s rankedSrc) Parents(id dag.ID) ([]dag.ID, error) { return s.p.Parents(id) }
-func (s rankedSrc) Rank(id dag.ID) (uint64, error)      { return s.r.Rank(id) }
+func (s rankedSrc) Parents(ctx context.Context, id dag.ID) ([]dag.ID, error) {
+	return s.p.Parents(ctx, id)
+}
+func (s rankedSrc) Rank(ctx context.Context, id dag.ID) (uint64, error) { return s.r.Rank(ctx, id) }
+
+// The algorithms hand their ctx to the source with every lookup: over a
+// store, a cancelled ctx stops the walk with its error.
+func TestSourceHonoursCtx(t *testing.T) {
+	s := dag.NewMemStore()
+	defer s.Close()
+	a := dagtest.NewEntry("s", 1, 0, nil)
+	b := dagtest.NewEntry("s", 1, 1, []dag.ID{a.ID})
+	if _, err := s.Put(ctx, dag.Batch{Entries: []dag.Entry{a, b}}); err != nil {
+		t.Fatal(err)
+	}
+	if order, err := dag.TopoOrder(ctx, dag.Source(s), []dag.ID{b.ID}); err != nil || len(order) != 2 {
+		t.Fatalf("TopoOrder = %v, %v", order, err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := dag.TopoOrder(cancelled, dag.Source(s), []dag.ID{b.ID}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("TopoOrder with a cancelled ctx: %v, want context.Canceled", err)
+	}
+	if _, err := dag.IsAncestor(cancelled, dag.Source(s), a.ID, b.ID); !errors.Is(err, context.Canceled) {
+		t.Fatalf("IsAncestor with a cancelled ctx: %v, want context.Canceled", err)
+	}
+}

@@ -32,7 +32,7 @@ func TestPropDecodeSigned(t *testing.T) {
 // checkDecoders runs the differential checks of TestPropDecodeSigned on in.
 func checkDecoders(t interface{ Fatalf(string, ...any) }, in []byte) {
 	got, err := dag.DecodeSigned(in)
-	ref, rerr := refDecode(in)
+	ref, rerr := dagtest.NaiveDecode(in)
 	gen, gerr := dag.DecodeGeneral(in)
 	fast, fastOK := dag.DecodeCanonical(in)
 	if (err == nil) != (rerr == nil) {

@@ -285,7 +285,7 @@ func SpaceOrder(ctx context.Context, x Index, space string) ([]ID, error) {
 	if err != nil {
 		return nil, err
 	}
-	return TopoOrder(Source(ctx, x), heads)
+	return TopoOrder(ctx, Source(x), heads)
 }
 
 // PlanView is what Plan reads from a backend, inside the transaction that

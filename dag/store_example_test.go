@@ -30,7 +30,7 @@ func ExampleStore() {
 	heads, _ := s.Heads(ctx, "demo")
 	fmt.Println("applied:", len(r.Applied), "heads are the merge:", len(heads) == 1 && heads[0] == merge.ID)
 
-	mb, _ := dag.MergeBase(dag.Source(ctx, s), a.ID, b.ID)
+	mb, _ := dag.MergeBase(ctx, dag.Source(s), a.ID, b.ID)
 	pos, _ := s.Position(ctx, merge.ID)
 	fmt.Println("merge-base is the root:", mb == root.ID, "merge at log position", pos)
 	// Output:

@@ -2,21 +2,17 @@ package fuzz
 
 import (
 	"bytes"
-	"encoding/base64"
-	"encoding/json"
 	"reflect"
-	"slices"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/dag/dagtest"
 )
 
 // FuzzDecodeEnvelope: any bytes either decode to an envelope whose
 // canonical form re-decodes to the same id, or fail with code schema; and
 // DecodeSigned (a one-pass decoder for canonical input, the general one
-// for the rest) agrees with refDecode, a plain reference, on the verdict,
+// for the rest) agrees with dagtest.NaiveDecode, a plain reference, on the verdict,
 // the canonical bytes, the id, every field and the signed message.
 func FuzzDecodeEnvelope(f *testing.F) {
 	s, _ := dag.SignerFromSeed(bytes.Repeat([]byte{7}, 32))
@@ -43,7 +39,7 @@ func FuzzDecodeEnvelope(f *testing.F) {
 	f.Add(bytes.Replace(b, []byte(`,"`), []byte(` , "`), 2))
 	f.Add(append([]byte(`{"v":"0.10",`), b[1:]...))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		ref, rerr := refDecode(in)
+		ref, rerr := dagtest.NaiveDecode(in)
 		env, canon, id, err := dag.DecodeEnvelope(in)
 		if (err == nil) != (rerr == nil) {
 			t.Fatalf("DecodeEnvelope: %v; reference: %v", err, rerr)
@@ -70,105 +66,6 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		}
 		_ = env.VerifySignature() // must not panic
 	})
-}
-
-// refDecoded is what refDecode finds in an envelope.
-type refDecoded struct {
-	Envelope  dag.Envelope
-	Canonical []byte
-	ID        dag.ID
-	Signing   []byte // the canonical envelope without "sig"
-}
-
-// refDecode is the reference DecodeSigned is held against: the rules of
-// 30k §4 spelled out with Canonicalize, encoding/json and the exported
-// parsers, as plainly as possible and with no care for speed. It is a copy
-// of the one in dag/decode_ref_test.go, which this package cannot import.
-func refDecode(in []byte) (refDecoded, error) {
-	var r refDecoded
-	fail := func(detail string) (refDecoded, error) {
-		return refDecoded{}, &dag.ProtocolError{Code: dag.CodeSchema, Detail: "reference: " + detail}
-	}
-	if len(in) > dag.MaxEnvelopeSize {
-		return fail("too large")
-	}
-	canon, err := dag.Canonicalize(in)
-	if err != nil {
-		return refDecoded{}, err
-	}
-	var m map[string]json.RawMessage
-	if canon[0] != '{' || json.Unmarshal(canon, &m) != nil {
-		return fail("not an object")
-	}
-	fields := []string{"v", "type", "session", "author", "parents", "body", "ts", "sig"}
-	for k := range m {
-		if !slices.Contains(fields, k) {
-			return fail("unknown field " + k)
-		}
-	}
-	for _, f := range fields {
-		if m[f] == nil {
-			return fail("missing " + f)
-		}
-	}
-	str := func(raw json.RawMessage) (string, bool) {
-		var s string
-		return s, raw[0] == '"' && json.Unmarshal(raw, &s) == nil
-	}
-	e := &r.Envelope
-	v, ok1 := str(m["v"])
-	typ, ok2 := str(m["type"])
-	ts, ok3 := str(m["ts"])
-	session, ok4 := str(m["session"])
-	author, ok5 := str(m["author"])
-	sig, ok6 := str(m["sig"])
-	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 {
-		return fail("a member that must be a string is not")
-	}
-	e.V, e.Type, e.TS = v, dag.TxType(typ), ts
-	if _, err := time.Parse(time.RFC3339Nano, ts); err != nil || !strings.HasSuffix(ts, "Z") {
-		return fail("ts is not RFC 3339 UTC")
-	}
-	if e.Session, err = dag.ParseID(session); err != nil {
-		return refDecoded{}, err
-	}
-	if e.Author, err = dag.ParseKey(author); err != nil {
-		return refDecoded{}, err
-	}
-	// The signature has one spelling: what RawURLEncoding writes for 64 bytes.
-	if e.Sig, err = base64.RawURLEncoding.DecodeString(sig); err != nil || len(e.Sig) != 64 || base64.RawURLEncoding.EncodeToString(e.Sig) != sig {
-		return fail("sig is not 64 bytes of base64url")
-	}
-	var parents []json.RawMessage
-	if m["parents"][0] != '[' || json.Unmarshal(m["parents"], &parents) != nil {
-		return fail("parents is not an array")
-	}
-	e.Parents = []dag.ID{}
-	for _, raw := range parents {
-		s, ok := str(raw)
-		if !ok {
-			return fail("a parent is not a string")
-		}
-		id, err := dag.ParseID(s)
-		if err != nil {
-			return refDecoded{}, err
-		}
-		e.Parents = append(e.Parents, id)
-	}
-	e.Body = m["body"]
-	if err := e.Check(); err != nil {
-		return refDecoded{}, err
-	}
-	delete(m, "sig")
-	unsigned, err := json.Marshal(m)
-	if err != nil {
-		return fail(err.Error())
-	}
-	if r.Signing, err = dag.Canonicalize(unsigned); err != nil {
-		return fail("the envelope without sig does not canonicalize: " + err.Error())
-	}
-	r.Canonical, r.ID = canon, dag.Sum(canon)
-	return r, nil
 }
 
 // sameEnvelope compares every field, and whether Parents is nil.

@@ -15,6 +15,7 @@ import (
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica/house"
 	"github.com/witan-dev/witan/replica/statute"
+	"github.com/witan-dev/witan/rules"
 )
 
 // ErrGovernanceMR is returned by Review for a governance MR: it changes a
@@ -80,6 +81,12 @@ type Review struct {
 	// fact sheet's reverts (D41); nil when the MR does not target the
 	// root.
 	History statute.Prior
+	// RuleFacts are the facts the MR's rule is evaluated with, as its
+	// House decided them at open (reverts, D41; structure).
+	RuleFacts rules.Facts
+	// VersusSuperseded is the structural diff from the MR this one
+	// supersedes (D48), else nil.
+	VersusSuperseded *statute.Diff
 	// VersusBase and RankedAboveWinner are what a contest adds to the fact
 	// sheet (contests.go): a contest hook.
 	VersusBase        *statute.Diff
@@ -96,7 +103,7 @@ func (rv *Review) Checks() *statute.Checks { return statute.RunChecks(rv.Review,
 // Facts computes the fact sheet of 30k §6 item 6, labelled with finality.
 func (rv *Review) Facts(finality Finality) (*statute.FactSheet, error) {
 	return statute.Facts(rv.Review, rv.Env, statute.FactInputs{History: rv.History, Finality: string(finality),
-		VersusBase: rv.VersusBase, RankedAboveWinner: rv.RankedAboveWinner})
+		VersusSuperseded: rv.VersusSuperseded, VersusBase: rv.VersusBase, RankedAboveWinner: rv.RankedAboveWinner})
 }
 
 // Review returns merge MR mr's review. An unknown MR wraps
@@ -129,25 +136,20 @@ func (r *Replica) Review(ctx context.Context, spaceName string, mr dag.ID) (*Rev
 	p.Result.Hash()
 	rv := &Review{MR: mr, Body: body, Base: base, Review: statute.ReviewOf(target, p)}
 	rv.Env = statute.Env{MR: mr, Profile: sp.h.Profile(), Jurisdictions: sp.h.Jurisdictions(),
-		Fiscal: body.Fiscal, Effective: body.Effective, Published: r.published(ctx, spaceName)}
+		// Published as the House decided at admission, from the MR's
+		// causal past only (D56): /checks and admission agree.
+		Fiscal: body.Fiscal, Effective: body.Effective, Published: sp.h.Published(mr)}
 	if body.Target.Branch == house.RootBranch {
 		rv.History = rootHistory(sp.h, body.Target.Head)
 	}
+	rv.RuleFacts, _ = sp.h.RuleFacts(mr)
+	if old := body.Supersedes; old.Valid() {
+		if op, ok := sp.h.Patch(old); ok {
+			rv.VersusSuperseded = statute.Compare(op.Result, p.Result)
+		}
+	}
 	contestFacts(sp.h, rv) // contest hook
 	return rv, nil
-}
-
-// published reports whether ref is published in the session: an object
-// the store holds, or an entry of the session's own space.
-func (r *Replica) published(ctx context.Context, spaceName string) func(dag.ID) bool {
-	store := r.store
-	return func(ref dag.ID) bool {
-		if _, err := store.Object(ctx, ref); err == nil {
-			return true
-		}
-		e, err := store.Get(ctx, ref)
-		return err == nil && e.Space == spaceName
-	}
 }
 
 // rootHistory records the root's heads in the order they became heads,
@@ -181,7 +183,7 @@ func rootHistory(h *house.House, head dag.ID) statute.Prior {
 // only under the replica's lock.
 type houseChanges struct{ h *house.House }
 
-func (c houseChanges) Parents(id dag.ID) ([]dag.ID, error) {
+func (c houseChanges) Parents(_ context.Context, id dag.ID) ([]dag.ID, error) {
 	ch, ok := c.h.Change(id)
 	if !ok {
 		return nil, fmt.Errorf("replica: change %s: %w", id, dag.ErrNotFound)

@@ -3,10 +3,12 @@ package replica
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica/house"
 	"github.com/witan-dev/witan/replica/statute"
+	"github.com/witan-dev/witan/rules"
 )
 
 // Contest returns one contest as derived (30k §5 GET /contests/{id}): its
@@ -23,6 +25,39 @@ func (r *Replica) Contest(ctx context.Context, spaceName string, id dag.ID) (hou
 	v, ok := sp.h.Contest(id)
 	if !ok {
 		return house.ContestView{}, fmt.Errorf("replica: contest %s: %w", id, dag.ErrNotFound)
+	}
+	// The clock, advisory: notice runs from the checkpoint time of the
+	// latest option's open (§7), the evaluation is at the checkpoint time
+	// of the executed determination; both this replica's.
+	var cctx rules.ContestContext
+	for _, d := range v.Determinations {
+		if c, ok := sp.checkpointOf(r.position(ctx, d.Tx)); ok && d.Executed {
+			cctx.At = c.TS
+		}
+	}
+	for _, o := range v.Options {
+		m, ok := sp.h.MR(o)
+		if !ok {
+			continue
+		}
+		var opened time.Time
+		for _, tx := range m.OpenedBy {
+			if c, ok := sp.checkpointOf(r.position(ctx, tx)); ok && (opened.IsZero() || c.TS.Before(opened)) {
+				opened = c.TS
+			}
+		}
+		if opened.IsZero() {
+			cctx.NoticeStart = time.Time{}
+			break
+		}
+		if opened.After(cctx.NoticeStart) {
+			cctx.NoticeStart = opened
+		}
+	}
+	if !cctx.At.IsZero() {
+		if tv, ok := sp.h.ContestAt(id, cctx); ok {
+			v = tv
+		}
 	}
 	return v, nil
 }

@@ -5,15 +5,12 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"math/rand/v2"
 	"os"
-	"os/exec"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/witan-dev/witan/internal/crashtest"
 	"github.com/witan-dev/witan/replica"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 )
@@ -83,39 +80,22 @@ func TestCheckpointCrash(t *testing.T) {
 		crashChild(dir)
 		return
 	}
-	kills := 3
-	if s := os.Getenv("WITAN_REPLICA_CRASH_KILLS"); s != "" {
-		kills, _ = strconv.Atoi(s)
-	}
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("WITAN_REPLICA_CRASH_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	t.Logf("WITAN_REPLICA_CRASH_SEED=%d", seed)
-	rng := rand.New(rand.NewPCG(seed, 1))
+	kills := crashtest.Count(t, "WITAN_REPLICA_CRASH_KILLS", 3)
+	rng := crashtest.Rand(t, "WITAN_REPLICA_CRASH_SEED", 1)
 	dir := t.TempDir()
 	ctx := context.Background()
 	b, txs := crashHistory()
 	space := b.Session.String()
 	var acked []string // "size root sig" of every acknowledged checkpoint
 	for k := 0; k < kills; k++ {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestCheckpointCrash$")
-		cmd.Env = append(os.Environ(), crashChildEnv+"="+dir)
-		cmd.Stderr = os.Stderr
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		cmd, out := crashtest.Start(t, "TestCheckpointCrash", crashChildEnv+"="+dir)
 		sc := bufio.NewScanner(out)
 		wait := 1 + rng.IntN(6) // acknowledgements to see before the kill
 		for seen := 0; seen < wait && sc.Scan(); seen++ {
 			acked = append(acked, strings.TrimPrefix(sc.Text(), crashAckPrefix))
 		}
 		time.Sleep(time.Duration(rng.IntN(15_000)) * time.Microsecond)
-		cmd.Process.Signal(syscall.SIGKILL)
+		crashtest.Kill(cmd)
 		// Lines the child wrote before it died were acknowledged too.
 		for sc.Scan() {
 			acked = append(acked, strings.TrimPrefix(sc.Text(), crashAckPrefix))

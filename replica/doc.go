@@ -9,8 +9,10 @@
 //
 // A space is one 30k session, named by the session id's string form
 // ("sha256:…"). The store may hold other spaces (CAT7 memory spaces); the
-// replica leaves them alone: they are served by the memory-block layer,
-// which plugs in beside the session spaces.
+// replica leaves them alone: replica/node keeps them beside the sessions.
+// An embedder opens a node (replica/node), which opens the replica and
+// owns the one write path; the replica does not import sync, nor sync the
+// replica.
 //
 // # The caller's duties
 //

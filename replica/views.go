@@ -5,11 +5,8 @@ package replica
 // the quarantine.
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
@@ -72,6 +69,10 @@ type MR struct {
 	// checkpoint times: the elapsed notice and the deadline, advisory on an
 	// eventual node (30k §7).
 	Evaluations []Evaluation `json:"evaluations"`
+	// Advisories are flags judged in this replica's checkpoint time that
+	// a strong node would refuse on (deadline_too_short, D74): advisory
+	// on an eventual node (advisory.go).
+	Advisories []Advisory `json:"advisories"`
 }
 
 // Evaluation is a determination re-evaluated over exactly its ballots at
@@ -125,6 +126,7 @@ func (r *Replica) mrOf(ctx context.Context, sp *space, v house.MRView) MR {
 			opened = &t
 		}
 	}
+	m.Advisories = advisories(v, opened)
 	for _, d := range v.Determinations {
 		e := Evaluation{Tx: d.Tx, OpenedAt: opened, Finality: Provisional}
 		ctxR := rules.Context{}
@@ -336,89 +338,23 @@ func (r *Replica) LawAt(ctx context.Context, spaceName string, d statute.Date, j
 
 // The attributes D72 allows: any other is district_attribute_invalid.
 const (
-	AttrRegion  = "region"
-	AttrDensity = "density"
+	AttrRegion  = house.AttrRegion
+	AttrDensity = house.AttrDensity
 )
 
 // MaxDistrictValues bounds the values one attribute may declare.
-const MaxDistrictValues = 1000
+const MaxDistrictValues = house.MaxDistrictValues
 
 // Districts is a decoded district attribute table.
-type Districts struct {
-	// Values are the declared values of each attribute, in declared order.
-	Values map[string][]string
-	// Members maps a member to its value of each attribute.
-	Members map[dag.Key]map[string]string
-}
+type Districts = house.Districts
 
 func districtErr(format string, args ...any) error {
 	return &dag.ProtocolError{Code: dag.CodeDistrictAttributeInvalid, Detail: fmt.Sprintf("replica: districts: "+format, args...)}
 }
 
-// DecodeDistricts decodes and checks a district attribute table. Bytes
-// that are not canonical JSON of the table's shape are schema; an
-// attribute other than region and density, a member without both, or a
-// value not declared is district_attribute_invalid.
-func DecodeDistricts(b []byte) (*Districts, error) {
-	if !dag.IsCanonical(b) {
-		if _, err := dag.Canonicalize(b); err != nil {
-			return nil, err
-		}
-		return nil, dag.Errorf(dag.CodeSchema, "replica: districts: the table is not in canonical form")
-	}
-	var w struct {
-		Attributes map[string][]string          `json:"attributes"`
-		Members    map[string]map[string]string `json:"members"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&w); err != nil {
-		return nil, dag.Errorf(dag.CodeSchema, "replica: districts: %v", err)
-	}
-	if w.Attributes == nil || w.Members == nil {
-		return nil, dag.Errorf(dag.CodeSchema, "replica: districts: attributes and members are required")
-	}
-	d := &Districts{Values: map[string][]string{}, Members: make(map[dag.Key]map[string]string, len(w.Members))}
-	for _, a := range sortedKeys(w.Attributes) {
-		if a != AttrRegion && a != AttrDensity {
-			return nil, districtErr("attribute %q is not region or density (D72)", trunc(a))
-		}
-		vs := w.Attributes[a]
-		if len(vs) == 0 || len(vs) > MaxDistrictValues {
-			return nil, districtErr("%s declares %d values, want 1 to %d", a, len(vs), MaxDistrictValues)
-		}
-		seen := make(map[string]bool, len(vs))
-		for _, v := range vs {
-			if v == "" || seen[v] {
-				return nil, districtErr("%s values must be non-empty and distinct", a)
-			}
-			seen[v] = true
-		}
-		d.Values[a] = vs
-	}
-	if len(d.Values) != 2 {
-		return nil, districtErr("the table must declare both region and density")
-	}
-	for _, ks := range sortedKeys(w.Members) {
-		k, err := dag.ParseKey(ks)
-		if err != nil {
-			return nil, err
-		}
-		m := w.Members[ks]
-		if len(m) != 2 {
-			return nil, districtErr("member %s must have exactly a region and a density", ks)
-		}
-		for _, a := range sortedKeys(m) {
-			if !slices.Contains(d.Values[a], m[a]) {
-				return nil, districtErr("member %s: %s %q is not declared", ks, trunc(a), trunc(m[a]))
-			}
-		}
-		d.Members[k] = m
-	}
-	return d, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+// DecodeDistricts decodes and checks a district attribute table
+// (house.DecodeDistricts, which session.create's admission runs too).
+func DecodeDistricts(b []byte) (*Districts, error) { return house.DecodeDistricts(b) }
 
 func trunc(s string) string {
 	if len(s) > 64 {

@@ -255,6 +255,7 @@ type Contest struct {
 	deadline time.Time
 	options  []dag.ID // sorted MR ids; the status quo is index len(options)
 	byMember [][]rankRec
+	arena    []rankRec // first-ranking storage, handed out one element at a time
 	invalid  []Invalid
 }
 
@@ -284,8 +285,12 @@ func (c *Contest) index(o dag.ID) (int, bool) {
 	if !o.Valid() {
 		return len(c.options), true
 	}
-	i, ok := slices.BinarySearchFunc(c.options, o, dag.ID.Compare)
-	return i, ok
+	for i := range c.options { // at most nine: a scan beats a search
+		if c.options[i] == o {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // Add folds one ranking. It returns nil when the ranking is folded
@@ -310,6 +315,19 @@ func (c *Contest) Add(r Ranking) error {
 			}
 			return nil
 		}
+	}
+	if len(recs) == 0 {
+		// A member's first ranking takes one element of an arena, capped
+		// so that a second one grows into memory of its own: a contest of
+		// thousands of rankers then allocates a few chunks, not a slice
+		// each.
+		if len(c.arena) == 0 {
+			c.arena = make([]rankRec, min(max(16, len(c.byMember)/4), 4096))
+		}
+		c.arena[0] = rec
+		c.byMember[idx] = c.arena[0:1:1]
+		c.arena = c.arena[1:]
+		return nil
 	}
 	c.byMember[idx] = append(recs, rec)
 	return nil

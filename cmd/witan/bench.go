@@ -112,7 +112,8 @@ func benchSession(ctx context.Context, n int) (setup, ballots []author.Tx, err e
 			return nil, nil, err
 		}
 	}
-	text := dag.Sum([]byte("witan bench rule text"))
+	ruleText := []byte("witan bench rule text") // the rules' plain-language text, attached to session.create
+	text := dag.Sum(ruleText)
 	majority, err := author.Majority(house.MinRootNotice, text)
 	if err != nil {
 		return nil, nil, err
@@ -124,7 +125,7 @@ func benchSession(ctx context.Context, n int) (setup, ballots []author.Tx, err e
 	chair := authors[0]
 	seed := benchSeed()
 	create, err := chair.SessionCreate(ctx, author.Session{Label: "witan bench", Seed: seed, Simulation: true,
-		Registrar: "registrar", Roster: "roster", RootRule: majority, RootGovernanceRule: twoThirds})
+		Registrar: "registrar", Roster: "roster", RootRule: majority, RootGovernanceRule: twoThirds, Texts: [][]byte{ruleText}})
 	if err != nil {
 		return nil, nil, err
 	}

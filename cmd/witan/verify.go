@@ -25,23 +25,27 @@ type VerifyCommand struct {
 
 // Verification is what verify found.
 type Verification struct {
-	Node            string `json:"node"`
-	NodeKey         string `json:"node_key"`
-	Session         string `json:"session"`
-	CheckpointSize  uint64 `json:"checkpoint_size"`
-	CheckpointRoot  string `json:"checkpoint_root"`
-	SignatureOK     bool   `json:"checkpoint_signature_ok"`
-	Replayed        int    `json:"replayed"`
-	Refused         int    `json:"refused"`
-	ReplayRoot      string `json:"replay_root"`
-	RootMatches     bool   `json:"root_matches"`
-	StateHash       string `json:"state_hash"`
-	NodeStateHash   string `json:"node_state_hash,omitempty"`
-	StateCompared   bool   `json:"state_compared"`
-	StateMatches    bool   `json:"state_matches"`
-	FirstRefusal    string `json:"first_refusal,omitempty"`
-	OK              bool   `json:"ok"`
-	ConformanceNote string `json:"conformance_level"`
+	Node           string `json:"node"`
+	NodeKey        string `json:"node_key"`
+	Session        string `json:"session"`
+	CheckpointSize uint64 `json:"checkpoint_size"`
+	CheckpointRoot string `json:"checkpoint_root"`
+	SignatureOK    bool   `json:"checkpoint_signature_ok"`
+	Replayed       int    `json:"replayed"`
+	Refused        int    `json:"refused"`
+	ReplayRoot     string `json:"replay_root"`
+	RootMatches    bool   `json:"root_matches"`
+	StateHash      string `json:"state_hash"`
+	NodeStateHash  string `json:"node_state_hash,omitempty"`
+	StateCompared  bool   `json:"state_compared"`
+	StateMatches   bool   `json:"state_matches"`
+	FirstRefusal   string `json:"first_refusal,omitempty"`
+	// Problems name what the node served wrong: altered, removed or
+	// reordered entries, checkpoints the log does not reproduce, history
+	// rewritten between checkpoints (verifycheck.go).
+	Problems        []string `json:"problems,omitempty"`
+	OK              bool     `json:"ok"`
+	ConformanceNote string   `json:"conformance_level"`
 	// With -state (verifystate.go): first_seen, consistent or
 	// fork_detected, against the checkpoint remembered from earlier runs.
 	History    string `json:"history,omitempty"`
@@ -53,14 +57,23 @@ type Verification struct {
 var errVerify = errors.New("verification failed")
 
 func (c *VerifyCommand) Run(ctx context.Context, args []string) error {
-	fs := c.main.newFlagSet("verify", "verify [-session ID] [-json] [-state FILE] URL")
+	fs := c.main.newFlagSet("verify", "verify [-session ID] [-since FILE] [-state FILE] [-json] URL")
 	session := fs.String("session", "", "session id (default: the node's only session)")
+	since := fs.String("since", "", "a checkpoint saved earlier (the /checkpoint answer): the log must still extend it")
 	asJSON := fs.Bool("json", false, "print JSON")
 	state := fs.String("state", "", "state `file` remembering the checkpoints verified; later runs check the node's history extends them (fork_detected)")
 	if err := parseArgs(fs, args, 1); err != nil {
 		return err
 	}
-	v, err := c.verify(ctx, fs.Arg(0), *session, *state)
+	var earlier *replica.Checkpoint
+	if *since != "" {
+		cp, err := readCheckpointFile(*since)
+		if err != nil {
+			return fmt.Errorf("-since: %w", err)
+		}
+		earlier = &cp
+	}
+	v, err := c.verify(ctx, fs.Arg(0), *session, earlier, *state)
 	if err != nil {
 		return err
 	}
@@ -77,7 +90,7 @@ func (c *VerifyCommand) Run(ctx context.Context, args []string) error {
 	return nil
 }
 
-func (c *VerifyCommand) verify(ctx context.Context, node, session, statePath string) (*Verification, error) {
+func (c *VerifyCommand) verify(ctx context.Context, node, session string, earlier *replica.Checkpoint, statePath string) (*Verification, error) {
 	client := &httpapi.Client{BaseURL: node, Session: session}
 	var capa httpapi.Capability
 	if err := client.Get(ctx, "/.well-known/oth", nil, &capa); err != nil {
@@ -108,6 +121,7 @@ func (c *VerifyCommand) verify(ctx context.Context, node, session, statePath str
 	defer rep.Close()
 	bar := newProgress(c.main.Stderr, "verify", int(cp.Size))
 	q := url.Values{"limit": {strconv.Itoa(httpapi.MaxLogLimit)}}
+	lc := newLogCheck()
 	for {
 		var p httpapi.LogPage
 		if err := client.Get(ctx, "/log", q, &p); err != nil {
@@ -115,9 +129,14 @@ func (c *VerifyCommand) verify(ctx context.Context, node, session, statePath str
 		}
 		subs := make([]replica.Submission, len(p.Entries))
 		for i, e := range p.Entries {
+			lc.entry(e)
 			subs[i] = replica.Submission{Envelope: e.Envelope}
 			for _, a := range e.Attachments {
-				subs[i].Attachments = append(subs[i].Attachments, a)
+				obj, err := httpapi.AttachmentObject(a)
+				if err != nil {
+					return nil, fmt.Errorf("log: position %d: %w", e.Position, err)
+				}
+				subs[i].Attachments = append(subs[i].Attachments, obj)
 			}
 		}
 		outs, err := rep.Ingest(ctx, subs)
@@ -151,6 +170,22 @@ func (c *VerifyCommand) verify(ctx context.Context, node, session, statePath str
 		v.ReplayRoot = root.String()
 		v.RootMatches = root == cp.Root
 	}
+	// Every checkpoint seen must be a prefix of the one log served: the
+	// one read first, one read again now, and one saved earlier.
+	if earlier != nil {
+		lc.checkpointAgainst(*earlier, capa.NodeKey, "the earlier checkpoint (-since)")
+	}
+	lc.checkpointAgainst(cp, capa.NodeKey, "the checkpoint read first")
+	var again httpapi.CheckpointAnswer
+	if err := client.Get(ctx, "/checkpoint", nil, &again); err == nil {
+		if cp2, err := httpapi.DecodeCheckpoint(again.Checkpoint); err == nil && (cp2.Size != cp.Size || cp2.Root != cp.Root) {
+			if cp2.Size < cp.Size {
+				lc.fail("the checkpoint read last (size %d) is smaller than the one read first (size %d): the log shrank", cp2.Size, cp.Size)
+			}
+			lc.checkpointAgainst(cp2, capa.NodeKey, "the checkpoint read last")
+		}
+	}
+	v.Problems = lc.problems
 	st, h, err := rep.State(ctx, v.Session)
 	if err == nil {
 		v.StateHash = h.String()
@@ -160,7 +195,7 @@ func (c *VerifyCommand) verify(ctx context.Context, node, session, statePath str
 		v.NodeStateHash, v.StateCompared = sa.StateHash.String(), true
 		v.StateMatches = v.NodeStateHash == v.StateHash
 	}
-	v.OK = v.SignatureOK && v.Refused == 0 && v.RootMatches && (!v.StateCompared || v.StateMatches)
+	v.OK = v.SignatureOK && v.Refused == 0 && v.RootMatches && (!v.StateCompared || v.StateMatches) && len(v.Problems) == 0
 	if statePath != "" {
 		if err := c.checkHistory(ctx, statePath, client, rep, v, cp); err != nil {
 			return nil, err
@@ -189,6 +224,9 @@ func (c *VerifyCommand) print(v *Verification) {
 		fmt.Fprintf(w, "%s derived state hash %s\n", mark(v.StateMatches), v.StateHash)
 	} else {
 		fmt.Fprintf(w, "skip derived state %s (the node's log moved on while verifying)\n", v.StateHash)
+	}
+	for _, p := range v.Problems {
+		fmt.Fprintf(w, "FAIL %s\n", p)
 	}
 	switch v.History {
 	case "first_seen":

@@ -5,14 +5,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,6 +17,7 @@ import (
 	"github.com/witan-dev/witan/dag/badgerstore"
 	"github.com/witan-dev/witan/dag/dagtest"
 	"github.com/witan-dev/witan/dag/storetest"
+	"github.com/witan-dev/witan/internal/crashtest"
 )
 
 // The crash test re-executes the test binary as a child that ingests
@@ -126,24 +124,13 @@ func TestCrash(t *testing.T) {
 	if os.Getenv(crashChildEnv) != "" {
 		t.Skip("in the child")
 	}
-	kills := 12
-	if v := os.Getenv("WITAN_CRASH_KILLS"); v != "" {
-		var err error
-		if kills, err = strconv.Atoi(v); err != nil {
-			t.Fatalf("WITAN_CRASH_KILLS=%q: %v", v, err)
-		}
-	}
+	kills := crashtest.Count(t, "WITAN_CRASH_KILLS", 12)
 	dir := t.TempDir()
-	seed := uint64(time.Now().UnixNano())
-	if v := os.Getenv("WITAN_CRASH_SEED"); v != "" {
-		seed, _ = strconv.ParseUint(v, 10, 64)
-	}
-	t.Logf("kill timings from WITAN_CRASH_SEED=%d", seed)
-	rng := rand.New(rand.NewPCG(seed, 1))
+	rng := crashtest.Rand(t, "WITAN_CRASH_SEED", 1)
 	acked := -1 // highest batch acknowledged so far
 	ctx := context.Background()
 	for k := 0; k < kills; k++ {
-		cmd, out := startChild(t, "TestCrashChild", crashChildEnv+"="+dir, crashChildEnv+"_START="+strconv.Itoa(acked+1))
+		cmd, out := crashtest.Start(t, "TestCrashChild", crashChildEnv+"="+dir, crashChildEnv+"_START="+strconv.Itoa(acked+1))
 		sc := bufio.NewScanner(out)
 		if !sc.Scan() || sc.Text() != "ready" {
 			cmd.Process.Kill()
@@ -151,9 +138,7 @@ func TestCrash(t *testing.T) {
 			t.Fatalf("child %d did not start: %q", k, sc.Text())
 		}
 		// Kill at a random moment, 0 to 150 ms after the store opened.
-		timer := time.AfterFunc(time.Duration(rng.IntN(150_000))*time.Microsecond, func() {
-			cmd.Process.Signal(syscall.SIGKILL)
-		})
+		timer := time.AfterFunc(time.Duration(rng.IntN(150_000))*time.Microsecond, func() { crashtest.Kill(cmd) })
 		for sc.Scan() {
 			f := strings.Fields(sc.Text())
 			if len(f) == 2 && f[0] == "ack" {
@@ -167,9 +152,8 @@ func TestCrash(t *testing.T) {
 			t.Fatalf("child %d: %s", k, sc.Text())
 		}
 		timer.Stop()
-		err := cmd.Wait()
-		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
-			t.Fatalf("child %d was not killed: %v", k, err)
+		if err := crashtest.WaitKilled(cmd); err != nil {
+			t.Fatalf("child %d: %v", k, err)
 		}
 
 		s, err := badgerstore.Open(dir, badgerstore.Options{})
@@ -280,16 +264,8 @@ func TestCrashPromotion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes that ingest 4000 entries each")
 	}
-	rounds := 3
-	if v := os.Getenv("WITAN_CRASH_KILLS"); v != "" {
-		rounds, _ = strconv.Atoi(v)
-	}
-	seed := uint64(time.Now().UnixNano())
-	if v := os.Getenv("WITAN_CRASH_SEED"); v != "" {
-		seed, _ = strconv.ParseUint(v, 10, 64)
-	}
-	t.Logf("kill timings from WITAN_CRASH_SEED=%d", seed)
-	rng := rand.New(rand.NewPCG(seed, 2))
+	rounds := crashtest.Count(t, "WITAN_CRASH_KILLS", 3)
+	rng := crashtest.Rand(t, "WITAN_CRASH_SEED", 2)
 	dir := t.TempDir()
 	ctx := context.Background()
 	// child runs a child to its end, or kills it delay after its line
@@ -300,7 +276,7 @@ func TestCrashPromotion(t *testing.T) {
 		if resume {
 			env = append(env, promoChildEnv+"_RESUME=1")
 		}
-		cmd, out := startChild(t, "TestCrashPromotionChild", env...)
+		cmd, out := crashtest.Start(t, "TestCrashPromotionChild", env...)
 		defer cmd.Wait()
 		sc := bufio.NewScanner(out)
 		acked := -1
@@ -309,7 +285,7 @@ func TestCrashPromotion(t *testing.T) {
 			switch {
 			case len(f) == 2 && f[0] == "txn":
 				if n, _ := strconv.Atoi(f[1]); n == k {
-					time.AfterFunc(delay, func() { cmd.Process.Signal(syscall.SIGKILL) })
+					time.AfterFunc(delay, func() { crashtest.Kill(cmd) })
 				}
 			case len(f) == 2 && f[0] == "ack":
 				acked, _ = strconv.Atoi(f[1])
@@ -365,22 +341,4 @@ func TestCrashPromotion(t *testing.T) {
 		s.Close()
 	}
 	t.Logf("%d of %d kills cut a promotion between its transactions", cut, rounds)
-}
-
-// startChild starts this test binary running only the test named, with env
-// added to this process's environment, and returns it with its standard
-// output (its standard error is this process's).
-func startChild(t *testing.T, test string, env ...string) (*exec.Cmd, io.Reader) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
-	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	return cmd, out
 }

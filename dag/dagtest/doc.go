@@ -9,7 +9,9 @@
 // ancestry, merge-base, witan's topological order) to check fast code
 // against; keep the DAGs small when using them. Reference is the same for
 // a whole dag.Store: a map of entries and a loop repeated until nothing
-// changes, the model that dag/storetest compares every backend with.
+// changes, the model that dag/storetest compares every backend with; and
+// NaiveDecode for signed envelopes, the reference that dag's tests and the
+// fuzz targets hold dag.DecodeSigned against.
 //
 // Generators for keys and signed envelopes live beside these, in the same
 // package.

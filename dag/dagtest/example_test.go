@@ -1,6 +1,7 @@
 package dagtest_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -17,7 +18,7 @@ import (
 func Example() {
 	d := dagtest.DAGs(dagtest.DAGOptions{MaxEntries: 16, SingleRoot: true}).Example(1)
 	pm := d.ParentMap()
-	order, err := dag.TopoOrder(pm, dagtest.NaiveHeads(pm))
+	order, err := dag.TopoOrder(context.Background(), pm, dagtest.NaiveHeads(pm))
 	fmt.Println(err, dagtest.IsLinearExtension(pm, order), slices.Equal(order, dagtest.NaiveTopoOrder(pm)))
 
 	roots := 0

@@ -102,7 +102,7 @@ func testLongPromotion(t *testing.T, s dag.Store) {
 	for _, e := range c {
 		pm[e.ID] = e.Parents
 	}
-	want, err := dag.TopoOrder(pm, ids(merge))
+	want, err := dag.TopoOrder(ctx, pm, ids(merge))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -227,7 +227,7 @@ func testInOrder(t *testing.T, s dag.Store) {
 		pm[e.ID] = e.Parents
 	}
 	eq(t, "SpaceOrder", order, dagtest.NaiveTopoOrder(pm))
-	mb, err := dag.MergeBase(dag.Source(ctx, s), c[3].ID, fork.ID)
+	mb, err := dag.MergeBase(ctx, dag.Source(s), c[3].ID, fork.ID)
 	if err != nil || mb != c[1].ID {
 		t.Errorf("MergeBase = %v, %v; want %v", mb, err, c[1].ID)
 	}
@@ -533,12 +533,12 @@ func propAnyOrder(t *rapid.T, s dag.Store, space string) {
 	ids := d.IDs()
 	a := rapid.SampledFrom(ids).Draw(t, "a")
 	b := rapid.SampledFrom(ids).Draw(t, "b")
-	mb, err := dag.MergeBase(dag.Source(ctx, s), a, b)
+	mb, err := dag.MergeBase(ctx, dag.Source(s), a, b)
 	want, ok := dagtest.NaiveMergeBase(pm, a, b)
 	if ok != (err == nil) || (ok && mb != want) {
 		t.Fatalf("MergeBase over the store = %v, %v; want %v (exists: %v)", mb, err, want, ok)
 	}
-	isAnc, err := dag.IsAncestor(dag.Source(ctx, s), a, b)
+	isAnc, err := dag.IsAncestor(ctx, dag.Source(s), a, b)
 	if err != nil || isAnc != dagtest.NaiveAncestors(pm, b)[a] {
 		t.Fatalf("IsAncestor over the store = %v, %v", isAnc, err)
 	}

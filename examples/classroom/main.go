@@ -128,7 +128,8 @@ func run(ctx context.Context, w io.Writer, o options) (*outcome, error) {
 	}
 
 	// The teacher makes the session; its id is what the class agrees on.
-	text := dag.Sum([]byte("Rules of the civics class."))
+	ruleText := []byte("Rules of the civics class.") // the rules' plain-language text, attached to session.create
+	text := dag.Sum(ruleText)
 	majority, err := author.Majority(house.MinRootNotice, text)
 	if err != nil {
 		return nil, err
@@ -149,7 +150,7 @@ func run(ctx context.Context, w io.Writer, o options) (*outcome, error) {
 		return nil, err
 	}
 	create, err := teacher.a.SessionCreate(ctx, author.Session{Label: "Civics, term 1", Seed: seed, Simulation: true, Education: true,
-		Registrar: "registrar", Roster: "roster", RootRule: majority, RootGovernanceRule: twoThirds})
+		Registrar: "registrar", Roster: "roster", RootRule: majority, RootGovernanceRule: twoThirds, Texts: [][]byte{ruleText}})
 	if err != nil {
 		return nil, err
 	}

@@ -68,7 +68,8 @@ func run(ctx context.Context, w io.Writer) (*outcome, error) {
 
 	// 3. The session: a seed statute, its rules, a roster of three, and an
 	//    MR that amends nothing (a first vote).
-	text := dag.Sum([]byte("Rules of the embed example."))
+	ruleText := []byte("Rules of the embed example.") // the rules' plain-language text, attached to session.create
+	text := dag.Sum(ruleText)
 	majority, err := author.Majority(house.MinRootNotice, text)
 	if err != nil {
 		return nil, err
@@ -81,7 +82,7 @@ func run(ctx context.Context, w io.Writer) (*outcome, error) {
 		{NID: "/us/t1", Kind: "title", Heading: "Title 1", Children: []statute.NodeSpec{
 			{NID: "/us/t1/s1", Kind: "section", Heading: "Section 1", Text: "The period is 30 days."}}}}})
 	create, err := chair.SessionCreate(ctx, author.Session{Label: "embed", Seed: seed, Simulation: true,
-		Registrar: "registrar", Roster: "roster", RootRule: majority, RootGovernanceRule: twoThirds})
+		Registrar: "registrar", Roster: "roster", RootRule: majority, RootGovernanceRule: twoThirds, Texts: [][]byte{ruleText}})
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ package author
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -146,6 +145,3 @@ func object(v any) ([]byte, dag.ID, error) {
 // ref is {"<member>": id}, the body of a transaction that publishes an
 // object travelling in attachments.
 func ref(member string, id dag.ID) map[string]dag.ID { return map[string]dag.ID{member: id} }
-
-// raw marks bytes that are already canonical JSON.
-func raw(b []byte) json.RawMessage { return json.RawMessage(b) }

@@ -267,7 +267,8 @@ func TestAuthorOverHTTP(t *testing.T) {
 		}
 		return tx
 	}
-	text := dag.Sum([]byte("rules"))
+	ruleText := []byte("rules") // attached: a rule's text must resolve (30k §5)
+	text := dag.Sum(ruleText)
 	maj, _ := author.Majority(house.MinRootNotice, text)
 	two, _ := author.TwoThirds(text)
 	seed := statute.MustTree(&statute.NodeSpec{NID: "/us", Kind: "root", Children: []statute.NodeSpec{
@@ -275,7 +276,7 @@ func TestAuthorOverHTTP(t *testing.T) {
 	gen, _ := house.Genesis(seed.Hash()).ID()
 	chair := members[0]
 	create := send(chair.SessionCreate(ctx, author.Session{Label: "http", Seed: seed, Simulation: true, Registrar: "registrar", Roster: "roster",
-		RootRule: maj, RootGovernanceRule: two}))
+		RootRule: maj, RootGovernanceRule: two, Texts: [][]byte{ruleText}}))
 	sess := create.Made
 	send(chair.GroupCreate(ctx, sess, author.Group{ID: "roster", Members: keys, Admins: keys[:1]}, nil))
 	send(chair.GroupCreate(ctx, sess, author.Group{ID: "registrar", Members: keys[:1], Admins: keys[:1]}, nil))

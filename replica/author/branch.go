@@ -28,6 +28,9 @@ type Branch struct {
 	Protected      bool
 	MergeRule      rules.Ref
 	GovernanceRule rules.Ref
+	// Texts are the plain-language texts the rules' text_ref name, when
+	// the session does not hold them yet: they travel as attachments.
+	Texts [][]byte
 }
 
 // BranchCreate creates branch b in session: the body names the branch
@@ -49,7 +52,7 @@ func (a *Author) BranchCreate(ctx context.Context, session dag.ID, b Branch, par
 	if err != nil {
 		return Tx{}, err
 	}
-	tx, err := a.Seal(ctx, Draft{Type: dag.TxBranchCreate, Session: session, Parents: parents, Body: ref("branch", id), Attach: [][]byte{obj}})
+	tx, err := a.Seal(ctx, Draft{Type: dag.TxBranchCreate, Session: session, Parents: parents, Body: ref("branch", id), Attach: append([][]byte{obj}, b.Texts...)})
 	if err != nil {
 		return Tx{}, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica/house"
+	"github.com/witan-dev/witan/replica/statute"
 	"github.com/witan-dev/witan/rules"
 )
 
@@ -46,6 +47,15 @@ type MR struct {
 	VariantOf     dag.ID
 	// Set is what a governance MR sets on its target (governance only).
 	Set GovSet
+	// Resolutions resolve the merge's conflicts (§6 item 2; merge only).
+	Resolutions []Resolution
+}
+
+// Resolution is one entry of a merge MR's resolutions: the final node at
+// NID, or nil to delete it.
+type Resolution struct {
+	NID  string
+	Node *statute.NodeSpec
 }
 
 // GovSet is what a governance MR sets: at least one member.
@@ -90,7 +100,11 @@ func MRBody(session dag.ID, m MR) ([]byte, dag.ID, error) {
 	switch m.Kind {
 	case KindMerge:
 		body["source"] = map[string]any{"branch": m.Source, "head": m.SourceHead}
-		body["resolutions"] = []any{}
+		rs := make([]any, 0, len(m.Resolutions))
+		for _, r := range m.Resolutions {
+			rs = append(rs, map[string]any{"nid": r.NID, "node": r.Node})
+		}
+		body["resolutions"] = rs
 	case KindGovernance:
 		set := map[string]any{}
 		if m.Set.MergeRule != nil {

@@ -40,6 +40,10 @@ type Session struct {
 	// Districts is a district attribute table in canonical JSON (D72):
 	// the body names it and it travels as an attachment.
 	Districts []byte
+	// Texts are the plain-language texts the rules' text_ref name: they
+	// travel as attachments, since a rule's text must be known or
+	// attached (30k §5; refused unknown_parent otherwise).
+	Texts [][]byte
 }
 
 // SessionCreate creates a session. Its id, the hash of the body, is
@@ -74,6 +78,7 @@ func (a *Author) SessionCreate(ctx context.Context, s Session) (Tx, error) {
 		body["districts"] = dag.Sum(s.Districts)
 		attach = append(attach, s.Districts)
 	}
+	attach = append(attach, s.Texts...)
 	b, err := dag.Marshal(body)
 	if err != nil {
 		return Tx{}, err

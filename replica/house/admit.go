@@ -7,6 +7,7 @@ package house
 
 import (
 	"bytes"
+	"context"
 	"slices"
 
 	"github.com/witan-dev/witan/dag"
@@ -102,7 +103,10 @@ func (v *admission) sessionCreate() error {
 	if msgs := statute.Structure(v.seed, v.env0(s, v.profile)); len(msgs) > 0 {
 		return dag.Errorf(dag.CodeSchema, "house: the seed snapshot fails structure: %s", msgs[0].Detail)
 	}
-	return nil
+	if err := v.h.checkDistricts(s); err != nil { // D72 at admission (l1.go)
+		return err
+	}
+	return v.h.checkRuleTexts(&s.RootRule, &s.RootGovernanceRule)
 }
 
 func (v *admission) env0(s *SessionBody, p *statute.Profile) statute.Env {
@@ -221,7 +225,7 @@ func (v *admission) branchCreate() error {
 			found = true
 			break
 		}
-		if ok, err := dag.IsAncestor(v.h.changeParents(), br.SourceChange, hd); err == nil && ok {
+		if ok, err := dag.IsAncestor(context.Background(), v.h.changeParents(), br.SourceChange, hd); err == nil && ok {
 			found = true
 			break
 		}
@@ -233,6 +237,9 @@ func (v *admission) branchCreate() error {
 		return err
 	}
 	if _, err := rules.Compile(br.GovernanceRule); err != nil {
+		return err
+	}
+	if err := v.h.checkRuleTexts(&br.MergeRule, &br.GovernanceRule); err != nil {
 		return err
 	}
 	v.branch = br
@@ -381,14 +388,21 @@ func (v *admission) mrOpen() error {
 		info.patch = op.Patch
 		env := v.env0(h.body, h.profile)
 		env.MR, env.Fiscal, env.Effective = id, m.Fiscal, m.Effective
+		env.Published = v.publishedRecorder(info) // D56 from the causal past (l1.go)
 		info.checks = statute.Structure(op.Patch.Result, env)
 		info.facts.StructureFailed = len(info.checks) > 0
+		if th, ok := rule.Threshold(); ok && th.Reversion != nil {
+			if err := v.revertFacts(info, m); err != nil { // D41 (l1.go)
+				return err
+			}
+		}
 	}
 	if err := v.shortNotice(info); err != nil { // contest hook (D48, D68)
 		return err
 	}
 	if old := h.mrs[id]; old != nil {
-		info = old // the same body opened again concurrently: same patch and facts
+		v.mergeOpen(old, info) // published: what every open's past publishes (l1.go)
+		info = old             // the same body opened again concurrently: same patch and facts
 	}
 	v.mr = info
 	return nil
@@ -402,6 +416,9 @@ func (v *admission) checkGovernance(m *MR, tb *branchReg) error {
 				return err
 			}
 		}
+	}
+	if err := v.h.checkRuleTexts(m.Set.MergeRule, m.Set.GovernanceRule); err != nil {
+		return err
 	}
 	if m.Set.Owner != "" && v.st.group(m.Set.Owner) == nil {
 		return notAuth("owner group %q does not exist in the causal past", m.Set.Owner)
@@ -550,6 +567,9 @@ func (v *admission) mrDetermine() error {
 	if res.IfClosed != d.Outcome {
 		return notAuth("determination says %s; re-evaluating its %d ballots gives %s", d.Outcome, len(d.Ballots), res.IfClosed)
 	}
+	if err := v.checkFiscal(info, d); err != nil { // D53 (l1.go)
+		return err
+	}
 	v.det = &detRec{tx: v.id, body: d, result: res, el: el}
 	return nil
 }
@@ -558,6 +578,7 @@ func (v *admission) mrDetermine() error {
 func (v *admission) commitStatic(g int32) {
 	h := v.h
 	gs := govStatic{typ: v.env.Type, author: v.env.Author}
+	h.recordNamed(h.gov[g], v.env.Type, v.env.Body) // what it publishes (l1.go)
 	switch v.env.Type {
 	case dag.TxSessionCreate:
 		if h.body == nil {

@@ -203,8 +203,10 @@ func (v *admission) sameFooting(first, o *mrInfo) string {
 	switch {
 	case reg == nil:
 		return "is not open in the causal past"
-	case reg.status != StatusOpen || reg.superseded:
-		return "is not open (it is " + reg.status + " or superseded)"
+	case reg.status != StatusOpen:
+		return "is " + reg.status + ", not open"
+	case reg.superseded:
+		return "is superseded"
 	case o.body.Kind != "merge":
 		return "is a governance MR"
 	case o.body.Target.Branch != first.body.Target.Branch:
@@ -418,7 +420,7 @@ func (v *admission) contestDetermine() error {
 			return notAuth("option %s is in two contests (%s)", o, FlagContestConflict)
 		}
 	}
-	res, targets, err := h.evalContest(d, reg.options, ci)
+	res, targets, err := h.evalContest(d, reg.options, ci, rules.ContestContext{})
 	if err != nil {
 		return err
 	}
@@ -434,7 +436,7 @@ func (v *admission) contestDetermine() error {
 }
 
 // evalContest re-runs the method over exactly the listed rankings.
-func (h *House) evalContest(d *ContestDetermination, options []dag.ID, ci *contestInfo) (rules.ContestResult, []int32, error) {
+func (h *House) evalContest(d *ContestDetermination, options []dag.ID, ci *contestInfo, ctx rules.ContestContext) (rules.ContestResult, []int32, error) {
 	c, err := rules.NewContest(ci.rule, ci.el, ci.id, rules.ContestOpenBody{Options: options, Deadline: ci.deadline})
 	if err != nil {
 		return rules.ContestResult{}, nil, err
@@ -451,7 +453,8 @@ func (h *House) evalContest(d *ContestDetermination, options []dag.ID, ci *conte
 		}
 		targets = append(targets, r.ent)
 	}
-	return c.Result(rules.ContestContext{Facts: h.optionFacts(options)}), targets, nil
+	ctx.Facts = h.optionFacts(options)
+	return c.Result(ctx), targets, nil
 }
 
 func (h *House) optionFacts(options []dag.ID) map[dag.ID]rules.Facts {
@@ -632,8 +635,17 @@ func (h *House) Contests() []dag.ID {
 // contest_conflict).
 func (h *House) ContestOf(mr dag.ID) []dag.ID { return slices.Clone(h.global().inContest[mr]) }
 
-// Contest returns the derived view of contest id.
+// Contest returns the derived view of contest id, with no clock: its
+// result's timing is unknown (as in the session state).
 func (h *House) Contest(id dag.ID) (ContestView, bool) {
+	return h.ContestAt(id, rules.ContestContext{})
+}
+
+// ContestAt is Contest with the clock inputs of an evaluation (ctx.At, the
+// checkpoint time of the executed determination; ctx.NoticeStart, that of
+// the latest option's open): the result's outcome and timing honour them,
+// as advisory on an eventual node. ctx.Facts is ignored.
+func (h *House) ContestAt(id dag.ID, ctx rules.ContestContext) (ContestView, bool) {
 	st := h.global()
 	reg := st.contests[id]
 	ci := h.cs().contests[id]
@@ -668,6 +680,11 @@ func (h *House) Contest(id dag.ID) (ContestView, bool) {
 			Winner: d.result.Winner, Rankings: len(d.body.Rankings), Executed: ex})
 		if ex {
 			v.Result, executed = d.result, true
+			if !ctx.At.IsZero() {
+				if res, _, err := h.evalContest(d.body, d.options, h.ct.contests[id], ctx); err == nil {
+					v.Result = res
+				}
+			}
 		}
 	}
 	if !executed {
@@ -679,7 +696,8 @@ func (h *House) Contest(id dag.ID) (ContestView, bool) {
 					_ = c.Add(rules.Ranking{Tx: h.ents[r.ent].id, Author: r.author, RankBody: r.body})
 				}
 			}
-			v.Result = c.Result(rules.ContestContext{Facts: h.optionFacts(reg.options)})
+			ctx.Facts = h.optionFacts(reg.options)
+			v.Result = c.Result(ctx)
 		}
 	}
 	return v, true

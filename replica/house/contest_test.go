@@ -153,3 +153,84 @@ func TestContestConvergence(t *testing.T) {
 		t.Fatalf("full derivation differs:\n%s\nwant\n%s", js, wantJSON)
 	}
 }
+
+// The body of contest.determine, witan's reading (docs/deviations.md):
+// each case with the code it gets ("" = accepted).
+func TestDecodeContestDetermination(t *testing.T) {
+	x := "sha256:79032b8a85663acddd601fd25371b7cb91f3ee6fbe68215f3cf6d4736bcbeea9"
+	y := "sha256:29c5120adae5233a36614587862be0430c91aefe296d9ddffa0e043b71460f6e"
+	for _, c := range []struct{ body, code string }{
+		{`{"contest":"` + x + `","rankings":["` + y + `"],"outcome":"approved","winner":"` + y + `"}`, ""},
+		{`{"contest":"` + x + `","rankings":[],"outcome":"rejected","winner":"status_quo"}`, ""},
+		{`{"contest":"` + x + `","rankings":[],"outcome":"rejected","winner":null}`, ""},
+		{`{"contest":"` + x + `","rankings":[],"outcome":"pending"}`, ""},
+		{`{"contest":"` + x + `","rankings":[],"outcome":"approved"}`, "schema"},
+		{`{"contest":"` + x + `","rankings":[],"outcome":"approved","winner":"status_quo"}`, "schema"},
+		{`{"contest":"` + x + `","rankings":[],"outcome":"expired"}`, "schema"},
+		{`{"contest":"` + x + `","rankings":["` + y + `","` + y + `"],"outcome":"pending"}`, "schema"},
+		{`{"contest":"` + x + `","outcome":"pending"}`, "schema"},
+		{`{"rankings":[],"outcome":"pending"}`, "schema"},
+		{`{"contest":"` + x + `","rankings":[],"outcome":"pending","extra":1}`, "schema"},
+		{`{"contest":"` + x + `","rankings":[],"outcome":"rejected","winner":"nobody"}`, "schema"},
+	} {
+		_, err := house.DecodeContestDetermination([]byte(c.body))
+		if got := string(dag.CodeOf(err)); got != c.code {
+			t.Errorf("%s: code %q (%v), want %q", c.body, got, err, c.code)
+		}
+	}
+}
+
+// Two concurrent contest.open grouping the same MRs: in the merged state
+// the MRs are in two contests, both are flagged contest_conflict, and a
+// determination that sees both is refused; every delivery order agrees.
+func TestContestConflict(t *testing.T) {
+	b := ht.New(ht.Options{})
+	var all []ht.Tx
+	last := b.Create.ID
+	add := func(tx ht.Tx) ht.Tx { all = append(all, tx); last = tx.ID; return tx }
+	add(b.Create)
+	add(b.GroupCreate(ht.Member(0), "roster", ht.Members(0, 5), ht.Members(0, 1), last))
+	add(b.GroupCreate(ht.Member(0), "registrar", ht.Members(0, 1), ht.Members(0, 1), last))
+	add(b.GroupCreate(ht.Member(1), "drafters", ht.Members(1, 3), ht.Members(1, 2), last))
+	var opts []dag.ID
+	for i := 0; i < 2; i++ {
+		name := fmt.Sprintf("d%d", i)
+		add(b.BranchCreate(ht.Member(1), name, "drafters", house.RootBranch, b.Genesis, false, ht.AlwaysAllow(), ht.TwoThirds(), last))
+		tx, change := b.Append(ht.Member(2), name, b.Genesis, []statute.Op{ht.Replace(b.Trees[b.Genesis], "/us/t1/s1", fmt.Sprintf("%d days.", 40+i))}, last)
+		add(tx)
+		open, mr := b.Open(ht.Member(1), ht.MR{Source: name, SourceHead: change, TargetHead: b.Genesis, Members: ht.Members(0, 5), Rule: ht.Majority(house.MinRootNotice)}, last)
+		add(open)
+		opts = append(opts, mr)
+	}
+	base := last
+	c1 := b.Sign(ht.Member(3), dag.TxContestOpen, map[string]any{"options": opts}, []dag.ID{base})
+	c2 := b.Sign(ht.Member(4), dag.TxContestOpen, map[string]any{"options": opts}, []dag.ID{base})
+	all = append(all, c1, c2)
+	det := b.Sign(ht.Member(4), dag.TxContestDetermine, map[string]any{"contest": c1.ID, "rankings": []dag.ID{}, "outcome": "rejected", "winner": rules.StatusQuo}, []dag.ID{c1.ID, c2.ID})
+	all = append(all, det)
+	h0, refused := replay(t, b, all)
+	if !slices.Equal(refused, []dag.ID{det.ID}) {
+		t.Fatalf("refused %v, want the determination %s", refused, det.ID)
+	}
+	st := h0.State()
+	if len(st.Contests) != 2 {
+		t.Fatalf("contests %+v", st.Contests)
+	}
+	for _, c := range st.Contests {
+		if !slices.Contains(c.Flags, house.FlagContestConflict) || c.Status != house.ContestOpen {
+			t.Fatalf("contest %s: %s %v", c.ID, c.Status, c.Flags)
+		}
+	}
+	want, _ := stateHash(t, h0)
+	for i := 0; i < 5; i++ {
+		order := slices.Clone(all)
+		for j := range order {
+			k := (j*7 + i*3) % len(order)
+			order[j], order[k] = order[k], order[j]
+		}
+		h, _ := replay(t, b, order)
+		if got, js := stateHash(t, h); got != want {
+			t.Fatalf("order %d: state differs:\n%s", i, js)
+		}
+	}
+}

@@ -30,6 +30,16 @@
 // concurrent_append, concurrent_open, contradictory_determination — never a
 // silent pick (docs/replica.md, docs/deviations.md).
 //
+// # What admission decides from the causal past (l1.go)
+//
+// Besides authorisation, admission decides from the entry and its causal
+// past only: whether a merge MR into the root reverts text (D41, fed to the
+// rule's reversion threshold), whether each sha256 reference in its
+// merged text is published in the session (D56; Published answers /checks
+// with the same record), that rule texts and the district table resolve
+// and that the table has only region and density (D72), and that an
+// approval of a fiscal MR has an estimate in its causal past (D53).
+//
 // # The caller's duties
 //
 //  1. Make one House per session with New, giving it the objects bodies

@@ -5,6 +5,7 @@ package house
 // state of its causal past and folds it in.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -81,6 +82,14 @@ type House struct {
 	objs    Objects
 	ct      *contestState // contests (contest.go); a contest hook
 
+	// named maps an object id to the governance entries (entry indexes)
+	// whose bodies name it: what they publish in the session (l1.go).
+	named map[dag.ID][]int32
+	// estimateInPast reports whether an accepted opinion with an estimate
+	// on mr is in the causal past of an entry with these parents (D53).
+	// Nil until the House accepts opinions: no estimate exists.
+	estimateInPast func(mr dag.ID, parents []int32) bool
+
 	counts Counts
 	// The MR of the last ballot judged and the governance state it was
 	// judged in (states are never changed once made): ballots come in
@@ -140,6 +149,9 @@ type mrInfo struct {
 	facts  rules.Facts
 	patch  *statute.Patch // merge only
 	checks []statute.Message
+	// published records, for each sha256 reference in the merged text,
+	// whether it was published in the causal past of the open (l1.go).
+	published map[dag.ID]bool
 	// cast lists the MR's ballots (indexes in House.ballots) in the order
 	// they were admitted, which is the order a determination usually lists
 	// them in: mrDetermine tries the next one before the index.
@@ -275,8 +287,10 @@ func (h *House) judge(id dag.ID, env *dag.Envelope, parents []int32, depth int32
 	}
 	v := admission{h: h, id: id, env: env, st: st, parents: parents}
 	v.wit = h.witness(env, st, parents) // contest hook
-	st = h.withDue(st, v.wit, id)       // timing hook: expiries due at this entry (expiry.go)
-	v.st = st
+	if isGov(env.Type) {                // timing hook: expiries due at this entry (expiry.go); ballots and rankings read no branch
+		st = h.withDue(st, v.wit, id)
+		v.st = st
+	}
 	if err := v.validate(); err != nil {
 		return err
 	}
@@ -578,7 +592,7 @@ func (h *House) Snapshot(change dag.ID) (*statute.Tree, error) { return h.tree(c
 
 // changeParents is the Change DAG as a dag.ParentSource.
 func (h *House) changeParents() dag.ParentSource {
-	return dag.ParentsFunc(func(id dag.ID) ([]dag.ID, error) {
+	return dag.ParentsFunc(func(_ context.Context, id dag.ID) ([]dag.ID, error) {
 		c, ok := h.changes[id]
 		if !ok {
 			return nil, fmt.Errorf("house: change %s: %w", id, dag.ErrNotFound)

@@ -56,6 +56,24 @@ func TestSessionCreate(t *testing.T) {
 		{"unknown member", func(m map[string]any) { m["speaker"] = "group:x" }, false, dag.CodeSchema},
 		{"member name in another case", func(m map[string]any) { m["Label"] = m["label"]; delete(m, "label") }, false, dag.CodeSchema},
 		{"seed not attached", func(map[string]any) {}, true, dag.CodeUnknownParent},
+		// A rule's text must resolve (30k §5: every sha256 reference is
+		// known or attached; §7: each kind has a statute-ready text).
+		{"root rule text not attached", func(m map[string]any) {
+			r := ht.Majority(house.MinRootNotice)
+			r.TextRef = dag.Sum([]byte("a text nobody attached"))
+			m["root_rule"] = r
+		}, false, dag.CodeUnknownParent},
+		// D72 at admission: a table with a religion column is refused
+		// when session.create is admitted, not only when ?by= reads it.
+		{"district table with religion (D72)", func(m map[string]any) {
+			m["simulation"], m["districts"] = true, dag.Sum(religionTable)
+		}, false, dag.CodeDistrictAttributeInvalid},
+		{"district table region and density (D72)", func(m map[string]any) {
+			m["simulation"], m["districts"] = true, dag.Sum(goodTable)
+		}, false, ""},
+		{"district table not attached (D72)", func(m map[string]any) {
+			m["simulation"], m["districts"] = true, dag.Sum([]byte("{}"))
+		}, false, dag.CodeUnknownParent},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -65,9 +83,9 @@ func TestSessionCreate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var attach [][]byte
+			attach := [][]byte{ht.RuleText, religionTable, goodTable}
 			if !c.noSeed {
-				attach = seedObjs
+				attach = append(attach, seedObjs...)
 			}
 			tx := b.Sign(ht.Member(0), dag.TxSessionCreate, json.RawMessage(raw), nil)
 			objs := house.ObjectMap{}
@@ -228,3 +246,9 @@ func TestConcurrentOpensUnderDifferentApprovers(t *testing.T) {
 		t.Fatal("the order changed the state")
 	}
 }
+
+// District tables of D72 in witan's format (docs/deviations.md).
+var (
+	religionTable = []byte(`{"attributes":{"density":["urban"],"region":["north"],"religion":["x"]},"members":{}}`)
+	goodTable     = []byte(`{"attributes":{"density":["rural","urban"],"region":["north","south"]},"members":{}}`)
+)

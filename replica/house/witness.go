@@ -29,11 +29,44 @@ func (h *House) witness(env *dag.Envelope, st *govState, parents []int32) int64 
 		}
 	}
 	if member {
-		if t, err := time.Parse(time.RFC3339Nano, env.TS); err == nil {
-			w = max(w, t.Unix())
+		if s, ok := unixSeconds(env.TS); ok {
+			w = max(w, s)
 		}
 	}
 	return w
+}
+
+// unixSeconds reads an envelope ts (RFC 3339 UTC, checked by dag) in whole
+// seconds. The common form YYYY-MM-DDTHH:MM:SSZ is read by hand, since
+// every entry pays for it; any other goes through time.Parse.
+func unixSeconds(ts string) (int64, bool) {
+	if len(ts) == 20 && ts[4] == '-' && ts[7] == '-' && ts[10] == 'T' && ts[13] == ':' && ts[16] == ':' && ts[19] == 'Z' {
+		n := func(i, j int) (int, bool) {
+			v := 0
+			for k := i; k < j; k++ {
+				c := ts[k]
+				if c < '0' || c > '9' {
+					return 0, false
+				}
+				v = v*10 + int(c-'0')
+			}
+			return v, true
+		}
+		y, ok1 := n(0, 4)
+		mo, ok2 := n(5, 7)
+		d, ok3 := n(8, 10)
+		hh, ok4 := n(11, 13)
+		mm, ok5 := n(14, 16)
+		ss, ok6 := n(17, 19)
+		if ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && hh < 24 && mm < 60 && ss < 60 {
+			return time.Date(y, time.Month(mo), d, hh, mm, ss, 0, time.UTC).Unix(), true
+		}
+	}
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	if err != nil {
+		return 0, false
+	}
+	return t.Unix(), true
 }
 
 // Witnessed returns the witnessed time at the admitted entry tx, and

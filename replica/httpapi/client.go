@@ -138,7 +138,11 @@ func (c *Client) Get(ctx context.Context, path string, q url.Values, out any) er
 func (c *Client) Submit(ctx context.Context, envelope []byte, attachments [][]byte) (*replica.Receipt, error) {
 	tx := Transaction{Envelope: envelope, Attachments: make([]json.RawMessage, len(attachments))}
 	for i, a := range attachments {
-		tx.Attachments[i] = a
+		w, err := AttachmentWire(a)
+		if err != nil {
+			return nil, err
+		}
+		tx.Attachments[i] = w
 	}
 	var ok ReceiptAnswer
 	err := c.Do(ctx, http.MethodPost, "/transactions", nil, tx, &ok)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
+	"github.com/witan-dev/witan/rules"
 )
 
 // mrFinality is the finality of what describes an MR's outcome.
@@ -59,7 +60,39 @@ func (s *Server) reviewHandler(what string) handlerFunc {
 			}
 			view = fs
 		}
-		return writeJSON(w, map[string]any{what: view, "mr": id, "merge_base": rv.Base, "session": labels.Session,
-			"simulation": labels.Simulation, "finality": fin})
+		ans := map[string]any{what: view, "mr": id, "merge_base": rv.Base, "session": labels.Session,
+			"simulation": labels.Simulation, "finality": fin}
+		if what == "facts" {
+			// Beside the fact sheet (whose members §6 fixes): the
+			// threshold the MR's rule applies, the reversion threshold
+			// of D41 when the sheet lists reverts.
+			ans["rule_threshold"] = ruleThreshold(rv)
+		}
+		return writeJSON(w, ans)
 	}
+}
+
+// RuleThreshold is the threshold a threshold_vote MR is judged by: num/den
+// of its rule, or the rule's reversion num/den when the MR reverts text
+// (D41). Reversion is true in that case.
+type RuleThreshold struct {
+	Num       uint64 `json:"num"`
+	Den       uint64 `json:"den"`
+	Reversion bool   `json:"reversion"`
+}
+
+// ruleThreshold returns rv's threshold, or nil for a rule without one.
+func ruleThreshold(rv *replica.Review) *RuleThreshold {
+	r, err := rules.Compile(rv.Body.Rule)
+	if err != nil {
+		return nil
+	}
+	th, ok := r.Threshold()
+	if !ok {
+		return nil
+	}
+	if rv.RuleFacts.Reverts && th.Reversion != nil {
+		return &RuleThreshold{Num: th.Reversion.Num, Den: th.Reversion.Den, Reversion: true}
+	}
+	return &RuleThreshold{Num: th.Num, Den: th.Den}
 }

@@ -91,6 +91,7 @@ type Server struct {
 
 	labelMu    gosync.Mutex
 	labelCache map[string]sessionLabels
+	patterns   []string // every routed path, for the D54 walk test
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -128,6 +129,7 @@ func (s *Server) route(path string, methods map[string]handlerFunc) {
 	if _, ok := methods[http.MethodGet]; ok {
 		allow = append(allow, http.MethodHead)
 	}
+	s.patterns = append(s.patterns, path)
 	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 		m := r.Method
 		if m == http.MethodHead {
@@ -202,7 +204,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "no-store")
-	s.mux.ServeHTTP(w, r)
+	s.serveLabelled(w, r) // D54's label, in one place (label.go)
 }
 
 // errProblem is an error that is already a problem to write.

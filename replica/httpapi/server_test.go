@@ -156,7 +156,7 @@ func TestCapability(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.Consistency != "eventual" || c.TrustModel != "crdt-replicas" || c.ConformanceLevel != "L0" || c.Protocol != "oth/0.10" {
+		if c.Consistency != "eventual" || c.TrustModel != "crdt-replicas" || c.ConformanceLevel != "L1" || c.Protocol != "oth/0.10" {
 			t.Fatalf("%s: %+v", p, c)
 		}
 		for _, k := range c.RuleKinds {
@@ -562,8 +562,8 @@ func TestRefs(t *testing.T) {
 		env, _, _, _ := dag.DecodeEnvelope(le.Envelope)
 		switch env.Type {
 		case dag.TxSessionCreate:
-			if len(le.Attachments) != 5 { // root, title, three sections
-				t.Fatalf("session.create travels with %d objects, want the seed's 5 nodes", len(le.Attachments))
+			if len(le.Attachments) != 6 { // root, title, three sections, the rules' text
+				t.Fatalf("session.create travels with %d objects, want the seed's 5 nodes and the rule text", len(le.Attachments))
 			}
 		case dag.TxBranchAppend:
 			if len(le.Attachments) != 4 { // change, root, title, section 1

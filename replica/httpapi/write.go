@@ -53,7 +53,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) error {
 	}
 	atts := make([][]byte, 0, len(tx.Attachments))
 	for i, a := range tx.Attachments {
-		c, err := dag.Canonicalize(a)
+		c, err := AttachmentObject(a)
 		if err != nil {
 			return problemf(dag.CodeSchema, "attachment %d: %v", i, err)
 		}

@@ -200,9 +200,7 @@ func (n *Node) ingestBlocks(ctx context.Context, space string, items []sync.Item
 		if err != nil {
 			id := dag.Sum(it.Data)
 			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Quarantined, Code: dag.Code(memoryblock.CodeOf(err)), Reason: err.Error()}
-			n.mu.Lock()
-			n.memQuar[id] = dag.Code(memoryblock.CodeOf(err))
-			n.mu.Unlock()
+			n.quarantineBlock(id, dag.Code(memoryblock.CodeOf(err)))
 			continue
 		}
 		id := b.ID()
@@ -227,9 +225,7 @@ func (n *Node) ingestBlocks(ctx context.Context, space string, items []sync.Item
 				continue
 			}
 			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Quarantined, Code: dag.Code(code), Reason: r.Err().Error()}
-			n.mu.Lock()
-			n.memQuar[id] = dag.Code(code)
-			n.mu.Unlock()
+			n.quarantineBlock(id, dag.Code(code))
 			continue
 		}
 		batch.Entries = append(batch.Entries, b.Entry(space))
@@ -266,4 +262,18 @@ func (n *Node) SubscribeMemory(fn func(name string)) (cancel func()) {
 			fn(name)
 		}
 	})
+}
+
+// MaxMemoryQuarantine bounds the refused memory blocks the node remembers
+// (in memory: a peer's garbage must cost bounded memory). Past it, a
+// refused block is refused again each time it is sent, not remembered.
+const MaxMemoryQuarantine = 1 << 14
+
+// quarantineBlock remembers that block id was refused for good with code.
+func (n *Node) quarantineBlock(id dag.ID, code dag.Code) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if len(n.memQuar) < MaxMemoryQuarantine {
+		n.memQuar[id] = code
+	}
 }

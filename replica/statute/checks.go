@@ -248,7 +248,10 @@ func scanTree(t *Tree, env Env) *scan {
 			sc.structure = append(sc.structure, Message{Detail: "malformed marker " + bad, NIDs: []string{n.nid}})
 		}
 		for _, name := range markerNames {
-			if c := m.count(name); c > 1 {
+			// §4 "at most one of each marker" is not applied to cross-
+			// references: a provision may cite several others, and §6's
+			// references check reads "every [[ref:nid]]" (docs/deviations.md).
+			if c := m.count(name); c > 1 && name != MarkRef {
 				sc.structure = append(sc.structure, Message{Detail: fmt.Sprintf("%d [[%s:]] markers; a node may carry at most one", c, name), NIDs: []string{n.nid}})
 			}
 		}

@@ -1,6 +1,7 @@
 package statute
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -507,5 +508,7 @@ func Open(changes dag.ParentSource, snaps Snapshots, mr MergeRequest) (*Opened, 
 // reflexive, so the merge-base of a change and its descendant is the
 // change itself.
 func MergeBase(changes dag.ParentSource, source, target dag.ID) (dag.ID, error) {
-	return dag.MergeBase(changes, source, target)
+	// The Change DAG a pure evaluator holds is in memory: there is no
+	// caller context to honour.
+	return dag.MergeBase(context.Background(), changes, source, target)
 }

@@ -29,11 +29,10 @@ type view struct {
 // and then, so entries conflict; some actions are unauthorised or wrong on
 // purpose.
 type History struct {
-	B      *Builder
-	All    []Tx // in generation order (a causal order)
-	views  []*view
-	mrEl   map[dag.ID][]dag.Key
-	nextID int
+	B     *Builder
+	All   []Tx // in generation order (a causal order)
+	views []*view
+	mrEl  map[dag.ID][]dag.Key
 }
 
 func (hs *History) add(t *rapid.T, v *view, tx Tx) {

@@ -59,8 +59,13 @@ func Members(from, to int) []dag.Key {
 // Tx is one sealed envelope with the objects it needs (the author API's).
 type Tx = author.Tx
 
+// RuleText is the plain-language text of every rule of the test
+// sessions, a plain-text object named by the hash of its bytes; the
+// session.create and every branch.create carry it.
+var RuleText = []byte("witan housetest rule text")
+
 // TextRef names the rule texts of the test sessions.
-var TextRef = dag.Sum([]byte("witan housetest rule text"))
+var TextRef = dag.Sum(RuleText)
 
 // Ref builds a rule reference; minNotice < 0 is null.
 func Ref(kind, params string, minNotice int64) rules.Ref {
@@ -153,7 +158,7 @@ func New(o Options) *Builder {
 	b := &Builder{Author: o.Author, Seed: seed, Objects: house.ObjectMap{}, Trees: map[dag.ID]*statute.Tree{},
 		t: time.Date(2026, 9, 21, 12, 0, 0, 0, time.UTC)}
 	sc := author.Session{Label: o.Label, Seed: seed, Simulation: o.Simulation, Education: o.Education,
-		Registrar: "registrar", Roster: "roster", RootRule: rr, RootGovernanceRule: TwoThirds(), Districts: o.Districts}
+		Registrar: "registrar", Roster: "roster", RootRule: rr, RootGovernanceRule: TwoThirds(), Districts: o.Districts, Texts: [][]byte{RuleText}}
 	if o.Observers {
 		sc.Observers = "observers"
 	}
@@ -219,7 +224,7 @@ func (b *Builder) GroupUpdate(s *dag.Signer, id string, members, admins []dag.Ke
 // BranchCreate creates a public branch forked from srcBranch at srcChange.
 func (b *Builder) BranchCreate(s *dag.Signer, name, owner, srcBranch string, srcChange dag.ID, protected bool, merge, gov rules.Ref, parents ...dag.ID) Tx {
 	return b.must(b.author(s).BranchCreate(context.Background(), b.Session, author.Branch{Name: name, Owner: owner,
-		SourceBranch: srcBranch, SourceChange: srcChange, Protected: protected, MergeRule: merge, GovernanceRule: gov}, given(parents)))
+		SourceBranch: srcBranch, SourceChange: srcChange, Protected: protected, MergeRule: merge, GovernanceRule: gov, Texts: [][]byte{RuleText}}, given(parents)))
 }
 
 // Replace returns the op setting the text of leaf nid in t.
@@ -257,12 +262,19 @@ type MR struct {
 	Summary    string
 	Supersedes dag.ID
 	Set        map[string]any // governance
+	Fiscal     bool           // D53
+	// Resolutions resolve conflicts (§6 item 2).
+	Resolutions []author.Resolution
 }
+
+// Resolution is one entry of an MR's resolutions.
+type Resolution = author.Resolution
 
 // authorMR is m as the author API takes it.
 func authorMR(m MR) author.MR {
 	am := author.MR{Kind: m.Kind, Source: m.Source, SourceHead: m.SourceHead, Target: m.Target, TargetHead: m.TargetHead,
-		Group: m.Group, Members: m.Members, Rule: m.Rule, Summary: m.Summary, Supersedes: m.Supersedes}
+		Group: m.Group, Members: m.Members, Rule: m.Rule, Summary: m.Summary, Supersedes: m.Supersedes,
+		Fiscal: m.Fiscal, Resolutions: m.Resolutions}
 	for k, v := range m.Set {
 		r, ok := v.(rules.Ref)
 		switch {

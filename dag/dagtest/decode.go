@@ -1,4 +1,6 @@
-package dag_test
+package dagtest
+
+// A deliberately plain reference decoder for signed envelopes.
 
 import (
 	"encoding/base64"
@@ -10,29 +12,30 @@ import (
 	"github.com/witan-dev/witan/dag"
 )
 
-// refDecoded is what refDecode finds in an envelope.
-type refDecoded struct {
+// NaiveDecoded is what NaiveDecode finds in an envelope.
+type NaiveDecoded struct {
 	Envelope  dag.Envelope
 	Canonical []byte
 	ID        dag.ID
 	Signing   []byte // the canonical envelope without "sig"
 }
 
-// refDecode is the reference DecodeSigned is held against: the rules of
-// 30k §4 spelled out with Canonicalize, encoding/json and the exported
-// parsers, as plainly as possible and with no care for speed. A copy lives
-// in fuzz/dag_fuzz_test.go, which cannot import a test file.
-func refDecode(in []byte) (refDecoded, error) {
-	var r refDecoded
-	fail := func(detail string) (refDecoded, error) {
-		return refDecoded{}, &dag.ProtocolError{Code: dag.CodeSchema, Detail: "reference: " + detail}
+// NaiveDecode is the reference dag.DecodeSigned is held against (by dag's
+// tests and the fuzz targets in fuzz/): the rules of 30k §4 spelled out
+// with dag.Canonicalize, encoding/json and the exported parsers, as plainly
+// as possible and with no care for speed. Errors are dag.ProtocolErrors
+// whose codes a decoder must match; the details are the reference's own.
+func NaiveDecode(in []byte) (NaiveDecoded, error) {
+	var r NaiveDecoded
+	fail := func(detail string) (NaiveDecoded, error) {
+		return NaiveDecoded{}, &dag.ProtocolError{Code: dag.CodeSchema, Detail: "reference: " + detail}
 	}
 	if len(in) > dag.MaxEnvelopeSize {
 		return fail("too large")
 	}
 	canon, err := dag.Canonicalize(in)
 	if err != nil {
-		return refDecoded{}, err
+		return NaiveDecoded{}, err
 	}
 	var m map[string]json.RawMessage
 	if canon[0] != '{' || json.Unmarshal(canon, &m) != nil {
@@ -68,10 +71,10 @@ func refDecode(in []byte) (refDecoded, error) {
 		return fail("ts is not RFC 3339 UTC")
 	}
 	if e.Session, err = dag.ParseID(session); err != nil {
-		return refDecoded{}, err
+		return NaiveDecoded{}, err
 	}
 	if e.Author, err = dag.ParseKey(author); err != nil {
-		return refDecoded{}, err
+		return NaiveDecoded{}, err
 	}
 	// The signature has one spelling: what RawURLEncoding writes for 64 bytes.
 	if e.Sig, err = base64.RawURLEncoding.DecodeString(sig); err != nil || len(e.Sig) != 64 || base64.RawURLEncoding.EncodeToString(e.Sig) != sig {
@@ -89,13 +92,13 @@ func refDecode(in []byte) (refDecoded, error) {
 		}
 		id, err := dag.ParseID(s)
 		if err != nil {
-			return refDecoded{}, err
+			return NaiveDecoded{}, err
 		}
 		e.Parents = append(e.Parents, id)
 	}
 	e.Body = m["body"]
 	if err := e.Check(); err != nil {
-		return refDecoded{}, err
+		return NaiveDecoded{}, err
 	}
 	delete(m, "sig")
 	unsigned, err := json.Marshal(m)

@@ -1,0 +1,114 @@
+package httpapi
+
+// This file is the one place that labels answers about simulated sessions
+// (D54): every JSON answer (problems included) concerning a session whose
+// session.create says simulation: true gets "simulation": true at its top
+// level, whatever handler wrote it, so a new endpoint cannot forget the
+// label. A signed object (a receipt, a checkpoint) is never changed: the
+// label goes beside it, in the answer that carries it.
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
+)
+
+// labelWriter holds an answer until the handler is done, so the label can
+// be added to it.
+type labelWriter struct {
+	h      http.Header
+	status int
+	buf    bytes.Buffer
+}
+
+func (lw *labelWriter) Header() http.Header { return lw.h }
+func (lw *labelWriter) WriteHeader(st int) {
+	if lw.status == 0 {
+		lw.status = st
+	}
+}
+func (lw *labelWriter) Write(b []byte) (int, error) {
+	if lw.status == 0 {
+		lw.status = http.StatusOK
+	}
+	return lw.buf.Write(b)
+}
+
+// anySimulated reports whether the node holds a simulated session.
+func (s *Server) anySimulated(r *http.Request) bool {
+	for _, sp := range s.rep.Sessions() {
+		if s.labels(r.Context(), sp).Simulation {
+			return true
+		}
+	}
+	return false
+}
+
+// concernsSimulation reports whether an answer is about a simulated
+// session: the session the request names (?session=, /sessions/{id}),
+// else the session or space the answer names, else — an answer that names
+// none, such as the capability document or an object — any session the
+// node holds.
+func (s *Server) concernsSimulation(r *http.Request, top map[string]json.RawMessage) bool {
+	ctx := r.Context()
+	if q := r.URL.Query().Get("session"); q != "" {
+		return s.labels(ctx, q).Simulation
+	}
+	if id, ok := strings.CutPrefix(r.URL.Path, Base+"/sessions/"); ok && id != "" {
+		return s.labels(ctx, id).Simulation
+	}
+	for _, k := range []string{"session", "space"} {
+		var sp string
+		if raw, ok := top[k]; ok && json.Unmarshal(raw, &sp) == nil && sp != "" {
+			return s.labels(ctx, sp).Simulation
+		}
+	}
+	return true // anySimulated held
+}
+
+// serveLabelled runs the mux and adds the simulation label where D54 asks.
+func (s *Server) serveLabelled(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, Base+"/memory") || !s.anySimulated(r) {
+		s.mux.ServeHTTP(w, r) // memory spaces are not sessions
+		return
+	}
+	lw := &labelWriter{h: w.Header()}
+	s.mux.ServeHTTP(lw, r)
+	body := lw.buf.Bytes()
+	ct := w.Header().Get("Content-Type")
+	if (strings.HasPrefix(ct, "application/json") || strings.HasPrefix(ct, ContentTypeProblem)) && len(body) > 0 && body[0] == '{' {
+		var top map[string]json.RawMessage
+		if json.Unmarshal(body, &top) == nil && s.concernsSimulation(r, top) {
+			body = addSimulation(body, top)
+		}
+	}
+	if lw.status == 0 {
+		lw.status = http.StatusOK
+	}
+	w.Header().Del("Content-Length")
+	w.WriteHeader(lw.status)
+	w.Write(body)
+}
+
+// addSimulation returns the JSON object body with "simulation": true.
+func addSimulation(body []byte, top map[string]json.RawMessage) []byte {
+	if v, ok := top["simulation"]; ok {
+		if string(v) == "true" {
+			return body
+		}
+		top["simulation"] = json.RawMessage("true")
+		b, err := json.Marshal(top)
+		if err != nil {
+			return body
+		}
+		return append(b, '\n')
+	}
+	rest := bytes.TrimLeft(body[1:], " \t\r\n")
+	out := make([]byte, 0, len(body)+20)
+	out = append(out, `{"simulation":true`...)
+	if len(rest) > 0 && rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, rest...)
+}
