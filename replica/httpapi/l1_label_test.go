@@ -78,6 +78,7 @@ func TestSimulationLabelEveryEndpoint(t *testing.T) {
 		"/oth/v0/proofs/consistency":                    {"/proofs/consistency?from=1", "/proofs/consistency?log=refusals&from=0"},
 		"/oth/v0/refusals":                              {"/refusals"},
 		"/oth/v0/refusals/checkpoint":                   {"/refusals/checkpoint"},
+		"/oth/v0/extract/{hash}":                        {"/extract/" + s.last.String()},
 		"/oth/v0/transactions":                          nil, // POST, above
 		"/oth/v0/memory":                                nil, // memory spaces are not sessions
 		"/oth/v0/memory/{space}/heads":                  nil,

@@ -179,6 +179,7 @@ func (s *Server) routes() {
 	s.route(Base+"/proofs/consistency", get(s.consistency))        // proofs.go
 	s.route(Base+"/refusals", get(s.refusalLog))                   // refusals.go
 	s.route(Base+"/refusals/checkpoint", get(s.refusalCheckpoint)) // refusals.go
+	s.route(Base+"/extract/{hash}", get(s.extract))                // extract.go
 	s.route(Base+"/peers", map[string]handlerFunc{http.MethodGet: s.peers, http.MethodPost: s.connect})
 	// witan's memory-block API (not part of 30k).
 	s.route(Base+"/memory", get(s.memorySpaces))
