@@ -79,6 +79,7 @@ func TestSimulationLabelEveryEndpoint(t *testing.T) {
 		"/oth/v0/refusals":                              {"/refusals"},
 		"/oth/v0/refusals/checkpoint":                   {"/refusals/checkpoint"},
 		"/oth/v0/extract/{hash}":                        {"/extract/" + s.last.String()},
+		"/oth/v0/cite/{hash}":                           {"/cite/" + b.Genesis.String()},
 		"/oth/v0/transactions":                          nil, // POST, above
 		"/oth/v0/memory":                                nil, // memory spaces are not sessions
 		"/oth/v0/memory/{space}/heads":                  nil,
