@@ -22,7 +22,9 @@ import (
 //
 // where session is computed for session.create, parents default to the
 // node's current heads of the session (what this author has seen), and ts
-// defaults to now. The signed receipt is printed; a rejection exits 1.
+// defaults to now. An attachment is a JSON object, or a JSON string for a
+// plain-text document (a rule's text). The signed receipt is printed; a
+// rejection exits 1.
 type SubmitCommand struct {
 	main *Main
 	now  func() time.Time
@@ -87,7 +89,9 @@ func (c *SubmitCommand) Run(ctx context.Context, args []string) error {
 	}
 	atts := make([][]byte, len(d.Attachments))
 	for i, a := range d.Attachments {
-		if atts[i], err = dag.Canonicalize(a); err != nil {
+		// A JSON string is a plain-text document, such as a rule's text
+		// (docs/wire-format.md, open point 1).
+		if atts[i], err = httpapi.AttachmentObject(a); err != nil {
 			return fmt.Errorf("attachment %d: %w", i, err)
 		}
 	}

@@ -396,7 +396,7 @@ func TestEmergencyMergedAndExpired(t *testing.T) {
 	nd.submit(t, s, b.GroupCreate(ht.Member(0), "registrar", ht.Members(0, 1), ht.Members(0, 1), s.last))
 	nd.submit(t, s, b.GroupCreate(ht.Member(1), "drafters", ht.Members(1, 3), ht.Members(1, 2), s.last))
 	nd.submit(t, s, b.BranchCreate(ht.Member(1), "draft", "drafters", house.RootBranch, b.Genesis, false, ht.AlwaysAllow(), ht.TwoThirds(), s.last))
-	tx, change := b.Append(ht.Member(2), "draft", b.Genesis, []statute.Op{ht.Replace(b.Trees[b.Genesis], "/us/t1/s1", "The period is 5 days.")}, s.last)
+	tx, change := b.Append(ht.Member(2), "draft", b.Genesis, []statute.Op{ht.Replace(b.Trees[b.Genesis], "/us/t1/s1", "The period is 5 days."), ht.Replace(b.Trees[b.Genesis], "/us/t1/s2", "The period is 5 days.")}, s.last)
 	nd.submit(t, s, tx)
 	raw, mr := b.MRBody(ht.MR{Source: "draft", SourceHead: change, TargetHead: b.Genesis, Members: ht.Members(0, 10), Rule: ht.Majority(house.MinRootNotice)})
 	raw = bytes.Replace(raw, []byte(`"emergency":false`), []byte(`"emergency":true`), 1)
@@ -420,6 +420,26 @@ func TestEmergencyMergedAndExpired(t *testing.T) {
 	if got := lawText(t, nd, "/us/t1/s1"); got != "The period is 5 days." {
 		t.Fatalf("law after the emergency merge: %q", got)
 	}
+	// A later, ordinary MR changes s2 again (6 of 10 approve): the expiry
+	// must leave s2 alone (D49 "except for nodes changed by a later
+	// non-emergency MR").
+	merge, _ := dag.ParseID(m["merge"].(string))
+	b.Trees[merge] = b.Trees[change] // the merge into the untouched genesis is the draft's text
+	nd.submit(t, s, b.BranchCreate(ht.Member(1), "later", "drafters", house.RootBranch, merge, false, ht.AlwaysAllow(), ht.TwoThirds(), s.last))
+	ltx, lchange := b.Append(ht.Member(2), "later", merge, []statute.Op{ht.Replace(b.Trees[merge], "/us/t1/s2", "The period is 60 days.")}, s.last)
+	nd.submit(t, s, ltx)
+	lopen, lmr := b.Open(ht.Member(1), ht.MR{Source: "later", SourceHead: lchange, TargetHead: merge, Members: ht.Members(0, 10), Rule: ht.Majority(house.MinRootNotice)}, s.last)
+	nd.submit(t, s, lopen)
+	var lballots []dag.ID
+	for i := 0; i < 6; i++ {
+		bt := b.Ballot(ht.Member(i), lmr, "approve", dag.ID{}, s.last)
+		nd.submit(t, s, bt)
+		lballots = append(lballots, bt.ID)
+	}
+	nd.submit(t, s, signAt(b, ht.Member(3), dag.TxMRDetermine, map[string]any{"mr": lmr, "ballots": lballots, "outcome": "approved"}, []dag.ID{s.last}, mergedAt.Add(4*24*time.Hour)))
+	if st, _ := mrStatus(t, nd, lmr); st != house.StatusMerged || lawText(t, nd, "/us/t1/s2") != "The period is 60 days." {
+		t.Fatalf("the later MR: %s, s2 %q", st, lawText(t, nd, "/us/t1/s2"))
+	}
 	// 29 days later: nothing expires yet.
 	nd.submit(t, s, signAt(b, ht.Member(5), dag.TxKeyRegister, map[string]any{"key": ht.Member(5).Key()}, []dag.ID{s.last}, mergedAt.Add(29*24*time.Hour)))
 	if got := lawText(t, nd, "/us/t1/s1"); got != "The period is 5 days." {
@@ -429,6 +449,9 @@ func TestEmergencyMergedAndExpired(t *testing.T) {
 	nd.submit(t, s, signAt(b, ht.Member(6), dag.TxKeyRegister, map[string]any{"key": ht.Member(6).Key()}, []dag.ID{s.last}, mergedAt.Add(30*24*time.Hour+time.Second)))
 	if got := lawText(t, nd, "/us/t1/s1"); got != "The period is 30 days." {
 		t.Fatalf("law after the expiry: %q", got)
+	}
+	if got := lawText(t, nd, "/us/t1/s2"); got != "The period is 60 days." {
+		t.Fatalf("the expiry restored s2, which a later ordinary MR changed: %q", got)
 	}
 	root := nd.getMap(t, "/branches/root", nil)["branch"].(map[string]any)
 	if hs, _ := root["heads"].([]any); len(hs) != 1 || hs[0] == m["merge"] {
