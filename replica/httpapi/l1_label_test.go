@@ -80,6 +80,7 @@ func TestSimulationLabelEveryEndpoint(t *testing.T) {
 		"/oth/v0/refusals/checkpoint":                   {"/refusals/checkpoint"},
 		"/oth/v0/extract/{hash}":                        {"/extract/" + s.last.String()},
 		"/oth/v0/cite/{hash}":                           {"/cite/" + b.Genesis.String()},
+		"/oth/v0/export/rollcall":                       {"/export/rollcall"},
 		"/oth/v0/events":                                nil, // a stream: each event is labelled (TestEventsS12); its problems below
 		"/oth/v0/transactions":                          nil, // POST, above
 		"/oth/v0/memory":                                nil, // memory spaces are not sessions
