@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/house"
 	"github.com/witan-dev/witan/rules"
 )
 
@@ -96,4 +97,16 @@ func (r *Replica) RollCall(ctx context.Context, spaceName string) (*RollCall, er
 		rc.Choices[row[c.member]][c.mr] = c.choice
 	}
 	return rc, nil
+}
+
+// RootMerges returns the session's merges into the root branch in the
+// order the derived state executed them (the law's history, /history).
+func (r *Replica) RootMerges(ctx context.Context, spaceName string) ([]house.Merge, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.session(ctx, spaceName)
+	if err != nil {
+		return nil, err
+	}
+	return sp.h.RootMerges(), nil
 }
