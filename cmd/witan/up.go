@@ -65,8 +65,10 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	dataDir := fs.String("data", "witan-data", "data directory (Badger store, node key, libp2p key)")
 	httpAddr := fs.String("http", "127.0.0.1:8030", "HTTP listen address (loopback unless -public)")
 	public := fs.Bool("public", false, "allow -http on a non-loopback address (the API has no authentication)")
-	var peers, listen, sessions listFlag
+	var peers, listen, sessions, httpPeers listFlag
 	fs.Var(&peers, "peer", "a peer's multiaddr with /p2p/ part (repeatable)")
+	fs.Var(&httpPeers, "peer-http", "a peer's HTTP base URL to pull over plain HTTP, libp2p or not (repeatable; federation.go)")
+	httpEvery := fs.Duration("peer-http-every", 2*time.Second, "pull each -peer-http peer this often")
 	fs.Var(&listen, "p2p-listen", "libp2p listen multiaddr (repeatable; default every interface, TCP and QUIC, random ports)")
 	fs.Var(&sessions, "session", "a session id or mem:NAME space to join at start (repeatable; spaces are agreed out of band)")
 	mdns := fs.Bool("mdns", true, "find peers on the LAN with mDNS")
@@ -180,6 +182,13 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 		go func() {
 			defer wg.Done()
 			checkpointLoop(cpCtx, local, *every)
+		}()
+	}
+	for _, u := range httpPeers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			httpPullLoop(cpCtx, local, httpapi.NewHTTPPeer(u), *httpEvery, logger)
 		}()
 	}
 	c.printInfo(info, *asJSON)
