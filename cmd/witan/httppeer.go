@@ -5,18 +5,17 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/witan-dev/witan/replica/httpapi"
 	"github.com/witan-dev/witan/replica/node"
 )
 
 // httpPullLoop pulls p into n every interval until ctx ends (witan up
 // -peer-http): everything goes through the node's peer write path, and
 // an unreachable peer is retried at the next tick.
-func httpPullLoop(ctx context.Context, n *node.Node, p *httpapi.HTTPPeer, every time.Duration, log *slog.Logger) {
+func httpPullLoop(ctx context.Context, n *node.Node, p *node.HTTPPeer, every time.Duration, log *slog.Logger) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		res, err := p.Pull(ctx, n)
+		res, err := n.PullHTTP(ctx, p)
 		if err != nil && ctx.Err() == nil {
 			log.Warn("http peer pull failed", "peer", p.URL, "err", err)
 		}

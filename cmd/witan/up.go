@@ -67,7 +67,7 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	public := fs.Bool("public", false, "allow -http on a non-loopback address (the API has no authentication)")
 	var peers, listen, sessions, httpPeers listFlag
 	fs.Var(&peers, "peer", "a peer's multiaddr with /p2p/ part (repeatable)")
-	fs.Var(&httpPeers, "peer-http", "a peer's HTTP base URL to pull over plain HTTP, libp2p or not (repeatable; federation.go)")
+	fs.Var(&httpPeers, "peer-http", "a peer's HTTP base URL to pull over plain HTTP, libp2p or not (repeatable)")
 	httpEvery := fs.Duration("peer-http-every", 2*time.Second, "pull each -peer-http peer this often")
 	fs.Var(&listen, "p2p-listen", "libp2p listen multiaddr (repeatable; default every interface, TCP and QUIC, random ports)")
 	fs.Var(&sessions, "session", "a session id or mem:NAME space to join at start (repeatable; spaces are agreed out of band)")
@@ -188,7 +188,7 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			httpPullLoop(cpCtx, local, httpapi.NewHTTPPeer(u), *httpEvery, logger)
+			httpPullLoop(cpCtx, local, node.NewHTTPPeer(u, nil), *httpEvery, logger)
 		}()
 	}
 	c.printInfo(info, *asJSON)

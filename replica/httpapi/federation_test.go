@@ -12,6 +12,7 @@ import (
 	"github.com/witan-dev/witan/dag"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/httpapi"
+	"github.com/witan-dev/witan/replica/node"
 )
 
 // TestHTTPFederation (30k §9): two witan nodes, no libp2p at all; B pulls
@@ -23,10 +24,10 @@ func TestHTTPFederation(t *testing.T) {
 	ctx := context.Background()
 	a, b := newNode(t), newNode(t)
 	s := a.newSession(t)
-	peer := httpapi.NewHTTPPeer(a.srv.URL)
+	peer := node.NewHTTPPeer(a.srv.URL, nil)
 	converge := func(what string) {
 		t.Helper()
-		res, err := peer.Pull(ctx, b.node)
+		res, err := b.node.PullHTTP(ctx, peer)
 		if err != nil || len(res) != 1 || res[0].Quarantined != 0 {
 			t.Fatalf("%s: pull %+v %v", what, res, err)
 		}
@@ -63,7 +64,7 @@ func TestHTTPFederation(t *testing.T) {
 	}))
 	defer liar.Close()
 	_, before, _ := b.node.Replica().State(ctx, s.space)
-	res, err := httpapi.NewHTTPPeer(liar.URL).Pull(ctx, b.node)
+	res, err := b.node.PullHTTP(ctx, node.NewHTTPPeer(liar.URL, nil))
 	if err != nil || len(res) != 1 || res[0].Quarantined != 1 || res[0].Accepted != 0 {
 		t.Fatalf("pull from the liar: %+v %v", res, err)
 	}
