@@ -268,8 +268,10 @@ func (r *Replica) Submit(ctx context.Context, envelope []byte, attachments [][]b
 	defer r.mu.Unlock()
 	rc := &Receipt{Tx: o.Tx, Envelope: dag.Sum(envelope), Errors: []ErrorEntry{}, Node: r.key.Key()}
 	var sp *space
-	if o.Space != "" {
+	if o.Space != "" && o.Status == Accepted {
 		sp, _ = r.space(ctx, o.Space) // loaded again if a failed write dropped it
+	} else if o.Space != "" {
+		sp = r.spaces[o.Space] // a refused entry makes no space
 	}
 	if o.Status == Pending {
 		o.Status, o.Code, o.Detail = Rejected, dag.CodeUnknownParent, "a parent is not held by this node"
@@ -287,7 +289,7 @@ func (r *Replica) Submit(ctx context.Context, envelope []byte, attachments [][]b
 		rc.Status = "rejected"
 		rc.Errors = append(rc.Errors, ErrorEntry{Code: o.Code, Detail: o.Detail})
 		if env, _, _, err := dag.DecodeEnvelope(envelope); err == nil && o.Space != "" {
-			idx, ok, err := r.refuse(ctx, o.Space, env, rc.Envelope, o.Code, rc.CheckpointSize)
+			idx, ok, err := r.logRefusal(ctx, o.Space, env, rc.Envelope, o.Code, rc.CheckpointSize)
 			if err != nil {
 				return nil, err
 			}

@@ -45,8 +45,8 @@ const RefusalSpace = LocalPrefix + "refusals"
 // DefaultMaxRefusals is Options.MaxRefusals's default.
 const DefaultMaxRefusals = 1 << 20
 
-// Refusal is one record of the refusal log.
-type Refusal struct {
+// RefusalRecord is one record of the refusal log.
+type RefusalRecord struct {
 	Index          uint64   `json:"index"`
 	Session        string   `json:"session"`
 	Envelope       dag.ID   `json:"envelope"`
@@ -57,7 +57,7 @@ type Refusal struct {
 }
 
 // LeafHash returns the record's RFC 9162 leaf hash: of its canonical JSON.
-func (f Refusal) LeafHash() ([]byte, error) {
+func (f RefusalRecord) LeafHash() ([]byte, error) {
 	b, err := dag.Marshal(f)
 	if err != nil {
 		return nil, err
@@ -85,7 +85,7 @@ func (c RefusalCheckpoint) Verify() error {
 // the proof index over them.
 type refusalLog struct {
 	max    int
-	recs   []Refusal
+	recs   []RefusalRecord
 	leaves [][]byte
 	tree   *mlog.Tree
 	head   dag.ID // id of the last record's entry
@@ -112,7 +112,7 @@ func (r *Replica) loadRefusals(ctx context.Context, max int) error {
 	}
 	var prev dag.ID
 	for i, e := range es {
-		var f Refusal
+		var f RefusalRecord
 		if err := strictJSON(e.Data, &f); err != nil {
 			return fmt.Errorf("%w: refusal %s: %w", errLocalRecord, e.ID, err)
 		}
@@ -133,16 +133,16 @@ func (r *Replica) loadRefusals(ctx context.Context, max int) error {
 	return nil
 }
 
-// refuse appends the rejection of env (the submitted bytes' hash is
+// logRefusal appends the rejection of env (the submitted bytes' hash is
 // envHash) in session with code to the refusal log and returns its index;
 // ok is false when it is not logged (its code is not logged, or the log is
 // full). Called with r.mu held.
-func (r *Replica) refuse(ctx context.Context, session string, env *dag.Envelope, envHash dag.ID, code dag.Code, cpSize uint64) (uint64, bool, error) {
+func (r *Replica) logRefusal(ctx context.Context, session string, env *dag.Envelope, envHash dag.ID, code dag.Code, cpSize uint64) (uint64, bool, error) {
 	l := r.refusals
 	if l == nil || env == nil || !loggable(code) || len(l.recs) >= l.max {
 		return 0, false, nil
 	}
-	f := Refusal{Index: uint64(len(l.recs)), Session: session, Envelope: envHash, Type: string(env.Type), Author: env.Author, Code: code, CheckpointSize: cpSize}
+	f := RefusalRecord{Index: uint64(len(l.recs)), Session: session, Envelope: envHash, Type: string(env.Type), Author: env.Author, Code: code, CheckpointSize: cpSize}
 	b, err := dag.Marshal(f)
 	if err != nil {
 		return 0, false, err
@@ -165,9 +165,9 @@ func (r *Replica) refuse(ctx context.Context, session string, env *dag.Envelope,
 	return f.Index, true, nil
 }
 
-// Refusals returns up to limit records of the refusal log after index
+// RefusalLog returns up to limit records of the refusal log after index
 // after-1 (from index after), and the log's size.
-func (r *Replica) Refusals(after uint64, limit int) ([]Refusal, uint64) {
+func (r *Replica) RefusalLog(after uint64, limit int) ([]RefusalRecord, uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	l := r.refusals
@@ -176,7 +176,7 @@ func (r *Replica) Refusals(after uint64, limit int) ([]Refusal, uint64) {
 	}
 	n := uint64(len(l.recs))
 	if after >= n {
-		return []Refusal{}, n
+		return []RefusalRecord{}, n
 	}
 	end := n
 	if limit > 0 && after+uint64(limit) < end {
@@ -224,17 +224,17 @@ func (r *Replica) RefusalCheckpoint() (RefusalCheckpoint, error) {
 
 // RefusalInclusion proves that record index is in the refusal log of its
 // first size records; the leaf is the record's LeafHash.
-func (r *Replica) RefusalInclusion(index, size uint64) (Refusal, [][]byte, []byte, error) {
+func (r *Replica) RefusalInclusion(index, size uint64) (RefusalRecord, [][]byte, []byte, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	l := r.refusals
 	p, err := l.tree.Inclusion(index, size)
 	if err != nil {
-		return Refusal{}, nil, nil, err
+		return RefusalRecord{}, nil, nil, err
 	}
 	root, err := l.tree.Root(size)
 	if err != nil {
-		return Refusal{}, nil, nil, err
+		return RefusalRecord{}, nil, nil, err
 	}
 	return l.recs[index], p, root, nil
 }

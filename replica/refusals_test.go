@@ -39,7 +39,7 @@ func TestRefusalLogRestartAndCap(t *testing.T) {
 	if rc := refuse(r, 7); rc.RefusalIndex == nil || *rc.RefusalIndex != 0 {
 		t.Fatalf("first refusal %+v", rc)
 	}
-	before, _ := r.Refusals(0, 0)
+	before, _ := r.RefusalLog(0, 0)
 	cp, err := r.RefusalCheckpoint()
 	if err != nil || cp.Verify() != nil {
 		t.Fatal(err)
@@ -55,7 +55,7 @@ func TestRefusalLogRestartAndCap(t *testing.T) {
 	if got := r.Sessions(); len(got) != 1 || got[0] != b.Session.String() {
 		t.Fatalf("sessions %v", got)
 	}
-	after, n := r.Refusals(0, 0)
+	after, n := r.RefusalLog(0, 0)
 	if n != 1 || after[0] != before[0] {
 		t.Fatalf("after restart %+v, before %+v", after, before)
 	}
@@ -69,7 +69,7 @@ func TestRefusalLogRestartAndCap(t *testing.T) {
 	if rc := refuse(r, 9); rc.RefusalIndex != nil || !r.RefusalLogFull() {
 		t.Fatalf("refusal beyond the cap %+v", rc)
 	}
-	if _, n := r.Refusals(0, 0); n != 2 {
+	if _, n := r.RefusalLog(0, 0); n != 2 {
 		t.Fatalf("log of %d past its cap", n)
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/protocol"
 	"github.com/libp2p/go-libp2p/p2p/discovery/mdns"
+	rcmgr "github.com/libp2p/go-libp2p/p2p/host/resource-manager"
 	ma "github.com/multiformats/go-multiaddr"
 
 	"github.com/witan-dev/witan/dag"
@@ -71,10 +72,72 @@ type Config struct {
 	// itself, as a one-shot "sync now" command does. Announcements are
 	// still sent.
 	Manual bool
+	// Limits bound what peers may hold open on this node (streams and the
+	// memory of frames still arriving), through libp2p's resource manager.
+	// Zero fields take their defaults.
+	Limits Limits
 	// Engine configures the protocol engine.
 	Engine Options
 	// Logger receives debug lines; discarded if nil.
 	Logger *slog.Logger
+}
+
+// Limits bound the /witan/sync/2 streams other peers may open to a node
+// and the memory their frames take while they arrive (docs/security.md).
+// They are libp2p resource-manager limits on the protocol's scope; the
+// rest of the host keeps go-libp2p's defaults, scaled to the machine. A
+// stream over a limit is refused by libp2p (reset); a frame whose memory
+// does not fit ends its stream as malformed.
+type Limits struct {
+	// StreamsPerPeer bounds the inbound sync streams one peer may have
+	// open at once (default 16).
+	StreamsPerPeer int
+	// Streams bounds the inbound sync streams of all peers (default 256).
+	Streams int
+	// MemoryPerPeer bounds, in bytes, the frames arriving from one peer
+	// on sync streams (default 32 MiB: a few frames of MaxFrame).
+	MemoryPerPeer int64
+	// Memory bounds it for all peers together (default 256 MiB).
+	Memory int64
+}
+
+// Defaults of Limits.
+const (
+	DefaultStreamsPerPeer = 16
+	DefaultStreams        = 256
+	DefaultMemoryPerPeer  = 32 << 20
+	DefaultMemory         = 256 << 20
+)
+
+func (l Limits) withDefaults() Limits {
+	if l.StreamsPerPeer <= 0 {
+		l.StreamsPerPeer = DefaultStreamsPerPeer
+	}
+	if l.Streams <= 0 {
+		l.Streams = DefaultStreams
+	}
+	if l.MemoryPerPeer <= 0 {
+		l.MemoryPerPeer = DefaultMemoryPerPeer
+	}
+	if l.Memory <= 0 {
+		l.Memory = DefaultMemory
+	}
+	return l
+}
+
+// resourceManager returns go-libp2p's resource manager with its default
+// limits, scaled to the machine, and l on the sync protocol.
+func resourceManager(l Limits) (network.ResourceManager, error) {
+	l = l.withDefaults()
+	cfg := rcmgr.DefaultLimits
+	libp2p.SetDefaultServiceLimits(&cfg)
+	cfg.AddProtocolLimit(protocol.ID(ProtocolID), rcmgr.BaseLimit{
+		StreamsInbound: l.Streams, StreamsOutbound: 4 * l.Streams, Streams: 5 * l.Streams, Memory: l.Memory,
+	}, rcmgr.BaseLimitIncrease{})
+	cfg.AddProtocolPeerLimit(protocol.ID(ProtocolID), rcmgr.BaseLimit{
+		StreamsInbound: l.StreamsPerPeer, StreamsOutbound: 4 * l.StreamsPerPeer, Streams: 5 * l.StreamsPerPeer, Memory: l.MemoryPerPeer,
+	}, rcmgr.BaseLimitIncrease{})
+	return rcmgr.NewResourceManager(rcmgr.NewFixedLimiter(cfg.AutoScale()))
 }
 
 // AnnounceStats counts gossip traffic.
@@ -166,7 +229,11 @@ func NewNode(ctx context.Context, local Local, cfg Config) (*Node, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	opts := []libp2p.Option{libp2p.ListenAddrStrings(cfg.ListenAddrs...)}
+	rm, err := resourceManager(cfg.Limits)
+	if err != nil {
+		return nil, fmt.Errorf("sync: resource manager: %w", err)
+	}
+	opts := []libp2p.Option{libp2p.ListenAddrStrings(cfg.ListenAddrs...), libp2p.ResourceManager(rm)}
 	if cfg.Identity != nil {
 		opts = append(opts, libp2p.Identity(cfg.Identity))
 	}
@@ -608,6 +675,10 @@ func (x *deadlined) Read(p []byte) (int, error) {
 	x.s.SetReadDeadline(time.Now().Add(x.d)) //nolint:errcheck // best effort
 	return x.s.Read(p)
 }
+
+// MemoryScope lets the framing reserve the memory of frames in the
+// stream's resource scope.
+func (x *deadlined) MemoryScope() memoryScope { return x.s.Scope() }
 
 func (x *deadlined) Write(p []byte) (int, error) {
 	x.s.SetWriteDeadline(time.Now().Add(x.d)) //nolint:errcheck // best effort

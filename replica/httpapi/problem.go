@@ -48,6 +48,10 @@ func statusOf(c dag.Code) int {
 		return http.StatusMethodNotAllowed
 	case CodeTooLarge:
 		return http.StatusRequestEntityTooLarge
+	case CodeForbidden:
+		return http.StatusForbidden
+	case CodeUnsupportedMediaType:
+		return http.StatusUnsupportedMediaType
 	case CodeInternal:
 		return http.StatusInternalServerError
 	case CodeNotImplemented:

@@ -20,11 +20,11 @@ import (
 // checkpoint covers them, which the client checks against
 // /refusals/checkpoint; the page itself is provisional.
 type RefusalsPage struct {
-	Refusals []replica.Refusal `json:"refusals"`
-	Size     uint64            `json:"size"`
-	Full     bool              `json:"full"`
-	Next     *uint64           `json:"next"`
-	Finality replica.Finality  `json:"finality"`
+	Refusals []replica.RefusalRecord `json:"refusals"`
+	Size     uint64                  `json:"size"`
+	Full     bool                    `json:"full"`
+	Next     *uint64                 `json:"next"`
+	Finality replica.Finality        `json:"finality"`
 }
 
 // RefusalCheckpointAnswer is GET /refusals/checkpoint's answer.
@@ -35,14 +35,14 @@ type RefusalCheckpointAnswer struct {
 
 // RefusalInclusionAnswer proves one record's inclusion in the refusal log.
 type RefusalInclusionAnswer struct {
-	Log           string           `json:"log"` // "refusals"
-	Refusal       replica.Refusal  `json:"refusal"`
-	LeafIndex     uint64           `json:"leaf_index"`
-	TreeSize      uint64           `json:"tree_size"`
-	InclusionPath []dag.ID         `json:"inclusion_path"`
-	Root          dag.ID           `json:"root"`
-	Checkpoint    json.RawMessage  `json:"checkpoint"`
-	Finality      replica.Finality `json:"finality"`
+	Log           string                `json:"log"` // "refusals"
+	Refusal       replica.RefusalRecord `json:"refusal"`
+	LeafIndex     uint64                `json:"leaf_index"`
+	TreeSize      uint64                `json:"tree_size"`
+	InclusionPath []dag.ID              `json:"inclusion_path"`
+	Root          dag.ID                `json:"root"`
+	Checkpoint    json.RawMessage       `json:"checkpoint"`
+	Finality      replica.Finality      `json:"finality"`
 }
 
 // RefusalConsistencyAnswer is the consistency proof of the refusal log.
@@ -69,10 +69,10 @@ func (s *Server) refusalLog(w http.ResponseWriter, r *http.Request) error {
 		}
 		limit = n
 	}
-	recs, size := s.rep.Refusals(after, limit)
+	recs, size := s.rep.RefusalLog(after, limit)
 	p := RefusalsPage{Refusals: recs, Size: size, Full: s.rep.RefusalLogFull(), Finality: replica.Provisional}
 	if p.Refusals == nil {
-		p.Refusals = []replica.Refusal{}
+		p.Refusals = []replica.RefusalRecord{}
 	}
 	if next := after + uint64(len(recs)); next < size {
 		p.Next = &next
@@ -140,7 +140,7 @@ func (s *Server) refusalConsistency(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	if !ok {
-		_, to = s.rep.Refusals(0, 1)
+		_, to = s.rep.RefusalLog(0, 1)
 	}
 	p, r1, r2, err := s.rep.RefusalConsistency(from, to)
 	if err != nil {

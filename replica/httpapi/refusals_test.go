@@ -87,7 +87,7 @@ func TestRefusalLog(t *testing.T) {
 			t.Fatal(err)
 		}
 		f := a.Refusal
-		want := replica.Refusal{Index: uint64(i), Session: s.space, Envelope: dag.Sum(tx.Bytes), Type: string(tx.Env.Type),
+		want := replica.RefusalRecord{Index: uint64(i), Session: s.space, Envelope: dag.Sum(tx.Bytes), Type: string(tx.Env.Type),
 			Author: tx.Env.Author, Code: receipts[i].Errors[0].Code, CheckpointSize: 7}
 		if f != want || receipts[i].Envelope != dag.Sum(tx.Bytes) {
 			t.Fatalf("record %d: %+v, want %+v", i, f, want)
