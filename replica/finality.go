@@ -216,7 +216,7 @@ type Receipt struct {
 	Envelope       dag.ID       `json:"envelope"`
 	Status         string       `json:"status"` // accepted | rejected
 	LogIndex       *uint64      `json:"log_index"`
-	RefusalIndex   *uint64      `json:"refusal_index"` // always null: no refusal log yet (L2)
+	RefusalIndex   *uint64      `json:"refusal_index"` // the rejection's index in the refusal log, or null
 	Errors         []ErrorEntry `json:"errors"`
 	CheckpointSize uint64       `json:"checkpoint_size"`
 	Node           dag.Key      `json:"node"`
@@ -289,6 +289,15 @@ func (r *Replica) Submit(ctx context.Context, envelope []byte, attachments [][]b
 	} else {
 		rc.Status = "rejected"
 		rc.Errors = append(rc.Errors, ErrorEntry{Code: o.Code, Detail: o.Detail})
+		if env, _, _, err := dag.DecodeEnvelope(envelope); err == nil && o.Space != "" {
+			idx, ok, err := r.logRefusal(ctx, o.Space, env, rc.Envelope, o.Code, rc.CheckpointSize)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				rc.RefusalIndex = &idx
+			}
+		}
 	}
 	msg, err := rc.SigningBytes()
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/dag/badgerstore"
 	"github.com/witan-dev/witan/replica/house"
+	"github.com/witan-dev/witan/replica/mlog"
 )
 
 // Options configures a Replica. Exactly one of Store, Dir and InMemory
@@ -43,6 +44,10 @@ type Options struct {
 	// verifying them again. Zero means DefaultPendingCache; negative
 	// keeps nothing (every promoted entry is decoded and verified again).
 	PendingCache int
+	// MaxRefusals bounds the refusal log (refusals.go): once it holds this
+	// many records, refusals are still signed but not logged. Zero means
+	// DefaultMaxRefusals; negative keeps no refusal log at all.
+	MaxRefusals int
 	// QuarantinePerSource and QuarantineMax bound the quarantine's record
 	// of refused entries per source (dag.WithSource: a peer, an HTTP
 	// client) and in all; the oldest are forgotten first. Zero means
@@ -90,6 +95,9 @@ type Replica struct {
 	// and verify again (not in pend): tests and benchmarks read it.
 	reverified int
 	closed     bool
+	// refusals is the node's refusal log (refusals.go); nil when
+	// Options.MaxRefusals is negative.
+	refusals *refusalLog
 }
 
 // space is the in-memory state of one session (space = session id).
@@ -114,6 +122,9 @@ type space struct {
 	// cpHead is the id of the latest checkpoint's entry in the node-local
 	// space witan-local/checkpoints/<session> (zero before the first).
 	cpHead dag.ID
+	// proofs indexes the log for Merkle proofs (proofs.go); nil until the
+	// first proof is asked.
+	proofs *mlog.Tree
 	// opPos is the log position (1-based) of every opinion, so that a
 	// page of /opinions labels finality without a store read per
 	// opinion (opinions.go).
@@ -178,6 +189,15 @@ func Open(ctx context.Context, o Options) (*Replica, error) {
 	if err := r.chargeStored(ctx, names); err != nil {
 		r.Close()
 		return nil, err
+	}
+	if o.MaxRefusals == 0 {
+		o.MaxRefusals = DefaultMaxRefusals
+	}
+	if o.MaxRefusals > 0 {
+		if err := r.loadRefusals(ctx, o.MaxRefusals); err != nil {
+			r.Close()
+			return nil, err
+		}
 	}
 	return r, nil
 }

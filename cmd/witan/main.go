@@ -86,6 +86,7 @@ func (m *Main) commands() []commandInfo {
 		{"submit", "sign an envelope from JSON and post it to a node", func(m *Main) command { return &SubmitCommand{main: m} }},
 		{"sync", "pull sessions from a peer into the running node now", func(m *Main) command { return &SyncCommand{main: m} }},
 		{"verify", "L0 verifier: replay a node's log and match its checkpoint", func(m *Main) command { return &VerifyCommand{main: m} }},
+		{"verify-extract", "check an evidence extract offline (GET /extract/{hash})", func(m *Main) command { return &VerifyExtractCommand{main: m} }},
 		{"log", "list a session's log in the node's order", func(m *Main) command { return &LogCommand{main: m} }},
 		{"heads", "show a session's causal frontier", func(m *Main) command { return &HeadsCommand{main: m} }},
 		{"quarantine", "list the entries a node refused, with their codes", func(m *Main) command { return &QuarantineCommand{main: m} }},

@@ -65,8 +65,10 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	dataDir := fs.String("data", "witan-data", "data directory (Badger store, node key, libp2p key)")
 	httpAddr := fs.String("http", "127.0.0.1:8030", "HTTP listen address (loopback unless -public)")
 	public := fs.Bool("public", false, "allow -http on a non-loopback address (the API has no authentication)")
-	var peers, listen, sessions listFlag
+	var peers, listen, sessions, httpPeers listFlag
 	fs.Var(&peers, "peer", "a peer's multiaddr with /p2p/ part (repeatable)")
+	fs.Var(&httpPeers, "peer-http", "a peer's HTTP base URL to pull over plain HTTP, libp2p or not (repeatable)")
+	httpEvery := fs.Duration("peer-http-every", 2*time.Second, "pull each -peer-http peer this often")
 	fs.Var(&listen, "listen", "libp2p listen multiaddr (repeatable; default every interface — the LAN, for a classroom — TCP and QUIC, random ports)")
 	fs.Var(&listen, "p2p-listen", "same as -listen")
 	loopbackP2P := fs.Bool("loopback", false, "libp2p on loopback only (127.0.0.1, TCP and QUIC): no peer off this machine can reach the node")
@@ -199,6 +201,13 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 		go func() {
 			defer wg.Done()
 			checkpointLoop(cpCtx, local, *every)
+		}()
+	}
+	for _, u := range httpPeers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			httpPullLoop(cpCtx, local, node.NewHTTPPeer(u, nil), *httpEvery, logger)
 		}()
 	}
 	c.printInfo(info, *asJSON)

@@ -46,15 +46,22 @@ type Verification struct {
 	Problems        []string `json:"problems,omitempty"`
 	OK              bool     `json:"ok"`
 	ConformanceNote string   `json:"conformance_level"`
+	// With -state (verifystate.go): first_seen, consistent or
+	// fork_detected, against the checkpoint remembered from earlier runs.
+	History    string `json:"history,omitempty"`
+	SeenSize   uint64 `json:"seen_size,omitempty"`
+	SeenRoot   string `json:"seen_root,omitempty"`
+	ForkDetail string `json:"fork_detail,omitempty"`
 }
 
 var errVerify = errors.New("verification failed")
 
 func (c *VerifyCommand) Run(ctx context.Context, args []string) error {
-	fs := c.main.newFlagSet("verify", "verify [-session ID] [-since FILE] [-json] URL")
+	fs := c.main.newFlagSet("verify", "verify [-session ID] [-since FILE] [-state FILE] [-json] URL")
 	session := fs.String("session", "", "session id (default: the node's only session)")
 	since := fs.String("since", "", "a checkpoint saved earlier (the /checkpoint answer): the log must still extend it")
 	asJSON := fs.Bool("json", false, "print JSON")
+	state := fs.String("state", "", "state `file` remembering the checkpoints verified; later runs check the node's history extends them (fork_detected)")
 	if err := parseArgs(fs, args, 1); err != nil {
 		return err
 	}
@@ -66,7 +73,7 @@ func (c *VerifyCommand) Run(ctx context.Context, args []string) error {
 		}
 		earlier = &cp
 	}
-	v, err := c.verify(ctx, fs.Arg(0), *session, earlier)
+	v, err := c.verify(ctx, fs.Arg(0), *session, earlier, *state)
 	if err != nil {
 		return err
 	}
@@ -83,7 +90,7 @@ func (c *VerifyCommand) Run(ctx context.Context, args []string) error {
 	return nil
 }
 
-func (c *VerifyCommand) verify(ctx context.Context, node, session string, earlier *replica.Checkpoint) (*Verification, error) {
+func (c *VerifyCommand) verify(ctx context.Context, node, session string, earlier *replica.Checkpoint, statePath string) (*Verification, error) {
 	client := &httpapi.Client{BaseURL: node, Session: session}
 	var capa httpapi.Capability
 	if err := client.Get(ctx, "/.well-known/oth", nil, &capa); err != nil {
@@ -189,6 +196,11 @@ func (c *VerifyCommand) verify(ctx context.Context, node, session string, earlie
 		v.StateMatches = v.NodeStateHash == v.StateHash
 	}
 	v.OK = v.SignatureOK && v.Refused == 0 && v.RootMatches && (!v.StateCompared || v.StateMatches) && len(v.Problems) == 0
+	if statePath != "" {
+		if err := c.checkHistory(ctx, statePath, client, rep, v, cp); err != nil {
+			return nil, err
+		}
+	}
 	return v, nil
 }
 
@@ -215,6 +227,14 @@ func (c *VerifyCommand) print(v *Verification) {
 	}
 	for _, p := range v.Problems {
 		fmt.Fprintf(w, "FAIL %s\n", p)
+	}
+	switch v.History {
+	case "first_seen":
+		fmt.Fprintf(w, "ok   first run against this node and session: checkpoint remembered\n")
+	case "consistent":
+		fmt.Fprintf(w, "ok   history extends the checkpoint seen before (size %d, root %s)\n", v.SeenSize, v.SeenRoot)
+	case CodeForkDetected:
+		fmt.Fprintf(w, "FAIL %s: %s\n", CodeForkDetected, v.ForkDetail)
 	}
 	if v.OK {
 		fmt.Fprintln(w, "verified")

@@ -68,9 +68,9 @@ func (s *Server) capability(w http.ResponseWriter, r *http.Request) error {
 		Exports: []string{}, KeyAging: opinion.DefaultKeyAging, ExtractCosigners: []dag.Key{}, Metrics: []string{},
 		ConformanceLevel: ConformanceLevel, OpinionPolicy: OpinionPolicy, OpinionRateLimit: s.lim.l.describe(), RateLimited: s.lim.refused(),
 		NodeKey: s.rep.NodeKey(), Sessions: s.rep.Sessions(), Ephemeral: s.o.Ephemeral,
-		NotImplemented: []string{"/refusals", "L2 and L3 endpoints except /contests, /events, /opinions, /peers and /quarantine",
+		NotImplemented: []string{"L2 and L3 endpoints except /contests, /events, /opinions, /proofs, /refusals, /extract, /cite, /history, /export/rollcall, /peers and /quarantine",
 			"opinion members attest, complaint, estimate, exchange, feasibility, forecast, jurisdiction_choice, ranking, resolution, responds_to, translation (refused schema)",
-			"estimates, estimate_totals and feasibility in /facts"},
+			"estimates, estimate_totals and feasibility in /facts"}, RefusalLog: true,
 		MemoryBlocks: true, Finality: string(replica.Provisional), Contests: true,
 	}
 	for _, sp := range c.Sessions {

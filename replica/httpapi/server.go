@@ -230,6 +230,14 @@ func (s *Server) routes() {
 	s.route(Base+"/rules", get(s.rules))
 	s.route(Base+"/rules/{kind}", get(s.rule))
 	s.route(Base+"/quarantine", get(s.quarantine))
+	s.route(Base+"/proofs/inclusion", get(s.inclusion))            // proofs.go
+	s.route(Base+"/proofs/consistency", get(s.consistency))        // proofs.go
+	s.route(Base+"/refusals", get(s.refusalLog))                   // refusals.go
+	s.route(Base+"/refusals/checkpoint", get(s.refusalCheckpoint)) // refusals.go
+	s.route(Base+"/extract/{hash}", get(s.extract))                // extract.go
+	s.route(Base+"/cite/{hash}", get(s.cite))                      // cite.go
+	s.route(Base+"/export/rollcall", get(s.rollcall))              // rollcall.go
+	s.route(Base+"/history/{nid...}", get(s.history))              // history.go
 	s.route(Base+"/peers", map[string]handlerFunc{http.MethodGet: s.peers, http.MethodPost: s.connect})
 	// witan's memory-block API (not part of 30k).
 	s.route(Base+"/memory", get(s.memorySpaces))

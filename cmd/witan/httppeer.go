@@ -1,0 +1,33 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/witan-dev/witan/replica/node"
+)
+
+// httpPullLoop pulls p into n every interval until ctx ends (witan up
+// -peer-http): everything goes through the node's peer write path, and
+// an unreachable peer is retried at the next tick.
+func httpPullLoop(ctx context.Context, n *node.Node, p *node.HTTPPeer, every time.Duration, log *slog.Logger) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		res, err := n.PullHTTP(ctx, p)
+		if err != nil && ctx.Err() == nil {
+			log.Warn("http peer pull failed", "peer", p.URL, "err", err)
+		}
+		for _, r := range res {
+			if r.Accepted+r.Quarantined+r.Pending > 0 {
+				log.Info("http peer pull", "peer", p.URL, "session", r.Session, "accepted", r.Accepted, "pending", r.Pending, "quarantined", r.Quarantined)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,194 @@
+package httpapi
+
+// This file is GET /extract/{hash} (30k D45): an offline-verifiable
+// evidence extract of one log entry, and VerifyExtract, which checks one
+// with no network at all (witan verify-extract FILE).
+//
+// An extract is the canonical JSON (JCS) of
+//
+//	{"authoritative":false,"checkpoint":{size,root,ts,node,sig},"cosigned":[],
+//	 "finality":"final_advisory","inclusion":{leaf_index,tree_size,inclusion_path},
+//	 "object":<the envelope>,"session":"sha256:…","simulation":bool,"supporting":[<attachments>],"tx":"sha256:…"}
+//
+// VerifyExtract checks everything in it, so that one byte changed anywhere
+// fails: the file is exactly its canonical form with no unknown member;
+// the envelope decodes, is canonical and its signature verifies, and its
+// id is tx and its session is session; every supporting object is in wire
+// form and named (as "sha256:<hex>") by the envelope or by a supporting
+// object the envelope names; the inclusion path
+// leads from tx at leaf_index to the checkpoint's root at its size
+// (RFC 9162, transparency-dev/merkle's verifier); and the checkpoint's
+// signature verifies by its node key (which a caller may pin). Extracts are
+// served for log entries (tx ids) already in a checkpoint of this node;
+// co-signed checkpoints from other nodes are not collected yet (cosigned
+// is always empty).
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica"
+)
+
+// ExtractInclusion is an extract's inclusion proof.
+type ExtractInclusion struct {
+	LeafIndex     uint64   `json:"leaf_index"`
+	TreeSize      uint64   `json:"tree_size"`
+	InclusionPath []dag.ID `json:"inclusion_path"`
+}
+
+// Extract is GET /extract/{hash}'s answer.
+type Extract struct {
+	Authoritative bool              `json:"authoritative"`
+	Checkpoint    json.RawMessage   `json:"checkpoint"`
+	Cosigned      []json.RawMessage `json:"cosigned"`
+	Finality      replica.Finality  `json:"finality"`
+	Inclusion     ExtractInclusion  `json:"inclusion"`
+	Object        json.RawMessage   `json:"object"`
+	Session       string            `json:"session"`
+	// Simulation is the node's D54 label of the session; the session's
+	// session.create is not in the extract, so it is not checked offline.
+	Simulation bool              `json:"simulation"`
+	Supporting []json.RawMessage `json:"supporting"`
+	Tx         dag.ID            `json:"tx"`
+}
+
+func (s *Server) extract(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	id, err := dag.ParseID(r.PathValue("hash"))
+	if err != nil {
+		return problemf(dag.CodeSchema, "hash: %v", err)
+	}
+	e, err := s.n.Get(ctx, id)
+	if err != nil {
+		return problemf(CodeNotFound, "%s is not a log entry of this node (extracts are served for tx ids): %v", id, err)
+	}
+	cps := s.rep.Checkpoints(e.Space)
+	if len(cps) == 0 {
+		return problemf(CodeNotFound, "%s is not in a checkpoint of this node yet", id)
+	}
+	cp := cps[len(cps)-1]
+	p, err := s.rep.InclusionProof(ctx, e.Space, id, cp.Size)
+	if err != nil {
+		return problemf(CodeNotFound, "%s is not in a checkpoint of this node yet: %v", id, err)
+	}
+	att, err := s.n.Attachments(ctx, e)
+	if err != nil {
+		return err
+	}
+	x := Extract{Checkpoint: mustJSON(cp), Cosigned: []json.RawMessage{}, Finality: replica.FinalAdvisory,
+		Inclusion: ExtractInclusion{LeafIndex: p.LeafIndex, TreeSize: p.TreeSize, InclusionPath: p.InclusionPath},
+		Object:    e.Data, Session: e.Space, Simulation: s.labels(ctx, e.Space).Simulation, Supporting: make([]json.RawMessage, len(att)), Tx: id}
+	for i, a := range att {
+		if x.Supporting[i], err = AttachmentWire(a); err != nil {
+			return err
+		}
+	}
+	b, err := dag.Marshal(x)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, err = w.Write(b)
+	return err
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// VerifyExtract checks an extract offline (see the file comment). pin, if
+// valid, is the node key the checkpoint must be signed by.
+func VerifyExtract(b []byte, pin dag.Key) (*Extract, replica.Checkpoint, error) {
+	fail := func(format string, args ...any) (*Extract, replica.Checkpoint, error) {
+		return nil, replica.Checkpoint{}, fmt.Errorf("extract: "+format, args...)
+	}
+	var x Extract
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&x); err != nil {
+		return fail("not an extract: %v", err)
+	}
+	if dec.More() {
+		return fail("trailing data")
+	}
+	again, err := dag.Marshal(x)
+	if err != nil || !bytes.Equal(again, b) {
+		return fail("not in canonical form (JCS, no other member): the file was changed or is not an extract")
+	}
+	if x.Authoritative || x.Finality != replica.FinalAdvisory || len(x.Cosigned) != 0 {
+		return fail("authoritative %v, finality %q, %d cosigned: not what an extract says", x.Authoritative, x.Finality, len(x.Cosigned))
+	}
+	env, canon, id, err := dag.DecodeEnvelope(x.Object)
+	if err != nil {
+		return fail("object: %v", err)
+	}
+	if !bytes.Equal(canon, x.Object) || id != x.Tx {
+		return fail("object is not the canonical envelope of tx %s", x.Tx)
+	}
+	if err := env.VerifySignature(); err != nil {
+		return fail("object's signature: %v", err)
+	}
+	if env.Session.String() != x.Session {
+		return fail("object is of session %s, the extract says %s", env.Session, x.Session)
+	}
+	objs := make([][]byte, len(x.Supporting))
+	for i, raw := range x.Supporting {
+		obj, err := AttachmentObject(raw)
+		if err != nil {
+			return fail("supporting %d: %v", i, err)
+		}
+		if w, err := AttachmentWire(obj); err != nil || !bytes.Equal(w, raw) {
+			return fail("supporting %d is not in wire form", i)
+		}
+		objs[i] = obj
+	}
+	// Every supporting object is named ("sha256:<hex>") by the envelope or
+	// by a supporting object the envelope reaches.
+	reached := make([]bool, len(objs))
+	texts := []string{string(env.Body)}
+	for len(texts) > 0 {
+		t := texts[len(texts)-1]
+		texts = texts[:len(texts)-1]
+		for i, obj := range objs {
+			if !reached[i] && strings.Contains(t, dag.Sum(obj).String()) {
+				reached[i] = true
+				texts = append(texts, string(obj))
+			}
+		}
+	}
+	for i, ok := range reached {
+		if !ok {
+			return fail("supporting %d (%s) is not named by the object or what it names", i, dag.Sum(objs[i]))
+		}
+	}
+	cp, err := DecodeCheckpoint(x.Checkpoint)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if cb, err := json.Marshal(cp); err != nil || !bytes.Equal(cb, x.Checkpoint) {
+		return fail("checkpoint is not in canonical form")
+	}
+	if err := cp.Verify(); err != nil {
+		return fail("checkpoint: %v", err)
+	}
+	if pin.Valid() && cp.Node != pin {
+		return fail("checkpoint is signed by %s, not %s", cp.Node, pin)
+	}
+	p := replica.InclusionProof{Tx: x.Tx, LeafIndex: x.Inclusion.LeafIndex, TreeSize: x.Inclusion.TreeSize, InclusionPath: x.Inclusion.InclusionPath, Root: cp.Root}
+	if p.TreeSize != cp.Size {
+		return fail("inclusion is against size %d, the checkpoint's is %d", p.TreeSize, cp.Size)
+	}
+	if err := p.Verify(); err != nil {
+		return fail("%v", err)
+	}
+	return &x, cp, nil
+}

@@ -1,0 +1,168 @@
+package node
+
+// This file is HTTP federation (30k §9): the node pulls another node's
+// sessions over plain HTTP — GET /oth/v0/sessions, then each session's
+// /oth/v0/log in the peer's order, page by page from where the last pull
+// stopped — and hands every entry, with its attachments, to its one peer
+// write path (Ingest): decoded strictly, signatures verified, admitted
+// causally against its own state, refused entries quarantined with their
+// code. Nothing the peer derived (state, tallies, determinations'
+// outcomes, checkpoints) is read: the node re-derives everything. So witan
+// federates with any conforming node that serves /log, libp2p or not
+// (witan up -peer-http URL). The wire forms read here are those of
+// docs/http-api.md (the /log page and its attachments).
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	gosync "sync"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/sync"
+)
+
+// maxPeerPage bounds one /log page read from a peer (bytes).
+const maxPeerPage = 64 << 20
+
+// HTTPPeer pulls from one peer over HTTP. Pulls are serialised.
+type HTTPPeer struct {
+	URL    string
+	client *http.Client
+	mu     gosync.Mutex
+	after  map[string]string // the /log cursor reached, per session
+}
+
+// NewHTTPPeer returns a puller of the node at base (its URL, without
+// /oth/v0). A nil client means http.DefaultClient.
+func NewHTTPPeer(base string, client *http.Client) *HTTPPeer {
+	if client == nil {
+		client = http.DefaultClient
+	}
+	return &HTTPPeer{URL: strings.TrimRight(base, "/"), client: client, after: map[string]string{}}
+}
+
+// HTTPPullResult is what one Pull did in one session.
+type HTTPPullResult struct {
+	Session     string `json:"session"`
+	Received    int    `json:"received"`
+	Accepted    int    `json:"accepted"`
+	Duplicate   int    `json:"duplicate"`
+	Pending     int    `json:"pending"`
+	Quarantined int    `json:"quarantined"`
+}
+
+func (p *HTTPPeer) get(ctx context.Context, path string, q url.Values, out any) error {
+	u := p.URL + "/oth/v0" + path
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", path, resp.Status)
+	}
+	return json.NewDecoder(io.LimitReader(resp.Body, maxPeerPage)).Decode(out)
+}
+
+// PullHTTP pulls every session the peer p lists (or only sessions, if given)
+// into n, and returns what it did per session.
+func (n *Node) PullHTTP(ctx context.Context, p *HTTPPeer, sessions ...string) ([]HTTPPullResult, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(sessions) == 0 {
+		var sa struct {
+			Sessions []string `json:"sessions"`
+		}
+		if err := p.get(ctx, "/sessions", nil, &sa); err != nil {
+			return nil, fmt.Errorf("node: peer %s: sessions: %w", p.URL, err)
+		}
+		sessions = sa.Sessions
+	}
+	var out []HTTPPullResult
+	for _, sp := range sessions {
+		id, err := dag.ParseID(sp)
+		if err != nil {
+			return out, fmt.Errorf("node: peer %s lists session %q: %w", p.URL, sp, err)
+		}
+		r, err := n.pullHTTPSession(ctx, p, id.String())
+		out = append(out, r)
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// wireObject is the object a /log attachment carries: a JSON string's
+// value as raw bytes (a plain-text document), else the canonical form of
+// the JSON value.
+func wireObject(raw json.RawMessage) ([]byte, error) {
+	raw = json.RawMessage(strings.TrimLeft(string(raw), " \t\r\n"))
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil || s == "" {
+			return nil, dag.Errorf(dag.CodeSchema, "node: attachment is not a document")
+		}
+		return []byte(s), nil
+	}
+	return dag.Canonicalize(raw)
+}
+
+func (n *Node) pullHTTPSession(ctx context.Context, p *HTTPPeer, space string) (HTTPPullResult, error) {
+	res := HTTPPullResult{Session: space}
+	q := url.Values{"session": {space}, "limit": {strconv.Itoa(1000)}}
+	for {
+		if c := p.after[space]; c != "" {
+			q.Set("after", c)
+		}
+		var page struct {
+			Entries []struct {
+				Envelope    json.RawMessage   `json:"envelope"`
+				Attachments []json.RawMessage `json:"attachments"`
+			} `json:"entries"`
+			Next *string `json:"next"`
+		}
+		if err := p.get(ctx, "/log", q, &page); err != nil {
+			return res, fmt.Errorf("node: peer %s: log of %s: %w", p.URL, space, err)
+		}
+		items := make([]sync.Item, len(page.Entries))
+		for i, e := range page.Entries {
+			items[i] = sync.Item{Data: e.Envelope}
+			for _, a := range e.Attachments {
+				if obj, err := wireObject(a); err == nil {
+					items[i].Objects = append(items[i].Objects, dag.NewObject(obj))
+				}
+			}
+		}
+		if len(items) > 0 {
+			ir, err := n.Ingest(ctx, space, items)
+			if err != nil {
+				return res, err
+			}
+			res.Received += len(items)
+			res.Accepted += ir.Count(sync.Accepted)
+			res.Duplicate += ir.Count(sync.Duplicate)
+			res.Pending += ir.Count(sync.Pending)
+			res.Quarantined += ir.Count(sync.Quarantined)
+		}
+		if page.Next == nil {
+			// The last page is read again next time (entries may be
+			// appended to it): the cursor stays at the last full page.
+			return res, nil
+		}
+		p.after[space] = *page.Next
+	}
+}

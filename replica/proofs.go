@@ -1,0 +1,150 @@
+package replica
+
+// This file serves RFC 9162 proofs over a session's log (30k §5,
+// /proofs/inclusion and /proofs/consistency): the leaves are the 32-byte
+// digests of the tx ids in this replica's log order, exactly the leaves of
+// its checkpoints' roots, so an inclusion proof against a checkpoint's size
+// verifies against that checkpoint's signed root. The proof index
+// (replica/mlog) is built on the first proof asked of a session and grown
+// as the log grows; it keeps about 2n/16 hashes for n entries.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/mlog"
+)
+
+// ErrProofRange is wrapped when a proof is asked for a size beyond the
+// log, an entry outside the tree asked, or from > to.
+var ErrProofRange = mlog.ErrRange
+
+// InclusionProof proves that Tx is leaf LeafIndex of the log's first
+// TreeSize entries, whose RFC 9162 root is Root.
+type InclusionProof struct {
+	Tx            dag.ID   `json:"tx"`
+	LeafIndex     uint64   `json:"leaf_index"`
+	TreeSize      uint64   `json:"tree_size"`
+	InclusionPath []dag.ID `json:"inclusion_path"`
+	Root          dag.ID   `json:"root"`
+}
+
+// Verify checks the proof by RFC 9162 (transparency-dev/merkle's verifier).
+func (p InclusionProof) Verify() error {
+	d := p.Tx.Digest()
+	if err := mlog.VerifyInclusion(p.LeafIndex, p.TreeSize, mlog.LeafHash(d[:]), hashes(p.InclusionPath), digest(p.Root)); err != nil {
+		return fmt.Errorf("replica: inclusion of %s: %w", p.Tx, err)
+	}
+	return nil
+}
+
+// ConsistencyProof proves that the log of FirstSize entries with root
+// FirstRoot is a prefix of the log of SecondSize entries with root
+// SecondRoot.
+type ConsistencyProof struct {
+	FirstSize       uint64   `json:"first"`
+	SecondSize      uint64   `json:"second"`
+	ConsistencyPath []dag.ID `json:"consistency_path"`
+	FirstRoot       dag.ID   `json:"first_root"`
+	SecondRoot      dag.ID   `json:"second_root"`
+}
+
+// Verify checks the proof by RFC 9162.
+func (p ConsistencyProof) Verify() error {
+	if err := mlog.VerifyConsistency(p.FirstSize, p.SecondSize, hashes(p.ConsistencyPath), digest(p.FirstRoot), digest(p.SecondRoot)); err != nil {
+		return fmt.Errorf("replica: consistency %d..%d: %w", p.FirstSize, p.SecondSize, err)
+	}
+	return nil
+}
+
+func hashes(ids []dag.ID) [][]byte {
+	hs := make([][]byte, len(ids))
+	for i, id := range ids {
+		hs[i] = digest(id)
+	}
+	return hs
+}
+
+func digest(id dag.ID) []byte { d := id.Digest(); return d[:] }
+
+func ids(hs [][]byte) []dag.ID {
+	out := make([]dag.ID, len(hs))
+	for i, h := range hs {
+		var d [32]byte
+		copy(d[:], h)
+		out[i] = dag.IDFromDigest(d)
+	}
+	return out
+}
+
+// proofTree returns sp's proof index grown to its log. Called with r.mu
+// held.
+func (sp *space) proofTree() *mlog.Tree {
+	if sp.proofs == nil {
+		sp.proofs = mlog.New(func(i uint64) []byte { return digestLeaf(sp.log[i]) }, 0)
+	}
+	sp.proofs.Grow(uint64(len(sp.log)))
+	return sp.proofs
+}
+
+func digestLeaf(id dag.ID) []byte { d := id.Digest(); return mlog.LeafHash(d[:]) }
+
+// LogSize returns the number of entries in the space's log.
+func (r *Replica) LogSize(ctx context.Context, spaceName string) (uint64, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.space(ctx, spaceName)
+	if err != nil {
+		return 0, err
+	}
+	return uint64(len(sp.log)), nil
+}
+
+// InclusionProof proves that tx is in the space's log of its first size
+// entries (the size of one of its checkpoints, typically).
+func (r *Replica) InclusionProof(ctx context.Context, spaceName string, tx dag.ID, size uint64) (InclusionProof, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.space(ctx, spaceName)
+	if err != nil {
+		return InclusionProof{}, err
+	}
+	pos := r.position(ctx, tx)
+	if pos == 0 || pos > uint64(len(sp.log)) || sp.log[pos-1] != tx {
+		return InclusionProof{}, fmt.Errorf("replica: %s is not in the log of %s: %w", tx, spaceName, dag.ErrNotFound)
+	}
+	t := sp.proofTree()
+	path, err := t.Inclusion(pos-1, size)
+	if err != nil {
+		return InclusionProof{}, err
+	}
+	root, err := t.Root(size)
+	if err != nil {
+		return InclusionProof{}, err
+	}
+	return InclusionProof{Tx: tx, LeafIndex: pos - 1, TreeSize: size, InclusionPath: ids(path), Root: ids([][]byte{root})[0]}, nil
+}
+
+// ConsistencyProof proves that the space's log of its first from entries
+// is a prefix of its log of to entries.
+func (r *Replica) ConsistencyProof(ctx context.Context, spaceName string, from, to uint64) (ConsistencyProof, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.space(ctx, spaceName)
+	if err != nil {
+		return ConsistencyProof{}, err
+	}
+	t := sp.proofTree()
+	path, err := t.Consistency(from, to)
+	if err != nil {
+		return ConsistencyProof{}, err
+	}
+	r1, err1 := t.Root(from)
+	r2, err2 := t.Root(to)
+	if err := errors.Join(err1, err2); err != nil {
+		return ConsistencyProof{}, err
+	}
+	return ConsistencyProof{FirstSize: from, SecondSize: to, ConsistencyPath: ids(path), FirstRoot: ids([][]byte{r1})[0], SecondRoot: ids([][]byte{r2})[0]}, nil
+}
