@@ -21,7 +21,7 @@ type SyncCommand struct {
 
 func (c *SyncCommand) Run(ctx context.Context, args []string) error {
 	fs := c.main.newFlagSet("sync", "sync [-node URL] [-session ID]... [-json] PEER")
-	node := fs.String("node", defaultNode(), "URL of the local node (witan up)")
+	node := fs.String("node", defaultNode(), nodeHelp)
 	var spaces listFlag
 	fs.Var(&spaces, "session", "session id or mem:NAME to pull (repeatable; default: every session the node holds)")
 	asJSON := fs.Bool("json", false, "print JSON")

@@ -51,12 +51,22 @@ type Verification struct {
 var errVerify = errors.New("verification failed")
 
 func (c *VerifyCommand) Run(ctx context.Context, args []string) error {
-	fs := c.main.newFlagSet("verify", "verify [-session ID] [-since FILE] [-json] URL")
+	fs := c.main.newFlagSet("verify", "verify [-node URL] [-session ID] [-since FILE] [-json] [URL]")
+	node := fs.String("node", defaultNode(), nodeHelp+" (a URL argument does the same)")
 	session := fs.String("session", "", "session id (default: the node's only session)")
 	since := fs.String("since", "", "a checkpoint saved earlier (the /checkpoint answer): the log must still extend it")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parseArgs(fs, args, 1); err != nil {
+	if err := parse(fs, args); err != nil {
 		return err
+	}
+	target := *node
+	switch fs.NArg() {
+	case 0:
+	case 1:
+		target = fs.Arg(0)
+	default:
+		fs.Usage()
+		return errUsage
 	}
 	var earlier *replica.Checkpoint
 	if *since != "" {
@@ -66,7 +76,7 @@ func (c *VerifyCommand) Run(ctx context.Context, args []string) error {
 		}
 		earlier = &cp
 	}
-	v, err := c.verify(ctx, fs.Arg(0), *session, earlier)
+	v, err := c.verify(ctx, target, *session, earlier)
 	if err != nil {
 		return err
 	}
