@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/witan-dev/witan/replica/httpapi"
+	wsync "github.com/witan-dev/witan/sync"
 )
 
 // SyncCommand asks the running node to connect to a peer and pull
@@ -27,6 +28,10 @@ func (c *SyncCommand) Run(ctx context.Context, args []string) error {
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parseArgs(fs, args, 1); err != nil {
 		return err
+	}
+	if err := wsync.CheckPeerAddr(fs.Arg(0)); err != nil {
+		fmt.Fprintln(c.main.Stderr, "witan sync:", strings.TrimPrefix(err.Error(), "sync: "))
+		return errUsage
 	}
 	client := &httpapi.Client{BaseURL: *node}
 	if len(spaces) == 0 {
