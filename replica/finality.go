@@ -153,6 +153,18 @@ func (r *Replica) Checkpoints(spaceName string) []Checkpoint {
 	return nil
 }
 
+// LastCheckpoint returns the space's latest checkpoint, if it has one. It
+// is Checkpoints' last element without copying them all, for callers that
+// watch finality move (the HTTP API's event stream asks it often).
+func (r *Replica) LastCheckpoint(spaceName string) (Checkpoint, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if sp := r.spaces[spaceName]; sp != nil && len(sp.cps) > 0 {
+		return sp.cps[len(sp.cps)-1], true
+	}
+	return Checkpoint{}, false
+}
+
 // position returns an entry's 1-based log position in this replica, or 0.
 func (r *Replica) position(ctx context.Context, id dag.ID) uint64 {
 	p, err := r.store.Position(ctx, id)

@@ -221,16 +221,15 @@ func (r *Replica) NodeKey() dag.Key { return r.key.Key() }
 // storeObjects reads objects from the store, with a batch's attachments
 // in front.
 type storeObjects struct {
-	ctx   context.Context
 	store dag.Store
 	extra map[dag.ID][]byte
 }
 
-func (s storeObjects) Object(id dag.ID) ([]byte, error) {
+func (s storeObjects) Object(ctx context.Context, id dag.ID) ([]byte, error) {
 	if b, ok := s.extra[id]; ok {
 		return b, nil
 	}
-	return s.store.Object(s.ctx, id)
+	return s.store.Object(ctx, id)
 }
 
 // load derives a space's state from the store (the full derivation from
@@ -246,7 +245,7 @@ func (r *Replica) load(ctx context.Context, name string) (*space, error) {
 	if err != nil {
 		return nil, err
 	}
-	sp := newSpace(name, sid, storeObjects{ctx: ctx, store: r.store})
+	sp := newSpace(name, sid, storeObjects{store: r.store})
 	cps, cpHead, err := r.loadCheckpoints(ctx, name)
 	if err != nil {
 		return nil, err
@@ -582,8 +581,8 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 		}
 		delete(sp.objWait, id)
 	}
-	sp.h.SetObjects(storeObjects{ctx: ctx, store: r.store, extra: extra})
-	defer sp.h.SetObjects(storeObjects{ctx: ctx, store: r.store})
+	sp.h.SetObjects(storeObjects{store: r.store, extra: extra})
+	defer sp.h.SetObjects(storeObjects{store: r.store})
 
 	inBatch := map[dag.ID]*item{}
 	var batch dag.Batch

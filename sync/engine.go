@@ -297,6 +297,15 @@ func (e *Engine) Seen(peer, space string, heads []dag.ID) {
 	e.peer(peer).seen[space] = append([]dag.ID(nil), heads...)
 }
 
+// Announced returns the heads peer last announced (or answered with) for
+// space, at most 64, or nil if it has said nothing of space: what a
+// teacher's page compares with its own log to tell how far a peer is
+// behind.
+func (e *Engine) Announced(peer, space string) []dag.ID {
+	seen, _ := e.lastSeen(peer, space)
+	return slices.Clone(seen)
+}
+
 // lastSeen returns the heads last seen from peer in space and the Common
 // of the last request to it.
 func (e *Engine) lastSeen(peer, space string) (seen, common []dag.ID) {

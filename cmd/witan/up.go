@@ -20,6 +20,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 
+	"github.com/witan-dev/witan/classroom"
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica/httpapi"
 	"github.com/witan-dev/witan/replica/node"
@@ -51,6 +52,8 @@ type upInfo struct {
 	NodeKey string   `json:"node_key"`
 	Data    string   `json:"data"`
 	HTTP    string   `json:"http"`
+	Page    string   `json:"page"`
+	Voter   string   `json:"voter,omitempty"`
 	PeerID  string   `json:"peer_id"`
 	P2P     []string `json:"p2p"`
 	MDNS    bool     `json:"mdns"`
@@ -58,7 +61,7 @@ type upInfo struct {
 }
 
 func (c *UpCommand) Run(ctx context.Context, args []string) error {
-	fs := c.main.newFlagSet("up", "up [-data DIR] [-http ADDR] [-peer MULTIADDR]... [-session ID]... [-mdns=false] [-json]")
+	fs := c.main.newFlagSet("up", "up [-data DIR] [-http ADDR] [-key FILE] [-peer MULTIADDR]... [-session ID]... [-mdns=false] [-json]")
 	dataDir := fs.String("data", "witan-data", "data directory (Badger store, node key, libp2p key)")
 	httpAddr := fs.String("http", "127.0.0.1:8030", "HTTP listen address (loopback unless -public)")
 	public := fs.Bool("public", false, "allow -http on a non-loopback address (the API has no authentication)")
@@ -72,6 +75,7 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	every := fs.Duration("checkpoint-every", 5*time.Second, "sign a checkpoint of each session that grew this often (0: never)")
 	asJSON := fs.Bool("json", false, "print the startup line as JSON")
 	verbose := fs.Bool("v", false, "log sync events to stderr")
+	voterKey := fs.String("key", "", "the member key this node votes with from its page (witan keygen; default DATA/voter.key if present)")
 	memLimit := fs.String("memory-limit", "512MiB", "soft limit on the Go heap (as GOMEMLIMIT: 256MiB, 1GiB; 0: none); GOMEMLIMIT in the environment wins")
 	if err := parseArgs(fs, args, 0); err != nil {
 		return err
@@ -138,6 +142,10 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	}
 	defer local.Close()
 
+	voter, err := loadVoter(*voterKey, filepath.Join(*dataDir, "voter.key"))
+	if err != nil {
+		return err
+	}
 	info := upInfo{NodeKey: key.Key().String(), Data: *dataDir, MDNS: *mdns && !*noP2P, P2P: []string{}, Spaces: []string(sessions)}
 	if sn := local.Sync(); sn != nil {
 		info.PeerID, info.P2P = sn.ID().String(), sn.Addrs()
@@ -147,12 +155,26 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The classroom page at "/", in front of the API. Served beyond
+	// loopback (-public), it is read-only.
+	page, err := classroom.New(classroom.Options{Node: local, API: srv, Voter: voter,
+		ReadOnly: checkLoopback(*httpAddr, false) != nil})
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", *httpAddr)
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
+	hs := &http.Server{Handler: page, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
+	// Event streams never finish by themselves: end them when Shutdown
+	// starts, or it would wait for them.
+	hs.RegisterOnShutdown(srv.StopEvents)
 	info.HTTP = "http://" + ln.Addr().String()
+	info.Page = info.HTTP + "/"
+	if voter != nil {
+		info.Voter = voter.Key().String()
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 
@@ -198,6 +220,10 @@ func (c *UpCommand) printInfo(info upInfo, asJSON bool) {
 	fmt.Fprintf(w, "  node key  %s\n", info.NodeKey)
 	fmt.Fprintf(w, "  data      %s\n", info.Data)
 	fmt.Fprintf(w, "  http      %s%s\n", info.HTTP, httpapi.Base)
+	fmt.Fprintf(w, "  page      %s\n", info.Page)
+	if info.Voter != "" {
+		fmt.Fprintf(w, "  voter     %s\n", info.Voter)
+	}
 	if info.PeerID != "" {
 		fmt.Fprintf(w, "  peer id   %s\n", info.PeerID)
 		for _, a := range info.P2P {
@@ -254,6 +280,20 @@ func checkpointAll(ctx context.Context, l *node.Node) {
 		}
 		rep.Checkpoint(ctx, s)
 	}
+}
+
+// loadVoter reads the key the page votes with: the file named by -key, or
+// the node's own key store (DATA/voter.key) if there is one there; none
+// leaves the page unable to vote.
+func loadVoter(named, store string) (*dag.Signer, error) {
+	if named != "" {
+		return readKeyFile(named)
+	}
+	s, err := readKeyFile(store)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return s, err
 }
 
 // loadOrCreateKey reads the node key at path, creating it on first start.

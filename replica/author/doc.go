@@ -1,6 +1,7 @@
 // Package author builds signed 30k envelopes for embedders: one typed
 // constructor per transaction kind the node accepts (session.create, the
-// group, branch and MR kinds, ballots, determinations, key.register),
+// group, branch and MR kinds, ballots, determinations, key.register, the
+// contest kinds),
 // each filling what the author should not have to: the ids (the session
 // of a session.create, the group and branch objects, the change, the MR),
 // the parents (the node's current heads of the session unless given) and
@@ -9,7 +10,8 @@
 // witan submit seals its JSON drafts with the same code (Author.Seal), and
 // replica/house/housetest builds its test sessions on it. Constructors are
 // grouped one file per family (session.go, group.go, branch.go, mr.go,
-// key.go, rules.go); a new family of kinds adds a file.
+// contest.go, key.go, and rules.go for rule references); a new family of
+// kinds adds a file.
 //
 // The author builds envelopes; it does not judge them: an envelope the
 // house would refuse (a ballot outside the electorate, a change whose

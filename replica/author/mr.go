@@ -156,12 +156,24 @@ type Ballot struct {
 	MR         dag.ID
 	Choice     string
 	Supersedes dag.ID
+	// Emergency answers an emergency MR's request: "yes", "no", or ""
+	// (left out).
+	Emergency string
+	// Weight, when set, is the ballot's weight (capital_vote only).
+	Weight *uint64
 }
 
-// BallotCast casts b.
+// BallotCast casts b. The author does not judge the choice: a choice the
+// rules do not know is built, signed, and refused by the node.
 func (a *Author) BallotCast(ctx context.Context, session dag.ID, b Ballot, parents []dag.ID) (Tx, error) {
-	return a.Seal(ctx, Draft{Type: dag.TxBallotCast, Session: session, Parents: parents,
-		Body: map[string]any{"mr": b.MR, "choice": b.Choice, "supersedes": optID(b.Supersedes)}})
+	body := map[string]any{"mr": b.MR, "choice": b.Choice, "supersedes": optID(b.Supersedes)}
+	if b.Emergency != "" {
+		body["emergency"] = b.Emergency
+	}
+	if b.Weight != nil {
+		body["weight"] = *b.Weight
+	}
+	return a.Seal(ctx, Draft{Type: dag.TxBallotCast, Session: session, Parents: parents, Body: body})
 }
 
 // Determination closes an MR: the ballots counted and the outcome.

@@ -21,15 +21,18 @@ import (
 // (attachments: changes, node objects, branch and group objects).
 type Objects interface {
 	// Object returns the data of object id, or an error wrapping
-	// dag.ErrNotFound.
-	Object(id dag.ID) ([]byte, error)
+	// dag.ErrNotFound. The House, a pure evaluator with no caller context,
+	// passes context.Background(): a store-backed Objects takes the ctx
+	// here rather than keeping one (a kept request ctx is cancelled once
+	// its request ends, and the House outlives it).
+	Object(ctx context.Context, id dag.ID) ([]byte, error)
 }
 
 // ObjectMap is an in-memory Objects.
 type ObjectMap map[dag.ID][]byte
 
 // Object returns m[id] or an error wrapping dag.ErrNotFound.
-func (m ObjectMap) Object(id dag.ID) ([]byte, error) {
+func (m ObjectMap) Object(_ context.Context, id dag.ID) ([]byte, error) {
 	b, ok := m[id]
 	if !ok {
 		return nil, fmt.Errorf("house: object %s: %w", id, dag.ErrNotFound)
@@ -604,7 +607,7 @@ func (h *House) changeParents() dag.ParentSource {
 // object reads an object a body refers to; a missing object is
 // unknown_parent (30k §5: every reference must be resolvable).
 func (h *House) object(id dag.ID, what string) ([]byte, error) {
-	b, err := h.objs.Object(id)
+	b, err := h.objs.Object(context.Background(), id)
 	if errors.Is(err, dag.ErrNotFound) {
 		return nil, &dag.ProtocolError{Code: dag.CodeUnknownParent, Detail: fmt.Sprintf("house: %s %s is neither known nor attached", what, id), Err: &MissingObject{ID: id}}
 	}

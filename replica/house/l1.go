@@ -10,6 +10,7 @@ package house
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -46,7 +47,7 @@ func (h *House) namedBy(typ dag.TxType, body []byte) []dag.ID {
 		if h.objs == nil || typ != dag.TxBranchCreate {
 			break
 		}
-		b, err := h.objs.Object(id)
+		b, err := h.objs.Object(context.Background(), id)
 		if err != nil || len(b) == 0 || b[0] != '{' {
 			continue
 		}

@@ -27,8 +27,11 @@
 //     loopback unless you mean to serve a network: the API has no
 //     authentication (witan up refuses other addresses without -public).
 //  3. Call replica.Checkpoint now and then: finality moves only with
-//     checkpoints.
-//  4. Close the node after the server has shut down.
+//     checkpoints (GET /events tells its clients when one is signed).
+//  4. Call StopEvents when the http.Server shuts down
+//     (http.Server.RegisterOnShutdown): event streams never finish by
+//     themselves, and Shutdown waits for every request.
+//  5. Close the node after the server has shut down.
 //
 // docs/http-api.md lists every endpoint with its answer.
 package httpapi

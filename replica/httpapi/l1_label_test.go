@@ -74,6 +74,7 @@ func TestSimulationLabelEveryEndpoint(t *testing.T) {
 		"/oth/v0/quarantine":                            {"/quarantine"},
 		"/oth/v0/peers":                                 {"/peers"},
 		"/oth/v0/contests/{id}":                         {"/contests/" + contest.String()},
+		"/oth/v0/events":                                nil, // a stream: each event is labelled (TestEventsS12); its problems below
 		"/oth/v0/transactions":                          nil, // POST, above
 		"/oth/v0/memory":                                nil, // memory spaces are not sessions
 		"/oth/v0/memory/{space}/heads":                  nil,
@@ -102,7 +103,7 @@ func TestSimulationLabelEveryEndpoint(t *testing.T) {
 		}
 	}
 	// Problems about the session are labelled too.
-	for _, path := range []string{"/merge-requests/" + dag.Sum([]byte("no such MR")).String(), mrp + "/tally?by=region", "/branches/nope"} {
+	for _, path := range []string{"/merge-requests/" + dag.Sum([]byte("no such MR")).String(), mrp + "/tally?by=region", "/branches/nope", "/events?nid_prefix=us&" + sess[1:]} {
 		st, ct, m := rawDo(t, http.MethodGet, n.srv.URL+httpapi.Base+path, nil)
 		if st < 400 || ct != httpapi.ContentTypeProblem || m["simulation"] != true {
 			t.Errorf("GET %s: %d %s %v, want a labelled problem", path, st, ct, m)

@@ -15,25 +15,41 @@ import (
 )
 
 // labelWriter holds an answer until the handler is done, so the label can
-// be added to it.
+// be added to it. An event stream (text/event-stream, GET /events) is the
+// exception: it never ends, so it is passed through as written, and each of
+// its events carries the label itself.
 type labelWriter struct {
+	w      http.ResponseWriter
 	h      http.Header
 	status int
 	buf    bytes.Buffer
+	stream bool
 }
 
 func (lw *labelWriter) Header() http.Header { return lw.h }
 func (lw *labelWriter) WriteHeader(st int) {
-	if lw.status == 0 {
-		lw.status = st
+	if lw.status != 0 {
+		return
+	}
+	lw.status = st
+	if strings.HasPrefix(lw.h.Get("Content-Type"), "text/event-stream") {
+		lw.stream = true
+		lw.w.WriteHeader(st)
 	}
 }
 func (lw *labelWriter) Write(b []byte) (int, error) {
 	if lw.status == 0 {
-		lw.status = http.StatusOK
+		lw.WriteHeader(http.StatusOK)
+	}
+	if lw.stream {
+		return lw.w.Write(b)
 	}
 	return lw.buf.Write(b)
 }
+
+// Unwrap lets http.ResponseController reach the connection: an event
+// stream flushes each event and sets write deadlines.
+func (lw *labelWriter) Unwrap() http.ResponseWriter { return lw.w }
 
 // anySimulated reports whether the node holds a simulated session.
 func (s *Server) anySimulated(r *http.Request) bool {
@@ -73,8 +89,11 @@ func (s *Server) serveLabelled(w http.ResponseWriter, r *http.Request) {
 		s.mux.ServeHTTP(w, r) // memory spaces and meetings are not sessions
 		return
 	}
-	lw := &labelWriter{h: w.Header()}
+	lw := &labelWriter{w: w, h: w.Header()}
 	s.mux.ServeHTTP(lw, r)
+	if lw.stream {
+		return
+	}
 	body := lw.buf.Bytes()
 	ct := w.Header().Get("Content-Type")
 	if (strings.HasPrefix(ct, "application/json") || strings.HasPrefix(ct, ContentTypeProblem)) && len(body) > 0 && body[0] == '{' {

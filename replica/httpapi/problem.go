@@ -52,6 +52,8 @@ func statusOf(c dag.Code) int {
 		return http.StatusInternalServerError
 	case CodeNotImplemented:
 		return http.StatusNotImplemented
+	case CodeTooManyClients:
+		return http.StatusServiceUnavailable
 	case CodePeerUnreachable:
 		return http.StatusBadGateway
 	case dag.CodeSchema, dag.CodeBadSignature:

@@ -63,7 +63,7 @@ func (s *Server) capability(w http.ResponseWriter, r *http.Request) error {
 		Exports: []string{}, KeyAging: 86400, ExtractCosigners: []dag.Key{}, Metrics: []string{},
 		ConformanceLevel: ConformanceLevel, OpinionPolicy: "none", OpinionRateLimit: "no opinions are accepted (L2)",
 		NodeKey: s.rep.NodeKey(), Sessions: s.rep.Sessions(), Ephemeral: s.o.Ephemeral,
-		NotImplemented: []string{"/refusals", "L2 and L3 endpoints except /contests, /peers and /quarantine"},
+		NotImplemented: []string{"/refusals", "L2 and L3 endpoints except /contests, /events, /peers and /quarantine"},
 		MemoryBlocks:   true, Finality: string(replica.Provisional), Contests: true,
 	}
 	for _, sp := range c.Sessions {

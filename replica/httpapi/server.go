@@ -77,6 +77,8 @@ type Options struct {
 	MaxBodyBytes int64
 	// Logger receives one line per internal error; discarded if nil.
 	Logger *slog.Logger
+	// Events configures GET /events.
+	Events EventOptions
 }
 
 // Server serves the /oth/v0 API of one node and its memory-block API. It
@@ -92,6 +94,8 @@ type Server struct {
 	labelMu    gosync.Mutex
 	labelCache map[string]sessionLabels
 	patterns   []string // every routed path, for the D54 walk test
+
+	hub eventHub
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -104,6 +108,7 @@ func New(o Options) (*Server, error) {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	o.Events = o.Events.withDefaults()
 	if o.Implementation.Name == "" {
 		o.Implementation = Implementation{Name: "witan", Version: "devel", Source: "https://github.com/witan-dev/witan"}
 	}
@@ -111,6 +116,7 @@ func New(o Options) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.hub.stop = make(chan struct{})
 	s.routes()
 	return s, nil
 }
@@ -172,6 +178,7 @@ func (s *Server) routes() {
 	s.route(Base+"/merge-requests/{id}/tally", get(s.tally))
 	s.route(Base+"/contests/{id}", get(s.contest)) // contests.go
 	s.route(Base+"/law", get(s.law))
+	s.route(Base+"/events", get(s.events))
 	s.route(Base+"/rules", get(s.rules))
 	s.route(Base+"/rules/{kind}", get(s.rule))
 	s.route(Base+"/quarantine", get(s.quarantine))

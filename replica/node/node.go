@@ -204,10 +204,14 @@ func (n *Node) Close() error {
 	return n.closeErr
 }
 
-// Replica returns the replica.
+// Replica returns the replica, for its derived views (State, MR, Tally,
+// Law, …) and Checkpoint. Submit and Ingest go through the node, or its
+// subscribers (sync) do not hear of them.
 func (n *Node) Replica() *replica.Replica { return n.rep }
 
-// Store returns the store.
+// Store returns the store, for reads (it also holds the replica's
+// node-local spaces, which the node's own reads hide). Never write to it:
+// writes go through the node.
 func (n *Node) Store() dag.Store { return n.store }
 
 // Get implements dag.Getter.

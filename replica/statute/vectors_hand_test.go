@@ -2,6 +2,7 @@ package statute
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -120,4 +121,63 @@ func flatten(s *NodeSpec) []string {
 		out = append(out, flatten(&s.Children[i])...)
 	}
 	return out
+}
+
+// The same for the checks of review.json (30k §6 item 5), on cases whose
+// outcome the spec's words decide: every check not listed passes.
+func TestVectorsChecksByHand(t *testing.T) {
+	type verdict struct {
+		status Status
+		nids   [][]string
+	}
+	cases := []struct {
+		name  string
+		notOK map[string]verdict
+	}{
+		// s1 becomes "The period is 45 days.": no dollar amount, none of
+		// "appropriat", "funds", "obligat"; no reference is broken.
+		{"S13: 30 becomes 45", nil},
+		// "every node's kind and nesting conform to the session's profile.
+		// Failure blocks": uslm-1 has no kind "article" (profiles/uslm-1.json).
+		{"S14: forbidden kind", map[string]verdict{"structure": {StatusBlock, [][]string{{"/us/t1/art1"}}}}},
+		// /us/t1/s1/b says "See [[ref:/us/t1/s2]]" and s2 is deleted:
+		// "every [[ref:nid]] anywhere in the merged target resolves" fails,
+		// a warning (only structure blocks), naming the referrer and the
+		// missing target.
+		{"broken reference", map[string]verdict{"references": {StatusWarn, [][]string{{"/us/t1/s1/b", "/us/t1/s2"}}}}},
+		// A fiscal MR: "Fees of $6 apply." has a dollar amount and no
+		// [[approp:]] marker; /us/t2/s1 and /us/t2/s2 carry theirs.
+		// fiscal_hint only concerns MRs declared fiscal: false.
+		{"fiscal: unmarked and marked amounts", map[string]verdict{"approp_unmarked": {StatusWarn, [][]string{{"/us/t1/s2"}}}}},
+		// Declared fiscal: false, yet "No funds may be obligated." has
+		// "funds" and "obligat".
+		{"fiscal hint", map[string]verdict{"fiscal_hint": {StatusWarn, [][]string{{"/us/t1/s3"}}}}},
+	}
+	raw, err := os.ReadFile(filepath.Join("testdata", "vectors", "review.json"))
+	must(t, err)
+	var vs []reviewVector
+	must(t, json.Unmarshal(raw, &vs))
+	for _, c := range cases {
+		i := slices.IndexFunc(vs, func(v reviewVector) bool { return v.Name == c.name })
+		if i < 0 {
+			t.Errorf("review.json has no case %q", c.name)
+			continue
+		}
+		if len(vs[i].Checks) != 7 {
+			t.Errorf("%s: %d checks, 30k §6 item 5 lists seven", c.name, len(vs[i].Checks))
+		}
+		for _, ch := range vs[i].Checks {
+			want, listed := c.notOK[ch.Name]
+			if !listed {
+				want = verdict{StatusPass, nil}
+			}
+			nids := ch.NIDs
+			if len(nids) == 0 {
+				nids = nil
+			}
+			if ch.Status != want.status || fmt.Sprint(nids) != fmt.Sprint(want.nids) {
+				t.Errorf("%s: %s is %s %v, by hand %s %v", c.name, ch.Name, ch.Status, ch.NIDs, want.status, want.nids)
+			}
+		}
+	}
 }

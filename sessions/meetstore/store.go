@@ -145,16 +145,6 @@ type chain struct {
 
 func (c chain) id() byte { return byte(c.r)<<4 | byte(c.k) }
 
-func chains() []chain {
-	var cs []chain
-	for r := 1; r <= 3; r++ {
-		for k := Class1d; k <= ClassKeep; k++ {
-			cs = append(cs, chain{r, k})
-		}
-	}
-	return cs
-}
-
 // Key layout. Seeds: 'k' chain day(8, big-endian, offset) → seed (32).
 // Copies: 'c' chain day item → nonce(12) ‖ sealed. The day is in the key so
 // that a chain's forgotten days are whole prefixes.

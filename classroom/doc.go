@@ -1,0 +1,34 @@
+// Package classroom serves witan's classroom page: a plain HTML, CSS and
+// JavaScript page, embedded in the binary, that shows a node's sessions
+// live (over GET /oth/v0/events) and lets a student vote and a teacher
+// checkpoint from a browser. witan up serves it at "/", in front of the
+// /oth/v0 API.
+//
+// The page reads only the public API. Its three writes are this package's
+// own endpoints under /classroom/v0:
+//
+//   - POST /classroom/v0/vote {session, mr, choice}: the node signs a
+//     ballot.cast with the voter's key (Options.Voter, which lives on the
+//     student's own node), superseding the voter's previous ballot on that
+//     MR, submits it through the node's one write path and answers with
+//     the signed receipt and the envelope.
+//   - POST /classroom/v0/checkpoint {session}: the node signs a checkpoint,
+//     which turns everything it covers final_advisory.
+//   - GET /classroom/v0/peers?session=: connected peers and how far each is
+//     behind this node's log, from the heads each last announced.
+//
+// # The caller's duties
+//
+//  1. Make the Handler with New over the node and the API handler, and
+//     serve it where you serve the API. Set ReadOnly when the listener is
+//     not on loopback: a page served to a network never writes.
+//  2. Writes are refused unless the request comes from loopback, names a
+//     loopback host (a DNS-rebinding page cannot), carries the page's CSRF
+//     token (X-Witan-CSRF, embedded in the page, new each process) and, if
+//     the browser sends Origin, comes from the page's own origin.
+//  3. Keep the voter's key file readable only by its owner (witan keygen
+//     writes it so); the page never sees the key, only its public half.
+//
+// Not for use in real elections or governance: every view says so, and
+// says "simulation" for a simulated session (D54).
+package classroom
