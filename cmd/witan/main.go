@@ -150,7 +150,7 @@ func (m *Main) ExitCode(err error) int {
 		fmt.Fprintln(m.Stderr, "witan: interrupted")
 		return exitInterrupted
 	default:
-		fmt.Fprintf(m.Stderr, "witan: %v\n", err)
+		fmt.Fprintf(m.Stderr, "witan: %s\n", userMessage(err))
 		return exitFailure
 	}
 }

@@ -130,7 +130,7 @@ func (c *SubmitCommand) Run(ctx context.Context, args []string) error {
 			fmt.Fprintf(w, "  log entry   %d (as witan log numbers it)\n", *rc.LogIndex+1)
 		}
 		for _, e := range rc.Errors {
-			fmt.Fprintf(w, "  error       %s: %s\n", e.Code, e.Detail)
+			fmt.Fprintf(w, "  error       %s: %s\n", e.Code, httpapi.PlainDetail(e.Detail))
 		}
 		fmt.Fprintf(w, "  node        %s (receipt signature verified)\n", rc.Node)
 	}

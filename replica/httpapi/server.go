@@ -270,7 +270,10 @@ func readJSON(r *http.Request, v any) error {
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return problemf(dag.CodeSchema, "body is not the expected JSON: %v", err)
+		if err.Error() == "unexpected EOF" {
+			err = errUnexpectedEOF
+		}
+		return problemf(dag.CodeSchema, "%s", jsonDetail(err))
 	}
 	if dec.More() {
 		return problemf(dag.CodeSchema, "body holds more than one JSON value")
