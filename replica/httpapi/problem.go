@@ -49,6 +49,8 @@ func statusOf(c dag.Code) int {
 		return http.StatusMethodNotAllowed
 	case CodeTooLarge:
 		return http.StatusRequestEntityTooLarge
+	case CodeHeadersTooLarge:
+		return http.StatusRequestHeaderFieldsTooLarge
 	case CodeInternal:
 		return http.StatusInternalServerError
 	case CodeNotImplemented:

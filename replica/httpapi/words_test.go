@@ -3,6 +3,8 @@ package httpapi_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -60,4 +62,36 @@ func TestErrorsInUsersWords(t *testing.T) {
 		t.Errorf("duplicate group: %v", err)
 	}
 	inUsersWords(t, "duplicate group", pe.Problem.Detail)
+}
+
+// Every error is problem+json, also headers too large (431) and the
+// redirect of a path that is not clean (301, with Location).
+func TestHeadersAndUncleanPathAreProblems(t *testing.T) {
+	n := newNode(t)
+	n.newSession(t)
+	req, _ := http.NewRequest("GET", n.srv.URL+httpapi.Base+"/heads", nil)
+	req.Header.Set("X-Big", strings.Repeat("a", httpapi.MaxHeaderBytes))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 431 || resp.Header.Get("Content-Type") != httpapi.ContentTypeProblem {
+		t.Fatalf("big headers: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err = noFollow.Get(n.srv.URL + httpapi.Base + "//heads")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 301 || resp.Header.Get("Content-Type") != httpapi.ContentTypeProblem ||
+		resp.Header.Get("Location") != httpapi.Base+"/heads" || !strings.Contains(string(b), `"code":"witan:path_not_clean"`) {
+		t.Fatalf("unclean path: %d %s %q %s", resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Location"), b)
+	}
+	// Followed, it lands on the heads.
+	if resp, err := http.Get(n.srv.URL + httpapi.Base + "/./heads"); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("followed: %v %v", resp, err)
+	}
 }
