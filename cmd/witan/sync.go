@@ -57,7 +57,11 @@ func (c *SyncCommand) Run(ctx context.Context, args []string) error {
 	fmt.Fprintf(c.main.Stdout, "connected %s\n", ans.Connected)
 	failed := 0
 	for _, r := range ans.Synced {
-		fmt.Fprintf(c.main.Stdout, "  %s  received %d: %d accepted, %d already held, %d quarantined, in %d round(s)", r.Space, r.Received, r.Accepted, r.Duplicate, r.Rejected, r.Rounds)
+		// What the node stored during the call comes first: a pull the
+		// connection itself started may have stored what this one then
+		// found already held.
+		fmt.Fprintf(c.main.Stdout, "  %s  %d new entries stored (%d held now)\n", r.Space, r.HeldAfter-r.HeldBefore, r.HeldAfter)
+		fmt.Fprintf(c.main.Stdout, "    this pull received %d: %d accepted, %d already held, %d quarantined, in %d round(s)", r.Received, r.Accepted, r.Duplicate, r.Rejected, r.Rounds)
 		if r.Error != "" {
 			failed++
 			fmt.Fprintf(c.main.Stdout, "  error: %s", r.Error)

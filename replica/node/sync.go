@@ -48,7 +48,29 @@ type SyncResult struct {
 	Duplicate int    `json:"duplicate"`
 	Rejected  int    `json:"quarantined"`
 	Rounds    int    `json:"rounds"`
-	Error     string `json:"error,omitempty"`
+	// HeldBefore and HeldAfter count the space's log entries on this node
+	// when the call began and when it ended: HeldAfter-HeldBefore is what
+	// the node stored meanwhile, by this pull or by another one running at
+	// the same time (which Accepted alone does not show).
+	HeldBefore int    `json:"held_before"`
+	HeldAfter  int    `json:"held_after"`
+	Error      string `json:"error,omitempty"`
+}
+
+// logSize counts a space's log entries (0 for a space without a log).
+func (n *Node) logSize(ctx context.Context, space string) int {
+	const page = 10000
+	total := 0
+	for {
+		ids, err := n.Log(ctx, space, uint64(total), page)
+		if err != nil {
+			return total
+		}
+		total += len(ids)
+		if len(ids) < page {
+			return total
+		}
+	}
 }
 
 // syncState is the node's running sync, if any.
@@ -166,12 +188,17 @@ func (n *Node) Connect(ctx context.Context, addr string, spaces []string) ([]Syn
 	if err != nil {
 		return nil, err
 	}
+	// Counted before dialling: the connection itself starts pulls.
+	before := make([]int, len(spaces))
+	for i, s := range spaces {
+		before[i] = n.logSize(ctx, s)
+	}
 	if err := sn.Connect(ctx, addr); err != nil {
 		return nil, err
 	}
 	out := []SyncResult{}
-	for _, s := range spaces {
-		r := SyncResult{Space: s}
+	for i, s := range spaces {
+		r := SyncResult{Space: s, HeldBefore: before[i]}
 		if err := sn.Join(s); err != nil {
 			r.Error = err.Error()
 			out = append(out, r)
@@ -183,6 +210,9 @@ func (n *Node) Connect(ctx context.Context, addr string, spaces []string) ([]Syn
 			r.Error = err.Error()
 		}
 		out = append(out, r)
+	}
+	for i := range out {
+		out[i].HeldAfter = n.logSize(ctx, out[i].Space)
 	}
 	return out, nil
 }
