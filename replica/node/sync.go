@@ -45,9 +45,9 @@ type SyncResult struct {
 	Accepted int    `json:"accepted"`
 	// Duplicate counts entries already held (another pull, started by the
 	// connection itself, may have brought them first).
-	Duplicate int    `json:"duplicate"`
-	Rejected  int    `json:"quarantined"`
-	Rounds    int    `json:"rounds"`
+	Duplicate int `json:"duplicate"`
+	Rejected  int `json:"quarantined"`
+	Rounds    int `json:"rounds"`
 	// HeldBefore and HeldAfter count the space's log entries on this node
 	// when the call began and when it ended: HeldAfter-HeldBefore is what
 	// the node stored meanwhile, by this pull or by another one running at
