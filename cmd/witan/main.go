@@ -7,6 +7,7 @@
 //	witan submit      sign an envelope drafted in JSON and post it; print the
 //	                  node's signed receipt
 //	witan sync PEER   make the running node pull from a peer now
+//	witan join ID     make the running node join a peer's session and pull it
 //	witan verify URL  the L0 verifier: replay a node's log, match its checkpoint
 //	witan log         a session's log in the node's order, with finality
 //	witan heads       a session's causal frontier
@@ -96,6 +97,8 @@ func (m *Main) commands() []commandInfo {
 			func(m *Main) command { return &SubmitCommand{main: m} }},
 		{"sync", "pull sessions from a peer into the running node now", "witan sync /ip4/192.168.1.7/tcp/4001/p2p/12D3KooW…",
 			func(m *Main) command { return &SyncCommand{main: m} }},
+		{"join", "make the running node join a session a peer holds, and pull it", "witan join -wait 30s sha256:…",
+			func(m *Main) command { return &JoinCommand{main: m} }},
 		{"verify", "L0 verifier: replay a node's log and match its checkpoint", "witan verify -node http://127.0.0.1:8030",
 			func(m *Main) command { return &VerifyCommand{main: m} }},
 		{"log", "list a session's log in the node's order", "witan log -limit 20",

@@ -76,6 +76,7 @@ func TestSimulationLabelEveryEndpoint(t *testing.T) {
 		"/oth/v0/contests/{id}":                         {"/contests/" + contest.String()},
 		"/oth/v0/events":                                nil, // a stream: each event is labelled (TestEventsS12); its problems below
 		"/oth/v0/transactions":                          nil, // POST, above
+		"/oth/v0/join":                                  nil, // POST, node-local: names no session the node holds yet
 		"/oth/v0/memory":                                nil, // memory spaces are not sessions
 		"/oth/v0/memory/{space}/heads":                  nil,
 		"/oth/v0/memory/{space}/blocks":                 nil,

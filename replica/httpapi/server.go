@@ -184,6 +184,7 @@ func (s *Server) routes() {
 	s.route(Base+"/rules/{kind}", get(s.rule))
 	s.route(Base+"/quarantine", get(s.quarantine))
 	s.route(Base+"/peers", map[string]handlerFunc{http.MethodGet: s.peers, http.MethodPost: s.connect})
+	s.route(Base+"/join", post(s.join))
 	// witan's memory-block API (not part of 30k).
 	s.route(Base+"/memory", get(s.memorySpaces))
 	s.route(Base+"/memory/{space}/heads", get(s.memoryHeads))

@@ -10,10 +10,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	gosync "sync"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/sync"
 )
 
@@ -108,6 +110,25 @@ func (n *Node) StartSync(ctx context.Context, cfg sync.Config) (*sync.Node, erro
 		n.sync.unsub = n.Subscribe(n.joinChanged)
 	}
 	return sn, nil
+}
+
+// Join joins a space (a session id, or mem:NAME) without naming a peer:
+// the node subscribes to its announcements and pulls it from whichever
+// connected peer announces it (30k §4: spaces are agreed out of band).
+func (n *Node) Join(ctx context.Context, space string) error {
+	if _, err := dag.ParseID(space); err != nil && !strings.HasPrefix(space, MemoryPrefix) {
+		return fmt.Errorf("node: %q is neither a session id nor %sNAME", space, MemoryPrefix)
+	}
+	n.sync.mu.Lock()
+	sn := n.sync.sn
+	if sn != nil {
+		n.sync.joined[space] = true
+	}
+	n.sync.mu.Unlock()
+	if sn == nil {
+		return ErrNoSync
+	}
+	return sn.Join(space)
 }
 
 // joinChanged joins space once, off the notifying goroutine (Subscribe's
