@@ -146,6 +146,9 @@ func (m *MemStore) Put(ctx context.Context, b Batch) (Result, error) {
 	}
 	m.objMu.Lock()
 	for _, o := range b.Objects {
+		if b.KeepObject != nil && !b.KeepObject(o.ID) {
+			continue
+		}
 		if _, ok := m.objects[o.ID]; !ok {
 			m.objects[o.ID] = slices.Clone(o.Data)
 		}
@@ -169,6 +172,13 @@ func (m *MemStore) Put(ctx context.Context, b Batch) (Result, error) {
 		s.heads[st.ID] = struct{}{}
 	}
 	for _, r := range plan.Quarantine {
+		if b.DropRefused {
+			if r.WasPending {
+				m.space(r.Space).unpend(r.Entry)
+				delete(m.entries, r.ID)
+			}
+			continue
+		}
 		s := m.space(r.Space)
 		if r.WasPending {
 			s.unpend(r.Entry)
@@ -393,4 +403,31 @@ func (m *MemStore) Close() error {
 	m.closed.Store(true)
 	m.entries, m.spaces, m.children, m.objects, m.data, m.ids = nil, nil, nil, nil, nil, nil
 	return nil
+}
+
+// DropPending removes pending entries of space, as if they had never
+// arrived (see badgerstore.Store.DropPending). It returns how many it
+// removed.
+func (m *MemStore) DropPending(ctx context.Context, space string, ids []ID) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.check(ctx); err != nil {
+		return 0, err
+	}
+	s := m.spaces[space]
+	if s == nil {
+		return 0, nil
+	}
+	n := 0
+	for _, id := range ids {
+		if _, ok := s.pending[id]; !ok {
+			continue
+		}
+		if e := m.entries[id]; e != nil {
+			s.unpend(e.Entry)
+			delete(m.entries, id)
+			n++
+		}
+	}
+	return n, nil
 }

@@ -20,6 +20,7 @@ var purePackages = []string{
 	"github.com/witan-dev/witan/memoryblock",
 	"github.com/witan-dev/witan/replica/statute",
 	"github.com/witan-dev/witan/replica/house",
+	"github.com/witan-dev/witan/replica/opinion",
 }
 
 // forbiddenImports: storage, networking and process control belong to the

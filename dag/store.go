@@ -112,6 +112,17 @@ type Batch struct {
 	// the batch's own objects are not visible yet) but must not call any
 	// other method of the store.
 	Admit func(Entry) error
+	// DropRefused, when true, keeps nothing of the entries this Put
+	// refuses (Admit's refusals and the entries quarantined for a refused
+	// or quarantined parent, pending ones included): they are reported in
+	// Result.Quarantined but the store does not hold them afterwards
+	// (Has says Absent). The caller keeps its own bounded record of them.
+	DropRefused bool
+	// KeepObject, when set, is asked for each object of Objects after
+	// Admit has judged the batch's entries, and only those it returns true
+	// for are written: attachments enter the store only with an entry
+	// that needs them.
+	KeepObject func(ID) bool
 }
 
 // Status is what a store holds of an entry.

@@ -81,6 +81,11 @@ type Review struct {
 	// fact sheet's reverts (D41); nil when the MR does not target the
 	// root.
 	History statute.Prior
+	// Formalizations are the session's accepted formalizations (D28), for
+	// the fact sheet's anchor_drift (opinions.go).
+	Formalizations []statute.Formalization
+	// Proposals are the origin inputs (D36, house.Proposals).
+	Proposals []statute.Proposal
 	// RuleFacts are the facts the MR's rule is evaluated with, as its
 	// House decided them at open (reverts, D41; structure).
 	RuleFacts rules.Facts
@@ -103,7 +108,8 @@ func (rv *Review) Checks() *statute.Checks { return statute.RunChecks(rv.Review,
 // Facts computes the fact sheet of 30k §6 item 6, labelled with finality.
 func (rv *Review) Facts(finality Finality) (*statute.FactSheet, error) {
 	return statute.Facts(rv.Review, rv.Env, statute.FactInputs{History: rv.History, Finality: string(finality),
-		VersusSuperseded: rv.VersusSuperseded, VersusBase: rv.VersusBase, RankedAboveWinner: rv.RankedAboveWinner})
+		VersusSuperseded: rv.VersusSuperseded, VersusBase: rv.VersusBase, RankedAboveWinner: rv.RankedAboveWinner,
+		Formalizations: rv.Formalizations, Proposals: rv.Proposals})
 }
 
 // Review returns merge MR mr's review. An unknown MR wraps
@@ -142,6 +148,8 @@ func (r *Replica) Review(ctx context.Context, spaceName string, mr dag.ID) (*Rev
 	if body.Target.Branch == house.RootBranch {
 		rv.History = rootHistory(sp.h, body.Target.Head)
 	}
+	rv.Formalizations = sp.h.Formalizations()
+	rv.Proposals = sp.h.Proposals(mr)
 	rv.RuleFacts, _ = sp.h.RuleFacts(mr)
 	if old := body.Supersedes; old.Valid() {
 		if op, ok := sp.h.Patch(old); ok {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/witan-dev/witan/internal/crashtest"
+	"github.com/witan-dev/witan/dag/crashtest"
 	"github.com/witan-dev/witan/replica"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 )

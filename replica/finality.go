@@ -268,8 +268,10 @@ func (r *Replica) Submit(ctx context.Context, envelope []byte, attachments [][]b
 	defer r.mu.Unlock()
 	rc := &Receipt{Tx: o.Tx, Envelope: dag.Sum(envelope), Errors: []ErrorEntry{}, Node: r.key.Key()}
 	var sp *space
-	if o.Space != "" {
+	if o.Space != "" && o.Status == Accepted {
 		sp, _ = r.space(ctx, o.Space) // loaded again if a failed write dropped it
+	} else if o.Space != "" {
+		sp = r.spaces[o.Space] // a refused entry makes no space
 	}
 	if o.Status == Pending {
 		o.Status, o.Code, o.Detail = Rejected, dag.CodeUnknownParent, "a parent is not held by this node"

@@ -43,6 +43,17 @@ type Options struct {
 	// verifying them again. Zero means DefaultPendingCache; negative
 	// keeps nothing (every promoted entry is decoded and verified again).
 	PendingCache int
+	// QuarantinePerSource and QuarantineMax bound the quarantine's record
+	// of refused entries per source (dag.WithSource: a peer, an HTTP
+	// client) and in all; the oldest are forgotten first. Zero means
+	// DefaultQuarantinePerSource and DefaultQuarantineMax.
+	QuarantinePerSource, QuarantineMax int
+	// PendingPerSource, PendingPerSpace and PendingMax bound the entries
+	// waiting for parents, charged to the source that sent them
+	// (dag.WithSource), per space and in all; past a bound the oldest are
+	// removed from the store. Zero means DefaultPendingPerSource,
+	// DefaultPendingPerSpace and DefaultPendingMax.
+	PendingPerSource, PendingPerSpace, PendingMax int
 }
 
 // DefaultPendingCache is Options.PendingCache's default: 32 MiB.
@@ -70,6 +81,11 @@ type Replica struct {
 	// pend holds the decoded envelopes of entries this process verified
 	// and left pending, for the Admit hook to take when they are promoted.
 	pend *pendingCache
+	// quar is the bounded record of refused entries: nothing refused is
+	// stored (docs/security.md).
+	quar *quarantine
+	// wait charges pending entries to their sources and bounds them.
+	wait *waiting
 	// reverified counts the promoted entries the Admit hook had to decode
 	// and verify again (not in pend): tests and benchmarks read it.
 	reverified int
@@ -83,9 +99,6 @@ type space struct {
 	log  []dag.ID // this replica's log order, as the store applied
 	tree *compact.Range
 	cps  []Checkpoint
-	// quar mirrors the store's quarantine of the space (dag.Index.Quarantine),
-	// loaded with the space and updated from each Put's result.
-	quar map[dag.ID]house.Rejection
 	// Entries waiting for parents are in the store (pending). So are
 	// entries held back because they name an object that has not arrived
 	// (dag.ErrHold); objWait indexes those by the object, so that they are
@@ -101,6 +114,10 @@ type space struct {
 	// cpHead is the id of the latest checkpoint's entry in the node-local
 	// space witan-local/checkpoints/<session> (zero before the first).
 	cpHead dag.ID
+	// opPos is the log position (1-based) of every opinion, so that a
+	// page of /opinions labels finality without a store read per
+	// opinion (opinions.go).
+	opPos map[dag.ID]uint64
 }
 
 type held struct {
@@ -121,7 +138,9 @@ func Open(ctx context.Context, o Options) (*Replica, error) {
 		o.PendingCache = DefaultPendingCache
 	}
 	r := &Replica{store: o.Store, key: o.NodeKey, clock: o.Clock, log: o.Logger, spaces: map[string]*space{},
-		keys: dag.NewKeyCache(0), pend: newPendingCache(o.PendingCache)}
+		keys: dag.NewKeyCache(0), pend: newPendingCache(o.PendingCache),
+		quar: newQuarantine(o.QuarantinePerSource, o.QuarantineMax),
+		wait: newWaiting(o.PendingPerSource, o.PendingPerSpace, o.PendingMax)}
 	if r.clock == nil {
 		r.clock = time.Now
 	}
@@ -156,7 +175,79 @@ func Open(ctx context.Context, o Options) (*Replica, error) {
 		r.Close()
 		return nil, err
 	}
+	if err := r.chargeStored(ctx, names); err != nil {
+		r.Close()
+		return nil, err
+	}
 	return r, nil
+}
+
+// chargeStored charges the pending entries the store holds at Open to the
+// source "store" (who sent them is not recorded), so that they count
+// against the bounds, and removes those past them.
+func (r *Replica) chargeStored(ctx context.Context, names []string) error {
+	var out []*waitRec
+	for _, n := range names {
+		if IsLocalSpace(n) {
+			continue
+		}
+		if _, err := dag.ParseID(n); err != nil {
+			continue // a memory space: its blocks are bounded elsewhere
+		}
+		ids, err := r.store.Pending(ctx, n)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			out = append(out, r.wait.add(&waitRec{id: id, space: n, source: "store"})...)
+		}
+	}
+	return r.dropPending(ctx, out)
+}
+
+// dropPending removes evicted pending entries from the store and from
+// what the replica keeps of them.
+func (r *Replica) dropPending(ctx context.Context, recs []*waitRec) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	d, ok := r.store.(dropper)
+	if !ok {
+		return nil // a store that cannot: the bound is on the charge sheet only
+	}
+	bySpace := map[string][]dag.ID{}
+	var order []string
+	for _, x := range recs {
+		if x == nil {
+			continue
+		}
+		if _, ok := bySpace[x.space]; !ok {
+			order = append(order, x.space)
+		}
+		bySpace[x.space] = append(bySpace[x.space], x.id)
+		r.pend.drop(x.id)
+	}
+	for _, name := range order {
+		ids := bySpace[name]
+		if _, err := d.DropPending(ctx, name, ids); err != nil {
+			return fmt.Errorf("replica: evict pending entries of %s: %w", name, err)
+		}
+		if sp := r.spaces[name]; sp != nil && len(sp.objWait) > 0 {
+			gone := make(map[dag.ID]bool, len(ids))
+			for _, id := range ids {
+				gone[id] = true
+			}
+			for obj, hs := range sp.objWait {
+				hs = slices.DeleteFunc(hs, func(h held) bool { return gone[h.id] })
+				if len(hs) == 0 {
+					delete(sp.objWait, obj)
+				} else {
+					sp.objWait[obj] = hs
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // resumer is a store that can finish a promotion a crash cut off between
@@ -193,7 +284,7 @@ func (r *Replica) resume(ctx context.Context) error {
 		if sp == nil {
 			continue
 		}
-		r.took(sp, res)
+		r.took(sp, res, "")
 		if err := r.recordHeld(ctx, sp); err != nil {
 			return err
 		}
@@ -219,14 +310,18 @@ func (r *Replica) Close() error {
 func (r *Replica) NodeKey() dag.Key { return r.key.Key() }
 
 // storeObjects reads objects from the store, with a batch's attachments
-// in front.
+// in front; the attachments read are noted in reads, when set.
 type storeObjects struct {
 	store dag.Store
 	extra map[dag.ID][]byte
+	reads *[]dag.ID
 }
 
 func (s storeObjects) Object(ctx context.Context, id dag.ID) ([]byte, error) {
 	if b, ok := s.extra[id]; ok {
+		if s.reads != nil {
+			*s.reads = append(*s.reads, id)
+		}
 		return b, nil
 	}
 	return s.store.Object(ctx, id)
@@ -285,12 +380,14 @@ func (r *Replica) load(ctx context.Context, name string) (*space, error) {
 		return nil, fmt.Errorf("%w: %s: checkpoint of size %d, but the log has %d entries", ErrCheckpointMismatch, name, cps[next].Size, len(sp.log))
 	}
 	sp.cps, sp.cpHead = cps, cpHead
+	// What an older store kept of refused entries goes to the record
+	// (bounded like the rest); nothing refused is stored any more.
 	q, err := r.store.Quarantine(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	for _, x := range q {
-		sp.quar[x.ID] = house.Rejection(x)
+		r.quar.add(Refusal{ID: x.ID, Space: name, Code: x.Code, Reason: x.Detail, Source: "store"})
 	}
 	r.spaces[name] = sp
 	if err := r.rejudgeHeld(ctx, sp); err != nil {
@@ -336,17 +433,23 @@ func (r *Replica) rejudgeHeld(ctx context.Context, sp *space) error {
 	for k := range items {
 		items[k].badSig = !valid[k]
 	}
-	return r.ingestSpace(ctx, sp.name, items, nil, true)
+	return r.ingestSpace(ctx, sp.name, items, nil, true, "")
 }
 
 func newSpace(name string, sid dag.ID, objs house.Objects) *space {
 	return &space{name: name, h: house.New(sid, objs), tree: rangeFactory.NewEmptyRange(0),
-		quar: map[dag.ID]house.Rejection{}, objWait: map[dag.ID][]held{}}
+		objWait: map[dag.ID][]held{}}
 }
 
 func (sp *space) appendLog(id dag.ID) {
 	d := id.Digest()
 	sp.log = append(sp.log, id)
+	if sp.h.IsOpinion(id) { // opinions.go
+		if sp.opPos == nil {
+			sp.opPos = map[dag.ID]uint64{}
+		}
+		sp.opPos[id] = uint64(len(sp.log))
+	}
 	_ = sp.tree.Append(rfc6962.DefaultHasher.HashLeaf(d[:]), nil)
 }
 
@@ -445,20 +548,30 @@ func (r *Replica) refresh(out []Outcome) {
 			continue
 		}
 		if sp := r.spaces[o.Space]; sp != nil {
-			sp.settle(o)
+			r.settle(sp, o)
 		}
 	}
 }
 
 // settle sets o's status to what sp holds of o.Tx: accepted, quarantined
 // (with the code and detail), or else pending.
-func (sp *space) settle(o *Outcome) {
+func (r *Replica) settle(sp *space, o *Outcome) {
 	o.Status = Pending
 	if sp.h.Has(o.Tx) {
 		o.Status = Accepted
-	} else if q, ok := sp.quar[o.Tx]; ok {
-		o.Status, o.Code, o.Detail = Quarantined, q.Code, q.Detail
+	} else if q, ok := r.quar.get(o.Tx); ok {
+		o.Status, o.Code, o.Detail = Quarantined, q.Code, q.Reason
 	}
+}
+
+// refuse records in the quarantine an entry refused before any write, and
+// sets its outcome.
+func (r *Replica) refuse(o *Outcome, src string, code dag.Code, reason string) {
+	r.quar.add(Refusal{ID: o.Tx, Space: o.Space, Code: code, Reason: reason, Source: src, Time: r.clock().UTC()})
+	if q, ok := r.quar.get(o.Tx); ok {
+		code, reason = q.Code, q.Reason
+	}
+	o.Status, o.Code, o.Detail = Quarantined, code, reason
 }
 
 // ingest is Ingest; with hold false (a client's submission) an entry whose
@@ -474,18 +587,34 @@ func (r *Replica) ingest(ctx context.Context, subs []Submission, hold bool) ([]O
 	if r.closed {
 		return nil, ErrClosed
 	}
+	src := dag.SourceOf(ctx)
 	bySpace := map[string][]item{}
 	var spaceOrder []string
 	for _, it := range items {
 		name := it.env.Session.String()
 		out[it.i] = Outcome{Tx: it.id, Space: name}
+		// What is refused whatever arrives later is refused here, before
+		// any write and before its space is loaded or made: a forged
+		// session.create must not make a space.
+		if it.badSig {
+			r.refuse(&out[it.i], src, dag.CodeBadSignature, "envelope signature does not verify")
+			continue
+		}
+		if q, ok := r.quar.get(it.id); ok {
+			out[it.i].Status, out[it.i].Code, out[it.i].Detail = Quarantined, q.Code, q.Reason
+			continue
+		}
+		if p, ok := r.quarantinedParent(it.env); ok {
+			r.refuse(&out[it.i], src, dag.CodeUnknownParent, "parent quarantined: "+p.String())
+			continue
+		}
 		if _, ok := bySpace[name]; !ok {
 			spaceOrder = append(spaceOrder, name)
 		}
 		bySpace[name] = append(bySpace[name], it)
 	}
 	for _, name := range spaceOrder {
-		if err := r.ingestSpace(ctx, name, bySpace[name], out, hold); err != nil {
+		if err := r.ingestSpace(ctx, name, bySpace[name], out, hold, src); err != nil {
 			return out, err
 		}
 	}
@@ -554,10 +683,22 @@ func (r *Replica) space(ctx context.Context, name string) (*space, error) {
 // woken entries, which wait again, are judged again from their records.
 var errSubmitHeld = errors.New("replica: a named object is not held")
 
-func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, out []Outcome, hold bool) error {
+func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, out []Outcome, hold bool, src string) error {
+	_, known := r.spaces[name]
 	sp, err := r.space(ctx, name)
 	if err != nil {
 		return err
+	}
+	if !known {
+		// A space this call made is kept in memory only if something of
+		// it is stored: a refused session.create leaves nothing behind.
+		defer func() {
+			if cur := r.spaces[name]; cur == sp && len(sp.log) == 0 && len(sp.objWait) == 0 {
+				if p, err := r.store.Pending(ctx, name); err == nil && len(p) == 0 {
+					delete(r.spaces, name)
+				}
+			}
+		}()
 	}
 	extra := map[dag.ID][]byte{}
 	for _, it := range items {
@@ -581,17 +722,24 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 		}
 		delete(sp.objWait, id)
 	}
-	sp.h.SetObjects(storeObjects{store: r.store, extra: extra})
+	// The attachments the House reads while it admits an entry (or holds
+	// it back for another object) are kept; those read only for entries
+	// it refuses, or by none, are not written.
+	var reads []dag.ID
+	sp.h.SetObjects(storeObjects{store: r.store, extra: extra, reads: &reads})
 	defer sp.h.SetObjects(storeObjects{store: r.store})
+	needed := map[dag.ID]bool{}
+	judged := map[dag.ID]bool{}
 
 	inBatch := map[dag.ID]*item{}
 	var batch dag.Batch
 	// Every entry of the Put is judged with every attachment of this call
-	// in view (extra), so every attachment is kept, whatever came of the
-	// submission it came with (a duplicate, say, or a copy without its
-	// parents): the store must hold each object an applied entry names, or
-	// the next derivation from the store fails. Objects are
-	// content-addressed: keeping one twice costs a write, nothing more.
+	// in view (extra). The store must hold each object an applied entry
+	// names, or the next derivation from the store fails: an attachment
+	// is kept when it came with an entry the House admitted, held back or
+	// left pending (not judged yet), or when the House read it for an
+	// entry it admitted (one woken or promoted), and only then
+	// (Batch.KeepObject). A refused submission's attachments are not.
 	objs := make([]dag.Object, 0, len(extra))
 	kept := make(map[dag.ID]bool, len(extra))
 	for _, it := range items {
@@ -607,7 +755,7 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 		if sp.h.Has(it.id) {
 			continue
 		}
-		if _, ok := sp.quar[it.id]; ok {
+		if _, ok := r.quar.get(it.id); ok {
 			continue
 		}
 		if !hold && !r.parentsHeld(sp, it.env) {
@@ -621,7 +769,37 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 	}
 	if len(batch.Entries) > 0 {
 		batch.Objects = objs
-		batch.Admit = func(e dag.Entry) error { return r.admitStored(sp, e, inBatch[e.ID], hold) }
+		batch.DropRefused = true
+		batch.Admit = func(e dag.Entry) error {
+			reads = reads[:0]
+			judged[e.ID] = true
+			err := r.admitStored(sp, e, inBatch[e.ID], hold)
+			if err == nil || errors.Is(err, dag.ErrHold) {
+				for _, id := range reads {
+					needed[id] = true
+				}
+				if it := inBatch[e.ID]; it != nil {
+					for _, a := range it.attach {
+						needed[a.ID] = true
+					}
+				}
+			}
+			return err
+		}
+		var waiting map[dag.ID]bool
+		batch.KeepObject = func(id dag.ID) bool {
+			if waiting == nil {
+				waiting = map[dag.ID]bool{}
+				for _, it := range inBatch {
+					if !judged[it.id] {
+						for _, a := range it.attach {
+							waiting[a.ID] = true
+						}
+					}
+				}
+			}
+			return needed[id] || waiting[id]
+		}
 		sp.justHeld = sp.justHeld[:0]
 		res, err := r.store.Put(ctx, batch)
 		switch {
@@ -633,8 +811,17 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 		case err != nil:
 			return r.fail(name, fmt.Errorf("replica: store: %w", err))
 		default:
-			r.took(sp, res)
+			r.took(sp, res, src)
 			r.keepPending(sp, res.Pending, inBatch)
+			var evicted []*waitRec
+			for _, id := range res.Pending {
+				if it := inBatch[id]; it != nil {
+					evicted = append(evicted, r.wait.add(&waitRec{id: id, space: name, source: src, parents: it.env.Parents})...)
+				}
+			}
+			if err := r.dropPending(ctx, evicted); err != nil {
+				return err
+			}
 			if err := r.recordHeld(ctx, sp); err != nil {
 				return err
 			}
@@ -646,7 +833,7 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 			continue
 		}
 		o := Outcome{Tx: it.id, Space: name}
-		sp.settle(&o)
+		r.settle(sp, &o)
 		out[it.i] = o
 	}
 	return nil
@@ -655,21 +842,37 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 // took brings sp's log and quarantine up to what a store Put in it (or a
 // Resume) applied and refused; the entries were admitted (sp's state
 // updated) by the Admit hook as the store applied them.
-func (r *Replica) took(sp *space, res dag.Result) {
+//
+// The refused entries are not in the store (Batch.DropRefused): they go
+// to the bounded record, charged to src.
+func (r *Replica) took(sp *space, res dag.Result, src string) {
 	for _, id := range res.Applied {
 		sp.appendLog(id)
+		r.wait.remove(id)
 	}
+	now := r.clock().UTC()
 	for _, q := range res.Quarantined {
-		sp.quar[q.ID] = house.Rejection(q)
+		r.wait.remove(q.ID)
+		r.quar.add(Refusal{ID: q.ID, Space: sp.name, Code: q.Code, Reason: q.Detail, Source: src, Time: now})
 		r.pend.drop(q.ID)
 	}
+}
+
+// quarantinedParent returns a parent of env that the quarantine records.
+func (r *Replica) quarantinedParent(env *dag.Envelope) (dag.ID, bool) {
+	for _, p := range env.Parents {
+		if _, q := r.quar.get(p); q {
+			return p, true
+		}
+	}
+	return dag.ID{}, false
 }
 
 // parentsHeld reports whether every parent of env is admitted or
 // quarantined (then the store quarantines the entry at once).
 func (r *Replica) parentsHeld(sp *space, env *dag.Envelope) bool {
 	for _, p := range env.Parents {
-		if _, q := sp.quar[p]; !q && !sp.h.Has(p) {
+		if _, q := r.quar.get(p); !q && !sp.h.Has(p) {
 			return false
 		}
 	}

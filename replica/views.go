@@ -218,21 +218,58 @@ func (r *Replica) Law(ctx context.Context, spaceName string) (Law, error) {
 	return Law{Head: b.Heads[0], Snapshot: *b.Snapshot, Finality: Provisional}, nil
 }
 
-// Quarantine returns the refused entries of a space, sorted by id: the
-// store's quarantine, which survives a restart.
+// Quarantine returns the refused entries of a space that the quarantine's
+// bounded record still holds, sorted by id. Nothing refused is stored:
+// the record is kept in memory, per source, oldest forgotten first.
 func (r *Replica) Quarantine(spaceName string) []house.Rejection {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	sp := r.spaces[spaceName]
-	if sp == nil {
-		return nil
+	return r.quar.rejections(spaceName)
+}
+
+// Refusals returns up to limit records of the quarantine for space (""
+// for every space) with Seq after after, oldest first, and whether more
+// follow: the quarantine's pages.
+func (r *Replica) Refusals(space string, after uint64, limit int) ([]Refusal, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.quar.page(space, after, limit)
+}
+
+// Refused returns the quarantine's record of id, if it holds one.
+func (r *Replica) Refused(id dag.ID) (Refusal, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	q, ok := r.quar.get(id)
+	if !ok {
+		return Refusal{}, false
 	}
-	out := make([]house.Rejection, 0, len(sp.quar))
-	for _, q := range sp.quar {
-		out = append(out, q)
-	}
-	slices.SortFunc(out, func(a, b house.Rejection) int { return a.ID.Compare(b.ID) })
-	return out
+	return *q, true
+}
+
+// MissingFrom returns the parents, neither held nor refused, of the
+// pending entries of space that source sent (dag.WithSource): what to
+// ask that source for. Entries other sources sent are not its to
+// produce, so a flood from one peer never makes a pull from another ask
+// for more.
+func (r *Replica) MissingFrom(ctx context.Context, space, source string) ([]dag.ID, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.wait.missingFrom(ctx, r.store, r.quar, space, source)
+}
+
+// PendingStats returns the counters of the entries waiting for parents.
+func (r *Replica) PendingStats() PendingStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.wait.stats()
+}
+
+// QuarantineStats returns the quarantine's counters (a metric).
+func (r *Replica) QuarantineStats() QuarantineStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.quar.stats()
 }
 
 // Pending returns the entries of a space waiting for parents or for

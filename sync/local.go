@@ -43,6 +43,15 @@ type Local interface {
 	Subscribe(fn func(space string)) (cancel func())
 }
 
+// SourceMissing is implemented by a Local that charges the entries waiting
+// for parents to the peer that sent them (the replica does: Ingest's ctx
+// names the peer with dag.WithSource, "peer:<id>"). MissingFrom returns
+// the parents, neither held nor refused, of the pending entries of space
+// that source sent; a pull asks a peer for those only.
+type SourceMissing interface {
+	MissingFrom(ctx context.Context, space, source string) ([]dag.ID, error)
+}
+
 // Item is one entry as it travels: its canonical bytes, which the receiving
 // replica decodes itself (ids, parents and space are recomputed, never
 // taken from the peer), and the objects it refers to.

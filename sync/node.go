@@ -26,7 +26,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/protocol"
 	"github.com/libp2p/go-libp2p/p2p/discovery/mdns"
-	"github.com/multiformats/go-multiaddr"
+	rcmgr "github.com/libp2p/go-libp2p/p2p/host/resource-manager"
 	ma "github.com/multiformats/go-multiaddr"
 	manet "github.com/multiformats/go-multiaddr/net"
 
@@ -73,10 +73,72 @@ type Config struct {
 	// itself, as a one-shot "sync now" command does. Announcements are
 	// still sent.
 	Manual bool
+	// Limits bound what peers may hold open on this node (streams and the
+	// memory of frames still arriving), through libp2p's resource manager.
+	// Zero fields take their defaults.
+	Limits Limits
 	// Engine configures the protocol engine.
 	Engine Options
 	// Logger receives debug lines; discarded if nil.
 	Logger *slog.Logger
+}
+
+// Limits bound the /witan/sync/2 streams other peers may open to a node
+// and the memory their frames take while they arrive (docs/security.md).
+// They are libp2p resource-manager limits on the protocol's scope; the
+// rest of the host keeps go-libp2p's defaults, scaled to the machine. A
+// stream over a limit is refused by libp2p (reset); a frame whose memory
+// does not fit ends its stream as malformed.
+type Limits struct {
+	// StreamsPerPeer bounds the inbound sync streams one peer may have
+	// open at once (default 16).
+	StreamsPerPeer int
+	// Streams bounds the inbound sync streams of all peers (default 256).
+	Streams int
+	// MemoryPerPeer bounds, in bytes, the frames arriving from one peer
+	// on sync streams (default 32 MiB: a few frames of MaxFrame).
+	MemoryPerPeer int64
+	// Memory bounds it for all peers together (default 256 MiB).
+	Memory int64
+}
+
+// Defaults of Limits.
+const (
+	DefaultStreamsPerPeer = 16
+	DefaultStreams        = 256
+	DefaultMemoryPerPeer  = 32 << 20
+	DefaultMemory         = 256 << 20
+)
+
+func (l Limits) withDefaults() Limits {
+	if l.StreamsPerPeer <= 0 {
+		l.StreamsPerPeer = DefaultStreamsPerPeer
+	}
+	if l.Streams <= 0 {
+		l.Streams = DefaultStreams
+	}
+	if l.MemoryPerPeer <= 0 {
+		l.MemoryPerPeer = DefaultMemoryPerPeer
+	}
+	if l.Memory <= 0 {
+		l.Memory = DefaultMemory
+	}
+	return l
+}
+
+// resourceManager returns go-libp2p's resource manager with its default
+// limits, scaled to the machine, and l on the sync protocol.
+func resourceManager(l Limits) (network.ResourceManager, error) {
+	l = l.withDefaults()
+	cfg := rcmgr.DefaultLimits
+	libp2p.SetDefaultServiceLimits(&cfg)
+	cfg.AddProtocolLimit(protocol.ID(ProtocolID), rcmgr.BaseLimit{
+		StreamsInbound: l.Streams, StreamsOutbound: 4 * l.Streams, Streams: 5 * l.Streams, Memory: l.Memory,
+	}, rcmgr.BaseLimitIncrease{})
+	cfg.AddProtocolPeerLimit(protocol.ID(ProtocolID), rcmgr.BaseLimit{
+		StreamsInbound: l.StreamsPerPeer, StreamsOutbound: 4 * l.StreamsPerPeer, Streams: 5 * l.StreamsPerPeer, Memory: l.MemoryPerPeer,
+	}, rcmgr.BaseLimitIncrease{})
+	return rcmgr.NewResourceManager(rcmgr.NewFixedLimiter(cfg.AutoScale()))
 }
 
 // AnnounceStats counts gossip traffic.
@@ -173,7 +235,11 @@ func NewNode(ctx context.Context, local Local, cfg Config) (*Node, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	opts := []libp2p.Option{libp2p.ListenAddrStrings(cfg.ListenAddrs...)}
+	rm, err := resourceManager(cfg.Limits)
+	if err != nil {
+		return nil, fmt.Errorf("sync: resource manager: %w", err)
+	}
+	opts := []libp2p.Option{libp2p.ListenAddrStrings(cfg.ListenAddrs...), libp2p.ResourceManager(rm)}
 	if cfg.Identity != nil {
 		opts = append(opts, libp2p.Identity(cfg.Identity))
 	}
@@ -285,11 +351,11 @@ func (n *Node) Stats() AnnounceStats {
 // Config.Peers need it: a multiaddr with a /p2p/ part, as a node prints
 // its own addresses.
 func CheckPeerAddr(addr string) error {
-	a, err := multiaddr.NewMultiaddr(addr)
+	a, err := ma.NewMultiaddr(addr)
 	if err != nil {
 		return fmt.Errorf("sync: peer address %q is not a multiaddr (%v); give one as the peer's node prints it, like /ip4/192.168.1.7/tcp/4001/p2p/12D3KooW…", addr, err)
 	}
-	if _, err := a.ValueForProtocol(multiaddr.P_P2P); err != nil {
+	if _, err := a.ValueForProtocol(ma.P_P2P); err != nil {
 		return fmt.Errorf("sync: peer address %q has no /p2p/ part naming the peer; give it as the peer's node prints it, ending in /p2p/12D3KooW…", addr)
 	}
 	if _, err := peer.AddrInfoFromP2pAddr(a); err != nil {
@@ -312,7 +378,7 @@ func (n *Node) Connect(ctx context.Context, addr string) error {
 		return fmt.Errorf("sync: peer address %q: %w", addr, err)
 	}
 	for _, a := range pi.Addrs {
-		if _, err := a.ValueForProtocol(multiaddr.P_TCP); err != nil {
+		if _, err := a.ValueForProtocol(ma.P_TCP); err != nil {
 			continue
 		}
 		c, err := (&manet.Dialer{}).DialContext(ctx, a)
@@ -649,6 +715,10 @@ func (x *deadlined) Read(p []byte) (int, error) {
 	x.s.SetReadDeadline(time.Now().Add(x.d)) //nolint:errcheck // best effort
 	return x.s.Read(p)
 }
+
+// MemoryScope lets the framing reserve the memory of frames in the
+// stream's resource scope.
+func (x *deadlined) MemoryScope() memoryScope { return x.s.Scope() }
 
 func (x *deadlined) Write(p []byte) (int, error) {
 	x.s.SetWriteDeadline(time.Now().Add(x.d)) //nolint:errcheck // best effort

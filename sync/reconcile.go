@@ -561,7 +561,7 @@ func (e *Engine) Pull(ctx context.Context, peer string, s io.ReadWriter, space s
 		for _, id := range end.NotFound {
 			notFound[id] = struct{}{}
 		}
-		missing, err := e.missing(ctx, space, notFound)
+		missing, err := e.missing(ctx, peer, space, notFound)
 		if err != nil {
 			return st, err
 		}
@@ -624,9 +624,19 @@ func (e *Engine) lacks(ctx context.Context, id dag.ID) (bool, error) {
 }
 
 // missing returns the parents the space waits for, less those quarantined
-// or that this peer said it does not hold.
-func (e *Engine) missing(ctx context.Context, space string, skip map[dag.ID]struct{}) ([]dag.ID, error) {
-	ids, err := e.local.Missing(ctx, space)
+// or that this peer said it does not hold. When Local charges pending
+// entries to their senders (SourceMissing), only the parents of the
+// entries this peer sent are asked of it: what other peers sent is not
+// its to produce, so a flood of orphans from many peer ids costs an
+// honest pull nothing.
+func (e *Engine) missing(ctx context.Context, peer, space string, skip map[dag.ID]struct{}) ([]dag.ID, error) {
+	var ids []dag.ID
+	var err error
+	if sm, ok := e.local.(SourceMissing); ok {
+		ids, err = sm.MissingFrom(ctx, space, "peer:"+peer)
+	} else {
+		ids, err = e.local.Missing(ctx, space)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -646,9 +656,14 @@ func (e *Engine) missing(ctx context.Context, space string, skip map[dag.ID]stru
 }
 
 // filter summarises the local entries of space that are not ancestors of
-// common (so the peer may lack them), newest first up to MaxFilterEntries,
-// and the pending ones. It is nil when there are none.
-// complete is false when the filter had to leave entries out.
+// common (so the peer may lack them), newest first up to MaxFilterEntries.
+// It is nil when there are none. complete is false when the filter had to
+// leave entries out.
+//
+// Pending entries are left out: any peer can make them (entries with
+// parents nobody has), so counting them would let a flood of orphans grow
+// every request and hide entries behind false positives. A pending entry
+// the responder sends again is a duplicate, nothing worse.
 func (e *Engine) filter(ctx context.Context, space string, hs, common []dag.ID) (f *heads.Bloom, complete bool, err error) {
 	nodes, err := region(ctx, e.local, hs, common, e.o.MaxFilterEntries+1, false)
 	if err != nil {
@@ -658,26 +673,19 @@ func (e *Engine) filter(ctx context.Context, space string, hs, common []dag.ID) 
 	if !complete {
 		nodes = nodes[:e.o.MaxFilterEntries]
 	}
-	pend, err := e.local.Pending(ctx, space)
-	if err != nil {
-		return nil, false, err
-	}
-	if len(nodes)+len(pend) == 0 {
+	if len(nodes) == 0 {
 		return nil, complete, nil
 	}
 	salt := make([]byte, heads.MinSaltLen)
 	if _, err := io.ReadFull(e.o.Rand, salt); err != nil {
 		return nil, false, err
 	}
-	f, err = heads.NewBloom(salt, min(len(nodes)+len(pend), MaxFilterIDs), BitsPerID)
+	f, err = heads.NewBloom(salt, min(len(nodes), MaxFilterIDs), BitsPerID)
 	if err != nil {
 		return nil, false, err
 	}
 	for _, n := range nodes {
 		f.Add(n.id)
-	}
-	for _, id := range pend {
-		f.Add(id)
 	}
 	return f, complete, nil
 }
@@ -793,7 +801,7 @@ func (e *Engine) receive(ctx context.Context, c *conn, peer, space string, st *S
 		if pr.EntriesDone+uint64(len(items)) > h.Entries {
 			return End{}, malformed("more entries than the header announced (%d)", h.Entries)
 		}
-		res, err := e.local.Ingest(ctx, space, items)
+		res, err := e.local.Ingest(dag.WithSource(ctx, "peer:"+peer), space, items)
 		if err != nil {
 			return End{}, err
 		}

@@ -536,14 +536,19 @@ func WriteFrame(w io.Writer, body []byte) error {
 
 // conn frames a stream and counts its bytes.
 type conn struct {
-	r   *bufio.Reader
-	w   *bufio.Writer
-	in  atomic.Uint64 // read by Pull while a reader goroutine may still add
-	out uint64
+	r     *bufio.Reader
+	w     *bufio.Writer
+	in    atomic.Uint64 // read by Pull while a reader goroutine may still add
+	out   uint64
+	scope memoryScope // nil when the stream offers none
 }
 
 func newConn(rw io.ReadWriter) *conn {
-	return &conn{r: bufio.NewReaderSize(rw, 64<<10), w: bufio.NewWriterSize(rw, 64<<10)}
+	c := &conn{r: bufio.NewReaderSize(rw, 64<<10), w: bufio.NewWriterSize(rw, 64<<10)}
+	if s, ok := rw.(interface{ MemoryScope() memoryScope }); ok {
+		c.scope = s.MemoryScope()
+	}
+	return c
 }
 
 // write writes one frame (type byte first in f).
@@ -560,8 +565,28 @@ func (c *conn) write(f []byte) error {
 
 func (c *conn) flush() error { return c.w.Flush() }
 
+// frameChunk is the most a frame's buffer starts with: the buffer grows
+// (doubling) as the frame's bytes arrive, so a peer that announces a
+// large frame and sends a few bytes costs a few bytes, not the frame.
+const frameChunk = 16 << 10
+
+// memoryScope is what a stream may offer to account for the memory its
+// frames take while they arrive: libp2p's network.StreamScope does, and
+// its resource manager then bounds it per peer and per protocol. A
+// reservation that fails ends the stream as malformed.
+type memoryScope interface {
+	ReserveMemory(size int, prio uint8) error
+	ReleaseMemory(size int)
+}
+
 // read reads one frame and returns its type and payload. io.EOF means the
 // peer closed the stream cleanly between frames.
+//
+// The payload's buffer is grown as bytes arrive, never allocated at the
+// announced length up front, and, when the stream has a memory scope, the
+// growth is reserved there while the frame is incomplete (released once
+// it is read, or the read fails): half-open frames are what a hostile
+// peer could hold on to, and the resource manager bounds them.
 func (c *conn) read() (byte, []byte, error) {
 	n, err := binary.ReadUvarint(c.r)
 	if err != nil {
@@ -576,13 +601,41 @@ func (c *conn) read() (byte, []byte, error) {
 	if n == 0 || n > MaxFrame {
 		return 0, nil, malformed("frame of %d bytes (limit %d)", n, MaxFrame)
 	}
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(c.r, buf); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
+	reserved := 0
+	defer func() {
+		if reserved > 0 {
+			c.scope.ReleaseMemory(reserved)
 		}
-		return 0, nil, err
+	}()
+	size := int(n)
+	var buf []byte
+	for len(buf) < size {
+		if len(buf) == cap(buf) {
+			grow := min(size-len(buf), max(cap(buf), frameChunk))
+			if c.scope != nil {
+				if err := c.scope.ReserveMemory(grow, reservePriority); err != nil {
+					return 0, nil, malformed("frame of %d bytes: no memory for it: %v", n, err)
+				}
+				reserved += grow
+			}
+			nb := make([]byte, len(buf), len(buf)+grow)
+			copy(nb, buf)
+			buf = nb
+		}
+		m, err := c.r.Read(buf[len(buf):min(cap(buf), size)])
+		buf = buf[:len(buf)+m]
+		if err != nil && len(buf) < size {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, nil, err
+		}
 	}
 	c.in.Add(uint64(len(binary.AppendUvarint(nil, n))) + n)
 	return buf[0], buf[1:], nil
 }
+
+// reservePriority is the priority of a frame's reservation in libp2p's
+// resource manager (network.ReservationPriorityMedium): it fails once the
+// scope is 60 % full, so frames never starve the transport's own buffers.
+const reservePriority = 152

@@ -24,7 +24,7 @@ func syncedNode(t *testing.T) (*node.Node, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := httpapi.New(httpapi.Options{Node: n})
+	srv, err := httpapi.New(httpapi.Options{Node: n, LoopbackOperator: true}) // as witan up serves
 	if err != nil {
 		t.Fatal(err)
 	}

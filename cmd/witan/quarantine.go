@@ -37,6 +37,7 @@ func (c *QuarantineCommand) Run(ctx context.Context, args []string) error {
 	if *asJSON {
 		return json.NewEncoder(c.main.Stdout).Encode(ans)
 	}
+
 	if len(ans.Quarantine) == 0 {
 		fmt.Fprintln(c.main.Stdout, "quarantine is empty")
 		return nil

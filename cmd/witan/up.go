@@ -20,8 +20,8 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 
-	"github.com/witan-dev/witan/classroom"
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/classroom"
 	"github.com/witan-dev/witan/replica/httpapi"
 	"github.com/witan-dev/witan/replica/node"
 	"github.com/witan-dev/witan/sync"
@@ -67,7 +67,12 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	public := fs.Bool("public", false, "allow -http on a non-loopback address (the API has no authentication)")
 	var peers, listen, sessions listFlag
 	fs.Var(&peers, "peer", "a peer's multiaddr with /p2p/ part (repeatable)")
-	fs.Var(&listen, "p2p-listen", "libp2p listen multiaddr (repeatable; default every interface, TCP and QUIC, random ports)")
+	fs.Var(&listen, "listen", "libp2p listen multiaddr (repeatable; default every interface — the LAN, for a classroom — TCP and QUIC, random ports)")
+	fs.Var(&listen, "p2p-listen", "same as -listen")
+	loopbackP2P := fs.Bool("loopback", false, "libp2p on loopback only (127.0.0.1, TCP and QUIC): no peer off this machine can reach the node")
+	var allowHosts listFlag
+	fs.Var(&allowHosts, "allow-host", "a host name clients may reach the HTTP API by, besides IP addresses and localhost (repeatable; stops DNS rebinding)")
+	loopbackOperator := fs.Bool("loopback-operator", true, "let loopback clients take operator actions (POST /peers) without the token in WITAN_OPERATOR_TOKEN")
 	fs.Var(&sessions, "session", "a session id or mem:NAME space to join at start (repeatable; spaces are agreed out of band)")
 	mdns := fs.Bool("mdns", true, "find peers on the LAN with mDNS")
 	noP2P := fs.Bool("no-p2p", false, "run without libp2p (HTTP only)")
@@ -76,6 +81,7 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	asJSON := fs.Bool("json", false, "print the startup line as JSON")
 	verbose := fs.Bool("v", false, "log sync events to stderr")
 	voterKey := fs.String("key", "", "the member key this node votes with from its page (witan keygen; default DATA/voter.key if present)")
+	gcEvery := fs.Duration("gc-every", 10*time.Minute, "run the value log's garbage collection this often (0: never)")
 	memLimit := fs.String("memory-limit", "512MiB", "soft limit on the Go heap (as GOMEMLIMIT: 256MiB, 1GiB; 0: none); GOMEMLIMIT in the environment wins")
 	if err := parseArgs(fs, args, 0); err != nil {
 		return err
@@ -129,6 +135,9 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 		}
 		// A session created here is joined at once, so peers hear of it
 		// (the node joins every space that changes on it).
+		if *loopbackP2P && len(listen) == 0 {
+			listen = listFlag{"/ip4/127.0.0.1/tcp/0", "/ip4/127.0.0.1/udp/0/quic-v1"}
+		}
 		o.Sync = &sync.Config{ListenAddrs: listen, Identity: id, Peers: peers, MDNS: *mdns, Spaces: sessions, Interval: *announce, Logger: logger}
 		if *verbose {
 			o.Sync.Engine.OnEvent = func(e sync.Event) {
@@ -151,6 +160,7 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 		info.PeerID, info.P2P = sn.ID().String(), sn.Addrs()
 	}
 	srv, err := httpapi.New(httpapi.Options{Node: local, Logger: logger,
+		AllowedHosts: allowHosts, OperatorToken: os.Getenv("WITAN_OPERATOR_TOKEN"), LoopbackOperator: *loopbackOperator,
 		Implementation: httpapi.Implementation{Name: "witan", Version: version, Source: "https://github.com/witan-dev/witan"}})
 	if err != nil {
 		return err
@@ -181,6 +191,15 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	var wg gosync.WaitGroup
 	cpCtx, stopCP := context.WithCancel(context.Background())
 	defer stopCP()
+	if gc, ok := local.Store().(interface {
+		GC(context.Context) (int, error)
+	}); ok && *gcEvery > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			gcLoop(cpCtx, gc.GC, *gcEvery, logger)
+		}()
+	}
 	if *every > 0 {
 		wg.Add(1)
 		go func() {
@@ -352,4 +371,21 @@ func parseSize(v string) (int64, error) {
 		return 0, fmt.Errorf("%q is not a size such as 512MiB", v)
 	}
 	return n * mult, nil
+}
+
+// gcLoop runs the store's value-log GC every d until ctx ends, logging
+// what each run rewrote.
+func gcLoop(ctx context.Context, gc func(context.Context) (int, error), d time.Duration, log *slog.Logger) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		start := time.Now()
+		n, err := gc(ctx)
+		log.Info("value log gc", "files_rewritten", n, "took", time.Since(start), "err", err)
+	}
 }

@@ -15,9 +15,9 @@ import (
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/dag/badgerstore"
+	"github.com/witan-dev/witan/dag/crashtest"
 	"github.com/witan-dev/witan/dag/dagtest"
 	"github.com/witan-dev/witan/dag/storetest"
-	"github.com/witan-dev/witan/internal/crashtest"
 )
 
 // The crash test re-executes the test binary as a child that ingests

@@ -44,7 +44,9 @@ type Options struct {
 	// disk for about twice the compression CPU, which ingest competes for
 	// with signature verification (see docs/storage.md).
 	ZSTD bool
-	// Logger receives Badger's log lines; nil discards them.
+	// Logger receives Badger's log lines (SlogLogger adapts a
+	// *slog.Logger); nil discards them. Whatever it is, the store watches
+	// Badger's error lines for a failed fsync and then fails Put (ErrSync).
 	Logger badger.Logger
 	// Tune, when set, may change the Badger options after witan's defaults
 	// are applied. For experiments: the store relies on SyncWrites for
@@ -135,9 +137,13 @@ type Store struct {
 	mu      sync.Mutex     // serialises Put
 	pending map[uint32]int // committed pending entries per space; under mu
 	anyQuar bool           // some committed entry is quarantined; under mu
-	spaces  sync.Map       // space name → uint32 id, and uint32 id → name; only committed spaces
-	ids     *idFilter      // a superset of the ids of the entries held
-	maxVal  int            // the largest value Badger takes (in memory: 1 MiB), 0 for no limit
+	// dropRefused is the running Put's Batch.DropRefused; under mu.
+	dropRefused bool
+	// watch sees Badger's log lines: a failed fsync there fails Put.
+	watch  *watcher
+	spaces sync.Map  // space name → uint32 id, and uint32 id → name; only committed spaces
+	ids    *idFilter // a superset of the ids of the entries held
+	maxVal int       // the largest value Badger takes (in memory: 1 MiB), 0 for no limit
 	// resume: keyPromote is held, a promotion was cut off between two
 	// transactions; the next Put in its space finishes it. ready: what it
 	// left, per space, once read (nil before). Under mu.
@@ -161,6 +167,8 @@ func Open(dir string, o Options) (*Store, error) {
 		return nil, errors.New("badgerstore: empty directory (set Options.InMemory for a store in memory)")
 	}
 	bo := o.badger(dir)
+	w := &watcher{next: bo.Logger}
+	bo.Logger = w
 	db, err := badger.Open(bo)
 	if err != nil && strings.Contains(err.Error(), "Create a new file") {
 		// Badger (v4.9.6) cannot open a directory holding an empty .mem
@@ -172,7 +180,7 @@ func Open(dir string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("badgerstore: open %s: %w", dir, err)
 	}
-	s := &Store{db: db, closed: make(chan struct{}), pending: map[uint32]int{}, valueThreshold: bo.ValueThreshold}
+	s := &Store{db: db, closed: make(chan struct{}), pending: map[uint32]int{}, valueThreshold: bo.ValueThreshold, watch: w}
 	if o.InMemory {
 		s.maxVal = 1 << 20
 	}
@@ -691,6 +699,12 @@ func (s *Store) put(ctx context.Context, b dag.Batch, also string) (dag.Result, 
 	if err := s.check(ctx); err != nil {
 		return dag.Result{}, err
 	}
+	// After a failed fsync nothing more is acknowledged (reads go on).
+	if err := s.watch.syncFailure(); err != nil {
+		return dag.Result{}, err
+	}
+	s.dropRefused = b.DropRefused
+	defer func() { s.dropRefused = false }()
 	if s.maxVal > 0 {
 		for _, o := range b.Objects {
 			if len(o.Data) > s.maxVal {
@@ -754,8 +768,13 @@ func (s *Store) put(ctx context.Context, b dag.Batch, also string) (dag.Result, 
 			return dag.Result{}, err
 		}
 		pr := &promotion{plan: plan, keep: keep, more: len(plan.Ready) > 0}
+		objects := batch.Objects
+		if b.KeepObject != nil && len(objects) > 0 {
+			// Asked after Admit judged the batch (in the plan).
+			objects = slices.DeleteFunc(slices.Clone(objects), func(o dag.Object) bool { return !b.KeepObject(o.ID) })
+		}
 		first := func(lim, whole budget) chunk {
-			c := s.first(pr, batch.Objects, lim, whole)
+			c := s.first(pr, objects, lim, whole)
 			if c.marker == 0 && s.marked && !keep {
 				c.marker = -1 // the last cut-off promotion ends here
 			}
@@ -863,13 +882,18 @@ func (s *Store) commit(p *putTxn, c chunk, first bool) error {
 			s.ids.add(w.ID)
 		}
 		for _, r := range c.quar {
-			if !r.WasPending {
+			if !r.WasPending && !s.dropRefused {
 				s.ids.add(r.ID)
 			}
 		}
 	}
 	if err := p.txn.Commit(); err != nil {
 		return fmt.Errorf("badgerstore: commit: %w", err)
+	}
+	// Badger acknowledges a commit whose value log it failed to fsync,
+	// and only logs it: the write is not durable, so it fails here.
+	if err := s.watch.syncFailure(); err != nil {
+		return err
 	}
 	for sid, name := range p.newNames {
 		s.spaces.Store(name, sid)
@@ -890,7 +914,7 @@ func (s *Store) commit(p *putTxn, c chunk, first bool) error {
 			sid, _ := s.sidOf(r.Space)
 			s.pending[sid]--
 		}
-		s.anyQuar = true
+		s.anyQuar = s.anyQuar || !s.dropRefused
 	}
 	switch {
 	case c.marker > 0:
@@ -999,6 +1023,9 @@ func (p *putTxn) write(c chunk) error {
 		}
 	}
 	for _, r := range c.quar {
+		if p.s.dropRefused && !r.WasPending {
+			continue // nothing is kept of what is refused
+		}
 		sid, err := p.ensureSpace(r.Space)
 		if err != nil {
 			return err
@@ -1007,6 +1034,9 @@ func (p *putTxn) write(c chunk) error {
 			if err := unpend(t, sid, r.Entry); err != nil {
 				return err
 			}
+		}
+		if p.s.dropRefused {
+			continue
 		}
 		id := idb(r.ID)
 		if err := t.Set(key(pQuar, id), record(sid, 0, r.Entry)); err != nil {
@@ -1419,6 +1449,29 @@ func (s *Store) Sync() error {
 // Compact rewrites the LSM tree into as few levels as it can and collects
 // the value log, to measure or reclaim space. It is slow; the store stays
 // usable meanwhile.
+// GC runs Badger's value-log garbage collection until it finds no file
+// worth rewriting (half of it garbage), and returns how many files it
+// rewrote. witan up runs it on a schedule (-gc-every). Badger never takes
+// the value log's newest file, and learns what is garbage from its
+// compactions, so a young store has nothing to collect.
+func (s *Store) GC(ctx context.Context) (int, error) {
+	n := 0
+	for {
+		if err := s.check(ctx); err != nil {
+			return n, err
+		}
+		err := s.db.RunValueLogGC(0.5)
+		switch {
+		case err == nil:
+			n++
+		case errors.Is(err, badger.ErrNoRewrite), errors.Is(err, badger.ErrGCInMemoryMode):
+			return n, nil
+		default:
+			return n, fmt.Errorf("badgerstore: value log gc: %w", err)
+		}
+	}
+}
+
 func (s *Store) Compact(ctx context.Context) error {
 	if err := s.check(ctx); err != nil {
 		return err
@@ -1455,4 +1508,55 @@ func (s *Store) Close() error {
 		return nil
 	}
 	return err
+}
+
+// DropPending removes pending entries of space, as if they had never
+// arrived: their records and their waiting index. A replica calls it to
+// bound what waits for parents (docs/security.md); ids that are not
+// pending in space are skipped. It returns how many it removed.
+func (s *Store) DropPending(ctx context.Context, space string, ids []dag.ID) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return 0, err
+	}
+	sid, ok := s.sidOf(space)
+	if !ok || len(ids) == 0 {
+		return 0, nil
+	}
+	txn := s.db.NewTransaction(true)
+	defer txn.Discard()
+	n := 0
+	for _, id := range ids {
+		item, err := txn.Get(key(pPending, idb(id)))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		b, err := item.ValueCopy(nil)
+		if err != nil {
+			return 0, err
+		}
+		esid, _, e, err := decodeRecord(id, b)
+		if err != nil {
+			return 0, err
+		}
+		if esid != sid {
+			continue
+		}
+		if err := unpend(txn, sid, e); err != nil {
+			return 0, err
+		}
+		n++
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	if err := txn.Commit(); err != nil {
+		return 0, fmt.Errorf("badgerstore: drop pending: %w", err)
+	}
+	s.pending[sid] -= n
+	return n, nil
 }

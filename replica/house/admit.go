@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/opinion"
 	"github.com/witan-dev/witan/replica/statute"
 	"github.com/witan-dev/witan/rules"
 )
@@ -38,6 +39,9 @@ type admission struct {
 	cfgAt      int32
 	el         *rules.Electorate // mr.open: the electorate frozen at this open
 	contestAdm                   // contests and variants (contest.go): a contest hook
+
+	opn       *opinion.Opinion // opinion.publish (opinion.go)
+	opnMember bool             // opinion.publish: signed by a roster member
 }
 
 func notAuth(format string, args ...any) error {
@@ -62,6 +66,8 @@ func (v *admission) validate() error {
 		return v.ballotCast()
 	case dag.TxMRDetermine:
 		return v.mrDetermine()
+	case dag.TxOpinionPublish:
+		return v.opinionPublish() // opinion.go
 	case dag.TxContestOpen: // contest hooks
 		return v.contestOpen()
 	case dag.TxContestRank:

@@ -13,9 +13,12 @@
 //
 // # How validation stays cheap and order-free
 //
-// Ballots change nothing that decides the validity of other entries; every
-// other L1 type (session.create, group.*, branch.*, mr.open, mr.determine,
-// key.register) is a governance entry. Each entry carries its governance
+// Ballots and opinions (opinion.publish, judged by the pure
+// replica/opinion; opinion.go) change nothing that decides the validity of
+// other entries' authorisation; every other L1 type (session.create,
+// group.*, branch.*, mr.open, mr.determine, key.register) is a governance
+// entry. Opinions never reach a poll. Every entry also carries its
+// witnessed time (open point 12), what key aging is measured in. Each entry carries its governance
 // frontier: the maximal governance entries of its causal past. The state
 // after a governance entry is the state at its own past plus that entry
 // (incremental); a frontier of several entries (concurrent governance) is

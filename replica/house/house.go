@@ -94,6 +94,7 @@ type House struct {
 	estimateInPast func(mr dag.ID, parents []int32) bool
 
 	counts Counts
+	ops    opinionState // opinions (opinion.go)
 	// The MR of the last ballot judged and the governance state it was
 	// judged in (states are never changed once made): ballots come in
 	// runs on one MR.
@@ -232,7 +233,9 @@ func (h *House) SetObjects(objs Objects) { h.objs = objs }
 
 // isGov reports whether entries of type t change what decides the validity
 // of other entries: their state is memoised per governance frontier.
-func isGov(t dag.TxType) bool { return t != dag.TxBallotCast && t != dag.TxContestRank }
+func isGov(t dag.TxType) bool {
+	return t != dag.TxBallotCast && t != dag.TxContestRank && t != dag.TxOpinionPublish
+}
 
 // Admit judges the envelope env with tx id id against the state of its
 // causal past and, if it is valid, folds it in. The caller has already
@@ -285,7 +288,8 @@ func (h *House) judge(id dag.ID, env *dag.Envelope, parents []int32, depth int32
 	if env.Type != dag.TxSessionCreate && st.session == nil {
 		return dag.Errorf(dag.CodeNotAuthorized, "house: %s has no session.create in its causal past", env.Type)
 	}
-	if env.Type != dag.TxKeyRegister && st.isObserver(env.Author) {
+	// An observer's opinions are judged by opinion.CheckAuthor (D78).
+	if env.Type != dag.TxKeyRegister && env.Type != dag.TxOpinionPublish && st.isObserver(env.Author) {
 		return dag.Errorf(dag.CodeObserverNotAllowed, "house: %s is an observer and may not sign %s", env.Author, env.Type)
 	}
 	v := admission{h: h, id: id, env: env, st: st, parents: parents}
@@ -307,6 +311,10 @@ func (h *House) judge(id dag.ID, env *dag.Envelope, parents []int32, depth int32
 		h.ents = append(h.ents, e)
 		if env.Type == dag.TxContestRank { // contest hook
 			v.commitRank(ei)
+			return nil
+		}
+		if v.opn != nil { // opinion.go
+			v.commitOpinion(ei)
 			return nil
 		}
 		v.commitBallot(ei)

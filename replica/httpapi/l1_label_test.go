@@ -34,6 +34,8 @@ func TestSimulationLabelEveryEndpoint(t *testing.T) {
 	open2, mr2 := b.Open(ht.Member(1), ht.MR{Source: "rival", SourceHead: change2, TargetHead: b.Genesis, Members: ht.Members(0, 5), Rule: ht.Majority(house.MinRootNotice)}, s.last)
 	s.do(t, n, open2)
 	contest := s.do(t, n, b.Sign(ht.Member(3), dag.TxContestOpen, map[string]any{"options": []dag.ID{mr, mr2}}, []dag.ID{s.last}))
+	// An opinion, for /opinions (opinions.go).
+	op := s.do(t, n, b.Opinion(ht.Member(1), ht.OpinionBody("member", "mr", mr.String(), nil), s.last))
 	n.checkpointNow(t, s.space)
 	sess := "?session=" + s.space
 
@@ -75,6 +77,10 @@ func TestSimulationLabelEveryEndpoint(t *testing.T) {
 		"/oth/v0/peers":                                 {"/peers"},
 		"/oth/v0/contests/{id}":                         {"/contests/" + contest.String()},
 		"/oth/v0/events":                                nil, // a stream: each event is labelled (TestEventsS12); its problems below
+		"/oth/v0/opinions":                              {"/opinions", "/opinions?kind=member"},
+		"/oth/v0/opinions/{id}":                         {"/opinions/" + op.String()},
+		"/oth/v0/opinions/{id}/evaluation":              {"/opinions/" + op.String() + "/evaluation"},
+		"/oth/v0/opinions/{id}/claim-review":            {"/opinions/" + op.String() + "/claim-review"},
 		"/oth/v0/transactions":                          nil, // POST, above
 		"/oth/v0/join":                                  nil, // POST, node-local: names no session the node holds yet
 		"/oth/v0/memory":                                nil, // memory spaces are not sessions

@@ -51,6 +51,10 @@ func statusOf(c dag.Code) int {
 		return http.StatusRequestEntityTooLarge
 	case CodeHeadersTooLarge:
 		return http.StatusRequestHeaderFieldsTooLarge
+	case CodeForbidden:
+		return http.StatusForbidden
+	case CodeUnsupportedMediaType:
+		return http.StatusUnsupportedMediaType
 	case CodeInternal:
 		return http.StatusInternalServerError
 	case CodeNotImplemented:

@@ -11,11 +11,13 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/house"
 	"github.com/witan-dev/witan/replica/node"
+	"github.com/witan-dev/witan/replica/opinion"
 	"github.com/witan-dev/witan/replica/statute"
 	"github.com/witan-dev/witan/rules"
 )
@@ -42,6 +44,9 @@ type Capability struct {
 	OpinionPolicy    string         `json:"opinion_policy"`
 	OpinionRateLimit string         `json:"opinion_rate_limit"`
 	NodeKey          dag.Key        `json:"node_key"`
+	// RateLimited counts the opinions this node refused rate_limited
+	// since it started (D51: the limit's effect, as a metric).
+	RateLimited uint64 `json:"witan_opinions_rate_limited"`
 	// Witan's own members: what the node serves beyond its level, and
 	// what it does not serve yet (docs/conformance.md).
 	Sessions       []string `json:"witan_sessions"`
@@ -59,12 +64,14 @@ func (s *Server) capability(w http.ResponseWriter, r *http.Request) error {
 	c := Capability{
 		Protocol: "oth/" + dag.ProtocolVersion, Implementation: s.o.Implementation,
 		Consistency: "eventual", TrustModel: "crdt-replicas",
-		RuleKinds: rules.SupportedKinds(), AssertionKinds: []string{}, Profiles: statute.ProfileIDs(),
-		Exports: []string{}, KeyAging: 86400, ExtractCosigners: []dag.Key{}, Metrics: []string{},
-		ConformanceLevel: ConformanceLevel, OpinionPolicy: "none", OpinionRateLimit: "no opinions are accepted (L2)",
+		RuleKinds: rules.SupportedKinds(), AssertionKinds: opinion.AssertionKinds, Profiles: statute.ProfileIDs(),
+		Exports: []string{}, KeyAging: opinion.DefaultKeyAging, ExtractCosigners: []dag.Key{}, Metrics: []string{},
+		ConformanceLevel: ConformanceLevel, OpinionPolicy: OpinionPolicy, OpinionRateLimit: s.lim.l.describe(), RateLimited: s.lim.refused(),
 		NodeKey: s.rep.NodeKey(), Sessions: s.rep.Sessions(), Ephemeral: s.o.Ephemeral,
-		NotImplemented: []string{"/refusals", "L2 and L3 endpoints except /contests, /events, /peers and /quarantine"},
-		MemoryBlocks:   true, Finality: string(replica.Provisional), Contests: true,
+		NotImplemented: []string{"/refusals", "L2 and L3 endpoints except /contests, /events, /opinions, /peers and /quarantine",
+			"opinion members attest, complaint, estimate, exchange, feasibility, forecast, jurisdiction_choice, ranking, resolution, responds_to, translation (refused schema)",
+			"estimates, estimate_totals and feasibility in /facts"},
+		MemoryBlocks: true, Finality: string(replica.Provisional), Contests: true,
 	}
 	for _, sp := range c.Sessions {
 		if st, _, err := s.rep.State(r.Context(), sp); err == nil {
@@ -572,6 +579,9 @@ type TallyAnswer struct {
 	Status   string           `json:"status"`
 	Result   rules.Result     `json:"result"`
 	Finality replica.Finality `json:"finality"`
+	// Stakes are the latest stakes each member declared on the MR, next
+	// to their ballot (D32); members who declared none are not listed.
+	Stakes []replica.MemberStakes `json:"stakes"`
 }
 
 // TallyByAnswer is GET /merge-requests/{id}/tally?by=region|density's
@@ -611,6 +621,9 @@ func (s *Server) tally(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	a := TallyAnswer{sessionLabels: s.labels(ctx, space), MR: id, Status: m.Status, Result: t.Result, Finality: t.Finality}
+	if a.Stakes, err = s.rep.Stakes(ctx, space, id); err != nil {
+		return err
+	}
 	if m.Finality == replica.FinalAdvisory {
 		// The outcome is decided by an executed, checkpointed
 		// determination: the tally it was decided on is final_advisory.
@@ -664,32 +677,66 @@ func (s *Server) rule(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, map[string]any{"rule": k, "finality": replica.FinalAdvisory})
 }
 
-// QuarantineEntry is one refused entry.
+// QuarantineEntry is one refused entry: a record of the replica's bounded
+// quarantine (nothing refused is stored; docs/security.md).
 type QuarantineEntry struct {
 	Session string   `json:"session"`
 	ID      dag.ID   `json:"id"`
 	Code    dag.Code `json:"code"`
 	Detail  string   `json:"detail"`
+	// Source is who sent it ("peer:<id>", "http:<address>"; empty for
+	// the node itself); Seq orders the records and pages them (?after=).
+	Source string `json:"source,omitempty"`
+	Seq    uint64 `json:"seq,omitempty"`
+	// Time is when it was refused (RFC 3339, UTC).
+	Time string `json:"time,omitempty"`
 }
 
+// Quarantine pages: ?after=SEQ&limit=N (default and most 1000).
+const (
+	DefaultQuarantineLimit = 1000
+	MaxQuarantineLimit     = 1000
+)
+
 func (s *Server) quarantine(w http.ResponseWriter, r *http.Request) error {
-	spaces := s.rep.Sessions()
+	space := ""
 	if q := r.URL.Query().Get("session"); q != "" {
-		space, err := s.spaceOf(r)
+		sp, err := s.spaceOf(r)
 		if err != nil {
 			return err
 		}
-		spaces = []string{space}
+		space = sp
 	}
-	out := []QuarantineEntry{}
-	for _, sp := range spaces {
-		for _, q := range s.rep.Quarantine(sp) {
-			out = append(out, QuarantineEntry{Session: sp, ID: q.ID, Code: q.Code, Detail: q.Detail})
+	after, limit := uint64(0), DefaultQuarantineLimit
+	if a := r.URL.Query().Get("after"); a != "" {
+		v, err := strconv.ParseUint(a, 10, 64)
+		if err != nil {
+			return problemf(dag.CodeSchema, "after: %v", err)
 		}
+		after = v
 	}
-	// The quarantine is this replica's own record (kept in its store):
-	// never checkpointed.
-	return writeJSON(w, map[string]any{"quarantine": out, "finality": replica.Provisional})
+	if l := r.URL.Query().Get("limit"); l != "" {
+		v, err := strconv.Atoi(l)
+		if err != nil || v < 1 || v > MaxQuarantineLimit {
+			return problemf(dag.CodeSchema, "limit must be 1 to %d", MaxQuarantineLimit)
+		}
+		limit = v
+	}
+	recs, more := s.rep.Refusals(space, after, limit)
+	out := make([]QuarantineEntry, 0, len(recs))
+	for _, q := range recs {
+		e := QuarantineEntry{Session: q.Space, ID: q.ID, Code: q.Code, Detail: q.Reason, Source: q.Source, Seq: q.Seq}
+		if !q.Time.IsZero() {
+			e.Time = q.Time.UTC().Format(time.RFC3339)
+		}
+		out = append(out, e)
+	}
+	ans := map[string]any{"quarantine": out, "stats": s.rep.QuarantineStats(), "finality": replica.Provisional}
+	if more && len(out) > 0 {
+		ans["next"] = out[len(out)-1].Seq
+	}
+	// The quarantine is this replica's own record: never checkpointed.
+	return writeJSON(w, ans)
 }
 
 func (s *Server) peers(w http.ResponseWriter, r *http.Request) error {
@@ -740,6 +787,9 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) error {
 	if s.n.Sync() == nil {
 		return problemf(CodeNotImplemented, "this node runs without sync")
 	}
+	if !s.operator(r) {
+		return problemf(CodeForbidden, "POST /join makes the node pull a space from its peers: an operator action (send the operator token, or ask from loopback on a node that allows it)")
+	}
 	var req JoinRequest
 	if err := readJSON(r, &req); err != nil {
 		return err
@@ -757,6 +807,9 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) error {
 	peers := s.peersAPI()
 	if peers == nil {
 		return problemf(CodeNotImplemented, "this node runs without sync")
+	}
+	if !s.operator(r) {
+		return problemf(CodeForbidden, "POST /peers makes the node dial out: an operator action (send the operator token, or ask from loopback on a node that allows it)")
 	}
 	var req ConnectRequest
 	if err := readJSON(r, &req); err != nil {

@@ -76,10 +76,35 @@ type Options struct {
 	Ephemeral bool
 	// MaxBodyBytes bounds a request body (DefaultMaxBodyBytes).
 	MaxBodyBytes int64
+	// OpinionRateLimit limits the opinions accepted per signing key from
+	// HTTP clients (opinions.go); the zero value is no limit.
+	OpinionRateLimit OpinionLimit
 	// Logger receives one line per internal error; discarded if nil.
 	Logger *slog.Logger
 	// Events configures GET /events.
 	Events EventOptions
+
+	// The guard (docs/security.md). AllowedHosts are host names, besides
+	// IP addresses and loopback names, that requests may name in Host
+	// (a name the node is reached by on the LAN); any other is refused,
+	// which stops DNS rebinding. AllowedOrigins are browser origins
+	// ("https://app.example") whose pages may write, besides the node's
+	// own. OperatorToken, when set, lets a request with
+	// "Authorization: Bearer <token>" take operator actions (POST
+	// /peers); LoopbackOperator lets loopback clients take them without
+	// it. Neither: no operator action over HTTP.
+	AllowedHosts, AllowedOrigins []string
+	OperatorToken                string
+	LoopbackOperator             bool
+	// WriteRate and WriteBurst bound each client's writes (per second,
+	// and at once); zero means DefaultWriteRate and DefaultWriteBurst,
+	// negative no limit. KeyRegisterPerHour bounds each client's
+	// key.register submissions (DefaultKeyRegisterPerHour; negative: no
+	// limit). Loopback clients (the user's own tools: a page of another
+	// site is refused before) are not limited unless LimitLoopback.
+	WriteRate, WriteBurst int
+	KeyRegisterPerHour    int
+	LimitLoopback         bool
 }
 
 // Server serves the /oth/v0 API of one node and its memory-block API. It
@@ -96,7 +121,9 @@ type Server struct {
 	labelCache map[string]sessionLabels
 	patterns   []string // every routed path, for the D54 walk test
 
-	hub eventHub
+	hub             eventHub
+	limits, keyRegs *buckets
+	lim             *limiter // opinions.go
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -113,7 +140,18 @@ func New(o Options) (*Server, error) {
 	if o.Implementation.Name == "" {
 		o.Implementation = Implementation{Name: "witan", Version: "devel", Source: "https://github.com/witan-dev/witan"}
 	}
-	s := &Server{o: o, n: o.Node, rep: o.Node.Replica(), mux: http.NewServeMux(), log: o.Logger}
+	if o.WriteRate == 0 {
+		o.WriteRate = DefaultWriteRate
+	}
+	if o.WriteBurst <= 0 {
+		o.WriteBurst = DefaultWriteBurst
+	}
+	if o.KeyRegisterPerHour == 0 {
+		o.KeyRegisterPerHour = DefaultKeyRegisterPerHour
+	}
+	s := &Server{o: o, n: o.Node, rep: o.Node.Replica(), mux: http.NewServeMux(), log: o.Logger, lim: &limiter{l: o.OpinionRateLimit},
+		limits:  newBuckets(float64(o.WriteRate), float64(o.WriteBurst)),
+		keyRegs: newBuckets(float64(o.KeyRegisterPerHour)/3600, float64(max(o.KeyRegisterPerHour, 1)))}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -148,6 +186,12 @@ func (s *Server) route(path string, methods map[string]handlerFunc) {
 			WriteProblem(w, CodeMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path)
 			return
 		}
+		if m == http.MethodPost {
+			var ok bool
+			if r, ok = s.guardWrite(w, r); !ok {
+				return
+			}
+		}
 		if err := h(w, r); err != nil {
 			s.writeErr(w, r, err)
 		}
@@ -180,6 +224,10 @@ func (s *Server) routes() {
 	s.route(Base+"/contests/{id}", get(s.contest)) // contests.go
 	s.route(Base+"/law", get(s.law))
 	s.route(Base+"/events", get(s.events))
+	s.route(Base+"/opinions", get(s.opinions)) // opinions.go
+	s.route(Base+"/opinions/{id}", get(s.opinion))
+	s.route(Base+"/opinions/{id}/evaluation", get(s.evaluation))
+	s.route(Base+"/opinions/{id}/claim-review", get(s.claimReview))
 	s.route(Base+"/rules", get(s.rules))
 	s.route(Base+"/rules/{kind}", get(s.rule))
 	s.route(Base+"/quarantine", get(s.quarantine))
@@ -209,6 +257,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "no-store")
+	if !s.guard(w, r) {
+		return
+	}
 	if headerBytes(r) > MaxHeaderBytes {
 		WriteProblem(w, CodeHeadersTooLarge, fmt.Sprintf("the request's headers exceed %d bytes", MaxHeaderBytes))
 		return

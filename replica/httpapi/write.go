@@ -48,8 +48,15 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) error {
 	}
 	// An envelope that does not decode has no tx id to sign a receipt
 	// for: a plain schema problem.
-	if _, _, _, err := dag.DecodeEnvelope(tx.Envelope); err != nil {
+	env, _, _, err := dag.DecodeEnvelope(tx.Envelope)
+	if err != nil {
 		return err
+	}
+	// Anyone may register a key (it costs nothing to make one), so
+	// key.register is the cheapest way to grow a session's state: each
+	// client gets so many per hour.
+	if env.Type == dag.TxKeyRegister && !s.keyRegisterAllowed(r) {
+		return problemf(dag.CodeRateLimited, "too many key.register submissions from %s; try again later", clientOf(r))
 	}
 	atts := make([][]byte, 0, len(tx.Attachments))
 	for i, a := range tx.Attachments {
@@ -59,9 +66,16 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) error {
 		}
 		atts = append(atts, c)
 	}
+	author, isOpinion, err := s.rateLimit(tx.Envelope) // opinions.go: node policy, HTTP clients only
+	if err != nil {
+		return err
+	}
 	rc, err := s.n.Submit(r.Context(), tx.Envelope, atts)
 	if err != nil {
 		return err
+	}
+	if isOpinion && rc.Status == "accepted" {
+		s.lim.took(author)
 	}
 	b, err := json.Marshal(rc)
 	if err != nil {

@@ -71,6 +71,12 @@ type Options struct {
 	// (replica.Options.PendingCache). Zero means DefaultPendingCache;
 	// negative keeps nothing.
 	PendingCache int
+	// Bounds on what hostile peers and clients can make the node keep
+	// (docs/security.md): the quarantine's record per source and in all,
+	// and the entries waiting for parents per source, per space and in
+	// all (replica.Options). Zero means the replica's defaults.
+	QuarantinePerSource, QuarantineMax            int
+	PendingPerSource, PendingPerSpace, PendingMax int
 
 	// Sync, when set, starts sync over libp2p at Open with this config
 	// (StartSync); nil runs without sync until StartSync is called. Its
@@ -159,14 +165,15 @@ func Open(ctx context.Context, o Options) (*Node, error) {
 	}
 	st, owns := o.Store, false
 	if st == nil {
-		bs, err := badgerstore.Open(o.Dir, badgerstore.Options{InMemory: o.InMemory})
+		bs, err := badgerstore.Open(o.Dir, badgerstore.Options{InMemory: o.InMemory, Logger: badgerstore.SlogLogger(o.Logger)})
 		if err != nil {
 			return nil, fmt.Errorf("node: open store: %w", err)
 		}
 		st, owns = bs, true
 	}
 	rep, err := replica.Open(ctx, replica.Options{Store: st, NodeKey: o.NodeKey, Clock: o.Clock, Logger: o.Logger,
-		PendingCache: o.PendingCache})
+		PendingCache: o.PendingCache, QuarantinePerSource: o.QuarantinePerSource, QuarantineMax: o.QuarantineMax,
+		PendingPerSource: o.PendingPerSource, PendingPerSpace: o.PendingPerSpace, PendingMax: o.PendingMax})
 	if err != nil {
 		if owns {
 			st.Close()
@@ -283,7 +290,15 @@ func (n *Node) Quarantine(ctx context.Context, space string) ([]dag.Rejection, e
 	if replica.IsLocalSpace(space) {
 		return nil, nil
 	}
-	return n.store.Quarantine(ctx, space)
+	if strings.HasPrefix(space, MemoryPrefix) {
+		return n.store.Quarantine(ctx, space)
+	}
+	// A session's refusals are not stored: the replica's bounded record.
+	var out []dag.Rejection
+	for _, q := range n.rep.Quarantine(space) {
+		out = append(out, dag.Rejection(q))
+	}
+	return out, nil
 }
 
 // Spaces implements dag.Index. The replica's node-local spaces
@@ -431,15 +446,26 @@ func (n *Node) Quarantined(ctx context.Context, id dag.ID) (dag.Code, bool, erro
 	if ok {
 		return c, true, nil
 	}
-	for _, s := range n.rep.Sessions() {
-		for _, q := range n.rep.Quarantine(s) {
-			if q.ID == id {
-				return q.Code, true, nil
-			}
-		}
+	if q, ok := n.rep.Refused(id); ok {
+		return q.Code, true, nil
 	}
 	return "", false, nil
 }
+
+// MissingFrom implements sync.SourceMissing: the parents a session's
+// pending entries from source wait for (the replica charges each pending
+// entry to its sender). Memory spaces answer every missing parent.
+func (n *Node) MissingFrom(ctx context.Context, space, source string) ([]dag.ID, error) {
+	if replica.IsLocalSpace(space) {
+		return nil, nil
+	}
+	if strings.HasPrefix(space, MemoryPrefix) {
+		return n.store.Missing(ctx, space)
+	}
+	return n.rep.MissingFrom(ctx, space, source)
+}
+
+var _ sync.SourceMissing = (*Node)(nil)
 
 // Subscribe implements sync.Local.
 func (n *Node) Subscribe(fn func(space string)) (cancel func()) {

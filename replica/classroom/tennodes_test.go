@@ -9,7 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/witan-dev/witan/internal/browsertest"
+	"github.com/witan-dev/witan/replica/classroom/internal/browsertest"
 	"github.com/witan-dev/witan/sync"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/witan-dev/witan/internal/browsertest"
+	"github.com/witan-dev/witan/replica/classroom/internal/browsertest"
 )
 
 // TestBrowserRunsScript proves the browser the tests use starts, loads a

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/witan-dev/witan/classroom"
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/classroom"
 	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/httpapi"

@@ -20,7 +20,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/witan-dev/witan/dag"
-	"github.com/witan-dev/witan/internal/browsertest"
+	"github.com/witan-dev/witan/replica/classroom/internal/browsertest"
 	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/statute"
@@ -74,7 +74,7 @@ func tour(t testing.TB, ctx context.Context, name, sel string) {
 		t.Fatal(err)
 	}
 	js[bool](t, ctx, `(window.scrollTo(0, 0), true)`)
-	if err := os.WriteFile(filepath.Join("..", "docs", "img", name+".png"), buf, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join("..", "..", "docs", "img", name+".png"), buf, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,0 +1,97 @@
+package badgerstore
+
+// Badger's log lines, and the one kind of them that is not just a log
+// line: Badger v4 reports a failed fsync of its value log through its
+// logger (value.go: "Error while curlf sync") and still acknowledges the
+// write. The store watches for it and fails the Put whose commit saw it,
+// and every Put after (docs/storage.md, "Storage errors").
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// ErrSync is wrapped by every Put after Badger failed to make a write
+// durable (an fsync failed): the store can no longer promise that what it
+// acknowledges survives a crash. Reopen it (after fixing the device) to
+// go on; what was acknowledged before the failure is kept.
+var ErrSync = errors.New("badgerstore: a write could not be made durable")
+
+// SlogLogger adapts l to Badger's logger: errors and warnings at their
+// levels, info at Info, Badger's debug lines at Debug.
+func SlogLogger(l *slog.Logger) badger.Logger {
+	if l == nil {
+		l = slog.New(slog.DiscardHandler)
+	}
+	return slogLogger{l}
+}
+
+type slogLogger struct{ l *slog.Logger }
+
+func line(format string, args []any) string {
+	return strings.TrimSpace(fmt.Sprintf(format, args...))
+}
+
+func (s slogLogger) Errorf(format string, args ...any) {
+	s.l.Error("badger: " + line(format, args))
+}
+func (s slogLogger) Warningf(format string, args ...any) {
+	s.l.Warn("badger: " + line(format, args))
+}
+func (s slogLogger) Infof(format string, args ...any) {
+	s.l.Info("badger: " + line(format, args))
+}
+func (s slogLogger) Debugf(format string, args ...any) {
+	if s.l.Enabled(context.Background(), slog.LevelDebug) {
+		s.l.Debug("badger: " + line(format, args))
+	}
+}
+
+// watcher passes Badger's lines on and remembers the first error line
+// about a sync.
+type watcher struct {
+	next   badger.Logger // nil: discard
+	failed atomic.Pointer[string]
+}
+
+func (w *watcher) Errorf(format string, args ...any) {
+	msg := line(format, args)
+	if strings.Contains(strings.ToLower(msg), "sync") {
+		w.failed.CompareAndSwap(nil, &msg)
+	}
+	if w.next != nil {
+		w.next.Errorf(format, args...)
+	}
+}
+
+func (w *watcher) Warningf(format string, args ...any) {
+	if w.next != nil {
+		w.next.Warningf(format, args...)
+	}
+}
+
+func (w *watcher) Infof(format string, args ...any) {
+	if w.next != nil {
+		w.next.Infof(format, args...)
+	}
+}
+
+func (w *watcher) Debugf(format string, args ...any) {
+	if w.next != nil {
+		w.next.Debugf(format, args...)
+	}
+}
+
+// syncFailure returns ErrSync with Badger's line once a sync failed.
+func (w *watcher) syncFailure() error {
+	if m := w.failed.Load(); m != nil {
+		return fmt.Errorf("%w: %s", ErrSync, *m)
+	}
+	return nil
+}

@@ -1,0 +1,200 @@
+package replica
+
+// This file serves the opinion layer (30k §8): opinions per session with
+// their corrections and the replies of the members they check, the
+// evaluation of their quotes and assertions with this replica's finality,
+// and the stakes members declared on an MR. Opinions are never counted:
+// nothing here reaches a tally.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/house"
+	"github.com/witan-dev/witan/replica/opinion"
+)
+
+// Opinion is one accepted opinion as this replica serves it. Verdicts
+// inside Body are the author's, shown attributed to Author and never
+// aggregated (D20).
+type Opinion struct {
+	ID         dag.ID          `json:"id"`
+	Author     dag.Key         `json:"author"`
+	AuthorKind string          `json:"author_kind"`
+	OnBehalfOf *string         `json:"on_behalf_of"`
+	Subject    opinion.Subject `json:"subject"`
+	Stance     string          `json:"stance"`
+	Summary    string          `json:"summary"`
+	// Body is the opinion.publish body as signed (canonical JSON).
+	Body               json.RawMessage `json:"body"`
+	CorrectedBy        []dag.ID        `json:"corrected_by"`
+	RepliesFromSubject []dag.ID        `json:"replies_from_subject"`
+	Finality           Finality        `json:"finality"`
+	Authoritative      bool            `json:"authoritative"` // always false (D45)
+}
+
+// OpinionFilter selects opinions: by subject id, author, author_kind.
+type OpinionFilter = house.OpinionFilter
+
+// MaxOpinionPage bounds a page of Opinions.
+const MaxOpinionPage = 500
+
+// Opinions returns a page of the session's opinions matching f, sorted by
+// tx id, after the opinion after (zero: from the start). next is the last
+// id of the page when more match, else zero.
+func (r *Replica) Opinions(ctx context.Context, spaceName string, f OpinionFilter, after dag.ID, limit int) (page []Opinion, next dag.ID, err error) {
+	if limit <= 0 || limit > MaxOpinionPage {
+		limit = MaxOpinionPage
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.session(ctx, spaceName)
+	if err != nil {
+		return nil, dag.ID{}, err
+	}
+	views, more := sp.h.Opinions(f, after, limit)
+	page = make([]Opinion, 0, len(views))
+	for _, v := range views {
+		page = append(page, r.opinionOf(ctx, sp, v))
+	}
+	if more && len(page) > 0 {
+		next = page[len(page)-1].ID
+	}
+	return page, next, nil
+}
+
+// Opinion returns one accepted opinion.
+func (r *Replica) Opinion(ctx context.Context, spaceName string, id dag.ID) (Opinion, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.session(ctx, spaceName)
+	if err != nil {
+		return Opinion{}, err
+	}
+	v, ok := sp.h.Opinion(id)
+	if !ok {
+		return Opinion{}, fmt.Errorf("replica: opinion %s: %w", id, dag.ErrNotFound)
+	}
+	return r.opinionOf(ctx, sp, v), nil
+}
+
+func (r *Replica) opinionOf(ctx context.Context, sp *space, v house.OpinionView) Opinion {
+	o := Opinion{ID: v.ID, Author: v.Author, AuthorKind: v.Kind, Subject: v.Subject, Stance: v.Stance, Summary: v.Summary,
+		Body: v.Body, CorrectedBy: v.CorrectedBy, RepliesFromSubject: v.RepliesFromSubject, Finality: r.opinionFinality(ctx, sp, v.ID)}
+	if v.OnBehalfOf != "" {
+		g := "group:" + v.OnBehalfOf
+		o.OnBehalfOf = &g
+	}
+	return o
+}
+
+// opinionFinality is finality for an opinion, from the position the
+// space recorded when it logged it (a store read only if it did not).
+func (r *Replica) opinionFinality(ctx context.Context, sp *space, id dag.ID) Finality {
+	if len(sp.cps) == 0 {
+		return Provisional
+	}
+	pos, ok := sp.opPos[id]
+	if !ok {
+		pos = r.position(ctx, id)
+	}
+	if _, ok := sp.checkpointOf(pos); ok {
+		return FinalAdvisory
+	}
+	return Provisional
+}
+
+// EvaluationResult is one quote or assertion of an opinion evaluated
+// against the record as this replica holds it now.
+type EvaluationResult struct {
+	Kind     string   `json:"kind"` // quote | assertion
+	Index    int      `json:"index"`
+	Result   string   `json:"result"` // holds | fails | undetermined
+	Finality Finality `json:"finality"`
+}
+
+// OpinionEvaluation is GET /opinions/{id}/evaluation.
+type OpinionEvaluation struct {
+	Opinion       dag.ID             `json:"opinion"`
+	Results       []EvaluationResult `json:"results"`
+	Authoritative bool               `json:"authoritative"` // always false (D45)
+	Finality      Finality           `json:"finality"`      // the least final of the results, or the opinion's own
+}
+
+// Evaluation evaluates an opinion's quotes and assertions (D22), each
+// with its finality: final_advisory once the opinion and everything the
+// result reads are in a checkpoint of this replica and the result reads
+// no MR without an executed determination; undetermined is always
+// provisional. It is recomputed on every call, so it follows the record.
+func (r *Replica) Evaluation(ctx context.Context, spaceName string, id dag.ID) (OpinionEvaluation, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.session(ctx, spaceName)
+	if err != nil {
+		return OpinionEvaluation{}, err
+	}
+	res, ok := sp.h.EvaluateOpinion(id)
+	if !ok {
+		return OpinionEvaluation{}, fmt.Errorf("replica: opinion %s: %w", id, dag.ErrNotFound)
+	}
+	own := r.finality(ctx, sp, id)
+	out := OpinionEvaluation{Opinion: id, Results: []EvaluationResult{}, Finality: own}
+	for _, x := range res {
+		f := own
+		if x.Open || x.Result == opinion.Undetermined {
+			f = Provisional
+		}
+		for _, d := range x.Deps {
+			if f == FinalAdvisory && d.Valid() && r.finality(ctx, sp, d) != FinalAdvisory {
+				f = Provisional
+			}
+		}
+		if f == Provisional {
+			out.Finality = Provisional
+		}
+		out.Results = append(out.Results, EvaluationResult{Kind: x.Kind, Index: x.Index, Result: x.Result, Finality: f})
+	}
+	return out, nil
+}
+
+// MemberStakes is a member's latest declared stakes on an MR (D32), next
+// to their ballot.
+type MemberStakes struct {
+	Member  dag.Key         `json:"member"`
+	Choice  *string         `json:"choice"` // the effective ballot's choice; null with no ballot or void
+	Void    bool            `json:"void"`
+	Stakes  []opinion.Stake `json:"stakes"`
+	Opinion dag.ID          `json:"opinion"` // the opinion that declared them
+}
+
+// Stakes lists, for every member who declared stakes on MR mr, the latest
+// declaration and the member's ballot, sorted by member. It costs
+// O(declaring members), never O(ballots).
+func (r *Replica) Stakes(ctx context.Context, spaceName string, mr dag.ID) ([]MemberStakes, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.session(ctx, spaceName)
+	if err != nil {
+		return nil, err
+	}
+	return stakesOf(sp.h, mr), nil
+}
+
+func stakesOf(h *house.House, mr dag.ID) []MemberStakes {
+	out := []MemberStakes{}
+	for _, m := range h.Stakers(mr) {
+		st, op, ok := h.Stakes(m, mr)
+		if !ok {
+			continue
+		}
+		choice, void := h.MemberChoice(m, mr)
+		ms := MemberStakes{Member: m, Stakes: st, Opinion: op, Void: void}
+		if choice != "" {
+			ms.Choice = &choice
+		}
+		out = append(out, ms)
+	}
+	return out
+}

@@ -1,0 +1,146 @@
+package sync
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+	"runtime"
+	gosync "sync"
+	"testing"
+)
+
+// countingScope is a memory scope with a limit, counting what is reserved.
+type countingScope struct {
+	mu        gosync.Mutex
+	used, max int
+	limit     int
+}
+
+func (s *countingScope) ReserveMemory(n int, _ uint8) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.used+n > s.limit {
+		return errors.New("over limit")
+	}
+	s.used += n
+	s.max = max(s.max, s.used)
+	return nil
+}
+
+func (s *countingScope) ReleaseMemory(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.used -= n
+}
+
+func (s *countingScope) get() (used, max int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.used, s.max
+}
+
+type scoped struct {
+	io.ReadWriter
+	s *countingScope
+}
+
+func (x scoped) MemoryScope() memoryScope { return x.s }
+
+// A stream that announces a MaxFrame frame and sends one byte must not
+// make the reader allocate the frame: 64 such half-open frames cost what
+// arrived (and the stream buffers), not 64 × 4 MiB. On 9f8fa68 each read
+// allocated MaxFrame up front (256 MiB here).
+func TestHalfOpenFramesCostWhatArrived(t *testing.T) {
+	const streams = 64
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	var writers []*io.PipeWriter
+	var wg, sent gosync.WaitGroup
+	errs := make(chan error, streams)
+	for range streams {
+		r, w := io.Pipe()
+		writers = append(writers, w)
+		c := newConn(struct {
+			io.Reader
+			io.Writer
+		}{r, io.Discard})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _, err := c.read()
+			errs <- err
+		}()
+		sent.Add(1)
+		go func() {
+			defer sent.Done()
+			hdr := binary.AppendUvarint(nil, MaxFrame)
+			w.Write(append(hdr, FrameBatch)) //nolint:errcheck // the reader ends on close
+		}()
+	}
+	// A pipe's Write returns once the reader has taken every byte.
+	sent.Wait()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	for _, w := range writers {
+		w.Close()
+	}
+	wg.Wait()
+	for range streams {
+		if err := <-errs; !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("half-open frame read: %v, want unexpected EOF", err)
+		}
+	}
+	grew := after.TotalAlloc - before.TotalAlloc
+	t.Logf("%d half-open frames of %d bytes announced: %d KiB allocated", streams, MaxFrame, grew>>10)
+	if limit := uint64(streams * (256 << 10)); grew > limit {
+		t.Fatalf("%d half-open frames allocated %d KiB, more than %d KiB", streams, grew>>10, limit>>10)
+	}
+}
+
+// A frame's memory is reserved in the stream's scope while it arrives and
+// released once read; a frame that does not fit the scope ends the read as
+// malformed.
+func TestFrameMemoryReserved(t *testing.T) {
+	scope := &countingScope{limit: 8 << 20}
+	r, w := io.Pipe()
+	c := newConn(scoped{struct {
+		io.Reader
+		io.Writer
+	}{r, io.Discard}, scope})
+	body := make([]byte, 3<<20)
+	body[0] = FrameBatch
+	go func() {
+		hdr := binary.AppendUvarint(nil, uint64(len(body)))
+		w.Write(hdr)      //nolint:errcheck
+		w.Write(body[:1]) //nolint:errcheck
+		w.Write(body[1:]) //nolint:errcheck
+	}()
+	typ, p, err := c.read()
+	if err != nil || typ != FrameBatch || len(p) != len(body)-1 {
+		t.Fatalf("read: %v %#x %d", err, typ, len(p))
+	}
+	used, most := scope.get()
+	if used != 0 || most < len(body) || most > 2*len(body) {
+		t.Fatalf("reserved %d at the end (want 0), at most %d (want %d … %d)", used, most, len(body), 2*len(body))
+	}
+
+	small := &countingScope{limit: 1 << 20}
+	r2, w2 := io.Pipe()
+	c2 := newConn(scoped{struct {
+		io.Reader
+		io.Writer
+	}{r2, io.Discard}, small})
+	go func() {
+		w2.Write(binary.AppendUvarint(nil, uint64(len(body)))) //nolint:errcheck
+		w2.Write(body)                                         //nolint:errcheck
+	}()
+	_, _, err = c2.read()
+	if CodeOf(err) != CodeMalformed {
+		t.Fatalf("frame over the scope: %v, want malformed", err)
+	}
+	if used, _ := small.get(); used != 0 {
+		t.Fatalf("%d bytes still reserved after a refused frame", used)
+	}
+	w2.Close()
+}
