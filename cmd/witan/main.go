@@ -99,6 +99,8 @@ func (m *Main) commands() []commandInfo {
 			func(m *Main) command { return &SyncCommand{main: m} }},
 		{"join", "make the running node join a session a peer holds, and pull it", "witan join -wait 30s sha256:…",
 			func(m *Main) command { return &JoinCommand{main: m} }},
+		{"memory", "put, read and trace CAT7 memory blocks on a node", "witan memory get -level 2 notes sha256:…",
+			func(m *Main) command { return &MemoryCommand{main: m} }},
 		{"verify", "L0 verifier: replay a node's log and match its checkpoint", "witan verify -node http://127.0.0.1:8030",
 			func(m *Main) command { return &VerifyCommand{main: m} }},
 		{"log", "list a session's log in the node's order", "witan log -limit 20",
