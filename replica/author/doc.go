@@ -1,7 +1,7 @@
 // Package author builds signed 30k envelopes for embedders: one typed
 // constructor per transaction kind the node accepts (session.create, the
-// group, branch and MR kinds, ballots, determinations, key.register, the
-// contest kinds),
+// group, branch and MR kinds, ballots, determinations, key.register,
+// key.rotate with its registrar cosig, the contest kinds),
 // each filling what the author should not have to: the ids (the session
 // of a session.create, the group and branch objects, the change, the MR),
 // the parents (the node's current heads of the session unless given) and

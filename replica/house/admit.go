@@ -39,6 +39,7 @@ type admission struct {
 	cfgAt      int32
 	el         *rules.Electorate // mr.open: the electorate frozen at this open
 	contestAdm                   // contests and variants (contest.go): a contest hook
+	rotAdm                       // key.rotate (rotate.go): a rotation hook
 
 	opn       *opinion.Opinion // opinion.publish (opinion.go)
 	opnMember bool             // opinion.publish: signed by a roster member
@@ -74,6 +75,8 @@ func (v *admission) validate() error {
 		return v.contestRank()
 	case dag.TxContestDetermine:
 		return v.contestDetermine()
+	case dag.TxKeyRotate: // rotation hook (rotate.go)
+		return v.keyRotate()
 	case dag.TxKeyRegister:
 		k, err := DecodeKeyRegister(v.env.Body)
 		if err != nil {
@@ -460,17 +463,19 @@ func (v *admission) ballotCast() error {
 		}
 		h.lastMR, h.lastSt, h.lastReg, h.lastInfo = body.MR, v.st, reg, info
 	}
-	at, ok := v.h.electorateAt(info, reg).Index(v.env.Author)
+	el := v.h.electorateAt(info, reg)
+	member, rotIgnored := v.ballotMember(v.env.Author, el) // rotation hook (rotate.go): §7 (a)
+	at, ok := el.Index(member)
 	if !ok {
 		return dag.Errorf(dag.CodeBallotInvalid, "house: %s is not in the electorate frozen at the MR's open", v.env.Author)
 	}
 	if s := body.Supersedes; s.Valid() {
 		prev := v.h.ballot(s)
-		if prev == nil || prev.author != v.env.Author || prev.body.MR != body.MR || len(v.h.ancestorsMissing(v.parents, []int32{prev.ent})) > 0 {
+		if prev == nil || prev.author != member || prev.body.MR != body.MR || len(v.h.ancestorsMissing(v.parents, []int32{prev.ent})) > 0 {
 			return dag.Errorf(dag.CodeBallotInvalid, "house: superseded ballot %s is not the same member's ballot on this MR in the causal past", s)
 		}
 	}
-	v.ballot = ballotRec{author: v.env.Author, body: body,
+	v.ballot = ballotRec{author: member, body: body, rotIgnored: rotIgnored,
 		ignored: reg.status != StatusOpen || reg.superseded || len(v.st.inContest[body.MR]) > 0} // contest hook: grouped MRs ignore plain ballots
 	v.info, v.at = info, at
 	return nil
@@ -521,7 +526,7 @@ func (v *admission) mrDetermine() error {
 		}
 		rec := &h.ballots[ri]
 		next = int(rec.pos) + 1
-		ignored = ignored || rec.ignored
+		ignored = ignored || rec.ignored || rec.rotIgnored
 		recs = append(recs, ri)
 		targets = append(targets, rec.ent)
 	}
@@ -539,8 +544,12 @@ func (v *admission) mrDetermine() error {
 		h.liveDets++
 	} else {
 		poll := rules.NewPoll(info.rule, el, d.MR)
+		front := v.detFront() // rotation hook (rotate.go)
 		for _, ri := range recs {
 			rec := &h.ballots[ri]
+			if h.rotIgnoredAt(front, ri) { // invalid by a rotation in the determination's causal past
+				continue
+			}
 			if err := poll.Add(rules.Ballot{Tx: h.ents[rec.ent].id, Author: rec.author, BallotBody: rec.body}); err != nil {
 				return err
 			}
@@ -623,6 +632,8 @@ func (v *admission) commitStatic(g int32) {
 		h.dets[v.id] = v.det
 	case dag.TxKeyRegister:
 		gs.key = v.key
+	case dag.TxKeyRotate: // rotation hook
+		v.commitRotate(g)
 	case dag.TxContestOpen, dag.TxContestDetermine: // contest hook
 		v.commitContest(g)
 	}
@@ -637,9 +648,15 @@ func (v *admission) commitBallot(ei int32) {
 	b.pos = int32(len(v.info.cast))
 	v.info.cast = append(v.info.cast, int32(len(h.ballots)))
 	h.ents[ei].bal = int32(len(h.ballots))
+	if v.env.Author != b.author { // rotation hook: cast with a rotated-in key
+		if h.signers == nil {
+			h.signers = make(map[int32]dag.Key)
+		}
+		h.signers[int32(len(h.ballots))] = v.env.Author
+	}
 	h.ballots = append(h.ballots, *b)
 	h.counts.Ballots++
-	if b.ignored {
+	if b.ignored || b.rotIgnored {
 		h.counts.IgnoredBallots++
 		return
 	}
@@ -691,7 +708,7 @@ func intersectElectorates(a, b *rules.Electorate) *rules.Electorate {
 func (h *House) refoldPoll(info *mrInfo) {
 	info.poll = rules.NewPoll(info.rule, info.el, info.id)
 	for i := range h.ballots {
-		if b := &h.ballots[i]; b.body.MR == info.id && !b.ignored {
+		if b := &h.ballots[i]; b.body.MR == info.id && !b.ignored && !b.rotIgnored {
 			_ = info.poll.Add(rules.Ballot{Tx: h.ents[b.ent].id, Author: b.author, BallotBody: b.body})
 		}
 	}

@@ -834,6 +834,8 @@ func DecodeBody(t dag.TxType, body []byte) (any, error) {
 		return DecodeDetermination(body)
 	case dag.TxKeyRegister:
 		return DecodeKeyRegister(body)
+	case dag.TxKeyRotate: // rotation hook (rotate.go)
+		return DecodeKeyRotate(body)
 	case dag.TxContestOpen: // contest hooks
 		return rules.DecodeContestOpen(body)
 	case dag.TxContestRank:

@@ -59,7 +59,10 @@
 // live in contest.go, the witnessed time that the time rules read in
 // witness.go, and the emergency expiry change of D49 in expiry.go; the
 // shared files reach them through small hooks marked "contest hook" and
-// "timing hook" (docs/deviations.md, "Time on an eventual node").
+// "timing hook" (docs/deviations.md, "Time on an eventual node"). Key
+// rotation (key.rotate, §7 (a) with rotations) lives in rotate.go, reached
+// through hooks marked "rotation hook" (docs/deviations.md, "Key
+// rotation").
 //
 // A House is not safe for concurrent use.
 package house

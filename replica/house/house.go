@@ -84,6 +84,10 @@ type House struct {
 	changes map[dag.ID]*changeRec
 	objs    Objects
 	ct      *contestState // contests (contest.go); a contest hook
+	// Key rotations and the signing keys of ballots cast with a
+	// rotated-in key, by index in ballots (rotate.go): rotation hooks.
+	rots    []rotRec
+	signers map[int32]dag.Key
 
 	// named maps an object id to the governance entries (entry indexes)
 	// whose bodies name it: what they publish in the session (l1.go).
@@ -179,8 +183,10 @@ type ballotRec struct {
 	ent     int32
 	author  dag.Key
 	body    rules.BallotBody
-	ignored bool  // cast after the MR closed in its causal past
-	pos     int32 // position in its MR's mrInfo.cast
+	ignored bool // cast after the MR closed in its causal past
+	// rotIgnored: signed by a rotated key, invalid by §7 (a) (rotate.go)
+	rotIgnored bool
+	pos        int32 // position in its MR's mrInfo.cast
 }
 
 type detRec struct {

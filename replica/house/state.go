@@ -37,6 +37,9 @@ type State struct {
 	// left out when there are none: contest and timing hooks.
 	Contests []ContestView `json:"contests,omitempty"`
 	Expiries []Expiry      `json:"expiries,omitempty"`
+	// Admitted key rotations (rotate.go), left out when there are none: a
+	// rotation hook.
+	Rotations []RotationView `json:"rotations,omitempty"`
 }
 
 // GroupView is one group as derived.
@@ -45,6 +48,9 @@ type GroupView struct {
 	Members []dag.Key `json:"members"` // empty when conflicted
 	Admins  []dag.Key `json:"admins"`
 	Flags   []string  `json:"flags"`
+	// Current is the members' current keys, when a member's key was
+	// rotated (rotate.go); left out otherwise.
+	Current []dag.Key `json:"current,omitempty"`
 }
 
 // HeadView is an MR's source or target.
@@ -134,6 +140,7 @@ func (h *House) State() *State {
 		s.Keys = append(s.Keys, k)
 	}
 	slices.SortFunc(s.Keys, func(a, b dag.Key) int { return strings.Compare(a.String(), b.String()) })
+	h.rotationViews(s)                // rotation hook (rotate.go)
 	for _, id := range h.Contests() { // contest hook
 		v, _ := h.Contest(id)
 		s.Contests = append(s.Contests, v)

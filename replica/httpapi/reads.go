@@ -582,6 +582,11 @@ type TallyAnswer struct {
 	// Stakes are the latest stakes each member declared on the MR, next
 	// to their ballot (D32); members who declared none are not listed.
 	Stakes []replica.MemberStakes `json:"stakes"`
+	// Rotations are the session's key rotations (D62), left out when
+	// there are none: the tally names members by the key they had at the
+	// MR's open, and a rotated member's current key is its "new" (a
+	// rotation hook, replica/house rotate.go).
+	Rotations []house.RotationView `json:"rotations,omitempty"`
 }
 
 // TallyByAnswer is GET /merge-requests/{id}/tally?by=region|density's
@@ -623,6 +628,9 @@ func (s *Server) tally(w http.ResponseWriter, r *http.Request) error {
 	a := TallyAnswer{sessionLabels: s.labels(ctx, space), MR: id, Status: m.Status, Result: t.Result, Finality: t.Finality}
 	if a.Stakes, err = s.rep.Stakes(ctx, space, id); err != nil {
 		return err
+	}
+	if st, _, err := s.rep.State(ctx, space); err == nil { // rotation hook
+		a.Rotations = st.Rotations
 	}
 	if m.Finality == replica.FinalAdvisory {
 		// The outcome is decided by an executed, checkpointed
