@@ -276,6 +276,10 @@ func (r *Replica) Submit(ctx context.Context, envelope []byte, attachments [][]b
 	}
 	if o.Status == Pending {
 		o.Status, o.Code, o.Detail = Rejected, dag.CodeUnknownParent, "a parent is not held by this node"
+		if sp == nil || sp.h.Counts().Entries == 0 {
+			// Nothing of the session is here: say so, not which parent.
+			o.Detail = fmt.Sprintf("unknown session %s: this node holds none of it (sync it from a peer that does)", o.Space)
+		}
 	}
 	if sp != nil && len(sp.cps) > 0 {
 		rc.CheckpointSize = sp.cps[len(sp.cps)-1].Size

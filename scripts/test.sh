@@ -7,8 +7,20 @@
 #   goroutines, then a short -fuzz smoke of every target in fuzz/.
 #
 # WITAN_FUZZTIME sets the smoke's length per target (default 10s; at most 15s in CI).
+#
+# scripts/test.sh -quick is the check to run while working: go vet, gofmt,
+# then every package's tests with -short (the long soaks, scale and
+# network-heavy cases skip themselves), two packages at a time; no
+# staticcheck, race detector or fuzzing. CI still runs the full script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+quick=false
+case "${1:-}" in
+-quick) quick=true ;;
+"") ;;
+*) echo "usage: scripts/test.sh [-quick]" >&2; exit 2 ;;
+esac
 
 fuzztime="${WITAN_FUZZTIME:-10s}"
 
@@ -19,6 +31,13 @@ echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then
 	echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+
+if $quick; then
+	echo "== go test -short ./... (quick)"
+	go test -count=1 -short -p 2 ./...
+	echo "quick checks passed (CI runs the full scripts/test.sh)"
+	exit 0
 fi
 
 # staticcheck at a pinned version, built from the Go module proxy (go run

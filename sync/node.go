@@ -28,6 +28,7 @@ import (
 	"github.com/libp2p/go-libp2p/p2p/discovery/mdns"
 	rcmgr "github.com/libp2p/go-libp2p/p2p/host/resource-manager"
 	ma "github.com/multiformats/go-multiaddr"
+	manet "github.com/multiformats/go-multiaddr/net"
 
 	"github.com/witan-dev/witan/dag"
 )
@@ -225,6 +226,11 @@ func NewNode(ctx context.Context, local Local, cfg Config) (*Node, error) {
 	if len(cfg.ListenAddrs) == 0 {
 		cfg.ListenAddrs = []string{"/ip4/0.0.0.0/tcp/0", "/ip4/0.0.0.0/udp/0/quic-v1"}
 	}
+	for _, a := range cfg.Peers {
+		if err := CheckPeerAddr(a); err != nil {
+			return nil, err
+		}
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -341,11 +347,45 @@ func (n *Node) Stats() AnnounceStats {
 	}
 }
 
-// Connect dials a peer given as a multiaddr with a /p2p/ part.
+// CheckPeerAddr checks that addr names a peer as Connect and
+// Config.Peers need it: a multiaddr with a /p2p/ part, as a node prints
+// its own addresses.
+func CheckPeerAddr(addr string) error {
+	a, err := ma.NewMultiaddr(addr)
+	if err != nil {
+		return fmt.Errorf("sync: peer address %q is not a multiaddr (%v); give one as the peer's node prints it, like /ip4/192.168.1.7/tcp/4001/p2p/12D3KooW…", addr, err)
+	}
+	if _, err := a.ValueForProtocol(ma.P_P2P); err != nil {
+		return fmt.Errorf("sync: peer address %q has no /p2p/ part naming the peer; give it as the peer's node prints it, ending in /p2p/12D3KooW…", addr)
+	}
+	if _, err := peer.AddrInfoFromP2pAddr(a); err != nil {
+		return fmt.Errorf("sync: peer address %q: %w", addr, err)
+	}
+	return nil
+}
+
+// Connect dials a peer given as a multiaddr with a /p2p/ part. The
+// address itself must answer: libp2p alone would return at once when the
+// peer is already connected by another route (mDNS, another address), or
+// dial the other addresses it knows for the peer. So a TCP address is
+// dialled first on its own; other transports (QUIC) are not checked so.
 func (n *Node) Connect(ctx context.Context, addr string) error {
+	if err := CheckPeerAddr(addr); err != nil {
+		return err
+	}
 	pi, err := peer.AddrInfoFromString(addr)
 	if err != nil {
 		return fmt.Errorf("sync: peer address %q: %w", addr, err)
+	}
+	for _, a := range pi.Addrs {
+		if _, err := a.ValueForProtocol(ma.P_TCP); err != nil {
+			continue
+		}
+		c, err := (&manet.Dialer{}).DialContext(ctx, a)
+		if err != nil {
+			return fmt.Errorf("sync: %s does not answer: %w", a, err)
+		}
+		c.Close()
 	}
 	return n.host.Connect(ctx, *pi)
 }

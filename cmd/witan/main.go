@@ -7,22 +7,28 @@
 //	witan submit      sign an envelope drafted in JSON and post it; print the
 //	                  node's signed receipt
 //	witan sync PEER   make the running node pull from a peer now
+//	witan join ID     make the running node join a peer's session and pull it
 //	witan verify URL  the L0 verifier: replay a node's log, match its checkpoint
 //	witan log         a session's log in the node's order, with finality
 //	witan heads       a session's causal frontier
 //	witan quarantine  what the node refused, with 30k codes
 //	witan bench       the standard node benchmarks, as one table
+//	witan meeting     replay a meeting transcript offline
+//	witan version     version, VCS revision, Go version, store format
 //
 // Output is for people by default and JSON with -json. Exit codes: 0 done,
 // 1 failed, 2 bad command line, 3 refused (a rejected submission or a failed
 // verification), 130 interrupted (witan up stops on a signal and exits 0).
 // main only builds the program and picks the exit code; each
 // subcommand lives in its own file with its own type and flag.FlagSet, and
-// uses witan's public API only. The client commands talk to $WITAN_NODE,
-// or http://127.0.0.1:8030, unless given -node.
+// uses witan's public API only. Every command that talks to a node names
+// it the same way: -node URL, default $WITAN_NODE, else
+// http://127.0.0.1:8030. "witan -h" and "witan COMMAND -h" print to stdout
+// and exit 0.
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -30,6 +36,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -75,23 +82,41 @@ type command interface {
 
 type commandInfo struct {
 	name    string
-	summary string
+	summary string // what the command is for: the usage list and its -h
+	example string // one command line, shown by its -h
 	make    func(m *Main) command
 }
 
 func (m *Main) commands() []commandInfo {
 	return []commandInfo{
-		{"up", "run a replica (Badger store, HTTP API on loopback)", func(m *Main) command { return &UpCommand{main: m} }},
-		{"keygen", "make an Ed25519 signing key", func(m *Main) command { return &KeygenCommand{main: m} }},
-		{"submit", "sign an envelope from JSON and post it to a node", func(m *Main) command { return &SubmitCommand{main: m} }},
-		{"sync", "pull sessions from a peer into the running node now", func(m *Main) command { return &SyncCommand{main: m} }},
-		{"verify", "L0 verifier: replay a node's log and match its checkpoint", func(m *Main) command { return &VerifyCommand{main: m} }},
-		{"verify-extract", "check an evidence extract offline (GET /extract/{hash})", func(m *Main) command { return &VerifyExtractCommand{main: m} }},
-		{"log", "list a session's log in the node's order", func(m *Main) command { return &LogCommand{main: m} }},
-		{"heads", "show a session's causal frontier", func(m *Main) command { return &HeadsCommand{main: m} }},
-		{"quarantine", "list the entries a node refused, with their codes", func(m *Main) command { return &QuarantineCommand{main: m} }},
-		{"bench", "run the standard benchmarks and print one table", func(m *Main) command { return &BenchCommand{main: m} }},
-		{"meeting", "replay a meeting transcript offline: outcomes and the note", func(m *Main) command { return &MeetingCommand{main: m} }},
+		{"up", "run a replica (Badger store, HTTP API on loopback)", "witan up -data ./witan-data -session sha256:…",
+			func(m *Main) command { return &UpCommand{main: m} }},
+		{"keygen", "make an Ed25519 signing key", "witan keygen -out alice.key",
+			func(m *Main) command { return &KeygenCommand{main: m} }},
+		{"submit", "sign an envelope from JSON and post it to a node", "witan submit -key alice.key ballot.json",
+			func(m *Main) command { return &SubmitCommand{main: m} }},
+		{"sync", "pull sessions from a peer into the running node now", "witan sync /ip4/192.168.1.7/tcp/4001/p2p/12D3KooW…",
+			func(m *Main) command { return &SyncCommand{main: m} }},
+		{"join", "make the running node join a session a peer holds, and pull it", "witan join -wait 30s sha256:…",
+			func(m *Main) command { return &JoinCommand{main: m} }},
+		{"memory", "put, read and trace CAT7 memory blocks on a node", "witan memory get -level 2 notes sha256:…",
+			func(m *Main) command { return &MemoryCommand{main: m} }},
+		{"verify", "L0 verifier: replay a node's log and match its checkpoint", "witan verify -node http://127.0.0.1:8030",
+			func(m *Main) command { return &VerifyCommand{main: m} }},
+		{"verify-extract", "check an evidence extract offline (GET /extract/{hash})", "witan verify-extract extract.json",
+			func(m *Main) command { return &VerifyExtractCommand{main: m} }},
+		{"log", "list a session's log in the node's order", "witan log -limit 20",
+			func(m *Main) command { return &LogCommand{main: m} }},
+		{"heads", "show a session's causal frontier", "witan heads -session sha256:…",
+			func(m *Main) command { return &HeadsCommand{main: m} }},
+		{"quarantine", "list the entries a node refused, with their codes", "witan quarantine -json",
+			func(m *Main) command { return &QuarantineCommand{main: m} }},
+		{"bench", "run the standard benchmarks and print one table", "witan bench -n 1000",
+			func(m *Main) command { return &BenchCommand{main: m} }},
+		{"meeting", "replay a meeting transcript offline: outcomes and the note", "witan meeting replay transcript.jsonl",
+			func(m *Main) command { return &MeetingCommand{main: m} }},
+		{"version", "print witan's version, VCS revision, Go version and store format", "witan version -json",
+			func(m *Main) command { return &VersionCommand{main: m} }},
 	}
 }
 
@@ -119,6 +144,8 @@ func (m *Main) ExitCode(err error) int {
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.Is(err, errHelp):
+		return exitOK // the help asked for has been printed on stdout
 	case errors.Is(err, errUsage), errors.Is(err, flag.ErrHelp):
 		return exitUsage
 	case errors.Is(err, errRejected):
@@ -130,7 +157,7 @@ func (m *Main) ExitCode(err error) int {
 		fmt.Fprintln(m.Stderr, "witan: interrupted")
 		return exitInterrupted
 	default:
-		fmt.Fprintf(m.Stderr, "witan: %v\n", err)
+		fmt.Fprintf(m.Stderr, "witan: %s\n", userMessage(err))
 		return exitFailure
 	}
 }
@@ -160,16 +187,60 @@ func defaultNode() string {
 	return "http://127.0.0.1:8030"
 }
 
+// errHelp: the user asked for a command's help (-h); it has been printed
+// on stdout and the command exits 0.
+var errHelp = errors.New("help shown")
+
 // newFlagSet returns a FlagSet that reports errors instead of exiting.
+// Its usage says what the command is for, shows one example (both from
+// commands()) and lists the flags. Asked for with -h it goes to stdout;
+// after a mistake, to stderr (see parse).
 func (m *Main) newFlagSet(name, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet("witan "+name, flag.ContinueOnError)
-	fs.SetOutput(m.Stderr)
+	out := &flagOutput{stdout: m.Stdout, stderr: m.Stderr}
+	fs.SetOutput(out)
+	var info commandInfo
+	for _, c := range m.commands() {
+		if c.name == strings.Fields(name)[0] {
+			info = c
+		}
+	}
 	fs.Usage = func() {
-		fmt.Fprintf(m.Stderr, "Usage: witan %s\n\n", usage)
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: witan %s\n\n", usage)
+		if info.summary != "" {
+			fmt.Fprintf(w, "%s.\n\nExample:\n  %s\n\n", upperFirst(info.summary), info.example)
+		}
+		fmt.Fprintln(w, "Flags:")
 		fs.PrintDefaults()
 	}
 	return fs
 }
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// flagOutput is a FlagSet's output: stderr, except while parse holds what
+// the FlagSet prints until it knows whether it was asked for (-h).
+type flagOutput struct {
+	stdout, stderr io.Writer
+	held           *bytes.Buffer
+}
+
+func (o *flagOutput) Write(p []byte) (int, error) {
+	if o.held != nil {
+		return o.held.Write(p)
+	}
+	return o.stderr.Write(p)
+}
+
+// nodeHelp is the help of -node, the one way every client command names
+// the node it talks to.
+const nodeHelp = "URL of the node's HTTP API; $WITAN_NODE sets the default"
 
 // nodeFlags are the flags of the commands that read from a node.
 type nodeFlags struct {
@@ -181,7 +252,7 @@ type nodeFlags struct {
 // addNodeFlags defines -node, -session (with its help text) and -json on fs.
 func addNodeFlags(fs *flag.FlagSet, sessionHelp, jsonHelp string) nodeFlags {
 	return nodeFlags{
-		node:    fs.String("node", defaultNode(), "node URL"),
+		node:    fs.String("node", defaultNode(), nodeHelp),
 		session: fs.String("session", "", sessionHelp),
 		json:    fs.Bool("json", false, jsonHelp),
 	}
@@ -200,11 +271,26 @@ func parseArgs(fs *flag.FlagSet, args []string, n int) error {
 	return nil
 }
 
-// parse parses args into fs, mapping every failure to errUsage.
+// parse parses args into fs, mapping every failure to errUsage (the
+// usage on stderr) and -h to errHelp (the usage on stdout).
 func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
+	o, _ := fs.Output().(*flagOutput)
+	if o != nil {
+		o.held = new(bytes.Buffer)
+	}
+	err := fs.Parse(args)
+	if o != nil {
+		held := o.held
+		o.held = nil
 		if errors.Is(err, flag.ErrHelp) {
-			return err
+			o.stdout.Write(held.Bytes())
+		} else {
+			o.stderr.Write(held.Bytes())
+		}
+	}
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return errHelp
 		}
 		return errUsage
 	}

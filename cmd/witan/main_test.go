@@ -95,6 +95,10 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	draft := fmt.Sprintf(`{"type":"ballot.cast","session":%q,"body":{"mr":%q,"choice":"approve","supersedes":null},"ts":"2026-09-21T12:30:00Z"}`, f.session, mr)
+	note := `{"origin":"agent:ana","subject":"roadmap","body":"ship the CLI first","evidence":null,"confidence":"high","observed_at":"2026-09-21T12:00:00Z"}`
+	if err := os.WriteFile(filepath.Join(f.dir, "note.json"), []byte(note), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, name := range []string{"ballot.json"} {
 		if err := os.WriteFile(filepath.Join(f.dir, name), []byte(draft), 0o600); err != nil {
 			t.Fatal(err)

@@ -21,8 +21,12 @@ type MeetingCommand struct {
 
 func (c *MeetingCommand) Run(ctx context.Context, args []string) error {
 	if len(args) == 0 || args[0] != "replay" {
-		fmt.Fprintln(c.main.Stderr, "Usage: witan meeting replay [-profile NAME] [-locale en|es] [-json] FILE")
-		return errUsage
+		w, err := c.main.Stderr, errUsage
+		if len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+			w, err = c.main.Stdout, errHelp
+		}
+		fmt.Fprintln(w, "Usage: witan meeting replay [-profile NAME] [-locale en|es] [-json] FILE")
+		return err
 	}
 	fs := c.main.newFlagSet("meeting replay", "meeting replay [-profile NAME] [-locale en|es] [-json] FILE (- for stdin)")
 	profile := fs.String("profile", "goldfish-v01", "the profile")

@@ -43,7 +43,7 @@ type draft struct {
 func (c *SubmitCommand) Run(ctx context.Context, args []string) error {
 	fs := c.main.newFlagSet("submit", "submit -key FILE [-node URL] [-json] [-dry-run] ENVELOPE.json|-")
 	keyPath := fs.String("key", "witan.key", "key file (witan keygen)")
-	node := fs.String("node", defaultNode(), "node URL")
+	node := fs.String("node", defaultNode(), nodeHelp)
 	asJSON := fs.Bool("json", false, "print the receipt as JSON")
 	dry := fs.Bool("dry-run", false, "print the signed envelope instead of posting it")
 	if err := parseArgs(fs, args, 1); err != nil {
@@ -125,10 +125,12 @@ func (c *SubmitCommand) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(w, "%s  %s\n", rc.Status, id)
 		fmt.Fprintf(w, "  session     %s\n", env.Session)
 		if rc.LogIndex != nil {
-			fmt.Fprintf(w, "  log index   %d\n", *rc.LogIndex)
+			// The receipt's log_index counts from 0; witan log numbers
+			// entries from 1, and so does this line.
+			fmt.Fprintf(w, "  log entry   %d (as witan log numbers it)\n", *rc.LogIndex+1)
 		}
 		for _, e := range rc.Errors {
-			fmt.Fprintf(w, "  error       %s: %s\n", e.Code, e.Detail)
+			fmt.Fprintf(w, "  error       %s: %s\n", e.Code, httpapi.PlainDetail(e.Detail))
 		}
 		fmt.Fprintf(w, "  node        %s (receipt signature verified)\n", rc.Node)
 	}

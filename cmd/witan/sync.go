@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/witan-dev/witan/replica/httpapi"
+	wsync "github.com/witan-dev/witan/sync"
 )
 
 // SyncCommand asks the running node to connect to a peer and pull
@@ -21,12 +22,16 @@ type SyncCommand struct {
 
 func (c *SyncCommand) Run(ctx context.Context, args []string) error {
 	fs := c.main.newFlagSet("sync", "sync [-node URL] [-session ID]... [-json] PEER")
-	node := fs.String("node", defaultNode(), "URL of the local node (witan up)")
+	node := fs.String("node", defaultNode(), nodeHelp)
 	var spaces listFlag
 	fs.Var(&spaces, "session", "session id or mem:NAME to pull (repeatable; default: every session the node holds)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parseArgs(fs, args, 1); err != nil {
 		return err
+	}
+	if err := wsync.CheckPeerAddr(fs.Arg(0)); err != nil {
+		fmt.Fprintln(c.main.Stderr, "witan sync:", strings.TrimPrefix(err.Error(), "sync: "))
+		return errUsage
 	}
 	client := &httpapi.Client{BaseURL: *node}
 	if len(spaces) == 0 {
@@ -52,7 +57,11 @@ func (c *SyncCommand) Run(ctx context.Context, args []string) error {
 	fmt.Fprintf(c.main.Stdout, "connected %s\n", ans.Connected)
 	failed := 0
 	for _, r := range ans.Synced {
-		fmt.Fprintf(c.main.Stdout, "  %s  received %d: %d accepted, %d already held, %d quarantined, in %d round(s)", r.Space, r.Received, r.Accepted, r.Duplicate, r.Rejected, r.Rounds)
+		// What the node stored during the call comes first: a pull the
+		// connection itself started may have stored what this one then
+		// found already held.
+		fmt.Fprintf(c.main.Stdout, "  %s  %d new entries stored (%d held now)\n", r.Space, r.HeldAfter-r.HeldBefore, r.HeldAfter)
+		fmt.Fprintf(c.main.Stdout, "    this pull received %d: %d accepted, %d already held, %d quarantined, in %d round(s)", r.Received, r.Accepted, r.Duplicate, r.Rejected, r.Rounds)
 		if r.Error != "" {
 			failed++
 			fmt.Fprintf(c.main.Stdout, "  error: %s", r.Error)

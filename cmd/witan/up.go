@@ -94,6 +94,12 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 			return errUsage
 		}
 	}
+	for _, p := range peers {
+		if err := sync.CheckPeerAddr(p); err != nil {
+			fmt.Fprintln(c.main.Stderr, "witan up: -peer:", strings.TrimPrefix(err.Error(), "sync: "))
+			return errUsage
+		}
+	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		lim, err := parseSize(*memLimit)
 		if err != nil {

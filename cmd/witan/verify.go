@@ -57,13 +57,23 @@ type Verification struct {
 var errVerify = errors.New("verification failed")
 
 func (c *VerifyCommand) Run(ctx context.Context, args []string) error {
-	fs := c.main.newFlagSet("verify", "verify [-session ID] [-since FILE] [-state FILE] [-json] URL")
+	fs := c.main.newFlagSet("verify", "verify [-node URL] [-session ID] [-since FILE] [-state FILE] [-json] [URL]")
+	node := fs.String("node", defaultNode(), nodeHelp+" (a URL argument does the same)")
 	session := fs.String("session", "", "session id (default: the node's only session)")
 	since := fs.String("since", "", "a checkpoint saved earlier (the /checkpoint answer): the log must still extend it")
 	asJSON := fs.Bool("json", false, "print JSON")
 	state := fs.String("state", "", "state `file` remembering the checkpoints verified; later runs check the node's history extends them (fork_detected)")
-	if err := parseArgs(fs, args, 1); err != nil {
+	if err := parse(fs, args); err != nil {
 		return err
+	}
+	target := *node
+	switch fs.NArg() {
+	case 0:
+	case 1:
+		target = fs.Arg(0)
+	default:
+		fs.Usage()
+		return errUsage
 	}
 	var earlier *replica.Checkpoint
 	if *since != "" {
@@ -73,7 +83,7 @@ func (c *VerifyCommand) Run(ctx context.Context, args []string) error {
 		}
 		earlier = &cp
 	}
-	v, err := c.verify(ctx, fs.Arg(0), *session, earlier, *state)
+	v, err := c.verify(ctx, target, *session, earlier, *state)
 	if err != nil {
 		return err
 	}

@@ -16,8 +16,8 @@ type VerifyExtractCommand struct {
 }
 
 func (c *VerifyExtractCommand) Run(ctx context.Context, args []string) error {
-	fs := c.main.newFlagSet("verify-extract", "verify-extract [-node KEY] FILE")
-	node := fs.String("node", "", "the node key (ed25519:…) the checkpoint must be signed by (default: any)")
+	fs := c.main.newFlagSet("verify-extract", "verify-extract [-signer KEY] FILE")
+	node := fs.String("signer", "", "the node key (ed25519:…) the checkpoint must be signed by (default: any); -node names a node URL in every other verb")
 	if err := parseArgs(fs, args, 1); err != nil {
 		return err
 	}

@@ -76,11 +76,11 @@ func TestVerifyExtractOffline(t *testing.T) {
 	if code, out := run(x); code != 0 || !strings.Contains(out, "verified offline") {
 		t.Fatalf("honest extract: exit %d\n%s", code, out)
 	}
-	if code, out := run(x, "-node", key.Key().String()); code != 0 {
+	if code, out := run(x, "-signer", key.Key().String()); code != 0 {
 		t.Fatalf("pinned to the node's key: exit %d\n%s", code, out)
 	}
 	other, _ := dag.SignerFromSeed(bytes.Repeat([]byte{6}, 32))
-	if code, _ := run(x, "-node", other.Key().String()); code != exitRefused {
+	if code, _ := run(x, "-signer", other.Key().String()); code != exitRefused {
 		t.Fatalf("pinned to another key: exit %d", code)
 	}
 	for i := range x {

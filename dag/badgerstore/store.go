@@ -314,6 +314,11 @@ var (
 // stores rather than misread them.
 const format = 4
 
+// Format is the store format (the version of the key layout) this package
+// reads and writes; Open refuses a store written in another with ErrFormat.
+// witan version prints it.
+const Format = format
+
 // ErrValueTooLarge is wrapped by Put when an entry or object is larger than
 // the store can hold in one value (an in-memory store: 1 MiB). Nothing of
 // the batch is written.

@@ -90,6 +90,7 @@ func TestSimulationLabelEveryEndpoint(t *testing.T) {
 		"/oth/v0/opinions/{id}/evaluation":              {"/opinions/" + op.String() + "/evaluation"},
 		"/oth/v0/opinions/{id}/claim-review":            {"/opinions/" + op.String() + "/claim-review"},
 		"/oth/v0/transactions":                          nil, // POST, above
+		"/oth/v0/join":                                  nil, // POST, node-local: names no session the node holds yet
 		"/oth/v0/memory":                                nil, // memory spaces are not sessions
 		"/oth/v0/memory/{space}/heads":                  nil,
 		"/oth/v0/memory/{space}/blocks":                 nil,

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/witan-dev/witan/dag"
 )
@@ -48,6 +49,8 @@ func statusOf(c dag.Code) int {
 		return http.StatusMethodNotAllowed
 	case CodeTooLarge:
 		return http.StatusRequestEntityTooLarge
+	case CodeHeadersTooLarge:
+		return http.StatusRequestHeaderFieldsTooLarge
 	case CodeForbidden:
 		return http.StatusForbidden
 	case CodeUnsupportedMediaType:
@@ -76,7 +79,7 @@ func statusOf(c dag.Code) int {
 // WriteProblem writes a problem+json response for code c.
 func WriteProblem(w http.ResponseWriter, c dag.Code, detail string) {
 	st := statusOf(c)
-	p := Problem{Type: "about:blank", Title: http.StatusText(st), Status: st, Detail: detail, Code: c}
+	p := Problem{Type: "about:blank", Title: http.StatusText(st), Status: st, Detail: PlainDetail(detail), Code: c}
 	b, _ := json.Marshal(p)
 	w.Header().Set("Content-Type", ContentTypeProblem)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -93,7 +96,7 @@ func WriteError(w http.ResponseWriter, err error) {
 		return
 	}
 	if errors.Is(err, dag.ErrNotFound) {
-		WriteProblem(w, CodeNotFound, err.Error())
+		WriteProblem(w, CodeNotFound, strings.TrimSuffix(PlainDetail(err.Error()), ": not found")+": not found")
 		return
 	}
 	WriteProblem(w, CodeInternal, "internal error")

@@ -778,6 +778,39 @@ type ConnectAnswer struct {
 	Finality  string       `json:"finality"`
 }
 
+// JoinRequest is POST /join's body: the space to join.
+type JoinRequest struct {
+	Space string `json:"space"`
+}
+
+// JoinAnswer is POST /join's answer.
+type JoinAnswer struct {
+	Joined   string `json:"joined"`
+	Finality string `json:"finality"`
+}
+
+// join joins a space without naming a peer: the node pulls it from the
+// connected peers that announce it (witan join).
+func (s *Server) join(w http.ResponseWriter, r *http.Request) error {
+	if s.n.Sync() == nil {
+		return problemf(CodeNotImplemented, "this node runs without sync")
+	}
+	if !s.operator(r) {
+		return problemf(CodeForbidden, "POST /join makes the node pull a space from its peers: an operator action (send the operator token, or ask from loopback on a node that allows it)")
+	}
+	var req JoinRequest
+	if err := readJSON(r, &req); err != nil {
+		return err
+	}
+	if _, err := dag.ParseID(req.Space); err != nil && !strings.HasPrefix(req.Space, node.MemoryPrefix) {
+		return problemf(dag.CodeSchema, "space %q is neither a session id nor %s<name>", req.Space, node.MemoryPrefix)
+	}
+	if err := s.n.Join(r.Context(), req.Space); err != nil {
+		return err
+	}
+	return writeJSON(w, JoinAnswer{Joined: req.Space, Finality: string(replica.Provisional)})
+}
+
 func (s *Server) connect(w http.ResponseWriter, r *http.Request) error {
 	peers := s.peersAPI()
 	if peers == nil {

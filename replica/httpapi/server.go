@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"path"
 	"strings"
 	gosync "sync"
 
@@ -239,6 +240,7 @@ func (s *Server) routes() {
 	s.route(Base+"/export/rollcall", get(s.rollcall))              // rollcall.go
 	s.route(Base+"/history/{nid...}", get(s.history))              // history.go
 	s.route(Base+"/peers", map[string]handlerFunc{http.MethodGet: s.peers, http.MethodPost: s.connect})
+	s.route(Base+"/join", post(s.join))
 	// witan's memory-block API (not part of 30k).
 	s.route(Base+"/memory", get(s.memorySpaces))
 	s.route(Base+"/memory/{space}/heads", get(s.memoryHeads))
@@ -266,7 +268,67 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.guard(w, r) {
 		return
 	}
+	if headerBytes(r) > MaxHeaderBytes {
+		WriteProblem(w, CodeHeadersTooLarge, fmt.Sprintf("the request's headers exceed %d bytes", MaxHeaderBytes))
+		return
+	}
+	if c := cleanPath(r.URL.Path); c != r.URL.Path {
+		// What http.ServeMux would answer with an HTML redirect, as a
+		// problem: the client is told where the resource is.
+		u := *r.URL
+		u.Path, u.RawPath = c, ""
+		writeMoved(w, u.String())
+		return
+	}
 	s.serveLabelled(w, r) // D54's label, in one place (label.go)
+}
+
+// MaxHeaderBytes bounds a request's header lines (names and values): past
+// it the answer is a 431 problem. Past net/http's own limit
+// (http.Server.MaxHeaderBytes, 1 MiB by default) net/http answers 431
+// itself, in plain text, before any handler runs.
+const MaxHeaderBytes = 64 << 10
+
+// CodeHeadersTooLarge: a request's headers exceed MaxHeaderBytes.
+const CodeHeadersTooLarge dag.Code = "witan:headers_too_large"
+
+// CodePathNotClean: the request's path has "//", "." or ".." segments;
+// the Location header gives the clean path.
+const CodePathNotClean dag.Code = "witan:path_not_clean"
+
+func headerBytes(r *http.Request) int {
+	n := 0
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4
+		}
+	}
+	return n
+}
+
+// cleanPath is path.Clean keeping a trailing slash, as http.ServeMux does.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		np += "/"
+	}
+	return np
+}
+
+func writeMoved(w http.ResponseWriter, loc string) {
+	st := http.StatusMovedPermanently
+	b, _ := json.Marshal(Problem{Type: "about:blank", Title: http.StatusText(st), Status: st,
+		Detail: "the path is not clean; the resource is at " + loc, Code: CodePathNotClean})
+	w.Header().Set("Location", loc)
+	w.Header().Set("Content-Type", ContentTypeProblem)
+	w.WriteHeader(st)
+	w.Write(b)
 }
 
 // errProblem is an error that is already a problem to write.
@@ -329,7 +391,10 @@ func readJSON(r *http.Request, v any) error {
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return problemf(dag.CodeSchema, "body is not the expected JSON: %v", err)
+		if err.Error() == "unexpected EOF" {
+			err = errUnexpectedEOF
+		}
+		return problemf(dag.CodeSchema, "%s", jsonDetail(err))
 	}
 	if dec.More() {
 		return problemf(dag.CodeSchema, "body holds more than one JSON value")

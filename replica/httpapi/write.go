@@ -90,10 +90,10 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) error {
 		code, detail = rc.Errors[0].Code, rc.Errors[0].Detail
 	}
 	st := statusOf(code)
-	p := RejectionProblem{Problem: Problem{Type: "about:blank", Title: http.StatusText(st), Status: st, Detail: detail, Code: code},
+	p := RejectionProblem{Problem: Problem{Type: "about:blank", Title: http.StatusText(st), Status: st, Detail: PlainDetail(detail), Code: code},
 		Receipt: b, Finality: replica.Provisional}
 	for _, e := range rc.Errors {
-		p.Errors = append(p.Errors, ProblemError{Code: e.Code, Detail: e.Detail})
+		p.Errors = append(p.Errors, ProblemError{Code: e.Code, Detail: PlainDetail(e.Detail)})
 	}
 	pb, err := json.Marshal(p)
 	if err != nil {

@@ -10,10 +10,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	gosync "sync"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/sync"
 )
 
@@ -45,10 +47,32 @@ type SyncResult struct {
 	Accepted int    `json:"accepted"`
 	// Duplicate counts entries already held (another pull, started by the
 	// connection itself, may have brought them first).
-	Duplicate int    `json:"duplicate"`
-	Rejected  int    `json:"quarantined"`
-	Rounds    int    `json:"rounds"`
-	Error     string `json:"error,omitempty"`
+	Duplicate int `json:"duplicate"`
+	Rejected  int `json:"quarantined"`
+	Rounds    int `json:"rounds"`
+	// HeldBefore and HeldAfter count the space's log entries on this node
+	// when the call began and when it ended: HeldAfter-HeldBefore is what
+	// the node stored meanwhile, by this pull or by another one running at
+	// the same time (which Accepted alone does not show).
+	HeldBefore int    `json:"held_before"`
+	HeldAfter  int    `json:"held_after"`
+	Error      string `json:"error,omitempty"`
+}
+
+// logSize counts a space's log entries (0 for a space without a log).
+func (n *Node) logSize(ctx context.Context, space string) int {
+	const page = 10000
+	total := 0
+	for {
+		ids, err := n.Log(ctx, space, uint64(total), page)
+		if err != nil {
+			return total
+		}
+		total += len(ids)
+		if len(ids) < page {
+			return total
+		}
+	}
 }
 
 // syncState is the node's running sync, if any.
@@ -86,6 +110,25 @@ func (n *Node) StartSync(ctx context.Context, cfg sync.Config) (*sync.Node, erro
 		n.sync.unsub = n.Subscribe(n.joinChanged)
 	}
 	return sn, nil
+}
+
+// Join joins a space (a session id, or mem:NAME) without naming a peer:
+// the node subscribes to its announcements and pulls it from whichever
+// connected peer announces it (30k §4: spaces are agreed out of band).
+func (n *Node) Join(ctx context.Context, space string) error {
+	if _, err := dag.ParseID(space); err != nil && !strings.HasPrefix(space, MemoryPrefix) {
+		return fmt.Errorf("node: %q is neither a session id nor %sNAME", space, MemoryPrefix)
+	}
+	n.sync.mu.Lock()
+	sn := n.sync.sn
+	if sn != nil {
+		n.sync.joined[space] = true
+	}
+	n.sync.mu.Unlock()
+	if sn == nil {
+		return ErrNoSync
+	}
+	return sn.Join(space)
 }
 
 // joinChanged joins space once, off the notifying goroutine (Subscribe's
@@ -166,12 +209,17 @@ func (n *Node) Connect(ctx context.Context, addr string, spaces []string) ([]Syn
 	if err != nil {
 		return nil, err
 	}
+	// Counted before dialling: the connection itself starts pulls.
+	before := make([]int, len(spaces))
+	for i, s := range spaces {
+		before[i] = n.logSize(ctx, s)
+	}
 	if err := sn.Connect(ctx, addr); err != nil {
 		return nil, err
 	}
 	out := []SyncResult{}
-	for _, s := range spaces {
-		r := SyncResult{Space: s}
+	for i, s := range spaces {
+		r := SyncResult{Space: s, HeldBefore: before[i]}
 		if err := sn.Join(s); err != nil {
 			r.Error = err.Error()
 			out = append(out, r)
@@ -183,6 +231,9 @@ func (n *Node) Connect(ctx context.Context, addr string, spaces []string) ([]Syn
 			r.Error = err.Error()
 		}
 		out = append(out, r)
+	}
+	for i := range out {
+		out[i].HeldAfter = n.logSize(ctx, out[i].Space)
 	}
 	return out, nil
 }

@@ -68,6 +68,11 @@ func TestNodeSync(t *testing.T) {
 	if len(res) != 1 || res[0].Space != space || res[0].Error != "" || res[0].Accepted+res[0].Duplicate != 2 {
 		t.Fatalf("Connect: %+v, want the session's 2 entries", res)
 	}
+	// Whichever pull stored them, the node held none of them before the
+	// call and both after it: what witan sync reports as stored.
+	if res[0].HeldBefore != 0 || res[0].HeldAfter != 2 {
+		t.Fatalf("Connect: held %d before, %d after; want 0 and 2", res[0].HeldBefore, res[0].HeldAfter)
+	}
 	ha, _ := a.Heads(ctx, space)
 	hb, _ := b.Heads(ctx, space)
 	if len(ha) != 1 || !slices.Equal(ha, hb) {

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/witan-dev/witan/dag"
+	ht "github.com/witan-dev/witan/replica/house/housetest"
+	"github.com/witan-dev/witan/replica/httpapi"
+	"github.com/witan-dev/witan/replica/node"
+	"github.com/witan-dev/witan/sync"
+)
+
+// syncedNode is a node with libp2p sync on loopback (mDNS off) and its
+// HTTP API on an httptest listener.
+func syncedNode(t *testing.T) (*node.Node, string) {
+	t.Helper()
+	cfg := sync.Config{ListenAddrs: []string{"/ip4/127.0.0.1/tcp/0"}, Debounce: 10 * time.Millisecond, Interval: 500 * time.Millisecond}
+	n, err := node.Open(context.Background(), node.Options{InMemory: true, Sync: &cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := httpapi.New(httpapi.Options{Node: n, LoopbackOperator: true}) // as witan up serves
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() { hs.Close(); n.Close() })
+	return n, hs.URL
+}
+
+// The tour's two-laptop section, end to end with the documented verbs:
+// two nodes, mDNS off; the second connects to the first (witan sync with
+// no session: connected only) and joins its session (witan join); they
+// converge on the same heads.
+func TestTwoLaptopsJoin(t *testing.T) {
+	ctx := context.Background()
+	a, _ := syncedNode(t)
+	b, bURL := syncedNode(t)
+	bld := ht.New(ht.Options{Simulation: true, Label: "two laptops"})
+	var last dag.ID
+	for _, tx := range []ht.Tx{bld.Create, bld.GroupCreate(ht.Member(0), "roster", ht.Members(0, 3), ht.Members(0, 1), bld.Create.ID)} {
+		if rc, err := a.Submit(ctx, tx.Bytes, tx.Attach); err != nil || rc.Status != "accepted" {
+			t.Fatalf("%v %+v", err, rc)
+		}
+		last = tx.ID
+	}
+	session := bld.Session.String()
+
+	out, errOut, code := run(ctx, "", "sync", "-node", bURL, a.Sync().Addrs()[0])
+	if code != 0 || !strings.Contains(out, "connected only") {
+		t.Fatalf("witan sync: exit %d\n%s%s", code, out, errOut)
+	}
+	t.Logf("$ witan sync %s\n%s", a.Sync().Addrs()[0], out)
+	out, errOut, code = run(ctx, "", "join", "-node", bURL, "-wait", "20s", session)
+	if code != 0 || !strings.Contains(out, "joined "+session) || !strings.Contains(out, last.String()) {
+		t.Fatalf("witan join: exit %d\n%s%s", code, out, errOut)
+	}
+	t.Logf("$ witan join -wait 20s %s\n%s", session, out)
+	ha, _ := a.Heads(ctx, session)
+	hb, _ := b.Heads(ctx, session)
+	if len(ha) != 1 || ha[0] != last || !slices.Equal(ha, hb) {
+		t.Fatalf("heads a %v, b %v", ha, hb)
+	}
+	// A session nobody announces: join says so after -wait.
+	_, errOut, code = run(ctx, "", "join", "-node", bURL, "-wait", "1s", dag.Sum([]byte("nothing")).String())
+	if code != exitFailure || !strings.Contains(errOut, "no peer sent it within 1s") {
+		t.Fatalf("unknown session: exit %d %q", code, errOut)
+	}
+	_, errOut, code = run(ctx, "", "join", "-node", bURL, "not-a-session")
+	if code != exitFailure || !strings.Contains(errOut, "neither a session id") {
+		t.Fatalf("bad id: exit %d %q", code, errOut)
+	}
+}
