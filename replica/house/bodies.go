@@ -7,11 +7,9 @@ package house
 // members present), and answers schema for anything else.
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -30,82 +28,10 @@ func schemaf(format string, args ...any) error {
 
 // strict decodes canonical-profile JSON into v, refusing unknown members.
 func strict(b []byte, v any, what string) error {
-	canon, err := dag.Canonicalize(b)
-	if err != nil {
-		return schemaf("%s: %v", what, err)
-	}
-	// encoding/json matches member names case-insensitively; witan's
-	// bodies are case-sensitive, so the names are checked first.
-	if err := exactKeys(canon, reflect.TypeOf(v), 0); err != nil {
-		return schemaf("%s: %v", what, err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(canon))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var pe *dag.ProtocolError
-		if errors.As(err, &pe) {
-			return schemaf("%s: %s", what, pe.Detail)
-		}
-		return schemaf("%s: %v", what, err)
+	if err := dag.DecodeStrict(b, v); err != nil {
+		return schemaf("%s: %s", what, dag.ErrorDetail(err))
 	}
 	return nil
-}
-
-var rawType = reflect.TypeOf(json.RawMessage(nil))
-
-// exactKeys checks that every object member in b names a field of t by its
-// exact json tag, recursively.
-func exactKeys(b []byte, t reflect.Type, depth int) error {
-	if depth > dag.MaxDepth {
-		return errors.New("nested too deep")
-	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t == rawType || len(b) == 0 || b[0] == 'n' {
-		return nil
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(b, &m); err != nil {
-			return err
-		}
-		for k, raw := range m {
-			f, ok := fieldByTag(t, k)
-			if !ok {
-				return fmt.Errorf("unknown member %q", trunc(k))
-			}
-			if err := exactKeys(raw, f.Type, depth+1); err != nil {
-				return err
-			}
-		}
-	case reflect.Slice:
-		if t.Elem().Kind() == reflect.Uint8 {
-			return nil
-		}
-		var a []json.RawMessage
-		if err := json.Unmarshal(b, &a); err != nil {
-			return err
-		}
-		for _, raw := range a {
-			if err := exactKeys(raw, t.Elem(), depth+1); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func fieldByTag(t reflect.Type, name string) (reflect.StructField, bool) {
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if tag == name {
-			return f, true
-		}
-	}
-	return reflect.StructField{}, false
 }
 
 // MaxNameLen bounds group ids and branch names, in bytes.
@@ -119,11 +45,11 @@ const MaxSummaryLen = 280
 // has one reading).
 func checkName(s, what string) error {
 	if s == "" || len(s) > MaxNameLen {
-		return schemaf("%s %q must be 1 to %d bytes", what, trunc(s), MaxNameLen)
+		return schemaf("%s %q must be 1 to %d bytes", what, dag.Trunc(s), MaxNameLen)
 	}
 	for _, r := range s {
 		if r < 0x20 || r == 0x7f || r == ':' {
-			return schemaf("%s %q contains a control character or ':'", what, trunc(s))
+			return schemaf("%s %q contains a control character or ':'", what, dag.Trunc(s))
 		}
 	}
 	return nil
@@ -133,23 +59,12 @@ func checkName(s, what string) error {
 func ParseGroupRef(s string) (string, error) {
 	id, ok := strings.CutPrefix(s, "group:")
 	if !ok {
-		return "", schemaf("group reference %q is not group:<id>", trunc(s))
+		return "", schemaf("group reference %q is not group:<id>", dag.Trunc(s))
 	}
 	if err := checkName(id, "group id"); err != nil {
 		return "", err
 	}
 	return id, nil
-}
-
-func trunc(s string) string {
-	if len(s) <= 64 {
-		return s
-	}
-	i := 64
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
 }
 
 func parseID(p *string, what string, required bool) (dag.ID, error) {
@@ -470,7 +385,7 @@ func DecodeBranch(b []byte) (*Branch, error) {
 	case "restricted":
 		br.Restricted = true
 	default:
-		return nil, schemaf("branch: visibility %q is not public or restricted", trunc(*w.Visibility))
+		return nil, schemaf("branch: visibility %q is not public or restricted", dag.Trunc(*w.Visibility))
 	}
 	if br.MergeRule, err = parseRef(w.MergeRule, "merge_rule"); err != nil {
 		return nil, err
@@ -654,7 +569,7 @@ func DecodeMR(b []byte) (*MR, error) {
 			return nil, schemaf("mr.open: a governance MR carries no resolutions")
 		}
 	default:
-		return nil, schemaf("mr.open: kind %q is not merge or governance", trunc(m.Kind))
+		return nil, schemaf("mr.open: kind %q is not merge or governance", dag.Trunc(m.Kind))
 	}
 	if w.Resolutions != nil {
 		for i, raw := range *w.Resolutions {
@@ -696,7 +611,7 @@ func DecodeMR(b []byte) (*MR, error) {
 			}
 			m.Effective = statute.Effective{Dated: true, Date: d}
 		default:
-			return nil, schemaf("mr.open: effective.type %q is not on_merge or date", trunc(*w.Effective.Type))
+			return nil, schemaf("mr.open: effective.type %q is not on_merge or date", dag.Trunc(*w.Effective.Type))
 		}
 	}
 	if w.Emergency != nil {
@@ -737,7 +652,7 @@ func DecodeDetermination(b []byte) (*Determination, error) {
 	switch d.Outcome {
 	case rules.Approved, rules.Rejected, rules.Expired, rules.Pending:
 	default:
-		return nil, schemaf("mr.determine: outcome %q is not approved, rejected, expired or pending", trunc(*w.Outcome))
+		return nil, schemaf("mr.determine: outcome %q is not approved, rejected, expired or pending", dag.Trunc(*w.Outcome))
 	}
 	seen := make(map[dag.ID]struct{}, len(*w.Ballots))
 	d.Ballots = make([]dag.ID, 0, len(*w.Ballots))

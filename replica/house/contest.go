@@ -145,7 +145,7 @@ func DecodeContestDetermination(b []byte) (*ContestDetermination, error) {
 	switch d.Outcome {
 	case rules.Approved, rules.Rejected, rules.Pending:
 	default:
-		return nil, schemaf("contest.determine: outcome %q is not approved, rejected or pending", trunc(*w.Outcome))
+		return nil, schemaf("contest.determine: outcome %q is not approved, rejected or pending", dag.Trunc(*w.Outcome))
 	}
 	if w.Winner != nil {
 		d.Winner = *w.Winner

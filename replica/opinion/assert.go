@@ -94,7 +94,7 @@ func DecodeAssertion(b []byte) (*Assertion, error) {
 			return nil, schemaf("ballot_choice mr: %v", err)
 		}
 		if !oneOf(w.Choice, []string{"approve", "reject", "abstain"}) {
-			return nil, schemaf("ballot_choice choice %q is not approve, reject or abstain", trunc(w.Choice))
+			return nil, schemaf("ballot_choice choice %q is not approve, reject or abstain", dag.Trunc(w.Choice))
 		}
 		a.Choice = w.Choice
 	case "mr_outcome":
@@ -106,7 +106,7 @@ func DecodeAssertion(b []byte) (*Assertion, error) {
 			return nil, schemaf("mr_outcome mr: %v", err)
 		}
 		if !oneOf(w.Outcome, []string{"approved", "rejected", "expired"}) {
-			return nil, schemaf("mr_outcome outcome %q is not approved, rejected or expired", trunc(w.Outcome))
+			return nil, schemaf("mr_outcome outcome %q is not approved, rejected or expired", dag.Trunc(w.Outcome))
 		}
 		a.Outcome = w.Outcome
 	case "tally":
@@ -145,7 +145,7 @@ func DecodeAssertion(b []byte) (*Assertion, error) {
 		}
 		a.NID, a.Text = w.NID, w.Text
 	default:
-		return nil, codef(dag.CodeAssertionUnknown, "assertion kind %q is not in the registry %v", trunc(kind), AssertionKinds)
+		return nil, codef(dag.CodeAssertionUnknown, "assertion kind %q is not in the registry %v", dag.Trunc(kind), AssertionKinds)
 	}
 	return a, nil
 }

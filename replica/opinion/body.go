@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 	"unicode/utf8"
 
@@ -337,7 +336,7 @@ func fromWire(w *wireOpinion) (*Opinion, error) {
 	}
 	o.Subject = *w.Subject
 	if !oneOf(o.Subject.Type, SubjectTypes) {
-		return nil, schemaf("subject.type %q is not one of %v", trunc(o.Subject.Type), SubjectTypes)
+		return nil, schemaf("subject.type %q is not one of %v", dag.Trunc(o.Subject.Type), SubjectTypes)
 	}
 	if o.Subject.ID == "" || len(o.Subject.ID) > MaxText {
 		return nil, schemaf("subject.id must be 1 to %d bytes", MaxText)
@@ -350,12 +349,12 @@ func fromWire(w *wireOpinion) (*Opinion, error) {
 	}
 	o.AuthorKind = *w.AuthorKind
 	if !oneOf(o.AuthorKind, AuthorKinds) {
-		return nil, schemaf("author_kind %q is not one of %v", trunc(o.AuthorKind), AuthorKinds)
+		return nil, schemaf("author_kind %q is not one of %v", dag.Trunc(o.AuthorKind), AuthorKinds)
 	}
 	if w.OnBehalfOf != nil {
 		id, ok := strings.CutPrefix(*w.OnBehalfOf, "group:")
 		if !ok || id == "" || len(id) > MaxText || strings.ContainsAny(id, ":") {
-			return nil, schemaf("on_behalf_of %q is not group:<id>", trunc(*w.OnBehalfOf))
+			return nil, schemaf("on_behalf_of %q is not group:<id>", dag.Trunc(*w.OnBehalfOf))
 		}
 		o.OnBehalfOf = id
 	}
@@ -364,7 +363,7 @@ func fromWire(w *wireOpinion) (*Opinion, error) {
 	}
 	o.Stance = *w.Stance
 	if !oneOf(o.Stance, Stances) {
-		return nil, schemaf("stance %q is not one of %v", trunc(o.Stance), Stances)
+		return nil, schemaf("stance %q is not one of %v", dag.Trunc(o.Stance), Stances)
 	}
 	o.Summary, o.Body = *w.Summary, *w.Body
 	if utf8.RuneCountInString(o.Summary) > MaxSummary {
@@ -465,7 +464,7 @@ func decodeDisclosure(w *wireDisclosure) (*Disclosure, error) {
 		}
 		for _, f := range d.Funding {
 			if !oneOf(f.Kind, FundingKinds) {
-				return nil, schemaf("disclosure.funding kind %q is not one of %v", trunc(f.Kind), FundingKinds)
+				return nil, schemaf("disclosure.funding kind %q is not one of %v", dag.Trunc(f.Kind), FundingKinds)
 			}
 			if len(f.Source) > MaxText {
 				return nil, schemaf("disclosure.funding source is longer than %d bytes", MaxText)
@@ -486,7 +485,7 @@ func decodeDisclosure(w *wireDisclosure) (*Disclosure, error) {
 	if w.AIAssistance != nil {
 		d.AIAssistance = *w.AIAssistance
 		if !oneOf(d.AIAssistance, AIAssistances) {
-			return nil, schemaf("disclosure.ai_assistance %q is not one of %v", trunc(d.AIAssistance), AIAssistances)
+			return nil, schemaf("disclosure.ai_assistance %q is not one of %v", dag.Trunc(d.AIAssistance), AIAssistances)
 		}
 	}
 	if w.Stakes != nil {
@@ -500,13 +499,13 @@ func decodeDisclosure(w *wireDisclosure) (*Disclosure, error) {
 				return nil, schemaf("stakes subject: %v", err)
 			}
 			if !oneOf(s.Direction, Directions) {
-				return nil, schemaf("stakes direction %q is not one of %v", trunc(s.Direction), Directions)
+				return nil, schemaf("stakes direction %q is not one of %v", dag.Trunc(s.Direction), Directions)
 			}
 			if s.Venue == "" || len(s.Venue) > MaxText {
 				return nil, schemaf("stakes venue is required, at most %d bytes", MaxText)
 			}
 			if s.SizeBand != nil && !oneOf(*s.SizeBand, SizeBands) {
-				return nil, schemaf("stakes size_band %q is not one of %v or null", trunc(*s.SizeBand), SizeBands)
+				return nil, schemaf("stakes size_band %q is not one of %v or null", dag.Trunc(*s.SizeBand), SizeBands)
 			}
 			d.Stakes = append(d.Stakes, Stake{Subject: id, Direction: s.Direction, Venue: s.Venue, SizeBand: s.SizeBand})
 		}
@@ -562,7 +561,7 @@ func decodeFinding(w *wireFinding, i, quotes int) (Finding, error) {
 	}
 	f.Target = *w.Target
 	if !oneOf(f.Target.Type, TargetTypes) {
-		return f, schemaf("findings[%d].target.type %q is not one of %v", i, trunc(f.Target.Type), TargetTypes)
+		return f, schemaf("findings[%d].target.type %q is not one of %v", i, dag.Trunc(f.Target.Type), TargetTypes)
 	}
 	if f.Target.Type == "external" {
 		if f.Target.ID == "" || len(f.Target.ID) > 2048 {
@@ -575,7 +574,7 @@ func decodeFinding(w *wireFinding, i, quotes int) (Finding, error) {
 	}
 	f.Verdict = *w.Verdict
 	if !oneOf(f.Verdict, Verdicts) {
-		return f, schemaf("findings[%d].verdict %q is not one of %v", i, trunc(f.Verdict), Verdicts)
+		return f, schemaf("findings[%d].verdict %q is not one of %v", i, dag.Trunc(f.Verdict), Verdicts)
 	}
 	f.Rationale = *w.Rationale
 	if utf8.RuneCountInString(f.Rationale) > MaxRationale {
@@ -646,7 +645,7 @@ func decodeFormal(w *wireFormal) (*Formalization, error) {
 	}
 	f := &Formalization{Language: *w.Language, Anchors: w.Anchors, Terms: w.Terms}
 	if !oneOf(f.Language, Languages) {
-		return nil, schemaf("formalization.language %q is not one of %v", trunc(f.Language), Languages)
+		return nil, schemaf("formalization.language %q is not one of %v", dag.Trunc(f.Language), Languages)
 	}
 	if w.LanguageVersion != nil {
 		f.LanguageVersion = *w.LanguageVersion
@@ -667,7 +666,7 @@ func decodeFormal(w *wireFormal) (*Formalization, error) {
 	for _, t := range f.Terms {
 		rest, ok := strings.CutPrefix(t, "term:")
 		if !ok || !strings.Contains(rest, "#") || len(t) > MaxText {
-			return nil, schemaf("formalization term %q is not term:<scope nid>#<term>", trunc(t))
+			return nil, schemaf("formalization term %q is not term:<scope nid>#<term>", dag.Trunc(t))
 		}
 	}
 	if f.Terms == nil {
@@ -678,7 +677,7 @@ func decodeFormal(w *wireFormal) (*Formalization, error) {
 
 func decodeMirror(w *wireMirror) (*Mirror, error) {
 	if !oneOf(w.Kind, MirrorKinds) {
-		return nil, schemaf("mirror.kind %q is not one of %v", trunc(w.Kind), MirrorKinds)
+		return nil, schemaf("mirror.kind %q is not one of %v", dag.Trunc(w.Kind), MirrorKinds)
 	}
 	if w.SourceURI == "" || len(w.SourceURI) > 2048 {
 		return nil, schemaf("mirror.source_uri is required")
@@ -688,7 +687,7 @@ func decodeMirror(w *wireMirror) (*Mirror, error) {
 		return nil, schemaf("mirror.archived: %v", err)
 	}
 	if !isDate(w.SaidAt) {
-		return nil, schemaf("mirror.said_at %q is not YYYY-MM-DD", trunc(w.SaidAt))
+		return nil, schemaf("mirror.said_at %q is not YYYY-MM-DD", dag.Trunc(w.SaidAt))
 	}
 	return &Mirror{Kind: w.Kind, SourceURI: w.SourceURI, Archived: id, SaidAt: w.SaidAt}, nil
 }
@@ -763,86 +762,9 @@ func oneOf(s string, set []string) bool {
 	return false
 }
 
-func trunc(s string) string {
-	if len(s) <= 64 {
-		return s
-	}
-	i := 64
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
-}
-
-// strict decodes canonical-profile JSON into v, refusing unknown members
-// and members whose names differ from a field's tag only by case.
 func strict(b []byte, v any, what string) error {
-	canon, err := dag.Canonicalize(b)
-	if err != nil {
-		return schemaf("%s: %v", what, err)
-	}
-	if err := exactKeys(canon, reflect.TypeOf(v), 0); err != nil {
-		return schemaf("%s: %v", what, err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(canon))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return schemaf("%s: %v", what, err)
+	if err := dag.DecodeStrict(b, v); err != nil {
+		return schemaf("%s: %s", what, dag.ErrorDetail(err))
 	}
 	return nil
-}
-
-var rawType = reflect.TypeOf(json.RawMessage(nil))
-
-func exactKeys(b []byte, t reflect.Type, depth int) error {
-	if depth > dag.MaxDepth {
-		return errors.New("nested too deep")
-	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t == rawType || len(b) == 0 || b[0] == 'n' {
-		return nil
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(b, &m); err != nil {
-			return err
-		}
-		for k, raw := range m {
-			f, ok := fieldByTag(t, k)
-			if !ok {
-				return fmt.Errorf("unknown member %q", trunc(k))
-			}
-			if err := exactKeys(raw, f.Type, depth+1); err != nil {
-				return err
-			}
-		}
-	case reflect.Slice:
-		if t.Elem().Kind() == reflect.Uint8 {
-			return nil
-		}
-		var a []json.RawMessage
-		if err := json.Unmarshal(b, &a); err != nil {
-			return err
-		}
-		for _, raw := range a {
-			if err := exactKeys(raw, t.Elem(), depth+1); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func fieldByTag(t reflect.Type, name string) (reflect.StructField, bool) {
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if tag == name && tag != "-" && f.IsExported() {
-			return f, true
-		}
-	}
-	return reflect.StructField{}, false
 }

@@ -182,9 +182,9 @@ func Check(o *Opinion, author dag.Key, r Record) error {
 		case !snap:
 			return codef(dag.CodeQuoteMismatch, "quotes[%d]: snapshot %s is not in the causal past", i, q.AsOf)
 		case !found:
-			return codef(dag.CodeQuoteMismatch, "quotes[%d]: snapshot %s has no node %q", i, q.AsOf, trunc(q.NID))
+			return codef(dag.CodeQuoteMismatch, "quotes[%d]: snapshot %s has no node %q", i, q.AsOf, dag.Trunc(q.NID))
 		case !strings.Contains(norm.NFC.String(heading), want) && !strings.Contains(norm.NFC.String(text), want):
-			return codef(dag.CodeQuoteMismatch, "quotes[%d]: the text does not occur exactly in the heading or text of %q at %s", i, trunc(q.NID), q.AsOf)
+			return codef(dag.CodeQuoteMismatch, "quotes[%d]: the text does not occur exactly in the heading or text of %q at %s", i, dag.Trunc(q.NID), q.AsOf)
 		}
 	}
 	if o.Corrects.Valid() {
@@ -204,7 +204,7 @@ func Check(o *Opinion, author dag.Key, r Record) error {
 	if f := o.Formalization; f != nil {
 		for _, a := range f.Anchors {
 			if a.Quote < 0 || a.Quote >= len(o.Quotes) || o.Quotes[a.Quote].NID == "" {
-				return codef(dag.CodeAnchorInvalid, "anchor %q: quote %d is not a verified quote of statute text", trunc(a.Rule), a.Quote)
+				return codef(dag.CodeAnchorInvalid, "anchor %q: quote %d is not a verified quote of statute text", dag.Trunc(a.Rule), a.Quote)
 			}
 		}
 		if !r.HasObject(f.Source) {

@@ -13,6 +13,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"unsafe"
+
+	"github.com/witan-dev/witan/dag"
 )
 
 // fastWire fills a wireOpinion from a canonical body.
@@ -130,7 +132,7 @@ func (w *wireOpinion) set(key string, raw []byte) error {
 	case "translation":
 		w.Translation = raw
 	default:
-		return fmt.Errorf("unknown member %q", trunc(key))
+		return fmt.Errorf("unknown member %q", dag.Trunc(key))
 	}
 	return nil
 }

@@ -10,7 +10,11 @@ package opinion
 // more than the rest of the decoding (docs/replica.md, "Opinions beside
 // S11").
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/witan-dev/witan/dag"
+)
 
 // wireKeys are every member name of the opinion.publish schema
 // (wireOpinion and the types it holds); TestWireKeys checks the list
@@ -75,7 +79,7 @@ func (s *keyScan) value(check bool, depth int) error {
 			}
 			key := s.b[start : s.i-1]
 			if check && !wireKeys[string(key)] {
-				return fmt.Errorf("unknown member %q", trunc(string(key)))
+				return fmt.Errorf("unknown member %q", dag.Trunc(string(key)))
 			}
 			if s.i >= len(s.b) || s.b[s.i] != ':' {
 				return fmt.Errorf("expected ':'")
