@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 
 	"github.com/witan-dev/witan/dag"
@@ -22,8 +21,37 @@ import (
 	"github.com/witan-dev/witan/rules"
 )
 
-// shaRef finds the sha256 references of a body.
-var shaRef = regexp.MustCompile(`sha256:[0-9a-f]{64}`)
+// shaRefs returns the sha256 references of a body: each "sha256:"
+// followed by 64 lowercase hex digits, leftmost first, not overlapping
+// (what the regexp `sha256:[0-9a-f]{64}` finds, without a regexp: a
+// roster's group.create is large, and a regexp scan of every governance
+// body made an S11 derivation several times slower).
+func shaRefs(b []byte) [][]byte {
+	const prefix = "sha256:"
+	var out [][]byte
+	for {
+		i := bytes.Index(b, []byte(prefix))
+		if i < 0 {
+			return out
+		}
+		rest := b[i+len(prefix):]
+		if len(rest) >= 64 && lowerHex(rest[:64]) {
+			out = append(out, b[i:i+len(prefix)+64])
+			b = rest[64:]
+			continue
+		}
+		b = rest
+	}
+}
+
+func lowerHex(b []byte) bool {
+	for _, c := range b {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // namedBy returns the ids an entry's body names and, for a branch.create,
 // those its branch object names (the rule texts, the source change),
@@ -34,7 +62,7 @@ func (h *House) namedBy(typ dag.TxType, body []byte) []dag.ID {
 	var out []dag.ID
 	add := func(b []byte) []dag.ID {
 		var got []dag.ID
-		for _, m := range shaRef.FindAll(b, -1) {
+		for _, m := range shaRefs(b) {
 			if id, err := dag.ParseID(string(m)); err == nil {
 				got = append(got, id)
 			}
