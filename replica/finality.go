@@ -120,9 +120,15 @@ func (r *Replica) Checkpoint(ctx context.Context, spaceName string) (Checkpoint,
 	// Only a session this replica holds is checkpointed: a checkpoint of
 	// a name with nothing applied would commit to nothing, and would be
 	// kept (and signed) for any name a caller makes up.
-	sp, err := r.session(ctx, spaceName)
+	if r.closed {
+		return Checkpoint{}, ErrClosed
+	}
+	sp, err := r.space(ctx, spaceName)
 	if err != nil {
 		return Checkpoint{}, err
+	}
+	if len(sp.log) == 0 {
+		return Checkpoint{}, fmt.Errorf("%w: %s has no entry in this replica's log", ErrUnknownSpace, spaceName)
 	}
 	ts := r.clock().UTC()
 	if n := len(sp.cps); n > 0 && ts.Before(sp.cps[n-1].TS) {
