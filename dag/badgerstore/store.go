@@ -161,6 +161,22 @@ type Store struct {
 
 var _ dag.Store = (*Store)(nil)
 
+// OpenDB opens a Badger database as badger.Open does, and also opens one
+// that a crash left holding an empty .mem or .vlog file.
+//
+// Badger (v4.9.6) cannot open a directory holding such a file, which a
+// kill between creating one and writing to it leaves (dgraph-io/badger#2207):
+// it sizes the file, then fails with z.NewFile. The next attempt opens the
+// sized file; each attempt sizes one more, so a few suffice (a crash leaves
+// at most one new memtable and one new value log).
+func OpenDB(bo badger.Options) (*badger.DB, error) {
+	db, err := badger.Open(bo)
+	for i := 0; i < 3 && err != nil && strings.Contains(err.Error(), "Create a new file"); i++ {
+		db, err = badger.Open(bo)
+	}
+	return db, err
+}
+
 // Open opens (creating if needed) the store in directory dir.
 func Open(dir string, o Options) (*Store, error) {
 	if dir == "" && !o.InMemory {
@@ -169,14 +185,7 @@ func Open(dir string, o Options) (*Store, error) {
 	bo := o.badger(dir)
 	w := &watcher{next: bo.Logger}
 	bo.Logger = w
-	db, err := badger.Open(bo)
-	if err != nil && strings.Contains(err.Error(), "Create a new file") {
-		// Badger (v4.9.6) cannot open a directory holding an empty .mem
-		// or .vlog file, which a crash between creating one and writing to
-		// it leaves (dgraph-io/badger#2207): it sizes the file, then fails
-		// with z.NewFile. The second attempt opens the sized file.
-		db, err = badger.Open(bo)
-	}
+	db, err := OpenDB(bo)
 	if err != nil {
 		return nil, fmt.Errorf("badgerstore: open %s: %w", dir, err)
 	}

@@ -20,6 +20,8 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
+
+	"github.com/witan-dev/witan/dag/badgerstore"
 )
 
 // Errors.
@@ -215,7 +217,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		WithValueLogFileSize(1 << 20).
 		WithNumCompactors(2).
 		WithMetricsEnabled(false)
-	db, err := badger.Open(bo)
+	db, err := badgerstore.OpenDB(bo) // survives the empty file a kill can leave
 	if err != nil {
 		return nil, fmt.Errorf("meetstore: open %s: %w", dir, err)
 	}
