@@ -278,8 +278,8 @@ func (v *admission) contestOpen() error {
 		return dag.Errorf(dag.CodeDeadlineTooShort, "house: ranking deadline %s is less than 72 hours after the contest opened (witnessed time %s, D74)",
 			body.Deadline.Format(time.RFC3339), time.Unix(wit, 0).UTC().Format(time.RFC3339))
 	}
-	if th, ok := infos[0].rule.Threshold(); ok && th.Closing == rules.OnDeadline && th.Deadline.Unix()-wit < rules.MinWindow {
-		return dag.Errorf(dag.CodeDeadlineTooShort, "house: the options' rule deadline %s is less than 72 hours after the contest opened (D74)", th.Deadline.Format(time.RFC3339))
+	if err := infos[0].rule.CheckWindow(time.Unix(wit, 0).UTC()); err != nil {
+		return err
 	}
 	v.contest = &contestInfo{id: v.id, rule: infos[0].rule, el: infos[0].el, deadline: body.Deadline}
 	v.contestOptions = sortedIDs(slices.Clone(body.Options))
@@ -342,6 +342,12 @@ func (v *admission) checkVariant(info *mrInfo) error {
 		}
 	default:
 		return variantInvalid("the base is in two contests (%s)", FlagContestConflict)
+	}
+	// D74: the ranking deadline must be 72 hours after the later of the
+	// contest's open and this variant's open (witnessed time).
+	if ci := h.cs().contests[cid]; ci != nil && !ci.deadline.IsZero() && ci.deadline.Unix()-v.witnessed() < rules.MinWindow {
+		return dag.Errorf(dag.CodeDeadlineTooShort, "house: the variant joins contest %s, whose ranking deadline %s is less than 72 hours after the variant's open (witnessed time %s, D74)",
+			cid, ci.deadline.Format(time.RFC3339), time.Unix(v.witnessed(), 0).UTC().Format(time.RFC3339))
 	}
 	v.contestOf = cid
 	return nil

@@ -277,6 +277,9 @@ func TestContestS21Fallback(t *testing.T) {
 	checkFallback(t, nd, cs, opts, cid, ranks, 62, 192, 189)
 }
 
+// TestContestDeadlineTooShort (D74, S21): a contest's ranking deadline
+// must be 72 hours of witnessed time after the later of the contest's
+// open and any option's open (a variant joining it included).
 func TestContestDeadlineTooShort(t *testing.T) {
 	nd := newNode(t)
 	cs := newContestSession(t, nd, 10)
@@ -294,6 +297,16 @@ func TestContestDeadlineTooShort(t *testing.T) {
 	nd.submit(t, cs.session, ok)
 	if c := nd.getMap(t, "/contests/"+cid.String(), nil); c["deadline"] != "2026-09-24T13:00:00Z" {
 		t.Fatalf("contest %v", c)
+	}
+	// A variant joining that contest two hours later (builder clock
+	// advanced 2 h: its open's witnessed time is after 2026-09-21T14:00)
+	// would leave less than 71 hours to the ranking deadline, which D74
+	// measures from the later of the two opens: deadline_too_short.
+	cs.b.Advance(2 * time.Hour)
+	late, _ := cs.option(t, nd, "late-variant", map[string]string{"/us/t1/s1": "The period is 50 days."}, opts[0])
+	refusedWith(t, nd, late, dag.CodeDeadlineTooShort)
+	if c := nd.getMap(t, "/contests/"+cid.String(), nil); len(c["options"].([]any)) != 2 {
+		t.Fatalf("a refused variant joined: %v", c["options"])
 	}
 	// Too few options, an option twice: contest_invalid.
 	one, _ := cs.open(t, nd, opts[:1], "")
