@@ -61,6 +61,9 @@ type contestDet struct {
 	body    *ContestDetermination
 	result  rules.ContestResult
 	options []dag.ID
+	// emergency: the approved option is a designated emergency (D49),
+	// judged at admission (contestEmergency).
+	emergency bool
 }
 
 // contestState is the House's contest bookkeeping.
@@ -438,7 +441,43 @@ func (v *admission) contestDetermine() error {
 			d.Outcome, d.Winner, len(d.Rankings), res.IfClosed, res.Winner)
 	}
 	v.cdet = &contestDet{tx: v.id, body: d, result: res, options: reg.options}
+	if res.IfClosed == rules.Approved {
+		if id, err := dag.ParseID(res.Winner); err == nil && h.mrs[id] != nil {
+			v.cdet.emergency = v.contestEmergency(h.mrs[id])
+		}
+	}
 	return nil
+}
+
+// contestEmergency judges D49's designation of an emergency MR that a
+// contest approves. §7 ignores plain ballots on a grouped MR for its
+// outcome, but designation is "independent of their choice" and only
+// ballots carry emergency answers, so it is judged over every ballot on
+// the MR in the determination's causal past (cast before or after the
+// contest's open), folded as mr.determine folds its ballots (supersedes,
+// equivocation, rotations in that past): designated when yes*3 >= 2*N.
+// A fact of the causal past, so every replica judges it alike.
+func (v *admission) contestEmergency(info *mrInfo) bool {
+	h := v.h
+	reg := v.st.mrs[info.id]
+	if !info.facts.Emergency || reg == nil || len(info.cast) == 0 {
+		return false
+	}
+	targets := make([]int32, len(info.cast))
+	for i, ri := range info.cast {
+		targets[i] = h.ballots[ri].ent
+	}
+	missing := h.ancestorsMissing(v.parents, targets) // sorted
+	poll := rules.NewPoll(info.rule, h.electorateAt(info, reg), info.id)
+	front := v.detFront()
+	for _, ri := range info.cast {
+		rec := &h.ballots[ri]
+		if _, out := slices.BinarySearch(missing, rec.ent); out || h.rotIgnoredAt(front, ri) {
+			continue
+		}
+		_ = poll.Add(rules.Ballot{Tx: h.ents[rec.ent].id, Author: rec.author, BallotBody: rec.body})
+	}
+	return poll.Result(rules.Context{Facts: info.facts}).EmergencyDesignated
 }
 
 // evalContest re-runs the method over exactly the listed rankings.
@@ -565,7 +604,8 @@ func (h *House) applyContest(st *govState, g int32, final map[dag.ID][]int32) {
 			st.mrs[id] = &m
 			switch dec.Outcome {
 			case rules.Approved:
-				h.execute(st, &m, g, &detRec{tx: d.tx, body: &Determination{MR: id, Outcome: rules.Approved}})
+				h.execute(st, &m, g, &detRec{tx: d.tx, body: &Determination{MR: id, Outcome: rules.Approved},
+					result: rules.Result{EmergencyDesignated: d.emergency}}) // D49: schedules its expiry
 			case rules.Rejected:
 				m.executedBy, m.status, m.reason = g, StatusRejected, string(dec.Reason)
 			}
@@ -626,6 +666,10 @@ type ContestDeterminationView struct {
 	Winner   string        `json:"winner"`
 	Rankings int           `json:"rankings"`
 	Executed bool          `json:"executed"`
+	// EmergencyDesignated: the approved option is an emergency MR
+	// designated by the ballots in the determination's causal past (D49);
+	// executing the determination schedules its expiry.
+	EmergencyDesignated bool `json:"emergency_designated"`
 }
 
 // Contests returns the ids of the contests in the session, sorted.
@@ -683,7 +727,7 @@ func (h *House) ContestAt(id dag.ID, ctx rules.ContestContext) (ContestView, boo
 		d := h.ct.dets[tx]
 		ex := reg.executedBy == d.gov
 		v.Determinations = append(v.Determinations, ContestDeterminationView{Tx: tx, Outcome: d.body.Outcome,
-			Winner: d.result.Winner, Rankings: len(d.body.Rankings), Executed: ex})
+			Winner: d.result.Winner, Rankings: len(d.body.Rankings), Executed: ex, EmergencyDesignated: d.emergency})
 		if ex {
 			v.Result, executed = d.result, true
 			if !ctx.At.IsZero() {

@@ -32,6 +32,8 @@ type contestSession struct {
 	*session
 	n    int
 	rule rules.Ref
+	// emergency: the next option asks for emergency handling (D49).
+	emergency bool
 }
 
 // newContestSession starts a simulated session with a roster of n and a
@@ -64,6 +66,9 @@ func (cs *contestSession) option(t *testing.T, nd *apiNode, name string, edits m
 	tx, change := b.Append(ht.Member(2), name, b.Genesis, ops, cs.last)
 	nd.submit(t, cs.session, tx)
 	raw, _ := b.MRBody(ht.MR{Source: name, SourceHead: change, TargetHead: b.Genesis, Members: ht.Members(0, cs.n), Rule: cs.rule})
+	if cs.emergency {
+		raw = bytes.Replace(raw, []byte(`"emergency":false`), []byte(`"emergency":true`), 1)
+	}
 	if variantOf.Valid() {
 		raw = bytes.Replace(raw, []byte(`"variant_of":null`), []byte(`"variant_of":"`+variantOf.String()+`"`), 1)
 	}
