@@ -156,12 +156,24 @@ func TestContestS18StatusQuoWins(t *testing.T) {
 		t.Fatalf("a plain ballot on a grouped MR counted: %v", tal)
 	}
 	refusedWith(t, nd, cs.b.Determine(ht.Member(4), opts[0], nil, "rejected", cs.last), dag.CodeNotAuthorized)
+	// Finality follows the checkpoint: an open contest is provisional even
+	// when a checkpoint covers its open and rankings.
+	nd.checkpointNow(t, cs.space)
+	if f := nd.getMap(t, "/contests/"+cid.String(), nil)["finality"]; f != "provisional" {
+		t.Fatalf("open contest, checkpointed: finality %v", f)
+	}
 	// A wrong claim is refused; the right one is executed.
 	refusedWith(t, nd, cs.determine(cid, ranks, "approved", opts[0]), dag.CodeNotAuthorized)
 	nd.submit(t, cs.session, cs.determine(cid, ranks, "rejected", rules.StatusQuo))
 	c := nd.getMap(t, "/contests/"+cid.String(), nil)
-	if c["status"] != house.ContestDecided || c["simulation"] != true {
-		t.Fatalf("contest %v", c)
+	if c["status"] != house.ContestDecided || c["simulation"] != true || c["finality"] != "provisional" {
+		t.Fatalf("decided, not yet checkpointed: contest %v", c)
+	}
+	// Once a checkpoint includes the executed determination: final_advisory.
+	nd.checkpointNow(t, cs.space)
+	c = nd.getMap(t, "/contests/"+cid.String(), nil)
+	if c["status"] != house.ContestDecided || c["finality"] != "final_advisory" {
+		t.Fatalf("decided and checkpointed: status %v, finality %v", c["status"], c["finality"])
 	}
 	res := c["result"].(map[string]any)
 	rounds := res["rounds"].([]any)
@@ -223,6 +235,9 @@ func checkFallback(t *testing.T, nd *apiNode, cs *contestSession, opts []dag.ID,
 		t.Fatal(err)
 	}
 	c := nd.getMap(t, "/contests/"+cid.String(), nil)
+	if c["finality"] != "final_advisory" {
+		t.Fatalf("decided and checkpointed: finality %v", c["finality"])
+	}
 	res := c["result"].(map[string]any)
 	if tm := res["timing"].(map[string]any); tm["notice_met"] != true || tm["notice_elapsed"] != float64(73*3600) || tm["notice_required"] != float64(259200) || res["if_closed"] != "approved" || res["outcome"] != "pending" {
 		t.Fatalf("timing %v, if_closed %v, outcome %v", tm, res["if_closed"], res["outcome"])
