@@ -87,6 +87,20 @@ type contestState struct {
 	globalIn  *govState
 	globalWit int64
 	globalOut *govState
+	// live: each live contest's result over every ranking admitted, with
+	// no clock (liveResult).
+	live map[dag.ID]liveMemo
+}
+
+// liveMemo is a live contest's result and what it was computed from: the
+// number of governance entries admitted (contest.open and a variant's
+// mr.open change the options, an mr.open the options' facts, a
+// contest.determine the status) and of the contest's rankings (each
+// ranking's ignored flag is fixed at its admission). Nothing else the
+// result reads can change, so equal counts give the same result.
+type liveMemo struct {
+	gov, ranks int
+	res        rules.ContestResult
 }
 
 // contestAdm is what admission carries for contests (embedded in
@@ -738,19 +752,41 @@ func (h *House) ContestAt(id dag.ID, ctx rules.ContestContext) (ContestView, boo
 		}
 	}
 	if !executed {
-		c, err := rules.NewContest(ci.rule, ci.el, id, rules.ContestOpenBody{Options: reg.options, Deadline: ci.deadline})
-		if err == nil {
-			for _, ri := range ci.ranks {
-				r := &h.ct.ranks[ri]
-				if !r.ignored {
-					_ = c.Add(rules.Ranking{Tx: h.ents[r.ent].id, Author: r.author, RankBody: r.body})
-				}
-			}
-			ctx.Facts = h.optionFacts(reg.options)
-			v.Result = c.Result(ctx)
-		}
+		v.Result = h.liveResult(id, reg, ci, ctx)
 	}
 	return v, true
+}
+
+// liveResult evaluates a contest no determination has decided over every
+// ranking admitted (not ignored). Without a clock (the session state,
+// every call of State) it is memoised in cs.live until a governance entry
+// or a ranking on this contest is admitted; each evaluation costs
+// O(rankings + members·k²) (rules.Contest.Result).
+func (h *House) liveResult(id dag.ID, reg *contestReg, ci *contestInfo, ctx rules.ContestContext) rules.ContestResult {
+	cs := h.cs()
+	clockless := ctx.At.IsZero() && ctx.NoticeStart.IsZero()
+	if m, ok := cs.live[id]; ok && clockless && m.gov == len(h.gov) && m.ranks == len(ci.ranks) {
+		return m.res
+	}
+	c, err := rules.NewContest(ci.rule, ci.el, id, rules.ContestOpenBody{Options: reg.options, Deadline: ci.deadline})
+	if err != nil {
+		return rules.ContestResult{}
+	}
+	for _, ri := range ci.ranks {
+		r := &h.ct.ranks[ri]
+		if !r.ignored {
+			_ = c.Add(rules.Ranking{Tx: h.ents[r.ent].id, Author: r.author, RankBody: r.body})
+		}
+	}
+	ctx.Facts = h.optionFacts(reg.options)
+	res := c.Result(ctx)
+	if clockless {
+		if cs.live == nil {
+			cs.live = map[dag.ID]liveMemo{}
+		}
+		cs.live[id] = liveMemo{gov: len(h.gov), ranks: len(ci.ranks), res: res}
+	}
+	return res
 }
 
 // RankedAboveWinner returns D77's list for MR mr when it was approved by
