@@ -129,9 +129,12 @@ func (h *House) expiryChange(e expiry, head dag.ID) (dag.ID, error) {
 //   - a node the merge removed is reinserted with its pre-merge subtree
 //     under its pre-merge parent, after the nearest pre-merge preceding
 //     sibling that is there, when the parent is there and no nid of the
-//     subtree is (a node added again since was changed since).
-//
-// Moves are not undone (docs/deviations.md).
+//     subtree is (a node added again since was changed since);
+//   - a node the merge moved (to another parent, or out of order among
+//     its siblings) is moved back the same way, in pre-merge document
+//     order, unless it was changed since: the structural diff from the
+//     merge's snapshot to head flags it moved, or its subtree differs, or
+//     its parent differs.
 func (h *House) deriveExpiry(e expiry, head dag.ID) (dag.ID, error) {
 	before, err := h.tree(e.before)
 	if err != nil {
@@ -203,6 +206,43 @@ func (h *House) deriveExpiry(e expiry, head dag.ID) (dag.ID, error) {
 		}
 		if err := add(statute.Op{Op: statute.OpInsert, ParentNID: bn.Parent, AfterNID: afterNID, Node: spec}, nid); err != nil {
 			return dag.ID{}, err
+		}
+	}
+	if len(d.Moved) > 0 {
+		moved := make(map[string]bool, len(d.Moved))
+		for _, nid := range d.Moved {
+			moved[nid] = true
+		}
+		since := statute.Compare(after, cur).Moved // sorted
+		for _, nid := range before.Order() {
+			if !moved[nid] || covered(nid) {
+				continue
+			}
+			an, ok1 := after.Get(nid)
+			cn, ok2 := cur.Get(nid)
+			wn, ok3 := work.Get(nid)
+			bn, _ := before.Get(nid)
+			ah, _ := after.NodeHash(nid)
+			ch, _ := cur.NodeHash(nid)
+			wh, _ := work.NodeHash(nid) // differs from ch when restored above
+			_, movedSince := slices.BinarySearch(since, nid)
+			if !ok1 || !ok2 || !ok3 || cn.Parent != an.Parent || wn.Parent != an.Parent || ch != ah || movedSince || !work.Has(bn.Parent) {
+				continue // moved or changed since, or its place is gone
+			}
+			pn, _ := before.Get(bn.Parent)
+			afterNID := ""
+			for i := slices.Index(pn.Children, nid) - 1; i >= 0; i-- {
+				if sib, ok := work.Get(pn.Children[i]); ok && sib.Parent == bn.Parent {
+					afterNID = sib.NID
+					break
+				}
+			}
+			// Not added to done: a move does not restore what is inside.
+			op := statute.Op{Op: statute.OpMove, NID: nid, Pre: wh, ParentNID: bn.Parent, AfterNID: afterNID}
+			if err := statute.ApplyInPlace(work, []statute.Op{op}); err != nil {
+				return dag.ID{}, err
+			}
+			ops = append(ops, op)
 		}
 	}
 	if len(ops) == 0 {

@@ -43,18 +43,22 @@ func lawChildren(t *testing.T, nd *apiNode, nid string) []string {
 	return find(nd.getMap(t, "/law", nil)["root"].(map[string]any))
 }
 
-// TestEmergencyExpiryReinsertsRemoved: the seed's title holds s1, s2, s3
+// TestEmergencyExpiryReinsertsRemoved: the seed's title holds s1..s6
 // (each "The period is 30 days."). An emergency MR (7 of 10 answering
-// emergency "yes": 21 >= 20) sets s1 to 5 days and deletes s2 and s3; it
-// merges on a determination at T. A later ordinary MR inserts s3 again
-// (90 days) after s1. At T+30d-1s nothing has expired; at T+30d the
-// expiry change sets s1 back to 30 days and reinserts s2 with its
+// emergency "yes": 21 >= 20) sets s1 to 5 days, deletes s2 and s3, moves
+// s5 first, then s6 first: the title reads s6, s5, s1, s4 (the diff
+// flags s5 and s6 moved: s1, s4 keep their order). It merges on a
+// determination at T. A later ordinary MR inserts s3 again (90 days)
+// after s1 and moves s6 after s1: s5, s1, s6, s3, s4 (from the merge's
+// snapshot, s6 is moved, s5 is not). At T+30d-1s nothing has expired; at
+// T+30d the expiry change sets s1 back to 30 days, reinserts s2 with its
 // pre-merge heading and text after s1 (its nearest pre-merge preceding
-// sibling that is there), and leaves s3, which the later MR added again,
-// alone: the title reads s1, s2, s3 with texts 30, 30, 90 days.
+// sibling that is there): s5, s1, s2, s6, s3, s4; leaves s3 (added again)
+// and s6 (moved again) alone; and moves s5 back after s4: the title
+// reads s1, s2, s6, s3, s4, s5, s3 at 90 days and the others at 30.
 func TestEmergencyExpiryReinsertsRemoved(t *testing.T) {
 	nd := newNode(t)
-	b := ht.New(ht.Options{Simulation: true})
+	b := ht.New(ht.Options{Simulation: true, Sections: 6})
 	s := &session{b: b, space: b.Session.String()}
 	nd.submit(t, s, b.Create)
 	nd.submit(t, s, b.GroupCreate(ht.Member(0), "roster", ht.Members(0, 10), ht.Members(0, 1), s.last))
@@ -62,6 +66,10 @@ func TestEmergencyExpiryReinsertsRemoved(t *testing.T) {
 	nd.submit(t, s, b.GroupCreate(ht.Member(1), "drafters", ht.Members(1, 3), ht.Members(1, 2), s.last))
 	nd.submit(t, s, b.BranchCreate(ht.Member(1), "draft", "drafters", house.RootBranch, b.Genesis, false, ht.AlwaysAllow(), ht.TwoThirds(), s.last))
 	g := b.Trees[b.Genesis]
+	first := func(nid string) statute.Op {
+		h, _ := g.NodeHash(nid)
+		return statute.Op{Op: statute.OpMove, NID: nid, Pre: h, ParentNID: "/us/t1"}
+	}
 	del := func(tr *statute.Tree, nid string) statute.Op {
 		h, ok := tr.NodeHash(nid)
 		if !ok {
@@ -69,7 +77,7 @@ func TestEmergencyExpiryReinsertsRemoved(t *testing.T) {
 		}
 		return statute.Op{Op: statute.OpDelete, NID: nid, Pre: h}
 	}
-	tx, change := b.Append(ht.Member(2), "draft", b.Genesis, []statute.Op{ht.Replace(g, "/us/t1/s1", "The period is 5 days."), del(g, "/us/t1/s2"), del(g, "/us/t1/s3")}, s.last)
+	tx, change := b.Append(ht.Member(2), "draft", b.Genesis, []statute.Op{ht.Replace(g, "/us/t1/s1", "The period is 5 days."), del(g, "/us/t1/s2"), del(g, "/us/t1/s3"), first("/us/t1/s5"), first("/us/t1/s6")}, s.last)
 	nd.submit(t, s, tx)
 	raw, _ := b.MRBody(ht.MR{Source: "draft", SourceHead: change, TargetHead: b.Genesis, Members: ht.Members(0, 10), Rule: ht.Majority(house.MinRootNotice)})
 	raw = bytes.Replace(raw, []byte(`"emergency":false`), []byte(`"emergency":true`), 1)
@@ -85,16 +93,19 @@ func TestEmergencyExpiryReinsertsRemoved(t *testing.T) {
 	at := time.Date(2026, 9, 23, 0, 0, 0, 0, time.UTC) // T, after every entry above
 	nd.submit(t, s, signAt(b, ht.Member(3), dag.TxMRDetermine, map[string]any{"mr": mr, "ballots": ballots, "outcome": "approved"}, []dag.ID{s.last}, at))
 	m := nd.getMap(t, "/merge-requests/"+mr.String(), nil)
-	if m["status"] != house.StatusMerged || fmt.Sprint(lawChildren(t, nd, "/us/t1")) != "[/us/t1/s1]" {
+	if m["status"] != house.StatusMerged || fmt.Sprint(lawChildren(t, nd, "/us/t1")) != "[/us/t1/s6 /us/t1/s5 /us/t1/s1 /us/t1/s4]" {
 		t.Fatalf("after the emergency merge: %v, title %v", m["status"], lawChildren(t, nd, "/us/t1"))
 	}
-	// The later ordinary MR (6 of 10 approve) inserts s3 again after s1.
+	// The later ordinary MR (6 of 10 approve) inserts s3 again after s1 and
+	// moves s6 after s1.
 	merge, _ := dag.ParseID(m["merge"].(string))
 	b.Trees[merge] = b.Trees[change]
 	b.Advance(48 * time.Hour) // the builder's clock passes T
 	nd.submit(t, s, b.BranchCreate(ht.Member(1), "later", "drafters", house.RootBranch, merge, false, ht.AlwaysAllow(), ht.TwoThirds(), s.last))
 	ins := statute.Op{Op: statute.OpInsert, ParentNID: "/us/t1", AfterNID: "/us/t1/s1", Node: &statute.NodeSpec{NID: "/us/t1/s3", Kind: "section", Heading: "Section 3", Text: "The period is 90 days."}}
-	ltx, lchange := b.Append(ht.Member(2), "later", merge, []statute.Op{ins}, s.last)
+	s6, _ := b.Trees[merge].NodeHash("/us/t1/s6")
+	mv := statute.Op{Op: statute.OpMove, NID: "/us/t1/s6", Pre: s6, ParentNID: "/us/t1", AfterNID: "/us/t1/s1"}
+	ltx, lchange := b.Append(ht.Member(2), "later", merge, []statute.Op{ins, mv}, s.last)
 	nd.submit(t, s, ltx)
 	lopen, lmr := b.Open(ht.Member(1), ht.MR{Source: "later", SourceHead: lchange, TargetHead: merge, Members: ht.Members(0, 10), Rule: ht.Majority(house.MinRootNotice)}, s.last)
 	nd.submit(t, s, lopen)
@@ -105,18 +116,18 @@ func TestEmergencyExpiryReinsertsRemoved(t *testing.T) {
 		lballots = append(lballots, bt.ID)
 	}
 	nd.submit(t, s, signAt(b, ht.Member(3), dag.TxMRDetermine, map[string]any{"mr": lmr, "ballots": lballots, "outcome": "approved"}, []dag.ID{s.last}, at.Add(4*24*time.Hour)))
-	if st, _ := mrStatus(t, nd, lmr); st != house.StatusMerged || fmt.Sprint(lawChildren(t, nd, "/us/t1")) != "[/us/t1/s1 /us/t1/s3]" {
+	if st, _ := mrStatus(t, nd, lmr); st != house.StatusMerged || fmt.Sprint(lawChildren(t, nd, "/us/t1")) != "[/us/t1/s5 /us/t1/s1 /us/t1/s6 /us/t1/s3 /us/t1/s4]" {
 		t.Fatalf("the later MR: %s, title %v", st, lawChildren(t, nd, "/us/t1"))
 	}
 	nd.submit(t, s, signAt(b, ht.Member(5), dag.TxKeyRegister, map[string]any{"key": ht.Member(5).Key()}, []dag.ID{s.last}, at.Add(30*24*time.Hour-time.Second)))
-	if got := fmt.Sprint(lawChildren(t, nd, "/us/t1")); got != "[/us/t1/s1 /us/t1/s3]" || lawText(t, nd, "/us/t1/s1") != "The period is 5 days." {
+	if got := fmt.Sprint(lawChildren(t, nd, "/us/t1")); got != "[/us/t1/s5 /us/t1/s1 /us/t1/s6 /us/t1/s3 /us/t1/s4]" || lawText(t, nd, "/us/t1/s1") != "The period is 5 days." {
 		t.Fatalf("a second before 30 days: title %s, s1 %q", got, lawText(t, nd, "/us/t1/s1"))
 	}
 	nd.submit(t, s, signAt(b, ht.Member(6), dag.TxKeyRegister, map[string]any{"key": ht.Member(6).Key()}, []dag.ID{s.last}, at.Add(30*24*time.Hour)))
-	if got := fmt.Sprint(lawChildren(t, nd, "/us/t1")); got != "[/us/t1/s1 /us/t1/s2 /us/t1/s3]" {
+	if got := fmt.Sprint(lawChildren(t, nd, "/us/t1")); got != "[/us/t1/s1 /us/t1/s2 /us/t1/s6 /us/t1/s3 /us/t1/s4 /us/t1/s5]" {
 		t.Fatalf("after the expiry: title %s", got)
 	}
-	for nid, want := range map[string]string{"/us/t1/s1": "The period is 30 days.", "/us/t1/s2": "The period is 30 days.", "/us/t1/s3": "The period is 90 days."} {
+	for nid, want := range map[string]string{"/us/t1/s1": "The period is 30 days.", "/us/t1/s2": "The period is 30 days.", "/us/t1/s3": "The period is 90 days.", "/us/t1/s4": "The period is 30 days.", "/us/t1/s5": "The period is 30 days.", "/us/t1/s6": "The period is 30 days."} {
 		if got := lawText(t, nd, nid); got != want {
 			t.Fatalf("after the expiry: %s reads %q, want %q", nid, got, want)
 		}
