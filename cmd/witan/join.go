@@ -45,7 +45,8 @@ func (c *JoinCommand) Run(ctx context.Context, args []string) error {
 				break
 			}
 			var he *httpapi.Error
-			if err != nil && !errors.As(err, &he) {
+			// A read cut by the wait's own deadline is the wait ending.
+			if err != nil && !errors.As(err, &he) && wctx.Err() == nil {
 				return err
 			}
 			select {

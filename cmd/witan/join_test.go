@@ -56,11 +56,24 @@ func TestTwoLaptopsJoin(t *testing.T) {
 		t.Fatalf("witan sync: exit %d\n%s%s", code, out, errOut)
 	}
 	t.Logf("$ witan sync %s\n%s", a.Sync().Addrs()[0], out)
+	// B lists what A announces: A's session, not joined. The announcement
+	// arrives with gossipsub's first message on the new connection.
+	want := session + "  not joined (witan join " + session + ")\n  announced by " + a.Sync().ID().String() + "\n"
+	out = pollOutput(t, 20*time.Second, want, "sessions", "-node", bURL, "-available")
+	t.Logf("$ witan sessions -available\n%s", out)
 	out, errOut, code = run(ctx, "", "join", "-node", bURL, "-wait", "20s", session)
 	if code != 0 || !strings.Contains(out, "joined "+session) || !strings.Contains(out, last.String()) {
 		t.Fatalf("witan join: exit %d\n%s%s", code, out, errOut)
 	}
 	t.Logf("$ witan join -wait 20s %s\n%s", session, out)
+	out, errOut, code = run(ctx, "", "sessions", "-node", bURL, "-available")
+	if code != 0 || !strings.HasPrefix(out, session+"  joined\n") {
+		t.Fatalf("witan sessions -available after join: exit %d\n%s%s", code, out, errOut)
+	}
+	out, errOut, code = run(ctx, "", "sessions", "-node", bURL)
+	if code != 0 || out != session+"\n" {
+		t.Fatalf("witan sessions after join: exit %d\n%s%s", code, out, errOut)
+	}
 	ha, _ := a.Heads(ctx, session)
 	hb, _ := b.Heads(ctx, session)
 	if len(ha) != 1 || ha[0] != last || !slices.Equal(ha, hb) {
@@ -74,5 +87,22 @@ func TestTwoLaptopsJoin(t *testing.T) {
 	_, errOut, code = run(ctx, "", "join", "-node", bURL, "not-a-session")
 	if code != exitFailure || !strings.Contains(errOut, "neither a session id") {
 		t.Fatalf("bad id: exit %d %q", code, errOut)
+	}
+}
+
+// pollOutput runs witan args until its output is want (exit 0), or fails
+// the test at the deadline with the last output.
+func pollOutput(t *testing.T, d time.Duration, want string, args ...string) string {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		out, errOut, code := run(context.Background(), "", args...)
+		if code == 0 && out == want {
+			return out
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("witan %s: no %q within %s; last: exit %d\n%s%s", strings.Join(args, " "), want, d, code, out, errOut)
+		}
+		time.Sleep(50 * time.Millisecond) // a poll interval, not a wait for an outcome
 	}
 }

@@ -748,20 +748,24 @@ func (s *Server) quarantine(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) peers(w http.ResponseWriter, r *http.Request) error {
-	ps, pulls := []Peer{}, []Pull{}
+	ps, pulls, offers := []Peer{}, []Pull{}, []Offer{}
 	if p := s.peersAPI(); p != nil {
 		ps = append(ps, p.Peers()...)
 		pulls = append(pulls, p.Pulls()...)
+		if ol, ok := p.(OfferLister); ok {
+			offers = append(offers, ol.Available()...)
+		}
 	}
-	return writeJSON(w, PeersAnswer{Peers: ps, Pulls: pulls, Finality: string(replica.Provisional)})
+	return writeJSON(w, PeersAnswer{Peers: ps, Pulls: pulls, Available: offers, Finality: string(replica.Provisional)})
 }
 
-// PeersAnswer is GET /peers's answer: the connected peers and the pulls
-// running now.
+// PeersAnswer is GET /peers's answer: the connected peers, the pulls
+// running now, and the sessions (and memory spaces) the peers announce.
 type PeersAnswer struct {
-	Peers    []Peer `json:"peers"`
-	Pulls    []Pull `json:"pulls"`
-	Finality string `json:"finality"`
+	Peers     []Peer  `json:"peers"`
+	Pulls     []Pull  `json:"pulls"`
+	Available []Offer `json:"available"`
+	Finality  string  `json:"finality"`
 }
 
 // ConnectRequest is POST /peers's body: a peer's multiaddr and the spaces

@@ -40,6 +40,15 @@ type Pull struct {
 	BytesExpected   uint64 `json:"bytes_expected"`
 }
 
+// Offer is a space that connected peers announce (their gossip
+// subscriptions): a session id or mem:NAME, the peers, and whether this
+// node joined it. Only the peers' word until a pull checks what they send.
+type Offer struct {
+	Space  string   `json:"space"`
+	Peers  []string `json:"peers"`
+	Joined bool     `json:"joined"`
+}
+
 // SyncResult is what one pull of one space from a peer did.
 type SyncResult struct {
 	Space    string `json:"space"`
@@ -179,6 +188,28 @@ func (n *Node) Peers() []Peer {
 			pe.Addrs = append(pe.Addrs, c.RemoteMultiaddr().String())
 		}
 		out = append(out, pe)
+	}
+	return out
+}
+
+// Available lists the sessions and memory spaces the connected peers
+// announce, sorted, with the peers announcing each; names that are
+// neither a session id nor mem:NAME are left out. None without sync.
+func (n *Node) Available() []Offer {
+	sn := n.Sync()
+	if sn == nil {
+		return nil
+	}
+	var out []Offer
+	for _, o := range sn.Available() {
+		if _, err := dag.ParseID(o.Space); err != nil && !strings.HasPrefix(o.Space, MemoryPrefix) {
+			continue
+		}
+		ps := make([]string, len(o.Peers))
+		for i, p := range o.Peers {
+			ps[i] = p.String()
+		}
+		out = append(out, Offer{Space: o.Space, Peers: ps, Joined: o.Joined})
 	}
 	return out
 }
