@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -342,7 +343,23 @@ func (e *Engine) Progress() []Progress {
 	return out
 }
 
-func (e *Engine) setProgress(p Progress, done bool) {
+// progressFuncKey is the context key of WithProgress's function.
+type progressFuncKey struct{}
+
+// WithProgress returns a ctx under which every Pull (Engine.Pull,
+// Node.SyncWith) calls fn as its progress moves: after the responder's
+// header of each round, after each batch is ingested, and once with done
+// set when the pull ends. Only the pulls run with this ctx report to fn,
+// not the ones a node starts by itself, so a caller sees its own
+// transfer. fn runs on the pull's goroutine and must not block.
+func WithProgress(ctx context.Context, fn func(p Progress, done bool)) context.Context {
+	return context.WithValue(ctx, progressFuncKey{}, fn)
+}
+
+func (e *Engine) setProgress(ctx context.Context, p Progress, done bool) {
+	if fn, _ := ctx.Value(progressFuncKey{}).(func(Progress, bool)); fn != nil {
+		fn(p, done)
+	}
 	e.mu.Lock()
 	k := progressKey{p.Peer, p.Space}
 	if done {

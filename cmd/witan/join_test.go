@@ -17,9 +17,15 @@ import (
 
 // syncedNode is a node with libp2p sync on loopback (mDNS off) and its
 // HTTP API on an httptest listener.
-func syncedNode(t *testing.T) (*node.Node, string) {
+func syncedNode(t *testing.T) (*node.Node, string) { return syncedNodeWith(t, nil) }
+
+// syncedNodeWith is syncedNode with tune applied to its sync.Config.
+func syncedNodeWith(t *testing.T, tune func(*sync.Config)) (*node.Node, string) {
 	t.Helper()
 	cfg := sync.Config{ListenAddrs: []string{"/ip4/127.0.0.1/tcp/0"}, Debounce: 10 * time.Millisecond, Interval: 500 * time.Millisecond}
+	if tune != nil {
+		tune(&cfg)
+	}
 	n, err := node.Open(context.Background(), node.Options{InMemory: true, Sync: &cfg})
 	if err != nil {
 		t.Fatal(err)

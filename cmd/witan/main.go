@@ -66,6 +66,10 @@ type Main struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+
+	// progressTo, if set, receives the progress bars, drawn even though
+	// it is no terminal (tests read them there).
+	progressTo io.Writer
 }
 
 // NewMain returns a Main on the process's standard streams.

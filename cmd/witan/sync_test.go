@@ -2,10 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"slices"
 	"strings"
 	"testing"
 
+	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/httpapi"
+	"github.com/witan-dev/witan/sync"
 )
 
 func TestPeerOf(t *testing.T) {
@@ -103,5 +109,68 @@ func TestProgressDraw(t *testing.T) {
 	np.done()
 	if q.Len() != 0 {
 		t.Fatalf("drew on a non-terminal: %q", q.String())
+	}
+}
+
+// TestSyncBarFollowsTransfer: witan sync's bar moves with the node's own
+// reports of this call's pull, one per batch ingested. The peer sends
+// batches of 10 and the node ingests 10 at a time, so a session of 43
+// entries draws 0, 10, 20, 30, 40, 43 entries and ends full. (The pulling
+// node is Manual, so no pull of its own races the one witan sync makes.)
+func TestSyncBarFollowsTransfer(t *testing.T) {
+	ctx := context.Background()
+	a, _ := syncedNodeWith(t, func(c *sync.Config) { c.Engine.MaxBatchItems = 10 })
+	_, bURL := syncedNodeWith(t, func(c *sync.Config) { c.Engine.IngestItems = 10; c.Manual = true })
+	bld := ht.New(ht.Options{Simulation: true, Label: "progress"})
+	txs := []ht.Tx{bld.Create}
+	for i := range 42 {
+		txs = append(txs, bld.GroupCreate(ht.Member(0), fmt.Sprintf("g%02d", i), ht.Members(0, 3), ht.Members(0, 1), txs[len(txs)-1].ID))
+	}
+	for _, tx := range txs {
+		if rc, err := a.Submit(ctx, tx.Bytes, tx.Attach); err != nil || rc.Status != "accepted" {
+			t.Fatalf("%v %+v", err, rc)
+		}
+	}
+	session := bld.Session.String()
+	var out, errb, bar bytes.Buffer
+	m := &Main{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, progressTo: &bar}
+	if code := m.ExitCode(m.Run(ctx, []string{"sync", "-node", bURL, "-session", session, a.Sync().Addrs()[0]})); code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), session+"  43 new entries stored (43 held now)") {
+		t.Fatalf("answer:\n%s", out.String())
+	}
+	frames := strings.Split(strings.TrimSuffix(bar.String(), "\n"), "\r")[1:]
+	var entries []string
+	for _, f := range frames {
+		_, text, _ := strings.Cut(f, "] ")
+		n, _, _ := strings.Cut(text, " entries")
+		if len(entries) == 0 || entries[len(entries)-1] != n {
+			entries = append(entries, n)
+		}
+	}
+	if want := []string{"0/43", "10/43", "20/43", "30/43", "40/43", "43/43"}; !slices.Equal(entries, want) {
+		t.Fatalf("bar drew entries %q, want %q; frames:\n%s", entries, want, strings.Join(frames, "\n"))
+	}
+	last := frames[len(frames)-1]
+	if !strings.Contains(last, "["+strings.Repeat("#", progressWidth)+"]") || !strings.HasSuffix(bar.String(), "\n") {
+		t.Fatalf("last frame %q: not full, or the line not ended", last)
+	}
+	for _, f := range frames[:len(frames)-1] {
+		if strings.Contains(f, "["+strings.Repeat("#", progressWidth)+"]") {
+			t.Fatalf("full before the end: %q", f)
+		}
+	}
+	t.Logf("frames:\n%s", strings.Join(frames, "\n"))
+	// A dial that fails fails before any line: an ordinary problem.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close() // nothing listens there now
+	_, errOut, code := run(ctx, "", "sync", "-node", bURL, "-session", session, fmt.Sprintf("/ip4/127.0.0.1/tcp/%d/p2p/%s", port, a.Sync().ID()))
+	if code != exitFailure || !strings.Contains(errOut, "witan:peer_unreachable") {
+		t.Fatalf("unreachable peer: exit %d %q", code, errOut)
 	}
 }

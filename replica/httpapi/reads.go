@@ -835,6 +835,9 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) error {
 			return problemf(dag.CodeSchema, "space %q is neither a session id nor %s<name>", sp, node.MemoryPrefix)
 		}
 	}
+	if acceptsNDJSON(r) {
+		return s.connectStream(w, r, peers, req) // connectstream.go
+	}
 	res, err := peers.Connect(r.Context(), req.Addr, req.Spaces)
 	if err != nil {
 		return problemf(CodePeerUnreachable, "connect %s: %v", req.Addr, err)

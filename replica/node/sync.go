@@ -214,6 +214,18 @@ func (n *Node) Available() []Offer {
 	return out
 }
 
+// WithPullProgress returns a ctx under which the pulls Connect runs report
+// to fn as their transfer moves (sync.WithProgress): after the peer's
+// header of each round, after each batch ingested, and with done at the
+// end. Only the pulls of the call made with this ctx report, not those
+// the node starts by itself. fn must not block.
+func WithPullProgress(ctx context.Context, fn func(p Pull, done bool)) context.Context {
+	return sync.WithProgress(ctx, func(g sync.Progress, done bool) {
+		fn(Pull{Peer: g.Peer, Space: g.Space, Round: g.Round, EntriesDone: g.EntriesDone,
+			EntriesExpected: g.EntriesExpected, BytesDone: g.BytesDone, BytesExpected: g.BytesExpected}, done)
+	})
+}
+
 // Pulls reports the pulls running now, for progress bars.
 func (n *Node) Pulls() []Pull {
 	sn := n.Sync()
