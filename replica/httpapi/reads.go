@@ -787,10 +787,12 @@ type JoinRequest struct {
 	Space string `json:"space"`
 }
 
-// JoinAnswer is POST /join's answer.
+// JoinAnswer is POST /join's answer. Heads are the space's heads when
+// the streamed answer ends because the space arrived.
 type JoinAnswer struct {
-	Joined   string `json:"joined"`
-	Finality string `json:"finality"`
+	Joined   string   `json:"joined"`
+	Heads    []dag.ID `json:"heads,omitempty"`
+	Finality string   `json:"finality"`
 }
 
 // join joins a space without naming a peer: the node pulls it from the
@@ -808,6 +810,9 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) error {
 	}
 	if _, err := dag.ParseID(req.Space); err != nil && !strings.HasPrefix(req.Space, node.MemoryPrefix) {
 		return problemf(dag.CodeSchema, "space %q is neither a session id nor %s<name>", req.Space, node.MemoryPrefix)
+	}
+	if acceptsNDJSON(r) {
+		return s.joinStream(w, r, req.Space) // connectstream.go
 	}
 	if err := s.n.Join(r.Context(), req.Space); err != nil {
 		return err

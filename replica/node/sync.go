@@ -220,10 +220,27 @@ func (n *Node) Available() []Offer {
 // end. Only the pulls of the call made with this ctx report, not those
 // the node starts by itself. fn must not block.
 func WithPullProgress(ctx context.Context, fn func(p Pull, done bool)) context.Context {
-	return sync.WithProgress(ctx, func(g sync.Progress, done bool) {
-		fn(Pull{Peer: g.Peer, Space: g.Space, Round: g.Round, EntriesDone: g.EntriesDone,
-			EntriesExpected: g.EntriesExpected, BytesDone: g.BytesDone, BytesExpected: g.BytesExpected}, done)
+	return sync.WithProgress(ctx, func(g sync.Progress, done bool) { fn(pullOf(g), done) })
+}
+
+// WatchPulls calls fn with every progress report of the pulls of space
+// from any peer (the ones the node starts itself included) until cancel
+// is called. fn must not block. Without sync nothing is reported.
+func (n *Node) WatchPulls(space string, fn func(p Pull, done bool)) (cancel func()) {
+	sn := n.Sync()
+	if sn == nil {
+		return func() {}
+	}
+	return sn.Engine().WatchProgress(func(g sync.Progress, done bool) {
+		if g.Space == space {
+			fn(pullOf(g), done)
+		}
 	})
+}
+
+func pullOf(g sync.Progress) Pull {
+	return Pull{Peer: g.Peer, Space: g.Space, Round: g.Round, EntriesDone: g.EntriesDone,
+		EntriesExpected: g.EntriesExpected, BytesDone: g.BytesDone, BytesExpected: g.BytesExpected}
 }
 
 // Pulls reports the pulls running now, for progress bars.
@@ -234,8 +251,7 @@ func (n *Node) Pulls() []Pull {
 	}
 	var out []Pull
 	for _, g := range sn.Engine().Progress() {
-		out = append(out, Pull{Peer: g.Peer, Space: g.Space, Round: g.Round, EntriesDone: g.EntriesDone,
-			EntriesExpected: g.EntriesExpected, BytesDone: g.BytesDone, BytesExpected: g.BytesExpected})
+		out = append(out, pullOf(g))
 	}
 	return out
 }
