@@ -1,0 +1,255 @@
+package httpapi_test
+
+// Restricted branches over HTTP on two nodes (30k §4 "Restricted branches
+// (commit-then-reveal)", S7; docs/restricted-branches.md). The
+// commitments and the reveal bodies are computed here by hand
+// (crypto/sha256 over salt || "sha256:<hex>"), not taken from the author
+// package, so a mistake there cannot hide.
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/author"
+	"github.com/witan-dev/witan/replica/house"
+	ht "github.com/witan-dev/witan/replica/house/housetest"
+	"github.com/witan-dev/witan/replica/httpapi"
+	"github.com/witan-dev/witan/replica/statute"
+)
+
+// handCommitment is sha256(salt || change id as written on the wire).
+func handCommitment(salt []byte, change dag.ID) string {
+	sum := sha256.Sum256(append(append([]byte{}, salt...), change.String()...))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// saltOf is a test salt: 32 bytes from seed (real salts are random).
+func saltOf(seed byte) []byte {
+	s := make([]byte, 32)
+	for i := range s {
+		s[i] = seed + byte(i)
+	}
+	return s
+}
+
+// sealChange makes (without sending anything) the change a drafter keeps
+// while the branch is restricted: the change object and the node objects
+// its result adds.
+func sealChange(t *testing.T, b *ht.Builder, s *dag.Signer, branch string, parent dag.ID, nid, text string, salt []byte) author.Sealed {
+	t.Helper()
+	a, err := author.New(author.Options{Signer: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sealed, err := a.RestrictedAppend(t.Context(), b.Session, author.Change{Branch: branch, Parent: parent, Base: b.Trees[parent],
+		Ops: []statute.Op{ht.Replace(b.Trees[parent], nid, text)}}, salt, []dag.ID{b.Session})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dag.Sum(sealed.Objects[0]) != sealed.Change {
+		t.Fatal("the sealed change's first object is not the change")
+	}
+	b.Trees[sealed.Change] = sealed.Result
+	return sealed
+}
+
+// commitTx is the restricted branch.append of sealed, body made by hand:
+// {branch, commitment, size}, size the bytes the reveal will attach.
+func commitTx(t *testing.T, b *ht.Builder, s *dag.Signer, branch string, sealed author.Sealed, salt []byte, parents ...dag.ID) (ht.Tx, string) {
+	t.Helper()
+	size := 0
+	for _, o := range sealed.Objects {
+		size += len(o)
+	}
+	c := handCommitment(salt, sealed.Change)
+	return b.Sign(s, dag.TxBranchAppend, map[string]any{"branch": branch, "commitment": c, "size": size}, parents), c
+}
+
+type revealItem struct {
+	commitment string
+	change     dag.ID
+	salt       []byte
+	objects    [][]byte
+}
+
+// revealTx is a branch.reveal made by hand, with the changes' objects
+// attached.
+func revealTx(t *testing.T, b *ht.Builder, s *dag.Signer, branch string, items []revealItem, parents ...dag.ID) ht.Tx {
+	t.Helper()
+	var list []map[string]any
+	var attach [][]byte
+	for _, it := range items {
+		list = append(list, map[string]any{"commitment": it.commitment, "change": it.change.String(), "salt": base64.RawURLEncoding.EncodeToString(it.salt)})
+		attach = append(attach, it.objects...)
+	}
+	return b.Sign(s, dag.TxBranchReveal, map[string]any{"branch": branch, "changes": list}, parents, attach...)
+}
+
+// getRaw GETs path and returns the status and the body as text.
+func getRaw(t *testing.T, n *apiNode, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(n.srv.URL + httpapi.Base + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// answers are the read answers a peer that may not read the branch can
+// ask for: the log with its attachments, the derived state, the branch
+// and its tree, the events and the heads.
+func answers(t *testing.T, n *apiNode, space, branch string) string {
+	t.Helper()
+	var sb strings.Builder
+	for _, p := range []string{"/log?limit=1000", "/sessions/" + space, "/branches?session=" + space, "/branches/" + branch + "?session=" + space,
+		"/branches/" + branch + "/tree?session=" + space, "/heads", "/merge-requests?session=" + space, "/law?session=" + space} {
+		_, body := getRaw(t, n, p)
+		sb.WriteString(body)
+	}
+	return sb.String()
+}
+
+// TestS7RestrictedRevealHTTP: S7 on two nodes. The drafters (members 1
+// and 2) work on the restricted branch r-7f3a forked at genesis: member 2
+// commits to C1 (/us/t1/s1 "45 days"), member 1 to C2 on top of it
+// ("50 days"). Each restricted append carries only sha256(salt || id)
+// and the size; sent with its content attached it is refused (schema)
+// and the content is not kept. Node B, which no drafter uses, holds every
+// entry after the sync and derives the same state, but neither node holds
+// or answers the changes, their ids or their text: /objects answers 404
+// and no read answer names them. An MR from the branch is refused
+// unrevealed_source. Forged reveals are refused: a wrong salt and a
+// different change under C1's commitment (commitment_mismatch), and a
+// non-owner's reveal (not_authorized). Member 1 reveals C1 and C2 on A;
+// after the sync both nodes hold them, the branch's head is C2 and its
+// commitments are marked revealed. An MR from the revealed branch opened
+// on B is approved by 6 of 10 (Majority: 6·2 = 12 > 10) and merged, and
+// both nodes serve /us/t1/s1 as "The period is 50 days."
+func TestS7RestrictedRevealHTTP(t *testing.T) {
+	a, bn := newNode(t), newNode(t)
+	s := startSession(t, a, ht.Options{}, 10)
+	b := s.b
+	const br = "r-7f3a"
+	s.do(t, a, b.RestrictedBranchCreate(ht.Member(1), br, "drafters", house.RootBranch, b.Genesis, ht.AlwaysAllow(), ht.TwoThirds(), s.last))
+
+	salt1, salt2 := saltOf(1), saltOf(101)
+	c1 := sealChange(t, b, ht.Member(2), br, b.Genesis, "/us/t1/s1", "The period is 45 days.", salt1)
+	c2 := sealChange(t, b, ht.Member(1), br, c1.Change, "/us/t1/s1", "The period is 50 days.", salt2)
+	if got := c1.Commitment.String(); got != handCommitment(salt1, c1.Change) {
+		t.Fatalf("author's commitment %s, by hand %s", got, handCommitment(salt1, c1.Change))
+	}
+
+	// The content attached to the restricted append: refused, not kept.
+	tx1, com1 := commitTx(t, b, ht.Member(2), br, c1, salt1, s.last)
+	leaky := tx1
+	leaky.Attach = c1.Objects
+	if st, m := a.post(t, leaky); st < 400 || m["code"] != string(dag.CodeSchema) {
+		t.Fatalf("restricted append with its content attached: %d %v, want schema", st, m)
+	}
+	s.do(t, a, tx1)
+	tx2, com2 := commitTx(t, b, ht.Member(1), br, c2, salt2, s.last)
+	s.do(t, a, tx2)
+	// Only an owner-group member commits: member 5 is not a drafter.
+	out, _ := commitTx(t, b, ht.Member(5), br, c2, saltOf(7), s.last)
+	a.refuse(t, out, dag.CodeNotAuthorized)
+
+	relay(t, a, bn)
+	converged(t, a, bn, s.space)
+	secrets := []string{c1.Change.String(), c2.Change.String(), c1.Result.Hash().String(), c2.Result.Hash().String(), "45 days", "50 days"}
+	for _, n := range []*apiNode{a, bn} {
+		v := n.get(t, "/branches/"+br+"?session="+s.space)
+		if field(v, "branch", "visibility") != "restricted" || jsonString(t, field(v, "branch", "heads")) != `["`+b.Genesis.String()+`"]` {
+			t.Fatalf("branch before the reveal: %s", jsonString(t, v))
+		}
+		// Commitments by commitment id, each with its size and key.
+		want := map[string][2]string{com1: {tx1.ID.String(), ht.Member(2).Key().String()}, com2: {tx2.ID.String(), ht.Member(1).Key().String()}}
+		for i := 0; i < 2; i++ {
+			cv := field(v, "branch", "commitments", i)
+			w, ok := want[field(cv, "commitment").(string)]
+			if !ok || field(cv, "tx") != w[0] || field(cv, "author") != w[1] || field(cv, "revealed") != nil {
+				t.Fatalf("commitment %d: %s", i, jsonString(t, cv))
+			}
+		}
+		for _, id := range []dag.ID{c1.Change, c2.Change, dag.Sum(c1.Objects[1])} {
+			if st, _ := getRaw(t, n, "/objects/"+id.String()); st != http.StatusNotFound {
+				t.Fatalf("/objects/%s before the reveal: %d", id, st)
+			}
+		}
+		all := answers(t, n, s.space, br)
+		for _, sec := range secrets {
+			if strings.Contains(all, sec) {
+				t.Fatalf("a read answer names %q before the reveal", sec)
+			}
+		}
+	}
+	if answers(t, a, s.space, br) != answers(t, bn, s.space, br) {
+		// /log is in each node's order; the relay kept A's order.
+		t.Fatal("the nodes answer differently before the reveal")
+	}
+
+	// An MR from the unrevealed branch.
+	early, _ := b.Open(ht.Member(3), ht.MR{Source: br, SourceHead: b.Genesis, TargetHead: b.Genesis, Members: ht.Members(0, 10), Rule: ht.Majority(house.MinRootNotice)}, s.last)
+	bn.refuse(t, early, dag.CodeUnrevealedSource)
+	early, _ = b.Open(ht.Member(3), ht.MR{Source: br, SourceHead: c2.Change, TargetHead: b.Genesis, Members: ht.Members(0, 10), Rule: ht.Majority(house.MinRootNotice)}, s.last)
+	bn.refuse(t, early, dag.CodeUnrevealedSource)
+
+	// Forged reveals, on B.
+	it1 := revealItem{commitment: com1, change: c1.Change, salt: salt1, objects: c1.Objects}
+	it2 := revealItem{commitment: com2, change: c2.Change, salt: salt2, objects: c2.Objects}
+	bad := it1
+	bad.salt = saltOf(2)
+	bn.refuse(t, revealTx(t, b, ht.Member(2), br, []revealItem{bad}, s.last), dag.CodeCommitmentMismatch)
+	other := sealChange(t, b, ht.Member(2), br, b.Genesis, "/us/t1/s1", "The period is 60 days.", salt1)
+	bn.refuse(t, revealTx(t, b, ht.Member(2), br, []revealItem{{commitment: com1, change: other.Change, salt: salt1, objects: other.Objects}}, s.last), dag.CodeCommitmentMismatch)
+	bn.refuse(t, revealTx(t, b, ht.Member(5), br, []revealItem{it1, it2}, s.last), dag.CodeNotAuthorized)
+	// C2 before C1: C2's parent is not the branch's revealed head.
+	bn.refuse(t, revealTx(t, b, ht.Member(1), br, []revealItem{it2}, s.last), dag.CodeStaleMR)
+
+	// The reveal, on A.
+	s.do(t, a, revealTx(t, b, ht.Member(1), br, []revealItem{it1, it2}, s.last))
+	relay(t, a, bn)
+	converged(t, a, bn, s.space)
+	for _, n := range []*apiNode{a, bn} {
+		v := n.get(t, "/branches/"+br+"?session="+s.space)
+		if jsonString(t, field(v, "branch", "heads")) != `["`+c2.Change.String()+`"]` {
+			t.Fatalf("heads after the reveal: %s", jsonString(t, field(v, "branch", "heads")))
+		}
+		for i := 0; i < 2; i++ {
+			cv := field(v, "branch", "commitments", i)
+			want := c1.Change.String()
+			if field(cv, "commitment") == com2 {
+				want = c2.Change.String()
+			}
+			if field(cv, "revealed") != want {
+				t.Fatalf("commitment %d after the reveal: %s", i, jsonString(t, cv))
+			}
+		}
+		if st, body := getRaw(t, n, "/objects/"+c1.Change.String()); st != http.StatusOK || !strings.Contains(body, `"ops"`) {
+			t.Fatalf("/objects/C1 after the reveal: %d %.200s", st, body)
+		}
+	}
+
+	// The revealed branch merges, through an MR opened on B.
+	o, mr := b.Open(ht.Member(3), ht.MR{Source: br, SourceHead: c2.Change, TargetHead: b.Genesis, Members: ht.Members(0, 10), Rule: ht.Majority(house.MinRootNotice)}, headsOf(t, bn)...)
+	s.do(t, bn, o)
+	yes := s.vote(t, bn, mr, "approve", 0, 6)
+	s.do(t, bn, b.Determine(ht.Member(3), mr, yes, "approved", s.last))
+	relay(t, bn, a)
+	converged(t, a, bn, s.space)
+	for _, n := range []*apiNode{a, bn} {
+		if txt := lawText(t, n, "/us/t1/s1"); txt != "The period is 50 days." {
+			t.Fatalf("law /us/t1/s1 after the merge: %q", txt)
+		}
+	}
+}
