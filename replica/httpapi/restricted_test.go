@@ -142,18 +142,20 @@ func answers(t *testing.T, n *apiNode, space, branch string) string {
 // commits to C1 (/us/t1/s1 "45 days"), member 1 to C2 on top of it
 // ("50 days"). Each restricted append carries only sha256(salt || id)
 // and the size; sent with its content attached it is refused (schema)
-// and the content is not kept. Node B, which no drafter uses, holds every
-// entry after the sync (B pulls A over HTTP, node.PullHTTP) and derives
-// the same state, but neither node holds
-// or answers the changes, their ids or their text: /objects answers 404
-// and no read answer names them. An MR from the branch is refused
-// unrevealed_source. Forged reveals are refused: a wrong salt and a
-// different change under C1's commitment (commitment_mismatch), and a
-// non-owner's reveal (not_authorized). Member 1 reveals C1 and C2 on A;
-// after the sync both nodes hold them, the branch's head is C2 and its
-// commitments are marked revealed. An MR from the revealed branch opened
-// on B is approved by 6 of 10 (Majority: 6·2 = 12 > 10) and merged, and
-// both nodes serve /us/t1/s1 as "The period is 50 days."
+// and the content is not kept; a non-drafter's commitment is refused
+// (not_authorized). Node B, which no drafter uses, holds every entry
+// after the sync (B pulls A over HTTP, node.PullHTTP) and derives the
+// same state, but neither node holds or answers the changes, their ids,
+// snapshots or text: /objects answers 404 and no read answer names them.
+// MRs from the unrevealed branch are refused unrevealed_source, and a
+// quote of the draft quote_mismatch (accepted once revealed). Forged
+// reveals are refused: a wrong salt and another change under C1's
+// commitment (commitment_mismatch), a non-owner's reveal
+// (not_authorized), C2 before C1 (stale_mr). Member 1 reveals C1 and C2
+// on A; after the sync both nodes hold them, the branch's head is C2 and
+// its commitments are marked revealed. An MR from the revealed branch
+// opened on B is approved by 6 of 10 (Majority: 6·2 = 12 > 10) and
+// merged, and both nodes serve /us/t1/s1 as "The period is 50 days."
 func TestS7RestrictedRevealHTTP(t *testing.T) {
 	a, bn := newNode(t), newNode(t)
 	s := startSession(t, a, ht.Options{}, 10)
@@ -218,6 +220,13 @@ func TestS7RestrictedRevealHTTP(t *testing.T) {
 	early, _ = b.Open(ht.Member(3), ht.MR{Source: br, SourceHead: c2.Change, TargetHead: b.Genesis, Members: ht.Members(0, 10), Rule: ht.Majority(house.MinRootNotice)}, s.last)
 	bn.refuse(t, early, dag.CodeUnrevealedSource)
 
+	// A quote of the draft (D21): its snapshot is known to no causal past.
+	quoteOf := func(parents ...dag.ID) ht.Tx {
+		return b.Opinion(ht.Member(4), ht.OpinionBody("member", "spec", "30k-v0.13", map[string]any{
+			"quotes": []any{map[string]any{"as_of": c1.Result.Hash().String(), "nid": "/us/t1/s1", "text": "45 days"}}}), parents...)
+	}
+	bn.refuse(t, quoteOf(s.last), dag.CodeQuoteMismatch)
+
 	// Forged reveals, on B.
 	it1 := revealItem{commitment: com1, change: c1.Change, salt: salt1, objects: c1.Objects}
 	it2 := revealItem{commitment: com2, change: c2.Change, salt: salt2, objects: c2.Objects}
@@ -253,6 +262,9 @@ func TestS7RestrictedRevealHTTP(t *testing.T) {
 			t.Fatalf("/objects/C1 after the reveal: %d %.200s", st, body)
 		}
 	}
+
+	// Revealed, the draft can be quoted.
+	s.do(t, bn, quoteOf(headsOf(t, bn)...))
 
 	// The revealed branch merges, through an MR opened on B.
 	o, mr := b.Open(ht.Member(3), ht.MR{Source: br, SourceHead: c2.Change, TargetHead: b.Genesis, Members: ht.Members(0, 10), Rule: ht.Majority(house.MinRootNotice)}, headsOf(t, bn)...)
