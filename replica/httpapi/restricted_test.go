@@ -10,10 +10,13 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+
+	"pgregory.net/rapid"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica/author"
@@ -277,5 +280,110 @@ func TestS7RestrictedRevealHTTP(t *testing.T) {
 		if txt := lawText(t, n, "/us/t1/s1"); txt != "The period is 50 days." {
 			t.Fatalf("law /us/t1/s1 after the merge: %q", txt)
 		}
+	}
+}
+
+// everyAnswer is answers plus what else a reader can ask of n: the
+// roll-call export, the events stream replayed from the start (count
+// entries), and /objects and /cite of each id in ids (each must be 404).
+func everyAnswer(t *testing.T, n *apiNode, space, branch string, count int, hidden []dag.ID) string {
+	t.Helper()
+	var sb strings.Builder
+	sb.WriteString(answers(t, n, space, branch))
+	_, body := getRaw(t, n, "/export/rollcall?session="+space)
+	sb.WriteString(body)
+	c := openEvents(t, n.srv.URL, "session="+space, "")
+	for i := 0; i < count; i++ {
+		ev := next(t, c)
+		sb.WriteString(jsonString(t, ev.Data))
+	}
+	for _, id := range hidden {
+		for _, p := range []string{"/objects/", "/cite/"} {
+			if st, _ := getRaw(t, n, p+id.String()+"?session="+space); st != http.StatusNotFound {
+				t.Fatalf("%s%s of an unrevealed draft: %d", p, id, st)
+			}
+		}
+	}
+	return sb.String()
+}
+
+// TestRestrictedNoLeakHTTPRapid: a property over sessions drawn by rapid
+// generators (8 seeds: each draws the number of drafts n, who commits
+// each, their texts, and how many the drafters reveal, k = 0..n). The
+// drafts are committed on node A; node B pulls A over HTTP. Until a
+// draft is revealed, no answer of either node — /log with attachments,
+// the state, the branches and tree, the MRs, /law, the roll-call
+// export, the events stream, /objects and /cite — names its change id,
+// its snapshot or its text; once k are revealed and B has pulled again,
+// B serves the k revealed changes and still nothing of the others, and
+// both nodes hold the same heads and state.
+func TestRestrictedNoLeakHTTPRapid(t *testing.T) {
+	type plan struct {
+		drafters []int
+		days     []int
+		k        int
+	}
+	gen := rapid.Custom(func(t *rapid.T) plan {
+		n := rapid.IntRange(1, 3).Draw(t, "n")
+		return plan{
+			drafters: rapid.SliceOfN(rapid.IntRange(1, 2), n, n).Draw(t, "drafters"),
+			days:     rapid.SliceOfNDistinct(rapid.IntRange(31, 999), n, n, rapid.ID[int]).Draw(t, "days"),
+			k:        rapid.IntRange(0, n).Draw(t, "k"),
+		}
+	})
+	for seed := 0; seed < 8; seed++ {
+		p := gen.Example(seed)
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
+			a, bn := newNode(t), newNode(t)
+			s := startSession(t, a, ht.Options{}, 5)
+			b := s.b
+			const br = "r-0c4d"
+			s.do(t, a, b.RestrictedBranchCreate(ht.Member(1), br, "drafters", house.RootBranch, b.Genesis, ht.AlwaysAllow(), ht.TwoThirds(), s.last))
+			var items []revealItem
+			var secrets [][]string
+			var hidden [][]dag.ID
+			parent := b.Genesis
+			for i, d := range p.drafters {
+				salt := saltOf(byte(40 * (i + 1)))
+				text := fmt.Sprintf("The period is %d days.", p.days[i])
+				sc := sealChange(t, b, ht.Member(d), br, parent, "/us/t1/s1", text, salt)
+				tx, com := commitTx(t, b, ht.Member(d), br, sc, salt, s.last)
+				s.do(t, a, tx)
+				items = append(items, revealItem{commitment: com, change: sc.Change, salt: salt, objects: sc.Objects})
+				secrets = append(secrets, []string{sc.Change.String(), sc.Result.Hash().String(), text})
+				hidden = append(hidden, []dag.ID{sc.Change, sc.Result.Hash()})
+				parent = sc.Change
+			}
+			entries := 5 + len(items)
+			check := func(label string, from int) {
+				t.Helper()
+				for _, n := range []*apiNode{a, bn} {
+					for i := from; i < len(items); i++ {
+						all := everyAnswer(t, n, s.space, br, entries, hidden[i])
+						for _, sec := range secrets[i] {
+							if strings.Contains(all, sec) {
+								t.Fatalf("%s: an answer names %q of unrevealed draft %d", label, sec, i)
+							}
+						}
+					}
+				}
+			}
+			pull(t, bn, a)
+			converged(t, a, bn, s.space)
+			check("before any reveal", 0)
+			if p.k == 0 {
+				return
+			}
+			s.do(t, a, revealTx(t, b, ht.Member(1), br, items[:p.k], s.last))
+			entries++
+			pull(t, bn, a)
+			converged(t, a, bn, s.space)
+			for i := 0; i < p.k; i++ {
+				if st, _ := getRaw(t, bn, "/objects/"+items[i].change.String()); st != http.StatusOK {
+					t.Fatalf("revealed draft %d: /objects %d on B", i, st)
+				}
+			}
+			check("after the reveal", p.k)
+		})
 	}
 }
