@@ -199,3 +199,38 @@ func replayEach(t *rapid.T, b *ht.Builder, order []ht.Tx, each func(*house.House
 	}
 	return h, refused
 }
+
+// TestRestrictedBodies: the restricted append and branch.reveal decoders
+// (docs/restricted-branches.md): what decodes and what is schema.
+func TestRestrictedBodies(t *testing.T) {
+	c := house.Commitment(make([]byte, 32), dag.Sum([]byte("change"))).String()
+	ch := dag.Sum([]byte("change")).String()
+	salt := strings.Repeat("A", 43) // 32 zero bytes, base64url without padding
+	item := func(salt string) string {
+		return `{"change":"` + ch + `","commitment":"` + c + `","salt":"` + salt + `"}`
+	}
+	for _, tc := range []struct {
+		typ  dag.TxType
+		body string
+		ok   bool
+	}{
+		{dag.TxBranchAppend, `{"branch":"r-1","commitment":"` + c + `","size":120}`, true},
+		{dag.TxBranchAppend, `{"branch":"r-1","change":"` + ch + `","commitment":"` + c + `","size":120}`, false},
+		{dag.TxBranchAppend, `{"branch":"r-1","commitment":"` + c + `"}`, false},
+		{dag.TxBranchAppend, `{"branch":"r-1","size":120}`, false},
+		{dag.TxBranchAppend, `{"branch":"r-1","commitment":"` + c + `","size":0}`, false},
+		{dag.TxBranchAppend, `{"branch":"r-1","commitment":"` + c + `","size":4294967297}`, false},
+		{dag.TxBranchReveal, `{"branch":"r-1","changes":[` + item(salt) + `]}`, true},
+		{dag.TxBranchReveal, `{"branch":"r-1","changes":[]}`, false},
+		{dag.TxBranchReveal, `{"branch":"r-1","changes":[` + item(salt) + `,` + item(salt) + `]}`, false},
+		{dag.TxBranchReveal, `{"branch":"r-1","changes":[` + item(salt[:42]) + `]}`, false},
+		{dag.TxBranchReveal, `{"branch":"r-1","changes":[` + item(salt+"=") + `]}`, false},
+		{dag.TxBranchReveal, `{"branch":"r-1","changes":[` + item(salt) + `],"extra":1}`, false},
+		{dag.TxBranchReveal, `{"changes":[` + item(salt) + `]}`, false},
+	} {
+		_, err := house.DecodeBody(tc.typ, []byte(tc.body))
+		if tc.ok != (err == nil) || (err != nil && dag.CodeOf(err) != dag.CodeSchema) {
+			t.Errorf("%s %s: %v, want ok %v (else schema)", tc.typ, tc.body, err, tc.ok)
+		}
+	}
+}
