@@ -35,8 +35,9 @@ type Capability struct {
 	RefusalLog     bool           `json:"refusal_log"`
 	Contests       bool           `json:"contests"`
 	// RestrictedBranches: restricted branches with commit-then-reveal
-	// are admitted (docs/restricted-branches.md); the node holds no
-	// restricted content before its reveal, so it serves none.
+	// are admitted, and drafts deposited with this node are served to
+	// owner-group members by signed challenge (drafts.go,
+	// docs/restricted-branches.md).
 	RestrictedBranches bool      `json:"restricted_branches"`
 	Simulation         bool      `json:"simulation"`
 	Education          bool      `json:"education"`
@@ -74,8 +75,7 @@ func (s *Server) capability(w http.ResponseWriter, r *http.Request) error {
 		NodeKey: s.rep.NodeKey(), Sessions: s.rep.Sessions(), Ephemeral: s.o.Ephemeral,
 		NotImplemented: []string{"L2 and L3 endpoints except /contests, /events, /opinions, /proofs, /refusals, /extract, /cite, /history, /export/rollcall, /peers and /quarantine",
 			"opinion members attest, complaint, estimate, exchange, feasibility, forecast, jurisdiction_choice, ranking, resolution, responds_to, translation (refused schema)",
-			"estimates, estimate_totals and feasibility in /facts",
-			"reads of unrevealed restricted content by signed challenge (the node holds none: drafts stay with their authors until branch.reveal)"}, RefusalLog: true,
+			"estimates, estimate_totals and feasibility in /facts"}, RefusalLog: true,
 		RestrictedBranches: true,
 		MemoryBlocks:       true, Finality: string(replica.Provisional), Contests: true,
 	}

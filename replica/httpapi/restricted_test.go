@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -385,5 +386,107 @@ func TestRestrictedNoLeakHTTPRapid(t *testing.T) {
 			}
 			check("after the reveal", p.k)
 		})
+	}
+}
+
+// readDraftAs asks n for the draft under commitment as signer: a fresh
+// nonce from POST /restricted/challenge, signed by hand over
+// "oth/0.10-draft-read\n" + JCS({commitment, nonce, session}) (members
+// sorted). It returns the status, the answer and the nonce used.
+func readDraftAs(t *testing.T, n *apiNode, space, commitment string, signer *dag.Signer, nonce string) (int, map[string]any, string) {
+	t.Helper()
+	if nonce == "" {
+		st, _, m := rawDo(t, http.MethodPost, n.srv.URL+httpapi.Base+"/restricted/challenge", []byte(`{}`))
+		if st != http.StatusOK {
+			t.Fatalf("challenge: %d %v", st, m)
+		}
+		nonce = m["nonce"].(string)
+	}
+	msg := `{"commitment":"` + commitment + `","nonce":"` + nonce + `","session":"` + space + `"}`
+	sig := base64.RawURLEncoding.EncodeToString(signer.Sign("oth/0.10-draft-read\n", []byte(msg)))
+	st, _, m := rawDo(t, http.MethodGet, n.srv.URL+httpapi.Base+"/restricted/"+commitment+"?session="+space+"&key="+signer.Key().String()+"&nonce="+nonce+"&sig="+sig, nil)
+	return st, m, nonce
+}
+
+// TestRestrictedDraftReadHTTP: the drafts of a restricted branch are
+// served to owner-group members only, by signed challenge (30k §4). On
+// node A, member 2 commits to C1 and deposits it (POST /restricted): a
+// deposit whose salt does not give the commitment is refused
+// commitment_mismatch, one for a commitment on no branch not_authorized.
+// Member 1 (a drafter) reads it with a signed challenge and gets exactly
+// the deposited objects; member 5 (not a drafter), a reused nonce, and a
+// signature over another commitment all get the same 404. The deposit
+// stays out of /objects and /log, and node B, after pulling A, holds no
+// draft: member 1's challenge on B answers 404.
+func TestRestrictedDraftReadHTTP(t *testing.T) {
+	a, bn := newNode(t), newNode(t)
+	s := startSession(t, a, ht.Options{Simulation: true}, 10)
+	b := s.b
+	const br = "r-d2"
+	s.do(t, a, b.RestrictedBranchCreate(ht.Member(1), br, "drafters", house.RootBranch, b.Genesis, ht.AlwaysAllow(), ht.TwoThirds(), s.last))
+	salt := saltOf(9)
+	c1 := sealChange(t, b, ht.Member(2), br, b.Genesis, "/us/t1/s1", "The period is 77 days.", salt)
+	tx, com := commitTx(t, b, ht.Member(2), br, c1, salt, s.last)
+	s.do(t, a, tx)
+
+	deposit := func(salt []byte, commitment string) (int, map[string]any) {
+		var objs []json.RawMessage
+		for _, o := range c1.Objects {
+			objs = append(objs, o)
+		}
+		body, _ := json.Marshal(map[string]any{"session": s.space, "branch": br, "commitment": commitment,
+			"salt": base64.RawURLEncoding.EncodeToString(salt), "objects": objs})
+		st, _, m := rawDo(t, http.MethodPost, a.srv.URL+httpapi.Base+"/restricted", body)
+		return st, m
+	}
+	if st, m := deposit(saltOf(10), com); st < 400 || m["code"] != string(dag.CodeCommitmentMismatch) {
+		t.Fatalf("deposit with a wrong salt: %d %v", st, m)
+	}
+	if st, m := deposit(salt, handCommitment(salt, c1.Change)[:7]+strings.Repeat("0", 64)); st < 400 || m["code"] == nil {
+		t.Fatalf("deposit under another commitment: %d %v", st, m)
+	}
+	if st, m := deposit(salt, com); st != http.StatusOK || m["stored"] != true {
+		t.Fatalf("deposit: %d %v", st, m)
+	}
+
+	st, m, _ := readDraftAs(t, a, s.space, com, ht.Member(1), "")
+	if st != http.StatusOK || m["change"] != c1.Change.String() || m["simulation"] != true {
+		t.Fatalf("drafter's read: %d %v", st, m)
+	}
+	objs, _ := m["objects"].([]any)
+	if len(objs) != len(c1.Objects) || jsonString(t, objs[0]) != string(c1.Objects[0]) {
+		t.Fatalf("drafter's read: %d objects, first %s", len(objs), jsonString(t, objs[0]))
+	}
+	if st, _, _ := readDraftAs(t, a, s.space, com, ht.Member(5), ""); st != http.StatusNotFound {
+		t.Fatalf("a non-drafter's read: %d", st)
+	}
+	_, _, used := readDraftAs(t, a, s.space, com, ht.Member(1), "")
+	if st, _, _ := readDraftAs(t, a, s.space, com, ht.Member(1), used); st != http.StatusNotFound {
+		t.Fatalf("a reused nonce: %d", st)
+	}
+	// A signature over another commitment, sent for this one.
+	stc, _, mc := rawDo(t, http.MethodPost, a.srv.URL+httpapi.Base+"/restricted/challenge", []byte(`{}`))
+	if stc != http.StatusOK {
+		t.Fatal(mc)
+	}
+	nonce := mc["nonce"].(string)
+	other := `{"commitment":"` + tx.ID.String() + `","nonce":"` + nonce + `","session":"` + s.space + `"}`
+	sig := base64.RawURLEncoding.EncodeToString(ht.Member(1).Sign("oth/0.10-draft-read\n", []byte(other)))
+	if st, _, _ := rawDo(t, http.MethodGet, a.srv.URL+httpapi.Base+"/restricted/"+com+"?session="+s.space+"&key="+ht.Member(1).Key().String()+"&nonce="+nonce+"&sig="+sig, nil); st != http.StatusNotFound {
+		t.Fatalf("a signature over another commitment: %d", st)
+	}
+
+	if st, _ := getRaw(t, a, "/objects/"+c1.Change.String()); st != http.StatusNotFound {
+		t.Fatalf("/objects of the deposited draft: %d", st)
+	}
+	pull(t, bn, a)
+	converged(t, a, bn, s.space)
+	for _, n := range []*apiNode{a, bn} {
+		if all := answers(t, n, s.space, br); strings.Contains(all, "77 days") || strings.Contains(all, c1.Change.String()) {
+			t.Fatal("a read answer names the deposited draft")
+		}
+	}
+	if st, _, _ := readDraftAs(t, bn, s.space, com, ht.Member(1), ""); st != http.StatusNotFound {
+		t.Fatalf("node B serves a draft it was never given: %d", st)
 	}
 }
