@@ -24,26 +24,31 @@ import (
 
 // Capability is the capability document (30k §5).
 type Capability struct {
-	Protocol         string         `json:"protocol"`
-	Implementation   Implementation `json:"implementation"`
-	Consistency      string         `json:"consistency"`
-	TrustModel       string         `json:"trust_model"`
-	RuleKinds        []string       `json:"rule_kinds"`
-	AssertionKinds   []string       `json:"assertion_kinds"`
-	Profiles         []string       `json:"profiles"`
-	Exports          []string       `json:"exports"`
-	RefusalLog       bool           `json:"refusal_log"`
-	Contests         bool           `json:"contests"`
-	Simulation       bool           `json:"simulation"`
-	Education        bool           `json:"education"`
-	Ephemeral        bool           `json:"ephemeral"`
-	KeyAging         int64          `json:"key_aging"`
-	ExtractCosigners []dag.Key      `json:"extract_cosigners"`
-	Metrics          []string       `json:"metrics"`
-	ConformanceLevel string         `json:"conformance_level"`
-	OpinionPolicy    string         `json:"opinion_policy"`
-	OpinionRateLimit string         `json:"opinion_rate_limit"`
-	NodeKey          dag.Key        `json:"node_key"`
+	Protocol       string         `json:"protocol"`
+	Implementation Implementation `json:"implementation"`
+	Consistency    string         `json:"consistency"`
+	TrustModel     string         `json:"trust_model"`
+	RuleKinds      []string       `json:"rule_kinds"`
+	AssertionKinds []string       `json:"assertion_kinds"`
+	Profiles       []string       `json:"profiles"`
+	Exports        []string       `json:"exports"`
+	RefusalLog     bool           `json:"refusal_log"`
+	Contests       bool           `json:"contests"`
+	// RestrictedBranches: restricted branches with commit-then-reveal
+	// are admitted, and drafts deposited with this node are served to
+	// owner-group members by signed challenge (drafts.go,
+	// docs/restricted-branches.md).
+	RestrictedBranches bool      `json:"restricted_branches"`
+	Simulation         bool      `json:"simulation"`
+	Education          bool      `json:"education"`
+	Ephemeral          bool      `json:"ephemeral"`
+	KeyAging           int64     `json:"key_aging"`
+	ExtractCosigners   []dag.Key `json:"extract_cosigners"`
+	Metrics            []string  `json:"metrics"`
+	ConformanceLevel   string    `json:"conformance_level"`
+	OpinionPolicy      string    `json:"opinion_policy"`
+	OpinionRateLimit   string    `json:"opinion_rate_limit"`
+	NodeKey            dag.Key   `json:"node_key"`
 	// RateLimited counts the opinions this node refused rate_limited
 	// since it started (D51: the limit's effect, as a metric).
 	RateLimited uint64 `json:"witan_opinions_rate_limited"`
@@ -71,7 +76,8 @@ func (s *Server) capability(w http.ResponseWriter, r *http.Request) error {
 		NotImplemented: []string{"L2 and L3 endpoints except /contests, /events, /opinions, /proofs, /refusals, /extract, /cite, /history, /export/rollcall, /peers and /quarantine",
 			"opinion members attest, complaint, estimate, exchange, feasibility, forecast, jurisdiction_choice, ranking, resolution, responds_to, translation (refused schema)",
 			"estimates, estimate_totals and feasibility in /facts"}, RefusalLog: true,
-		MemoryBlocks: true, Finality: string(replica.Provisional), Contests: true,
+		RestrictedBranches: true,
+		MemoryBlocks:       true, Finality: string(replica.Provisional), Contests: true,
 	}
 	for _, sp := range c.Sessions {
 		if st, _, err := s.rep.State(r.Context(), sp); err == nil {

@@ -131,6 +131,7 @@ type Server struct {
 	hub             eventHub
 	limits, keyRegs *buckets
 	lim             *limiter // opinions.go
+	dr              drafts   // drafts.go
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -248,6 +249,9 @@ func (s *Server) routes() {
 	s.route(Base+"/history/{nid...}", get(s.history))              // history.go
 	s.route(Base+"/peers", map[string]handlerFunc{http.MethodGet: s.peers, http.MethodPost: s.connect})
 	s.route(Base+"/join", post(s.join))
+	s.route(Base+"/restricted", post(s.depositDraft))             // drafts.go
+	s.route(Base+"/restricted/challenge", post(s.draftChallenge)) // drafts.go
+	s.route(Base+"/restricted/{commitment}", get(s.readDraft))    // drafts.go
 	// witan's memory-block API (not part of 30k).
 	s.route(Base+"/memory", get(s.memorySpaces))
 	s.route(Base+"/memory/{space}/heads", get(s.memoryHeads))
