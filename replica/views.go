@@ -71,8 +71,8 @@ type MR struct {
 	Evaluations []Evaluation `json:"evaluations"`
 	// Advisories are flags judged in this replica's checkpoint time that
 	// a strong node would refuse on, advisory on an eventual node
-	// (advisory.go). Always empty today: D74's deadline_too_short is
-	// refused at admission in witnessed time instead.
+	// (advisory.go): D74's deadline_too_short in the prompt's checkpoint
+	// time, beside the refusal admission makes in witnessed time.
 	Advisories []Advisory `json:"advisories"`
 }
 
@@ -127,6 +127,7 @@ func (r *Replica) mrOf(ctx context.Context, sp *space, v house.MRView) MR {
 			opened = &t
 		}
 	}
+	m.Advisories = advisories(v, opened)
 	for _, d := range v.Determinations {
 		e := Evaluation{Tx: d.Tx, OpenedAt: opened, Finality: Provisional}
 		ctxR := rules.Context{}

@@ -363,11 +363,32 @@ func TestDeadlineTooShortHTTP(t *testing.T) {
 		t.Fatalf("late: detail %v (want 71 h = 255600 s from the witnessed time)", m["detail"])
 	}
 
+	// The prompt's words, in this node's checkpoint time: no checkpoint
+	// includes the open yet, so nothing is flagged; the first one that
+	// does is signed 71 h after the open's witnessed time, 1 h (3600 s)
+	// before the deadline, so the admitted MR carries deadline_too_short
+	// as an advisory flag, and stays open (a flag changes nothing).
+	m := n.get(t, "/merge-requests/"+edge.String())
+	if a, ok := m["advisories"].([]any); !ok || len(a) != 0 {
+		t.Fatalf("edge before any checkpoint: advisories %v, want none", m["advisories"])
+	}
+	before := n.get(t, "/sessions/"+s.space)
+	if before["state_hash"] == nil {
+		t.Fatalf("no state_hash: %v", before)
+	}
 	n.clk.t = x.Add(71 * time.Hour)
 	n.checkpointNow(t, s.space)
-	m := n.get(t, "/merge-requests/"+edge.String())
-	if a, ok := m["advisories"].([]any); !ok || len(a) != 0 || m["status"] != "open" {
+	m = n.get(t, "/merge-requests/"+edge.String())
+	a, ok := m["advisories"].([]any)
+	if !ok || len(a) != 1 || m["status"] != "open" {
 		t.Fatalf("edge after a checkpoint 1 h before its deadline: status %v, advisories %v", m["status"], m["advisories"])
+	}
+	f := a[0].(map[string]any)
+	if f["code"] != string(dag.CodeDeadlineTooShort) || f["authoritative"] != false || !strings.Contains(fmt.Sprint(f["detail"]), "3600s") {
+		t.Fatalf("advisory %v, want deadline_too_short, not authoritative, 3600 s", f)
+	}
+	if after := n.get(t, "/sessions/"+s.space); fmt.Sprint(after["state_hash"]) != fmt.Sprint(before["state_hash"]) {
+		t.Fatalf("the advisory flag changed the state: %v -> %v", before["state_hash"], after["state_hash"])
 	}
 }
 
