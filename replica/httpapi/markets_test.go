@@ -127,6 +127,13 @@ func TestS15MarketsOverHTTP(t *testing.T) {
 	a.opRefuse(t, bl.Opinion(ht.Member(4), spec("Will the MR be approved?", "final_advisory", []string{keyA, keyB}, 2), s.last), 422, dag.CodeResolutionInvalid)
 	a.opRefuse(t, bl.Opinion(ht.Member(4), spec("Will the simulated MR pass?", "final_advisory", []string{keyA, keyB}, 3), s.last), 422, dag.CodeResolutionInvalid)
 	a.opRefuse(t, bl.Opinion(ht.Member(4), spec("Will the simulated MR pass?", "final", []string{keyA, keyA}, 1), s.last), 422, dag.CodeResolutionInvalid)
+	odd := spec("Will the simulated MR pass?", "final_advisory", []string{keyA}, 1)
+	odd["resolution"].(map[string]any)["assertion"] = map[string]any{"kind": "odds", "mr": s.mr}
+	a.opRefuse(t, bl.Opinion(ht.Member(4), odd, s.last), 422, dag.CodeAssertionUnknown)
+	// An observer ranks nothing (D78, S22).
+	a.opAccept(t, s, bl.GroupUpdate(ht.Member(0), "observers", []dag.Key{ht.Member(12).Key()}, ht.Members(0, 1), s.last))
+	a.opRefuse(t, bl.Opinion(ht.Member(12), ht.OpinionBody("advisor", "spec", "30k-v0.13", map[string]any{"ranking": map[string]any{"metric": "turnout",
+		"scope_type": "mr", "filter": map[string]any{"session": space}, "as_of": s.last, "order": "desc", "items": []any{map[string]any{"id": s.mr, "value": "0/10"}}}}), s.last), 403, dag.CodeObserverNotAllowed)
 	noStakes := ht.Full()
 	delete(noStakes, "stakes")
 	a.opRefuse(t, bl.Opinion(ht.Member(10), onMR("advisor", map[string]any{"disclosure": noStakes}), s.last), 422, dag.CodeDisclosureMissing)
