@@ -169,11 +169,19 @@ func (r *Replica) recordAsOf(ctx context.Context, sp *space, asOf dag.ID) (*opin
 			break
 		}
 	}
+	if !found && !sp.h.Has(asOf) {
+		return nil, "", fmt.Errorf("replica: as_of %s is neither a checkpoint root of this replica nor an accepted entry: %w", asOf, dag.ErrNotFound)
+	}
 	if !found {
-		if !sp.h.Has(asOf) {
-			return nil, "", fmt.Errorf("replica: as_of %s is neither a checkpoint root of this replica nor an accepted entry: %w", asOf, dag.ErrNotFound)
-		}
 		fin = r.finality(ctx, sp, asOf)
+	}
+	// A cut's entries never change, and the checkpoint indexes its
+	// record holds change only with the checkpoints.
+	key := cutKey{space: sp.name, cut: asOf, cps: len(sp.cps)}
+	if rec, ok := r.cuts.get(key); ok {
+		return rec, fin, nil
+	}
+	if !found {
 		past, err := r.causalPast(ctx, asOf)
 		if err != nil {
 			return nil, "", err
@@ -184,24 +192,63 @@ func (r *Replica) recordAsOf(ctx context.Context, sp *space, asOf dag.ID) (*opin
 			}
 		}
 	}
-	h := sp.h
-	if len(ids) != len(sp.log) {
-		h = house.New(sp.h.Session(), storeObjects{store: r.store})
-		for _, id := range ids {
-			e, err := r.store.Get(ctx, id)
-			if err != nil {
-				return nil, "", err
-			}
-			env, _, _, err := dag.DecodeEnvelope(e.Data)
-			if err != nil {
-				return nil, "", fmt.Errorf("replica: stored entry %s: %w", id, err)
-			}
-			if err := h.Admit(id, env); err != nil {
-				return nil, "", fmt.Errorf("replica: re-deriving as of %s: %s no longer admits: %w", asOf, id, err)
-			}
+	if len(ids) == len(sp.log) {
+		return sp.h.StatsRecord(r.cpIndex(ctx, sp)), fin, nil
+	}
+	h := house.New(sp.h.Session(), storeObjects{store: r.store})
+	for _, id := range ids {
+		e, err := r.store.Get(ctx, id)
+		if err != nil {
+			return nil, "", err
+		}
+		env, _, _, err := dag.DecodeEnvelope(e.Data)
+		if err != nil {
+			return nil, "", fmt.Errorf("replica: stored entry %s: %w", id, err)
+		}
+		if err := h.Admit(id, env); err != nil {
+			return nil, "", fmt.Errorf("replica: re-deriving as of %s: %s no longer admits: %w", asOf, id, err)
 		}
 	}
-	return h.StatsRecord(r.cpIndex(ctx, sp)), fin, nil
+	rec := h.StatsRecord(r.cpIndex(ctx, sp))
+	r.cuts.put(key, rec)
+	return rec, fin, nil
+}
+
+// maxCuts bounds the records cutCache keeps (each O(MRs + members)).
+const maxCuts = 8
+
+type cutKey struct {
+	space string
+	cut   dag.ID
+	cps   int
+}
+
+// cutCache keeps the records of the last maxCuts cuts re-derived, so that
+// asking the same ranking or /stats again does not re-derive a House.
+// Under r.mu.
+type cutCache struct {
+	keys []cutKey
+	recs map[cutKey]*opinion.StatsRecord
+}
+
+func (c *cutCache) get(k cutKey) (*opinion.StatsRecord, bool) {
+	rec, ok := c.recs[k]
+	return rec, ok
+}
+
+func (c *cutCache) put(k cutKey, rec *opinion.StatsRecord) {
+	if c.recs == nil {
+		c.recs = map[cutKey]*opinion.StatsRecord{}
+	}
+	if _, ok := c.recs[k]; ok {
+		return
+	}
+	if len(c.keys) == maxCuts {
+		delete(c.recs, c.keys[0])
+		c.keys = c.keys[1:]
+	}
+	c.keys = append(c.keys, k)
+	c.recs[k] = rec
 }
 
 // causalPast returns the entries in id's causal past, id included.

@@ -98,6 +98,9 @@ type Replica struct {
 	// refusals is the node's refusal log (refusals.go); nil when
 	// Options.MaxRefusals is negative.
 	refusals *refusalLog
+	// cuts caches records as of cuts other than the whole log, for /stats
+	// and rankings (markets.go).
+	cuts cutCache
 }
 
 // space is the in-memory state of one session (space = session id).

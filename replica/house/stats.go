@@ -23,7 +23,7 @@ func (h *House) StatsRecord(cp func(dag.ID) uint64) *opinion.StatsRecord {
 			owners[name] = c.Owner
 		}
 	}
-	rec := &opinion.StatsRecord{}
+	rec := &opinion.StatsRecord{Voted: map[dag.Key]uint64{}}
 	for _, id := range h.MRs() {
 		if st.mrs[id] == nil {
 			continue
@@ -62,10 +62,9 @@ func (h *House) StatsRecord(cp func(dag.ID) uint64) *opinion.StatsRecord {
 				}
 				seen[b.Author] = true
 				if c, void := h.MemberChoice(b.Author, id); c != "" && !void {
-					m.Voters = append(m.Voters, b.Author)
+					rec.Voted[b.Author]++
 				}
 			}
-			slices.SortFunc(m.Voters, dag.Key.Compare)
 		}
 		rec.MRs = append(rec.MRs, m)
 	}

@@ -77,7 +77,7 @@ type vecMarkets struct {
 }
 
 func (v *vecMarkets) record(t *testing.T) *opinion.StatsRecord {
-	rec := &opinion.StatsRecord{}
+	rec := &opinion.StatsRecord{Voted: map[dag.Key]uint64{}}
 	for _, m := range v.Record.MRs {
 		x := opinion.MRStats{ID: dag.MustParseID(m.ID), Group: m.Group, Electorate: m.Electorate, Approve: m.Approve, Reject: m.Reject,
 			Abstain: m.Abstain, Merged: m.Merged, Decided: m.Decided, OpenCP: m.OpenCP, DetCP: m.DetCP}
@@ -86,7 +86,7 @@ func (v *vecMarkets) record(t *testing.T) *opinion.StatsRecord {
 			t.Fatal(err)
 		}
 		for _, k := range m.Voters {
-			x.Voters = append(x.Voters, mustKey(k))
+			rec.Voted[mustKey(k)]++
 		}
 		rec.MRs = append(rec.MRs, x)
 	}

@@ -140,10 +140,7 @@ type MRStats struct {
 	// The live tally: electorate size N and effective approvals,
 	// rejections and abstentions (D50's A, R, B).
 	Electorate, Approve, Reject, Abstain uint64
-	// Voters are the members with an effective (counted, not void)
-	// ballot on the MR.
-	Voters []dag.Key
-	Merged bool
+	Merged                               bool
 	// Decided: the MR has an executed determination in the record.
 	Decided bool
 	// OpenCP and DetCP are the 1-based indexes of this replica's first
@@ -155,6 +152,9 @@ type MRStats struct {
 // StatsRecord is the binding record as of one cut.
 type StatsRecord struct {
 	MRs []MRStats
+	// Voted counts, per member, the MRs on which the member has an
+	// effective (counted, not void) ballot: O(members), not O(ballots).
+	Voted map[dag.Key]uint64
 }
 
 // Scope is what a metric is about: Type mr (ID a sha256 id), member (an
@@ -209,17 +209,20 @@ func Stat(rec *StatsRecord, metric string, sc Scope) (Value, error) {
 		}
 		return Value{}, ErrNoSuchMR
 	}
+	if metric == "ballots_cast" && sc.Type == "member" {
+		k, err := dag.ParseKey(sc.ID)
+		if err != nil {
+			return Value{}, schemaf("scope: %v", err)
+		}
+		return Value{Num: rec.Voted[k]}, nil
+	}
 	var n uint64
 	for i := range rec.MRs {
 		m := &rec.MRs[i]
 		in := sc.Type == "session" || (sc.Type == "member" && m.Opener.String() == sc.ID) || (sc.Type == "group" && m.Group == sc.ID)
 		switch metric {
-		case "ballots_cast":
-			if sc.Type == "session" {
-				n += m.Approve + m.Reject + m.Abstain
-			} else if slices.ContainsFunc(m.Voters, func(k dag.Key) bool { return k.String() == sc.ID }) {
-				n++
-			}
+		case "ballots_cast": // session scope
+			n += m.Approve + m.Reject + m.Abstain
 		case "mrs_opened":
 			if in {
 				n++
