@@ -180,3 +180,44 @@ func mustKey(s string) dag.Key {
 	}
 	return k
 }
+
+// FuzzDecodeMarkets: any body decodes to an opinion or to a protocol
+// error with a code; a decoded resolution with no reports is unresolved
+// or unsatisfiable (never resolved), a decoded ranking evaluates over an
+// empty record without a panic, and it fails there unless it names
+// only members or groups at 0. Seeded with the market vectors.
+func FuzzDecodeMarkets(f *testing.F) {
+	var v vecMarkets
+	readJSON(&testing.T{}, "testdata/vectors/markets.json", &v)
+	wrap := func(member string, value json.RawMessage) []byte {
+		b, _ := json.Marshal(map[string]any{"subject": map[string]any{"type": "spec", "id": "x"}, "author_kind": "member",
+			"stance": "neutral", "summary": "s", "body": "b", member: value})
+		return b
+	}
+	for _, c := range v.Decode {
+		f.Add(wrap(c.Member, c.Value))
+	}
+	for _, c := range v.Rankings {
+		f.Add(wrap("ranking", c.Ranking))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		o, err := opinion.Decode(b)
+		if err != nil {
+			if dag.CodeOf(err) == "" {
+				t.Fatalf("error without a code: %v", err)
+			}
+			return
+		}
+		if o.Resolution != nil {
+			if out, _ := opinion.Resolve(o.Resolution, nil); out != opinion.Unresolved && out != opinion.Unsatisfiable {
+				t.Fatalf("resolved on no report: %s", out)
+			}
+		}
+		if o.Ranking != nil {
+			got := opinion.EvaluateRanking(o.Ranking, &opinion.StatsRecord{})
+			if o.Ranking.ScopeType == "mr" && got != opinion.Fails {
+				t.Fatalf("a ranking of MRs holds over a record with none: %s", got)
+			}
+		}
+	})
+}
