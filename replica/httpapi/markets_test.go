@@ -286,6 +286,28 @@ func TestS15MarketsOverHTTP(t *testing.T) {
 		t.Fatalf("the listed nodes disagree: %v", answers)
 	}
 
+	// A ranking as of a checkpoint root: b pulled a's log in a's order and
+	// checkpointed the same entries, so its checkpoint has the same root
+	// and the ranking holds on both; a root neither node signed is
+	// undetermined.
+	byRoot := bl.Opinion(ht.Member(9), ht.OpinionBody("member", "session", space, map[string]any{"ranking": map[string]any{"metric": "approve_share", "scope_type": "mr",
+		"filter": map[string]any{"session": space}, "as_of": rootA, "order": "desc",
+		"items": []any{map[string]any{"id": s.mr, "value": "6/7"}, map[string]any{"id": mr2, "value": "2/5"}}}}), s.last)
+	a.opAccept(t, s, byRoot)
+	noRoot := bl.Opinion(ht.Member(9), ht.OpinionBody("member", "session", space, map[string]any{"ranking": map[string]any{"metric": "approve_share", "scope_type": "mr",
+		"filter": map[string]any{"session": space}, "as_of": dag.Sum([]byte("no such root")), "order": "desc",
+		"items": []any{map[string]any{"id": s.mr, "value": "6/7"}}}}), s.last)
+	a.opAccept(t, s, noRoot)
+	pull(t, b, a)
+	for _, n := range []*apiNode{a, b} {
+		if _, r, _ := evalOf(t, n, space, byRoot.ID); !eqResult(t, r, "ranking", "holds", "provisional") {
+			t.Fatalf("ranking as of a checkpoint root: %v", r)
+		}
+		if _, r, _ := evalOf(t, n, space, noRoot.ID); !eqResult(t, r, "ranking", "undetermined", "provisional") {
+			t.Fatalf("ranking as of an unknown root: %v", r)
+		}
+	}
+
 	// /stats as of a's checkpoint (the default: its latest).
 	for _, c := range []struct {
 		metric, scope string
