@@ -9,6 +9,7 @@ package replica
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -278,10 +279,20 @@ type Stat struct {
 	// AsOf is the cut: a checkpoint root of this replica or an entry id;
 	// null when the node has no checkpoint and answers over its whole
 	// record now.
-	AsOf          *dag.ID       `json:"as_of"`
-	Value         opinion.Value `json:"value"`
-	Finality      Finality      `json:"finality"`
-	Authoritative bool          `json:"authoritative"` // always false (D45)
+	AsOf  *dag.ID       `json:"as_of"`
+	Value opinion.Value `json:"value"`
+	// Shares, for an MR's approve_share or approve_of_electorate, shows
+	// both shares and the one the MR's rule uses side by side (D50).
+	Shares        *Shares  `json:"shares,omitempty"`
+	Finality      Finality `json:"finality"`
+	Authoritative bool     `json:"authoritative"` // always false (D45)
+}
+
+// Shares are D50's three shares of one MR's tally.
+type Shares struct {
+	ApproveOfCast       opinion.Value   `json:"approve_of_cast"`
+	ApproveOfElectorate opinion.Value   `json:"approve_of_electorate"`
+	RuleShare           json.RawMessage `json:"rule_share"` // null for a rule with none (always_allow)
 }
 
 // Stats computes metric for scope as of cut asOf (zero: this replica's
@@ -323,17 +334,28 @@ func (r *Replica) Stats(ctx context.Context, spaceName, metric, scope string, as
 	if err != nil {
 		return Stat{}, err
 	}
+	var shares *Shares
 	if sc.Type == "mr" {
 		for _, m := range rec.MRs {
-			if m.ID.String() == sc.ID && !executedIn(m) {
+			if m.ID.String() != sc.ID {
+				continue
+			}
+			if !executedIn(m) {
 				fin = Provisional
+			}
+			if metric == "approve_share" || metric == "approve_of_electorate" {
+				shares = &Shares{ApproveOfCast: opinion.Value{Num: m.Approve, Den: m.Approve + m.Reject, Frac: true},
+					ApproveOfElectorate: opinion.Value{Num: m.Approve, Den: m.Electorate, Frac: true}, RuleShare: m.RuleShare}
+				if shares.RuleShare == nil {
+					shares.RuleShare = json.RawMessage("null")
+				}
 			}
 		}
 	}
 	if v.Null {
 		fin = Provisional
 	}
-	out := Stat{Metric: metric, Scope: scope, Value: v, Finality: fin}
+	out := Stat{Metric: metric, Scope: scope, Value: v, Shares: shares, Finality: fin}
 	if asOf.Valid() {
 		out.AsOf = &asOf
 	}

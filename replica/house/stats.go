@@ -6,6 +6,7 @@ package house
 // Opinions are never read.
 
 import (
+	"encoding/json"
 	"slices"
 
 	"github.com/witan-dev/witan/dag"
@@ -46,6 +47,9 @@ func (h *House) StatsRecord(cp func(dag.ID) uint64) *opinion.StatsRecord {
 		}
 		t := v.Live.Tally
 		m.Electorate, m.Approve, m.Reject, m.Abstain = t.Electorate, t.Approve, t.Reject, t.Abstain
+		if t.RuleShare != nil {
+			m.RuleShare, _ = json.Marshal(t.RuleShare)
+		}
 		for _, d := range v.Determinations {
 			if d.Executed {
 				m.Decided = true

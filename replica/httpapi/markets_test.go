@@ -243,6 +243,11 @@ func TestS15MarketsOverHTTP(t *testing.T) {
 		}
 	}
 
+	// No checkpoint yet: /stats answers over the whole record, provisional.
+	if m := a.getMap(t, "/stats", url.Values{"metric": {"mrs_opened"}}); m["value"] != float64(2) || m["as_of"] != nil || m["finality"] != "provisional" {
+		t.Fatalf("/stats before any checkpoint: %v", m)
+	}
+
 	// a checkpoints: its own report is final_advisory, b's is not yet.
 	rootA := checkpoint(t, a, space)
 	if res, _, _ := evalOf(t, a, space, both.ID); res["result"] != "unresolved" {
@@ -330,6 +335,16 @@ func TestS15MarketsOverHTTP(t *testing.T) {
 		if m["value"] != c.want || m["finality"] != c.fin || m["as_of"] != rootA || m["authoritative"] != false || m["simulation"] != true {
 			t.Fatalf("/stats %s %s: %v, want %v %s", c.metric, c.scope, m, c.want, c.fin)
 		}
+	}
+	// D50: approve_share beside approve_of_electorate and the share the
+	// MR's rule tests (threshold_vote, basis electorate: A/N = 6/10
+	// against more than 1/2).
+	sh := a.getMap(t, "/stats", url.Values{"metric": {"approve_share"}, "scope": {s.mr.String()}})["shares"].(map[string]any)
+	rs := sh["rule_share"].(map[string]any)
+	if sh["approve_of_cast"] != "6/7" || sh["approve_of_electorate"] != "6/10" || rs["name"] != "approve_of_electorate" ||
+		rs["share"].(map[string]any)["num"] != float64(6) || rs["share"].(map[string]any)["den"] != float64(10) ||
+		rs["threshold"].(map[string]any)["num"] != float64(1) || rs["threshold"].(map[string]any)["den"] != float64(2) {
+		t.Fatalf("shares %v", sh)
 	}
 	var capDoc httpapi.Capability
 	if err := a.c.Get(context.Background(), "/.well-known/oth", nil, &capDoc); err != nil {

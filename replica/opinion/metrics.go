@@ -143,6 +143,10 @@ type MRStats struct {
 	Merged                               bool
 	// Decided: the MR has an executed determination in the record.
 	Decided bool
+	// RuleShare is the JSON of the share the MR's rule tests (D50's
+	// rule_share, as the tally writes it), or nil for a rule with none.
+	// It is shown beside approve_share, never computed here.
+	RuleShare json.RawMessage
 	// OpenCP and DetCP are the 1-based indexes of this replica's first
 	// checkpoints including the MR's mr.open and its executed
 	// determination; 0 when there is none.
