@@ -363,3 +363,42 @@ func eqResult(t *testing.T, results []any, kind, result, fin string) bool {
 	r, f := resultOf(t, results, kind)
 	return r == result && f == fin
 }
+
+// TestResolutionPeerUnreachable: a listed node whose report peer is down
+// is reported unreachable and counts for neither side: a spec needing
+// both nodes stays unresolved, one needing either resolves on this
+// node's own report alone.
+func TestResolutionPeerUnreachable(t *testing.T) {
+	a, b := reportPair(t)
+	s := a.newOpSession(t)
+	bl, space := s.b, s.space
+	keyA, keyB := a.node.Replica().NodeKey().String(), b.node.Replica().NodeKey().String()
+	spec := func(minAgree int) ht.Tx {
+		return bl.Opinion(ht.Member(4), ht.OpinionBody("member", "mr", s.mr.String(), map[string]any{"resolution": map[string]any{
+			"question": "Will the simulated MR be approved?", "assertion": map[string]any{"kind": "mr_outcome", "mr": s.mr, "outcome": "approved"},
+			"finality": "final_advisory", "nodes": []string{keyA, keyB}, "min_agree": minAgree}}), s.last)
+	}
+	both := spec(2)
+	a.opAccept(t, s, both)
+	either := spec(1)
+	a.opAccept(t, s, either)
+	var ballots []dag.ID
+	for i := 0; i < 6; i++ {
+		tx := bl.Ballot(ht.Member(i), s.mr, "approve", dag.ID{}, s.last)
+		a.opAccept(t, s, tx)
+		ballots = append(ballots, tx.ID)
+	}
+	a.opAccept(t, s, bl.Determine(ht.Member(0), s.mr, ballots, "approved", s.last))
+	checkpoint(t, a, space)
+	b.srv.Close()
+	res, _, _ := evalOf(t, a, space, both.ID)
+	reps := res["reports"].([]any)
+	self, other := reps[0].(map[string]any), reps[1].(map[string]any)
+	if res["result"] != "unresolved" || res["finality"] != "provisional" || self["source"] != "self" || self["assertion"] != "holds" ||
+		self["finality"] != "final_advisory" || other["source"] != "unreachable" || other["assertion"] != nil || other["finality"] != nil || other["consistency"] != nil {
+		t.Fatalf("a listed node unreachable: %v", res)
+	}
+	if res, _, _ := evalOf(t, a, space, either.ID); res["result"] != "resolved_true" || res["finality"] != "final_advisory" {
+		t.Fatalf("min_agree 1 with one node reachable: %v", res)
+	}
+}
