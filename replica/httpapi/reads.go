@@ -748,20 +748,24 @@ func (s *Server) quarantine(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) peers(w http.ResponseWriter, r *http.Request) error {
-	ps, pulls := []Peer{}, []Pull{}
+	ps, pulls, offers := []Peer{}, []Pull{}, []Offer{}
 	if p := s.peersAPI(); p != nil {
 		ps = append(ps, p.Peers()...)
 		pulls = append(pulls, p.Pulls()...)
+		if ol, ok := p.(OfferLister); ok {
+			offers = append(offers, ol.Available()...)
+		}
 	}
-	return writeJSON(w, PeersAnswer{Peers: ps, Pulls: pulls, Finality: string(replica.Provisional)})
+	return writeJSON(w, PeersAnswer{Peers: ps, Pulls: pulls, Available: offers, Finality: string(replica.Provisional)})
 }
 
-// PeersAnswer is GET /peers's answer: the connected peers and the pulls
-// running now.
+// PeersAnswer is GET /peers's answer: the connected peers, the pulls
+// running now, and the sessions (and memory spaces) the peers announce.
 type PeersAnswer struct {
-	Peers    []Peer `json:"peers"`
-	Pulls    []Pull `json:"pulls"`
-	Finality string `json:"finality"`
+	Peers     []Peer  `json:"peers"`
+	Pulls     []Pull  `json:"pulls"`
+	Available []Offer `json:"available"`
+	Finality  string  `json:"finality"`
 }
 
 // ConnectRequest is POST /peers's body: a peer's multiaddr and the spaces
@@ -783,10 +787,12 @@ type JoinRequest struct {
 	Space string `json:"space"`
 }
 
-// JoinAnswer is POST /join's answer.
+// JoinAnswer is POST /join's answer. Heads are the space's heads when
+// the streamed answer ends because the space arrived.
 type JoinAnswer struct {
-	Joined   string `json:"joined"`
-	Finality string `json:"finality"`
+	Joined   string   `json:"joined"`
+	Heads    []dag.ID `json:"heads,omitempty"`
+	Finality string   `json:"finality"`
 }
 
 // join joins a space without naming a peer: the node pulls it from the
@@ -804,6 +810,9 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) error {
 	}
 	if _, err := dag.ParseID(req.Space); err != nil && !strings.HasPrefix(req.Space, node.MemoryPrefix) {
 		return problemf(dag.CodeSchema, "space %q is neither a session id nor %s<name>", req.Space, node.MemoryPrefix)
+	}
+	if acceptsNDJSON(r) {
+		return s.joinStream(w, r, req.Space) // connectstream.go
 	}
 	if err := s.n.Join(r.Context(), req.Space); err != nil {
 		return err
@@ -830,6 +839,9 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) error {
 		if _, err := dag.ParseID(sp); err != nil && !strings.HasPrefix(sp, node.MemoryPrefix) {
 			return problemf(dag.CodeSchema, "space %q is neither a session id nor %s<name>", sp, node.MemoryPrefix)
 		}
+	}
+	if acceptsNDJSON(r) {
+		return s.connectStream(w, r, peers, req) // connectstream.go
 	}
 	res, err := peers.Connect(r.Context(), req.Addr, req.Spaces)
 	if err != nil {

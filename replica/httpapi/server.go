@@ -43,6 +43,7 @@ type Implementation struct {
 type (
 	Peer       = node.Peer
 	Pull       = node.Pull
+	Offer      = node.Offer
 	SyncResult = node.SyncResult
 )
 
@@ -57,6 +58,12 @@ type Peers interface {
 	// (spaces are agreed out of band, 30k §4) and pulls each from the
 	// peer now.
 	Connect(ctx context.Context, addr string, spaces []string) ([]SyncResult, error)
+}
+
+// OfferLister is implemented by Peers that know which spaces the
+// connected peers announce (the node does); GET /peers lists them.
+type OfferLister interface {
+	Available() []Offer
 }
 
 // Options configure a Server. Node is required; the zero value of every
