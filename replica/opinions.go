@@ -133,6 +133,9 @@ type OpinionEvaluation struct {
 	Results       []EvaluationResult `json:"results"`
 	Authoritative bool               `json:"authoritative"` // always false (D45)
 	Finality      Finality           `json:"finality"`      // the least final of the results, or the opinion's own
+	// Resolution is the resolution spec's evaluation (D31, markets.go);
+	// absent when the opinion carries none.
+	Resolution *ResolutionEval `json:"resolution,omitempty"`
 }
 
 // Evaluation evaluates an opinion's quotes and assertions (D22), each
@@ -168,7 +171,7 @@ func (r *Replica) Evaluation(ctx context.Context, spaceName string, id dag.ID) (
 		}
 		out.Results = append(out.Results, EvaluationResult{Kind: x.Kind, Index: x.Index, Result: x.Result, Finality: f})
 	}
-	return out, nil
+	return r.markets(ctx, sp, id, out) // resolution, forecast, ranking (markets.go)
 }
 
 // MemberStakes is a member's latest declared stakes on an MR (D32), next

@@ -98,6 +98,9 @@ type Replica struct {
 	// refusals is the node's refusal log (refusals.go); nil when
 	// Options.MaxRefusals is negative.
 	refusals *refusalLog
+	// cuts caches records as of cuts other than the whole log, for /stats
+	// and rankings (markets.go).
+	cuts cutCache
 	// The group-commit queue of client submissions (groupcommit.go):
 	// gbusy is set while a group is being planned; cmu is held by the
 	// group being committed.

@@ -68,6 +68,8 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	var peers, listen, sessions, httpPeers listFlag
 	fs.Var(&peers, "peer", "a peer's multiaddr with /p2p/ part (repeatable)")
 	fs.Var(&httpPeers, "peer-http", "a peer's HTTP base URL to pull over plain HTTP, libp2p or not (repeatable)")
+	var reportPeers listFlag
+	fs.Var(&reportPeers, "report-peer", "a node's HTTP base URL to ask for its reports on resolution specs that list it (repeatable; every -peer-http is one too)")
 	httpEvery := fs.Duration("peer-http-every", 2*time.Second, "pull each -peer-http peer this often")
 	fs.Var(&listen, "listen", "libp2p listen multiaddr (repeatable; default every interface — the LAN, for a classroom — TCP and QUIC, random ports)")
 	fs.Var(&listen, "p2p-listen", "same as -listen")
@@ -161,7 +163,7 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	if sn := local.Sync(); sn != nil {
 		info.PeerID, info.P2P = sn.ID().String(), sn.Addrs()
 	}
-	srv, err := httpapi.New(httpapi.Options{Node: local, Logger: logger,
+	srv, err := httpapi.New(httpapi.Options{Node: local, Logger: logger, ReportPeers: append(append([]string{}, httpPeers...), reportPeers...),
 		AllowedHosts: allowHosts, OperatorToken: os.Getenv("WITAN_OPERATOR_TOKEN"), LoopbackOperator: *loopbackOperator,
 		Implementation: httpapi.Implementation{Name: "witan", Version: version, Source: "https://github.com/witan-dev/witan"}})
 	if err != nil {

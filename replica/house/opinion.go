@@ -120,6 +120,9 @@ func (v *admission) opinionPublish() error {
 	if err := opinion.CheckAuthor(o, s); err != nil {
 		return err
 	}
+	if err := opinion.CheckSession(o, h.Simulation()); err != nil { // D31, D54
+		return err
+	}
 	if f := o.Formalization; f != nil {
 		// The source resolves like every object a body names: a peer's
 		// entry waits for it, a client's submission without it is
@@ -525,7 +528,8 @@ func (h *House) EvaluateOpinion(id dag.ID) ([]opinion.Result, bool) {
 	if err != nil {
 		return nil, false
 	}
-	return opinion.Evaluate(o, recordFacts{h, h.global()}), true
+	f := recordFacts{h, h.global()}
+	return append(opinion.Evaluate(o, f), opinion.EvaluateMarkets(o, f)...), true
 }
 
 // recordFacts is the whole record, as Evaluate reads it.

@@ -89,6 +89,7 @@ func TestSimulationLabelEveryEndpoint(t *testing.T) {
 		"/oth/v0/opinions/{id}":                         {"/opinions/" + op.String()},
 		"/oth/v0/opinions/{id}/evaluation":              {"/opinions/" + op.String() + "/evaluation"},
 		"/oth/v0/opinions/{id}/claim-review":            {"/opinions/" + op.String() + "/claim-review"},
+		"/oth/v0/stats":                                 {"/stats?metric=mrs_opened", "/stats?metric=approve_share&scope=" + mr.String()},
 		"/oth/v0/transactions":                          nil, // POST, above
 		"/oth/v0/join":                                  nil, // POST, node-local: names no session the node holds yet
 		"/oth/v0/restricted":                            nil, // POST (drafts.go), tested in restricted_test.go

@@ -216,6 +216,9 @@ func (s *Server) evaluation(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if ev.Resolution != nil && r.URL.Query().Get("reports") != "self" {
+		s.fillReports(ctx, space, id, &ev) // resolution.go
+	}
 	return writeJSON(w, EvaluationAnswer{sessionLabels: s.labels(ctx, space), OpinionEvaluation: ev})
 }
 

@@ -86,6 +86,11 @@ type Options struct {
 	// OpinionRateLimit limits the opinions accepted per signing key from
 	// HTTP clients (opinions.go); the zero value is no limit.
 	OpinionRateLimit OpinionLimit
+	// ReportPeers are the base URLs of witan (or other 30k) nodes asked
+	// for their reports on resolution specs that list them (D31;
+	// resolution.go). Empty: listed nodes other than this one are
+	// reported unreachable.
+	ReportPeers []string
 	// Logger receives one line per internal error; discarded if nil.
 	Logger *slog.Logger
 	// Events configures GET /events.
@@ -236,6 +241,7 @@ func (s *Server) routes() {
 	s.route(Base+"/opinions/{id}", get(s.opinion))
 	s.route(Base+"/opinions/{id}/evaluation", get(s.evaluation))
 	s.route(Base+"/opinions/{id}/claim-review", get(s.claimReview))
+	s.route(Base+"/stats", get(s.stats)) // stats.go
 	s.route(Base+"/rules", get(s.rules))
 	s.route(Base+"/rules/{kind}", get(s.rule))
 	s.route(Base+"/quarantine", get(s.quarantine))

@@ -58,6 +58,10 @@ type Opinion struct {
 	Method        *Method
 	Formalization *Formalization
 	Mirror        *Mirror
+	// Resolution, Forecast and Ranking are D31, D34 and D35 (markets.go).
+	Resolution *Resolution
+	Forecast   *Forecast
+	Ranking    *Ranking
 	// Restricted lists the members this node recognises but does not
 	// serve yet (estimate, forecast, ...), present and not null: the
 	// observer rule (D78) reads them before the body is refused.
@@ -185,8 +189,8 @@ var (
 // NotServed are the optional members of §8 that belong to other L2 parts
 // (resolutions, estimates, translations, complaints, ...). A body that
 // carries one (not null) is refused with schema, after the observer rule.
-var NotServed = []string{"attest", "complaint", "estimate", "exchange", "feasibility", "forecast",
-	"jurisdiction_choice", "ranking", "resolution", "responds_to", "translation"}
+var NotServed = []string{"attest", "complaint", "estimate", "exchange", "feasibility",
+	"jurisdiction_choice", "responds_to", "translation"}
 
 type wireOpinion struct {
 	Subject            *Subject        `json:"subject"`
@@ -435,6 +439,9 @@ func fromWire(w *wireOpinion) (*Opinion, error) {
 		if len(x.raw) > 0 && string(x.raw) != "null" {
 			o.Restricted = append(o.Restricted, x.name)
 		}
+	}
+	if err := decodeMarkets(w, o); err != nil { // markets.go
+		return nil, err
 	}
 	return o, nil
 }

@@ -69,8 +69,10 @@ func CheckAuthor(o *Opinion, s Standing) error {
 			return codef(dag.CodeObserverNotAllowed, "an observer may not sign a %s opinion", o.AuthorKind)
 		}
 	}
-	if len(o.Restricted) > 0 {
-		return schemaf("%s is not served by this node yet (L2 part not built)", o.Restricted[0])
+	for _, m := range o.Restricted {
+		if oneOf(m, NotServed) {
+			return schemaf("%s is not served by this node yet (L2 part not built)", m)
+		}
 	}
 	switch o.AuthorKind {
 	case "member":
