@@ -56,14 +56,6 @@ func reportPair(t *testing.T) (a, b *apiNode) {
 	return out[0], out[1]
 }
 
-// pull brings b up to date with a over HTTP federation (node.PullHTTP).
-func pull(t *testing.T, b, a *apiNode) {
-	t.Helper()
-	if _, err := b.node.PullHTTP(context.Background(), node.NewHTTPPeer(a.srv.URL, nil)); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func checkpoint(t *testing.T, n *apiNode, space string) string {
 	t.Helper()
 	cp, err := n.node.Replica().Checkpoint(context.Background(), space)
