@@ -137,6 +137,7 @@ func (r *Replica) mrOf(ctx context.Context, sp *space, v house.MRView) MR {
 		if opened != nil {
 			ctxR.NoticeStart = *opened
 		}
+		ctxR.NoticeStart = r.fiscalNoticeStart(ctx, sp, v.ID, ctxR.NoticeStart) // D53 (parts.go)
 		e.Result, _ = sp.h.Evaluate(d.Tx, ctxR)
 		m.Evaluations = append(m.Evaluations, e)
 		if d.Executed && e.Finality == FinalAdvisory && v.Status != house.StatusOpen {

@@ -58,6 +58,7 @@ type Opinion struct {
 	Method        *Method
 	Formalization *Formalization
 	Mirror        *Mirror
+	Parts         // estimates, feasibility, attestations, ... (parts.go)
 	// Restricted lists the members this node recognises but does not
 	// serve yet (estimate, forecast, ...), present and not null: the
 	// observer rule (D78) reads them before the body is refused.
@@ -183,9 +184,9 @@ var (
 )
 
 // NotServed are the optional members of §8 that belong to other L2 parts
-// (resolutions, estimates, translations, complaints, ...). A body that
-// carries one (not null) is refused with schema, after the observer rule.
-var NotServed = []string{"attest", "complaint", "estimate", "exchange", "feasibility", "forecast",
+// (resolutions, translations, complaints, ...). A body that carries one
+// (not null) is refused with schema, after the observer rule.
+var NotServed = []string{"attest", "complaint", "exchange", "feasibility", "forecast",
 	"jurisdiction_choice", "ranking", "resolution", "responds_to", "translation"}
 
 type wireOpinion struct {
@@ -435,6 +436,9 @@ func fromWire(w *wireOpinion) (*Opinion, error) {
 		if len(x.raw) > 0 && string(x.raw) != "null" {
 			o.Restricted = append(o.Restricted, x.name)
 		}
+	}
+	if err := decodeParts(w, o); err != nil {
+		return nil, err
 	}
 	return o, nil
 }

@@ -69,8 +69,13 @@ func CheckAuthor(o *Opinion, s Standing) error {
 			return codef(dag.CodeObserverNotAllowed, "an observer may not sign a %s opinion", o.AuthorKind)
 		}
 	}
-	if len(o.Restricted) > 0 {
-		return schemaf("%s is not served by this node yet (L2 part not built)", o.Restricted[0])
+	for _, m := range o.Restricted {
+		if !Served(m) {
+			return schemaf("%s is not served by this node yet (L2 part not built)", m)
+		}
+	}
+	if o.Parts.err != nil {
+		return o.Parts.err // a malformed estimate, ... (parts.go)
 	}
 	switch o.AuthorKind {
 	case "member":

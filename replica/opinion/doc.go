@@ -2,7 +2,10 @@
 // Protocol v0.13 §8 up to "Resolutions", D15-D25, D28, D32, D37, D52, D60):
 // the strict decoder of an opinion.publish body, the author and disclosure
 // rules, verified quotes, findings, corrections, formalizations, and the
-// closed registry of assertions evaluated to holds, fails or undetermined.
+// closed registry of assertions evaluated to holds, fails or undetermined;
+// and, of issue 18's second half, cost estimates (D53, D69, D75:
+// estimate.go, judged with CheckEstimate against an EstimateContext the
+// caller reads from the opinion's causal past).
 //
 // It imports neither Badger nor libp2p, starts no goroutine and reads no
 // clock: every judgement is a function of the opinion and of what the

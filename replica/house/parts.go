@@ -1,0 +1,164 @@
+package house
+
+// This file admits and records the opinion members of issue 18's second
+// half (replica/opinion parts.go): cost estimates (D53, D69, D75) so far.
+// Each is judged against the opinion's causal past only, so every replica
+// accepts the same opinions; what they feed (the fact sheet's estimates
+// and estimate_totals, fiscal notice) is read from the records here.
+
+import (
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/opinion"
+	"github.com/witan-dev/witan/replica/statute"
+)
+
+// partsState is the House's record of those members.
+type partsState struct {
+	// estimates lists, per MR, the records of accepted estimates on it
+	// (indexes into ops.recs), in admission order.
+	estimates map[dag.ID][]int32
+	// sunsets caches, per merge MR, whether its fact sheet lists a sunset.
+	sunsets map[dag.ID]bool
+	// districts is the session's decoded district table (D72), once read.
+	districts     *Districts
+	districtsRead bool
+}
+
+// checkParts judges the served members of o at its causal point. Codes:
+// unknown_parent (an estimate's MR is not opened in the causal past),
+// estimate_incomplete.
+func (v *admission) checkParts(o *opinion.Opinion) error {
+	if e := o.Estimate; e != nil {
+		c, err := v.estimateContext(e.MR)
+		if err != nil {
+			return err
+		}
+		if err := opinion.CheckEstimate(e, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// estimateContext reads what an estimate on mr must cover from the
+// estimate's causal past: the effective year (the MR's effective date,
+// else, for on_merge, the year of the estimate's witnessed time: the MR
+// cannot take effect before its estimate exists, docs/deviations.md),
+// whether the MR's fact sheet lists a sunset, and the declared regions
+// and densities.
+func (v *admission) estimateContext(mr dag.ID) (opinion.EstimateContext, error) {
+	h := v.h
+	var c opinion.EstimateContext
+	info := h.mrs[mr]
+	if v.st.mrs[mr] == nil || info == nil {
+		return c, dag.Errorf(dag.CodeUnknownParent, "house: estimate.mr %s is not an MR opened in the opinion's causal past", mr)
+	}
+	if eff := info.body.Effective; eff.Dated {
+		c.EffectiveYear, _ = strconv.Atoi(eff.Date.String()[:4])
+	} else {
+		c.EffectiveYear = time.Unix(v.wit, 0).UTC().Year()
+	}
+	c.Sunsets = h.mrSunsets(info)
+	if d := h.sessionDistricts(); d != nil {
+		c.Regions, c.Densities = d.Values["region"], d.Values["density"]
+		if c.Regions == nil {
+			c.Regions = []string{}
+		}
+		if c.Densities == nil {
+			c.Densities = []string{}
+		}
+	}
+	return c, nil
+}
+
+// mrSunsets reports whether merge MR info's fact sheet lists a sunset
+// (§6 item 6: a node of its patch carries a [[sunset:]] marker).
+func (h *House) mrSunsets(info *mrInfo) bool {
+	if info.patch == nil {
+		return false
+	}
+	if s, ok := h.parts.sunsets[info.id]; ok {
+		return s
+	}
+	target, err := h.tree(info.body.Target.Head)
+	if err != nil {
+		return false
+	}
+	fs, err := statute.Facts(statute.ReviewOf(target, info.patch), statute.Env{MR: info.id, Profile: h.profile}, statute.FactInputs{})
+	s := err == nil && len(fs.Sunsets) > 0
+	if h.parts.sunsets == nil {
+		h.parts.sunsets = map[dag.ID]bool{}
+	}
+	h.parts.sunsets[info.id] = s
+	return s
+}
+
+// sessionDistricts is the session's district table, nil without one.
+func (h *House) sessionDistricts() *Districts {
+	p := &h.parts
+	if !p.districtsRead && h.body != nil {
+		p.districtsRead = true
+		if h.body.Districts.Valid() {
+			if raw, err := h.object(h.body.Districts, "district table"); err == nil {
+				p.districts, _ = DecodeDistricts(raw)
+			}
+		}
+	}
+	return p.districts
+}
+
+// commitParts records the served members of an accepted opinion (record
+// ri).
+func (h *House) commitParts(ri int32, o *opinion.Opinion) {
+	p := &h.parts
+	if e := o.Estimate; e != nil {
+		if p.estimates == nil {
+			p.estimates = map[dag.ID][]int32{}
+		}
+		p.estimates[e.MR] = append(p.estimates[e.MR], ri)
+		h.estimateInPast = h.estimatesInPast
+	}
+}
+
+// estimatesInPast reports whether an accepted estimate on mr is in the
+// causal past of an entry with these parents (fiscal notice, D53).
+func (h *House) estimatesInPast(mr dag.ID, parents []int32) bool {
+	for _, ri := range h.parts.estimates[mr] {
+		if len(h.ancestorsMissing(parents, []int32{h.ops.recs[ri].ent})) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Estimates returns every accepted estimate on mr, sorted by opinion id,
+// as the fact sheet reads them (estimates, estimate_totals): all side by
+// side, none official.
+func (h *House) Estimates(mr dag.ID) []statute.Estimate {
+	var out []statute.Estimate
+	for _, ri := range h.parts.estimates[mr] {
+		rec := &h.ops.recs[ri]
+		o, err := opinion.DecodeCanonical(rec.body)
+		if err != nil || o.Estimate == nil {
+			continue
+		}
+		out = append(out, statute.Estimate{Opinion: rec.id, Outlays: opinion.Outlays(o.Estimate.ByYear), IfPermanent: opinion.Outlays(o.Estimate.IfPermanent)})
+	}
+	slices.SortFunc(out, func(a, b statute.Estimate) int { return a.Opinion.Compare(b.Opinion) })
+	return out
+}
+
+// EstimateOpinions returns the ids of the accepted estimates on mr,
+// sorted (the first one a checkpoint includes starts fiscal notice, D53).
+func (h *House) EstimateOpinions(mr dag.ID) []dag.ID {
+	var out []dag.ID
+	for _, ri := range h.parts.estimates[mr] {
+		out = append(out, h.ops.recs[ri].id)
+	}
+	slices.SortFunc(out, dag.ID.Compare)
+	return out
+}

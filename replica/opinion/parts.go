@@ -1,0 +1,43 @@
+package opinion
+
+// This file attaches the opinion members of issue 18's second half
+// (estimates D53/D69/D75, feasibility D70, attestations D76, translations
+// D63, jurisdiction choices D73) to a decoded opinion. Each member is
+// decoded strictly in its own file; the other members of §8 that this
+// node does not serve are still refused schema (CheckAuthor).
+
+// Parts are the served members of §8 beyond the opinion layer's first
+// part; nil when absent or null.
+type Parts struct {
+	Estimate *Estimate
+	// err is the first error decoding them: CheckAuthor returns it after
+	// the observer rule, so that an observer's opinion carrying one of
+	// them is observer_not_allowed however it is written (D78).
+	err error
+}
+
+// served are the member names Parts holds: present, they are decoded
+// instead of refused.
+var served = map[string]bool{"estimate": true}
+
+// Served reports whether this node serves §8 member name.
+func Served(name string) bool { return served[name] }
+
+// decodeParts decodes the served members of w into o; a malformed one
+// is kept in o.err for CheckAuthor.
+func decodeParts(w *wireOpinion, o *Opinion) error {
+	o.err = decodeEach(w, o)
+	return nil
+}
+
+func decodeEach(w *wireOpinion, o *Opinion) error {
+	var err error
+	if present(w.Estimate) {
+		if o.Estimate, err = decodeEstimate(w.Estimate); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func present(raw []byte) bool { return len(raw) > 0 && string(raw) != "null" }
