@@ -31,8 +31,11 @@ type Opinion struct {
 	Body               json.RawMessage `json:"body"`
 	CorrectedBy        []dag.ID        `json:"corrected_by"`
 	RepliesFromSubject []dag.ID        `json:"replies_from_subject"`
-	Finality           Finality        `json:"finality"`
-	Authoritative      bool            `json:"authoritative"` // always false (D45)
+	// Affiliations shows, for each organization the disclosure lists,
+	// the attesting key or "unattested" (D76; parts.go).
+	Affiliations  []opinion.Affiliation `json:"affiliations"`
+	Finality      Finality              `json:"finality"`
+	Authoritative bool                  `json:"authoritative"` // always false (D45)
 }
 
 // OpinionFilter selects opinions: by subject id, author, author_kind.
@@ -87,6 +90,7 @@ func (r *Replica) opinionOf(ctx context.Context, sp *space, v house.OpinionView)
 		g := "group:" + v.OnBehalfOf
 		o.OnBehalfOf = &g
 	}
+	o.Affiliations, _ = sp.h.Affiliations(v.ID) // D76 (parts.go)
 	return o
 }
 

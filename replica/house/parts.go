@@ -1,7 +1,8 @@
 package house
 
 // This file admits and records the opinion members of issue 18's second
-// half (replica/opinion parts.go): cost estimates (D53, D69, D75) so far.
+// half (replica/opinion parts.go): cost estimates (D53, D69, D75) and
+// affiliation attestations (D76).
 // Each is judged against the opinion's causal past only, so every replica
 // accepts the same opinions; what they feed (the fact sheet's estimates
 // and estimate_totals, fiscal notice) is read from the records here.
@@ -26,12 +27,23 @@ type partsState struct {
 	// districts is the session's decoded district table (D72), once read.
 	districts     *Districts
 	districtsRead bool
+	// attests lists, per attested key and organization, the records of
+	// accepted attestations (D76).
+	attests map[attestKey][]int32
+}
+
+type attestKey struct {
+	key dag.Key
+	org string
 }
 
 // checkParts judges the served members of o at its causal point. Codes:
 // unknown_parent (an estimate's MR is not opened in the causal past),
-// estimate_incomplete.
+// estimate_incomplete, attestation_invalid.
 func (v *admission) checkParts(o *opinion.Opinion) error {
+	if err := opinion.CheckParts(o, v.env.Author); err != nil {
+		return err
+	}
 	if e := o.Estimate; e != nil {
 		c, err := v.estimateContext(e.MR)
 		if err != nil {
@@ -122,6 +134,47 @@ func (h *House) commitParts(ri int32, o *opinion.Opinion) {
 		p.estimates[e.MR] = append(p.estimates[e.MR], ri)
 		h.estimateInPast = h.estimatesInPast
 	}
+	if a := o.Attest; a != nil {
+		if p.attests == nil {
+			p.attests = map[attestKey][]int32{}
+		}
+		k := attestKey{a.Key, a.Organization}
+		p.attests[k] = append(p.attests[k], ri)
+	}
+}
+
+// Affiliations returns, for each organization opinion id's disclosure
+// lists, the key attesting its signer for it or "unattested" (D76), as of
+// the record's date: the UTC date of the largest witnessed time of any
+// admitted entry, so every replica holding the same entries shows the
+// same. ok is false for an unknown opinion.
+func (h *House) Affiliations(id dag.ID) ([]opinion.Affiliation, bool) {
+	ri, ok := h.ops.byID[id]
+	if !ok {
+		return nil, false
+	}
+	rec := &h.ops.recs[ri]
+	o, err := opinion.DecodeCanonical(rec.body)
+	if err != nil || o.Disclosure == nil || len(o.Disclosure.Affiliations) == 0 {
+		return []opinion.Affiliation{}, true
+	}
+	var recs []opinion.AttestRecord
+	for _, org := range o.Disclosure.Affiliations {
+		for _, ai := range h.parts.attests[attestKey{rec.author, org}] {
+			ar := &h.ops.recs[ai]
+			ao, err := opinion.DecodeCanonical(ar.body)
+			if err != nil || ao.Attest == nil {
+				continue
+			}
+			r := opinion.AttestRecord{Opinion: ar.id, Attester: ar.author, TS: ar.ts, Attest: *ao.Attest}
+			if ao.Disclosure != nil {
+				r.Disclosed = ao.Disclosure.Affiliations
+			}
+			recs = append(recs, r)
+		}
+	}
+	today := time.Unix(h.cs().maxWit, 0).UTC().Format("2006-01-02")
+	return opinion.Affiliations(rec.author, o.Disclosure.Affiliations, recs, today), true
 }
 
 // estimatesInPast reports whether an accepted estimate on mr is in the

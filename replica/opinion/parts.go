@@ -6,10 +6,13 @@ package opinion
 // decoded strictly in its own file; the other members of §8 that this
 // node does not serve are still refused schema (CheckAuthor).
 
+import "github.com/witan-dev/witan/dag"
+
 // Parts are the served members of §8 beyond the opinion layer's first
 // part; nil when absent or null.
 type Parts struct {
 	Estimate *Estimate
+	Attest   *Attest
 	// err is the first error decoding them: CheckAuthor returns it after
 	// the observer rule, so that an observer's opinion carrying one of
 	// them is observer_not_allowed however it is written (D78).
@@ -18,7 +21,7 @@ type Parts struct {
 
 // served are the member names Parts holds: present, they are decoded
 // instead of refused.
-var served = map[string]bool{"estimate": true}
+var served = map[string]bool{"estimate": true, "attest": true}
 
 // Served reports whether this node serves §8 member name.
 func Served(name string) bool { return served[name] }
@@ -34,6 +37,22 @@ func decodeEach(w *wireOpinion, o *Opinion) error {
 	var err error
 	if present(w.Estimate) {
 		if o.Estimate, err = decodeEstimate(w.Estimate); err != nil {
+			return err
+		}
+	}
+	if present(w.Attest) {
+		if o.Attest, err = decodeAttest(w.Attest); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckParts judges the served members against the signer alone. Code:
+// attestation_invalid.
+func CheckParts(o *Opinion, signer dag.Key) error {
+	if o.Attest != nil {
+		if err := checkAttest(o.Attest, signer); err != nil {
 			return err
 		}
 	}
