@@ -2,7 +2,8 @@ package replica
 
 // This file feeds the opinion members of issue 18's second half to the
 // views: the accepted estimates to the fact sheet (D53, D69) and the
-// start of fiscal notice (D53).
+// start of fiscal notice (D53); jurisdiction choices to /law's finality
+// (D73).
 
 import (
 	"context"
@@ -44,4 +45,17 @@ func (r *Replica) fiscalNoticeStart(ctx context.Context, sp *space, mr dag.ID, o
 		return first
 	}
 	return opened
+}
+
+// choicesCheckpointed reports whether every accepted jurisdiction choice
+// (D73) is in a checkpoint of this replica: /law?jurisdiction= is
+// final_advisory only then, since a choice not yet checkpointed may still
+// change what is in force.
+func (r *Replica) choicesCheckpointed(ctx context.Context, sp *space) bool {
+	for _, id := range sp.h.ChoiceOpinions() {
+		if _, ok := sp.checkpointOf(r.position(ctx, id)); !ok {
+			return false
+		}
+	}
+	return true
 }

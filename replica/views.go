@@ -343,7 +343,7 @@ func (r *Replica) LawAt(ctx context.Context, spaceName string, d statute.Date, j
 			return nil, err
 		}
 	}
-	in, err := law.At(d, jurisdiction, nil, sp.h)
+	in, err := law.At(d, jurisdiction, sp.h.OptIns(), sp.h) // D73 choices (house parts.go)
 	if err != nil {
 		return nil, err
 	}
@@ -356,6 +356,9 @@ func (r *Replica) LawAt(ctx context.Context, spaceName string, d statute.Date, j
 		if !ok {
 			out.Finality = Provisional
 		}
+	}
+	if jurisdiction != "" && !r.choicesCheckpointed(ctx, sp) { // D73 (parts.go)
+		out.Finality = Provisional
 	}
 	return out, nil
 }

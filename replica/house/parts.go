@@ -2,12 +2,13 @@ package house
 
 // This file admits and records the opinion members of issue 18's second
 // half (replica/opinion parts.go): cost estimates (D53, D69, D75) and
-// affiliation attestations (D76).
+// affiliation attestations (D76), jurisdiction choices (D73).
 // Each is judged against the opinion's causal past only, so every replica
 // accepts the same opinions; what they feed (the fact sheet's estimates
 // and estimate_totals, fiscal notice) is read from the records here.
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"time"
@@ -30,6 +31,8 @@ type partsState struct {
 	// attests lists, per attested key and organization, the records of
 	// accepted attestations (D76).
 	attests map[attestKey][]int32
+	// choices lists the records of accepted jurisdiction choices (D73).
+	choices []int32
 }
 
 type attestKey struct {
@@ -53,7 +56,87 @@ func (v *admission) checkParts(o *opinion.Opinion) error {
 			return err
 		}
 	}
+	if o.JurisdictionChoice != nil {
+		if _, ok := v.h.jurisdictionOf(v.env.Author); !ok {
+			return dag.Errorf(dag.CodeNotAuthorized, "house: jurisdiction_choice: the signer is not the key the session names for any jurisdiction (D73)")
+		}
+	}
 	return nil
+}
+
+// checkJurisdictionKeys: the keys a session names for its jurisdictions
+// (D73) are well formed, each names one jurisdiction, and only a research
+// (simulation) session names them.
+func checkJurisdictionKeys(s *SessionBody) error {
+	seen := map[dag.Key]bool{}
+	for _, j := range s.Jurisdictions {
+		if j.Key == "" {
+			continue
+		}
+		if !s.Simulation {
+			return schemaf("session.create: only a research session (simulation: true) names jurisdiction keys (D73)")
+		}
+		k, err := dag.ParseKey(j.Key)
+		if err != nil || k.String() != j.Key {
+			return schemaf("session.create: jurisdiction %q: key %q is not ed25519:<key>", dag.Trunc(j.Code), dag.Trunc(j.Key))
+		}
+		if seen[k] {
+			return schemaf("session.create: key %s is named for two jurisdictions", j.Key)
+		}
+		seen[k] = true
+	}
+	return nil
+}
+
+// jurisdictionOf returns the jurisdiction code whose key is k.
+func (h *House) jurisdictionOf(k dag.Key) (string, bool) {
+	if h.body == nil {
+		return "", false
+	}
+	for _, j := range h.body.Jurisdictions {
+		if j.Key != "" && j.Key == k.String() {
+			return j.Code, true
+		}
+	}
+	return "", false
+}
+
+// ChoiceOpinions returns the ids of the accepted jurisdiction choices.
+func (h *House) ChoiceOpinions() []dag.ID {
+	out := make([]dag.ID, 0, len(h.parts.choices))
+	for _, ri := range h.parts.choices {
+		out = append(out, h.ops.recs[ri].id)
+	}
+	return out
+}
+
+// OptIns returns the recorded jurisdiction choices (D73) for /law, in
+// the order of their opinions' ts, then id: statute's optedIn lets the
+// later of two choices with one effective date win.
+func (h *House) OptIns() []statute.OptIn {
+	recs := slices.Clone(h.parts.choices)
+	slices.SortFunc(recs, func(a, b int32) int {
+		ra, rb := &h.ops.recs[a], &h.ops.recs[b]
+		if ra.ts != rb.ts {
+			return cmp.Compare(ra.ts, rb.ts)
+		}
+		return ra.id.Compare(rb.id)
+	})
+	var out []statute.OptIn
+	for _, ri := range recs {
+		rec := &h.ops.recs[ri]
+		o, err := opinion.DecodeCanonical(rec.body)
+		if err != nil || o.JurisdictionChoice == nil {
+			continue
+		}
+		code, ok := h.jurisdictionOf(rec.author)
+		eff, err := statute.ParseDate(o.JurisdictionChoice.Effective)
+		if !ok || err != nil {
+			continue
+		}
+		out = append(out, statute.OptIn{Jurisdiction: code, Program: o.JurisdictionChoice.Program, In: o.JurisdictionChoice.Choice == "opt_in", Effective: eff})
+	}
+	return out
 }
 
 // estimateContext reads what an estimate on mr must cover from the
@@ -140,6 +223,9 @@ func (h *House) commitParts(ri int32, o *opinion.Opinion) {
 		}
 		k := attestKey{a.Key, a.Organization}
 		p.attests[k] = append(p.attests[k], ri)
+	}
+	if o.JurisdictionChoice != nil {
+		p.choices = append(p.choices, ri)
 	}
 }
 

@@ -57,7 +57,7 @@ func decodeAttest(raw json.RawMessage) (*Attest, error) {
 	if a.Organization == "" || utf8.RuneCountInString(a.Organization) > MaxText || utf8.RuneCountInString(a.Role) > MaxText {
 		return nil, attestInvalid("organization is 1 to %d characters, role at most %d", MaxText, MaxText)
 	}
-	if !isDate(a.Expires) {
+	if !isCalendarDate(a.Expires) {
 		return nil, attestInvalid("expires %q is not YYYY-MM-DD", dag.Trunc(a.Expires))
 	}
 	return a, nil

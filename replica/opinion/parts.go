@@ -13,6 +13,8 @@ import "github.com/witan-dev/witan/dag"
 type Parts struct {
 	Estimate *Estimate
 	Attest   *Attest
+	// JurisdictionChoice is D73's choice (jchoice.go).
+	JurisdictionChoice *JurisdictionChoice
 	// err is the first error decoding them: CheckAuthor returns it after
 	// the observer rule, so that an observer's opinion carrying one of
 	// them is observer_not_allowed however it is written (D78).
@@ -21,7 +23,7 @@ type Parts struct {
 
 // served are the member names Parts holds: present, they are decoded
 // instead of refused.
-var served = map[string]bool{"estimate": true, "attest": true}
+var served = map[string]bool{"estimate": true, "attest": true, "jurisdiction_choice": true}
 
 // Served reports whether this node serves §8 member name.
 func Served(name string) bool { return served[name] }
@@ -42,6 +44,11 @@ func decodeEach(w *wireOpinion, o *Opinion) error {
 	}
 	if present(w.Attest) {
 		if o.Attest, err = decodeAttest(w.Attest); err != nil {
+			return err
+		}
+	}
+	if present(w.JurisdictionChoice) {
+		if o.JurisdictionChoice, err = decodeJurisdictionChoice(w.JurisdictionChoice); err != nil {
 			return err
 		}
 	}
