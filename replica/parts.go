@@ -16,6 +16,7 @@ import (
 // partsFacts adds what the accepted estimates give a review's fact sheet.
 func partsFacts(h *house.House, rv *Review) {
 	rv.Estimates = h.Estimates(rv.MR)
+	rv.Env.Feasibility = h.Feasibility(rv.MR) // effective_before_feasible, feasibility (D70)
 }
 
 // fiscalNoticeStart is when notice starts for MR mr, given when it

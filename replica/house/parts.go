@@ -2,7 +2,8 @@ package house
 
 // This file admits and records the opinion members of issue 18's second
 // half (replica/opinion parts.go): cost estimates (D53, D69, D75) and
-// affiliation attestations (D76), jurisdiction choices (D73).
+// affiliation attestations (D76), jurisdiction choices (D73), feasibility
+// (D70).
 // Each is judged against the opinion's causal past only, so every replica
 // accepts the same opinions; what they feed (the fact sheet's estimates
 // and estimate_totals, fiscal notice) is read from the records here.
@@ -31,6 +32,9 @@ type partsState struct {
 	// attests lists, per attested key and organization, the records of
 	// accepted attestations (D76).
 	attests map[attestKey][]int32
+	// feasible lists, per MR, the records of accepted feasibility
+	// opinions on it (D70).
+	feasible map[dag.ID][]int32
 	// choices lists the records of accepted jurisdiction choices (D73).
 	choices []int32
 }
@@ -54,6 +58,11 @@ func (v *admission) checkParts(o *opinion.Opinion) error {
 		}
 		if err := opinion.CheckEstimate(e, c); err != nil {
 			return err
+		}
+	}
+	if f := o.Feasibility; f != nil {
+		if v.st.mrs[f.MR] == nil || v.h.mrs[f.MR] == nil {
+			return dag.Errorf(dag.CodeUnknownParent, "house: feasibility.mr %s is not an MR opened in the opinion's causal past", f.MR)
 		}
 	}
 	if o.JurisdictionChoice != nil {
@@ -227,6 +236,12 @@ func (h *House) commitParts(ri int32, o *opinion.Opinion) {
 	if o.JurisdictionChoice != nil {
 		p.choices = append(p.choices, ri)
 	}
+	if f := o.Feasibility; f != nil {
+		if p.feasible == nil {
+			p.feasible = map[dag.ID][]int32{}
+		}
+		p.feasible[f.MR] = append(p.feasible[f.MR], ri)
+	}
 }
 
 // Affiliations returns, for each organization opinion id's disclosure
@@ -288,6 +303,27 @@ func (h *House) Estimates(mr dag.ID) []statute.Estimate {
 		out = append(out, statute.Estimate{Opinion: rec.id, Outlays: opinion.Outlays(o.Estimate.ByYear), IfPermanent: opinion.Outlays(o.Estimate.IfPermanent)})
 	}
 	slices.SortFunc(out, func(a, b statute.Estimate) int { return a.Opinion.Compare(b.Opinion) })
+	return out
+}
+
+// Feasibility returns every accepted feasibility opinion on mr (D70),
+// sorted by opinion id, as the checks (effective_before_feasible) and the
+// fact sheet (feasibility) read them: side by side, never blocking.
+func (h *House) Feasibility(mr dag.ID) []statute.Feasibility {
+	var out []statute.Feasibility
+	for _, ri := range h.parts.feasible[mr] {
+		rec := &h.ops.recs[ri]
+		o, err := opinion.DecodeCanonical(rec.body)
+		if err != nil || o.Feasibility == nil {
+			continue
+		}
+		d, err := statute.ParseDate(o.Feasibility.Earliest)
+		if err != nil {
+			continue
+		}
+		out = append(out, statute.Feasibility{Opinion: rec.id, Nodes: o.Feasibility.Nodes, Earliest: d})
+	}
+	slices.SortFunc(out, func(a, b statute.Feasibility) int { return a.Opinion.Compare(b.Opinion) })
 	return out
 }
 

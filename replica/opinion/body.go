@@ -186,7 +186,7 @@ var (
 // NotServed are the optional members of §8 that belong to other L2 parts
 // (resolutions, translations, complaints, ...). A body that carries one
 // (not null) is refused with schema, after the observer rule.
-var NotServed = []string{"complaint", "exchange", "feasibility", "forecast",
+var NotServed = []string{"complaint", "exchange", "forecast",
 	"ranking", "resolution", "responds_to", "translation"}
 
 type wireOpinion struct {

@@ -11,8 +11,9 @@ import "github.com/witan-dev/witan/dag"
 // Parts are the served members of §8 beyond the opinion layer's first
 // part; nil when absent or null.
 type Parts struct {
-	Estimate *Estimate
-	Attest   *Attest
+	Estimate    *Estimate
+	Attest      *Attest
+	Feasibility *Feasibility
 	// JurisdictionChoice is D73's choice (jchoice.go).
 	JurisdictionChoice *JurisdictionChoice
 	// err is the first error decoding them: CheckAuthor returns it after
@@ -23,7 +24,7 @@ type Parts struct {
 
 // served are the member names Parts holds: present, they are decoded
 // instead of refused.
-var served = map[string]bool{"estimate": true, "attest": true, "jurisdiction_choice": true}
+var served = map[string]bool{"estimate": true, "attest": true, "jurisdiction_choice": true, "feasibility": true}
 
 // Served reports whether this node serves §8 member name.
 func Served(name string) bool { return served[name] }
@@ -44,6 +45,11 @@ func decodeEach(w *wireOpinion, o *Opinion) error {
 	}
 	if present(w.Attest) {
 		if o.Attest, err = decodeAttest(w.Attest); err != nil {
+			return err
+		}
+	}
+	if present(w.Feasibility) {
+		if o.Feasibility, err = decodeFeasibility(w.Feasibility); err != nil {
 			return err
 		}
 	}
