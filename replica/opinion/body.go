@@ -187,7 +187,7 @@ var (
 // (resolutions, translations, complaints, ...). A body that carries one
 // (not null) is refused with schema, after the observer rule.
 var NotServed = []string{"complaint", "exchange", "forecast",
-	"ranking", "resolution", "responds_to", "translation"}
+	"ranking", "resolution", "responds_to"}
 
 type wireOpinion struct {
 	Subject            *Subject        `json:"subject"`

@@ -3,9 +3,13 @@
 // the strict decoder of an opinion.publish body, the author and disclosure
 // rules, verified quotes, findings, corrections, formalizations, and the
 // closed registry of assertions evaluated to holds, fails or undetermined;
-// and, of issue 18's second half, cost estimates (D53, D69, D75:
-// estimate.go, judged with CheckEstimate against an EstimateContext the
-// caller reads from the opinion's causal past).
+// and, of issue 18's second half (parts.go), cost estimates (D53, D69,
+// D75: estimate.go, judged with CheckEstimate against an EstimateContext
+// the caller reads from the opinion's causal past), affiliation
+// attestations (D76: attest.go, Affiliations derives attested_by),
+// jurisdiction choices (D73: jchoice.go), feasibility (D70:
+// feasibility.go) and translations (D63: translate.go). The caller also
+// runs CheckParts after Check.
 //
 // It imports neither Badger nor libp2p, starts no goroutine and reads no
 // clock: every judgement is a function of the opinion and of what the

@@ -14,6 +14,7 @@ type Parts struct {
 	Estimate    *Estimate
 	Attest      *Attest
 	Feasibility *Feasibility
+	Translation *Translation
 	// JurisdictionChoice is D73's choice (jchoice.go).
 	JurisdictionChoice *JurisdictionChoice
 	// err is the first error decoding them: CheckAuthor returns it after
@@ -24,7 +25,7 @@ type Parts struct {
 
 // served are the member names Parts holds: present, they are decoded
 // instead of refused.
-var served = map[string]bool{"estimate": true, "attest": true, "jurisdiction_choice": true, "feasibility": true}
+var served = map[string]bool{"estimate": true, "attest": true, "jurisdiction_choice": true, "feasibility": true, "translation": true}
 
 // Served reports whether this node serves §8 member name.
 func Served(name string) bool { return served[name] }
@@ -48,6 +49,11 @@ func decodeEach(w *wireOpinion, o *Opinion) error {
 			return err
 		}
 	}
+	if present(w.Translation) {
+		if o.Translation, err = decodeTranslation(w.Translation); err != nil {
+			return err
+		}
+	}
 	if present(w.Feasibility) {
 		if o.Feasibility, err = decodeFeasibility(w.Feasibility); err != nil {
 			return err
@@ -61,9 +67,16 @@ func decodeEach(w *wireOpinion, o *Opinion) error {
 	return nil
 }
 
-// CheckParts judges the served members against the signer alone. Code:
-// attestation_invalid.
+// CheckParts judges the served members against the signer and the
+// opinion alone. Codes: attestation_invalid, quote_mismatch (a
+// translation passage not anchored to a quote of its source; Check
+// verifies the quotes).
 func CheckParts(o *Opinion, signer dag.Key) error {
+	if o.Translation != nil {
+		if err := checkTranslation(o); err != nil {
+			return err
+		}
+	}
 	if o.Attest != nil {
 		if err := checkAttest(o.Attest, signer); err != nil {
 			return err
