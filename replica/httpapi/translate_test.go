@@ -19,7 +19,9 @@ func TestTranslationsHTTP(t *testing.T) {
 	s := startSession(t, n, ht.Options{Simulation: true}, 5)
 	b := s.b
 	seed := b.Seed.Hash().String()
-	quote := func(text string) map[string]any { return map[string]any{"as_of": seed, "nid": "/us/t1/s1", "text": text} }
+	quote := func(text string) map[string]any {
+		return map[string]any{"as_of": seed, "nid": "/us/t1/s1", "text": text}
+	}
 	translation := func(language, of string, quotes []any, passages ...any) map[string]any {
 		return ht.OpinionBody("member", "change", b.Genesis.String(), map[string]any{"quotes": quotes,
 			"translation": map[string]any{"language": language, "of": of, "passages": passages}})
