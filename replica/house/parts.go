@@ -17,6 +17,7 @@ import (
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica/opinion"
 	"github.com/witan-dev/witan/replica/statute"
+	"github.com/witan-dev/witan/rules"
 )
 
 // partsState is the House's record of those members.
@@ -287,6 +288,28 @@ func (h *House) estimatesInPast(mr dag.ID, parents []int32) bool {
 		}
 	}
 	return false
+}
+
+// checkContestFiscal is D53's fiscal notice for a contest: a
+// contest.determine that approves a fiscal: true option is refused
+// estimate_missing unless an accepted estimate on that option is in its
+// causal past, as mr.determine is (l1.go checkFiscal).
+func (v *admission) checkContestFiscal(res rules.ContestResult) error {
+	if res.IfClosed != rules.Approved {
+		return nil
+	}
+	id, err := dag.ParseID(res.Winner)
+	if err != nil {
+		return nil // the status quo
+	}
+	info := v.h.mrs[id]
+	if info == nil || !info.body.Fiscal {
+		return nil
+	}
+	if v.h.estimateInPast != nil && v.h.estimateInPast(id, v.parents) {
+		return nil
+	}
+	return dag.Errorf(dag.CodeEstimateMissing, "house: contest approves fiscal MR %s, which has no accepted estimate in the determination's causal past (D53)", id)
 }
 
 // Estimates returns every accepted estimate on mr, sorted by opinion id,
