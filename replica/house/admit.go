@@ -593,7 +593,11 @@ func (v *admission) mrDetermine() error {
 func (v *admission) commitStatic(g int32) {
 	h := v.h
 	gs := govStatic{typ: v.env.Type, author: v.env.Author}
-	h.recordNamed(h.gov[g], v.env.Type, v.env.Body) // what it publishes (l1.go)
+	var det *Determination
+	if v.env.Type == dag.TxMRDetermine {
+		det = v.det.body
+	}
+	h.recordNamed(h.gov[g], v.env.Type, v.env.Body, det) // what it publishes (l1.go)
 	switch v.env.Type {
 	case dag.TxSessionCreate:
 		if h.body == nil {
