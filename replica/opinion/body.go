@@ -59,9 +59,10 @@ type Opinion struct {
 	Formalization *Formalization
 	Mirror        *Mirror
 	Parts         // estimates, feasibility, attestations, ... (parts.go)
-	// Restricted lists the members this node recognises but does not
-	// serve yet (estimate, forecast, ...), present and not null: the
-	// observer rule (D78) reads them before the body is refused.
+	// Restricted lists the members of §8's later parts (estimate,
+	// forecast, ...) present and not null: the observer rule (D78) reads
+	// them first; those this node does not serve are then refused, the
+	// others are decoded into Parts.
 	Restricted []string
 }
 
