@@ -158,6 +158,32 @@ func TestEstimatesHTTP(t *testing.T) {
 			t.Fatalf("estimate_totals[%d] = %v, want %v", i, e, w)
 		}
 	}
+	// Side by side, each as signed and attributed, none official.
+	side := n.get(t, "/merge-requests/"+s.sunsetMR.String()+"/estimates")
+	list, _ := side["estimates"].([]any)
+	if len(list) != 2 || side["authoritative"] != false || side["simulation"] != true || side["finality"] != "final_advisory" {
+		t.Fatalf("estimates view %v", side)
+	}
+	for i, x := range list {
+		w := want[field(x, "opinion").(string)]
+		if field(x, "opinion") != ests[i] || field(x, "as_written") != w[0] || field(x, "if_permanent") != w[1] {
+			t.Fatalf("estimates[%d] = %v, want totals %v", i, x, w)
+		}
+		switch field(x, "opinion") {
+		case a.ID.String():
+			if field(x, "author") != adv.Key().String() || field(x, "author_kind") != "advisor" ||
+				field(x, "estimate", "distribution", "by_region", 1, "region") != "south" || field(x, "estimate", "if_permanent", 9, "outlays") != "15000" {
+				t.Fatalf("the advisor's estimate as shown: %v", x)
+			}
+		case m.ID.String():
+			if field(x, "author_kind") != "member" || field(x, "estimate", "if_permanent") != nil || field(x, "estimate", "if_permanent_reason") == nil {
+				t.Fatalf("the member's estimate as shown: %v", x)
+			}
+		}
+	}
+	if none := n.get(t, "/merge-requests/"+s.plainMR.String()+"/estimates"); len(none["estimates"].([]any)) != 0 {
+		t.Fatalf("estimates on the plain MR: %v", none)
+	}
 	if sl, _ := sheet["sunsets"].([]any); len(sl) != 1 {
 		t.Fatalf("sunsets %v", sheet["sunsets"])
 	}
