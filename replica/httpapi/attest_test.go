@@ -103,3 +103,36 @@ func TestAttestationsHTTP(t *testing.T) {
 		}
 	}
 }
+
+// TestObserverPartsHTTP (D78): an observer's opinion on the spec carrying
+// any member of issue 18's second half, well formed or not, is refused
+// observer_not_allowed; the same opinion without it is accepted.
+func TestObserverPartsHTTP(t *testing.T) {
+	n := newNode(t)
+	s := n.newOpSession(t)
+	b := s.b
+	obs := ht.Member(12)
+	n.opAccept(t, s, b.GroupUpdate(ht.Member(0), "observers", []dag.Key{obs.Key()}, ht.Members(0, 1), s.last))
+	seed := b.Seed.Hash().String()
+	var byYear []any
+	for y := 2026; y < 2036; y++ {
+		byYear = append(byYear, map[string]any{"year": y, "outlays": "1"})
+	}
+	for name, member := range map[string]any{
+		"estimate":            map[string]any{"mr": s.mr.String(), "baseline": "b", "by_year": byYear, "assumptions": "a"},
+		"attest":              map[string]any{"key": ht.Member(10).Key().String(), "organization": "Org", "role": "r", "expires": "2027-01-01", "revoked": false},
+		"feasibility":         map[string]any{"mr": s.mr.String(), "implementer": "i", "nodes": []any{"/us/t1/s1"}, "earliest": "2027-01-01"},
+		"translation":         map[string]any{"language": "es", "of": seed, "passages": []any{map[string]any{"quote": 0, "text": "El plazo"}}},
+		"jurisdiction_choice": map[string]any{"program": "p", "choice": "opt_in", "effective": "2026-10-01"},
+		"malformed attest":    map[string]any{"key": "bob"},
+	} {
+		key := name
+		if name == "malformed attest" {
+			key = "attest"
+		}
+		body := ht.OpinionBody("advisor", "spec", "30k-v0.13", map[string]any{key: member,
+			"quotes": []any{map[string]any{"as_of": seed, "nid": "/us/t1/s1", "text": "The period"}}})
+		n.opRefuse(t, b.Opinion(obs, body, s.last), 403, dag.CodeObserverNotAllowed)
+	}
+	n.opAccept(t, s, b.Opinion(obs, ht.OpinionBody("advisor", "spec", "30k-v0.13", nil), s.last))
+}
