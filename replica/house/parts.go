@@ -33,6 +33,9 @@ type partsState struct {
 	// attests lists, per attested key and organization, the records of
 	// accepted attestations (D76).
 	attests map[attestKey][]int32
+	// affiliated holds the records whose disclosure lists affiliations,
+	// so that a page of opinions decodes only those bodies.
+	affiliated map[int32]bool
 	// feasible lists, per MR, the records of accepted feasibility
 	// opinions on it (D70).
 	feasible map[dag.ID][]int32
@@ -237,6 +240,12 @@ func (h *House) commitParts(ri int32, o *opinion.Opinion) {
 	if o.JurisdictionChoice != nil {
 		p.choices = append(p.choices, ri)
 	}
+	if d := o.Disclosure; d != nil && len(d.Affiliations) > 0 {
+		if p.affiliated == nil {
+			p.affiliated = map[int32]bool{}
+		}
+		p.affiliated[ri] = true
+	}
 	if f := o.Feasibility; f != nil {
 		if p.feasible == nil {
 			p.feasible = map[dag.ID][]int32{}
@@ -254,6 +263,9 @@ func (h *House) Affiliations(id dag.ID) ([]opinion.Affiliation, bool) {
 	ri, ok := h.ops.byID[id]
 	if !ok {
 		return nil, false
+	}
+	if !h.parts.affiliated[ri] {
+		return []opinion.Affiliation{}, true
 	}
 	rec := &h.ops.recs[ri]
 	o, err := opinion.DecodeCanonical(rec.body)
