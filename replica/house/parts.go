@@ -137,6 +137,9 @@ func (h *House) OptIns() []statute.OptIn {
 	})
 	var out []statute.OptIn
 	for _, ri := range recs {
+		if h.opinionIgnored(ri) {
+			continue
+		}
 		rec := &h.ops.recs[ri]
 		o, err := opinion.DecodeCanonical(rec.body)
 		if err != nil || o.JurisdictionChoice == nil {
@@ -275,6 +278,9 @@ func (h *House) Affiliations(id dag.ID) ([]opinion.Affiliation, bool) {
 	var recs []opinion.AttestRecord
 	for _, org := range o.Disclosure.Affiliations {
 		for _, ai := range h.parts.attests[attestKey{rec.author, org}] {
+			if h.opinionIgnored(ai) {
+				continue
+			}
 			ar := &h.ops.recs[ai]
 			ao, err := opinion.DecodeCanonical(ar.body)
 			if err != nil || ao.Attest == nil {
@@ -292,7 +298,9 @@ func (h *House) Affiliations(id dag.ID) ([]opinion.Affiliation, bool) {
 }
 
 // estimatesInPast reports whether an accepted estimate on mr is in the
-// causal past of an entry with these parents (fiscal notice, D53).
+// causal past of an entry with these parents (fiscal notice, D53). An
+// estimate signed by a key a rotation later makes invalid still counts
+// here (admission reads the causal past only; the views above skip it).
 func (h *House) estimatesInPast(mr dag.ID, parents []int32) bool {
 	for _, ri := range h.parts.estimates[mr] {
 		if len(h.ancestorsMissing(parents, []int32{h.ops.recs[ri].ent})) == 0 {
@@ -330,6 +338,9 @@ func (v *admission) checkContestFiscal(res rules.ContestResult) error {
 func (h *House) Estimates(mr dag.ID) []statute.Estimate {
 	var out []statute.Estimate
 	for _, ri := range h.parts.estimates[mr] {
+		if h.opinionIgnored(ri) { // signed by a rotated key (D62, rotate.go)
+			continue
+		}
 		rec := &h.ops.recs[ri]
 		o, err := opinion.DecodeCanonical(rec.body)
 		if err != nil || o.Estimate == nil {
@@ -347,6 +358,9 @@ func (h *House) Estimates(mr dag.ID) []statute.Estimate {
 func (h *House) Feasibility(mr dag.ID) []statute.Feasibility {
 	var out []statute.Feasibility
 	for _, ri := range h.parts.feasible[mr] {
+		if h.opinionIgnored(ri) {
+			continue
+		}
 		rec := &h.ops.recs[ri]
 		o, err := opinion.DecodeCanonical(rec.body)
 		if err != nil || o.Feasibility == nil {
@@ -367,7 +381,9 @@ func (h *House) Feasibility(mr dag.ID) []statute.Feasibility {
 func (h *House) EstimateOpinions(mr dag.ID) []dag.ID {
 	var out []dag.ID
 	for _, ri := range h.parts.estimates[mr] {
-		out = append(out, h.ops.recs[ri].id)
+		if !h.opinionIgnored(ri) {
+			out = append(out, h.ops.recs[ri].id)
+		}
 	}
 	slices.SortFunc(out, dag.ID.Compare)
 	return out

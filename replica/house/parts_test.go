@@ -128,3 +128,51 @@ func TestPartsConvergence(t *testing.T) {
 		}
 	})
 }
+
+// TestPartsIgnoreRotatedKeys (D62 with D53): an estimate signed by a
+// member's old key after the rotation's compromised_after entry is
+// ignored by the views (the fact sheet's estimates, the side-by-side
+// list), as the member's stolen-key opinions are; one in that entry's
+// causal past still counts.
+func TestPartsIgnoreRotatedKeys(t *testing.T) {
+	b := ht.New(ht.Options{})
+	h := house.New(b.Session, b.Objects)
+	admit := func(tx ht.Tx) {
+		t.Helper()
+		if err := h.Admit(tx.ID, tx.Env); err != nil {
+			t.Fatalf("%s: %v", tx.Env.Type, err)
+		}
+	}
+	admit(b.Create)
+	roster := b.GroupCreate(ht.Member(0), "roster", ht.Members(0, 5), ht.Members(0, 1), b.Create.ID)
+	admit(roster)
+	reg := b.GroupCreate(ht.Member(0), "registrar", ht.Members(0, 1), ht.Members(0, 1), roster.ID)
+	admit(reg)
+	open, mr := b.Open(ht.Member(1), ht.MR{Source: house.RootBranch, SourceHead: b.Genesis, TargetHead: b.Genesis,
+		Members: ht.Members(0, 5), Rule: ht.Majority(house.MinRootNotice), Fiscal: true}, reg.ID)
+	admit(open)
+	var byYear []any
+	for y := 2026; y < 2036; y++ {
+		byYear = append(byYear, map[string]any{"year": y, "outlays": "1"})
+	}
+	est := func(parent dag.ID) ht.Tx {
+		return b.Opinion(ht.Member(3), ht.OpinionBody("member", "mr", mr.String(), map[string]any{"estimate": map[string]any{
+			"mr": mr.String(), "baseline": "b", "by_year": byYear, "assumptions": "a"}}), parent)
+	}
+	e1 := est(open.ID)
+	admit(e1)
+	cut := b.Opinion(ht.Member(4), ht.OpinionBody("member", "spec", "30k", nil), e1.ID)
+	admit(cut)
+	e2 := est(cut.ID)
+	admit(e2)
+	if got := h.EstimateOpinions(mr); len(got) != 2 {
+		t.Fatalf("before the rotation: %v", got)
+	}
+	admit(b.KeyRotate(ht.Member(20), ht.Member(3).Key(), cut.ID, ht.Member(0), e2.ID))
+	if got := h.EstimateOpinions(mr); !slices.Equal(got, []dag.ID{e1.ID}) {
+		t.Fatalf("after the rotation: %v, want only %s", got, e1.ID)
+	}
+	if e := h.Estimates(mr); len(e) != 1 || e[0].Opinion != e1.ID {
+		t.Fatalf("estimates %+v", e)
+	}
+}
