@@ -96,6 +96,9 @@ type Review struct {
 	// sheet (contests.go): a contest hook.
 	VersusBase        *statute.Diff
 	RankedAboveWinner []statute.RankedAbove
+	// Estimates are the accepted estimates on the MR (D53, D69), for
+	// estimates and estimate_totals (parts.go).
+	Estimates []statute.Estimate
 }
 
 // Diff returns the structural diff of the review (nil when the ops do not
@@ -109,7 +112,7 @@ func (rv *Review) Checks() *statute.Checks { return statute.RunChecks(rv.Review,
 func (rv *Review) Facts(finality Finality) (*statute.FactSheet, error) {
 	return statute.Facts(rv.Review, rv.Env, statute.FactInputs{History: rv.History, Finality: string(finality),
 		VersusSuperseded: rv.VersusSuperseded, VersusBase: rv.VersusBase, RankedAboveWinner: rv.RankedAboveWinner,
-		Formalizations: rv.Formalizations, Proposals: rv.Proposals})
+		Formalizations: rv.Formalizations, Proposals: rv.Proposals, Estimates: rv.Estimates})
 }
 
 // Review returns merge MR mr's review. An unknown MR wraps
@@ -157,6 +160,7 @@ func (r *Replica) Review(ctx context.Context, spaceName string, mr dag.ID) (*Rev
 		}
 	}
 	contestFacts(sp.h, rv) // contest hook
+	partsFacts(sp.h, rv)   // estimates, ... (parts.go)
 	return rv, nil
 }
 

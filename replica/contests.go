@@ -52,6 +52,7 @@ func (r *Replica) Contest(ctx context.Context, spaceName string, id dag.ID) (hou
 				opened = c.TS
 			}
 		}
+		opened = r.fiscalNoticeStart(ctx, sp, o, opened) // a fiscal option's notice starts at its first estimate (D53, parts.go)
 		if opened.IsZero() {
 			cctx.NoticeStart = time.Time{}
 			break

@@ -31,8 +31,11 @@ type Opinion struct {
 	Body               json.RawMessage `json:"body"`
 	CorrectedBy        []dag.ID        `json:"corrected_by"`
 	RepliesFromSubject []dag.ID        `json:"replies_from_subject"`
-	Finality           Finality        `json:"finality"`
-	Authoritative      bool            `json:"authoritative"` // always false (D45)
+	// Affiliations shows, for each organization the disclosure lists,
+	// the attesting key or "unattested" (D76; parts.go).
+	Affiliations  []opinion.Affiliation `json:"affiliations"`
+	Finality      Finality              `json:"finality"`
+	Authoritative bool                  `json:"authoritative"` // always false (D45)
 	// Ignored is "key_rotated" for an opinion signed by a member's key
 	// that a key.rotate makes invalid for it (D62; docs/deviations.md,
 	// "Key rotation"): shown, never taken as the member's. Omitted
@@ -99,6 +102,7 @@ func (r *Replica) opinionOf(ctx context.Context, sp *space, v house.OpinionView)
 		g := "group:" + v.OnBehalfOf
 		o.OnBehalfOf = &g
 	}
+	o.Affiliations, _ = sp.h.Affiliations(v.ID) // D76 (parts.go)
 	return o
 }
 

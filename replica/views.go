@@ -138,6 +138,7 @@ func (r *Replica) mrOf(ctx context.Context, sp *space, v house.MRView) MR {
 		if opened != nil {
 			ctxR.NoticeStart = *opened
 		}
+		ctxR.NoticeStart = r.fiscalNoticeStart(ctx, sp, v.ID, ctxR.NoticeStart) // D53 (parts.go)
 		e.Result, _ = sp.h.Evaluate(d.Tx, ctxR)
 		m.Evaluations = append(m.Evaluations, e)
 		if d.Executed && e.Finality == FinalAdvisory && v.Status != house.StatusOpen {
@@ -343,7 +344,7 @@ func (r *Replica) LawAt(ctx context.Context, spaceName string, d statute.Date, j
 			return nil, err
 		}
 	}
-	in, err := law.At(d, jurisdiction, nil, sp.h)
+	in, err := law.At(d, jurisdiction, sp.h.OptIns(), sp.h) // D73 choices (house parts.go)
 	if err != nil {
 		return nil, err
 	}
@@ -356,6 +357,9 @@ func (r *Replica) LawAt(ctx context.Context, spaceName string, d statute.Date, j
 		if !ok {
 			out.Finality = Provisional
 		}
+	}
+	if jurisdiction != "" && !r.choicesCheckpointed(ctx, sp) { // D73 (parts.go)
+		out.Finality = Provisional
 	}
 	return out, nil
 }

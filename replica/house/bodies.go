@@ -124,6 +124,10 @@ func parseKeys(ss []string, what string) ([]dag.Key, error) {
 type Jurisdiction struct {
 	Code string `json:"code"`
 	Name string `json:"name"`
+	// Key is the key a research session names to record the
+	// jurisdiction's choices (D73; witan's member, docs/deviations.md),
+	// "ed25519:…"; absent when none.
+	Key string `json:"key,omitempty"`
 }
 
 // SessionBody is the body of session.create (30k §4).
@@ -203,6 +207,9 @@ func DecodeSessionBody(b []byte) (*SessionBody, error) {
 				return nil, schemaf("session.create: jurisdiction codes must be non-empty and unique")
 			}
 			seen[j.Code] = true
+		}
+		if err := checkJurisdictionKeys(s); err != nil { // D73 (house parts.go)
+			return nil, err
 		}
 	}
 	if s.Districts, err = parseID(w.Districts, "districts", false); err != nil {

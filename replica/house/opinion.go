@@ -145,6 +145,9 @@ func (v *admission) opinionPublish() error {
 	if err := opinion.Check(o, author, &pastRecord{h: h, st: st, parents: v.parents}); err != nil {
 		return err
 	}
+	if err := v.checkParts(o); err != nil { // estimates, ... (parts.go)
+		return err
+	}
 	v.opn, v.opnMember = o, s.Member
 	return nil
 }
@@ -259,6 +262,7 @@ func (v *admission) commitOpinion(ei int32) {
 	if o.Formalization != nil {
 		ops.formal = append(ops.formal, ri)
 	}
+	h.commitParts(ri, o) // estimates, ... (parts.go)
 	if len(o.Proposes) > 0 && opinion.NonMember(o.AuthorKind) {
 		ops.proposers = append(ops.proposers, ri)
 		for _, c := range o.Proposes {

@@ -74,8 +74,7 @@ func (s *Server) capability(w http.ResponseWriter, r *http.Request) error {
 		ConformanceLevel: ConformanceLevel, OpinionPolicy: OpinionPolicy, OpinionRateLimit: s.lim.l.describe(), RateLimited: s.lim.refused(),
 		NodeKey: s.rep.NodeKey(), Sessions: s.rep.Sessions(), Ephemeral: s.o.Ephemeral,
 		NotImplemented: []string{"L2 and L3 endpoints except /contests, /events, /opinions, /proofs, /refusals, /extract, /cite, /history, /export/rollcall, /stats, /peers and /quarantine",
-			"opinion members attest, complaint, estimate, exchange, feasibility, jurisdiction_choice, responds_to, translation (refused schema)",
-			"estimates, estimate_totals and feasibility in /facts"}, RefusalLog: true,
+			"opinion members " + strings.Join(opinion.NotServed, ", ") + " (refused schema)"}, RefusalLog: true,
 		RestrictedBranches: true,
 		MemoryBlocks:       true, Finality: string(replica.Provisional), Contests: true,
 	}

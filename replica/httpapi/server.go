@@ -234,6 +234,8 @@ func (s *Server) routes() {
 	s.route(Base+"/merge-requests/{id}/checks", get(s.reviewHandler("checks")))
 	s.route(Base+"/merge-requests/{id}/facts", get(s.reviewHandler("facts")))
 	s.route(Base+"/merge-requests/{id}/tally", get(s.tally))
+	// estimates.go
+	s.route(Base+"/merge-requests/{id}/estimates", get(s.estimates))
 	s.route(Base+"/contests/{id}", get(s.contest)) // contests.go
 	s.route(Base+"/law", get(s.law))
 	s.route(Base+"/events", get(s.events))

@@ -62,9 +62,11 @@ type Opinion struct {
 	Resolution *Resolution
 	Forecast   *Forecast
 	Ranking    *Ranking
-	// Restricted lists the members this node recognises but does not
-	// serve yet (estimate, forecast, ...), present and not null: the
-	// observer rule (D78) reads them before the body is refused.
+	Parts      // estimates, feasibility, attestations, ... (parts.go)
+	// Restricted lists the members of §8's later parts (estimate,
+	// forecast, ...) present and not null: the observer rule (D78) reads
+	// them first; those this node does not serve are then refused, the
+	// others are decoded (markets.go, parts.go).
 	Restricted []string
 }
 
@@ -187,10 +189,9 @@ var (
 )
 
 // NotServed are the optional members of §8 that belong to other L2 parts
-// (resolutions, estimates, translations, complaints, ...). A body that
-// carries one (not null) is refused with schema, after the observer rule.
-var NotServed = []string{"attest", "complaint", "estimate", "exchange", "feasibility",
-	"jurisdiction_choice", "responds_to", "translation"}
+// (complaints, exchanges, replies). A body that carries one (not null) is
+// refused with schema, after the observer rule.
+var NotServed = []string{"complaint", "exchange", "responds_to"}
 
 type wireOpinion struct {
 	Subject            *Subject        `json:"subject"`
@@ -441,6 +442,9 @@ func fromWire(w *wireOpinion) (*Opinion, error) {
 		}
 	}
 	if err := decodeMarkets(w, o); err != nil { // markets.go
+		return nil, err
+	}
+	if err := decodeParts(w, o); err != nil { // parts.go
 		return nil, err
 	}
 	return o, nil

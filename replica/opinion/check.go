@@ -70,9 +70,12 @@ func CheckAuthor(o *Opinion, s Standing) error {
 		}
 	}
 	for _, m := range o.Restricted {
-		if oneOf(m, NotServed) {
+		if !Served(m) {
 			return schemaf("%s is not served by this node yet (L2 part not built)", m)
 		}
+	}
+	if o.Parts.err != nil {
+		return o.Parts.err // a malformed estimate, ... (parts.go)
 	}
 	switch o.AuthorKind {
 	case "member":

@@ -6,7 +6,14 @@
 // and §8 "Resolutions, forecasts, and rankings" (D31, D34, D35, D50):
 // resolution specs and Resolve over the listed nodes' reports, forecasts,
 // the closed metric registry (Stat) and rankings (EvaluateRanking) over a
-// StatsRecord the caller builds as of a cut (docs/markets.md).
+// StatsRecord the caller builds as of a cut (docs/markets.md);
+// and, of issue 18's second half (parts.go), cost estimates (D53, D69,
+// D75: estimate.go, judged with CheckEstimate against an EstimateContext
+// the caller reads from the opinion's causal past), affiliation
+// attestations (D76: attest.go, Affiliations derives attested_by),
+// jurisdiction choices (D73: jchoice.go), feasibility (D70:
+// feasibility.go) and translations (D63: translate.go). The caller also
+// runs CheckParts after Check.
 //
 // It imports neither Badger nor libp2p, starts no goroutine and reads no
 // clock: every judgement is a function of the opinion and of what the

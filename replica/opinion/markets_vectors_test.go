@@ -173,14 +173,6 @@ func TestMarketVectors(t *testing.T) {
 	}
 }
 
-func mustKey(s string) dag.Key {
-	k, err := dag.ParseKey(s)
-	if err != nil {
-		panic(err)
-	}
-	return k
-}
-
 // FuzzDecodeMarkets: any body decodes to an opinion or to a protocol
 // error with a code; a decoded resolution with no reports is unresolved
 // or unsatisfiable (never resolved), a decoded ranking evaluates over an

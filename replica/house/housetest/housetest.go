@@ -113,6 +113,8 @@ type Options struct {
 	// Districts, when set, is a district attribute table (D72): the
 	// session.create names it and carries it as an attachment.
 	Districts []byte
+	// Jurisdictions (D73), when set, are declared in the session.create.
+	Jurisdictions []house.Jurisdiction
 }
 
 // Builder makes the envelopes of one session.
@@ -158,7 +160,8 @@ func New(o Options) *Builder {
 	b := &Builder{Author: o.Author, Seed: seed, Objects: house.ObjectMap{}, Trees: map[dag.ID]*statute.Tree{},
 		t: time.Date(2026, 9, 21, 12, 0, 0, 0, time.UTC)}
 	sc := author.Session{Label: o.Label, Seed: seed, Simulation: o.Simulation, Education: o.Education,
-		Registrar: "registrar", Roster: "roster", RootRule: rr, RootGovernanceRule: TwoThirds(), Districts: o.Districts, Texts: [][]byte{RuleText}}
+		Registrar: "registrar", Roster: "roster", RootRule: rr, RootGovernanceRule: TwoThirds(), Districts: o.Districts, Texts: [][]byte{RuleText},
+		Jurisdictions: o.Jurisdictions}
 	if o.Observers {
 		sc.Observers = "observers"
 	}

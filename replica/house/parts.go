@@ -1,0 +1,390 @@
+package house
+
+// This file admits and records the opinion members of issue 18's second
+// half (replica/opinion parts.go): cost estimates (D53, D69, D75) and
+// affiliation attestations (D76), jurisdiction choices (D73), feasibility
+// (D70).
+// Each is judged against the opinion's causal past only, so every replica
+// accepts the same opinions; what they feed (the fact sheet's estimates
+// and estimate_totals, fiscal notice) is read from the records here.
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/opinion"
+	"github.com/witan-dev/witan/replica/statute"
+	"github.com/witan-dev/witan/rules"
+)
+
+// partsState is the House's record of those members.
+type partsState struct {
+	// estimates lists, per MR, the records of accepted estimates on it
+	// (indexes into ops.recs), in admission order.
+	estimates map[dag.ID][]int32
+	// sunsets caches, per merge MR, whether its fact sheet lists a sunset.
+	sunsets map[dag.ID]bool
+	// districts is the session's decoded district table (D72), once read.
+	districts     *Districts
+	districtsRead bool
+	// attests lists, per attested key and organization, the records of
+	// accepted attestations (D76).
+	attests map[attestKey][]int32
+	// affiliated holds the records whose disclosure lists affiliations,
+	// so that a page of opinions decodes only those bodies.
+	affiliated map[int32]bool
+	// feasible lists, per MR, the records of accepted feasibility
+	// opinions on it (D70).
+	feasible map[dag.ID][]int32
+	// choices lists the records of accepted jurisdiction choices (D73).
+	choices []int32
+}
+
+type attestKey struct {
+	key dag.Key
+	org string
+}
+
+// checkParts judges the served members of o at its causal point. Codes:
+// unknown_parent (an estimate's MR is not opened in the causal past),
+// estimate_incomplete, attestation_invalid.
+func (v *admission) checkParts(o *opinion.Opinion) error {
+	if err := opinion.CheckParts(o, v.env.Author); err != nil {
+		return err
+	}
+	if e := o.Estimate; e != nil {
+		c, err := v.estimateContext(e.MR)
+		if err != nil {
+			return err
+		}
+		if err := opinion.CheckEstimate(e, c); err != nil {
+			return err
+		}
+	}
+	if f := o.Feasibility; f != nil {
+		if v.st.mrs[f.MR] == nil || v.h.mrs[f.MR] == nil {
+			return dag.Errorf(dag.CodeUnknownParent, "house: feasibility.mr %s is not an MR opened in the opinion's causal past", f.MR)
+		}
+	}
+	if o.JurisdictionChoice != nil {
+		if _, ok := v.h.jurisdictionOf(v.env.Author); !ok {
+			return dag.Errorf(dag.CodeNotAuthorized, "house: jurisdiction_choice: the signer is not the key the session names for any jurisdiction (D73)")
+		}
+	}
+	return nil
+}
+
+// checkJurisdictionKeys: the keys a session names for its jurisdictions
+// (D73) are well formed, each names one jurisdiction, and only a research
+// (simulation) session names them.
+func checkJurisdictionKeys(s *SessionBody) error {
+	seen := map[dag.Key]bool{}
+	for _, j := range s.Jurisdictions {
+		if j.Key == "" {
+			continue
+		}
+		if !s.Simulation {
+			return schemaf("session.create: only a research session (simulation: true) names jurisdiction keys (D73)")
+		}
+		k, err := dag.ParseKey(j.Key)
+		if err != nil || k.String() != j.Key {
+			return schemaf("session.create: jurisdiction %q: key %q is not ed25519:<key>", dag.Trunc(j.Code), dag.Trunc(j.Key))
+		}
+		if seen[k] {
+			return schemaf("session.create: key %s is named for two jurisdictions", j.Key)
+		}
+		seen[k] = true
+	}
+	return nil
+}
+
+// jurisdictionOf returns the jurisdiction code whose key is k.
+func (h *House) jurisdictionOf(k dag.Key) (string, bool) {
+	if h.body == nil {
+		return "", false
+	}
+	for _, j := range h.body.Jurisdictions {
+		if j.Key != "" && j.Key == k.String() {
+			return j.Code, true
+		}
+	}
+	return "", false
+}
+
+// ChoiceOpinions returns the ids of the accepted jurisdiction choices.
+func (h *House) ChoiceOpinions() []dag.ID {
+	out := make([]dag.ID, 0, len(h.parts.choices))
+	for _, ri := range h.parts.choices {
+		out = append(out, h.ops.recs[ri].id)
+	}
+	return out
+}
+
+// OptIns returns the recorded jurisdiction choices (D73) for /law, in
+// the order of their opinions' ts, then id: statute's optedIn lets the
+// later of two choices with one effective date win.
+func (h *House) OptIns() []statute.OptIn {
+	recs := slices.Clone(h.parts.choices)
+	slices.SortFunc(recs, func(a, b int32) int {
+		ra, rb := &h.ops.recs[a], &h.ops.recs[b]
+		if ra.ts != rb.ts {
+			return cmp.Compare(ra.ts, rb.ts)
+		}
+		return ra.id.Compare(rb.id)
+	})
+	var out []statute.OptIn
+	for _, ri := range recs {
+		if h.opinionIgnored(ri) {
+			continue
+		}
+		rec := &h.ops.recs[ri]
+		o, err := opinion.DecodeCanonical(rec.body)
+		if err != nil || o.JurisdictionChoice == nil {
+			continue
+		}
+		code, ok := h.jurisdictionOf(rec.author)
+		eff, err := statute.ParseDate(o.JurisdictionChoice.Effective)
+		if !ok || err != nil {
+			continue
+		}
+		out = append(out, statute.OptIn{Jurisdiction: code, Program: o.JurisdictionChoice.Program, In: o.JurisdictionChoice.Choice == "opt_in", Effective: eff})
+	}
+	return out
+}
+
+// estimateContext reads what an estimate on mr must cover from the
+// estimate's causal past: the effective year (the MR's effective date,
+// else, for on_merge, the year of the estimate's witnessed time: the MR
+// cannot take effect before its estimate exists, docs/deviations.md),
+// whether the MR's fact sheet lists a sunset, and the declared regions
+// and densities.
+func (v *admission) estimateContext(mr dag.ID) (opinion.EstimateContext, error) {
+	h := v.h
+	var c opinion.EstimateContext
+	info := h.mrs[mr]
+	if v.st.mrs[mr] == nil || info == nil {
+		return c, dag.Errorf(dag.CodeUnknownParent, "house: estimate.mr %s is not an MR opened in the opinion's causal past", mr)
+	}
+	if eff := info.body.Effective; eff.Dated {
+		c.EffectiveYear, _ = strconv.Atoi(eff.Date.String()[:4])
+	} else {
+		c.EffectiveYear = time.Unix(v.wit, 0).UTC().Year()
+	}
+	c.Sunsets = h.mrSunsets(info)
+	if d := h.sessionDistricts(); d != nil {
+		c.Regions, c.Densities = d.Values["region"], d.Values["density"]
+		if c.Regions == nil {
+			c.Regions = []string{}
+		}
+		if c.Densities == nil {
+			c.Densities = []string{}
+		}
+	}
+	return c, nil
+}
+
+// mrSunsets reports whether merge MR info's fact sheet lists a sunset
+// (§6 item 6: a node of its patch carries a [[sunset:]] marker).
+func (h *House) mrSunsets(info *mrInfo) bool {
+	if info.patch == nil {
+		return false
+	}
+	if s, ok := h.parts.sunsets[info.id]; ok {
+		return s
+	}
+	target, err := h.tree(info.body.Target.Head)
+	if err != nil {
+		return false
+	}
+	fs, err := statute.Facts(statute.ReviewOf(target, info.patch), statute.Env{MR: info.id, Profile: h.profile}, statute.FactInputs{})
+	s := err == nil && len(fs.Sunsets) > 0
+	if h.parts.sunsets == nil {
+		h.parts.sunsets = map[dag.ID]bool{}
+	}
+	h.parts.sunsets[info.id] = s
+	return s
+}
+
+// sessionDistricts is the session's district table, nil without one.
+func (h *House) sessionDistricts() *Districts {
+	p := &h.parts
+	if !p.districtsRead && h.body != nil {
+		p.districtsRead = true
+		if h.body.Districts.Valid() {
+			if raw, err := h.object(h.body.Districts, "district table"); err == nil {
+				p.districts, _ = DecodeDistricts(raw)
+			}
+		}
+	}
+	return p.districts
+}
+
+// commitParts records the served members of an accepted opinion (record
+// ri).
+func (h *House) commitParts(ri int32, o *opinion.Opinion) {
+	p := &h.parts
+	if e := o.Estimate; e != nil {
+		if p.estimates == nil {
+			p.estimates = map[dag.ID][]int32{}
+		}
+		p.estimates[e.MR] = append(p.estimates[e.MR], ri)
+		h.estimateInPast = h.estimatesInPast
+	}
+	if a := o.Attest; a != nil {
+		if p.attests == nil {
+			p.attests = map[attestKey][]int32{}
+		}
+		k := attestKey{a.Key, a.Organization}
+		p.attests[k] = append(p.attests[k], ri)
+	}
+	if o.JurisdictionChoice != nil {
+		p.choices = append(p.choices, ri)
+	}
+	if d := o.Disclosure; d != nil && len(d.Affiliations) > 0 {
+		if p.affiliated == nil {
+			p.affiliated = map[int32]bool{}
+		}
+		p.affiliated[ri] = true
+	}
+	if f := o.Feasibility; f != nil {
+		if p.feasible == nil {
+			p.feasible = map[dag.ID][]int32{}
+		}
+		p.feasible[f.MR] = append(p.feasible[f.MR], ri)
+	}
+}
+
+// Affiliations returns, for each organization opinion id's disclosure
+// lists, the key attesting its signer for it or "unattested" (D76), as of
+// the record's date: the UTC date of the largest witnessed time of any
+// admitted entry, so every replica holding the same entries shows the
+// same. ok is false for an unknown opinion.
+func (h *House) Affiliations(id dag.ID) ([]opinion.Affiliation, bool) {
+	ri, ok := h.ops.byID[id]
+	if !ok {
+		return nil, false
+	}
+	if !h.parts.affiliated[ri] {
+		return []opinion.Affiliation{}, true
+	}
+	rec := &h.ops.recs[ri]
+	o, err := opinion.DecodeCanonical(rec.body)
+	if err != nil || o.Disclosure == nil || len(o.Disclosure.Affiliations) == 0 {
+		return []opinion.Affiliation{}, true
+	}
+	var recs []opinion.AttestRecord
+	for _, org := range o.Disclosure.Affiliations {
+		for _, ai := range h.parts.attests[attestKey{rec.author, org}] {
+			if h.opinionIgnored(ai) {
+				continue
+			}
+			ar := &h.ops.recs[ai]
+			ao, err := opinion.DecodeCanonical(ar.body)
+			if err != nil || ao.Attest == nil {
+				continue
+			}
+			r := opinion.AttestRecord{Opinion: ar.id, Attester: ar.author, TS: ar.ts, Attest: *ao.Attest}
+			if ao.Disclosure != nil {
+				r.Disclosed = ao.Disclosure.Affiliations
+			}
+			recs = append(recs, r)
+		}
+	}
+	today := time.Unix(h.cs().maxWit, 0).UTC().Format("2006-01-02")
+	return opinion.Affiliations(rec.author, o.Disclosure.Affiliations, recs, today), true
+}
+
+// estimatesInPast reports whether an accepted estimate on mr is in the
+// causal past of an entry with these parents (fiscal notice, D53). An
+// estimate signed by a key a rotation later makes invalid still counts
+// here (admission reads the causal past only; the views above skip it).
+func (h *House) estimatesInPast(mr dag.ID, parents []int32) bool {
+	for _, ri := range h.parts.estimates[mr] {
+		if len(h.ancestorsMissing(parents, []int32{h.ops.recs[ri].ent})) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// checkContestFiscal is D53's fiscal notice for a contest: a
+// contest.determine that approves a fiscal: true option is refused
+// estimate_missing unless an accepted estimate on that option is in its
+// causal past, as mr.determine is (l1.go checkFiscal).
+func (v *admission) checkContestFiscal(res rules.ContestResult) error {
+	if res.IfClosed != rules.Approved {
+		return nil
+	}
+	id, err := dag.ParseID(res.Winner)
+	if err != nil {
+		return nil // the status quo
+	}
+	info := v.h.mrs[id]
+	if info == nil || !info.body.Fiscal {
+		return nil
+	}
+	if v.h.estimateInPast != nil && v.h.estimateInPast(id, v.parents) {
+		return nil
+	}
+	return dag.Errorf(dag.CodeEstimateMissing, "house: contest approves fiscal MR %s, which has no accepted estimate in the determination's causal past (D53)", id)
+}
+
+// Estimates returns every accepted estimate on mr, sorted by opinion id,
+// as the fact sheet reads them (estimates, estimate_totals): all side by
+// side, none official.
+func (h *House) Estimates(mr dag.ID) []statute.Estimate {
+	var out []statute.Estimate
+	for _, ri := range h.parts.estimates[mr] {
+		if h.opinionIgnored(ri) { // signed by a rotated key (D62, rotate.go)
+			continue
+		}
+		rec := &h.ops.recs[ri]
+		o, err := opinion.DecodeCanonical(rec.body)
+		if err != nil || o.Estimate == nil {
+			continue
+		}
+		out = append(out, statute.Estimate{Opinion: rec.id, Outlays: opinion.Outlays(o.Estimate.ByYear), IfPermanent: opinion.Outlays(o.Estimate.IfPermanent)})
+	}
+	slices.SortFunc(out, func(a, b statute.Estimate) int { return a.Opinion.Compare(b.Opinion) })
+	return out
+}
+
+// Feasibility returns every accepted feasibility opinion on mr (D70),
+// sorted by opinion id, as the checks (effective_before_feasible) and the
+// fact sheet (feasibility) read them: side by side, never blocking.
+func (h *House) Feasibility(mr dag.ID) []statute.Feasibility {
+	var out []statute.Feasibility
+	for _, ri := range h.parts.feasible[mr] {
+		if h.opinionIgnored(ri) {
+			continue
+		}
+		rec := &h.ops.recs[ri]
+		o, err := opinion.DecodeCanonical(rec.body)
+		if err != nil || o.Feasibility == nil {
+			continue
+		}
+		d, err := statute.ParseDate(o.Feasibility.Earliest)
+		if err != nil {
+			continue
+		}
+		out = append(out, statute.Feasibility{Opinion: rec.id, Nodes: o.Feasibility.Nodes, Earliest: d})
+	}
+	slices.SortFunc(out, func(a, b statute.Feasibility) int { return a.Opinion.Compare(b.Opinion) })
+	return out
+}
+
+// EstimateOpinions returns the ids of the accepted estimates on mr,
+// sorted (the first one a checkpoint includes starts fiscal notice, D53).
+func (h *House) EstimateOpinions(mr dag.ID) []dag.ID {
+	var out []dag.ID
+	for _, ri := range h.parts.estimates[mr] {
+		if !h.opinionIgnored(ri) {
+			out = append(out, h.ops.recs[ri].id)
+		}
+	}
+	slices.SortFunc(out, dag.ID.Compare)
+	return out
+}
