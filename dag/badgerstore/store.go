@@ -95,7 +95,11 @@ func (o Options) badger(dir string) badger.Options {
 		// value log on disk, below); its blocks compress well.
 		WithCompression(options.Snappy).
 		// Put serialises writers itself, so Badger need not track reads.
-		WithDetectConflicts(false)
+		WithDetectConflicts(false).
+		// Close compacts level 0 into the next level, which drops what
+		// later writes superseded (a promoted entry's pending keys, their
+		// tombstones) and tells the value-log GC what is garbage.
+		WithCompactL0OnClose(true)
 	// Every level's tables the same size (Badger doubles it per level by
 	// default): compaction builds tables in memory, up to 8 or more at
 	// once, so growing table sizes make the heap grow with the store.
@@ -297,14 +301,15 @@ func loadIDFilter(db *badger.DB) (*idFilter, error) {
 // digests, sids are 4-byte space numbers, positions 8 bytes, all big-endian
 // so that keys sort as the indexes need.
 const (
-	pEntry     = 'e' // e id → entry record (sid, pos, parents, data)
-	pPending   = 'p' // p id → pending record (sid, 0, parents, data)
+	pData      = 'd' // d id → body (parents, packed data), written once
+	pEntry     = 'e' // e id → status record (sid, pos)
+	pPending   = 'p' // p id → status record (sid, 0)
 	pChild     = 'c' // c sid parentpos childpos → "" (see write)
 	pLog       = 'l' // l sid first → ids at positions first, first+1, … (one run per batch)
 	pHead      = 'h' // h sid id → ""
 	pWait      = 'w' // w sid parent child → "" (child is pending, waits for parent)
 	pQueue     = 'q' // q sid id → "" (pending entries of a space)
-	pQuar      = 'x' // x id → quarantined record (sid, 0, parents, data)
+	pQuar      = 'x' // x id → status record (sid, 0)
 	pRefused   = 'r' // r sid id → rejection (uvarint code length, code, detail)
 	pObject    = 'o' // o id → data
 	pSpace     = 's' // s name → sid, next position
@@ -319,9 +324,10 @@ var (
 
 // format is the version of the key layout. Format 1 (before log runs) had
 // one log key per entry; format 2 kept entry data as it came, not packed;
-// format 3 keyed the children index by ids; this version refuses such
-// stores rather than misread them.
-const format = 4
+// format 3 keyed the children index by ids; format 4 kept an entry's body
+// in its status record, so that a promotion wrote it again; this version
+// refuses such stores rather than misread them.
+const format = 5
 
 // Format is the store format (the version of the key layout) this package
 // reads and writes; Open refuses a store written in another with ErrFormat.
@@ -361,12 +367,20 @@ func idFrom(b []byte) dag.ID {
 	return dag.IDFromDigest(d)
 }
 
-// record encodes an entry: uvarint sid, uvarint pos, uvarint parent
-// count, the parents' digests, then the data, packed (pack.go).
-func record(sid uint32, pos uint64, e dag.Entry) []byte {
-	b := make([]byte, 0, recordSize(e))
+// head encodes the status record of an entry (the value of its e, p or x
+// key): uvarint sid, uvarint pos (0 unless applied). It is a few bytes, kept
+// in the LSM tree, and is all that changes when a pending entry is promoted.
+func head(sid uint32, pos uint64) []byte {
+	b := make([]byte, 0, 2*binary.MaxVarintLen64)
 	b = binary.AppendUvarint(b, uint64(sid))
-	b = binary.AppendUvarint(b, pos)
+	return binary.AppendUvarint(b, pos)
+}
+
+// body encodes what an entry holds (the value of its d key, written once
+// whatever becomes of the entry): uvarint parent count, the parents'
+// digests, then the data, packed (pack.go).
+func body(e dag.Entry) []byte {
+	b := make([]byte, 0, bodySize(e))
 	b = binary.AppendUvarint(b, uint64(len(e.Parents)))
 	for _, p := range e.Parents {
 		b = append(b, idb(p)...)
@@ -391,26 +405,54 @@ func decodeRejection(id dag.ID, b []byte) (dag.Rejection, error) {
 	return dag.Rejection{ID: id, Code: dag.Code(b[:n]), Detail: string(b[n:])}, nil
 }
 
-func decodeRecord(id dag.ID, b []byte) (sid uint32, pos uint64, e dag.Entry, err error) {
-	sid, pos, b, err = recordHead(id, b)
-	np, n := binary.Uvarint(b)
-	if err != nil || n <= 0 || np > uint64(len(b)-n)/32 {
-		return 0, 0, dag.Entry{}, fmt.Errorf("%w for %s", errCorrupt, id)
+// decodeBody decodes the body of entry id (see body).
+func decodeBody(id dag.ID, b []byte) (dag.Entry, error) {
+	ps, b, err := bodyParents(id, b)
+	if err != nil {
+		return dag.Entry{}, err
 	}
-	b = b[n:]
-	e.ID = id
-	e.Parents = make([]dag.ID, np)
-	for i := range e.Parents {
-		e.Parents[i] = idFrom(b[32*i:])
+	e := dag.Entry{ID: id, Parents: ps}
+	if e.Data, err = unpack(make([]byte, 0, unpackedSize(b)), b); err != nil {
+		return dag.Entry{}, fmt.Errorf("%w for %s", err, id)
 	}
-	if e.Data, err = unpack(make([]byte, 0, unpackedSize(b[32*np:])), b[32*np:]); err != nil {
-		return 0, 0, dag.Entry{}, fmt.Errorf("%w for %s", err, id)
-	}
-	return sid, pos, e, nil
+	return e, nil
 }
 
-// recordHead reads the space number and log position that start a record
-// of id, and returns the rest of it.
+// bodyParents decodes the parents that start the body of entry id, and
+// returns the rest (the packed data).
+func bodyParents(id dag.ID, b []byte) ([]dag.ID, []byte, error) {
+	np, n := binary.Uvarint(b)
+	if n <= 0 || np > uint64(len(b)-n)/32 {
+		return nil, nil, fmt.Errorf("%w for %s", errCorrupt, id)
+	}
+	b = b[n:]
+	ps := make([]dag.ID, np)
+	for i := range ps {
+		ps[i] = idFrom(b[32*i:])
+	}
+	return ps, b[32*np:], nil
+}
+
+// readBody reads the body of entry id in txn.
+func readBody(txn *badger.Txn, id dag.ID) (dag.Entry, error) {
+	item, err := txn.Get(key(pData, idb(id)))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return dag.Entry{}, fmt.Errorf("%w: no body for %s", errCorrupt, id)
+	}
+	if err != nil {
+		return dag.Entry{}, err
+	}
+	var e dag.Entry
+	err = item.Value(func(v []byte) error {
+		var err error
+		e, err = decodeBody(id, v)
+		return err
+	})
+	return e, err
+}
+
+// recordHead reads the space number and log position of a status record
+// (see head) of id, and returns the rest of it.
 func recordHead(id dag.ID, b []byte) (sid uint32, pos uint64, rest []byte, err error) {
 	s, n := binary.Uvarint(b)
 	if n <= 0 || s > 1<<32-1 {
@@ -424,7 +466,7 @@ func recordHead(id dag.ID, b []byte) (sid uint32, pos uint64, rest []byte, err e
 }
 
 // appliedAt returns the space number and log position of applied entry id
-// from its record's head, without unpacking its data; ok is false when id
+// from its status record, without reading its body; ok is false when id
 // is not applied.
 func (s *Store) appliedAt(txn *badger.Txn, id dag.ID) (sid uint32, pos uint64, ok bool, err error) {
 	if !s.ids.mayHold(id) {
@@ -503,14 +545,17 @@ func (s *Store) lookup(txn *badger.Txn, id dag.ID, names func(uint32) string, pe
 		if err != nil {
 			return dag.Entry{}, dag.Absent, 0, err
 		}
-		var e dag.Entry
 		var sid uint32
 		var pos uint64
 		err = item.Value(func(v []byte) error {
 			var err error
-			sid, pos, e, err = decodeRecord(id, v)
+			sid, pos, _, err = recordHead(id, v)
 			return err
 		})
+		if err != nil {
+			return dag.Entry{}, dag.Absent, 0, err
+		}
+		e, err := readBody(txn, id)
 		if err != nil {
 			return dag.Entry{}, dag.Absent, 0, err
 		}
@@ -963,13 +1008,17 @@ func (p *putTxn) write(c chunk) error {
 		}
 		id := idb(st.ID)
 		if st.WasPending {
+			// Promotion: the body stays where the pending entry put it;
+			// only the few bytes of its status change.
 			if err := unpend(t, sid, st.Entry); err != nil {
 				return err
 			}
+		} else if err := t.Set(key(pData, id), body(st.Entry)); err != nil {
+			return err
 		}
 		pos := p.next[sid]
 		p.next[sid] = pos + 1
-		if err := t.Set(key(pEntry, id), record(sid, pos, st.Entry)); err != nil {
+		if err := t.Set(key(pEntry, id), head(sid, pos)); err != nil {
 			return err
 		}
 		r := runs[sid]
@@ -1019,7 +1068,10 @@ func (p *putTxn) write(c chunk) error {
 			return err
 		}
 		id := idb(w.ID)
-		if err := t.Set(key(pPending, id), record(sid, 0, w.Entry)); err != nil {
+		if err := t.Set(key(pData, id), body(w.Entry)); err != nil {
+			return err
+		}
+		if err := t.Set(key(pPending, id), head(sid, 0)); err != nil {
 			return err
 		}
 		if err := t.Set(key(pQueue, sidb(sid), id), nil); err != nil {
@@ -1039,16 +1091,24 @@ func (p *putTxn) write(c chunk) error {
 		if err != nil {
 			return err
 		}
+		id := idb(r.ID)
 		if r.WasPending {
 			if err := unpend(t, sid, r.Entry); err != nil {
 				return err
 			}
 		}
 		if p.s.dropRefused {
+			if err := t.Delete(key(pData, id)); err != nil {
+				return err
+			}
 			continue
 		}
-		id := idb(r.ID)
-		if err := t.Set(key(pQuar, id), record(sid, 0, r.Entry)); err != nil {
+		if !r.WasPending {
+			if err := t.Set(key(pData, id), body(r.Entry)); err != nil {
+				return err
+			}
+		}
+		if err := t.Set(key(pQuar, id), head(sid, 0)); err != nil {
 			return err
 		}
 		if err := t.Set(key(pRefused, sidb(sid), id), encodeRejection(r.Rejection)); err != nil {
@@ -1074,7 +1134,8 @@ func (p *putTxn) write(c chunk) error {
 	return nil
 }
 
-// unpend deletes a pending entry's record and waiting index.
+// unpend deletes a pending entry's status record and waiting index (not its
+// body: a promoted or quarantined entry keeps it).
 func unpend(t *badger.Txn, sid uint32, e dag.Entry) error {
 	id := idb(e.ID)
 	if err := t.Delete(key(pPending, id)); err != nil {
@@ -1161,32 +1222,23 @@ func (s *Store) Object(ctx context.Context, id dag.ID) ([]byte, error) {
 func (s *Store) Parents(ctx context.Context, id dag.ID) ([]dag.ID, error) {
 	var ps []dag.ID
 	err := s.view(ctx, func(txn *badger.Txn) error {
-		item, err := txn.Get(key(pEntry, idb(id)))
-		if errors.Is(err, badger.ErrKeyNotFound) {
+		if _, err := txn.Get(key(pEntry, idb(id))); errors.Is(err, badger.ErrKeyNotFound) {
 			return fmt.Errorf("badgerstore: parents of %s: %w", id, dag.ErrNotFound)
+		} else if err != nil {
+			return err
+		}
+		item, err := txn.Get(key(pData, idb(id)))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return fmt.Errorf("%w: no body for %s", errCorrupt, id)
 		}
 		if err != nil {
 			return err
 		}
 		return item.Value(func(v []byte) error {
 			// Decode only the parents, not the data.
-			for range 2 {
-				_, n := binary.Uvarint(v)
-				if n <= 0 {
-					return errCorrupt
-				}
-				v = v[n:]
-			}
-			np, n := binary.Uvarint(v)
-			if n <= 0 || np > uint64(len(v)-n)/32 {
-				return errCorrupt
-			}
-			v = v[n:]
-			ps = make([]dag.ID, np)
-			for i := range ps {
-				ps[i] = idFrom(v[32*i:])
-			}
-			return nil
+			var err error
+			ps, _, err = bodyParents(id, v)
+			return err
 		})
 	})
 	return ps, err
@@ -1548,14 +1600,23 @@ func (s *Store) DropPending(ctx context.Context, space string, ids []dag.ID) (in
 		if err != nil {
 			return 0, err
 		}
-		esid, _, e, err := decodeRecord(id, b)
+		esid, _, _, err := recordHead(id, b)
 		if err != nil {
 			return 0, err
 		}
 		if esid != sid {
 			continue
 		}
+		e, err := readBody(txn, id)
+		if err != nil {
+			return 0, err
+		}
 		if err := unpend(txn, sid, e); err != nil {
+			return 0, err
+		}
+		// Nothing is kept of it: its body becomes garbage of the value
+		// log, which GC reclaims.
+		if err := txn.Delete(key(pData, idb(id))); err != nil {
 			return 0, err
 		}
 		n++
