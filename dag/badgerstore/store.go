@@ -40,6 +40,12 @@ type Options struct {
 	// BlockCacheSize is the size of Badger's block cache;
 	// DefaultBlockCacheSize if 0.
 	BlockCacheSize int64
+	// ValueLogFileSize is the size at which Badger starts a new value-log
+	// file; DefaultValueLogFileSize if 0. GC reclaims whole files and never
+	// the newest, so garbage is reclaimed only once the value log has moved
+	// on to a later file (Badger's default, 1 GiB, meant never in a small
+	// store).
+	ValueLogFileSize int64
 	// ZSTD compresses tables with ZSTD instead of Snappy: about 11 % less
 	// disk for about twice the compression CPU, which ingest competes for
 	// with signature verification (see docs/storage.md).
@@ -63,6 +69,7 @@ const (
 	DefaultMemTableSize         = 8 << 20
 	DefaultInMemoryMemTableSize = 16 << 20
 	DefaultBlockCacheSize       = 32 << 20
+	DefaultValueLogFileSize     = 64 << 20
 )
 
 func (o Options) badger(dir string) badger.Options {
@@ -79,12 +86,16 @@ func (o Options) badger(dir string) badger.Options {
 	if o.BlockCacheSize <= 0 {
 		o.BlockCacheSize = DefaultBlockCacheSize
 	}
+	if o.ValueLogFileSize <= 0 {
+		o.ValueLogFileSize = DefaultValueLogFileSize
+	}
 	bo = bo.
 		WithSyncWrites(!o.NoSync && !o.InMemory).
 		WithLogger(o.Logger).
 		WithMemTableSize(o.MemTableSize).
 		WithNumMemtables(2).
 		WithBlockCacheSize(o.BlockCacheSize).
+		WithValueLogFileSize(o.ValueLogFileSize).
 		WithNumCompactors(2).
 		// Every new entry costs a lookup of an id the store lacks; a
 		// tighter Bloom filter spares most of the table reads (about 10 %
@@ -1574,7 +1585,8 @@ func (s *Store) Close() error {
 // DropPending removes pending entries of space, as if they had never
 // arrived: their records and their waiting index. A replica calls it to
 // bound what waits for parents (docs/security.md); ids that are not
-// pending in space are skipped. It returns how many it removed.
+// pending in space are skipped. It returns how many it removed. Their
+// bodies become value-log garbage, which GC reclaims.
 func (s *Store) DropPending(ctx context.Context, space string, ids []dag.ID) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -1585,6 +1597,29 @@ func (s *Store) DropPending(ctx context.Context, space string, ids []dag.ID) (in
 	if !ok || len(ids) == 0 {
 		return 0, nil
 	}
+	// In transactions of dropChunk ids, so that any number fits: each
+	// entry goes whole, and an error leaves those before it dropped.
+	total := 0
+	for len(ids) > 0 {
+		k := min(len(ids), dropChunk)
+		n, err := s.dropPending(sid, ids[:k])
+		total += n
+		if err != nil {
+			return total, err
+		}
+		ids = ids[k:]
+	}
+	return total, nil
+}
+
+// dropChunk is how many pending entries DropPending removes per
+// transaction: each costs up to some ten keys (status, body, queue,
+// waiting keys).
+const dropChunk = 512
+
+// dropPending removes the pending entries ids of space sid in one
+// transaction. Call with mu held.
+func (s *Store) dropPending(sid uint32, ids []dag.ID) (int, error) {
 	txn := s.db.NewTransaction(true)
 	defer txn.Discard()
 	n := 0
@@ -1626,6 +1661,9 @@ func (s *Store) DropPending(ctx context.Context, space string, ids []dag.ID) (in
 	}
 	if err := txn.Commit(); err != nil {
 		return 0, fmt.Errorf("badgerstore: drop pending: %w", err)
+	}
+	if err := s.watch.syncFailure(); err != nil {
+		return 0, err
 	}
 	s.pending[sid] -= n
 	return n, nil
