@@ -211,9 +211,7 @@ func (r *Replica) chargeStored(ctx context.Context, names []string) error {
 		if IsLocalSpace(n) {
 			continue
 		}
-		if _, err := dag.ParseID(n); err != nil {
-			continue // a memory space: its blocks are bounded elsewhere
-		}
+		// Sessions and the node's memory spaces alike (ChargePending).
 		ids, err := r.store.Pending(ctx, n)
 		if err != nil {
 			return err

@@ -459,9 +459,8 @@ func (n *Node) MissingFrom(ctx context.Context, space, source string) ([]dag.ID,
 	if replica.IsLocalSpace(space) {
 		return nil, nil
 	}
-	if strings.HasPrefix(space, MemoryPrefix) {
-		return n.store.Missing(ctx, space)
-	}
+	// A memory space's pending blocks are on the replica's charge sheet
+	// too (ChargePending).
 	return n.rep.MissingFrom(ctx, space, source)
 }
 
