@@ -202,7 +202,7 @@ func (r *Replica) ChargePending(ctx context.Context, space, source string, entri
 	defer r.mu.Unlock()
 	var evicted []*waitRec
 	for _, e := range entries {
-		evicted = append(evicted, r.wait.add(&waitRec{id: e.ID, space: space, source: source, parents: e.Parents})...)
+		evicted = append(evicted, r.wait.add(&waitRec{id: e.ID, space: space, source: source, parents: slices.Clone(e.Parents)})...)
 	}
 	return r.dropPending(ctx, evicted)
 }
