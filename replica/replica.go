@@ -98,6 +98,13 @@ type Replica struct {
 	// refusals is the node's refusal log (refusals.go); nil when
 	// Options.MaxRefusals is negative.
 	refusals *refusalLog
+	// The group-commit queue of client submissions (groupcommit.go):
+	// gbusy is set while a group is being planned; cmu is held by the
+	// group being committed.
+	cmu   sync.Mutex
+	gmu   sync.Mutex
+	gq    []*groupReq
+	gbusy bool
 }
 
 // space is the in-memory state of one session (space = session id).
@@ -607,10 +614,22 @@ func (r *Replica) ingest(ctx context.Context, subs []Submission, hold bool) ([]O
 	// before the lock, on every core.
 	out := make([]Outcome, len(subs))
 	items := r.verify(subs, out)
+	if err := r.ingestItems(ctx, items, out, hold); err != nil {
+		if errors.Is(err, ErrClosed) {
+			return nil, err
+		}
+		return out, err
+	}
+	return out, nil
+}
+
+// ingestItems is ingest once the envelopes are decoded and verified
+// (items, in the order of out): one store transaction per space.
+func (r *Replica) ingestItems(ctx context.Context, items []item, out []Outcome, hold bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return nil, ErrClosed
+		return ErrClosed
 	}
 	src := dag.SourceOf(ctx)
 	bySpace := map[string][]item{}
@@ -644,10 +663,10 @@ func (r *Replica) ingest(ctx context.Context, subs []Submission, hold bool) ([]O
 	}
 	for _, name := range spaceOrder {
 		if err := r.ingestSpace(ctx, name, bySpace[name], out, hold, src); err != nil {
-			return out, err
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // verifyChunk is the fewest envelopes a goroutine of verify takes: below

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"slices"
+	"time"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica/opinion"
@@ -351,6 +352,10 @@ func (v *admission) mrOpen() error {
 	if err != nil {
 		return err
 	}
+	// D74 in witnessed time (docs/deviations.md): every replica refuses alike.
+	if err := rule.CheckWindow(time.Unix(v.witnessed(), 0).UTC()); err != nil {
+		return err
+	}
 	elg := st.group(m.Group)
 	if elg == nil {
 		return notAuth("electorate group %q does not exist (or is conflicted) in the causal past", m.Group)
@@ -593,7 +598,11 @@ func (v *admission) mrDetermine() error {
 func (v *admission) commitStatic(g int32) {
 	h := v.h
 	gs := govStatic{typ: v.env.Type, author: v.env.Author}
-	h.recordNamed(h.gov[g], v.env.Type, v.env.Body) // what it publishes (l1.go)
+	var det *Determination
+	if v.env.Type == dag.TxMRDetermine {
+		det = v.det.body
+	}
+	h.recordNamed(h.gov[g], v.env.Type, v.env.Body, det) // what it publishes (l1.go)
 	switch v.env.Type {
 	case dag.TxSessionCreate:
 		if h.body == nil {
