@@ -1567,7 +1567,9 @@ func (s *Store) Compact(ctx context.Context) error {
 func (s *Store) DB() *badger.DB { return s.db }
 
 // Close closes the store; later calls return dag.ErrClosed. Close waits
-// for a Put in progress.
+// for a Put in progress, then compacts level 0 of the LSM tree (on disk),
+// which drops the keys promotions and evictions deleted and tells the
+// value-log GC what they left (docs/storage.md).
 func (s *Store) Close() error {
 	err := dag.ErrClosed
 	s.closeOnce.Do(func() {
