@@ -189,3 +189,31 @@ func (w *waiting) missingFrom(ctx context.Context, st dag.Haser, q *quarantine, 
 func (w *waiting) stats() PendingStats {
 	return PendingStats{Held: len(w.byID), Evicted: w.evicted, Sources: len(w.nSource)}
 }
+
+// ChargePending charges entries that the store holds pending in space, a
+// space of the same store that the replica does not derive (a node's
+// memory space), to source (as dag.SourceOf names it), under the same
+// bounds as its sessions' pending entries: one charge sheet for the whole
+// store. The entries it evicts to stay within the bounds, of any space,
+// are removed from the store. MissingFrom then answers for space too.
+// Call ReleasePending for those the store applies or refuses later.
+func (r *Replica) ChargePending(ctx context.Context, space, source string, entries []dag.Entry) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var evicted []*waitRec
+	for _, e := range entries {
+		evicted = append(evicted, r.wait.add(&waitRec{id: e.ID, space: space, source: source, parents: slices.Clone(e.Parents)})...)
+	}
+	return r.dropPending(ctx, evicted)
+}
+
+// ReleasePending removes from the charge sheet entries of a space charged
+// through ChargePending that are no longer pending (applied or refused).
+// Ids not charged are skipped.
+func (r *Replica) ReleasePending(ids []dag.ID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, id := range ids {
+		r.wait.remove(id)
+	}
+}

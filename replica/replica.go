@@ -221,9 +221,7 @@ func (r *Replica) chargeStored(ctx context.Context, names []string) error {
 		if IsLocalSpace(n) {
 			continue
 		}
-		if _, err := dag.ParseID(n); err != nil {
-			continue // a memory space: its blocks are bounded elsewhere
-		}
+		// Sessions and the node's memory spaces alike (ChargePending).
 		ids, err := r.store.Pending(ctx, n)
 		if err != nil {
 			return err
@@ -882,7 +880,10 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 			var evicted []*waitRec
 			for _, id := range res.Pending {
 				if it := inBatch[id]; it != nil {
-					evicted = append(evicted, r.wait.add(&waitRec{id: id, space: name, source: src, parents: it.env.Parents})...)
+					// A copy: the envelope's Parents lie inside its decoded
+					// block, which holds its body, which holds the bytes it
+					// came in; the charge sheet keeps only the ids.
+					evicted = append(evicted, r.wait.add(&waitRec{id: id, space: name, source: src, parents: slices.Clone(it.env.Parents)})...)
 				}
 			}
 			if err := r.dropPending(ctx, evicted); err != nil {

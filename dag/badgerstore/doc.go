@@ -13,11 +13,14 @@
 // Each transaction is synced to disk before Put returns (Options.NoSync
 // trades that for speed; then call Sync before acknowledging).
 //
-// On disk, entry records live in Badger's value log, packed (ids, keys and
+// On disk, entry bodies live in Badger's value log, packed (ids, keys and
 // signatures as bytes rather than text, exactly reversible), so that
-// compactions move keys and pointers, never entries; the children index is
-// keyed by log positions, so that its keys are short and arrive nearly in
-// order. The key layout, the packing and the promotion are described in
+// compactions move keys and pointers, never entries. A body is written once,
+// whatever the entry's status: promoting a pending entry rewrites only its
+// few-byte status record, so arrival order does not change the bytes on
+// disk (Close compacts level 0, dropping what promotions deleted). The
+// children index is keyed by log positions, so that its keys are short
+// and arrive nearly in order. The key layout, the packing and the promotion are described in
 // docs/storage.md. Open refuses a store written in another key layout with
 // ErrFormat.
 //

@@ -3,10 +3,15 @@ package badgerstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/dag/badgerstore"
+	"github.com/witan-dev/witan/dag/storetest"
 )
 
 func entry(space, data string, parents ...dag.ID) dag.Entry {
@@ -78,4 +83,108 @@ func TestNothingKeptOfRefusedOrDropped(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A flood of orphans that the pending bound drops leaves their bodies as
+// garbage in the value log; GC reclaims the files they filled once the
+// value log has moved on (and compactions have told Badger what is
+// garbage: here the one Close runs), and the store keeps every honest
+// entry.
+func TestGCReclaimsDroppedOrphans(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	opts := badgerstore.Options{NoSync: true, ValueLogFileSize: 1 << 20}
+	s, err := badgerstore.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { s.Close() }()
+	pad := strings.Repeat("x", 500)
+	var honest []dag.Entry
+	putHonest := func(n int) {
+		t.Helper()
+		var batch []dag.Entry
+		for range n {
+			var ps []dag.ID
+			if len(honest) > 0 {
+				ps = []dag.ID{honest[len(honest)-1].ID}
+			}
+			e := entry("s", fmt.Sprintf("honest %d %s", len(honest), pad), ps...)
+			honest = append(honest, e)
+			batch = append(batch, e)
+		}
+		if _, err := s.Put(ctx, dag.Batch{Entries: batch}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	putHonest(100)
+	// 8000 orphans of ≈ 540 bytes (4.3 MB, four value-log files and more),
+	// each waiting for a parent that never comes; then dropped.
+	var orphans []dag.ID
+	for b := range 8 {
+		var batch []dag.Entry
+		for i := range 1000 {
+			e := entry("s", fmt.Sprintf("orphan %d %d %s", b, i, pad), dag.Sum([]byte(fmt.Sprint("absent", b, i))))
+			batch = append(batch, e)
+			orphans = append(orphans, e.ID)
+		}
+		if _, err := s.Put(ctx, dag.Batch{Entries: batch}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := s.DropPending(ctx, "s", orphans); err != nil || n != len(orphans) {
+		t.Fatalf("DropPending: %d, %v", n, err)
+	}
+	putHonest(100)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before := dirBytes(dir)
+	if s, err = badgerstore.Open(dir, opts); err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.GC(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after := dirBytes(dir) // closed, as before: no preallocated files
+	if s, err = badgerstore.Open(dir, opts); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("GC rewrote %d value-log files: %d → %d bytes", n, before, after)
+	// The orphans filled at least four whole files of garbage.
+	if n < 4 || before-after < 4<<20 {
+		t.Fatalf("GC rewrote %d files, %d → %d bytes: want at least 4 files and 4 MiB reclaimed", n, before, after)
+	}
+	for _, e := range honest {
+		got, err := s.Get(ctx, e.ID)
+		if err != nil || string(got.Data) != string(e.Data) {
+			t.Fatalf("honest entry %s after GC: %v", e.ID, err)
+		}
+	}
+	for _, id := range orphans[:10] {
+		if st, err := s.Has(ctx, id); err != nil || st != dag.Absent {
+			t.Fatalf("dropped orphan %s: %v, %v", id, st, err)
+		}
+	}
+	if err := storetest.Check(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// dirBytes returns the bytes of the files under dir.
+func dirBytes(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error { //nolint:errcheck
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }

@@ -56,10 +56,13 @@ func (s *Store) write(k, v int) budget {
 	return budget{1, int64(k + v + writeOverhead)}
 }
 
-// recordSize is len(record(sid, pos, e)), bounded above.
-func recordSize(e dag.Entry) int {
-	return 3*binary.MaxVarintLen32 + 32*len(e.Parents) + packedSize(e.Data)
+// bodySize is len(body(e)), bounded above.
+func bodySize(e dag.Entry) int {
+	return binary.MaxVarintLen32 + 32*len(e.Parents) + packedSize(e.Data)
 }
+
+// headSize bounds len(head(sid, pos)).
+const headSize = 2 * binary.MaxVarintLen64
 
 // costUnpend is what unpend writes for e.
 func (s *Store) costUnpend(e dag.Entry) budget {
@@ -70,22 +73,25 @@ func (s *Store) costUnpend(e dag.Entry) budget {
 	return c
 }
 
-// costApply bounds what write does for an applied step: the entry, a child
-// key and a head deletion per parent, a head, 32 bytes of log run, and the
-// pending record's removal.
+// costApply bounds what write does for an applied step: the status record,
+// the body unless the entry was pending (a promotion does not write it
+// again), a child key and a head deletion per parent, a head, 32 bytes of
+// log run, and the pending record's removal.
 func (s *Store) costApply(st dag.Step) budget {
-	c := s.write(33, recordSize(st.Entry)).add(s.write(37, 0)).add(budget{0, 32})
+	c := s.write(33, headSize).add(s.write(37, 0)).add(budget{0, 32})
 	for range st.Parents {
 		c = c.add(s.write(65, 0)).add(s.write(37, 0))
 	}
 	if st.WasPending {
 		c = c.add(s.costUnpend(st.Entry))
+	} else {
+		c = c.add(s.write(33, bodySize(st.Entry)))
 	}
 	return c
 }
 
 func (s *Store) costPending(w dag.Waiter, waits int) budget {
-	c := s.write(33, recordSize(w.Entry)).add(s.write(37, 0))
+	c := s.write(33, bodySize(w.Entry)).add(s.write(33, headSize)).add(s.write(37, 0))
 	for range waits {
 		c = c.add(s.write(69, 0))
 	}
@@ -93,7 +99,7 @@ func (s *Store) costPending(w dag.Waiter, waits int) budget {
 }
 
 func (s *Store) costRefusal(r dag.Refusal) budget {
-	c := s.write(33, recordSize(r.Entry)).add(s.write(37, 3+len(r.Rejection.Code)+len(r.Rejection.Detail)))
+	c := s.write(33, bodySize(r.Entry)).add(s.write(33, headSize)).add(s.write(37, 3+len(r.Rejection.Code)+len(r.Rejection.Detail)))
 	if r.WasPending {
 		c = c.add(s.costUnpend(r.Entry))
 	}

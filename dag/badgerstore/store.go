@@ -40,6 +40,12 @@ type Options struct {
 	// BlockCacheSize is the size of Badger's block cache;
 	// DefaultBlockCacheSize if 0.
 	BlockCacheSize int64
+	// ValueLogFileSize is the size at which Badger starts a new value-log
+	// file; DefaultValueLogFileSize if 0. GC reclaims whole files and never
+	// the newest, so garbage is reclaimed only once the value log has moved
+	// on to a later file (Badger's default, 1 GiB, meant never in a small
+	// store).
+	ValueLogFileSize int64
 	// ZSTD compresses tables with ZSTD instead of Snappy: about 11 % less
 	// disk for about twice the compression CPU, which ingest competes for
 	// with signature verification (see docs/storage.md).
@@ -63,6 +69,7 @@ const (
 	DefaultMemTableSize         = 8 << 20
 	DefaultInMemoryMemTableSize = 16 << 20
 	DefaultBlockCacheSize       = 32 << 20
+	DefaultValueLogFileSize     = 64 << 20
 )
 
 func (o Options) badger(dir string) badger.Options {
@@ -79,12 +86,16 @@ func (o Options) badger(dir string) badger.Options {
 	if o.BlockCacheSize <= 0 {
 		o.BlockCacheSize = DefaultBlockCacheSize
 	}
+	if o.ValueLogFileSize <= 0 {
+		o.ValueLogFileSize = DefaultValueLogFileSize
+	}
 	bo = bo.
 		WithSyncWrites(!o.NoSync && !o.InMemory).
 		WithLogger(o.Logger).
 		WithMemTableSize(o.MemTableSize).
 		WithNumMemtables(2).
 		WithBlockCacheSize(o.BlockCacheSize).
+		WithValueLogFileSize(o.ValueLogFileSize).
 		WithNumCompactors(2).
 		// Every new entry costs a lookup of an id the store lacks; a
 		// tighter Bloom filter spares most of the table reads (about 10 %
@@ -95,7 +106,11 @@ func (o Options) badger(dir string) badger.Options {
 		// value log on disk, below); its blocks compress well.
 		WithCompression(options.Snappy).
 		// Put serialises writers itself, so Badger need not track reads.
-		WithDetectConflicts(false)
+		WithDetectConflicts(false).
+		// Close compacts level 0 into the next level, which drops what
+		// later writes superseded (a promoted entry's pending keys, their
+		// tombstones) and tells the value-log GC what is garbage.
+		WithCompactL0OnClose(true)
 	// Every level's tables the same size (Badger doubles it per level by
 	// default): compaction builds tables in memory, up to 8 or more at
 	// once, so growing table sizes make the heap grow with the store.
@@ -297,14 +312,15 @@ func loadIDFilter(db *badger.DB) (*idFilter, error) {
 // digests, sids are 4-byte space numbers, positions 8 bytes, all big-endian
 // so that keys sort as the indexes need.
 const (
-	pEntry     = 'e' // e id → entry record (sid, pos, parents, data)
-	pPending   = 'p' // p id → pending record (sid, 0, parents, data)
+	pData      = 'd' // d id → body (parents, packed data), written once
+	pEntry     = 'e' // e id → status record (sid, pos)
+	pPending   = 'p' // p id → status record (sid, 0)
 	pChild     = 'c' // c sid parentpos childpos → "" (see write)
 	pLog       = 'l' // l sid first → ids at positions first, first+1, … (one run per batch)
 	pHead      = 'h' // h sid id → ""
 	pWait      = 'w' // w sid parent child → "" (child is pending, waits for parent)
 	pQueue     = 'q' // q sid id → "" (pending entries of a space)
-	pQuar      = 'x' // x id → quarantined record (sid, 0, parents, data)
+	pQuar      = 'x' // x id → status record (sid, 0)
 	pRefused   = 'r' // r sid id → rejection (uvarint code length, code, detail)
 	pObject    = 'o' // o id → data
 	pSpace     = 's' // s name → sid, next position
@@ -319,9 +335,10 @@ var (
 
 // format is the version of the key layout. Format 1 (before log runs) had
 // one log key per entry; format 2 kept entry data as it came, not packed;
-// format 3 keyed the children index by ids; this version refuses such
-// stores rather than misread them.
-const format = 4
+// format 3 keyed the children index by ids; format 4 kept an entry's body
+// in its status record, so that a promotion wrote it again; this version
+// refuses such stores rather than misread them.
+const format = 5
 
 // Format is the store format (the version of the key layout) this package
 // reads and writes; Open refuses a store written in another with ErrFormat.
@@ -361,12 +378,20 @@ func idFrom(b []byte) dag.ID {
 	return dag.IDFromDigest(d)
 }
 
-// record encodes an entry: uvarint sid, uvarint pos, uvarint parent
-// count, the parents' digests, then the data, packed (pack.go).
-func record(sid uint32, pos uint64, e dag.Entry) []byte {
-	b := make([]byte, 0, recordSize(e))
+// head encodes the status record of an entry (the value of its e, p or x
+// key): uvarint sid, uvarint pos (0 unless applied). It is a few bytes, kept
+// in the LSM tree, and is all that changes when a pending entry is promoted.
+func head(sid uint32, pos uint64) []byte {
+	b := make([]byte, 0, 2*binary.MaxVarintLen64)
 	b = binary.AppendUvarint(b, uint64(sid))
-	b = binary.AppendUvarint(b, pos)
+	return binary.AppendUvarint(b, pos)
+}
+
+// body encodes what an entry holds (the value of its d key, written once
+// whatever becomes of the entry): uvarint parent count, the parents'
+// digests, then the data, packed (pack.go).
+func body(e dag.Entry) []byte {
+	b := make([]byte, 0, bodySize(e))
 	b = binary.AppendUvarint(b, uint64(len(e.Parents)))
 	for _, p := range e.Parents {
 		b = append(b, idb(p)...)
@@ -391,26 +416,54 @@ func decodeRejection(id dag.ID, b []byte) (dag.Rejection, error) {
 	return dag.Rejection{ID: id, Code: dag.Code(b[:n]), Detail: string(b[n:])}, nil
 }
 
-func decodeRecord(id dag.ID, b []byte) (sid uint32, pos uint64, e dag.Entry, err error) {
-	sid, pos, b, err = recordHead(id, b)
-	np, n := binary.Uvarint(b)
-	if err != nil || n <= 0 || np > uint64(len(b)-n)/32 {
-		return 0, 0, dag.Entry{}, fmt.Errorf("%w for %s", errCorrupt, id)
+// decodeBody decodes the body of entry id (see body).
+func decodeBody(id dag.ID, b []byte) (dag.Entry, error) {
+	ps, b, err := bodyParents(id, b)
+	if err != nil {
+		return dag.Entry{}, err
 	}
-	b = b[n:]
-	e.ID = id
-	e.Parents = make([]dag.ID, np)
-	for i := range e.Parents {
-		e.Parents[i] = idFrom(b[32*i:])
+	e := dag.Entry{ID: id, Parents: ps}
+	if e.Data, err = unpack(make([]byte, 0, unpackedSize(b)), b); err != nil {
+		return dag.Entry{}, fmt.Errorf("%w for %s", err, id)
 	}
-	if e.Data, err = unpack(make([]byte, 0, unpackedSize(b[32*np:])), b[32*np:]); err != nil {
-		return 0, 0, dag.Entry{}, fmt.Errorf("%w for %s", err, id)
-	}
-	return sid, pos, e, nil
+	return e, nil
 }
 
-// recordHead reads the space number and log position that start a record
-// of id, and returns the rest of it.
+// bodyParents decodes the parents that start the body of entry id, and
+// returns the rest (the packed data).
+func bodyParents(id dag.ID, b []byte) ([]dag.ID, []byte, error) {
+	np, n := binary.Uvarint(b)
+	if n <= 0 || np > uint64(len(b)-n)/32 {
+		return nil, nil, fmt.Errorf("%w for %s", errCorrupt, id)
+	}
+	b = b[n:]
+	ps := make([]dag.ID, np)
+	for i := range ps {
+		ps[i] = idFrom(b[32*i:])
+	}
+	return ps, b[32*np:], nil
+}
+
+// readBody reads the body of entry id in txn.
+func readBody(txn *badger.Txn, id dag.ID) (dag.Entry, error) {
+	item, err := txn.Get(key(pData, idb(id)))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return dag.Entry{}, fmt.Errorf("%w: no body for %s", errCorrupt, id)
+	}
+	if err != nil {
+		return dag.Entry{}, err
+	}
+	var e dag.Entry
+	err = item.Value(func(v []byte) error {
+		var err error
+		e, err = decodeBody(id, v)
+		return err
+	})
+	return e, err
+}
+
+// recordHead reads the space number and log position of a status record
+// (see head) of id, and returns the rest of it.
 func recordHead(id dag.ID, b []byte) (sid uint32, pos uint64, rest []byte, err error) {
 	s, n := binary.Uvarint(b)
 	if n <= 0 || s > 1<<32-1 {
@@ -424,7 +477,7 @@ func recordHead(id dag.ID, b []byte) (sid uint32, pos uint64, rest []byte, err e
 }
 
 // appliedAt returns the space number and log position of applied entry id
-// from its record's head, without unpacking its data; ok is false when id
+// from its status record, without reading its body; ok is false when id
 // is not applied.
 func (s *Store) appliedAt(txn *badger.Txn, id dag.ID) (sid uint32, pos uint64, ok bool, err error) {
 	if !s.ids.mayHold(id) {
@@ -503,14 +556,17 @@ func (s *Store) lookup(txn *badger.Txn, id dag.ID, names func(uint32) string, pe
 		if err != nil {
 			return dag.Entry{}, dag.Absent, 0, err
 		}
-		var e dag.Entry
 		var sid uint32
 		var pos uint64
 		err = item.Value(func(v []byte) error {
 			var err error
-			sid, pos, e, err = decodeRecord(id, v)
+			sid, pos, _, err = recordHead(id, v)
 			return err
 		})
+		if err != nil {
+			return dag.Entry{}, dag.Absent, 0, err
+		}
+		e, err := readBody(txn, id)
 		if err != nil {
 			return dag.Entry{}, dag.Absent, 0, err
 		}
@@ -963,13 +1019,17 @@ func (p *putTxn) write(c chunk) error {
 		}
 		id := idb(st.ID)
 		if st.WasPending {
+			// Promotion: the body stays where the pending entry put it;
+			// only the few bytes of its status change.
 			if err := unpend(t, sid, st.Entry); err != nil {
 				return err
 			}
+		} else if err := t.Set(key(pData, id), body(st.Entry)); err != nil {
+			return err
 		}
 		pos := p.next[sid]
 		p.next[sid] = pos + 1
-		if err := t.Set(key(pEntry, id), record(sid, pos, st.Entry)); err != nil {
+		if err := t.Set(key(pEntry, id), head(sid, pos)); err != nil {
 			return err
 		}
 		r := runs[sid]
@@ -1019,7 +1079,10 @@ func (p *putTxn) write(c chunk) error {
 			return err
 		}
 		id := idb(w.ID)
-		if err := t.Set(key(pPending, id), record(sid, 0, w.Entry)); err != nil {
+		if err := t.Set(key(pData, id), body(w.Entry)); err != nil {
+			return err
+		}
+		if err := t.Set(key(pPending, id), head(sid, 0)); err != nil {
 			return err
 		}
 		if err := t.Set(key(pQueue, sidb(sid), id), nil); err != nil {
@@ -1039,16 +1102,24 @@ func (p *putTxn) write(c chunk) error {
 		if err != nil {
 			return err
 		}
+		id := idb(r.ID)
 		if r.WasPending {
 			if err := unpend(t, sid, r.Entry); err != nil {
 				return err
 			}
 		}
 		if p.s.dropRefused {
+			if err := t.Delete(key(pData, id)); err != nil {
+				return err
+			}
 			continue
 		}
-		id := idb(r.ID)
-		if err := t.Set(key(pQuar, id), record(sid, 0, r.Entry)); err != nil {
+		if !r.WasPending {
+			if err := t.Set(key(pData, id), body(r.Entry)); err != nil {
+				return err
+			}
+		}
+		if err := t.Set(key(pQuar, id), head(sid, 0)); err != nil {
 			return err
 		}
 		if err := t.Set(key(pRefused, sidb(sid), id), encodeRejection(r.Rejection)); err != nil {
@@ -1074,7 +1145,8 @@ func (p *putTxn) write(c chunk) error {
 	return nil
 }
 
-// unpend deletes a pending entry's record and waiting index.
+// unpend deletes a pending entry's status record and waiting index (not its
+// body: a promoted or quarantined entry keeps it).
 func unpend(t *badger.Txn, sid uint32, e dag.Entry) error {
 	id := idb(e.ID)
 	if err := t.Delete(key(pPending, id)); err != nil {
@@ -1161,32 +1233,23 @@ func (s *Store) Object(ctx context.Context, id dag.ID) ([]byte, error) {
 func (s *Store) Parents(ctx context.Context, id dag.ID) ([]dag.ID, error) {
 	var ps []dag.ID
 	err := s.view(ctx, func(txn *badger.Txn) error {
-		item, err := txn.Get(key(pEntry, idb(id)))
-		if errors.Is(err, badger.ErrKeyNotFound) {
+		if _, err := txn.Get(key(pEntry, idb(id))); errors.Is(err, badger.ErrKeyNotFound) {
 			return fmt.Errorf("badgerstore: parents of %s: %w", id, dag.ErrNotFound)
+		} else if err != nil {
+			return err
+		}
+		item, err := txn.Get(key(pData, idb(id)))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return fmt.Errorf("%w: no body for %s", errCorrupt, id)
 		}
 		if err != nil {
 			return err
 		}
 		return item.Value(func(v []byte) error {
 			// Decode only the parents, not the data.
-			for range 2 {
-				_, n := binary.Uvarint(v)
-				if n <= 0 {
-					return errCorrupt
-				}
-				v = v[n:]
-			}
-			np, n := binary.Uvarint(v)
-			if n <= 0 || np > uint64(len(v)-n)/32 {
-				return errCorrupt
-			}
-			v = v[n:]
-			ps = make([]dag.ID, np)
-			for i := range ps {
-				ps[i] = idFrom(v[32*i:])
-			}
-			return nil
+			var err error
+			ps, _, err = bodyParents(id, v)
+			return err
 		})
 	})
 	return ps, err
@@ -1504,7 +1567,9 @@ func (s *Store) Compact(ctx context.Context) error {
 func (s *Store) DB() *badger.DB { return s.db }
 
 // Close closes the store; later calls return dag.ErrClosed. Close waits
-// for a Put in progress.
+// for a Put in progress, then compacts level 0 of the LSM tree (on disk),
+// which drops the keys promotions and evictions deleted and tells the
+// value-log GC what they left (docs/storage.md).
 func (s *Store) Close() error {
 	err := dag.ErrClosed
 	s.closeOnce.Do(func() {
@@ -1522,7 +1587,8 @@ func (s *Store) Close() error {
 // DropPending removes pending entries of space, as if they had never
 // arrived: their records and their waiting index. A replica calls it to
 // bound what waits for parents (docs/security.md); ids that are not
-// pending in space are skipped. It returns how many it removed.
+// pending in space are skipped. It returns how many it removed. Their
+// bodies become value-log garbage, which GC reclaims.
 func (s *Store) DropPending(ctx context.Context, space string, ids []dag.ID) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -1533,6 +1599,29 @@ func (s *Store) DropPending(ctx context.Context, space string, ids []dag.ID) (in
 	if !ok || len(ids) == 0 {
 		return 0, nil
 	}
+	// In transactions of dropChunk ids, so that any number fits: each
+	// entry goes whole, and an error leaves those before it dropped.
+	total := 0
+	for len(ids) > 0 {
+		k := min(len(ids), dropChunk)
+		n, err := s.dropPending(sid, ids[:k])
+		total += n
+		if err != nil {
+			return total, err
+		}
+		ids = ids[k:]
+	}
+	return total, nil
+}
+
+// dropChunk is how many pending entries DropPending removes per
+// transaction: each costs up to some ten keys (status, body, queue,
+// waiting keys).
+const dropChunk = 512
+
+// dropPending removes the pending entries ids of space sid in one
+// transaction. Call with mu held.
+func (s *Store) dropPending(sid uint32, ids []dag.ID) (int, error) {
 	txn := s.db.NewTransaction(true)
 	defer txn.Discard()
 	n := 0
@@ -1548,14 +1637,23 @@ func (s *Store) DropPending(ctx context.Context, space string, ids []dag.ID) (in
 		if err != nil {
 			return 0, err
 		}
-		esid, _, e, err := decodeRecord(id, b)
+		esid, _, _, err := recordHead(id, b)
 		if err != nil {
 			return 0, err
 		}
 		if esid != sid {
 			continue
 		}
+		e, err := readBody(txn, id)
+		if err != nil {
+			return 0, err
+		}
 		if err := unpend(txn, sid, e); err != nil {
+			return 0, err
+		}
+		// Nothing is kept of it: its body becomes garbage of the value
+		// log, which GC reclaims.
+		if err := txn.Delete(key(pData, idb(id))); err != nil {
 			return 0, err
 		}
 		n++
@@ -1565,6 +1663,9 @@ func (s *Store) DropPending(ctx context.Context, space string, ids []dag.ID) (in
 	}
 	if err := txn.Commit(); err != nil {
 		return 0, fmt.Errorf("badgerstore: drop pending: %w", err)
+	}
+	if err := s.watch.syncFailure(); err != nil {
+		return 0, err
 	}
 	s.pending[sid] -= n
 	return n, nil

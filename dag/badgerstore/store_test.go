@@ -267,11 +267,11 @@ func TestOpenEmptyMemFile(t *testing.T) {
 	}
 }
 
-// Stores of formats 2 (entry data unpacked, before the value log) and 3
-// (the children index keyed by ids) are refused too, with what to do
-// about it.
-func TestFormat2And3(t *testing.T) {
-	for _, f := range []byte{2, 3} {
+// Stores of formats 2 (entry data unpacked, before the value log), 3
+// (the children index keyed by ids) and 4 (an entry's body in its status
+// record) are refused too, with what to do about it.
+func TestFormat2To4(t *testing.T) {
+	for _, f := range []byte{2, 3, 4} {
 		dir := t.TempDir()
 		s, err := badgerstore.Open(dir, badgerstore.Options{NoSync: true})
 		if err != nil {

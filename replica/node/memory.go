@@ -5,9 +5,11 @@ package node
 // names a block the space does not hold is never re-rooted: put locally, it
 // is refused (BLOCK_MISSING_PARENT); received from a peer, it is held
 // pending in the store (durable, outside the space's DAG) while sync asks
-// for the missing ancestors by id (Store.Missing), and every reader is
-// refused it with BLOCK_MISSING_PARENT until they arrive, when the store
-// applies it. Memory spaces are not part of the replica: the
+// the peer that sent it for the missing ancestors by id (MissingFrom), and
+// every reader is refused it with BLOCK_MISSING_PARENT until they arrive,
+// when the store applies it. Such blocks are charged to that peer under the
+// replica's pending bounds (Replica.ChargePending): a flood of them costs
+// bounded disk. Memory spaces are not part of the replica: the
 // node keeps them beside the sessions, in the same store
 // (docs/deviations.md, "## node").
 
@@ -93,9 +95,11 @@ func (n *Node) PutBlock(ctx context.Context, name string, b memoryblock.Block) (
 		return dag.ID{}, res.Err()
 	}
 	e := b.Entry(space)
-	if _, err := n.store.Put(ctx, dag.Batch{Entries: []dag.Entry{e}}); err != nil {
+	put, err := n.store.Put(ctx, dag.Batch{Entries: []dag.Entry{e}})
+	if err != nil {
 		return dag.ID{}, err
 	}
+	n.rep.ReleasePending(put.Applied) // pending blocks it completed
 	n.notify(space)
 	return e.ID, nil
 }
@@ -230,7 +234,26 @@ func (n *Node) ingestBlocks(ctx context.Context, space string, items []sync.Item
 	if len(batch.Entries) == 0 {
 		return res, nil
 	}
-	if _, err := n.store.Put(ctx, batch); err != nil {
+	put, err := n.store.Put(ctx, batch)
+	if err != nil {
+		return res, err
+	}
+	// Blocks waiting for their lineage count against the replica's pending
+	// bounds, charged to the peer that sent them (docs/security.md); the
+	// oldest past the bounds leave the store.
+	n.rep.ReleasePending(put.Applied)
+	pending := make(map[dag.ID]bool, len(put.Pending))
+	for _, id := range put.Pending {
+		pending[id] = true
+	}
+	var charge []dag.Entry
+	for _, e := range batch.Entries {
+		if pending[e.ID] {
+			charge = append(charge, e)
+			delete(pending, e.ID) // once, should the batch repeat it
+		}
+	}
+	if err := n.rep.ChargePending(ctx, space, dag.SourceOf(ctx), charge); err != nil {
 		return res, err
 	}
 	n.notify(space)

@@ -459,9 +459,8 @@ func (n *Node) MissingFrom(ctx context.Context, space, source string) ([]dag.ID,
 	if replica.IsLocalSpace(space) {
 		return nil, nil
 	}
-	if strings.HasPrefix(space, MemoryPrefix) {
-		return n.store.Missing(ctx, space)
-	}
+	// A memory space's pending blocks are on the replica's charge sheet
+	// too (ChargePending).
 	return n.rep.MissingFrom(ctx, space, source)
 }
 
@@ -543,9 +542,12 @@ func (n *Node) Ingest(ctx context.Context, space string, items []sync.Item) (syn
 			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate, Code: c}
 			continue
 		}
-		sub := replica.Submission{Envelope: it.Data}
+		// Copies: sync's items are slices of the frame they came in (up to
+		// MaxFrame), and what the replica keeps of an entry (its cache of
+		// pending envelopes) would keep the whole frame alive with it.
+		sub := replica.Submission{Envelope: slices.Clone(it.Data)}
 		for _, o := range it.Objects {
-			sub.Attachments = append(sub.Attachments, o.Data)
+			sub.Attachments = append(sub.Attachments, slices.Clone(o.Data))
 		}
 		subs = append(subs, sub)
 		idx = append(idx, i)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"io"
+	"runtime"
 	"slices"
 	gosync "sync"
 	"testing"
@@ -190,4 +191,59 @@ func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// The entries a peer sends arrive as slices of one frame (up to
+// sync.MaxFrame); the node keeps what it keeps of them (the replica's cache
+// of pending envelopes) in copies of their own, so that a cached orphan
+// does not keep its whole frame alive: orphans one to a frame, cached,
+// would otherwise each hold up to a MaxFrame of heap.
+func TestIngestKeepsNoFrame(t *testing.T) {
+	ctx := context.Background()
+	b := ht.New(ht.Options{})
+	roster := b.GroupCreate(ht.Member(0), "roster", ht.Members(0, 4), ht.Members(0, 1), b.Create.ID)
+	n, err := node.Open(ctx, node.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	for _, tx := range []ht.Tx{b.Create, roster} {
+		if rc, err := n.Submit(ctx, tx.Bytes, tx.Attach); err != nil || rc.Status != "accepted" {
+			t.Fatalf("setup: %+v %v", rc, err)
+		}
+	}
+	// A "frame": one allocation holding ten orphans.
+	frame := new([1 << 20]byte)
+	var items []sync.Item
+	off := 0
+	for range 10 {
+		raw := b.KeyRegister(ht.Member(1), randomID()).Bytes
+		copy(frame[off:], raw)
+		items = append(items, sync.Item{Data: frame[off : off+len(raw) : off+len(raw)]})
+		off += len(raw)
+	}
+	freed := make(chan struct{})
+	runtime.SetFinalizer(frame, func(*[1 << 20]byte) { close(freed) })
+	res, err := n.Ingest(dag.WithSource(ctx, "peer:x"), b.Session.String(), items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range res.Items {
+		if o.Outcome != sync.Pending {
+			t.Fatalf("orphan: %+v, want pending", o)
+		}
+	}
+	frame, items = nil, nil //nolint:ineffassign,wastedassign // drop the test's references
+	for range 50 {
+		runtime.GC()
+		select {
+		case <-freed:
+			if ps := n.Replica().PendingStats(); ps.Held != 10 {
+				t.Fatalf("PendingStats %+v, want the 10 orphans held", ps)
+			}
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Fatal("the frame the orphans came in is still reachable after the Ingest")
 }
