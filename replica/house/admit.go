@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"slices"
+	"time"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica/opinion"
@@ -349,6 +350,10 @@ func (v *admission) mrOpen() error {
 	}
 	rule, err := rules.Compile(m.Rule)
 	if err != nil {
+		return err
+	}
+	// D74 in witnessed time (docs/deviations.md): every replica refuses alike.
+	if err := rule.CheckWindow(time.Unix(v.witnessed(), 0).UTC()); err != nil {
 		return err
 	}
 	elg := st.group(m.Group)
