@@ -647,6 +647,15 @@ func (r *Replica) ingestItems(ctx context.Context, items []item, out []Outcome, 
 			r.refuse(&out[it.i], src, dag.CodeBadSignature, "envelope signature does not verify")
 		} else if q, ok := r.quar.get(it.id); ok {
 			out[it.i].Status, out[it.i].Code, out[it.i].Detail = Quarantined, q.Code, q.Reason
+		} else if len(it.attach) > 0 && it.env.Type == dag.TxBranchAppend && house.IsCommitAppend(it.env.Body) {
+			// A restricted append's content stays with its owners until
+			// branch.reveal (docs/restricted-branches.md): attached, it would
+			// be kept and served as an object. Refused, not quarantined (the
+			// same envelope without attachments is valid), and not a carrier:
+			// nothing it brought is kept.
+			out[it.i].Status, out[it.i].Code = Rejected, dag.CodeSchema
+			out[it.i].Detail = "a restricted branch.append carries no attachments: its content stays with its owners until branch.reveal"
+			continue
 		} else if p, ok := r.quarantinedParent(it.env); ok {
 			r.refuse(&out[it.i], src, dag.CodeUnknownParent, "parent quarantined: "+p.String())
 		} else {
