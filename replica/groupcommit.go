@@ -24,6 +24,7 @@ package replica
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/witan-dev/witan/dag"
@@ -78,6 +79,24 @@ func (r *Replica) leadGroup() {
 	r.gq = append(r.gq[:0:0], r.gq[n:]...)
 	r.gmu.Unlock()
 
+	// Whatever happens (a panic that net/http recovers included), the lead
+	// passes on and every member of the group is answered: no submission
+	// may wait for good.
+	passed, answered := false, false
+	defer func() {
+		if !passed {
+			r.passLead()
+		}
+		if !answered {
+			for i, q := range group {
+				q.err, q.done = errGroupFailed, true
+				if i > 0 {
+					q.wake <- struct{}{}
+				}
+			}
+		}
+	}()
+
 	subs := make([]Submission, len(group))
 	for i, q := range group {
 		subs[i] = q.sub
@@ -89,20 +108,32 @@ func (r *Replica) leadGroup() {
 	// while this one commits, and takes what queued meanwhile.
 	r.cmu.Lock()
 	defer r.cmu.Unlock()
-	r.gmu.Lock()
-	if len(r.gq) > 0 {
-		r.gq[0].wake <- struct{}{}
-	} else {
-		r.gbusy = false
-	}
-	r.gmu.Unlock()
+	r.passLead()
+	passed = true
 
 	errs := r.commitGroup(group, items, out)
+	answered = true
 	for i, q := range group {
 		q.out, q.err, q.done = out[i], errs[i], true
 		if i > 0 {
 			q.wake <- struct{}{}
 		}
+	}
+}
+
+// errGroupFailed answers the members of a group whose leader failed
+// before it committed (a panic).
+var errGroupFailed = errors.New("replica: the submission's group commit failed")
+
+// passLead wakes the first submission queued to lead the next group, or
+// marks that no group is being planned.
+func (r *Replica) passLead() {
+	r.gmu.Lock()
+	defer r.gmu.Unlock()
+	if len(r.gq) > 0 {
+		r.gq[0].wake <- struct{}{}
+	} else {
+		r.gbusy = false
 	}
 }
 

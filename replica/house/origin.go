@@ -101,7 +101,7 @@ func (h *House) Proposals(mr dag.ID) []statute.Proposal {
 	}
 	var out []statute.Proposal
 	for _, ri := range h.ops.proposers {
-		rec := &h.ops.recs[ri]
+		rec := h.ops.recs.at(ri)
 		o, err := opinion.DecodeCanonical(rec.body)
 		if err != nil {
 			continue

@@ -353,7 +353,7 @@ func (h *House) rotIgnoredAt(front int32, i int32) bool {
 // holding the same entries ignores the same opinions whatever order they
 // arrived in; the opinion stays admitted.
 func (h *House) opinionIgnored(ri int32) bool {
-	rec := &h.ops.recs[ri]
+	rec := h.ops.recs.at(ri)
 	for j := range h.rots {
 		if r := &h.rots[j]; r.member == rec.author && h.rotIgnores(r, rec.ent) {
 			return true
@@ -373,8 +373,8 @@ func (h *House) stakesCounted(member dag.Key, subject dag.ID) ([]opinion.Stake, 
 	best := int32(-1)
 	var stakes []opinion.Stake
 	for _, ri := range x.recs {
-		rec := &h.ops.recs[ri]
-		if !rec.member || h.opinionIgnored(ri) || (best >= 0 && !later(rec, &h.ops.recs[best])) {
+		rec := h.ops.recs.at(ri)
+		if !rec.member || h.opinionIgnored(ri) || (best >= 0 && !later(rec, h.ops.recs.at(best))) {
 			continue
 		}
 		o, err := opinion.DecodeCanonical(rec.body)
@@ -394,5 +394,5 @@ func (h *House) stakesCounted(member dag.Key, subject dag.ID) ([]opinion.Stake, 
 	if best < 0 {
 		return nil, dag.ID{}, false
 	}
-	return stakes, h.ops.recs[best].id, true
+	return stakes, h.ops.recs.at(best).id, true
 }
