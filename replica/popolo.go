@@ -10,7 +10,6 @@ package replica
 import (
 	"context"
 
-	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica/house"
 	"github.com/witan-dev/witan/rules"
 )
@@ -44,10 +43,11 @@ type PopoloEvent struct {
 	Choices    []uint8
 }
 
-// Vote returns the i-th electorate member and their choice ("approve",
-// "reject", "abstain", "void", or "" for no counted ballot).
-func (e *PopoloEvent) Vote(i int) (dag.Key, string) {
-	k := e.Electorate.At(i)
+// Vote returns the i-th electorate member's id (the key's string form,
+// kept by the electorate) and their choice ("approve", "reject",
+// "abstain", "void", or "" for no counted ballot).
+func (e *PopoloEvent) Vote(i int) (string, string) {
+	k := e.Electorate.NameAt(i)
 	switch c := e.Choices[i]; c {
 	case 0:
 		return k, ""

@@ -38,3 +38,7 @@ func (p *Poll) MemberAt(i int) (choice Choice, void_ bool, ok bool) {
 // At returns the member at position i of Members (0 <= i < Len()) without
 // copying the members.
 func (e *Electorate) At(i int) dag.Key { return e.members[i] }
+
+// NameAt returns the string form of the member at position i (what
+// At(i).String() returns), kept by the electorate: no allocation.
+func (e *Electorate) NameAt(i int) string { return e.names[i] }

@@ -147,6 +147,7 @@ func (s *Server) popolo(w http.ResponseWriter, r *http.Request) error {
 	e.raw(`],"memberships":[`)
 	n := 0
 	for _, g := range p.Groups {
+		org := GroupOrgID(g.ID)
 		for _, role := range []struct {
 			name string
 			keys []dag.Key
@@ -157,7 +158,7 @@ func (s *Server) popolo(w http.ResponseWriter, r *http.Request) error {
 				e.raw(`{"person_id":`)
 				e.str(k.String())
 				e.raw(`,"organization_id":`)
-				e.str(GroupOrgID(g.ID))
+				e.str(org)
 				e.raw(`,"role":`)
 				e.str(role.name)
 				e.fin(sf)
@@ -231,7 +232,7 @@ func (s *Server) popolo(w http.ResponseWriter, r *http.Request) error {
 			e.sep(n)
 			n++
 			e.raw(`{"voter_id":"`)
-			e.raw(k.String()) // a key's string form needs no escaping
+			e.raw(k) // a key's string form needs no escaping
 			e.raw(`","option":"`)
 			e.raw(popoloOption[c])
 			if c == "void" {
