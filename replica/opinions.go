@@ -31,8 +31,11 @@ type Opinion struct {
 	Body               json.RawMessage `json:"body"`
 	CorrectedBy        []dag.ID        `json:"corrected_by"`
 	RepliesFromSubject []dag.ID        `json:"replies_from_subject"`
-	Finality           Finality        `json:"finality"`
-	Authoritative      bool            `json:"authoritative"` // always false (D45)
+	// ObserverReplies, on a complaint only (D79): the observer opinions
+	// whose responds_to names it, sorted by id.
+	ObserverReplies *[]dag.ID `json:"observer_replies,omitempty"`
+	Finality        Finality  `json:"finality"`
+	Authoritative   bool      `json:"authoritative"` // always false (D45)
 }
 
 // OpinionFilter selects opinions: by subject id, author, author_kind.
@@ -83,6 +86,9 @@ func (r *Replica) Opinion(ctx context.Context, spaceName string, id dag.ID) (Opi
 func (r *Replica) opinionOf(ctx context.Context, sp *space, v house.OpinionView) Opinion {
 	o := Opinion{ID: v.ID, Author: v.Author, AuthorKind: v.Kind, Subject: v.Subject, Stance: v.Stance, Summary: v.Summary,
 		Body: v.Body, CorrectedBy: v.CorrectedBy, RepliesFromSubject: v.RepliesFromSubject, Finality: r.opinionFinality(ctx, sp, v.ID)}
+	if v.Complaint {
+		o.ObserverReplies = &v.ObserverReplies
+	}
 	if v.OnBehalfOf != "" {
 		g := "group:" + v.OnBehalfOf
 		o.OnBehalfOf = &g

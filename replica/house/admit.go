@@ -41,8 +41,9 @@ type admission struct {
 	contestAdm                   // contests and variants (contest.go): a contest hook
 	rotAdm                       // key.rotate (rotate.go): a rotation hook
 
-	opn       *opinion.Opinion // opinion.publish (opinion.go)
-	opnMember bool             // opinion.publish: signed by a roster member
+	opn         *opinion.Opinion // opinion.publish (opinion.go)
+	opnMember   bool             // opinion.publish: signed by a roster member
+	opnObserver bool             // opinion.publish: signed by an observer (D78)
 }
 
 func notAuth(format string, args ...any) error {

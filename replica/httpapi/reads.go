@@ -69,7 +69,8 @@ func (s *Server) capability(w http.ResponseWriter, r *http.Request) error {
 		ConformanceLevel: ConformanceLevel, OpinionPolicy: OpinionPolicy, OpinionRateLimit: s.lim.l.describe(), RateLimited: s.lim.refused(),
 		NodeKey: s.rep.NodeKey(), Sessions: s.rep.Sessions(), Ephemeral: s.o.Ephemeral,
 		NotImplemented: []string{"L2 and L3 endpoints except /contests, /events, /opinions, /proofs, /refusals, /extract, /cite, /history, /export/rollcall, /export/popolo, /peers and /quarantine",
-			"opinion members attest, complaint, estimate, exchange, feasibility, forecast, jurisdiction_choice, ranking, resolution, responds_to, translation (refused schema)",
+			"opinion members attest, estimate, exchange, feasibility, forecast, jurisdiction_choice, ranking, resolution, translation (refused schema)",
+			"complaint results in /opinions/{id}/evaluation; refusal-log inclusion of complaint evidence (not judged at admission)",
 			"estimates, estimate_totals and feasibility in /facts"}, RefusalLog: true,
 		MemoryBlocks: true, Finality: string(replica.Provisional), Contests: true,
 	}

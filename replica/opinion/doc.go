@@ -14,7 +14,9 @@
 //
 //  1. Decode the body with Decode (schema errors carry code schema).
 //  2. Judge the author with CheckAuthor, giving the Standing of the signer
-//     in the opinion's causal past (roster, observers, group admins).
+//     in the opinion's causal past (roster, observers, group admins). It
+//     judges a complaint too (D39, D79, complaint.go): its protocol rule,
+//     its addressees against Standing.IsObserver, its receipts' signatures.
 //  3. Judge the content with Check, giving a Record that answers only
 //     from the opinion's causal past: a snapshot, an opinion or an object
 //     that is not there must read as absent, so that every replica
