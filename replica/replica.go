@@ -506,6 +506,13 @@ type item struct {
 	data   []byte
 	attach []dag.Object
 	badSig bool
+	// carrier marks an entry refused before its space's Put (bad
+	// signature, already quarantined, quarantined parent) that brought
+	// attachments: it goes to its space only for them, since an object is
+	// named by its bytes whoever carries it, and an entry held back for it
+	// must be woken the same whether or not this replica remembers the
+	// carrier's refusal (a restart forgets the quarantine).
+	carrier bool
 }
 
 // Ingest takes envelopes from a peer or a client: it decodes them, checks
@@ -616,17 +623,21 @@ func (r *Replica) ingest(ctx context.Context, subs []Submission, hold bool) ([]O
 		// What is refused whatever arrives later is refused here, before
 		// any write and before its space is loaded or made: a forged
 		// session.create must not make a space.
+		refused := true
 		if it.badSig {
 			r.refuse(&out[it.i], src, dag.CodeBadSignature, "envelope signature does not verify")
-			continue
-		}
-		if q, ok := r.quar.get(it.id); ok {
+		} else if q, ok := r.quar.get(it.id); ok {
 			out[it.i].Status, out[it.i].Code, out[it.i].Detail = Quarantined, q.Code, q.Reason
-			continue
-		}
-		if p, ok := r.quarantinedParent(it.env); ok {
+		} else if p, ok := r.quarantinedParent(it.env); ok {
 			r.refuse(&out[it.i], src, dag.CodeUnknownParent, "parent quarantined: "+p.String())
-			continue
+		} else {
+			refused = false
+		}
+		if refused {
+			if len(it.attach) == 0 {
+				continue
+			}
+			it.i, it.carrier = -1, true // its outcome is set; see item.carrier
 		}
 		if _, ok := bySpace[name]; !ok {
 			spaceOrder = append(spaceOrder, name)
@@ -772,7 +783,7 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 	}
 	for k := range items {
 		it := &items[k]
-		if sp.h.Has(it.id) {
+		if it.carrier || sp.h.Has(it.id) {
 			continue
 		}
 		if _, ok := r.quar.get(it.id); ok {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -25,16 +24,6 @@ import (
 // finality of every logged entry, state hash, quarantine, pending. So
 // nothing the replica knows lives in memory only.
 func TestRestartChangesNothing(t *testing.T) {
-	// KNOWN BUG, to fix first: since the issue-15 changes to what is kept of
-	// held and refused entries (hostile branch, a86dc32), this property
-	// finds, in roughly one run of 100 checks in three, a restarted replica
-	// that answers provisional where the other answers final_advisory
-	// (-rapid.seed=16648412132395879481 reproduces it without this skip).
-	// It is skipped unless WITAN_RESTART_PROP=1 so that CI stays green
-	// while the fix is made; see the closing note of 2026-12-01.
-	if os.Getenv("WITAN_RESTART_PROP") != "1" {
-		t.Skip("known restart divergence since a86dc32; WITAN_RESTART_PROP=1 runs it (seed 16648412132395879481 fails)")
-	}
 	ctx := context.Background()
 	rapid.Check(t, func(rt *rapid.T) {
 		hs := ht.GenHistory(rt)
