@@ -100,7 +100,9 @@ func TestCiteRecordsS12(t *testing.T) {
 		s.last = tx.ID
 		return id
 	}
-	onMR := func(extra map[string]any) map[string]any { return ht.OpinionBody("advisor", "mr", s.mr.String(), extra) }
+	onMR := func(extra map[string]any) map[string]any {
+		return ht.OpinionBody("advisor", "mr", s.mr.String(), extra)
+	}
 	orig := b.Opinion(ht.Member(10), onMR(map[string]any{"summary": "the summary says 35"}), s.last)
 	origID := acc(orig)
 	fixID := acc(b.Opinion(ht.Member(10), onMR(map[string]any{"corrects": origID, "summary": "the summary says 35; the text says 45"}), s.last))
