@@ -8,6 +8,7 @@ package replica
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
@@ -65,6 +66,31 @@ func (c Checkpoint) MarshalJSON() ([]byte, error) {
 	s := b64(c.Sig)
 	w.Sig = &s
 	return dag.Marshal(w)
+}
+
+// DecodeCheckpoint reads a signed checkpoint in its wire form
+// ({size, root, ts, node, sig}, as GET /checkpoint serves it). It does not
+// verify the signature (Verify does).
+func DecodeCheckpoint(b []byte) (Checkpoint, error) {
+	var w struct {
+		Size uint64  `json:"size"`
+		Root dag.ID  `json:"root"`
+		TS   string  `json:"ts"`
+		Node dag.Key `json:"node"`
+		Sig  string  `json:"sig"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return Checkpoint{}, fmt.Errorf("replica: checkpoint: %w", err)
+	}
+	ts, err := time.Parse(time.RFC3339Nano, w.TS)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("replica: checkpoint ts: %w", err)
+	}
+	sig, err := base64.RawURLEncoding.DecodeString(w.Sig)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("replica: checkpoint sig: %w", err)
+	}
+	return Checkpoint{Size: w.Size, Root: w.Root, TS: ts, Node: w.Node, Sig: sig}, nil
 }
 
 // Verify checks the checkpoint's signature by its node key.
