@@ -222,6 +222,9 @@ func (p *HTTPPeer) checkCheckpoint(ctx context.Context, space string, r *HTTPPul
 	if err == nil {
 		err = cp.Verify()
 	}
+	if err == nil && !cp.Legacy && cp.Space != space {
+		err = fmt.Errorf("the checkpoint is of session %s", cp.Space)
+	}
 	if err != nil {
 		return fmt.Errorf("node: peer %s: checkpoint of %s: %w", p.URL, space, err)
 	}
