@@ -46,6 +46,11 @@ func FuzzReplicaBody(f *testing.F) {
 		f.Add(typeIndex(tx.Env.Type), []byte(tx.Env.Body))
 	}
 	f.Add(byte(6), []byte(`{"kind":"merge"}`))
+	// Restricted branches (docs/restricted-branches.md): a commitment
+	// append and a reveal.
+	c := house.Commitment(make([]byte, house.SaltSize), dag.Sum([]byte("change")))
+	f.Add(typeIndex(dag.TxBranchAppend), []byte(`{"branch":"r-1","commitment":"`+c.String()+`","size":120}`))
+	f.Add(typeIndex(dag.TxBranchReveal), []byte(`{"branch":"r-1","changes":[{"change":"`+dag.Sum([]byte("change")).String()+`","commitment":"`+c.String()+`","salt":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}]}`))
 	f.Fuzz(func(t *testing.T, typ byte, body []byte) {
 		tt := replicaTypes[int(typ)%len(replicaTypes)]
 		_, err := house.DecodeBody(tt, body)

@@ -13,19 +13,22 @@ import (
 
 // Contest returns one contest as derived (30k §5 GET /contests/{id}): its
 // options, every round with its locked pairs and winner, and
-// ranked_above_winner after a fallback. An unknown contest wraps
-// dag.ErrNotFound.
-func (r *Replica) Contest(ctx context.Context, spaceName string, id dag.ID) (house.ContestView, error) {
+// ranked_above_winner after a fallback, with its finality: final_advisory
+// once the contest is decided by an executed determination that a
+// checkpoint of this replica includes (as for an MR), else provisional.
+// An unknown contest wraps dag.ErrNotFound.
+func (r *Replica) Contest(ctx context.Context, spaceName string, id dag.ID) (house.ContestView, Finality, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	sp, err := r.session(ctx, spaceName)
 	if err != nil {
-		return house.ContestView{}, err
+		return house.ContestView{}, Provisional, err
 	}
 	v, ok := sp.h.Contest(id)
 	if !ok {
-		return house.ContestView{}, fmt.Errorf("replica: contest %s: %w", id, dag.ErrNotFound)
+		return house.ContestView{}, Provisional, fmt.Errorf("replica: contest %s: %w", id, dag.ErrNotFound)
 	}
+	fin := Provisional
 	// The clock, advisory: notice runs from the checkpoint time of the
 	// latest option's open (§7), the evaluation is at the checkpoint time
 	// of the executed determination; both this replica's.
@@ -33,6 +36,9 @@ func (r *Replica) Contest(ctx context.Context, spaceName string, id dag.ID) (hou
 	for _, d := range v.Determinations {
 		if c, ok := sp.checkpointOf(r.position(ctx, d.Tx)); ok && d.Executed {
 			cctx.At = c.TS
+			if v.Status == house.ContestDecided {
+				fin = FinalAdvisory
+			}
 		}
 	}
 	for _, o := range v.Options {
@@ -59,7 +65,7 @@ func (r *Replica) Contest(ctx context.Context, spaceName string, id dag.ID) (hou
 			v = tv
 		}
 	}
-	return v, nil
+	return v, fin, nil
 }
 
 // contestFacts fills the fact sheet inputs a contest decides: versus_base

@@ -307,11 +307,25 @@ func (rc Receipt) Verify() error {
 // peer's entry, a submission whose parents this replica does not hold is
 // rejected (unknown_parent), not held.
 func (r *Replica) Submit(ctx context.Context, envelope []byte, attachments [][]byte) (*Receipt, error) {
-	outs, err := r.ingest(ctx, []Submission{{Envelope: envelope, Attachments: attachments}}, false)
+	o, err := r.submitOne(ctx, Submission{Envelope: envelope, Attachments: attachments})
 	if err != nil {
 		return nil, err
 	}
-	o := outs[0]
+	rc, err := r.receipt(ctx, envelope, o)
+	if err != nil {
+		return nil, err
+	}
+	// Signed outside the lock: concurrent submissions sign in parallel.
+	msg, err := rc.SigningBytes()
+	if err != nil {
+		return nil, err
+	}
+	rc.Sig = r.key.Sign(dag.DomainReceipt, msg)
+	return rc, nil
+}
+
+// receipt is Submit's receipt for outcome o, not yet signed.
+func (r *Replica) receipt(ctx context.Context, envelope []byte, o Outcome) (*Receipt, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rc := &Receipt{Tx: o.Tx, Envelope: dag.Sum(envelope), Errors: []ErrorEntry{}, Node: r.key.Key()}
@@ -350,11 +364,6 @@ func (r *Replica) Submit(ctx context.Context, envelope []byte, attachments [][]b
 			}
 		}
 	}
-	msg, err := rc.SigningBytes()
-	if err != nil {
-		return nil, err
-	}
-	rc.Sig = r.key.Sign(dag.DomainReceipt, msg)
 	return rc, nil
 }
 

@@ -36,7 +36,16 @@ type Opinion struct {
 	ObserverReplies *[]dag.ID `json:"observer_replies,omitempty"`
 	Finality        Finality  `json:"finality"`
 	Authoritative   bool      `json:"authoritative"` // always false (D45)
+	// Ignored is "key_rotated" for an opinion signed by a member's key
+	// that a key.rotate makes invalid for it (D62; docs/deviations.md,
+	// "Key rotation"): shown, never taken as the member's. Omitted
+	// otherwise.
+	Ignored string `json:"ignored,omitempty"`
 }
+
+// IgnoredKeyRotated is Opinion.Ignored for an opinion a key rotation
+// makes invalid.
+const IgnoredKeyRotated = "key_rotated"
 
 // OpinionFilter selects opinions: by subject id, author, author_kind.
 type OpinionFilter = house.OpinionFilter
@@ -88,6 +97,9 @@ func (r *Replica) opinionOf(ctx context.Context, sp *space, v house.OpinionView)
 		Body: v.Body, CorrectedBy: v.CorrectedBy, RepliesFromSubject: v.RepliesFromSubject, Finality: r.opinionFinality(ctx, sp, v.ID)}
 	if v.Complaint {
 		o.ObserverReplies = &v.ObserverReplies
+	}
+	if v.Ignored {
+		o.Ignored = IgnoredKeyRotated
 	}
 	if v.OnBehalfOf != "" {
 		g := "group:" + v.OnBehalfOf

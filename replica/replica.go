@@ -98,6 +98,13 @@ type Replica struct {
 	// refusals is the node's refusal log (refusals.go); nil when
 	// Options.MaxRefusals is negative.
 	refusals *refusalLog
+	// The group-commit queue of client submissions (groupcommit.go):
+	// gbusy is set while a group is being planned; cmu is held by the
+	// group being committed.
+	cmu   sync.Mutex
+	gmu   sync.Mutex
+	gq    []*groupReq
+	gbusy bool
 }
 
 // space is the in-memory state of one session (space = session id).
@@ -609,10 +616,22 @@ func (r *Replica) ingest(ctx context.Context, subs []Submission, hold bool) ([]O
 	// before the lock, on every core.
 	out := make([]Outcome, len(subs))
 	items := r.verify(subs, out)
+	if err := r.ingestItems(ctx, items, out, hold); err != nil {
+		if errors.Is(err, ErrClosed) {
+			return nil, err
+		}
+		return out, err
+	}
+	return out, nil
+}
+
+// ingestItems is ingest once the envelopes are decoded and verified
+// (items, in the order of out): one store transaction per space.
+func (r *Replica) ingestItems(ctx context.Context, items []item, out []Outcome, hold bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return nil, ErrClosed
+		return ErrClosed
 	}
 	src := dag.SourceOf(ctx)
 	bySpace := map[string][]item{}
@@ -628,6 +647,15 @@ func (r *Replica) ingest(ctx context.Context, subs []Submission, hold bool) ([]O
 			r.refuse(&out[it.i], src, dag.CodeBadSignature, "envelope signature does not verify")
 		} else if q, ok := r.quar.get(it.id); ok {
 			out[it.i].Status, out[it.i].Code, out[it.i].Detail = Quarantined, q.Code, q.Reason
+		} else if len(it.attach) > 0 && it.env.Type == dag.TxBranchAppend && house.IsCommitAppend(it.env.Body) {
+			// A restricted append's content stays with its owners until
+			// branch.reveal (docs/restricted-branches.md): attached, it would
+			// be kept and served as an object. Refused, not quarantined (the
+			// same envelope without attachments is valid), and not a carrier:
+			// nothing it brought is kept.
+			out[it.i].Status, out[it.i].Code = Rejected, dag.CodeSchema
+			out[it.i].Detail = "a restricted branch.append carries no attachments: its content stays with its owners until branch.reveal"
+			continue
 		} else if p, ok := r.quarantinedParent(it.env); ok {
 			r.refuse(&out[it.i], src, dag.CodeUnknownParent, "parent quarantined: "+p.String())
 		} else {
@@ -646,10 +674,10 @@ func (r *Replica) ingest(ctx context.Context, subs []Submission, hold bool) ([]O
 	}
 	for _, name := range spaceOrder {
 		if err := r.ingestSpace(ctx, name, bySpace[name], out, hold, src); err != nil {
-			return out, err
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // verifyChunk is the fewest envelopes a goroutine of verify takes: below

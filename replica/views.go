@@ -70,8 +70,9 @@ type MR struct {
 	// eventual node (30k §7).
 	Evaluations []Evaluation `json:"evaluations"`
 	// Advisories are flags judged in this replica's checkpoint time that
-	// a strong node would refuse on (deadline_too_short, D74): advisory
-	// on an eventual node (advisory.go).
+	// a strong node would refuse on, advisory on an eventual node
+	// (advisory.go). Always empty today: D74's deadline_too_short is
+	// refused at admission in witnessed time instead.
 	Advisories []Advisory `json:"advisories"`
 }
 
@@ -118,7 +119,7 @@ func (r *Replica) MR(ctx context.Context, spaceName string, id dag.ID) (MR, erro
 }
 
 func (r *Replica) mrOf(ctx context.Context, sp *space, v house.MRView) MR {
-	m := MR{MRView: v, Finality: Provisional, Evaluations: []Evaluation{}}
+	m := MR{MRView: v, Finality: Provisional, Evaluations: []Evaluation{}, Advisories: []Advisory{}}
 	var opened *time.Time
 	for _, tx := range v.OpenedBy {
 		if c, ok := sp.checkpointOf(r.position(ctx, tx)); ok && (opened == nil || c.TS.Before(*opened)) {
@@ -126,7 +127,6 @@ func (r *Replica) mrOf(ctx context.Context, sp *space, v house.MRView) MR {
 			opened = &t
 		}
 	}
-	m.Advisories = advisories(v, opened)
 	for _, d := range v.Determinations {
 		e := Evaluation{Tx: d.Tx, OpenedAt: opened, Finality: Provisional}
 		ctxR := rules.Context{}

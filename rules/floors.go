@@ -10,9 +10,10 @@ import (
 // belong (session.create, governance MRs, mr.open). They are helpers; no
 // evaluation depends on them.
 const (
-	// MinWindow is the least time, in seconds, between the checkpoint
-	// including mr.open (or a later contest.open) and an on_deadline rule's
-	// deadline (D74).
+	// MinWindow is the least time, in seconds, between the open of an MR
+	// (or of a later contest.open) and an on_deadline rule's deadline or a
+	// contest's ranking deadline (D74). The spec measures it in checkpoint
+	// time; witan's replica measures it in witnessed time (docs/deviations.md).
 	MinWindow = 259200
 	// RootNoticeFloor is the least min_notice, in seconds, of the root
 	// branch's merge_rule (D42).
@@ -38,12 +39,13 @@ func (r *Rule) MeetsRootNotice() bool {
 }
 
 // CheckWindow checks D74's minimum window: for an on_deadline rule, the
-// deadline must be at least MinWindow seconds after openedAt, the
-// checkpoint time of the later of the checkpoints including mr.open and
-// contest.open. It returns a *dag.ProtocolError with code
-// deadline_too_short, or nil (always nil for rules without a deadline).
-// Checkpoint time is per replica on an eventual node, so a replica should
-// record this result as advisory rather than let it decide validity.
+// deadline must be at least MinWindow seconds after openedAt, the time of
+// the later of mr.open and contest.open. It returns a *dag.ProtocolError
+// with code deadline_too_short, or nil (always nil for rules without a
+// deadline). The caller chooses the clock: the spec's checkpoint time is
+// per replica on an eventual node, so witan's replica passes the
+// witnessed time at the open, which every replica computes alike, and
+// refuses on the result.
 func (r *Rule) CheckWindow(openedAt time.Time) error {
 	if r.kind != KindThresholdVote || r.threshold.Closing != OnDeadline {
 		return nil

@@ -14,11 +14,13 @@
 //   - Engine runs the protocol over any stream (Pull as requester, Serve as
 //     responder), keeps each peer's budget for invalid data and unresolved
 //     parents, cuts off peers that spend it (time from an injected Clock),
-//     and reports Progress and Events.
+//     and reports Progress and Events (as they happen to a caller's ctx,
+//     WithProgress, or to every watcher, WatchProgress).
 //   - Node is the libp2p shell: one host (TCP and QUIC, Noise and TLS as
 //     libp2p provides), configured peers redialled, optional mDNS, one
 //     gossipsub topic per space, and a scheduler that pulls from a peer
-//     when it connects or announces a head this replica lacks.
+//     when it connects or announces a head this replica lacks. Available
+//     lists the spaces connected peers announce (their subscriptions).
 //   - sync/simnet runs the same Engine in process with seeded faults, for
 //     property tests.
 //

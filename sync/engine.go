@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -139,6 +140,8 @@ type Engine struct {
 	mu       gosync.Mutex
 	peers    map[string]*peerState
 	progress map[progressKey]*Progress
+	watchers map[int]func(Progress, bool) // WatchProgress
+	watchSeq int
 }
 
 type progressKey struct{ peer, space string }
@@ -342,8 +345,48 @@ func (e *Engine) Progress() []Progress {
 	return out
 }
 
-func (e *Engine) setProgress(p Progress, done bool) {
+// progressFuncKey is the context key of WithProgress's function.
+type progressFuncKey struct{}
+
+// WithProgress returns a ctx under which every Pull (Engine.Pull,
+// Node.SyncWith) calls fn as its progress moves: after the responder's
+// header of each round, after each batch is ingested, and once with done
+// set when the pull ends. Only the pulls run with this ctx report to fn,
+// not the ones a node starts by itself, so a caller sees its own
+// transfer. fn runs on the pull's goroutine and must not block.
+func WithProgress(ctx context.Context, fn func(p Progress, done bool)) context.Context {
+	return context.WithValue(ctx, progressFuncKey{}, fn)
+}
+
+// WatchProgress calls fn with every progress report of every pull, as
+// WithProgress does for the pulls of one ctx, until cancel is called. fn
+// runs on the pulls' goroutines and must not block; a report made as
+// cancel runs may still reach it.
+func (e *Engine) WatchProgress(fn func(p Progress, done bool)) (cancel func()) {
 	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.watchers == nil {
+		e.watchers = map[int]func(Progress, bool){}
+	}
+	e.watchSeq++
+	k := e.watchSeq
+	e.watchers[k] = fn
+	return func() {
+		e.mu.Lock()
+		delete(e.watchers, k)
+		e.mu.Unlock()
+	}
+}
+
+func (e *Engine) setProgress(ctx context.Context, p Progress, done bool) {
+	if fn, _ := ctx.Value(progressFuncKey{}).(func(Progress, bool)); fn != nil {
+		fn(p, done)
+	}
+	var watchers []func(Progress, bool)
+	e.mu.Lock()
+	for _, fn := range e.watchers {
+		watchers = append(watchers, fn)
+	}
 	k := progressKey{p.Peer, p.Space}
 	if done {
 		delete(e.progress, k)
@@ -352,5 +395,8 @@ func (e *Engine) setProgress(p Progress, done bool) {
 		e.progress[k] = &cp
 	}
 	e.mu.Unlock()
+	for _, fn := range watchers {
+		fn(p, done)
+	}
 	e.emit(Event{Kind: EventProgress, Peer: p.Peer, Space: p.Space, Progress: p})
 }

@@ -144,6 +144,9 @@ func resourceManager(l Limits) (network.ResourceManager, error) {
 // AnnounceStats counts gossip traffic.
 type AnnounceStats struct {
 	Sent, Suppressed, Received, Repeats, Dropped, Triggered uint64
+	// OffersIgnored counts peers' space subscriptions past
+	// MaxOffersPerPeer, not listed by Available.
+	OffersIgnored uint64
 }
 
 // Node is a replica's presence on the network. Close it when done.
@@ -171,6 +174,11 @@ type Node struct {
 	claims  uint64 // sequence of claims
 
 	sent, suppressed, received, repeats, dropped, triggered atomic.Uint64
+
+	// offers are the spaces each connected peer announces (available.go).
+	omu           gosync.Mutex
+	offers        map[peer.ID]map[string]bool
+	offersIgnored atomic.Uint64
 }
 
 type spaceState struct {
@@ -262,9 +270,10 @@ func NewNode(ctx context.Context, local Local, cfg Config) (*Node, error) {
 		jobs:    map[jobKey]*job{},
 		seen:    map[jobKey][32]byte{},
 		claimed: map[jobKey]claim{},
+		offers:  map[peer.ID]map[string]bool{},
 	}
 	n.engine = NewEngine(local, cfg.Engine)
-	n.ps, err = pubsub.NewGossipSub(nctx, h)
+	n.ps, err = pubsub.NewGossipSub(nctx, h, pubsub.WithAppSpecificRpcInspector(n.inspect))
 	if err != nil {
 		n.Close()
 		return nil, fmt.Errorf("sync: gossipsub: %w", err)
@@ -276,7 +285,7 @@ func NewNode(ctx context.Context, local Local, cfg Config) (*Node, error) {
 		for _, s := range n.Spaces() {
 			n.schedule(p, s)
 		}
-	}})
+	}, DisconnectedF: n.forgetOffers})
 	n.unsub = local.Subscribe(n.changed)
 	spaces, err := local.Spaces(ctx)
 	if err != nil {
@@ -344,6 +353,7 @@ func (n *Node) Stats() AnnounceStats {
 	return AnnounceStats{
 		Sent: n.sent.Load(), Suppressed: n.suppressed.Load(), Received: n.received.Load(),
 		Repeats: n.repeats.Load(), Dropped: n.dropped.Load(), Triggered: n.triggered.Load(),
+		OffersIgnored: n.offersIgnored.Load(),
 	}
 }
 

@@ -506,7 +506,7 @@ func (e *Engine) Pull(ctx context.Context, peer string, s io.ReadWriter, space s
 	pr := Progress{Peer: peer, Space: space}
 	defer func() {
 		st.BytesIn, st.BytesOut = c.in.Load(), c.out
-		e.setProgress(pr, true)
+		e.setProgress(ctx, pr, true)
 		e.emit(Event{Kind: EventSyncDone, Peer: peer, Space: space, Stats: st, Err: err})
 	}()
 	x := e.local
@@ -712,7 +712,7 @@ func (e *Engine) receive(ctx context.Context, c *conn, peer, space string, st *S
 		return End{}, err
 	}
 	pr.EntriesExpected, pr.EntriesDone, pr.BytesExpected, pr.BytesDone = h.Entries, 0, h.Bytes, 0
-	e.setProgress(*pr, false)
+	e.setProgress(ctx, *pr, false)
 	// Read ahead while ingesting: frames are decoded from the stream by a
 	// goroutine that stays at most readAhead frames ahead, so the responder
 	// and the transport work while Ingest verifies, and backpressure holds.
@@ -843,7 +843,7 @@ func (e *Engine) receive(ctx context.Context, c *conn, peer, space string, st *S
 		} else if pr.EntriesDone == h.Entries {
 			pr.BytesExpected = pr.BytesDone
 		}
-		e.setProgress(*pr, false)
+		e.setProgress(ctx, *pr, false)
 		if err := e.charge(peer, chargeInvalid, invalid); err != nil {
 			return End{}, err
 		}

@@ -3,10 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"maps"
 	"net/http"
-	"time"
+	"slices"
+	"strings"
 
 	"github.com/witan-dev/witan/replica/httpapi"
 )
@@ -31,43 +32,49 @@ func (c *JoinCommand) Run(ctx context.Context, args []string) error {
 	}
 	client := &httpapi.Client{BaseURL: *node}
 	var ans httpapi.JoinAnswer
-	if err := client.Do(ctx, http.MethodPost, "/join", nil, httpapi.JoinRequest{Space: fs.Arg(0)}, &ans); err != nil {
-		return err
-	}
-	var heads httpapi.HeadsAnswer
-	if *wait > 0 {
+	if *wait <= 0 {
+		if err := client.Do(ctx, http.MethodPost, "/join", nil, httpapi.JoinRequest{Space: fs.Arg(0)}, &ans); err != nil {
+			return err
+		}
+	} else {
+		// The node streams the reports of the session's pulls, from
+		// every peer it pulls from, until it holds the session; the bar
+		// moves with each.
 		wctx, cancel := context.WithTimeout(ctx, *wait)
 		defer cancel()
-		hc := &httpapi.Client{BaseURL: *node, Session: fs.Arg(0)}
-		for {
-			err := hc.Get(wctx, "/heads", nil, &heads)
-			if err == nil && len(heads.Heads) > 0 {
-				break
+		client.HTTP = &http.Client{} // -wait bounds it
+		bar := c.main.newProgress("join", 0)
+		tr := newSyncTracker("", nil)
+		running := map[string]httpapi.Pull{}
+		got, err := client.JoinStream(wctx, fs.Arg(0), func(p httpapi.Pull, done bool) {
+			p.Space = p.Peer // one line of the tracker per peer
+			if done {
+				delete(running, p.Peer)
+			} else {
+				running[p.Peer] = p
 			}
-			var he *httpapi.Error
-			if err != nil && !errors.As(err, &he) {
-				return err
-			}
-			select {
-			case <-wctx.Done():
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				return fmt.Errorf("joined %s, but no peer sent it within %s: is a peer holding it connected (witan sync PEER)?", fs.Arg(0), *wait)
-			case <-time.After(100 * time.Millisecond):
-			}
+			tr.observe(slices.SortedFunc(maps.Values(running), func(a, b httpapi.Pull) int { return strings.Compare(a.Space, b.Space) }))
+			bar.show(tr.fraction())
+		})
+		bar.done()
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
+		if (err != nil && wctx.Err() != nil) || (err == nil && len(got.Heads) == 0) {
+			return fmt.Errorf("joined %s, but no peer sent it within %s: is a peer holding it connected (witan sync PEER)?", fs.Arg(0), *wait)
+		}
+		if err != nil {
+			return err
+		}
+		ans = *got
 	}
 	if *asJSON {
-		return json.NewEncoder(c.main.Stdout).Encode(struct {
-			httpapi.JoinAnswer
-			Heads any `json:"heads,omitempty"`
-		}{ans, heads.Heads})
+		return json.NewEncoder(c.main.Stdout).Encode(ans)
 	}
 	fmt.Fprintf(c.main.Stdout, "joined %s\n", ans.Joined)
-	if len(heads.Heads) > 0 {
+	if len(ans.Heads) > 0 {
 		fmt.Fprintln(c.main.Stdout, "  arrived; heads:")
-		for _, h := range heads.Heads {
+		for _, h := range ans.Heads {
 			fmt.Fprintf(c.main.Stdout, "    %s\n", h)
 		}
 	} else {

@@ -17,9 +17,15 @@ import (
 
 // syncedNode is a node with libp2p sync on loopback (mDNS off) and its
 // HTTP API on an httptest listener.
-func syncedNode(t *testing.T) (*node.Node, string) {
+func syncedNode(t *testing.T) (*node.Node, string) { return syncedNodeWith(t, nil) }
+
+// syncedNodeWith is syncedNode with tune applied to its sync.Config.
+func syncedNodeWith(t *testing.T, tune func(*sync.Config)) (*node.Node, string) {
 	t.Helper()
 	cfg := sync.Config{ListenAddrs: []string{"/ip4/127.0.0.1/tcp/0"}, Debounce: 10 * time.Millisecond, Interval: 500 * time.Millisecond}
+	if tune != nil {
+		tune(&cfg)
+	}
 	n, err := node.Open(context.Background(), node.Options{InMemory: true, Sync: &cfg})
 	if err != nil {
 		t.Fatal(err)
@@ -56,11 +62,24 @@ func TestTwoLaptopsJoin(t *testing.T) {
 		t.Fatalf("witan sync: exit %d\n%s%s", code, out, errOut)
 	}
 	t.Logf("$ witan sync %s\n%s", a.Sync().Addrs()[0], out)
+	// B lists what A announces: A's session, not joined. The announcement
+	// arrives with gossipsub's first message on the new connection.
+	want := session + "  not joined (witan join " + session + ")\n  announced by " + a.Sync().ID().String() + "\n"
+	out = pollOutput(t, 20*time.Second, want, "sessions", "-node", bURL, "-available")
+	t.Logf("$ witan sessions -available\n%s", out)
 	out, errOut, code = run(ctx, "", "join", "-node", bURL, "-wait", "20s", session)
 	if code != 0 || !strings.Contains(out, "joined "+session) || !strings.Contains(out, last.String()) {
 		t.Fatalf("witan join: exit %d\n%s%s", code, out, errOut)
 	}
 	t.Logf("$ witan join -wait 20s %s\n%s", session, out)
+	out, errOut, code = run(ctx, "", "sessions", "-node", bURL, "-available")
+	if code != 0 || !strings.HasPrefix(out, session+"  joined\n") {
+		t.Fatalf("witan sessions -available after join: exit %d\n%s%s", code, out, errOut)
+	}
+	out, errOut, code = run(ctx, "", "sessions", "-node", bURL)
+	if code != 0 || out != session+"\n" {
+		t.Fatalf("witan sessions after join: exit %d\n%s%s", code, out, errOut)
+	}
 	ha, _ := a.Heads(ctx, session)
 	hb, _ := b.Heads(ctx, session)
 	if len(ha) != 1 || ha[0] != last || !slices.Equal(ha, hb) {
@@ -74,5 +93,22 @@ func TestTwoLaptopsJoin(t *testing.T) {
 	_, errOut, code = run(ctx, "", "join", "-node", bURL, "not-a-session")
 	if code != exitFailure || !strings.Contains(errOut, "neither a session id") {
 		t.Fatalf("bad id: exit %d %q", code, errOut)
+	}
+}
+
+// pollOutput runs witan args until its output is want (exit 0), or fails
+// the test at the deadline with the last output.
+func pollOutput(t *testing.T, d time.Duration, want string, args ...string) string {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		out, errOut, code := run(context.Background(), "", args...)
+		if code == 0 && out == want {
+			return out
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("witan %s: no %q within %s; last: exit %d\n%s%s", strings.Join(args, " "), want, d, code, out, errOut)
+		}
+		time.Sleep(50 * time.Millisecond) // a poll interval, not a wait for an outcome
 	}
 }

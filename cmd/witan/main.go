@@ -66,6 +66,10 @@ type Main struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+
+	// progressTo, if set, receives the progress bars, drawn even though
+	// it is no terminal (tests read them there).
+	progressTo io.Writer
 }
 
 // NewMain returns a Main on the process's standard streams.
@@ -97,6 +101,8 @@ func (m *Main) commands() []commandInfo {
 			func(m *Main) command { return &SubmitCommand{main: m} }},
 		{"sync", "pull sessions from a peer into the running node now", "witan sync /ip4/192.168.1.7/tcp/4001/p2p/12D3KooW…",
 			func(m *Main) command { return &SyncCommand{main: m} }},
+		{"sessions", "list the sessions a node holds, or (-available) those its peers announce", "witan sessions -available",
+			func(m *Main) command { return &SessionsCommand{main: m} }},
 		{"join", "make the running node join a session a peer holds, and pull it", "witan join -wait 30s sha256:…",
 			func(m *Main) command { return &JoinCommand{main: m} }},
 		{"memory", "put, read and trace CAT7 memory blocks on a node", "witan memory get -level 2 notes sha256:…",

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
@@ -107,14 +109,54 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-// expand replaces the fixture's placeholders in a command line.
-func (f *fixture) expand(s string) string {
-	return strings.NewReplacer("{{NODE}}", f.node, "{{DIR}}", f.dir, "{{SESSION}}", f.session, "{{MR}}", f.mr.String()).Replace(s)
+// The CAT7 hashes of the blocks memory.txt puts, worked out by hand from
+// the hashed form docs/memory-blocks.md defines (["witan/cat7/v1", then
+// one slot per field in the order origin, subject, body, evidence,
+// confidence, observed_at, lineage: [] omitted, [v] present or null],
+// RFC 8785 text) and note.json's fields, never from witan's own code. The
+// first block's lineage is the empty space's heads, none: a root, [[]].
+// The second one's is the first block. Transcripts name them {{NOTE1}}
+// and {{NOTE2}}: an output with another hash differs from the transcript.
+var (
+	note1 = handHash(`["witan/cat7/v1",["agent:ana"],["roadmap"],["ship the CLI first"],[null],["high"],["2026-09-21T12:00:00Z"],[[]]]`)
+	note2 = handHash(`["witan/cat7/v1",["agent:ana"],["roadmap"],["ship the CLI first"],[null],["high"],["2026-09-21T12:00:00Z"],[["` + note1 + `"]]]`)
+)
+
+func handHash(hashed string) string {
+	sum := sha256.Sum256([]byte(hashed))
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// fold replaces the fixture's run-specific values in an output.
+// expand replaces the fixture's placeholders in a command line.
+func (f *fixture) expand(s string) string {
+	return strings.NewReplacer("{{NODE}}", f.node, "{{DIR}}", f.dir, "{{SESSION}}", f.session, "{{MR}}", f.mr.String(),
+		"{{NOTE1}}", note1, "{{NOTE2}}", note2).Replace(s)
+}
+
+// fold replaces the fixture's run-specific values in an output, and the
+// hand-computed block hashes by their names.
 func (f *fixture) fold(s string) string {
-	return strings.NewReplacer(f.node, "{{NODE}}", f.dir, "{{DIR}}").Replace(s)
+	return strings.NewReplacer(f.node, "{{NODE}}", f.dir, "{{DIR}}", note1, "{{NOTE1}}", note2, "{{NOTE2}}").Replace(s)
+}
+
+// TestMemoryHashesByHand: memory.txt names its blocks by the hashes
+// worked out by hand ({{NOTE1}}, {{NOTE2}}) and holds no other block
+// hash, so an -update run with wrong hashing shows up here; the tour's
+// memory section, copied from that transcript, shows the same hashes.
+func TestMemoryHashesByHand(t *testing.T) {
+	b, err := os.ReadFile("testdata/memory.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	zero := "sha256:" + strings.Repeat("0", 64)
+	if !strings.Contains(s, "{{NOTE1}}") || !strings.Contains(s, "{{NOTE2}}") || strings.Count(strings.ReplaceAll(s, zero, ""), "sha256:") != 0 {
+		t.Fatalf("memory.txt must name its blocks {{NOTE1}} and {{NOTE2}} (hashes worked out by hand) and no other hash:\n%s", s)
+	}
+	tour := strings.Join(tourSection(t, "## 6. Memory blocks"), "\n")
+	if !strings.Contains(tour, note1) || !strings.Contains(tour, note2) || strings.Count(strings.ReplaceAll(strings.ReplaceAll(strings.ReplaceAll(tour, note1, ""), note2, ""), zero, ""), "sha256:") != 0 {
+		t.Fatalf("docs/tour.md's memory section must show the blocks %s and %s and no other hash:\n%s", note1, note2, tour)
+	}
 }
 
 // TestTranscripts runs every testdata/*.txt transcript: lines "$ witan

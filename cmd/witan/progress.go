@@ -21,6 +21,15 @@ type progress struct {
 // progressWidth is the bar's width in characters.
 const progressWidth = 30
 
+// newProgress returns a bar on the program's stderr, or on its
+// progressTo when a test set one (drawn then though it is no terminal).
+func (m *Main) newProgress(label string, total int) *progress {
+	if m.progressTo != nil {
+		return &progress{w: m.progressTo, label: label, total: total, last: -1}
+	}
+	return newProgress(m.Stderr, label, total)
+}
+
 func newProgress(w io.Writer, label string, total int) *progress {
 	if f, ok := w.(*os.File); !ok || !isTerminal(f) {
 		w = nil

@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
-	"time"
 
 	"github.com/witan-dev/witan/replica/httpapi"
 	wsync "github.com/witan-dev/witan/sync"
@@ -43,12 +44,25 @@ func (c *SyncCommand) Run(ctx context.Context, args []string) error {
 		}
 		spaces = s.Sessions
 	}
-	var ans httpapi.ConnectAnswer
-	done := make(chan error, 1)
-	go func() {
-		done <- client.Do(ctx, http.MethodPost, "/peers", nil, httpapi.ConnectRequest{Addr: fs.Arg(0), Spaces: spaces}, &ans)
-	}()
-	if err := c.watch(ctx, client, done, peerOf(fs.Arg(0)), spaces); err != nil {
+	// No overall timeout: the node ends a pull whose peer stops sending
+	// (sync.Config.StreamTimeout), and the stream shows it moving.
+	client.HTTP = &http.Client{}
+	bar := c.main.newProgress("sync", 0)
+	tr := newSyncTracker(peerOf(fs.Arg(0)), spaces)
+	running := map[string]httpapi.Pull{}
+	ans, err := client.ConnectStream(ctx, httpapi.ConnectRequest{Addr: fs.Arg(0), Spaces: spaces}, func(p httpapi.Pull, done bool) {
+		// Each report is the node's own, made as a batch is ingested:
+		// the bar moves with the transfer.
+		if done {
+			delete(running, p.Space)
+		} else {
+			running[p.Space] = p
+		}
+		tr.observe(slices.SortedFunc(maps.Values(running), func(a, b httpapi.Pull) int { return strings.Compare(a.Space, b.Space) }))
+		bar.show(tr.fraction())
+	})
+	bar.done()
+	if err != nil {
 		return err
 	}
 	if *asJSON {
@@ -77,34 +91,6 @@ func (c *SyncCommand) Run(ctx context.Context, args []string) error {
 	return nil
 }
 
-// watch draws this sync's pulls as a progress bar until the request in
-// flight ends, and returns its error. The bar follows the sync engine's
-// own progress, which the node serves under /peers: entries and bytes
-// received against what the peer announced, across rounds and spaces.
-func (c *SyncCommand) watch(ctx context.Context, client *httpapi.Client, done <-chan error, peer string, spaces []string) error {
-	bar := newProgress(c.main.Stderr, "sync", 0)
-	defer bar.done()
-	tr := newSyncTracker(peer, spaces)
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case err := <-done:
-			return err
-		case <-tick.C:
-			if bar.w == nil {
-				continue // not a terminal: nothing to draw
-			}
-			var pa httpapi.PeersAnswer
-			if client.Get(ctx, "/peers", nil, &pa) != nil {
-				continue
-			}
-			tr.observe(pa.Pulls)
-			bar.show(tr.fraction())
-		}
-	}
-}
-
 // peerOf returns the peer id of a multiaddr's /p2p/ part, or "".
 func peerOf(addr string) string {
 	_, id, ok := strings.Cut(addr, "/p2p/")
@@ -115,14 +101,13 @@ func peerOf(addr string) string {
 	return id
 }
 
-// syncTracker sums the pulls of one witan sync from the node's snapshots
-// of its running pulls. The engine reports each pull's current round
+// syncTracker sums the pulls of one witan sync from snapshots of its
+// running pulls, which witan sync rebuilds from every report the node
+// streams (POST /peers as ndjson). Each report is a pull's current round
 // (entries and bytes announced by the peer's header, and received so
-// far) and forgets a pull when it ends, so the tracker keeps, per space,
-// what earlier rounds brought and counts a pull that disappeared as
-// complete. Snapshots are samples: a round that starts and ends between
-// two of them is not seen, so the totals are a lower bound until the
-// answer arrives with the exact counts.
+// far), and a pull ends with a last report, so the tracker keeps, per
+// space, what earlier rounds brought and counts a pull that left the
+// snapshot as complete.
 type syncTracker struct {
 	peer   string
 	want   map[string]bool // the spaces asked for; empty: any

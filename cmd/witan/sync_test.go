@@ -2,10 +2,18 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/witan-dev/witan/dag"
+	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/httpapi"
+	"github.com/witan-dev/witan/replica/node"
+	"github.com/witan-dev/witan/sync"
 )
 
 func TestPeerOf(t *testing.T) {
@@ -104,4 +112,106 @@ func TestProgressDraw(t *testing.T) {
 	if q.Len() != 0 {
 		t.Fatalf("drew on a non-terminal: %q", q.String())
 	}
+}
+
+// TestSyncBarFollowsTransfer: witan sync's bar moves with the node's own
+// reports of this call's pull, one per batch ingested. The peer sends
+// batches of 10 and the node ingests 10 at a time, so a session of 43
+// entries draws 0, 10, 20, 30, 40, 43 entries and ends full. (The pulling
+// node is Manual, so no pull of its own races the one witan sync makes.)
+func TestSyncBarFollowsTransfer(t *testing.T) {
+	ctx := context.Background()
+	a, _ := syncedNodeWith(t, func(c *sync.Config) { c.Engine.MaxBatchItems = 10 })
+	_, bURL := syncedNodeWith(t, func(c *sync.Config) { c.Engine.IngestItems = 10; c.Manual = true })
+	session, _ := progressSession(t, a)
+	var out, errb, bar bytes.Buffer
+	m := &Main{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, progressTo: &bar}
+	if code := m.ExitCode(m.Run(ctx, []string{"sync", "-node", bURL, "-session", session, a.Sync().Addrs()[0]})); code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), session+"  43 new entries stored (43 held now)") {
+		t.Fatalf("answer:\n%s", out.String())
+	}
+	checkBar(t, bar.String(), []string{"0/43", "10/43", "20/43", "30/43", "40/43", "43/43"})
+	// A dial that fails fails before any line: an ordinary problem.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close() // nothing listens there now
+	_, errOut, code := run(ctx, "", "sync", "-node", bURL, "-session", session, fmt.Sprintf("/ip4/127.0.0.1/tcp/%d/p2p/%s", port, a.Sync().ID()))
+	if code != exitFailure || !strings.Contains(errOut, "witan:peer_unreachable") {
+		t.Fatalf("unreachable peer: exit %d %q", code, errOut)
+	}
+}
+
+// TestJoinBarFollowsTransfer: witan join -wait draws its bar from the
+// node's reports of the session's pulls as they are made, and ends when
+// the session has arrived: 0, 10, 20, 30, 40, 43 of 43 entries.
+func TestJoinBarFollowsTransfer(t *testing.T) {
+	ctx := context.Background()
+	a, _ := syncedNodeWith(t, func(c *sync.Config) { c.Engine.MaxBatchItems = 10 })
+	b, bURL := syncedNodeWith(t, func(c *sync.Config) { c.Engine.IngestItems = 10 })
+	session, last := progressSession(t, a)
+	if _, errOut, code := run(ctx, "", "sync", "-node", bURL, a.Sync().Addrs()[0]); code != 0 {
+		t.Fatalf("witan sync: exit %d %s", code, errOut)
+	}
+	var out, errb, bar bytes.Buffer
+	m := &Main{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, progressTo: &bar}
+	if code := m.ExitCode(m.Run(ctx, []string{"join", "-node", bURL, "-wait", "60s", session})); code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	if want := "joined " + session + "\n  arrived; heads:\n    " + last.String() + "\n"; out.String() != want {
+		t.Fatalf("answer:\n%s\nwant\n%s", out.String(), want)
+	}
+	if hb, _ := b.Heads(ctx, session); len(hb) != 1 || hb[0] != last {
+		t.Fatalf("b's heads %v", hb)
+	}
+	checkBar(t, bar.String(), []string{"0/43", "10/43", "20/43", "30/43", "40/43", "43/43"})
+}
+
+// progressSession writes a session of 43 entries (its creation and 42
+// groups) to n and returns its id and its last entry.
+func progressSession(t *testing.T, n *node.Node) (string, dag.ID) {
+	t.Helper()
+	bld := ht.New(ht.Options{Simulation: true, Label: "progress"})
+	txs := []ht.Tx{bld.Create}
+	for i := range 42 {
+		txs = append(txs, bld.GroupCreate(ht.Member(0), fmt.Sprintf("g%02d", i), ht.Members(0, 3), ht.Members(0, 1), txs[len(txs)-1].ID))
+	}
+	for _, tx := range txs {
+		if rc, err := n.Submit(context.Background(), tx.Bytes, tx.Attach); err != nil || rc.Status != "accepted" {
+			t.Fatalf("%v %+v", err, rc)
+		}
+	}
+	return bld.Session.String(), txs[len(txs)-1].ID
+}
+
+// checkBar checks a bar's frames: the entries counts drawn, in order
+// (repeats folded), full only at the end, and its line ended.
+func checkBar(t *testing.T, drawn string, want []string) {
+	t.Helper()
+	frames := strings.Split(strings.TrimSuffix(drawn, "\n"), "\r")[1:]
+	var entries []string
+	for _, f := range frames {
+		_, text, _ := strings.Cut(f, "] ")
+		n, _, _ := strings.Cut(text, " entries")
+		if len(entries) == 0 || entries[len(entries)-1] != n {
+			entries = append(entries, n)
+		}
+	}
+	if !slices.Equal(entries, want) {
+		t.Fatalf("bar drew entries %q, want %q; frames:\n%s", entries, want, strings.Join(frames, "\n"))
+	}
+	full := "[" + strings.Repeat("#", progressWidth) + "]"
+	if !strings.Contains(frames[len(frames)-1], full) || !strings.HasSuffix(drawn, "\n") {
+		t.Fatalf("last frame %q: not full, or the line not ended", frames[len(frames)-1])
+	}
+	for _, f := range frames[:len(frames)-1] {
+		if strings.Contains(f, full) {
+			t.Fatalf("full before the end: %q", f)
+		}
+	}
+	t.Logf("frames:\n%s", strings.Join(frames, "\n"))
 }

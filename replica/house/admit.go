@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"slices"
+	"time"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica/opinion"
@@ -40,6 +41,7 @@ type admission struct {
 	el         *rules.Electorate // mr.open: the electorate frozen at this open
 	contestAdm                   // contests and variants (contest.go): a contest hook
 	rotAdm                       // key.rotate (rotate.go): a rotation hook
+	rsAdm                        // branch.reveal (restricted.go): a restricted hook
 
 	opn         *opinion.Opinion // opinion.publish (opinion.go)
 	opnMember   bool             // opinion.publish: signed by a roster member
@@ -62,6 +64,8 @@ func (v *admission) validate() error {
 		return v.branchCreate()
 	case dag.TxBranchAppend:
 		return v.branchAppend()
+	case dag.TxBranchReveal: // restricted hook (restricted.go)
+		return v.branchReveal()
 	case dag.TxMROpen:
 		return v.mrOpen()
 	case dag.TxBallotCast:
@@ -214,8 +218,6 @@ func (v *admission) branchCreate() error {
 	switch {
 	case br.Session != v.h.session:
 		return dag.Errorf(dag.CodeSchema, "house: branch object of session %s", br.Session)
-	case br.Restricted:
-		return dag.Errorf(dag.CodeSchema, "house: restricted branches (L2) are not supported yet")
 	case v.st.branches[br.Name] != nil:
 		return notAuth("branch %q already exists in the causal past", br.Name)
 	case br.Head != br.SourceChange:
@@ -260,6 +262,12 @@ func (v *admission) branchAppend() error {
 	a, err := DecodeAppend(v.env.Body)
 	if err != nil {
 		return err
+	}
+	if a.Commitment.Valid() { // restricted hook (restricted.go)
+		return v.restrictedAppend(a)
+	}
+	if br := v.st.branch(a.Branch); br != nil && br.cfg.restricted {
+		return dag.Errorf(dag.CodeSchema, "house: branch %q is restricted: its appends carry a commitment and a size, never the change", a.Branch)
 	}
 	raw, err := v.h.object(a.Change, "change")
 	if err != nil {
@@ -352,6 +360,10 @@ func (v *admission) mrOpen() error {
 	if err != nil {
 		return err
 	}
+	// D74 in witnessed time (docs/deviations.md): every replica refuses alike.
+	if err := rule.CheckWindow(time.Unix(v.witnessed(), 0).UTC()); err != nil {
+		return err
+	}
 	elg := st.group(m.Group)
 	if elg == nil {
 		return notAuth("electorate group %q does not exist (or is conflicted) in the causal past", m.Group)
@@ -385,6 +397,11 @@ func (v *admission) mrOpen() error {
 		}
 	} else {
 		sb := st.branch(m.Source.Branch)
+		if sb != nil && sb.cfg.restricted { // restricted hook (restricted.go)
+			if err := sb.checkRevealedSource(m.Source); err != nil {
+				return err
+			}
+		}
 		if sb == nil || !slices.Contains(sb.heads, m.Source.Head) {
 			return dag.Errorf(dag.CodeStaleMR, "house: source.head %s is not a head of %q", m.Source.Head, m.Source.Branch)
 		}
@@ -594,7 +611,11 @@ func (v *admission) mrDetermine() error {
 func (v *admission) commitStatic(g int32) {
 	h := v.h
 	gs := govStatic{typ: v.env.Type, author: v.env.Author}
-	h.recordNamed(h.gov[g], v.env.Type, v.env.Body) // what it publishes (l1.go)
+	var det *Determination
+	if v.env.Type == dag.TxMRDetermine {
+		det = v.det.body
+	}
+	h.recordNamed(h.gov[g], v.env.Type, v.env.Body, det) // what it publishes (l1.go)
 	switch v.env.Type {
 	case dag.TxSessionCreate:
 		if h.body == nil {
@@ -610,9 +631,11 @@ func (v *admission) commitStatic(g int32) {
 		gs.branch = v.branch
 	case dag.TxBranchAppend:
 		gs.app = v.app
-		if _, ok := h.changes[v.app.Change]; !ok {
+		if _, ok := h.changes[v.app.Change]; !ok && v.change != nil {
 			h.changes[v.app.Change] = v.change
 		}
+	case dag.TxBranchReveal: // restricted hook
+		v.commitReveal(&gs)
 	case dag.TxMROpen:
 		info := v.mr
 		if h.mrs[info.id] == nil {

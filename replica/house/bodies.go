@@ -400,14 +400,24 @@ func DecodeBranch(b []byte) (*Branch, error) {
 // the change travels in attachments.
 type Append struct {
 	Branch string
+	// Change is the appended change on a public branch; zero on a
+	// restricted one.
 	Change dag.ID
+	// Commitment and Size are a restricted branch's append
+	// (restricted.go): sha256(salt || change id) and the declared size of
+	// what the reveal will attach; zero on a public branch.
+	Commitment dag.ID
+	Size       int64
 }
 
-// DecodeAppend decodes the body of branch.append.
+// DecodeAppend decodes the body of branch.append: {branch, change} on a
+// public branch, {branch, commitment, size} on a restricted one.
 func DecodeAppend(b []byte) (Append, error) {
 	var w struct {
-		Branch *string `json:"branch"`
-		Change *string `json:"change"`
+		Branch     *string `json:"branch"`
+		Change     *string `json:"change"`
+		Commitment *string `json:"commitment"`
+		Size       *int64  `json:"size"`
 	}
 	if err := strict(b, &w, "branch.append"); err != nil {
 		return Append{}, err
@@ -417,6 +427,9 @@ func DecodeAppend(b []byte) (Append, error) {
 	}
 	if err := checkName(*w.Branch, "branch name"); err != nil {
 		return Append{}, err
+	}
+	if w.Commitment != nil || w.Size != nil {
+		return decodeCommitAppend(*w.Branch, w.Change, w.Commitment, w.Size) // restricted.go
 	}
 	id, err := parseID(w.Change, "change", true)
 	return Append{Branch: *w.Branch, Change: id}, err
@@ -741,6 +754,8 @@ func DecodeBody(t dag.TxType, body []byte) (any, error) {
 		return DecodeObjectRef(body, "branch")
 	case dag.TxBranchAppend:
 		return DecodeAppend(body)
+	case dag.TxBranchReveal: // restricted.go
+		return DecodeReveal(body)
 	case dag.TxMROpen:
 		return DecodeMR(body)
 	case dag.TxBallotCast:

@@ -61,6 +61,9 @@ type contestDet struct {
 	body    *ContestDetermination
 	result  rules.ContestResult
 	options []dag.ID
+	// emergency: the approved option is a designated emergency (D49),
+	// judged at admission (contestEmergency).
+	emergency bool
 }
 
 // contestState is the House's contest bookkeeping.
@@ -84,6 +87,20 @@ type contestState struct {
 	globalIn  *govState
 	globalWit int64
 	globalOut *govState
+	// live: each live contest's result over every ranking admitted, with
+	// no clock (liveResult).
+	live map[dag.ID]liveMemo
+}
+
+// liveMemo is a live contest's result and what it was computed from: the
+// number of governance entries admitted (contest.open and a variant's
+// mr.open change the options, an mr.open the options' facts, a
+// contest.determine the status) and of the contest's rankings (each
+// ranking's ignored flag is fixed at its admission). Nothing else the
+// result reads can change, so equal counts give the same result.
+type liveMemo struct {
+	gov, ranks int
+	res        rules.ContestResult
 }
 
 // contestAdm is what admission carries for contests (embedded in
@@ -278,8 +295,8 @@ func (v *admission) contestOpen() error {
 		return dag.Errorf(dag.CodeDeadlineTooShort, "house: ranking deadline %s is less than 72 hours after the contest opened (witnessed time %s, D74)",
 			body.Deadline.Format(time.RFC3339), time.Unix(wit, 0).UTC().Format(time.RFC3339))
 	}
-	if th, ok := infos[0].rule.Threshold(); ok && th.Closing == rules.OnDeadline && th.Deadline.Unix()-wit < rules.MinWindow {
-		return dag.Errorf(dag.CodeDeadlineTooShort, "house: the options' rule deadline %s is less than 72 hours after the contest opened (D74)", th.Deadline.Format(time.RFC3339))
+	if err := infos[0].rule.CheckWindow(time.Unix(wit, 0).UTC()); err != nil {
+		return err
 	}
 	v.contest = &contestInfo{id: v.id, rule: infos[0].rule, el: infos[0].el, deadline: body.Deadline}
 	v.contestOptions = sortedIDs(slices.Clone(body.Options))
@@ -342,6 +359,12 @@ func (v *admission) checkVariant(info *mrInfo) error {
 		}
 	default:
 		return variantInvalid("the base is in two contests (%s)", FlagContestConflict)
+	}
+	// D74: the ranking deadline must be 72 hours after the later of the
+	// contest's open and this variant's open (witnessed time).
+	if ci := h.cs().contests[cid]; ci != nil && !ci.deadline.IsZero() && ci.deadline.Unix()-v.witnessed() < rules.MinWindow {
+		return dag.Errorf(dag.CodeDeadlineTooShort, "house: the variant joins contest %s, whose ranking deadline %s is less than 72 hours after the variant's open (witnessed time %s, D74)",
+			cid, ci.deadline.Format(time.RFC3339), time.Unix(v.witnessed(), 0).UTC().Format(time.RFC3339))
 	}
 	v.contestOf = cid
 	return nil
@@ -432,7 +455,43 @@ func (v *admission) contestDetermine() error {
 			d.Outcome, d.Winner, len(d.Rankings), res.IfClosed, res.Winner)
 	}
 	v.cdet = &contestDet{tx: v.id, body: d, result: res, options: reg.options}
+	if res.IfClosed == rules.Approved {
+		if id, err := dag.ParseID(res.Winner); err == nil && h.mrs[id] != nil {
+			v.cdet.emergency = v.contestEmergency(h.mrs[id])
+		}
+	}
 	return nil
+}
+
+// contestEmergency judges D49's designation of an emergency MR that a
+// contest approves. §7 ignores plain ballots on a grouped MR for its
+// outcome, but designation is "independent of their choice" and only
+// ballots carry emergency answers, so it is judged over every ballot on
+// the MR in the determination's causal past (cast before or after the
+// contest's open), folded as mr.determine folds its ballots (supersedes,
+// equivocation, rotations in that past): designated when yes*3 >= 2*N.
+// A fact of the causal past, so every replica judges it alike.
+func (v *admission) contestEmergency(info *mrInfo) bool {
+	h := v.h
+	reg := v.st.mrs[info.id]
+	if !info.facts.Emergency || reg == nil || len(info.cast) == 0 {
+		return false
+	}
+	targets := make([]int32, len(info.cast))
+	for i, ri := range info.cast {
+		targets[i] = h.ballots[ri].ent
+	}
+	missing := h.ancestorsMissing(v.parents, targets) // sorted
+	poll := rules.NewPoll(info.rule, h.electorateAt(info, reg), info.id)
+	front := v.detFront()
+	for _, ri := range info.cast {
+		rec := &h.ballots[ri]
+		if _, out := slices.BinarySearch(missing, rec.ent); out || h.rotIgnoredAt(front, ri) {
+			continue
+		}
+		_ = poll.Add(rules.Ballot{Tx: h.ents[rec.ent].id, Author: rec.author, BallotBody: rec.body})
+	}
+	return poll.Result(rules.Context{Facts: info.facts}).EmergencyDesignated
 }
 
 // evalContest re-runs the method over exactly the listed rankings.
@@ -559,7 +618,8 @@ func (h *House) applyContest(st *govState, g int32, final map[dag.ID][]int32) {
 			st.mrs[id] = &m
 			switch dec.Outcome {
 			case rules.Approved:
-				h.execute(st, &m, g, &detRec{tx: d.tx, body: &Determination{MR: id, Outcome: rules.Approved}})
+				h.execute(st, &m, g, &detRec{tx: d.tx, body: &Determination{MR: id, Outcome: rules.Approved},
+					result: rules.Result{EmergencyDesignated: d.emergency}}) // D49: schedules its expiry
 			case rules.Rejected:
 				m.executedBy, m.status, m.reason = g, StatusRejected, string(dec.Reason)
 			}
@@ -620,6 +680,10 @@ type ContestDeterminationView struct {
 	Winner   string        `json:"winner"`
 	Rankings int           `json:"rankings"`
 	Executed bool          `json:"executed"`
+	// EmergencyDesignated: the approved option is an emergency MR
+	// designated by the ballots in the determination's causal past (D49);
+	// executing the determination schedules its expiry.
+	EmergencyDesignated bool `json:"emergency_designated"`
 }
 
 // Contests returns the ids of the contests in the session, sorted.
@@ -677,7 +741,7 @@ func (h *House) ContestAt(id dag.ID, ctx rules.ContestContext) (ContestView, boo
 		d := h.ct.dets[tx]
 		ex := reg.executedBy == d.gov
 		v.Determinations = append(v.Determinations, ContestDeterminationView{Tx: tx, Outcome: d.body.Outcome,
-			Winner: d.result.Winner, Rankings: len(d.body.Rankings), Executed: ex})
+			Winner: d.result.Winner, Rankings: len(d.body.Rankings), Executed: ex, EmergencyDesignated: d.emergency})
 		if ex {
 			v.Result, executed = d.result, true
 			if !ctx.At.IsZero() {
@@ -688,19 +752,41 @@ func (h *House) ContestAt(id dag.ID, ctx rules.ContestContext) (ContestView, boo
 		}
 	}
 	if !executed {
-		c, err := rules.NewContest(ci.rule, ci.el, id, rules.ContestOpenBody{Options: reg.options, Deadline: ci.deadline})
-		if err == nil {
-			for _, ri := range ci.ranks {
-				r := &h.ct.ranks[ri]
-				if !r.ignored {
-					_ = c.Add(rules.Ranking{Tx: h.ents[r.ent].id, Author: r.author, RankBody: r.body})
-				}
-			}
-			ctx.Facts = h.optionFacts(reg.options)
-			v.Result = c.Result(ctx)
-		}
+		v.Result = h.liveResult(id, reg, ci, ctx)
 	}
 	return v, true
+}
+
+// liveResult evaluates a contest no determination has decided over every
+// ranking admitted (not ignored). Without a clock (the session state,
+// every call of State) it is memoised in cs.live until a governance entry
+// or a ranking on this contest is admitted; each evaluation costs
+// O(rankings + members·k²) (rules.Contest.Result).
+func (h *House) liveResult(id dag.ID, reg *contestReg, ci *contestInfo, ctx rules.ContestContext) rules.ContestResult {
+	cs := h.cs()
+	clockless := ctx.At.IsZero() && ctx.NoticeStart.IsZero()
+	if m, ok := cs.live[id]; ok && clockless && m.gov == len(h.gov) && m.ranks == len(ci.ranks) {
+		return m.res
+	}
+	c, err := rules.NewContest(ci.rule, ci.el, id, rules.ContestOpenBody{Options: reg.options, Deadline: ci.deadline})
+	if err != nil {
+		return rules.ContestResult{}
+	}
+	for _, ri := range ci.ranks {
+		r := &h.ct.ranks[ri]
+		if !r.ignored {
+			_ = c.Add(rules.Ranking{Tx: h.ents[r.ent].id, Author: r.author, RankBody: r.body})
+		}
+	}
+	ctx.Facts = h.optionFacts(reg.options)
+	res := c.Result(ctx)
+	if clockless {
+		if cs.live == nil {
+			cs.live = map[dag.ID]liveMemo{}
+		}
+		cs.live[id] = liveMemo{gov: len(h.gov), ranks: len(ci.ranks), res: res}
+	}
+	return res
 }
 
 // RankedAboveWinner returns D77's list for MR mr when it was approved by

@@ -62,7 +62,9 @@
 // "timing hook" (docs/deviations.md, "Time on an eventual node"). Key
 // rotation (key.rotate, §7 (a) with rotations) lives in rotate.go, reached
 // through hooks marked "rotation hook" (docs/deviations.md, "Key
-// rotation").
+// rotation"). Restricted branches (commitments, branch.reveal,
+// unrevealed_source) live in restricted.go, reached through hooks marked
+// "restricted hook" (docs/restricted-branches.md).
 //
 // A House is not safe for concurrent use.
 package house

@@ -103,8 +103,8 @@ func (h *House) withDue(st *govState, wit int64, trigger dag.ID) *govState {
 }
 
 // expiryChange derives (once per expiry and head) the change restoring
-// the pre-merge text of every node the emergency merge modified or added,
-// except nodes changed since (their subtree differs from the merge's).
+// the pre-merge text of every node the emergency merge modified, added or
+// removed, except nodes changed since (deriveExpiry).
 func (h *House) expiryChange(e expiry, head dag.ID) (dag.ID, error) {
 	cs := h.cs()
 	key := mergeKey{e.after, head}
@@ -119,6 +119,22 @@ func (h *House) expiryChange(e expiry, head dag.ID) (dag.ID, error) {
 	return id, err
 }
 
+// deriveExpiry derives the expiry change on top of head. Over the
+// structural diff from the pre-merge snapshot (before) to the merge's
+// (after), in nid order, a node inside a subtree already restored is
+// skipped, and:
+//   - a node the merge modified or added whose subtree is still as the
+//     merge left it is restored (replace with its pre-merge subtree) or
+//     deleted; one whose subtree differs was changed since and is left;
+//   - a node the merge removed is reinserted with its pre-merge subtree
+//     under its pre-merge parent, after the nearest pre-merge preceding
+//     sibling that is there, when the parent is there and no nid of the
+//     subtree is (a node added again since was changed since);
+//   - a node the merge moved (to another parent, or out of order among
+//     its siblings) is moved back the same way, in pre-merge document
+//     order, unless it was changed since: the structural diff from the
+//     merge's snapshot to head flags it moved, or its subtree differs, or
+//     its parent differs.
 func (h *House) deriveExpiry(e expiry, head dag.ID) (dag.ID, error) {
 	before, err := h.tree(e.before)
 	if err != nil {
@@ -133,47 +149,131 @@ func (h *House) deriveExpiry(e expiry, head dag.ID) (dag.ID, error) {
 		return dag.ID{}, err
 	}
 	d := statute.Compare(before, after)
-	nids := append(slices.Clone(d.Modified), d.Added...)
-	slices.Sort(nids)
+	work := cur.Clone()
 	var ops []statute.Op
 	var done []string
-	for _, nid := range nids {
-		covered := false
+	covered := func(nid string) bool {
 		for _, p := range done {
-			covered = covered || strings.HasPrefix(nid, p+"/")
+			if strings.HasPrefix(nid, p+"/") {
+				return true
+			}
 		}
-		if covered {
+		return false
+	}
+	add := func(op statute.Op, nid string) error {
+		if err := statute.ApplyInPlace(work, []statute.Op{op}); err != nil {
+			return err
+		}
+		ops = append(ops, op)
+		done = append(done, nid)
+		return nil
+	}
+	nids := append(slices.Clone(d.Modified), d.Added...)
+	slices.Sort(nids)
+	for _, nid := range nids {
+		if covered(nid) {
 			continue
 		}
 		ah, _ := after.NodeHash(nid)
-		ch, ok := cur.NodeHash(nid)
+		ch, ok := work.NodeHash(nid)
 		if !ok || ch != ah {
 			continue // changed since the emergency merge
 		}
+		op := statute.Op{Op: statute.OpDelete, NID: nid, Pre: ch}
 		if spec, ok := before.Spec(nid); ok {
-			ops = append(ops, statute.Op{Op: statute.OpReplace, NID: nid, Pre: ch, Node: spec})
-		} else {
-			ops = append(ops, statute.Op{Op: statute.OpDelete, NID: nid, Pre: ch})
+			op = statute.Op{Op: statute.OpReplace, NID: nid, Pre: ch, Node: spec}
 		}
-		done = append(done, nid)
+		if err := add(op, nid); err != nil {
+			return dag.ID{}, err
+		}
+	}
+	for _, nid := range d.Removed { // sorted
+		if covered(nid) {
+			continue
+		}
+		bn, _ := before.Get(nid)
+		spec, _ := before.Spec(nid)
+		if !work.Has(bn.Parent) || anyPresent(work, spec) {
+			continue // its place is gone, or it was added again since
+		}
+		pn, _ := before.Get(bn.Parent)
+		afterNID := ""
+		for i := slices.Index(pn.Children, nid) - 1; i >= 0; i-- {
+			if sib, ok := work.Get(pn.Children[i]); ok && sib.Parent == bn.Parent {
+				afterNID = sib.NID
+				break
+			}
+		}
+		if err := add(statute.Op{Op: statute.OpInsert, ParentNID: bn.Parent, AfterNID: afterNID, Node: spec}, nid); err != nil {
+			return dag.ID{}, err
+		}
+	}
+	if len(d.Moved) > 0 {
+		moved := make(map[string]bool, len(d.Moved))
+		for _, nid := range d.Moved {
+			moved[nid] = true
+		}
+		since := statute.Compare(after, cur).Moved // sorted
+		for _, nid := range before.Order() {
+			if !moved[nid] || covered(nid) {
+				continue
+			}
+			an, ok1 := after.Get(nid)
+			cn, ok2 := cur.Get(nid)
+			wn, ok3 := work.Get(nid)
+			bn, _ := before.Get(nid)
+			ah, _ := after.NodeHash(nid)
+			ch, _ := cur.NodeHash(nid)
+			wh, _ := work.NodeHash(nid) // differs from ch when restored above
+			_, movedSince := slices.BinarySearch(since, nid)
+			if !ok1 || !ok2 || !ok3 || cn.Parent != an.Parent || wn.Parent != an.Parent || ch != ah || movedSince || !work.Has(bn.Parent) {
+				continue // moved or changed since, or its place is gone
+			}
+			pn, _ := before.Get(bn.Parent)
+			afterNID := ""
+			for i := slices.Index(pn.Children, nid) - 1; i >= 0; i-- {
+				if sib, ok := work.Get(pn.Children[i]); ok && sib.Parent == bn.Parent {
+					afterNID = sib.NID
+					break
+				}
+			}
+			// Not added to done: a move does not restore what is inside.
+			op := statute.Op{Op: statute.OpMove, NID: nid, Pre: wh, ParentNID: bn.Parent, AfterNID: afterNID}
+			if err := statute.ApplyInPlace(work, []statute.Op{op}); err != nil {
+				return dag.ID{}, err
+			}
+			ops = append(ops, op)
+		}
 	}
 	if len(ops) == 0 {
 		return head, nil
 	}
-	result, err := statute.Rebase(cur, ops)
-	if err != nil {
-		return dag.ID{}, err
-	}
-	c := &statute.Change{Base: cur.Hash(), Ops: ops, Result: result.Hash(), Parents: []dag.ID{head},
+	c := &statute.Change{Base: cur.Hash(), Ops: ops, Result: work.Hash(), Parents: []dag.ID{head},
 		Message: "Expiry of emergency MR " + e.mr.String() + " (D49)", Author: dag.SystemAuthor}
 	id, err := c.ID()
 	if err != nil {
 		return dag.ID{}, err
 	}
 	if _, ok := h.changes[id]; !ok {
-		h.changes[id] = &changeRec{c: c, tree: result}
+		h.changes[id] = &changeRec{c: c, tree: work}
 	}
 	return id, nil
+}
+
+// anyPresent reports whether t has any nid of the subtree spec.
+func anyPresent(t *statute.Tree, spec *statute.NodeSpec) bool {
+	stack := []*statute.NodeSpec{spec}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if t.Has(n.NID) {
+			return true
+		}
+		for i := range n.Children {
+			stack = append(stack, &n.Children[i])
+		}
+	}
+	return false
 }
 
 // Expiries returns the emergency expiry changes applied in the session's

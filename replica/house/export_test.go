@@ -40,3 +40,16 @@ func (h *House) RecheckDeterminations() (live, folded int, err error) {
 	}
 	return h.liveDets, h.foldedDets, nil
 }
+
+// NamedBy is namedBy: what a governance body names, less admitted entries.
+func (h *House) NamedBy(typ dag.TxType, body []byte) []dag.ID { return h.namedBy(typ, body) }
+
+// NamedEntries returns the tx ids of the governance entries recorded as
+// naming ref (what publishedAt reads for an id that is no entry).
+func (h *House) NamedEntries(ref dag.ID) []dag.ID {
+	var out []dag.ID
+	for _, ei := range h.named[ref] {
+		out = append(out, h.ents[ei].id)
+	}
+	return out
+}

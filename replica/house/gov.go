@@ -114,12 +114,14 @@ type branchCfg struct {
 	governanceRule rules.Ref
 	source         HeadRef
 	version        int32 // governance index of the last change of this config
+	restricted     bool  // visibility "restricted" (restricted.go)
 }
 
 type branchReg struct {
 	creates []int32
-	cfg     *branchCfg // nil when concurrent creates conflict
-	heads   []dag.ID   // change ids, sorted
+	cfg     *branchCfg  // nil when concurrent creates conflict
+	heads   []dag.ID    // change ids, sorted; of a restricted branch, the revealed ones
+	commits []commitRec // a restricted branch's commitments, by commitment (restricted.go)
 }
 
 type mrReg struct {
@@ -243,7 +245,7 @@ func (h *House) apply(st *govState, g int32, final map[dag.ID][]int32) {
 		r.creates = append(slices.Clone(r.creates), g)
 		if len(r.creates) == 1 {
 			r.cfg = &branchCfg{owner: br.Owner, protected: br.Protected, mergeRule: br.MergeRule, governanceRule: br.GovernanceRule,
-				source: HeadRef{Branch: br.SourceBranch, Head: br.SourceChange}, version: g}
+				source: HeadRef{Branch: br.SourceBranch, Head: br.SourceChange}, version: g, restricted: br.Restricted}
 			r.heads = []dag.ID{br.Head}
 		} else {
 			r.cfg, r.heads = nil, nil
@@ -251,6 +253,10 @@ func (h *House) apply(st *govState, g int32, final map[dag.ID][]int32) {
 		st.branches[br.Name] = r
 	case dag.TxBranchAppend:
 		a := h.gd[g].app
+		if a.Commitment.Valid() { // restricted hook (restricted.go)
+			h.applyCommit(st, g, a)
+			return
+		}
 		old := st.branches[a.Branch]
 		if old == nil || old.cfg == nil {
 			return // the branch is conflicted in this wider state
@@ -310,6 +316,8 @@ func (h *House) apply(st *govState, g int32, final map[dag.ID][]int32) {
 		}
 		r.reason = ""
 		h.execute(st, &r, g, d)
+	case dag.TxBranchReveal: // restricted hook (restricted.go)
+		h.applyReveal(st, h.gd[g].reveal)
 	case dag.TxKeyRegister:
 		st.keys[h.gd[g].key] = g
 	case dag.TxContestOpen, dag.TxContestDetermine: // contest hook

@@ -170,12 +170,13 @@ type mrInfo struct {
 type govStatic struct {
 	typ    dag.TxType
 	author dag.Key
-	group  *groupVal // group.create, group.update
-	branch *Branch   // branch.create
-	app    Append    // branch.append
-	mr     dag.ID    // mr.open
-	cfgAt  int32     // mr.open of a governance MR: the target's config version at this open
-	key    dag.Key   // key.register
+	group  *groupVal  // group.create, group.update
+	branch *Branch    // branch.create
+	app    Append     // branch.append
+	mr     dag.ID     // mr.open
+	cfgAt  int32      // mr.open of a governance MR: the target's config version at this open
+	key    dag.Key    // key.register
+	reveal *revealRec // branch.reveal (restricted.go)
 }
 
 // ballotRec is an admitted ballot; its tx id is h.ents[ent].id.

@@ -11,6 +11,8 @@ package house
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -27,16 +29,23 @@ import (
 // roster's group.create is large, and a regexp scan of every governance
 // body made an S11 derivation several times slower).
 func shaRefs(b []byte) [][]byte {
-	const prefix = "sha256:"
 	var out [][]byte
+	eachShaRef(b, func(m []byte) { out = append(out, m) })
+	return out
+}
+
+// eachShaRef calls fn with each reference shaRefs returns, in order,
+// without collecting them.
+func eachShaRef(b []byte, fn func(m []byte)) {
+	const prefix = "sha256:"
 	for {
 		i := bytes.Index(b, []byte(prefix))
 		if i < 0 {
-			return out
+			return
 		}
 		rest := b[i+len(prefix):]
 		if len(rest) >= 64 && lowerHex(rest[:64]) {
-			out = append(out, b[i:i+len(prefix)+64])
+			fn(b[i : i+len(prefix)+64])
 			b = rest[64:]
 			continue
 		}
@@ -53,44 +62,72 @@ func lowerHex(b []byte) bool {
 	return true
 }
 
+// refID is the id of a reference eachShaRef found ("sha256:" and 64
+// lowercase hex digits), decoded without allocating.
+func refID(m []byte) dag.ID {
+	var d [sha256.Size]byte
+	hex.Decode(d[:], m[len("sha256:"):]) // checked by eachShaRef
+	return dag.IDFromDigest(d)
+}
+
 // namedBy returns the ids an entry's body names and, for a branch.create,
 // those its branch object names (the rule texts, the source change),
 // deduplicated and sorted. These are what the entry publishes in the
 // session besides itself. What a change's text cites is not published by
 // the change: that is the question D56 asks of it.
+//
+// The ids of entries already admitted are left out: publishedIn answers
+// an admitted entry's id from the entry itself and never asks what names
+// it, and the id index only grows. (A determination lists hundreds of
+// ballots: recording each as named was most of an S11 derivation's
+// allocations.)
 func (h *House) namedBy(typ dag.TxType, body []byte) []dag.ID {
-	var out []dag.ID
-	add := func(b []byte) []dag.ID {
-		var got []dag.ID
-		for _, m := range shaRefs(b) {
-			if id, err := dag.ParseID(string(m)); err == nil {
-				got = append(got, id)
+	var first []dag.ID
+	eachShaRef(body, func(m []byte) { first = append(first, refID(m)) })
+	out := first
+	if h.objs != nil && typ == dag.TxBranchCreate {
+		out = slices.Clone(first)
+		for _, id := range first {
+			b, err := h.objs.Object(context.Background(), id)
+			if err != nil || len(b) == 0 || b[0] != '{' {
+				continue
 			}
+			eachShaRef(b, func(m []byte) { out = append(out, refID(m)) })
 		}
-		return got
 	}
-	first := add(body)
-	out = append(out, first...)
-	for _, id := range first {
-		if h.objs == nil || typ != dag.TxBranchCreate {
-			break
-		}
-		b, err := h.objs.Object(context.Background(), id)
-		if err != nil || len(b) == 0 || b[0] != '{' {
-			continue
-		}
-		out = append(out, add(b)...)
-	}
+	out = slices.DeleteFunc(out, func(id dag.ID) bool {
+		_, admitted := h.idx.get(id, h.ents)
+		return admitted
+	})
 	slices.SortFunc(out, dag.ID.Compare)
 	return slices.Compact(out)
 }
 
 // recordNamed notes what governance entry ei (already in h.ents) names.
-func (h *House) recordNamed(ei int32, typ dag.TxType, body []byte) {
+// det is the admitted determination when the entry is an mr.determine:
+// its canonical body names only its MR and the ballots it lists (mr,
+// ballots and a fixed outcome word; strict decoding refuses any other
+// member), and admission has found every listed ballot admitted, so
+// what it names is its MR alone unless that is an admitted entry's id.
+// Scanning the hundreds of ballot ids a determination lists only to drop
+// them again was a tenth of an S11 derivation (TestDeterminationNamesItsMR
+// holds the shortcut to the scan).
+func (h *House) recordNamed(ei int32, typ dag.TxType, body []byte, det *Determination) {
+	var ids []dag.ID
+	if det != nil {
+		if _, admitted := h.idx.get(det.MR, h.ents); !admitted {
+			ids = []dag.ID{det.MR}
+		}
+	} else {
+		ids = h.namedBy(typ, body)
+	}
+	if len(ids) == 0 {
+		return
+	}
 	if h.named == nil {
 		h.named = map[dag.ID][]int32{}
 	}
-	for _, id := range h.namedBy(typ, body) {
+	for _, id := range ids {
 		h.named[id] = append(h.named[id], ei)
 	}
 }
@@ -102,15 +139,22 @@ func (h *House) recordNamed(ei int32, typ dag.TxType, body []byte) {
 // a group, branch or change object, the seed, the district table). What
 // the replica's store happens to hold plays no part.
 func (v *admission) publishedAt(ref dag.ID) bool {
-	h := v.h
+	return publishedIn(v.h, v.st, v.parents, ref)
+}
+
+// publishedIn is publishedAt for an entry with the given parents and
+// governance state st. It takes no *admission so that the closure
+// publishedRecorder returns does not move each entry's admission record
+// to the heap (one ~0.5 KB allocation per envelope, S11 derivation).
+func publishedIn(h *House, st *govState, parents []int32, ref dag.ID) bool {
 	if i, ok := h.idx.get(ref, h.ents); ok {
-		return len(h.ancestorsMissing(v.parents, []int32{i})) == 0
+		return len(h.ancestorsMissing(parents, []int32{i})) == 0
 	}
-	if v.st.mrs[ref] != nil {
+	if st.mrs[ref] != nil {
 		return true
 	}
 	for _, ei := range h.named[ref] {
-		if len(h.ancestorsMissing(v.parents, []int32{ei})) == 0 {
+		if len(h.ancestorsMissing(parents, []int32{ei})) == 0 {
 			return true
 		}
 	}
@@ -120,13 +164,14 @@ func (v *admission) publishedAt(ref dag.ID) bool {
 // publishedRecorder wraps publishedAt and records every answer in info, so
 // that /checks later answers exactly what admission decided.
 func (v *admission) publishedRecorder(info *mrInfo) func(dag.ID) bool {
+	h, st, parents := v.h, v.st, v.parents
 	return func(ref dag.ID) bool {
 		if info.published == nil {
 			info.published = map[dag.ID]bool{}
 		}
 		ok, seen := info.published[ref]
 		if !seen {
-			ok = v.publishedAt(ref)
+			ok = publishedIn(h, st, parents, ref)
 			info.published[ref] = ok
 		}
 		return ok

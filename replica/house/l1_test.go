@@ -1,6 +1,7 @@
 package house_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/witan-dev/witan/dag"
@@ -54,5 +55,39 @@ func TestPublishedConcurrentOpens(t *testing.T) {
 	h, _ := replay(t, b, append(append([]ht.Tx{}, prefix...), seen))
 	if v, _ := h.MR(mr); v.StructureFailed {
 		t.Fatal("one open whose past publishes the cited entry: the MR fails structure")
+	}
+}
+
+// TestDeterminationNamesItsMR holds recordNamed's shortcut for an
+// mr.determine (its MR alone) to the general scan of its body: once its
+// listed ballots are admitted, the scan finds exactly the MR, and the
+// determination is recorded as naming the MR and none of its ballots.
+func TestDeterminationNamesItsMR(t *testing.T) {
+	w := newWorld(t, ht.Options{})
+	b := w.b
+	h := house.New(b.Session, b.Objects)
+	open, mr := b.Open(ht.Member(1), ht.MR{Source: "draft", SourceHead: w.change, TargetHead: b.Genesis,
+		Members: ht.Members(0, 10), Rule: ht.Majority(house.MinRootNotice), Summary: "45 days"}, w.amend.ID)
+	txs := append(w.prefix(), open)
+	var ids []dag.ID
+	last := open.ID
+	for i := 0; i < 7; i++ {
+		bt := b.Ballot(ht.Member(i), mr, "approve", dag.ID{}, last)
+		txs, ids, last = append(txs, bt), append(ids, bt.ID), bt.ID
+	}
+	det := b.Determine(ht.Member(3), mr, ids, "approved", last)
+	if bad := admitAll(t, h, append(txs, det)...); len(bad) > 0 {
+		t.Fatalf("refused: %v", bad)
+	}
+	if got := h.NamedBy(dag.TxMRDetermine, det.Env.Body); len(got) != 1 || got[0] != mr {
+		t.Fatalf("the scan of the determination's body finds %v besides admitted entries, want only the MR %s", got, mr)
+	}
+	if got := h.NamedEntries(mr); !slices.Contains(got, det.ID) {
+		t.Fatalf("the MR is named by %v, want the determination %s among them", got, det.ID)
+	}
+	for _, id := range ids {
+		if got := h.NamedEntries(id); len(got) != 0 {
+			t.Fatalf("ballot %s recorded as named by %v", id, got)
+		}
 	}
 }

@@ -352,6 +352,10 @@ type OpinionView struct {
 	// nil for an opinion that is not a complaint.
 	Complaint       bool
 	ObserverReplies []dag.ID
+	// Ignored: signed by a member's key that a key.rotate in the session
+	// makes invalid for it (rotate.go, D62): kept and shown, never taken
+	// as the member's (no stakes, no reply from the subject).
+	Ignored bool
 }
 
 // recIndex lists opinion records; recs[:sorted] is sorted by tx id and
@@ -433,7 +437,7 @@ func (h *House) Opinion(id dag.ID) (OpinionView, bool) {
 func (h *House) opinionView(ri int32) OpinionView {
 	rec := &h.ops.recs[ri]
 	v := OpinionView{ID: rec.id, Author: rec.author, Kind: rec.kind, Subject: rec.subj, OnBehalfOf: rec.onBehalf, Stance: rec.stance, Summary: rec.summary,
-		Body: rec.body, Member: rec.member, CorrectedBy: []dag.ID{}, RepliesFromSubject: []dag.ID{}}
+		Body: rec.body, Member: rec.member, CorrectedBy: []dag.ID{}, RepliesFromSubject: []dag.ID{}, Ignored: h.opinionIgnored(ri)}
 	for _, c := range h.ops.correcting[rec.id] {
 		v.CorrectedBy = append(v.CorrectedBy, h.ops.recs[c].id)
 	}
@@ -459,7 +463,7 @@ func (h *House) opinionView(ri int32) OpinionView {
 				}
 			}
 			for _, r := range rs {
-				if slices.Contains(subjects, h.ops.recs[r].author) {
+				if slices.Contains(subjects, h.ops.recs[r].author) && !h.opinionIgnored(r) { // rotation hook
 					v.RepliesFromSubject = append(v.RepliesFromSubject, h.ops.recs[r].id)
 				}
 			}
@@ -500,6 +504,9 @@ func (h *House) Stakes(member dag.Key, subject dag.ID) ([]opinion.Stake, dag.ID,
 	d, ok := h.ops.stakes[stakeKey{member, subject}]
 	if !ok {
 		return nil, dag.ID{}, false
+	}
+	if h.opinionIgnored(d.rec) { // rotation hook (rotate.go)
+		return h.stakesCounted(member, subject)
 	}
 	return slices.Clone(d.stakes), h.ops.recs[d.rec].id, true
 }

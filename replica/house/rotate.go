@@ -18,6 +18,7 @@ import (
 	"slices"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/opinion"
 	"github.com/witan-dev/witan/rules"
 )
 
@@ -342,4 +343,56 @@ func (h *House) rotIgnoredAt(front int32, i int32) bool {
 		}
 	}
 	return false
+}
+
+// opinionIgnored reports whether opinion record ri is ignored (D62): a
+// rotation of its signing key in the session makes it invalid by the
+// rule ballots follow (rotIgnores: the rotation is in its causal past,
+// or compromised_after is set and it is not in that entry's causal
+// past). Judged over every admitted rotation when read, so every replica
+// holding the same entries ignores the same opinions whatever order they
+// arrived in; the opinion stays admitted.
+func (h *House) opinionIgnored(ri int32) bool {
+	rec := &h.ops.recs[ri]
+	for j := range h.rots {
+		if r := &h.rots[j]; r.member == rec.author && h.rotIgnores(r, rec.ent) {
+			return true
+		}
+	}
+	return false
+}
+
+// stakesCounted is Stakes when member's latest declaration on subject is
+// in an ignored opinion: the latest declaration among the member's
+// opinions that are not ignored (decoded again: rare).
+func (h *House) stakesCounted(member dag.Key, subject dag.ID) ([]opinion.Stake, dag.ID, bool) {
+	x := h.ops.byAuthor[member]
+	if x == nil {
+		return nil, dag.ID{}, false
+	}
+	best := int32(-1)
+	var stakes []opinion.Stake
+	for _, ri := range x.recs {
+		rec := &h.ops.recs[ri]
+		if !rec.member || h.opinionIgnored(ri) || (best >= 0 && !later(rec, &h.ops.recs[best])) {
+			continue
+		}
+		o, err := opinion.DecodeCanonical(rec.body)
+		if err != nil || o.Disclosure == nil {
+			continue
+		}
+		var on []opinion.Stake
+		for _, s := range o.Disclosure.Stakes {
+			if s.Subject == subject {
+				on = append(on, s)
+			}
+		}
+		if len(on) > 0 {
+			best, stakes = ri, on
+		}
+	}
+	if best < 0 {
+		return nil, dag.ID{}, false
+	}
+	return stakes, h.ops.recs[best].id, true
 }

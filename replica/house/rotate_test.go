@@ -31,6 +31,8 @@ import (
 // (or is that entry); member 3's counted ballots are its valid old-key
 // ones plus the new key's; two or more (none supersedes another) void
 // member 3. Every delivery order must give that tally and the same state.
+// Old-key opinions (0..2, anywhere in the DAG) are ignored by the same
+// rule, whatever the order (D62).
 func TestRotationDeliveryOrderRapid(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		b := ht.New(ht.Options{})
@@ -71,6 +73,7 @@ func TestRotationDeliveryOrderRapid(t *testing.T) {
 			thief
 			rotate
 			fresh
+			opinion // an opinion signed by member 3's old key
 		)
 		// Members 0 and 1 always approve, 2 and 4 may: with only 0 and 1,
 		// whether member 3 counts decides approved against pending.
@@ -83,12 +86,15 @@ func TestRotationDeliveryOrderRapid(t *testing.T) {
 		for i := rapid.IntRange(1, 2).Draw(t, "thief ballots"); i > 0; i-- {
 			steps = append(steps, thief)
 		}
+		for i := rapid.IntRange(0, 2).Draw(t, "old-key opinions"); i > 0; i-- {
+			steps = append(steps, opinion)
+		}
 		steps = append(steps, rotate)
 		steps = rapid.Permutation(steps).Draw(t, "steps")
 		steps = append(steps, fresh)
 		var rot ht.Tx
 		var after dag.ID
-		var thiefBallots, approvals, listed []dag.ID
+		var thiefBallots, approvals, listed, opinions []dag.ID
 		freshVoted := false
 		for i, s := range steps {
 			label := fmt.Sprintf("step %d", i)
@@ -116,6 +122,9 @@ func TestRotationDeliveryOrderRapid(t *testing.T) {
 				}
 				tx = b.KeyRotate(newKey, m3, after, ht.Member(0), ps...)
 				rot = tx
+			case s == opinion:
+				tx = b.Opinion(ht.Member(3), ht.OpinionBody("member", "mr", mr.String(), nil), parents(label)...)
+				opinions = append(opinions, tx.ID)
 			case s == fresh:
 				ps := append(parents(label), rot.ID)
 				slices.SortFunc(ps, dag.ID.Compare)
@@ -127,16 +136,17 @@ func TestRotationDeliveryOrderRapid(t *testing.T) {
 			add(tx)
 			tail = append(tail, tx.ID)
 		}
-		// By hand: member 3's counted ballots.
+		// By hand: member 3's counted ballots, and which old-key opinions
+		// are ignored (the same rule, docs/deviations.md).
+		ignoredByHand := func(id dag.ID) bool {
+			return past[id][rot.ID] || // the rotation is in its causal past: not current
+				(after.Valid() && !past[after][id]) // outside the causal cut
+		}
 		var m3valid []string
 		for _, tb := range thiefBallots {
-			if past[tb][rot.ID] {
-				continue // the rotation is in its causal past: not current
+			if !ignoredByHand(tb) {
+				m3valid = append(m3valid, "reject")
 			}
-			if after.Valid() && !past[after][tb] {
-				continue // outside the causal cut
-			}
-			m3valid = append(m3valid, "reject")
 		}
 		if freshVoted {
 			m3valid = append(m3valid, "approve")
@@ -175,6 +185,12 @@ func TestRotationDeliveryOrderRapid(t *testing.T) {
 			v, ok := h.MR(mr)
 			if !ok {
 				t.Fatal("no MR")
+			}
+			for _, op := range opinions {
+				ov, ok := h.Opinion(op)
+				if !ok || ov.Ignored != ignoredByHand(op) {
+					t.Fatalf("order %d: opinion %s ignored %v (found %v), want %v", r, op, ov.Ignored, ok, ignoredByHand(op))
+				}
 			}
 			tl := v.Live.Tally
 			if tl.Approve != wantA || tl.Reject != wantR || tl.Void != wantV {

@@ -70,6 +70,11 @@ type BranchView struct {
 	MergeRule      *rules.Ref `json:"merge_rule"`
 	GovernanceRule *rules.Ref `json:"governance_rule"`
 	Flags          []string   `json:"flags"`
+	// Visibility is "restricted" on a restricted branch (omitted on a
+	// public one), and Commitments its commitments, by commitment: what
+	// every peer learns of its unrevealed changes (restricted.go).
+	Visibility  string           `json:"visibility,omitempty"`
+	Commitments []CommitmentView `json:"commitments,omitempty"`
 }
 
 // DeterminationView is a determination re-evaluated over exactly its
@@ -188,6 +193,9 @@ func (h *House) branchView(name string, r *branchReg) BranchView {
 		v.MergeRule, v.GovernanceRule = &mr, &gr
 		if c.source.Branch != "" {
 			v.Source = &HeadView{c.source.Branch, c.source.Head}
+		}
+		if c.restricted { // restricted hook
+			v.Visibility, v.Commitments = "restricted", h.commitViews(r)
 		}
 	}
 	if len(r.heads) == 1 {

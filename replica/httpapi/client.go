@@ -66,6 +66,20 @@ func (c *Client) http() *http.Client {
 // "/.well-known") and decodes a JSON answer into out (nil to drop it).
 // A problem answer is an *Error.
 func (c *Client) Do(ctx context.Context, method, path string, q url.Values, body, out any) error {
+	req, err := c.newRequest(ctx, method, path, q, body)
+	if err != nil {
+		return err
+	}
+	resp, err := c.http().Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	return c.decode(resp, out)
+}
+
+// newRequest makes Do's request.
+func (c *Client) newRequest(ctx context.Context, method, path string, q url.Values, body any) (*http.Request, error) {
 	u := c.base()
 	if !strings.HasPrefix(path, "/.well-known") {
 		u += Base
@@ -90,22 +104,23 @@ func (c *Client) Do(ctx context.Context, method, path string, q url.Values, body
 	default:
 		bb, err := json.Marshal(b)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		rd = bytes.NewReader(bb)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if rd != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := c.http().Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
+	return req, nil
+}
+
+// decode reads an answer into out (nil to drop it); a problem answer is
+// an *Error.
+func (c *Client) decode(resp *http.Response, out any) error {
 	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswerBytes))
 	if err != nil {
 		return err

@@ -12,8 +12,10 @@ import (
 // the contest's options, its pairwise matrix, every round with its
 // locked pairs and winner, ranked_above_winner after a fallback, and the
 // result. The result is that of the executed determination when there is
-// one, else the live evaluation over every ranking admitted; it is
-// provisional either way (an eventual node never emits final).
+// one, else the live evaluation over every ranking admitted. finality is
+// final_advisory once the contest is decided by an executed
+// determination a checkpoint of this node includes, else provisional (an
+// eventual node never emits final).
 type ContestAnswer struct {
 	sessionLabels
 	house.ContestView
@@ -32,10 +34,10 @@ func (s *Server) contest(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	v, err := s.rep.Contest(ctx, space, id)
+	v, fin, err := s.rep.Contest(ctx, space, id)
 	if err != nil {
 		return err
 	}
 	return writeJSON(w, ContestAnswer{sessionLabels: s.labels(ctx, space), ContestView: v,
-		RankedAboveWinner: v.Result.RankedAboveWinner, Finality: replica.Provisional})
+		RankedAboveWinner: v.Result.RankedAboveWinner, Finality: fin})
 }

@@ -32,6 +32,8 @@ type contestSession struct {
 	*session
 	n    int
 	rule rules.Ref
+	// emergency: the next option asks for emergency handling (D49).
+	emergency bool
 }
 
 // newContestSession starts a simulated session with a roster of n and a
@@ -64,6 +66,9 @@ func (cs *contestSession) option(t *testing.T, nd *apiNode, name string, edits m
 	tx, change := b.Append(ht.Member(2), name, b.Genesis, ops, cs.last)
 	nd.submit(t, cs.session, tx)
 	raw, _ := b.MRBody(ht.MR{Source: name, SourceHead: change, TargetHead: b.Genesis, Members: ht.Members(0, cs.n), Rule: cs.rule})
+	if cs.emergency {
+		raw = bytes.Replace(raw, []byte(`"emergency":false`), []byte(`"emergency":true`), 1)
+	}
 	if variantOf.Valid() {
 		raw = bytes.Replace(raw, []byte(`"variant_of":null`), []byte(`"variant_of":"`+variantOf.String()+`"`), 1)
 	}
@@ -151,12 +156,24 @@ func TestContestS18StatusQuoWins(t *testing.T) {
 		t.Fatalf("a plain ballot on a grouped MR counted: %v", tal)
 	}
 	refusedWith(t, nd, cs.b.Determine(ht.Member(4), opts[0], nil, "rejected", cs.last), dag.CodeNotAuthorized)
+	// Finality follows the checkpoint: an open contest is provisional even
+	// when a checkpoint covers its open and rankings.
+	nd.checkpointNow(t, cs.space)
+	if f := nd.getMap(t, "/contests/"+cid.String(), nil)["finality"]; f != "provisional" {
+		t.Fatalf("open contest, checkpointed: finality %v", f)
+	}
 	// A wrong claim is refused; the right one is executed.
 	refusedWith(t, nd, cs.determine(cid, ranks, "approved", opts[0]), dag.CodeNotAuthorized)
 	nd.submit(t, cs.session, cs.determine(cid, ranks, "rejected", rules.StatusQuo))
 	c := nd.getMap(t, "/contests/"+cid.String(), nil)
-	if c["status"] != house.ContestDecided || c["simulation"] != true {
-		t.Fatalf("contest %v", c)
+	if c["status"] != house.ContestDecided || c["simulation"] != true || c["finality"] != "provisional" {
+		t.Fatalf("decided, not yet checkpointed: contest %v", c)
+	}
+	// Once a checkpoint includes the executed determination: final_advisory.
+	nd.checkpointNow(t, cs.space)
+	c = nd.getMap(t, "/contests/"+cid.String(), nil)
+	if c["status"] != house.ContestDecided || c["finality"] != "final_advisory" {
+		t.Fatalf("decided and checkpointed: status %v, finality %v", c["status"], c["finality"])
 	}
 	res := c["result"].(map[string]any)
 	rounds := res["rounds"].([]any)
@@ -218,6 +235,9 @@ func checkFallback(t *testing.T, nd *apiNode, cs *contestSession, opts []dag.ID,
 		t.Fatal(err)
 	}
 	c := nd.getMap(t, "/contests/"+cid.String(), nil)
+	if c["finality"] != "final_advisory" {
+		t.Fatalf("decided and checkpointed: finality %v", c["finality"])
+	}
 	res := c["result"].(map[string]any)
 	if tm := res["timing"].(map[string]any); tm["notice_met"] != true || tm["notice_elapsed"] != float64(73*3600) || tm["notice_required"] != float64(259200) || res["if_closed"] != "approved" || res["outcome"] != "pending" {
 		t.Fatalf("timing %v, if_closed %v, outcome %v", tm, res["if_closed"], res["outcome"])
@@ -277,6 +297,9 @@ func TestContestS21Fallback(t *testing.T) {
 	checkFallback(t, nd, cs, opts, cid, ranks, 62, 192, 189)
 }
 
+// TestContestDeadlineTooShort (D74, S21): a contest's ranking deadline
+// must be 72 hours of witnessed time after the later of the contest's
+// open and any option's open (a variant joining it included).
 func TestContestDeadlineTooShort(t *testing.T) {
 	nd := newNode(t)
 	cs := newContestSession(t, nd, 10)
@@ -294,6 +317,16 @@ func TestContestDeadlineTooShort(t *testing.T) {
 	nd.submit(t, cs.session, ok)
 	if c := nd.getMap(t, "/contests/"+cid.String(), nil); c["deadline"] != "2026-09-24T13:00:00Z" {
 		t.Fatalf("contest %v", c)
+	}
+	// A variant joining that contest two hours later (builder clock
+	// advanced 2 h: its open's witnessed time is after 2026-09-21T14:00)
+	// would leave less than 71 hours to the ranking deadline, which D74
+	// measures from the later of the two opens: deadline_too_short.
+	cs.b.Advance(2 * time.Hour)
+	late, _ := cs.option(t, nd, "late-variant", map[string]string{"/us/t1/s1": "The period is 50 days."}, opts[0])
+	refusedWith(t, nd, late, dag.CodeDeadlineTooShort)
+	if c := nd.getMap(t, "/contests/"+cid.String(), nil); len(c["options"].([]any)) != 2 {
+		t.Fatalf("a refused variant joined: %v", c["options"])
 	}
 	// Too few options, an option twice: contest_invalid.
 	one, _ := cs.open(t, nd, opts[:1], "")

@@ -6,9 +6,11 @@ package httpapi_test
 // prompt's words.
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica/house"
@@ -294,46 +296,78 @@ func onDeadline(deadline string) rules.Ref {
 	return ht.Ref(rules.KindThresholdVote, `{"num":1,"den":2,"cmp":"gt","basis":"votes_cast","quorum_num":1,"quorum_den":2,"closing":"on_deadline","deadline":"`+deadline+`"}`, -1)
 }
 
-// TestDeadlineTooShortAdvisoryHTTP (D74, open point 7): an on_deadline
-// MR whose deadline is less than 72 hours of checkpoint time after the
-// checkpoint including its open is flagged deadline_too_short, as an
-// advisory on the MR: an eventual node's checkpoint time is its own, so
-// the open is accepted and nothing else changes. The node's checkpoint
-// time is 2026-09-21T00:00:00Z: a deadline 30 hours later (S21's figure)
-// is flagged, one 96 hours later is not, and nothing is flagged before a
-// checkpoint includes the open.
-func TestDeadlineTooShortAdvisoryHTTP(t *testing.T) {
+// TestDeadlineTooShortHTTP (D74; open points 7, 12, 14; deviations.md):
+// witan has one reading of the minimum window for mr.open and
+// contest.open: an on_deadline rule's deadline must be at least 259200 s
+// (72 h) after the witnessed time at the open, the largest ts among the
+// member-signed entries of its causal past, itself included; else the
+// open is refused deadline_too_short and nothing is stored. Every
+// replica holding the same entries decides alike; checkpoint time plays
+// no part. X = 2026-09-25T00:00:00Z is the witnessed time of the opens:
+//   - "short" (deadline X+72h-1s), opened at ts X: 259199 s, refused;
+//   - "edge" (deadline X+72h), opened at ts X: 259200 s, accepted;
+//   - "late" (deadline X+72h), opened with ts X-10h on top of a ballot
+//     signed at X+1h: by its own ts it would have 82 h, but its
+//     witnessed time is X+1h, leaving 71 h: refused;
+//   - a checkpoint at X+71h (1 hour before edge's deadline, which the
+//     old advisory reading flagged) changes nothing: no advisories,
+//     edge stays open.
+func TestDeadlineTooShortHTTP(t *testing.T) {
 	n := newNode(t)
 	s := startSession(t, n, ht.Options{}, 5)
 	b := s.b
-	open := func(branch, deadline string) dag.ID {
-		rule := onDeadline(deadline)
-		s.do(t, n, b.BranchCreate(ht.Member(1), branch, "drafters", house.RootBranch, b.Genesis, false, rule, ht.TwoThirds(), s.last))
-		s.do(t, n, b.BranchCreate(ht.Member(1), branch+"-work", "drafters", branch, b.Genesis, false, ht.AlwaysAllow(), ht.TwoThirds(), s.last))
+	x := time.Date(2026, 9, 25, 0, 0, 0, 0, time.UTC)
+	prev := b.Create
+	// signAt makes the next envelope's ts when (the builder's clock moves
+	// one second per envelope).
+	signAt := func(when time.Time) {
+		last, err := time.Parse(time.RFC3339, prev.Env.TS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Advance(when.Sub(last) - time.Second)
+	}
+	do := func(tx ht.Tx) { s.do(t, n, tx); prev = tx }
+	prepare := func(branch string, deadline time.Time) (rules.Ref, dag.ID) {
+		rule := onDeadline(deadline.Format(time.RFC3339))
+		do(b.BranchCreate(ht.Member(1), branch, "drafters", house.RootBranch, b.Genesis, false, rule, ht.TwoThirds(), s.last))
+		do(b.BranchCreate(ht.Member(1), branch+"-work", "drafters", branch, b.Genesis, false, ht.AlwaysAllow(), ht.TwoThirds(), s.last))
 		tx, c := b.Append(ht.Member(2), branch+"-work", b.Genesis, []statute.Op{ht.Replace(b.Trees[b.Genesis], "/us/t1/s1", "The period is 45 days in "+branch+".")}, s.last)
-		s.do(t, n, tx)
-		o, mr := b.Open(ht.Member(1), ht.MR{Source: branch + "-work", SourceHead: c, Target: branch, TargetHead: b.Genesis, Members: ht.Members(0, 5), Rule: rule}, s.last)
-		s.do(t, n, o)
-		return mr
+		do(tx)
+		return rule, c
 	}
-	short := open("short", "2026-09-22T06:00:00Z")
-	long := open("long", "2026-09-25T00:00:00Z")
-	adv := func(mr dag.ID) []any {
-		a, _ := n.get(t, "/merge-requests/"+mr.String())["advisories"].([]any)
-		return a
+	open := func(branch string, rule rules.Ref, c dag.ID, ts time.Time) (ht.Tx, dag.ID) {
+		signAt(ts)
+		tx, mr := b.Open(ht.Member(1), ht.MR{Source: branch + "-work", SourceHead: c, Target: branch, TargetHead: b.Genesis, Members: ht.Members(0, 5), Rule: rule}, s.last)
+		if tx.Env.TS != ts.Format(time.RFC3339) {
+			t.Fatalf("open signed at %s, want %s", tx.Env.TS, ts.Format(time.RFC3339))
+		}
+		prev = tx
+		return tx, mr
 	}
-	if a := adv(short); len(a) != 0 {
-		t.Fatalf("before any checkpoint: advisories %v", a)
+	shortRule, shortC := prepare("short", x.Add(72*time.Hour-time.Second))
+	edgeRule, edgeC := prepare("edge", x.Add(72*time.Hour))
+	lateRule, lateC := prepare("late", x.Add(72*time.Hour))
+
+	tx, _ := open("short", shortRule, shortC, x)
+	if m := n.refuse(t, tx, dag.CodeDeadlineTooShort); !strings.Contains(fmt.Sprint(m["detail"]), "259199s") {
+		t.Fatalf("short: detail %v", m["detail"])
 	}
+	tx, edge := open("edge", edgeRule, edgeC, x)
+	do(tx)
+
+	signAt(x.Add(time.Hour))
+	do(b.Ballot(ht.Member(3), edge, "approve", dag.ID{}, s.last))
+	tx, _ = open("late", lateRule, lateC, x.Add(-10*time.Hour))
+	if m := n.refuse(t, tx, dag.CodeDeadlineTooShort); !strings.Contains(fmt.Sprint(m["detail"]), "255600s") {
+		t.Fatalf("late: detail %v (want 71 h = 255600 s from the witnessed time)", m["detail"])
+	}
+
+	n.clk.t = x.Add(71 * time.Hour)
 	n.checkpointNow(t, s.space)
-	if a := adv(short); len(a) != 1 || field(a, 0, "code") != string(dag.CodeDeadlineTooShort) || field(a, 0, "authoritative") != false {
-		t.Fatalf("30 hours: advisories %v, want deadline_too_short", a)
-	}
-	if a := adv(long); len(a) != 0 {
-		t.Fatalf("96 hours: advisories %v", a)
-	}
-	if st := n.get(t, "/merge-requests/"+short.String())["status"]; st != "open" {
-		t.Fatalf("status %v: an advisory changes nothing", st)
+	m := n.get(t, "/merge-requests/"+edge.String())
+	if a, ok := m["advisories"].([]any); !ok || len(a) != 0 || m["status"] != "open" {
+		t.Fatalf("edge after a checkpoint 1 h before its deadline: status %v, advisories %v", m["status"], m["advisories"])
 	}
 }
 

@@ -92,6 +92,9 @@ func TestSimulationLabelEveryEndpoint(t *testing.T) {
 		"/oth/v0/opinions/{id}/claim-review":            {"/opinions/" + op.String() + "/claim-review"},
 		"/oth/v0/transactions":                          nil, // POST, above
 		"/oth/v0/join":                                  nil, // POST, node-local: names no session the node holds yet
+		"/oth/v0/restricted":                            nil, // POST (drafts.go), tested in restricted_test.go
+		"/oth/v0/restricted/challenge":                  nil, // POST, names no session
+		"/oth/v0/restricted/{commitment}":               nil, // a signed challenge; labelled (TestRestrictedDraftReadHTTP)
 		"/oth/v0/memory":                                nil, // memory spaces are not sessions
 		"/oth/v0/memory/{space}/heads":                  nil,
 		"/oth/v0/memory/{space}/blocks":                 nil,

@@ -24,26 +24,31 @@ import (
 
 // Capability is the capability document (30k §5).
 type Capability struct {
-	Protocol         string         `json:"protocol"`
-	Implementation   Implementation `json:"implementation"`
-	Consistency      string         `json:"consistency"`
-	TrustModel       string         `json:"trust_model"`
-	RuleKinds        []string       `json:"rule_kinds"`
-	AssertionKinds   []string       `json:"assertion_kinds"`
-	Profiles         []string       `json:"profiles"`
-	Exports          []string       `json:"exports"`
-	RefusalLog       bool           `json:"refusal_log"`
-	Contests         bool           `json:"contests"`
-	Simulation       bool           `json:"simulation"`
-	Education        bool           `json:"education"`
-	Ephemeral        bool           `json:"ephemeral"`
-	KeyAging         int64          `json:"key_aging"`
-	ExtractCosigners []dag.Key      `json:"extract_cosigners"`
-	Metrics          []string       `json:"metrics"`
-	ConformanceLevel string         `json:"conformance_level"`
-	OpinionPolicy    string         `json:"opinion_policy"`
-	OpinionRateLimit string         `json:"opinion_rate_limit"`
-	NodeKey          dag.Key        `json:"node_key"`
+	Protocol       string         `json:"protocol"`
+	Implementation Implementation `json:"implementation"`
+	Consistency    string         `json:"consistency"`
+	TrustModel     string         `json:"trust_model"`
+	RuleKinds      []string       `json:"rule_kinds"`
+	AssertionKinds []string       `json:"assertion_kinds"`
+	Profiles       []string       `json:"profiles"`
+	Exports        []string       `json:"exports"`
+	RefusalLog     bool           `json:"refusal_log"`
+	Contests       bool           `json:"contests"`
+	// RestrictedBranches: restricted branches with commit-then-reveal
+	// are admitted, and drafts deposited with this node are served to
+	// owner-group members by signed challenge (drafts.go,
+	// docs/restricted-branches.md).
+	RestrictedBranches bool      `json:"restricted_branches"`
+	Simulation         bool      `json:"simulation"`
+	Education          bool      `json:"education"`
+	Ephemeral          bool      `json:"ephemeral"`
+	KeyAging           int64     `json:"key_aging"`
+	ExtractCosigners   []dag.Key `json:"extract_cosigners"`
+	Metrics            []string  `json:"metrics"`
+	ConformanceLevel   string    `json:"conformance_level"`
+	OpinionPolicy      string    `json:"opinion_policy"`
+	OpinionRateLimit   string    `json:"opinion_rate_limit"`
+	NodeKey            dag.Key   `json:"node_key"`
 	// RateLimited counts the opinions this node refused rate_limited
 	// since it started (D51: the limit's effect, as a metric).
 	RateLimited uint64 `json:"witan_opinions_rate_limited"`
@@ -72,7 +77,8 @@ func (s *Server) capability(w http.ResponseWriter, r *http.Request) error {
 			"opinion members attest, estimate, exchange, feasibility, forecast, jurisdiction_choice, ranking, resolution, translation (refused schema)",
 			"complaint results in /opinions/{id}/evaluation; refusal-log inclusion of complaint evidence (not judged at admission)",
 			"estimates, estimate_totals and feasibility in /facts"}, RefusalLog: true,
-		MemoryBlocks: true, Finality: string(replica.Provisional), Contests: true,
+		RestrictedBranches: true,
+		MemoryBlocks:       true, Finality: string(replica.Provisional), Contests: true,
 	}
 	for _, sp := range c.Sessions {
 		if st, _, err := s.rep.State(r.Context(), sp); err == nil {
@@ -749,20 +755,24 @@ func (s *Server) quarantine(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) peers(w http.ResponseWriter, r *http.Request) error {
-	ps, pulls := []Peer{}, []Pull{}
+	ps, pulls, offers := []Peer{}, []Pull{}, []Offer{}
 	if p := s.peersAPI(); p != nil {
 		ps = append(ps, p.Peers()...)
 		pulls = append(pulls, p.Pulls()...)
+		if ol, ok := p.(OfferLister); ok {
+			offers = append(offers, ol.Available()...)
+		}
 	}
-	return writeJSON(w, PeersAnswer{Peers: ps, Pulls: pulls, Finality: string(replica.Provisional)})
+	return writeJSON(w, PeersAnswer{Peers: ps, Pulls: pulls, Available: offers, Finality: string(replica.Provisional)})
 }
 
-// PeersAnswer is GET /peers's answer: the connected peers and the pulls
-// running now.
+// PeersAnswer is GET /peers's answer: the connected peers, the pulls
+// running now, and the sessions (and memory spaces) the peers announce.
 type PeersAnswer struct {
-	Peers    []Peer `json:"peers"`
-	Pulls    []Pull `json:"pulls"`
-	Finality string `json:"finality"`
+	Peers     []Peer  `json:"peers"`
+	Pulls     []Pull  `json:"pulls"`
+	Available []Offer `json:"available"`
+	Finality  string  `json:"finality"`
 }
 
 // ConnectRequest is POST /peers's body: a peer's multiaddr and the spaces
@@ -784,10 +794,12 @@ type JoinRequest struct {
 	Space string `json:"space"`
 }
 
-// JoinAnswer is POST /join's answer.
+// JoinAnswer is POST /join's answer. Heads are the space's heads when
+// the streamed answer ends because the space arrived.
 type JoinAnswer struct {
-	Joined   string `json:"joined"`
-	Finality string `json:"finality"`
+	Joined   string   `json:"joined"`
+	Heads    []dag.ID `json:"heads,omitempty"`
+	Finality string   `json:"finality"`
 }
 
 // join joins a space without naming a peer: the node pulls it from the
@@ -805,6 +817,9 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) error {
 	}
 	if _, err := dag.ParseID(req.Space); err != nil && !strings.HasPrefix(req.Space, node.MemoryPrefix) {
 		return problemf(dag.CodeSchema, "space %q is neither a session id nor %s<name>", req.Space, node.MemoryPrefix)
+	}
+	if acceptsNDJSON(r) {
+		return s.joinStream(w, r, req.Space) // connectstream.go
 	}
 	if err := s.n.Join(r.Context(), req.Space); err != nil {
 		return err
@@ -831,6 +846,9 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) error {
 		if _, err := dag.ParseID(sp); err != nil && !strings.HasPrefix(sp, node.MemoryPrefix) {
 			return problemf(dag.CodeSchema, "space %q is neither a session id nor %s<name>", sp, node.MemoryPrefix)
 		}
+	}
+	if acceptsNDJSON(r) {
+		return s.connectStream(w, r, peers, req) // connectstream.go
 	}
 	res, err := peers.Connect(r.Context(), req.Addr, req.Spaces)
 	if err != nil {

@@ -43,6 +43,7 @@ type Implementation struct {
 type (
 	Peer       = node.Peer
 	Pull       = node.Pull
+	Offer      = node.Offer
 	SyncResult = node.SyncResult
 )
 
@@ -57,6 +58,12 @@ type Peers interface {
 	// (spaces are agreed out of band, 30k §4) and pulls each from the
 	// peer now.
 	Connect(ctx context.Context, addr string, spaces []string) ([]SyncResult, error)
+}
+
+// OfferLister is implemented by Peers that know which spaces the
+// connected peers announce (the node does); GET /peers lists them.
+type OfferLister interface {
+	Available() []Offer
 }
 
 // Options configure a Server. Node is required; the zero value of every
@@ -124,6 +131,7 @@ type Server struct {
 	hub             eventHub
 	limits, keyRegs *buckets
 	lim             *limiter // opinions.go
+	dr              drafts   // drafts.go
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -242,6 +250,9 @@ func (s *Server) routes() {
 	s.route(Base+"/history/{nid...}", get(s.history))              // history.go
 	s.route(Base+"/peers", map[string]handlerFunc{http.MethodGet: s.peers, http.MethodPost: s.connect})
 	s.route(Base+"/join", post(s.join))
+	s.route(Base+"/restricted", post(s.depositDraft))             // drafts.go
+	s.route(Base+"/restricted/challenge", post(s.draftChallenge)) // drafts.go
+	s.route(Base+"/restricted/{commitment}", get(s.readDraft))    // drafts.go
 	// witan's memory-block API (not part of 30k).
 	s.route(Base+"/memory", get(s.memorySpaces))
 	s.route(Base+"/memory/{space}/heads", get(s.memoryHeads))

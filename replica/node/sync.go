@@ -40,6 +40,15 @@ type Pull struct {
 	BytesExpected   uint64 `json:"bytes_expected"`
 }
 
+// Offer is a space that connected peers announce (their gossip
+// subscriptions): a session id or mem:NAME, the peers, and whether this
+// node joined it. Only the peers' word until a pull checks what they send.
+type Offer struct {
+	Space  string   `json:"space"`
+	Peers  []string `json:"peers"`
+	Joined bool     `json:"joined"`
+}
+
 // SyncResult is what one pull of one space from a peer did.
 type SyncResult struct {
 	Space    string `json:"space"`
@@ -183,6 +192,57 @@ func (n *Node) Peers() []Peer {
 	return out
 }
 
+// Available lists the sessions and memory spaces the connected peers
+// announce, sorted, with the peers announcing each; names that are
+// neither a session id nor mem:NAME are left out. None without sync.
+func (n *Node) Available() []Offer {
+	sn := n.Sync()
+	if sn == nil {
+		return nil
+	}
+	var out []Offer
+	for _, o := range sn.Available() {
+		if _, err := dag.ParseID(o.Space); err != nil && !strings.HasPrefix(o.Space, MemoryPrefix) {
+			continue
+		}
+		ps := make([]string, len(o.Peers))
+		for i, p := range o.Peers {
+			ps[i] = p.String()
+		}
+		out = append(out, Offer{Space: o.Space, Peers: ps, Joined: o.Joined})
+	}
+	return out
+}
+
+// WithPullProgress returns a ctx under which the pulls Connect runs report
+// to fn as their transfer moves (sync.WithProgress): after the peer's
+// header of each round, after each batch ingested, and with done at the
+// end. Only the pulls of the call made with this ctx report, not those
+// the node starts by itself. fn must not block.
+func WithPullProgress(ctx context.Context, fn func(p Pull, done bool)) context.Context {
+	return sync.WithProgress(ctx, func(g sync.Progress, done bool) { fn(pullOf(g), done) })
+}
+
+// WatchPulls calls fn with every progress report of the pulls of space
+// from any peer (the ones the node starts itself included) until cancel
+// is called. fn must not block. Without sync nothing is reported.
+func (n *Node) WatchPulls(space string, fn func(p Pull, done bool)) (cancel func()) {
+	sn := n.Sync()
+	if sn == nil {
+		return func() {}
+	}
+	return sn.Engine().WatchProgress(func(g sync.Progress, done bool) {
+		if g.Space == space {
+			fn(pullOf(g), done)
+		}
+	})
+}
+
+func pullOf(g sync.Progress) Pull {
+	return Pull{Peer: g.Peer, Space: g.Space, Round: g.Round, EntriesDone: g.EntriesDone,
+		EntriesExpected: g.EntriesExpected, BytesDone: g.BytesDone, BytesExpected: g.BytesExpected}
+}
+
 // Pulls reports the pulls running now, for progress bars.
 func (n *Node) Pulls() []Pull {
 	sn := n.Sync()
@@ -191,8 +251,7 @@ func (n *Node) Pulls() []Pull {
 	}
 	var out []Pull
 	for _, g := range sn.Engine().Progress() {
-		out = append(out, Pull{Peer: g.Peer, Space: g.Space, Round: g.Round, EntriesDone: g.EntriesDone,
-			EntriesExpected: g.EntriesExpected, BytesDone: g.BytesDone, BytesExpected: g.BytesExpected})
+		out = append(out, pullOf(g))
 	}
 	return out
 }

@@ -12,7 +12,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"unsafe"
 
 	"github.com/witan-dev/witan/dag"
 )
@@ -138,16 +137,19 @@ func (w *wireOpinion) set(key string, raw []byte) error {
 }
 
 // optString reads a JSON string (or null) into *into and points *dst at
-// it. A string without escapes shares the body's memory (unsafe.String):
-// DecodeCanonical's caller never modifies the body after, and the
-// Opinion's strings are read-only.
+// it. A string without escapes is copied out of the body without
+// encoding/json. (It once shared the body's memory through
+// unsafe.String; measured end to end that saved nothing: S11 derivation
+// with 100k opinions at 200k envelopes, 2026-12-01, load ~25, 4
+// derivations each, 121k ballots/cpu-s with unsafe against 155k with the
+// copies, 6 more allocations an opinion. So no unsafe here.)
 func optString(raw []byte, dst **string, into *string, key string) error {
 	if isNull(raw) {
 		*dst = nil
 		return nil
 	}
 	if len(raw) > 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && bytes.IndexByte(raw, '\\') < 0 {
-		*into = unsafe.String(&raw[1], len(raw)-2)
+		*into = string(raw[1 : len(raw)-1])
 		*dst = into
 		return nil
 	}
@@ -201,6 +203,6 @@ func fastSubject(raw []byte, into *Subject) bool {
 	if bytes.IndexByte(typ, '"') >= 0 || bytes.IndexByte(typ, '\\') >= 0 {
 		return false
 	}
-	into.ID, into.Type = unsafe.String(&id[0], len(id)), unsafe.String(&typ[0], len(typ))
+	into.ID, into.Type = string(id), string(typ)
 	return true
 }
