@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -137,6 +138,32 @@ func TestComplaintsS22(t *testing.T) {
 	}
 	if seen != 3 {
 		t.Errorf("listing shows %d of the 3 complaints: %.400v", seen, page)
+	}
+	// Evaluation (D39): complaint 3's receipt holds (verified at
+	// admission) and its refusal reference names an index this node's
+	// refusal log has: holds. A complaint naming index 999 of this node's
+	// log (admitted: not judged at admission) fails there, and one naming
+	// another node's log is undetermined; refusal results are provisional.
+	evidence := func(id string) []string {
+		var out []string
+		for _, r := range n.get(t, "/opinions/"+id+"/evaluation")["results"].([]any) {
+			rm := r.(map[string]any)
+			if rm["kind"] == "evidence" {
+				out = append(out, fmt.Sprintf("%v:%v:%v", rm["index"], rm["result"], rm["finality"]))
+			}
+		}
+		return out
+	}
+	if got := evidence(c3); !slices.Equal(got, []string{"0:holds:provisional", "1:holds:provisional"}) {
+		t.Errorf("complaint 3 evidence %v", got)
+	}
+	refs := map[string]any{"respondent": map[string]any{"type": "node", "id": receipt["node"]}, "issue": "refusal",
+		"evidence": []any{map[string]any{"refusal": map[string]any{"node": receipt["node"], "index": 999}},
+			map[string]any{"refusal": map[string]any{"node": ht.Member(30).Key().String(), "index": 0}}},
+		"remedy_sought": "Publish the refusal."}
+	c4 := acc(b.Opinion(ht.Member(7), onSession(refs), s.last))
+	if got := evidence(c4); !slices.Equal(got, []string{"0:fails:provisional", "1:undetermined:provisional"}) {
+		t.Errorf("complaint 4 evidence %v", got)
 	}
 	// The complaint is served as signed: its evidence is in its body.
 	body, _ := json.Marshal(n.get(t, "/opinions/"+c3)["body"])

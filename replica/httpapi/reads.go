@@ -75,7 +75,7 @@ func (s *Server) capability(w http.ResponseWriter, r *http.Request) error {
 		NodeKey: s.rep.NodeKey(), Sessions: s.rep.Sessions(), Ephemeral: s.o.Ephemeral,
 		NotImplemented: []string{"L2 and L3 endpoints except /contests, /events, /opinions, /proofs, /refusals, /extract, /cite, /history, /export/rollcall, /export/popolo, /peers and /quarantine",
 			"opinion members attest, estimate, exchange, feasibility, forecast, jurisdiction_choice, ranking, resolution, translation (refused schema)",
-			"complaint results in /opinions/{id}/evaluation; refusal-log inclusion of complaint evidence (not judged at admission)",
+			"refusal-log inclusion of complaint evidence judged at admission (reported in /opinions/{id}/evaluation), complaint re-validation (L3)",
 			"estimates, estimate_totals and feasibility in /facts"}, RefusalLog: true,
 		RestrictedBranches: true,
 		MemoryBlocks:       true, Finality: string(replica.Provisional), Contests: true,
