@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/httpapi"
+	"github.com/witan-dev/witan/replica/node"
 )
 
 // popoloGet reads GET /export/popolo raw: status, headers and the body
@@ -287,4 +289,49 @@ func itoa(v uint64) string { return json.Number(strings.TrimSpace(string(mustJSO
 func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
+}
+
+// TestPopoloTwoNodes (S14: "/export/popolo vote counts match /tally on
+// every node"): B pulls A's session over HTTP (federation, no libp2p);
+// with no checkpoint on either node, the two exports agree in every
+// member but none depends on a node's own log (persons, organizations,
+// memberships, motions, vote events with their counts and votes), and on
+// each node the counts are that node's /tally.
+func TestPopoloTwoNodes(t *testing.T) {
+	ctx := context.Background()
+	a, bn := newNode(t), newNode(t)
+	s := startSession(t, a, ht.Options{Simulation: true}, 10)
+	b := s.b
+	s.branch(t, a, "draft", house.RootBranch, b.Genesis, ht.AlwaysAllow())
+	c1 := s.amend(t, a, "draft", b.Genesis, "/us/t1/s1", "The period is 40 days.")
+	mr := s.open(t, a, ht.MR{Source: "draft", SourceHead: c1, TargetHead: b.Genesis, Members: ht.Members(0, 10), Rule: ht.Majority(house.MinRootNotice)})
+	s.vote(t, a, mr, "approve", 0, 3)
+	s.vote(t, a, mr, "reject", 3, 5)
+	s.vote(t, a, mr, "abstain", 5, 6)
+	if res, err := bn.node.PullHTTP(ctx, node.NewHTTPPeer(a.srv.URL, nil)); err != nil || len(res) != 1 || res[0].Quarantined != 0 {
+		t.Fatalf("pull %+v %v", res, err)
+	}
+	var exports []map[string]any
+	for _, n := range []*apiNode{a, bn} {
+		_, m := popoloGet(t, n, "?session="+s.space)
+		popoloShape(t, m)
+		ev := m["vote_events"].([]any)[0].(map[string]any)
+		counts := map[string]string{}
+		for _, c := range ev["counts"].([]any) {
+			cm := c.(map[string]any)
+			counts[cm["option"].(string)] = cm["value"].(json.Number).String()
+		}
+		_, tl, _ := tallyOf(t, n, mr)
+		if counts["yes"] != "3" || counts["no"] != "2" || counts["abstain"] != "1" || counts["yes"] != itoa(tl[0]) || counts["no"] != itoa(tl[1]) {
+			t.Errorf("counts %v, /tally A R V %v", counts, tl)
+		}
+		exports = append(exports, m)
+	}
+	for _, k := range []string{"persons", "organizations", "memberships", "motions", "vote_events", "finality", "session", "simulation"} {
+		x, _ := json.Marshal(exports[0][k])
+		y, _ := json.Marshal(exports[1][k])
+		if !bytes.Equal(x, y) {
+			t.Errorf("%s differ:\nA %s\nB %s", k, x, y)
+		}
+	}
 }
