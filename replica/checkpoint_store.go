@@ -135,8 +135,20 @@ func (r *Replica) loadCheckpoints(ctx context.Context, session string) ([]Checkp
 		prev = e.ID
 	}
 	if ok, valid := bv.Verify(); !ok {
-		i := slices.Index(valid, false)
-		return nil, dag.ID{}, fmt.Errorf("%w: %s: checkpoint %d does not verify", ErrCheckpointMismatch, session, i+1)
+		// A checkpoint stored before the session was signed with it
+		// verifies without it: it is kept, marked Legacy, and served in
+		// the form it was signed in.
+		for i, v := range valid {
+			if v {
+				continue
+			}
+			c := cps[i]
+			c.Legacy = true
+			if c.Verify() != nil {
+				return nil, dag.ID{}, fmt.Errorf("%w: %s: checkpoint %d does not verify", ErrCheckpointMismatch, session, i+1)
+			}
+			cps[i] = c
+		}
 	}
 	return cps, prev, nil
 }

@@ -517,3 +517,72 @@ func TestSubmitMeetsHeldEntries(t *testing.T) {
 		t.Fatalf("still pending: %v", p)
 	}
 }
+
+// TestLegacyCheckpointLoads: a checkpoint record signed as witan signed
+// them before the session was part of the signed bytes (Legacy) still
+// opens after a restart, beside one signed with its session: it verifies,
+// is served without "session" (so a client's check of its signature
+// holds), and the signed-with-session one is served with it. A damaged
+// signature is still refused (TestDamagedCheckpointRefused).
+func TestLegacyCheckpointLoads(t *testing.T) {
+	ctx := context.Background()
+	n := newDiskNode(t)
+	n.mustOpen()
+	b := ht.New(ht.Options{})
+	space := b.Session.String()
+	submit(t, n.r, b.Create, "accepted")
+	c, err := n.r.Checkpoint(ctx, space)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := replica.LocalPrefix + "checkpoints/" + space
+	ids, err := n.st.Log(ctx, cs, 0, 0)
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("checkpoint space log %v %v", ids, err)
+	}
+	old := c
+	old.Legacy = true
+	msg, err := old.SigningBytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(msg), space) {
+		t.Fatalf("legacy signing bytes name the session: %s", msg)
+	}
+	old.Sig = nodeKey(t, 0).Sign(replica.DomainCheckpoint, msg)
+	raw, err := old.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		t.Fatal(err)
+	}
+	rec["seq"], rec["session"] = 2, space
+	data, err := dag.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := dag.Entry{ID: dag.Sum(data), Space: cs, Parents: []dag.ID{ids[0]}, Data: data}
+	if _, err := n.st.Put(ctx, dag.Batch{Entries: []dag.Entry{e}}); err != nil {
+		t.Fatal(err)
+	}
+	n.restart()
+	cps := n.r.Checkpoints(space)
+	if len(cps) != 2 || cps[0].Legacy || !cps[1].Legacy {
+		t.Fatalf("checkpoints after restart: %+v", cps)
+	}
+	for i, c := range cps {
+		j, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := replica.DecodeCheckpoint(j)
+		if err != nil || back.Verify() != nil {
+			t.Fatalf("checkpoint %d as served (%s) does not verify: %v", i, j, err)
+		}
+		if has := strings.Contains(string(j), `"session"`); has == c.Legacy {
+			t.Fatalf("checkpoint %d (legacy %v) served as %s", i, c.Legacy, j)
+		}
+	}
+}

@@ -8,6 +8,7 @@ package replica
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
@@ -42,18 +43,31 @@ type Checkpoint struct {
 	TS    time.Time `json:"-"`
 	Node  dag.Key   `json:"node"`
 	Sig   []byte    `json:"-"`
+	// Legacy marks a checkpoint signed before the session was part of the
+	// signed bytes (loaded from an older store): its wire form has no
+	// "session", so that its signature still verifies.
+	Legacy bool `json:"-"`
 }
 
+// wireCheckpoint is a checkpoint's wire form: 30k §5's members and
+// "session", the space it is a head of, so that a checkpoint of one
+// session cannot be passed off as another's (docs/deviations.md). A
+// refusal-log checkpoint (node-wide) and a legacy one have no session.
 type wireCheckpoint struct {
-	Size uint64  `json:"size"`
-	Root dag.ID  `json:"root"`
-	TS   string  `json:"ts"`
-	Node dag.Key `json:"node"`
-	Sig  *string `json:"sig,omitempty"`
+	Size    uint64  `json:"size"`
+	Root    dag.ID  `json:"root"`
+	TS      string  `json:"ts"`
+	Node    dag.Key `json:"node"`
+	Session string  `json:"session,omitempty"`
+	Sig     *string `json:"sig,omitempty"`
 }
 
 func (c Checkpoint) wire() wireCheckpoint {
-	return wireCheckpoint{Size: c.Size, Root: c.Root, TS: c.TS.UTC().Format(time.RFC3339Nano), Node: c.Node}
+	w := wireCheckpoint{Size: c.Size, Root: c.Root, TS: c.TS.UTC().Format(time.RFC3339Nano), Node: c.Node}
+	if !c.Legacy && c.Space != RefusalSpace {
+		w.Session = c.Space
+	}
+	return w
 }
 
 // SigningBytes returns JCS(checkpoint without "sig").
@@ -65,6 +79,33 @@ func (c Checkpoint) MarshalJSON() ([]byte, error) {
 	s := b64(c.Sig)
 	w.Sig = &s
 	return dag.Marshal(w)
+}
+
+// DecodeCheckpoint reads a signed checkpoint in its wire form
+// ({size, root, ts, node, sig}, as GET /checkpoint serves it). It does not
+// verify the signature (Verify does). A checkpoint without "session" (a
+// legacy one) decodes with Legacy set and Space empty.
+func DecodeCheckpoint(b []byte) (Checkpoint, error) {
+	var w struct {
+		Size    uint64  `json:"size"`
+		Root    dag.ID  `json:"root"`
+		TS      string  `json:"ts"`
+		Node    dag.Key `json:"node"`
+		Session string  `json:"session"`
+		Sig     string  `json:"sig"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return Checkpoint{}, fmt.Errorf("replica: checkpoint: %w", err)
+	}
+	ts, err := time.Parse(time.RFC3339Nano, w.TS)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("replica: checkpoint ts: %w", err)
+	}
+	sig, err := base64.RawURLEncoding.DecodeString(w.Sig)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("replica: checkpoint sig: %w", err)
+	}
+	return Checkpoint{Space: w.Session, Size: w.Size, Root: w.Root, TS: ts, Node: w.Node, Sig: sig, Legacy: w.Session == ""}, nil
 }
 
 // Verify checks the checkpoint's signature by its node key.

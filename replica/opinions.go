@@ -33,9 +33,12 @@ type Opinion struct {
 	RepliesFromSubject []dag.ID        `json:"replies_from_subject"`
 	// Affiliations shows, for each organization the disclosure lists,
 	// the attesting key or "unattested" (D76; parts.go).
-	Affiliations  []opinion.Affiliation `json:"affiliations"`
-	Finality      Finality              `json:"finality"`
-	Authoritative bool                  `json:"authoritative"` // always false (D45)
+	Affiliations []opinion.Affiliation `json:"affiliations"`
+	// ObserverReplies, on a complaint only (D79): the observer opinions
+	// whose responds_to names it, sorted by id.
+	ObserverReplies *[]dag.ID `json:"observer_replies,omitempty"`
+	Finality        Finality  `json:"finality"`
+	Authoritative   bool      `json:"authoritative"` // always false (D45)
 	// Ignored is "key_rotated" for an opinion signed by a member's key
 	// that a key.rotate makes invalid for it (D62; docs/deviations.md,
 	// "Key rotation"): shown, never taken as the member's. Omitted
@@ -95,6 +98,9 @@ func (r *Replica) Opinion(ctx context.Context, spaceName string, id dag.ID) (Opi
 func (r *Replica) opinionOf(ctx context.Context, sp *space, v house.OpinionView) Opinion {
 	o := Opinion{ID: v.ID, Author: v.Author, AuthorKind: v.Kind, Subject: v.Subject, Stance: v.Stance, Summary: v.Summary,
 		Body: v.Body, CorrectedBy: v.CorrectedBy, RepliesFromSubject: v.RepliesFromSubject, Finality: r.opinionFinality(ctx, sp, v.ID)}
+	if v.Complaint {
+		o.ObserverReplies = &v.ObserverReplies
+	}
 	if v.Ignored {
 		o.Ignored = IgnoredKeyRotated
 	}
@@ -125,7 +131,7 @@ func (r *Replica) opinionFinality(ctx context.Context, sp *space, id dag.ID) Fin
 // EvaluationResult is one quote or assertion of an opinion evaluated
 // against the record as this replica holds it now.
 type EvaluationResult struct {
-	Kind     string   `json:"kind"` // quote | assertion
+	Kind     string   `json:"kind"` // quote | assertion | evidence (a complaint's, D39)
 	Index    int      `json:"index"`
 	Result   string   `json:"result"` // holds | fails | undetermined
 	Finality Finality `json:"finality"`
@@ -175,7 +181,45 @@ func (r *Replica) Evaluation(ctx context.Context, spaceName string, id dag.ID) (
 		}
 		out.Results = append(out.Results, EvaluationResult{Kind: x.Kind, Index: x.Index, Result: x.Result, Finality: f})
 	}
+	if v, ok := sp.h.Opinion(id); ok {
+		if o, err := opinion.DecodeCanonical(v.Body); err == nil && o.Complaint != nil {
+			for i, e := range o.Complaint.Evidence {
+				if res, ok := r.evidenceResult(e, own); ok {
+					res.Index = i
+					out.Results = append(out.Results, res)
+					if res.Finality == Provisional {
+						out.Finality = Provisional
+					}
+				}
+			}
+		}
+	}
 	return r.markets(ctx, sp, id, out) // resolution, forecast, ranking (markets.go)
+}
+
+// evidenceResult is a complaint's evidence item as this node judges it
+// (D39): a receipt "holds" (its signature was verified when the
+// complaint was admitted: an admitted complaint has none that fails),
+// with the complaint's finality; a refusal-log reference to this node's
+// own log "holds" when the log has that index, else "fails", and one to
+// another node's log is "undetermined": the refusal log is node-local,
+// so both are provisional (docs/deviations.md). An envelope is not
+// judged (no result). r.mu is held.
+func (r *Replica) evidenceResult(e opinion.ComplaintEvidence, own Finality) (EvaluationResult, bool) {
+	switch {
+	case e.Receipt != nil:
+		return EvaluationResult{Kind: "evidence", Result: opinion.Holds, Finality: own}, true
+	case e.Refusal != nil:
+		res := opinion.Undetermined
+		if e.Refusal.Node == r.key.Key() {
+			res = opinion.Fails
+			if r.refusals != nil && e.Refusal.Index < uint64(len(r.refusals.recs)) {
+				res = opinion.Holds
+			}
+		}
+		return EvaluationResult{Kind: "evidence", Result: res, Finality: Provisional}, true
+	}
+	return EvaluationResult{}, false
 }
 
 // MemberStakes is a member's latest declared stakes on an MR (D32), next

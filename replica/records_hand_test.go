@@ -49,8 +49,14 @@ func TestLocalRecordVectorsByHand(t *testing.T) {
 	// A checkpoint record: the checkpoint's members (30k §5) plus the
 	// session and the record's seq, in canonical JSON (keys sorted), the
 	// signature over "oth/0.10-checkpoint\n" ‖ JCS(checkpoint without sig).
+	// The first two are legacy records (signed without the session); since
+	// the session is signed too, between root and size in key order.
+	withSession := false
 	checkpoint := func(seq, size int, root, ts string) string {
 		signed := `{"node":"` + node + `","root":"` + root + `","size":` + strconv.Itoa(size) + `,"ts":"` + ts + `"}`
+		if withSession {
+			signed = `{"node":"` + node + `","root":"` + root + `","session":"` + session + `","size":` + strconv.Itoa(size) + `,"ts":"` + ts + `"}`
+		}
 		sig := base64.RawURLEncoding.EncodeToString(ed25519.Sign(priv, []byte("oth/0.10-checkpoint\n"+signed)))
 		return `{"node":"` + node + `","root":"` + root + `","seq":` + strconv.Itoa(seq) + `,"session":"` + session +
 			`","sig":"` + sig + `","size":` + strconv.Itoa(size) + `,"ts":"` + ts + `"}`
@@ -58,6 +64,8 @@ func TestLocalRecordVectorsByHand(t *testing.T) {
 	c1 := checkpoint(1, 0, emptyRoot, "2026-09-21T00:00:00Z")
 	// 500 ns past the second, in RFC 3339 with trailing zeros cut.
 	c2 := checkpoint(2, 2, twoRoot, "2026-09-21T00:00:01.0000005Z")
+	withSession = true
+	c3 := checkpoint(3, 2, twoRoot, "2026-09-21T00:00:02Z")
 	// A held record: the envelope's bytes in base64url without padding,
 	// its session and its tx id.
 	held := `{"entry":"` + base64.RawURLEncoding.EncodeToString(entry) + `","session":"` + session + `","tx":"` + hexSum(entry) + `"}`
@@ -68,6 +76,7 @@ func TestLocalRecordVectorsByHand(t *testing.T) {
 	}{
 		{"first checkpoint, empty log", "witan-local/checkpoints/" + session, c1, nil},
 		{"second checkpoint, after the first", "witan-local/checkpoints/" + session, c2, []string{hexSum([]byte(c1))}},
+		{"third checkpoint, its session signed", "witan-local/checkpoints/" + session, c3, []string{hexSum([]byte(c2))}},
 		{"held entry", "witan-local/held/" + session, held, nil},
 	}
 	if len(vs) != len(want) {

@@ -9,10 +9,20 @@ import "github.com/witan-dev/witan/dag"
 // layer's ballot_choice assertion (D22) reads it; nothing binding does.
 func (p *Poll) Member(k dag.Key) (choice Choice, void_ bool, ok bool) {
 	idx, found := p.el.Index(k)
-	if !found || p.slot == nil {
+	if !found {
 		return 0, false, false
 	}
-	s := p.slot[idx]
+	return p.MemberAt(idx)
+}
+
+// MemberAt is Member for the electorate's member at position i (in
+// Electorate().Members() order), without a lookup: an export walks the
+// whole electorate with it. It answers ok false for i out of range.
+func (p *Poll) MemberAt(i int) (choice Choice, void_ bool, ok bool) {
+	if p.slot == nil || i < 0 || i >= len(p.slot) {
+		return 0, false, false
+	}
+	s := p.slot[i]
 	if s == 0 {
 		return 0, false, false
 	}
@@ -24,3 +34,11 @@ func (p *Poll) Member(k dag.Key) (choice Choice, void_ bool, ok bool) {
 	}
 	return 0, false, false
 }
+
+// At returns the member at position i of Members (0 <= i < Len()) without
+// copying the members.
+func (e *Electorate) At(i int) dag.Key { return e.members[i] }
+
+// NameAt returns the string form of the member at position i (what
+// At(i).String() returns), kept by the electorate: no allocation.
+func (e *Electorate) NameAt(i int) string { return e.names[i] }

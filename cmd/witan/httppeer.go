@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -16,7 +17,12 @@ func httpPullLoop(ctx context.Context, n *node.Node, p *node.HTTPPeer, every tim
 	defer t.Stop()
 	for {
 		res, err := n.PullHTTP(ctx, p)
-		if err != nil && ctx.Err() == nil {
+		switch {
+		case errors.Is(err, node.ErrForkDetected):
+			// The peer's checkpoints contradict what this node verified
+			// from it before (S10): evidence against its operator.
+			log.Error("http peer rewrote its history", "peer", p.URL, "code", node.CodeForkDetected, "err", err)
+		case err != nil && ctx.Err() == nil:
 			log.Warn("http peer pull failed", "peer", p.URL, "err", err)
 		}
 		for _, r := range res {

@@ -117,7 +117,7 @@ func (c *VerifyCommand) verify(ctx context.Context, node, session string, earlie
 	}
 	v := &Verification{Node: node, NodeKey: capa.NodeKey.String(), Session: cpa.Session, CheckpointSize: cp.Size,
 		CheckpointRoot: cp.Root.String(), ConformanceNote: capa.ConformanceLevel}
-	v.SignatureOK = cp.Verify() == nil && cp.Node == capa.NodeKey
+	v.SignatureOK = cp.Verify() == nil && cp.Node == capa.NodeKey && (cp.Legacy || cp.Space == cpa.Session)
 
 	// A fresh replica with a throwaway key: nothing of the node is trusted.
 	key, err := dag.GenerateSigner(nil)

@@ -87,3 +87,32 @@ func (h *House) PollInputs(mr dag.ID) (PollInputs, bool) {
 	}
 	return in, true
 }
+
+// ChoiceVoid marks, in Choices, a member whose ballots void each other.
+const ChoiceVoid uint8 = 255
+
+// Choices returns MR mr's live-poll electorate and, for each member by
+// position in it, the member's effective choice: 0 for no counted ballot,
+// uint8(rules.Approve|Reject|Abstain), or ChoiceVoid. The electorate is
+// frozen (it may be read without the House); the choices are a copy. It
+// costs O(electorate), no lookups: the Popolo export (D30) walks every MR
+// with it. False for an MR this House never admitted.
+func (h *House) Choices(mr dag.ID) (*rules.Electorate, []uint8, bool) {
+	info := h.mrs[mr]
+	if info == nil || info.poll == nil {
+		return nil, nil, false
+	}
+	el := info.poll.Electorate()
+	out := make([]uint8, el.Len())
+	for i := range out {
+		c, void, ok := info.poll.MemberAt(i)
+		switch {
+		case !ok:
+		case void:
+			out[i] = ChoiceVoid
+		default:
+			out[i] = uint8(c)
+		}
+	}
+	return el, out, true
+}

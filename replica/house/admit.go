@@ -43,8 +43,9 @@ type admission struct {
 	rotAdm                       // key.rotate (rotate.go): a rotation hook
 	rsAdm                        // branch.reveal (restricted.go): a restricted hook
 
-	opn       *opinion.Opinion // opinion.publish (opinion.go)
-	opnMember bool             // opinion.publish: signed by a roster member
+	opn         *opinion.Opinion // opinion.publish (opinion.go)
+	opnMember   bool             // opinion.publish: signed by a roster member
+	opnObserver bool             // opinion.publish: signed by an observer (D78)
 }
 
 func notAuth(format string, args ...any) error {

@@ -28,6 +28,7 @@ type opinionState struct {
 	byAuthor   map[dag.Key]*recIndex
 	bySubject  map[string]*recIndex
 	replies    map[dag.ID][]int32     // replies_to → records
+	responders map[dag.ID][]int32     // responds_to → records signed by an observer (D79)
 	correcting map[dag.ID][]int32     // corrects → records
 	stakes     map[stakeKey]stakeDecl // a member's latest stakes on a subject
 	stakers    map[dag.ID][]dag.Key
@@ -57,10 +58,12 @@ type opinionRec struct {
 	id     dag.ID
 	author dag.Key
 	ts     int64
-	member bool   // signed by a roster member at its causal point
-	body   []byte // the canonical body
-	kind   string
-	subj   opinion.Subject
+	member bool // signed by a roster member at its causal point
+	// complaint: the body has a complaint member (D39).
+	complaint bool
+	body      []byte // the canonical body
+	kind      string
+	subj      opinion.Subject
 	// What a listing shows, sharing body's memory (DecodeCanonical's
 	// strings do): a page is served without decoding any body.
 	stance, summary, onBehalf string
@@ -130,7 +133,7 @@ func (v *admission) opinionPublish() error {
 		return err
 	}
 	roster := st.roster(h)
-	s := opinion.Standing{Member: roster != nil && roster.isMember(author), Observer: st.isObserver(author)}
+	s := opinion.Standing{Member: roster != nil && roster.isMember(author), Observer: st.isObserver(author), IsObserver: st.isObserver}
 	if d := o.Disclosure; d != nil && d.Principal.Valid() {
 		s.PrincipalMember = roster != nil && roster.isMember(d.Principal)
 	}
@@ -176,7 +179,7 @@ func (v *admission) opinionPublish() error {
 	if err := v.checkParts(o); err != nil { // estimates, ... (parts.go)
 		return err
 	}
-	v.opn, v.opnMember = o, s.Member
+	v.opn, v.opnMember, v.opnObserver = o, s.Member, s.Observer
 	return nil
 }
 
@@ -267,6 +270,7 @@ func (v *admission) commitOpinion(ei int32) {
 		ops.byID = map[dag.ID]int32{}
 		ops.replies = map[dag.ID][]int32{}
 		ops.correcting = map[dag.ID][]int32{}
+		ops.responders = map[dag.ID][]int32{}
 		ops.stakes = map[stakeKey]stakeDecl{}
 		ops.stakers = map[dag.ID][]dag.Key{}
 		ops.byAuthor = map[dag.Key]*recIndex{}
@@ -274,7 +278,8 @@ func (v *admission) commitOpinion(ei int32) {
 	}
 	ri := ops.recs.len()
 	rec := opinionRec{ent: ei, id: v.id, author: v.env.Author, ts: parseTS(v.env.TS), member: v.opnMember,
-		body: v.env.Body, kind: o.AuthorKind, subj: o.Subject, stance: o.Stance, summary: o.Summary, onBehalf: o.OnBehalfOf}
+		body: v.env.Body, kind: o.AuthorKind, subj: o.Subject, stance: o.Stance, summary: o.Summary, onBehalf: o.OnBehalfOf,
+		complaint: o.Complaint != nil}
 	ops.recs.add(rec)
 	ops.byID[v.id] = ri
 	ops.all.recs = append(ops.all.recs, ri)
@@ -286,6 +291,15 @@ func (v *admission) commitOpinion(ei int32) {
 	}
 	if o.Corrects.Valid() {
 		ops.correcting[o.Corrects] = append(ops.correcting[o.Corrects], ri)
+	}
+	if v.opnObserver {
+		// Only an observer's responses are listed (D79: observer_replies);
+		// a complaint named twice in one list is listed once.
+		for i, c := range o.RespondsTo {
+			if !slices.Contains(o.RespondsTo[:i], c) {
+				ops.responders[c] = append(ops.responders[c], ri)
+			}
+		}
 	}
 	if o.Formalization != nil {
 		ops.formal = append(ops.formal, ri)
@@ -367,6 +381,12 @@ type OpinionView struct {
 	// RepliesFromSubject are the replies (replies_to this opinion) by a
 	// member who signed an object one of its findings targets (D25).
 	RepliesFromSubject []dag.ID
+	// Complaint: the opinion carries a complaint (D39). ObserverReplies
+	// are then the opinions, signed by a key in the observers group at
+	// their causal point, whose responds_to names it (D79), sorted by id;
+	// nil for an opinion that is not a complaint.
+	Complaint       bool
+	ObserverReplies []dag.ID
 	// Ignored: signed by a member's key that a key.rotate in the session
 	// makes invalid for it (rotate.go, D62): kept and shown, never taken
 	// as the member's (no stakes, no reply from the subject).
@@ -457,6 +477,13 @@ func (h *House) opinionView(ri int32) OpinionView {
 		v.CorrectedBy = append(v.CorrectedBy, h.ops.recs.at(c).id)
 	}
 	slices.SortFunc(v.CorrectedBy, dag.ID.Compare)
+	if rec.complaint {
+		v.Complaint, v.ObserverReplies = true, []dag.ID{}
+		for _, r := range h.ops.responders[rec.id] {
+			v.ObserverReplies = append(v.ObserverReplies, h.ops.recs.at(r).id)
+		}
+		slices.SortFunc(v.ObserverReplies, dag.ID.Compare)
+	}
 	if rs := h.ops.replies[rec.id]; len(rs) > 0 {
 		// The members who signed what this opinion's findings target.
 		o, err := opinion.DecodeCanonical(rec.body)

@@ -118,7 +118,7 @@ func (h *House) jurisdictionOf(k dag.Key) (string, bool) {
 func (h *House) ChoiceOpinions() []dag.ID {
 	out := make([]dag.ID, 0, len(h.parts.choices))
 	for _, ri := range h.parts.choices {
-		out = append(out, h.ops.recs[ri].id)
+		out = append(out, h.ops.recs.at(ri).id)
 	}
 	return out
 }
@@ -129,7 +129,7 @@ func (h *House) ChoiceOpinions() []dag.ID {
 func (h *House) OptIns() []statute.OptIn {
 	recs := slices.Clone(h.parts.choices)
 	slices.SortFunc(recs, func(a, b int32) int {
-		ra, rb := &h.ops.recs[a], &h.ops.recs[b]
+		ra, rb := h.ops.recs.at(a), h.ops.recs.at(b)
 		if ra.ts != rb.ts {
 			return cmp.Compare(ra.ts, rb.ts)
 		}
@@ -140,7 +140,7 @@ func (h *House) OptIns() []statute.OptIn {
 		if h.opinionIgnored(ri) {
 			continue
 		}
-		rec := &h.ops.recs[ri]
+		rec := h.ops.recs.at(ri)
 		o, err := opinion.DecodeCanonical(rec.body)
 		if err != nil || o.JurisdictionChoice == nil {
 			continue
@@ -270,7 +270,7 @@ func (h *House) Affiliations(id dag.ID) ([]opinion.Affiliation, bool) {
 	if !h.parts.affiliated[ri] {
 		return []opinion.Affiliation{}, true
 	}
-	rec := &h.ops.recs[ri]
+	rec := h.ops.recs.at(ri)
 	o, err := opinion.DecodeCanonical(rec.body)
 	if err != nil || o.Disclosure == nil || len(o.Disclosure.Affiliations) == 0 {
 		return []opinion.Affiliation{}, true
@@ -281,7 +281,7 @@ func (h *House) Affiliations(id dag.ID) ([]opinion.Affiliation, bool) {
 			if h.opinionIgnored(ai) {
 				continue
 			}
-			ar := &h.ops.recs[ai]
+			ar := h.ops.recs.at(ai)
 			ao, err := opinion.DecodeCanonical(ar.body)
 			if err != nil || ao.Attest == nil {
 				continue
@@ -303,7 +303,7 @@ func (h *House) Affiliations(id dag.ID) ([]opinion.Affiliation, bool) {
 // here (admission reads the causal past only; the views above skip it).
 func (h *House) estimatesInPast(mr dag.ID, parents []int32) bool {
 	for _, ri := range h.parts.estimates[mr] {
-		if len(h.ancestorsMissing(parents, []int32{h.ops.recs[ri].ent})) == 0 {
+		if len(h.ancestorsMissing(parents, []int32{h.ops.recs.at(ri).ent})) == 0 {
 			return true
 		}
 	}
@@ -341,7 +341,7 @@ func (h *House) Estimates(mr dag.ID) []statute.Estimate {
 		if h.opinionIgnored(ri) { // signed by a rotated key (D62, rotate.go)
 			continue
 		}
-		rec := &h.ops.recs[ri]
+		rec := h.ops.recs.at(ri)
 		o, err := opinion.DecodeCanonical(rec.body)
 		if err != nil || o.Estimate == nil {
 			continue
@@ -361,7 +361,7 @@ func (h *House) Feasibility(mr dag.ID) []statute.Feasibility {
 		if h.opinionIgnored(ri) {
 			continue
 		}
-		rec := &h.ops.recs[ri]
+		rec := h.ops.recs.at(ri)
 		o, err := opinion.DecodeCanonical(rec.body)
 		if err != nil || o.Feasibility == nil {
 			continue
@@ -382,7 +382,7 @@ func (h *House) EstimateOpinions(mr dag.ID) []dag.ID {
 	var out []dag.ID
 	for _, ri := range h.parts.estimates[mr] {
 		if !h.opinionIgnored(ri) {
-			out = append(out, h.ops.recs[ri].id)
+			out = append(out, h.ops.recs.at(ri).id)
 		}
 	}
 	slices.SortFunc(out, dag.ID.Compare)

@@ -9,12 +9,17 @@ package httpapi
 // name order), or null when the change is itself that head; status is
 // "current" or "superseded". diff_to_latest is always null (there is no
 // endpoint that diffs two arbitrary changes yet), and corrected_by is
-// always empty (corrections are opinions, which this node does not accept
-// yet). Other ids (MRs, opinions) are not cited yet: 404.
+// always empty (a change is not corrected by an opinion).
+//
+// An opinion or an MR is cited too (citeRecord): the object as signed, its
+// corrections (an opinion's corrected_by) and latest, the newest version
+// (the end of the correction chain, or of the MRs that supersede it).
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"sort"
 
@@ -52,7 +57,7 @@ func (s *Server) cite(w http.ResponseWriter, r *http.Request) error {
 	}
 	if _, err := s.rep.Change(ctx, space, id); err != nil {
 		if errors.Is(err, dag.ErrNotFound) {
-			return problemf(CodeNotFound, "%s is not a change of session %s (citations are served for changes)", id, space)
+			return s.citeRecord(w, r, space, id)
 		}
 		return err
 	}
@@ -112,4 +117,98 @@ func (s *Server) descends(ctx context.Context, space string, head, id dag.ID) bo
 		stack = append(stack, ch.Parents...)
 	}
 	return false
+}
+
+// CiteRecordAnswer is GET /cite/{hash}'s answer for an opinion or an MR:
+// object is the opinion.publish body or the MR object exactly as signed
+// (canonical JSON), never a newer version; latest is the newest version
+// (null when the cited one is it) and status "superseded" or "current".
+// An opinion's newer version is its correction: corrected_by lists the
+// opinions whose corrects names it (only its author's are admitted), and
+// latest follows the corrections, taking the smallest id where one
+// opinion was corrected twice. An MR's newer version is the MR that
+// supersedes it (status superseded), followed the same way; corrected_by
+// is empty (opinions correct opinions).
+type CiteRecordAnswer struct {
+	sessionLabels
+	Kind          string           `json:"kind"` // opinion | mr
+	Object        json.RawMessage  `json:"object"`
+	AsOf          dag.ID           `json:"as_of"`
+	Latest        *dag.ID          `json:"latest"`
+	CorrectedBy   []dag.ID         `json:"corrected_by"`
+	Status        string           `json:"status"`
+	Authoritative bool             `json:"authoritative"`
+	Finality      replica.Finality `json:"finality"`
+}
+
+// maxCiteChain bounds how far latest is followed.
+const maxCiteChain = 1000
+
+func (s *Server) citeRecord(w http.ResponseWriter, r *http.Request, space string, id dag.ID) error {
+	ctx := r.Context()
+	a := CiteRecordAnswer{sessionLabels: s.labels(ctx, space), AsOf: id, CorrectedBy: []dag.ID{}, Status: "current"}
+	latest := func(next func(dag.ID) (dag.ID, bool)) {
+		cur, seen := id, map[dag.ID]bool{id: true}
+		for i := 0; i < maxCiteChain; i++ {
+			n, ok := next(cur)
+			if !ok || seen[n] {
+				break
+			}
+			seen[n], cur = true, n
+		}
+		if cur != id {
+			a.Latest, a.Status = &cur, "superseded"
+		}
+	}
+	if o, err := s.rep.Opinion(ctx, space, id); err == nil {
+		a.Kind, a.Object, a.CorrectedBy, a.Finality = "opinion", o.Body, o.CorrectedBy, o.Finality
+		latest(func(c dag.ID) (dag.ID, bool) {
+			o, err := s.rep.Opinion(ctx, space, c)
+			if err != nil || len(o.CorrectedBy) == 0 {
+				return dag.ID{}, false
+			}
+			return o.CorrectedBy[0], true // sorted by id
+		})
+		return writeJSON(w, a)
+	} else if !errors.Is(err, dag.ErrNotFound) {
+		return err
+	}
+	mr, err := s.rep.MR(ctx, space, id)
+	if errors.Is(err, dag.ErrNotFound) {
+		return problemf(CodeNotFound, "%s is not a change, an opinion or an MR of session %s", id, space)
+	}
+	if err != nil {
+		return err
+	}
+	// The MR object is the body of its mr.open (its id is the body's
+	// hash): the first open's envelope holds it as signed.
+	if len(mr.OpenedBy) == 0 {
+		return fmt.Errorf("httpapi: MR %s has no mr.open", id)
+	}
+	e, err := s.n.Get(ctx, mr.OpenedBy[0])
+	if err != nil {
+		return fmt.Errorf("httpapi: mr.open of %s: %w", id, err)
+	}
+	var env struct {
+		Body json.RawMessage `json:"body"`
+	}
+	if err := json.Unmarshal(e.Data, &env); err != nil {
+		return fmt.Errorf("httpapi: mr.open of %s: %w", id, err)
+	}
+	obj := env.Body
+	a.Kind, a.Object, a.Finality = "mr", obj, mr.Finality
+	all, err := s.rep.MRs(ctx, space)
+	if err != nil {
+		return err
+	}
+	by := map[dag.ID]dag.ID{} // superseded -> the smallest MR id superseding it
+	for _, m := range all {   // sorted by id
+		if m.Supersedes != nil {
+			if _, ok := by[*m.Supersedes]; !ok {
+				by[*m.Supersedes] = m.ID
+			}
+		}
+	}
+	latest(func(c dag.ID) (dag.ID, bool) { n, ok := by[c]; return n, ok })
+	return writeJSON(w, a)
 }

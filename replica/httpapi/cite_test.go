@@ -1,7 +1,9 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"testing"
@@ -9,8 +11,10 @@ import (
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
+	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/httpapi"
+	"github.com/witan-dev/witan/replica/statute"
 )
 
 // TestCiteS12 (D16, S12 citation part) over a real listener: /cite on the
@@ -74,6 +78,61 @@ func TestCiteS12(t *testing.T) {
 		t.Fatalf("cite of the amendment's change: %+v", c)
 	}
 	n.problem(t, http.MethodGet, httpapi.Base+"/cite/nope", "", nil, http.StatusBadRequest, dag.CodeSchema)
-	n.problem(t, http.MethodGet, httpapi.Base+"/cite/"+s.mr.String(), "", nil, http.StatusNotFound, httpapi.CodeNotFound)
+	n.problem(t, http.MethodGet, httpapi.Base+"/cite/"+dag.Sum([]byte("no such object")).String(), "", nil, http.StatusNotFound, httpapi.CodeNotFound)
 	n.problem(t, http.MethodGet, httpapi.Base+"/cite/"+s.b.Genesis.String()+"?nid=/nope", "", nil, http.StatusNotFound, httpapi.CodeNotFound)
+}
+
+// TestCiteRecordsS12 (S12, D16): /cite of an opinion and of an MR over a
+// real listener, envelopes signed and tx ids computed in the test. An
+// advisor's opinion corrected by its author: citing the original returns
+// the original body byte for byte, corrected_by [the correction], latest
+// the correction, superseded; citing the correction: current, latest
+// null. An MR superseded by a second version: citing the first returns
+// its MR object as signed (sha256 of the object is the MR id), latest the
+// second, superseded; the second is current. Another id is 404.
+func TestCiteRecordsS12(t *testing.T) {
+	n := newNode(t)
+	s := n.newOpSession(t)
+	b := s.b
+	acc := func(tx ht.Tx) string {
+		t.Helper()
+		id := n.accept(t, tx)
+		s.last = tx.ID
+		return id
+	}
+	onMR := func(extra map[string]any) map[string]any {
+		return ht.OpinionBody("advisor", "mr", s.mr.String(), extra)
+	}
+	orig := b.Opinion(ht.Member(10), onMR(map[string]any{"summary": "the summary says 35"}), s.last)
+	origID := acc(orig)
+	fixID := acc(b.Opinion(ht.Member(10), onMR(map[string]any{"corrects": origID, "summary": "the summary says 35; the text says 45"}), s.last))
+
+	c := n.get(t, "/cite/"+origID)
+	body, _ := json.Marshal(c["object"])
+	if c["kind"] != "opinion" || !bytes.Equal(body, orig.Env.Body) || c["latest"] != fixID || c["status"] != "superseded" ||
+		len(c["corrected_by"].([]any)) != 1 || c["corrected_by"].([]any)[0] != fixID || c["authoritative"] != false || c["as_of"] != origID {
+		t.Fatalf("cite of the corrected opinion: %v (body %s, want %s)", c, body, orig.Env.Body)
+	}
+	if c := n.get(t, "/cite/"+fixID); c["latest"] != nil || c["status"] != "current" || len(c["corrected_by"].([]any)) != 0 {
+		t.Fatalf("cite of the correction: %v", c)
+	}
+
+	tx, c2 := b.Append(ht.Member(2), "draft", s.change, []statute.Op{ht.Replace(b.Trees[s.change], "/us/t1/s1", "The period is 40 days.")}, s.last)
+	acc(tx)
+	o2, mr2 := b.Open(ht.Member(1), ht.MR{Source: "draft", SourceHead: c2, TargetHead: b.Genesis, Members: ht.Members(0, 10),
+		Rule: ht.Majority(house.MinRootNotice), Supersedes: s.mr}, s.last)
+	acc(o2)
+	c = n.get(t, "/cite/"+s.mr.String())
+	obj, _ := json.Marshal(c["object"])
+	canon, err := dag.Canonicalize(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c["kind"] != "mr" || dag.Sum(canon) != s.mr || c["latest"] != mr2.String() || c["status"] != "superseded" || len(c["corrected_by"].([]any)) != 0 {
+		t.Fatalf("cite of the superseded MR: %v", c)
+	}
+	if c := n.get(t, "/cite/"+mr2.String()); c["latest"] != nil || c["status"] != "current" || c["kind"] != "mr" {
+		t.Fatalf("cite of the new version: %v", c)
+	}
+	n.problem(t, http.MethodGet, httpapi.Base+"/cite/"+dag.Sum([]byte("nothing")).String(), "", nil, http.StatusNotFound, httpapi.CodeNotFound)
 }

@@ -204,28 +204,9 @@ func DecodeReceipt(b []byte) (*replica.Receipt, error) {
 	return &rc, nil
 }
 
-// DecodeCheckpoint reads a signed checkpoint as a node serves it.
-func DecodeCheckpoint(b []byte) (replica.Checkpoint, error) {
-	var w struct {
-		Size uint64  `json:"size"`
-		Root dag.ID  `json:"root"`
-		TS   string  `json:"ts"`
-		Node dag.Key `json:"node"`
-		Sig  string  `json:"sig"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return replica.Checkpoint{}, fmt.Errorf("httpapi: checkpoint: %w", err)
-	}
-	ts, err := time.Parse(time.RFC3339Nano, w.TS)
-	if err != nil {
-		return replica.Checkpoint{}, fmt.Errorf("httpapi: checkpoint ts: %w", err)
-	}
-	sig, err := decodeSig(w.Sig)
-	if err != nil {
-		return replica.Checkpoint{}, err
-	}
-	return replica.Checkpoint{Size: w.Size, Root: w.Root, TS: ts, Node: w.Node, Sig: sig}, nil
-}
+// DecodeCheckpoint reads a signed checkpoint as a node serves it
+// (replica.DecodeCheckpoint).
+func DecodeCheckpoint(b []byte) (replica.Checkpoint, error) { return replica.DecodeCheckpoint(b) }
 
 func decodeSig(s string) ([]byte, error) {
 	b, err := base64RawURL.DecodeString(s)

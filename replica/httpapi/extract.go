@@ -183,6 +183,9 @@ func VerifyExtract(b []byte, pin dag.Key) (*Extract, replica.Checkpoint, error) 
 	if pin.Valid() && cp.Node != pin {
 		return fail("checkpoint is signed by %s, not %s", cp.Node, pin)
 	}
+	if !cp.Legacy && cp.Space != x.Session {
+		return fail("checkpoint is of session %s, the extract says %s", cp.Space, x.Session)
+	}
 	p := replica.InclusionProof{Tx: x.Tx, LeafIndex: x.Inclusion.LeafIndex, TreeSize: x.Inclusion.TreeSize, InclusionPath: x.Inclusion.InclusionPath, Root: cp.Root}
 	if p.TreeSize != cp.Size {
 		return fail("inclusion is against size %d, the checkpoint's is %d", p.TreeSize, cp.Size)

@@ -5,9 +5,12 @@ package httpapi
 // merged into the root that changed the node (its subtree differs between
 // the root head before and after the merge), in the order the derived
 // state executed the merges, each with the proposer's summary labelled as
-// the proposer's words. The opinion lists (member opinions, group
-// positions, other opinions) are always empty: this node accepts no
-// opinions yet. "authoritative": false.
+// the proposer's words, and the opinions on the MR (subject type mr) in
+// three labelled lists by author_kind: member opinions ("member"), group
+// positions ("group"), other opinions (every other kind), each sorted by
+// id, nothing ranked, weighted or filtered by stance. An MR's lists hold
+// at most HistoryOpinionLimit opinions (the first by id); opinions_next
+// then names where GET /opinions goes on. "authoritative": false.
 
 import (
 	"bytes"
@@ -21,16 +24,34 @@ import (
 
 // HistoryItem is one merged MR of a node's history.
 type HistoryItem struct {
-	MR              dag.ID            `json:"mr"`
-	Merge           dag.ID            `json:"merge"`
-	Before          dag.ID            `json:"before"`
-	Determination   dag.ID            `json:"determination"`
-	ProposerSummary ProposerSummary   `json:"proposer_summary"`
-	MemberOpinions  []json.RawMessage `json:"member_opinions"`
-	GroupPositions  []json.RawMessage `json:"group_positions"`
-	OtherOpinions   []json.RawMessage `json:"other_opinions"`
-	Finality        replica.Finality  `json:"finality"`
+	MR              dag.ID           `json:"mr"`
+	Merge           dag.ID           `json:"merge"`
+	Before          dag.ID           `json:"before"`
+	Determination   dag.ID           `json:"determination"`
+	ProposerSummary ProposerSummary  `json:"proposer_summary"`
+	MemberOpinions  []HistoryOpinion `json:"member_opinions"`
+	GroupPositions  []HistoryOpinion `json:"group_positions"`
+	OtherOpinions   []HistoryOpinion `json:"other_opinions"`
+	// OpinionsNext is null when the lists hold every opinion on the MR,
+	// else the query of GET /opinions that lists the rest.
+	OpinionsNext *string          `json:"opinions_next"`
+	Finality     replica.Finality `json:"finality"`
 }
+
+// HistoryOpinion is one opinion on a merged MR, as /history lists it: who
+// said it and their own summary (the full opinion is GET /opinions/{id}).
+type HistoryOpinion struct {
+	ID         dag.ID           `json:"id"`
+	Author     dag.Key          `json:"author"`
+	AuthorKind string           `json:"author_kind"`
+	OnBehalfOf *string          `json:"on_behalf_of"`
+	Stance     string           `json:"stance"`
+	Summary    string           `json:"summary"`
+	Finality   replica.Finality `json:"finality"`
+}
+
+// HistoryOpinionLimit bounds the opinions /history lists per MR.
+const HistoryOpinionLimit = 100
 
 // ProposerSummary is an MR's summary, labelled as its proposer's words.
 type ProposerSummary struct {
@@ -63,7 +84,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	a := HistoryAnswer{sessionLabels: s.labels(ctx, space), NID: nid, History: []HistoryItem{},
-		Note: "member opinions, group positions and other opinions are empty: this node accepts no opinions yet", Finality: replica.FinalAdvisory}
+		Note: "member_opinions are by author_kind member, group_positions by group, other_opinions by every other kind; sorted by id, unweighted", Finality: replica.FinalAdvisory}
 	known := false
 	for _, m := range merges {
 		before, okB := s.specJSON(ctx, space, m.Before, nid)
@@ -78,7 +99,29 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
 		}
 		it := HistoryItem{MR: m.MR, Merge: m.Change, Before: m.Before, Determination: m.Determination,
 			ProposerSummary: ProposerSummary{Label: "the proposer's words, not checked by this node", Text: mr.Summary},
-			MemberOpinions:  []json.RawMessage{}, GroupPositions: []json.RawMessage{}, OtherOpinions: []json.RawMessage{}, Finality: mr.Finality}
+			MemberOpinions:  []HistoryOpinion{}, GroupPositions: []HistoryOpinion{}, OtherOpinions: []HistoryOpinion{}, Finality: mr.Finality}
+		ops, next, err := s.rep.Opinions(ctx, space, replica.OpinionFilter{SubjectType: "mr", Subject: m.MR.String()}, dag.ID{}, HistoryOpinionLimit)
+		if err != nil {
+			return err
+		}
+		for _, o := range ops {
+			h := HistoryOpinion{ID: o.ID, Author: o.Author, AuthorKind: o.AuthorKind, OnBehalfOf: o.OnBehalfOf, Stance: o.Stance, Summary: o.Summary, Finality: o.Finality}
+			switch o.AuthorKind {
+			case "member":
+				it.MemberOpinions = append(it.MemberOpinions, h)
+			case "group":
+				it.GroupPositions = append(it.GroupPositions, h)
+			default:
+				it.OtherOpinions = append(it.OtherOpinions, h)
+			}
+			if o.Finality != replica.FinalAdvisory {
+				it.Finality = replica.Provisional
+			}
+		}
+		if next.Valid() {
+			q := "subject_type=mr&subject=" + m.MR.String() + "&after=" + next.String()
+			it.OpinionsNext = &q
+		}
 		if it.Finality != replica.FinalAdvisory {
 			a.Finality = replica.Provisional
 		}

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -59,4 +60,77 @@ func TestHistory(t *testing.T) {
 		t.Fatalf("history %+v", h)
 	}
 	n.problem(t, http.MethodGet, httpapi.Base+"/history/us/t9/nope", "", nil, http.StatusNotFound, httpapi.CodeNotFound)
+}
+
+// TestHistoryOpinionsHTTP (D44): the merged MR's opinions in three
+// labelled lists, by author_kind, over a real listener with envelopes
+// signed and tx ids computed in the test. On the MR: member 5's opinion
+// (member_opinions), the party's position signed by its admin 2
+// (group_positions), advisor 10's opinion (other_opinions); member 6's
+// opinion on the spec is not about the MR and is listed nowhere. Every
+// list is sorted by id, opinions_next is null (3 < the limit), and the
+// item's finality is provisional until a checkpoint includes the
+// opinions too: member 7's opinion after the checkpoint makes it
+// provisional again.
+func TestHistoryOpinionsHTTP(t *testing.T) {
+	n := newNode(t)
+	s := n.newOpSession(t)
+	b := s.b
+	onMR := func(kind string, extra map[string]any) map[string]any {
+		return ht.OpinionBody(kind, "mr", s.mr.String(), extra)
+	}
+	acc := func(tx ht.Tx) string {
+		t.Helper()
+		id := n.accept(t, tx)
+		s.last = tx.ID
+		return id
+	}
+	member := acc(b.Opinion(ht.Member(5), onMR("member", map[string]any{"stance": "support"}), s.last))
+	party := acc(b.Opinion(ht.Member(2), onMR("group", map[string]any{"on_behalf_of": "group:party", "disclosure": ht.Full(), "stance": "oppose"}), s.last))
+	advisor := acc(b.Opinion(ht.Member(10), onMR("advisor", nil), s.last))
+	acc(b.Opinion(ht.Member(6), ht.OpinionBody("member", "spec", "30k-v0.13", nil), s.last))
+	var ballots []dag.ID
+	for i := 0; i < 7; i++ {
+		ballots = append(ballots, dag.MustParseID(acc(b.Ballot(ht.Member(i), s.mr, "approve", dag.ID{}, s.last))))
+	}
+	acc(b.Determine(ht.Member(3), s.mr, ballots, "approved", s.last))
+	ids := func(v any) []string {
+		var out []string
+		for _, x := range v.([]any) {
+			out = append(out, x.(map[string]any)["id"].(string))
+		}
+		return out
+	}
+	members := []string{member}
+	check := func(fin string) {
+		t.Helper()
+		h := n.get(t, "/history/us/t1/s1")
+		items := h["history"].([]any)
+		if len(items) != 1 {
+			t.Fatalf("history %v", h)
+		}
+		it := items[0].(map[string]any)
+		if it["mr"] != s.mr.String() || it["opinions_next"] != nil || it["finality"] != fin || h["authoritative"] != false {
+			t.Fatalf("item %v", it)
+		}
+		for list, want := range map[string][]string{"member_opinions": members, "group_positions": {party}, "other_opinions": {advisor}} {
+			if got := ids(it[list]); !slices.Equal(got, want) {
+				t.Errorf("%s %v, want %v", list, got, want)
+			}
+		}
+		g := it["group_positions"].([]any)[0].(map[string]any)
+		if g["on_behalf_of"] != "group:party" || g["stance"] != "oppose" || g["author"] != ht.Member(2).Key().String() {
+			t.Errorf("group position %v", g)
+		}
+	}
+	check("provisional")
+	n.clk.t = n.clk.t.Add(73 * time.Hour)
+	n.checkpointNow(t, s.space)
+	check("final_advisory")
+	// A later opinion on the merged MR joins its list, and the item is
+	// provisional again until a checkpoint includes it.
+	late := acc(b.Opinion(ht.Member(7), onMR("member", nil), s.last))
+	members = []string{member, late}
+	slices.Sort(members)
+	check("provisional")
 }

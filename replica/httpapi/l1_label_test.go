@@ -84,6 +84,7 @@ func TestSimulationLabelEveryEndpoint(t *testing.T) {
 		"/oth/v0/extract/{hash}":                        {"/extract/" + s.last.String()},
 		"/oth/v0/cite/{hash}":                           {"/cite/" + b.Genesis.String()},
 		"/oth/v0/export/rollcall":                       {"/export/rollcall"},
+		"/oth/v0/export/popolo":                         {"/export/popolo", "/export/popolo" + sess}, // streamed: labels itself
 		"/oth/v0/history/{nid...}":                      {"/history/us/t1/s1"},
 		"/oth/v0/events":                                nil, // a stream: each event is labelled (TestEventsS12); its problems below
 		"/oth/v0/opinions":                              {"/opinions", "/opinions?kind=member"},

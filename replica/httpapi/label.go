@@ -17,7 +17,9 @@ import (
 // labelWriter holds an answer until the handler is done, so the label can
 // be added to it. An event stream (text/event-stream, GET /events) is the
 // exception: it never ends, so it is passed through as written, and each of
-// its events carries the label itself.
+// its events carries the label itself. So is an answer whose handler set
+// HeaderStreamed (the streamed Popolo export, popolo.go): it writes
+// the labels at the top of its object itself, and is too large to hold.
 type labelWriter struct {
 	w      http.ResponseWriter
 	h      http.Header
@@ -32,7 +34,7 @@ func (lw *labelWriter) WriteHeader(st int) {
 		return
 	}
 	lw.status = st
-	if strings.HasPrefix(lw.h.Get("Content-Type"), "text/event-stream") {
+	if lw.h.Get(HeaderStreamed) != "" || strings.HasPrefix(lw.h.Get("Content-Type"), "text/event-stream") {
 		lw.stream = true
 		lw.w.WriteHeader(st)
 	}

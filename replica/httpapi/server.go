@@ -254,6 +254,7 @@ func (s *Server) routes() {
 	s.route(Base+"/extract/{hash}", get(s.extract))                // extract.go
 	s.route(Base+"/cite/{hash}", get(s.cite))                      // cite.go
 	s.route(Base+"/export/rollcall", get(s.rollcall))              // rollcall.go
+	s.route(Base+"/export/popolo", get(s.popolo))                  // popolo.go
 	s.route(Base+"/history/{nid...}", get(s.history))              // history.go
 	s.route(Base+"/peers", map[string]handlerFunc{http.MethodGet: s.peers, http.MethodPost: s.connect})
 	s.route(Base+"/join", post(s.join))

@@ -7,7 +7,15 @@ package node
 // write path (Ingest): decoded strictly, signatures verified, admitted
 // causally against its own state, refused entries quarantined with their
 // code. Nothing the peer derived (state, tallies, determinations'
-// outcomes, checkpoints) is read: the node re-derives everything. So witan
+// outcomes) is read: the node re-derives everything. The peer's signed
+// checkpoints are read to hold the peer to its history (S10): after each
+// pull the node verifies the peer's latest checkpoint and, against the
+// last one it verified from that peer, the peer's RFC 9162 consistency
+// proof; a log that shrank, a root that changed at the same size, a proof
+// that does not verify or a changed node key is fork_detected
+// (checkPeerCheckpoint). Entries are never refused for it: each is
+// judged on its own signature and causal past, a fork is evidence
+// against the peer's operator. So witan
 // federates with any conforming node that serves /log, libp2p or not
 // (witan up -peer-http URL). The wire forms read here are those of
 // docs/http-api.md (the /log page and its attachments).
@@ -15,6 +23,7 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -24,8 +33,11 @@ import (
 	gosync "sync"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/sync"
 )
+
+var errNotFound = errors.New("404 Not Found")
 
 // maxPeerPage bounds one /log page read from a peer (bytes).
 const maxPeerPage = 64 << 20
@@ -36,6 +48,8 @@ type HTTPPeer struct {
 	client *http.Client
 	mu     gosync.Mutex
 	after  map[string]string // the /log cursor reached, per session
+	// seen is the last checkpoint verified from the peer, per session.
+	seen map[string]replica.Checkpoint
 }
 
 // NewHTTPPeer returns a puller of the node at base (its URL, without
@@ -44,7 +58,7 @@ func NewHTTPPeer(base string, client *http.Client) *HTTPPeer {
 	if client == nil {
 		client = http.DefaultClient
 	}
-	return &HTTPPeer{URL: strings.TrimRight(base, "/"), client: client, after: map[string]string{}}
+	return &HTTPPeer{URL: strings.TrimRight(base, "/"), client: client, after: map[string]string{}, seen: map[string]replica.Checkpoint{}}
 }
 
 // HTTPPullResult is what one Pull did in one session.
@@ -55,7 +69,20 @@ type HTTPPullResult struct {
 	Duplicate   int    `json:"duplicate"`
 	Pending     int    `json:"pending"`
 	Quarantined int    `json:"quarantined"`
+	// Checkpoint is what the peer's checkpoint check found: "none" (the
+	// peer has none), "first_seen", "consistent", or "fork_detected" with
+	// ForkDetail saying what does not hold.
+	Checkpoint string `json:"checkpoint"`
+	ForkDetail string `json:"fork_detail,omitempty"`
 }
+
+// CodeForkDetected: a peer's checkpoints contradict each other (30k §9,
+// S10: the peer rewrote its history).
+const CodeForkDetected dag.Code = "fork_detected"
+
+// ErrForkDetected is wrapped by PullHTTP's error when a peer's history
+// does not extend what the node verified from it before.
+var ErrForkDetected = errors.New("node: peer rewrote its history (fork_detected)")
 
 func (p *HTTPPeer) get(ctx context.Context, path string, q url.Values, out any) error {
 	u := p.URL + "/oth/v0" + path
@@ -71,6 +98,9 @@ func (p *HTTPPeer) get(ctx context.Context, path string, q url.Values, out any) 
 		return err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound {
+		return fmt.Errorf("GET %s: %w", path, errNotFound)
+	}
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("GET %s: %s", path, resp.Status)
 	}
@@ -98,6 +128,9 @@ func (n *Node) PullHTTP(ctx context.Context, p *HTTPPeer, sessions ...string) ([
 			return out, fmt.Errorf("node: peer %s lists session %q: %w", p.URL, sp, err)
 		}
 		r, err := n.pullHTTPSession(ctx, p, id.String())
+		if err == nil {
+			err = p.checkCheckpoint(ctx, id.String(), &r)
+		}
 		out = append(out, r)
 		if err != nil {
 			return out, err
@@ -165,4 +198,67 @@ func (n *Node) pullHTTPSession(ctx context.Context, p *HTTPPeer, space string) (
 		}
 		p.after[space] = *page.Next
 	}
+}
+
+// checkCheckpoint verifies the peer's latest checkpoint of space (its
+// signature) and that it extends the last one verified from the peer:
+// same node key, size not smaller, the same root at the same size, else
+// an RFC 9162 consistency proof from the old size to the new one, served
+// by the peer (/proofs/consistency), whose roots are the two signed roots
+// and which verifies. What holds is remembered; what does not is
+// fork_detected, and the old checkpoint stays remembered.
+func (p *HTTPPeer) checkCheckpoint(ctx context.Context, space string, r *HTTPPullResult) error {
+	var ca struct {
+		Checkpoint json.RawMessage `json:"checkpoint"`
+	}
+	if err := p.get(ctx, "/checkpoint", url.Values{"session": {space}}, &ca); err != nil {
+		if errors.Is(err, errNotFound) {
+			r.Checkpoint = "none"
+			return nil
+		}
+		return fmt.Errorf("node: peer %s: checkpoint of %s: %w", p.URL, space, err)
+	}
+	cp, err := replica.DecodeCheckpoint(ca.Checkpoint)
+	if err == nil {
+		err = cp.Verify()
+	}
+	if err == nil && !cp.Legacy && cp.Space != space {
+		err = fmt.Errorf("the checkpoint is of session %s", cp.Space)
+	}
+	if err != nil {
+		return fmt.Errorf("node: peer %s: checkpoint of %s: %w", p.URL, space, err)
+	}
+	fork := func(format string, args ...any) error {
+		r.Checkpoint, r.ForkDetail = string(CodeForkDetected), fmt.Sprintf(format, args...)
+		return fmt.Errorf("%w: peer %s, session %s: %s", ErrForkDetected, p.URL, space, r.ForkDetail)
+	}
+	prev, ok := p.seen[space]
+	switch {
+	case !ok:
+		r.Checkpoint = "first_seen"
+	case cp.Node != prev.Node:
+		return fork("the checkpoint is signed by %s, the last one verified by %s", cp.Node, prev.Node)
+	case cp.Size < prev.Size:
+		return fork("the log shrank from %d to %d entries", prev.Size, cp.Size)
+	case cp.Size == prev.Size:
+		if cp.Root != prev.Root {
+			return fork("at size %d the root changed from %s to %s", cp.Size, prev.Root, cp.Root)
+		}
+		r.Checkpoint = "consistent"
+	default:
+		var pr replica.ConsistencyProof
+		q := url.Values{"session": {space}, "from": {strconv.FormatUint(prev.Size, 10)}, "to": {strconv.FormatUint(cp.Size, 10)}}
+		if err := p.get(ctx, "/proofs/consistency", q, &pr); err != nil {
+			return fork("no consistency proof from %d to %d: %v", prev.Size, cp.Size, err)
+		}
+		if pr.FirstSize != prev.Size || pr.SecondSize != cp.Size || pr.FirstRoot != prev.Root || pr.SecondRoot != cp.Root {
+			return fork("the consistency proof %d..%d names roots %s, %s, not the signed %s, %s", pr.FirstSize, pr.SecondSize, pr.FirstRoot, pr.SecondRoot, prev.Root, cp.Root)
+		}
+		if err := pr.Verify(); err != nil {
+			return fork("%v", err)
+		}
+		r.Checkpoint = "consistent"
+	}
+	p.seen[space] = cp
+	return nil
 }

@@ -63,6 +63,10 @@ type Opinion struct {
 	Forecast   *Forecast
 	Ranking    *Ranking
 	Parts      // estimates, feasibility, attestations, ... (parts.go)
+	// Complaint is the complaint member (D39, complaint.go); RespondsTo
+	// the complaints an observer's opinion answers (D79).
+	Complaint  *Complaint
+	RespondsTo []dag.ID
 	// Restricted lists the members of §8's later parts (estimate,
 	// forecast, ...) present and not null: the observer rule (D78) reads
 	// them first; those this node does not serve are then refused, the
@@ -189,9 +193,9 @@ var (
 )
 
 // NotServed are the optional members of §8 that belong to other L2 parts
-// (complaints, exchanges, replies). A body that carries one (not null) is
-// refused with schema, after the observer rule.
-var NotServed = []string{"complaint", "exchange", "responds_to"}
+// (exchanges). A body that carries one (not null) is refused with schema,
+// after the observer rule.
+var NotServed = []string{"exchange"}
 
 type wireOpinion struct {
 	Subject            *Subject        `json:"subject"`
@@ -431,12 +435,22 @@ func fromWire(w *wireOpinion) (*Opinion, error) {
 			return nil, err
 		}
 	}
+	if len(w.Complaint) > 0 && string(w.Complaint) != "null" {
+		if o.Complaint, err = decodeComplaint(w.Complaint); err != nil {
+			return nil, err
+		}
+	}
+	if len(w.RespondsTo) > 0 && string(w.RespondsTo) != "null" {
+		if o.RespondsTo, err = decodeRespondsTo(w.RespondsTo); err != nil {
+			return nil, err
+		}
+	}
 	for _, x := range []struct {
 		name string
 		raw  json.RawMessage
-	}{{"attest", w.Attest}, {"complaint", w.Complaint}, {"estimate", w.Estimate}, {"exchange", w.Exchange},
+	}{{"attest", w.Attest}, {"estimate", w.Estimate}, {"exchange", w.Exchange},
 		{"feasibility", w.Feasibility}, {"forecast", w.Forecast}, {"jurisdiction_choice", w.JurisdictionChoice},
-		{"ranking", w.Ranking}, {"resolution", w.Resolution}, {"responds_to", w.RespondsTo}, {"translation", w.Translation}} {
+		{"ranking", w.Ranking}, {"resolution", w.Resolution}, {"translation", w.Translation}} {
 		if len(x.raw) > 0 && string(x.raw) != "null" {
 			o.Restricted = append(o.Restricted, x.name)
 		}

@@ -38,6 +38,10 @@ type Standing struct {
 	KeyAge     int64
 	// KeyAging is the required age; 0 means DefaultKeyAging.
 	KeyAging int64
+	// IsObserver reports whether a key is in the session's observers
+	// group in the causal past (a complaint's addressees, D79); nil
+	// means nobody is.
+	IsObserver func(dag.Key) bool
 }
 
 // observerForbidden are the members that make an observer's opinion more
@@ -49,9 +53,10 @@ var observerForbidden = []string{"estimate", "feasibility", "forecast", "resolut
 // a roster member, and so owes the full disclosure.
 func NonMember(kind string) bool { return kind != "member" }
 
-// CheckAuthor judges the signer and the disclosure. Codes:
-// observer_not_allowed, not_authorized, group_not_authorized,
-// disclosure_missing, key_too_new, schema.
+// CheckAuthor judges the signer and the disclosure, and a complaint
+// (CheckComplaint). Codes: observer_not_allowed, not_authorized,
+// group_not_authorized, disclosure_missing, key_too_new, schema,
+// complaint_invalid, addressee_invalid, evidence_invalid.
 func CheckAuthor(o *Opinion, s Standing) error {
 	if s.Observer {
 		if o.Subject.Type != "spec" && o.Subject.Type != "rfc" {
@@ -124,6 +129,11 @@ func CheckAuthor(o *Opinion, s Standing) error {
 		}
 		if s.KeyAge < aging {
 			return codef(dag.CodeKeyTooNew, "the key was registered %d witnessed seconds before, less than key_aging %d", s.KeyAge, aging)
+		}
+	}
+	if o.Complaint != nil {
+		if err := CheckComplaint(o.Complaint, s.IsObserver); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -27,7 +27,9 @@
 //
 //  2. Judge the author with CheckAuthor, giving the Standing of the signer
 //     in the opinion's causal past (roster, observers, group admins),
-//     then CheckSession with the session's simulation flag (D54).
+//     then CheckSession with the session's simulation flag (D54). It
+//     judges a complaint too (D39, D79, complaint.go): its protocol rule,
+//     its addressees against Standing.IsObserver, its receipts' signatures.
 //
 //  3. Judge the content with Check, giving a Record that answers only
 //     from the opinion's causal past: a snapshot, an opinion or an object
