@@ -48,6 +48,12 @@ type Options struct {
 	// many records, refusals are still signed but not logged. Zero means
 	// DefaultMaxRefusals; negative keeps no refusal log at all.
 	MaxRefusals int
+	// MaxDrafts and MaxDraftBytes bound the node-local store of deposited
+	// restricted drafts (drafts.go), in drafts and in bytes of deposited
+	// objects, for the node's lifetime (the store is append-only). Zero
+	// means DefaultMaxDrafts and DefaultMaxDraftBytes; negative keeps no
+	// drafts (every deposit is refused).
+	MaxDrafts, MaxDraftBytes int
 	// QuarantinePerSource and QuarantineMax bound the quarantine's record
 	// of refused entries per source (dag.WithSource: a peer, an HTTP
 	// client) and in all; the oldest are forgotten first. Zero means
@@ -98,6 +104,8 @@ type Replica struct {
 	// refusals is the node's refusal log (refusals.go); nil when
 	// Options.MaxRefusals is negative.
 	refusals *refusalLog
+	// drafts indexes the node-local store of restricted drafts (drafts.go).
+	drafts *draftStore
 	// cuts caches records as of cuts other than the whole log, for /stats
 	// and rankings (markets.go).
 	cuts cutCache
@@ -205,6 +213,18 @@ func Open(ctx context.Context, o Options) (*Replica, error) {
 	}
 	if o.MaxRefusals > 0 {
 		if err := r.loadRefusals(ctx, o.MaxRefusals); err != nil {
+			r.Close()
+			return nil, err
+		}
+	}
+	if o.MaxDrafts == 0 {
+		o.MaxDrafts = DefaultMaxDrafts
+	}
+	if o.MaxDraftBytes == 0 {
+		o.MaxDraftBytes = DefaultMaxDraftBytes
+	}
+	if o.MaxDrafts > 0 && o.MaxDraftBytes > 0 {
+		if err := r.loadDrafts(ctx, o.MaxDrafts, o.MaxDraftBytes); err != nil {
 			r.Close()
 			return nil, err
 		}

@@ -5,23 +5,27 @@ package httpapi
 // auth)"; docs/restricted-branches.md, "Drafts"). A drafter deposits a
 // committed change with its salt (POST /restricted): the node keeps it
 // only if sha256(salt || change id) is a commitment of the named
-// restricted branch in its state, in memory, outside the object store,
-// the log and sync, bounded, until it restarts. A member of the branch's
-// owner group reads it with a one-time challenge: POST
-// /restricted/challenge gives a nonce, and GET /restricted/{commitment}
-// carries the nonce, the key and its signature over DomainDraftRead +
-// JCS({commitment, nonce, session}). Every refusal of a read answers the
-// same 404, so nothing confirms more than the public commitment says.
+// restricted branch in its state, in the replica's node-local draft
+// store (replica.DepositDraft: durable, bounded, outside the object
+// store, the log and sync). A member of the branch's owner group reads
+// it with a one-time challenge: POST /restricted/challenge gives a
+// nonce, and GET /restricted/{commitment} carries the nonce, the key and
+// its signature over DomainDraftRead + JCS({commitment, nonce, session}).
+// Every refusal of a read answers the same 404, so nothing confirms more
+// than the public commitment says. Open nonces are in memory only: a
+// restart voids them, and the reader asks for another.
 
 import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	gosync "sync"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/house"
 	"github.com/witan-dev/witan/replica/statute"
 )
@@ -30,30 +34,17 @@ import (
 // (provisional).
 const DomainDraftRead = "oth/0.10-draft-read\n"
 
-// Bounds of the draft store and of outstanding challenges.
+// Bounds of a deposit and of outstanding challenges. The draft store's
+// own bounds are replica.Options.MaxDrafts and MaxDraftBytes.
 const (
-	MaxDrafts        = 256
-	MaxDraftBytes    = 8 << 20
 	MaxDraftObjects  = 1024
 	maxOpenNonces    = 1024
 	draftNonceLength = 32
 )
 
-type draftKey struct{ session, commitment string }
-
-type draft struct {
-	branch  string
-	salt    []byte
-	change  dag.ID
-	objects []json.RawMessage
-	size    int
-}
-
-// drafts is the node-local, in-memory draft store and the open nonces.
+// drafts holds the open nonces of draft reads, in memory.
 type drafts struct {
 	mu     gosync.Mutex
-	m      map[draftKey]draft
-	bytes  int
 	nonces []string // oldest first; each used once
 }
 
@@ -97,14 +88,12 @@ func (s *Server) depositDraft(w http.ResponseWriter, r *http.Request) error {
 	if len(d.Objects) == 0 || len(d.Objects) > MaxDraftObjects {
 		return problemf(dag.CodeSchema, "objects: 1..%d, the change first", MaxDraftObjects)
 	}
-	size := 0
 	var change dag.ID
 	for i, o := range d.Objects {
 		b, err := AttachmentObject(o)
 		if err != nil {
 			return problemf(dag.CodeSchema, "objects[%d]: %v", i, err)
 		}
-		size += len(b)
 		if i == 0 {
 			if _, _, change, err = statute.DecodeChange(b); err != nil {
 				return problemf(dag.CodeSchema, "objects[0] is not a change: %v", err)
@@ -118,18 +107,16 @@ func (s *Server) depositDraft(w http.ResponseWriter, r *http.Request) error {
 	if err != nil || !slices.ContainsFunc(bv.Commitments, func(c house.CommitmentView) bool { return c.Commitment == com }) {
 		return problemf(dag.CodeNotAuthorized, "%s is not a commitment of restricted branch %q on this node", com, d.Branch)
 	}
-	s.dr.mu.Lock()
-	defer s.dr.mu.Unlock()
-	k := draftKey{sess.String(), com.String()}
-	if _, ok := s.dr.m[k]; !ok {
-		if len(s.dr.m) >= MaxDrafts || s.dr.bytes+size > MaxDraftBytes {
-			return problemf(dag.CodeRateLimited, "this node holds as many drafts as it keeps (%d, %d bytes)", MaxDrafts, MaxDraftBytes)
-		}
-		if s.dr.m == nil {
-			s.dr.m = map[draftKey]draft{}
-		}
-		s.dr.m[k] = draft{branch: d.Branch, salt: salt, change: change, objects: d.Objects, size: size}
-		s.dr.bytes += size
+	objs := make([][]byte, len(d.Objects))
+	for i, o := range d.Objects {
+		objs[i] = o
+	}
+	_, err = s.rep.DepositDraft(r.Context(), replica.Draft{Session: sess.String(), Branch: d.Branch, Commitment: com, Change: change, Salt: salt, Objects: objs})
+	if errors.Is(err, replica.ErrDraftsFull) {
+		return problemf(dag.CodeRateLimited, "this node holds as many drafts as it keeps")
+	}
+	if err != nil {
+		return err
 	}
 	return writeJSON(w, map[string]any{"session": sess.String(), "commitment": com.String(), "stored": true, "simulation": s.labels(r.Context(), sess.String()).Simulation})
 }
@@ -179,12 +166,22 @@ func (s *Server) readDraft(w http.ResponseWriter, r *http.Request) error {
 	if i >= 0 {
 		s.dr.nonces = slices.Delete(s.dr.nonces, i, i+1) // used once, whatever follows
 	}
-	d, ok := s.dr.m[draftKey{space, com}]
 	s.dr.mu.Unlock()
-	if i < 0 || !ok || !dag.Verify(key, DomainDraftRead, DraftReadMessage(space, com, nonce), sig) {
+	if i < 0 || !dag.Verify(key, DomainDraftRead, DraftReadMessage(space, com, nonce), sig) {
 		return notFound
 	}
-	bv, err := s.rep.Branch(r.Context(), space, d.branch)
+	cid, err := dag.ParseID(com)
+	if err != nil {
+		return notFound
+	}
+	d, ok, err := s.rep.Draft(r.Context(), space, cid)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return notFound
+	}
+	bv, err := s.rep.Branch(r.Context(), space, d.Branch)
 	if err != nil {
 		return notFound
 	}
@@ -201,6 +198,10 @@ func (s *Server) readDraft(w http.ResponseWriter, r *http.Request) error {
 	if !member {
 		return notFound
 	}
-	return writeJSON(w, DraftAnswer{sessionLabels: s.labels(r.Context(), space), Session: space, Branch: d.branch, Commitment: com,
-		Change: d.change, Salt: base64.RawURLEncoding.EncodeToString(d.salt), Objects: d.objects})
+	objs := make([]json.RawMessage, len(d.Objects))
+	for i, o := range d.Objects {
+		objs[i] = o
+	}
+	return writeJSON(w, DraftAnswer{sessionLabels: s.labels(r.Context(), space), Session: space, Branch: d.Branch, Commitment: com,
+		Change: d.Change, Salt: base64.RawURLEncoding.EncodeToString(d.Salt), Objects: objs})
 }
