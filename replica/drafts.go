@@ -104,6 +104,20 @@ func decodeDraft(e dag.Entry) (Draft, error) {
 	return d, nil
 }
 
+// draftEntry is d's record in witan-local/drafts: a root entry, named by
+// the hash of its canonical JSON.
+func draftEntry(d Draft) (dag.Entry, error) {
+	rec := draftRecord{Branch: d.Branch, Change: d.Change, Commitment: d.Commitment, Salt: b64(d.Salt), Session: d.Session}
+	for _, o := range d.Objects {
+		rec.Objects = append(rec.Objects, b64(o))
+	}
+	b, err := dag.Marshal(rec)
+	if err != nil {
+		return dag.Entry{}, err
+	}
+	return dag.Entry{ID: dag.Sum(b), Space: DraftSpace, Data: b}, nil
+}
+
 // loadDrafts reads the draft index back from the store.
 func (r *Replica) loadDrafts(ctx context.Context, maxCount, maxBytes int) error {
 	ds := &draftStore{maxCount: maxCount, maxBytes: maxBytes, at: map[draftKey]dag.ID{}}
@@ -152,15 +166,10 @@ func (r *Replica) DepositDraft(ctx context.Context, d Draft) (bool, error) {
 	if ds == nil || len(ds.at) >= ds.maxCount || ds.bytes+size > ds.maxBytes {
 		return false, ErrDraftsFull
 	}
-	rec := draftRecord{Branch: d.Branch, Change: d.Change, Commitment: d.Commitment, Salt: b64(d.Salt), Session: d.Session}
-	for _, o := range d.Objects {
-		rec.Objects = append(rec.Objects, b64(o))
-	}
-	b, err := dag.Marshal(rec)
+	e, err := draftEntry(d)
 	if err != nil {
 		return false, err
 	}
-	e := dag.Entry{ID: dag.Sum(b), Space: DraftSpace, Data: b}
 	if _, err := r.store.Put(ctx, dag.Batch{Entries: []dag.Entry{e}}); err != nil {
 		return false, fmt.Errorf("replica: store draft: %w", err)
 	}

@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/house"
 )
 
 // The node-local records are an on-disk format: a store written by one
@@ -68,6 +70,10 @@ func recordVectors(t *testing.T) []recordVector {
 	add("third checkpoint, its session signed", c3, err)
 	h, err := heldEntry(session, dag.Sum(entry), entry)
 	add("held entry", h, err)
+	salt := bytes.Repeat([]byte{1}, house.SaltSize)
+	change := dag.Sum(entry)
+	dr, err := draftEntry(Draft{Session: session, Branch: "r-7f3a", Commitment: house.Commitment(salt, change), Change: change, Salt: salt, Objects: [][]byte{entry, []byte(`"a node"`)}})
+	add("deposited draft", dr, err)
 	return out
 }
 
@@ -112,6 +118,10 @@ func TestLocalRecordVectors(t *testing.T) {
 			t.Errorf("vector %q: id is not the hash of the data", w.Name)
 		}
 		switch {
+		case w.Space == DraftSpace:
+			if _, err := decodeDraft(e); err != nil {
+				t.Errorf("vector %q: %v", w.Name, err)
+			}
 		case len(w.Space) > len(LocalPrefix+"held/") && w.Space[:len(LocalPrefix+"held/")] == LocalPrefix+"held/":
 			session = w.Space[len(LocalPrefix+"held/"):]
 			if _, _, err := decodeHeld(session, e); err != nil {

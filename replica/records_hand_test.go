@@ -70,6 +70,15 @@ func TestLocalRecordVectorsByHand(t *testing.T) {
 	// its session and its tx id.
 	held := `{"entry":"` + base64.RawURLEncoding.EncodeToString(entry) + `","session":"` + session + `","tx":"` + hexSum(entry) + `"}`
 
+	// A deposited draft: its branch, change id, commitment
+	// sha256(salt ‖ change id as written), the objects as deposited in
+	// base64url without padding, the salt likewise, and the session; keys
+	// sorted.
+	salt := strings.Repeat("\x01", 32)
+	draft := `{"branch":"r-7f3a","change":"` + hexSum(entry) + `","commitment":"` + hexSum([]byte(salt+hexSum(entry))) +
+		`","objects":["` + base64.RawURLEncoding.EncodeToString(entry) + `","` + base64.RawURLEncoding.EncodeToString([]byte(`"a node"`)) +
+		`"],"salt":"` + base64.RawURLEncoding.EncodeToString([]byte(salt)) + `","session":"` + session + `"}`
+
 	want := []struct {
 		name, space, data string
 		parents           []string
@@ -78,6 +87,7 @@ func TestLocalRecordVectorsByHand(t *testing.T) {
 		{"second checkpoint, after the first", "witan-local/checkpoints/" + session, c2, []string{hexSum([]byte(c1))}},
 		{"third checkpoint, its session signed", "witan-local/checkpoints/" + session, c3, []string{hexSum([]byte(c2))}},
 		{"held entry", "witan-local/held/" + session, held, nil},
+		{"deposited draft", "witan-local/drafts", draft, nil},
 	}
 	if len(vs) != len(want) {
 		t.Fatalf("%d vectors, %d derived by hand", len(vs), len(want))
