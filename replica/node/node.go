@@ -303,8 +303,8 @@ func (n *Node) Quarantine(ctx context.Context, space string) ([]dag.Rejection, e
 
 // Spaces implements dag.Index. The replica's node-local spaces
 // (replica.IsLocalSpace: its checkpoints, held entries, refusal log and
-// deposited restricted drafts) are its own
-// bookkeeping: the node never lists or serves them to peers.
+// deposited restricted drafts) are its own bookkeeping: the node never
+// lists or serves them to peers.
 func (n *Node) Spaces(ctx context.Context) ([]string, error) {
 	all, err := n.store.Spaces(ctx)
 	if err != nil {
