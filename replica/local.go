@@ -14,6 +14,10 @@ package replica
 //	witan-local/held/<session>         the envelopes of the session's
 //	                                   entries held back for an object
 //	                                   (dag.ErrHold), one root entry each
+//	witan-local/refusals               the node's refusal log (refusals.go)
+//	witan-local/drafts                 restricted drafts deposited with
+//	                                   this node (drafts.go), one root
+//	                                   entry each
 
 import (
 	"context"
