@@ -27,12 +27,19 @@ import (
 // so that the same dir can be opened again.
 func newDirNode(t *testing.T, dir string) (n *apiNode, close func()) {
 	t.Helper()
+	return newDirNodeWith(t, node.Options{Dir: dir})
+}
+
+// newDirNodeWith is newDirNode with o (its key and clock set here).
+func newDirNodeWith(t *testing.T, o node.Options) (n *apiNode, close func()) {
+	t.Helper()
 	key, err := dag.SignerFromSeed(bytes.Repeat([]byte{7}, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
 	clk := &clock{t: time.Date(2026, 9, 21, 0, 0, 0, 0, time.UTC)}
-	l, err := node.Open(context.Background(), node.Options{Dir: dir, NodeKey: key, Clock: clk.now})
+	o.NodeKey, o.Clock = key, clk.now
+	l, err := node.Open(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,5 +228,37 @@ func TestRestrictedDepositNoLeakHTTPRapid(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRestrictedDraftBoundHTTP: past the node's draft bound a deposit is
+// refused 429 rate_limited and nothing is kept. A node with MaxDrafts 1
+// (node.Options, passed to the replica) keeps member 2's deposit of C1;
+// member 1's deposit of C2, committed on the same branch, is refused,
+// and member 1's challenge for C2 answers 404 while C1 is still read.
+func TestRestrictedDraftBoundHTTP(t *testing.T) {
+	a, _ := newDirNodeWith(t, node.Options{Dir: t.TempDir(), MaxDrafts: 1})
+	s := startSession(t, a, ht.Options{}, 5)
+	b := s.b
+	const br = "r-b1"
+	s.do(t, a, b.RestrictedBranchCreate(ht.Member(1), br, "drafters", house.RootBranch, b.Genesis, ht.AlwaysAllow(), ht.TwoThirds(), s.last))
+	salt1, salt2 := saltOf(31), saltOf(32)
+	c1 := sealChange(t, b, ht.Member(2), br, b.Genesis, "/us/t1/s1", "The period is 81 days.", salt1)
+	tx1, com1 := commitTx(t, b, ht.Member(2), br, c1, salt1, s.last)
+	s.do(t, a, tx1)
+	c2 := sealChange(t, b, ht.Member(1), br, c1.Change, "/us/t1/s1", "The period is 82 days.", salt2)
+	tx2, com2 := commitTx(t, b, ht.Member(1), br, c2, salt2, s.last)
+	s.do(t, a, tx2)
+	if st, m := depositDraft(t, a, s.space, br, com1, salt1, c1); st != http.StatusOK || m["stored"] != true {
+		t.Fatalf("first deposit: %d %v", st, m)
+	}
+	if st, m := depositDraft(t, a, s.space, br, com2, salt2, c2); st != http.StatusTooManyRequests || m["code"] != string(dag.CodeRateLimited) {
+		t.Fatalf("a deposit past MaxDrafts 1: %d %v, want 429 rate_limited", st, m)
+	}
+	if st, _, _ := readDraftAs(t, a, s.space, com2, ht.Member(1), ""); st != http.StatusNotFound {
+		t.Fatalf("the refused draft is served: %d", st)
+	}
+	if st, m, _ := readDraftAs(t, a, s.space, com1, ht.Member(1), ""); st != http.StatusOK || m["change"] != c1.Change.String() {
+		t.Fatalf("the kept draft: %d %v", st, m)
 	}
 }

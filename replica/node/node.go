@@ -77,6 +77,10 @@ type Options struct {
 	// all (replica.Options). Zero means the replica's defaults.
 	QuarantinePerSource, QuarantineMax            int
 	PendingPerSource, PendingPerSpace, PendingMax int
+	// MaxDrafts and MaxDraftBytes bound the restricted drafts deposited
+	// with the node, for its lifetime (replica.Options). Zero means the
+	// replica's defaults.
+	MaxDrafts, MaxDraftBytes int
 
 	// Sync, when set, starts sync over libp2p at Open with this config
 	// (StartSync); nil runs without sync until StartSync is called. Its
@@ -173,7 +177,8 @@ func Open(ctx context.Context, o Options) (*Node, error) {
 	}
 	rep, err := replica.Open(ctx, replica.Options{Store: st, NodeKey: o.NodeKey, Clock: o.Clock, Logger: o.Logger,
 		PendingCache: o.PendingCache, QuarantinePerSource: o.QuarantinePerSource, QuarantineMax: o.QuarantineMax,
-		PendingPerSource: o.PendingPerSource, PendingPerSpace: o.PendingPerSpace, PendingMax: o.PendingMax})
+		PendingPerSource: o.PendingPerSource, PendingPerSpace: o.PendingPerSpace, PendingMax: o.PendingMax,
+		MaxDrafts: o.MaxDrafts, MaxDraftBytes: o.MaxDraftBytes})
 	if err != nil {
 		if owns {
 			st.Close()
