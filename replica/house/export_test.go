@@ -45,7 +45,7 @@ func (h *House) RecheckDeterminations() (live, folded int, err error) {
 func (h *House) NamedBy(typ dag.TxType, body []byte) []dag.ID { return h.namedBy(typ, body) }
 
 // NamedEntries returns the tx ids of the governance entries recorded as
-// naming ref (what publishedAt reads for an id that is no entry).
+// naming ref (what publishedIn reads for an id that is no entry).
 func (h *House) NamedEntries(ref dag.ID) []dag.ID {
 	var out []dag.ID
 	for _, ei := range h.named[ref] {

@@ -132,20 +132,15 @@ func (h *House) recordNamed(ei int32, typ dag.TxType, body []byte, det *Determin
 	}
 }
 
-// publishedAt reports whether ref is published in the session as seen
-// from an entry with the given parents (D56): the tx id of an entry in
-// its causal past, the id of an MR opened in its causal past, or an
-// object that a governance entry of its causal past names (a rule text,
-// a group, branch or change object, the seed, the district table). What
-// the replica's store happens to hold plays no part.
-func (v *admission) publishedAt(ref dag.ID) bool {
-	return publishedIn(v.h, v.st, v.parents, ref)
-}
-
-// publishedIn is publishedAt for an entry with the given parents and
-// governance state st. It takes no *admission so that the closure
-// publishedRecorder returns does not move each entry's admission record
-// to the heap (one ~0.5 KB allocation per envelope, S11 derivation).
+// publishedIn reports whether ref is published in the session as seen
+// from an entry with the given parents and governance state st (D56):
+// the tx id of an entry in its causal past, the id of an MR opened in its
+// causal past, or an object that a governance entry of its causal past
+// names (a rule text, a group, branch or change object, the seed, the
+// district table). What the replica's store happens to hold plays no
+// part. It takes no *admission so that the closure publishedRecorder
+// returns does not move each entry's admission record to the heap (one
+// ~0.5 KB allocation per envelope, S11 derivation).
 func publishedIn(h *House, st *govState, parents []int32, ref dag.ID) bool {
 	if i, ok := h.idx.get(ref, h.ents); ok {
 		return len(h.ancestorsMissing(parents, []int32{i})) == 0
@@ -161,7 +156,7 @@ func publishedIn(h *House, st *govState, parents []int32, ref dag.ID) bool {
 	return false
 }
 
-// publishedRecorder wraps publishedAt and records every answer in info, so
+// publishedRecorder wraps publishedIn and records every answer in info, so
 // that /checks later answers exactly what admission decided.
 func (v *admission) publishedRecorder(info *mrInfo) func(dag.ID) bool {
 	h, st, parents := v.h, v.st, v.parents

@@ -26,11 +26,7 @@ type ContestAnswer struct {
 
 func (s *Server) contest(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	space, err := s.spaceOf(r)
-	if err != nil {
-		return err
-	}
-	id, err := parseIDParam(r, "id")
+	space, id, err := s.spaceAndID(r)
 	if err != nil {
 		return err
 	}

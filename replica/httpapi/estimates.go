@@ -18,11 +18,7 @@ type EstimatesAnswer struct {
 
 func (s *Server) estimates(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	space, err := s.spaceOf(r)
-	if err != nil {
-		return err
-	}
-	id, err := parseIDParam(r, "id")
+	space, id, err := s.spaceAndID(r)
 	if err != nil {
 		return err
 	}

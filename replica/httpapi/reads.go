@@ -558,11 +558,7 @@ func (s *Server) mrs(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) mr(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	space, err := s.spaceOf(r)
-	if err != nil {
-		return err
-	}
-	id, err := parseIDParam(r, "id")
+	space, id, err := s.spaceAndID(r)
 	if err != nil {
 		return err
 	}
@@ -608,11 +604,7 @@ type TallyByAnswer struct {
 
 func (s *Server) tally(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	space, err := s.spaceOf(r)
-	if err != nil {
-		return err
-	}
-	id, err := parseIDParam(r, "id")
+	space, id, err := s.spaceAndID(r)
 	if err != nil {
 		return err
 	}

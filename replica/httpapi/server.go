@@ -443,6 +443,18 @@ func (s *Server) spaceOf(r *http.Request) (string, error) {
 	}
 }
 
+// spaceAndID returns the session a request is about (spaceOf) and the id
+// in its {id} path segment: the preamble of every read of one object of
+// a session.
+func (s *Server) spaceAndID(r *http.Request) (string, dag.ID, error) {
+	space, err := s.spaceOf(r)
+	if err != nil {
+		return "", dag.ID{}, err
+	}
+	id, err := parseIDParam(r, "id")
+	return space, id, err
+}
+
 // sessionLabels are the labels every response about a session carries
 // (D54 simulation, D59 ephemeral).
 type sessionLabels struct {

@@ -1,49 +1,15 @@
 package opinion_test
 
 import (
-	"encoding/json"
 	"testing"
 
-	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica/opinion"
 )
 
 // TestFeasibilityVectors runs the hand-derived feasibility vectors (D70),
 // decoded inside a member's opinion body.
 func TestFeasibilityVectors(t *testing.T) {
-	var f struct {
-		Provisional bool `json:"provisional"`
-		Cases       []struct {
-			Name        string          `json:"name"`
-			Provisional bool            `json:"provisional"`
-			Feasibility json.RawMessage `json:"feasibility"`
-			Code        string          `json:"code"`
-		} `json:"cases"`
-	}
-	readJSON(t, "testdata/vectors/feasibility.json", &f)
-	if !f.Provisional || len(f.Cases) < 12 {
-		t.Fatalf("vectors: provisional %v, %d cases", f.Provisional, len(f.Cases))
-	}
-	for _, c := range f.Cases {
-		t.Run(c.Name, func(t *testing.T) {
-			if !c.Provisional {
-				t.Fatal("every vector we write is provisional")
-			}
-			body, err := json.Marshal(map[string]any{"subject": map[string]any{"type": "spec", "id": "30k-v0.13"},
-				"author_kind": "member", "stance": "neutral", "summary": "s", "body": "b", "feasibility": c.Feasibility})
-			if err != nil {
-				t.Fatal(err)
-			}
-			o, err := opinion.Decode(body)
-			if err == nil {
-				err = opinion.CheckAuthor(o, opinion.Standing{Member: true})
-			}
-			if got := string(dag.CodeOf(err)); got != c.Code {
-				t.Fatalf("code %q, want %q (%v)", got, c.Code, err)
-			}
-			if err == nil && (o.Feasibility == nil || o.Feasibility.Earliest != "2027-06-01") {
-				t.Fatalf("decoded %+v", o.Feasibility)
-			}
-		})
-	}
+	runPartVectors(t, "testdata/vectors/feasibility.json", "feasibility", 12, func(o *opinion.Opinion) (bool, any) {
+		return o.Feasibility != nil && o.Feasibility.Earliest == "2027-06-01", o.Feasibility
+	})
 }

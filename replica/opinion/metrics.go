@@ -34,11 +34,6 @@ var metricScopes = map[string][]string{
 	"checkpoints_to_determination": {"mr"},
 }
 
-// fractional metrics are integer fractions; the others integers.
-func fractional(metric string) bool {
-	return metric == "approve_share" || metric == "approve_of_electorate" || metric == "turnout"
-}
-
 // ScopesOf returns the scope types metric is defined for, or
 // metric_unknown.
 func ScopesOf(metric string) ([]string, error) {
