@@ -50,6 +50,9 @@ type HTTPPeer struct {
 	after  map[string]string // the /log cursor reached, per session
 	// seen is the last checkpoint verified from the peer, per session.
 	seen map[string]replica.Checkpoint
+	// cosigned is the size of the last checkpoint co-signed and sent to
+	// the peer, per session (witness.go).
+	cosigned map[string]uint64
 }
 
 // NewHTTPPeer returns a puller of the node at base (its URL, without
@@ -58,7 +61,7 @@ func NewHTTPPeer(base string, client *http.Client) *HTTPPeer {
 	if client == nil {
 		client = http.DefaultClient
 	}
-	return &HTTPPeer{URL: strings.TrimRight(base, "/"), client: client, after: map[string]string{}, seen: map[string]replica.Checkpoint{}}
+	return &HTTPPeer{URL: strings.TrimRight(base, "/"), client: client, after: map[string]string{}, seen: map[string]replica.Checkpoint{}, cosigned: map[string]uint64{}}
 }
 
 // HTTPPullResult is what one Pull did in one session.
@@ -74,6 +77,12 @@ type HTTPPullResult struct {
 	// ForkDetail saying what does not hold.
 	Checkpoint string `json:"checkpoint"`
 	ForkDetail string `json:"fork_detail,omitempty"`
+	// Witness is what became of this node's cosignature of the peer's
+	// checkpoint (after "first_seen" or "consistent"): "sent" (the peer
+	// kept it), "already_sent" (the same checkpoint was co-signed
+	// before), "not_kept: <why>" (the peer refused it or has no POST
+	// /witness: a conforming node need not), or "" (nothing to co-sign).
+	Witness string `json:"witness,omitempty"`
 }
 
 // CodeForkDetected: a peer's checkpoints contradict each other (30k §9,
@@ -130,6 +139,9 @@ func (n *Node) PullHTTP(ctx context.Context, p *HTTPPeer, sessions ...string) ([
 		r, err := n.pullHTTPSession(ctx, p, id.String())
 		if err == nil {
 			err = p.checkCheckpoint(ctx, id.String(), &r)
+		}
+		if err == nil && (r.Checkpoint == "first_seen" || r.Checkpoint == "consistent") {
+			n.witness(ctx, p, id.String(), &r)
 		}
 		out = append(out, r)
 		if err != nil {
