@@ -6,7 +6,7 @@ package httpapi
 //
 // An extract is the canonical JSON (JCS) of
 //
-//	{"authoritative":false,"checkpoint":{size,root,ts,node,sig},"cosigned":[],
+//	{"authoritative":false,"checkpoint":{size,root,ts,node,session,sig},"cosigned":[{sig,witness}…],
 //	 "finality":"final_advisory","inclusion":{leaf_index,tree_size,inclusion_path},
 //	 "object":<the envelope>,"session":"sha256:…","simulation":bool,"supporting":[<attachments>],"tx":"sha256:…"}
 //
@@ -19,9 +19,10 @@ package httpapi
 // leads from tx at leaf_index to the checkpoint's root at its size
 // (RFC 9162, transparency-dev/merkle's verifier); and the checkpoint's
 // signature verifies by its node key (which a caller may pin). Extracts are
-// served for log entries (tx ids) already in a checkpoint of this node;
-// co-signed checkpoints from other nodes are not collected yet (cosigned
-// is always empty).
+// served for log entries (tx ids) already in a checkpoint of this node.
+// cosigned holds witnesses' cosignatures of the checkpoint (witness.go,
+// replica/witness.go), each of which must verify; VerifyExtractWitnessed
+// also requires one by each key the reader trusts.
 
 import (
 	"bytes"

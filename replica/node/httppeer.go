@@ -15,7 +15,8 @@ package node
 // that does not verify or a changed node key is fork_detected
 // (checkPeerCheckpoint). Entries are never refused for it: each is
 // judged on its own signature and causal past, a fork is evidence
-// against the peer's operator. So witan
+// against the peer's operator. A checkpoint that holds is co-signed as a
+// witness and sent back to the peer (witness.go). So witan
 // federates with any conforming node that serves /log, libp2p or not
 // (witan up -peer-http URL). The wire forms read here are those of
 // docs/http-api.md (the /log page and its attachments).
