@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/httpapi"
 	"github.com/witan-dev/witan/replica/node"
@@ -133,5 +134,79 @@ func TestVerifyExtractWitnessed(t *testing.T) {
 	}
 	if code, out := run(moved); code != exitRefused || !strings.Contains(out, "cosignature 0") {
 		t.Fatalf("cosignature on another checkpoint: exit %d\n%s", code, out)
+	}
+}
+
+// TestVerifyExtractOtherSession: witan verify-extract refuses an extract
+// whose checkpoint is correctly signed by the node but of another
+// session — a real checkpoint the node signed of its second session, and
+// one signed with the node's key with the first session's very size and
+// root but the other session (so that only the session differs). The
+// same extract rebuilt with its own checkpoint still verifies, so what
+// fails is the session.
+func TestVerifyExtractOtherSession(t *testing.T) {
+	keyA, _ := dag.SignerFromSeed(bytes.Repeat([]byte{5}, 32))
+	b1 := ht.New(ht.Options{})
+	r1 := b1.GroupCreate(ht.Member(0), "roster", ht.Members(0, 5), ht.Members(0, 1), b1.Create.ID)
+	b2 := ht.New(ht.Options{Simulation: true})
+	r2 := b2.GroupCreate(ht.Member(0), "roster", ht.Members(0, 4), ht.Members(0, 1), b2.Create.ID)
+	if b1.Session == b2.Session {
+		t.Fatal("the two sessions are one")
+	}
+	a := liveNode(t, keyA, []ht.Tx{b1.Create, r1, b2.Create, r2})
+	s, err := httpapi.New(httpapi.Options{Node: a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	resp, err := http.Get(srv.URL + httpapi.Base + "/extract/" + r1.ID.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	srv.Close()
+	x, cp, err := httpapi.VerifyExtract(raw, keyA.Key())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cps := a.Replica().Checkpoints(b2.Session.String())
+	if len(cps) == 0 {
+		t.Fatal("no checkpoint of the second session")
+	}
+	forged := cp
+	forged.Space = b2.Session.String()
+	msg, _ := forged.SigningBytes()
+	forged.Sig = keyA.Sign(replica.DomainCheckpoint, msg)
+	rebuild := func(c replica.Checkpoint) []byte {
+		t.Helper()
+		if err := c.Verify(); err != nil {
+			t.Fatalf("the swapped-in checkpoint is not correctly signed: %v", err)
+		}
+		y := *x
+		y.Checkpoint, _ = json.Marshal(c)
+		out, err := dag.Marshal(y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	file := filepath.Join(t.TempDir(), "extract.json")
+	run := func(data []byte) (int, string) {
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out, errb bytes.Buffer
+		m := &Main{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb}
+		err := m.Run(context.Background(), []string{"verify-extract", "-signer", keyA.Key().String(), file})
+		return m.ExitCode(err), out.String() + errb.String()
+	}
+	if code, out := run(rebuild(cp)); code != 0 {
+		t.Fatalf("rebuilt with its own checkpoint: exit %d\n%s", code, out)
+	}
+	for name, c := range map[string]replica.Checkpoint{"the node's checkpoint of the second session": cps[len(cps)-1], "same size and root, other session": forged} {
+		if code, out := run(rebuild(c)); code != exitRefused || !strings.Contains(out, "checkpoint is of session "+b2.Session.String()) {
+			t.Errorf("%s: exit %d\n%s", name, code, out)
+		}
 	}
 }
