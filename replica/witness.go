@@ -14,6 +14,7 @@ package replica
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
@@ -68,8 +69,8 @@ type witnessed struct {
 }
 
 type witnessedCosig struct {
-	size uint64
-	cs   Cosignature
+	cp Checkpoint
+	cs Cosignature
 }
 
 // ErrNotOurCheckpoint: a cosignature was sent for a checkpoint this node
@@ -91,7 +92,7 @@ func (r *Replica) AddCosignature(c Checkpoint, cs Cosignature) error {
 	}
 	ours := false
 	for _, o := range r.Checkpoints(c.Space) {
-		if o.Size == c.Size && o.Root == c.Root && o.TS.Equal(c.TS) && string(o.Sig) == string(c.Sig) {
+		if sameCheckpoint(o, c) {
 			ours = true
 			break
 		}
@@ -117,22 +118,23 @@ func (r *Replica) AddCosignature(c Checkpoint, cs Cosignature) error {
 	if !had && len(per) >= MaxWitnesses {
 		return &dag.ProtocolError{Code: dag.CodeSchema, Detail: fmt.Sprintf("this node keeps the cosignatures of at most %d witnesses per session", MaxWitnesses)}
 	}
-	if had && old.size > c.Size {
+	if had && old.cp.Size > c.Size {
 		return nil
 	}
-	per[cs.Witness] = witnessedCosig{size: c.Size, cs: cs}
+	per[cs.Witness] = witnessedCosig{cp: c, cs: cs}
 	return nil
 }
 
-// Cosignatures returns the cosignatures this node holds of its checkpoint
-// of space at size, sorted by witness key.
-func (r *Replica) Cosignatures(space string, size uint64) []Cosignature {
+// Cosignatures returns the cosignatures this node holds of its
+// checkpoint c (the very one: size, root, ts and signature), sorted by
+// witness key.
+func (r *Replica) Cosignatures(c Checkpoint) []Cosignature {
 	w := &r.witnessed
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	out := []Cosignature{}
-	for _, x := range w.m[space] {
-		if x.size == size {
+	for _, x := range w.m[c.Space] {
+		if sameCheckpoint(x.cp, c) {
 			out = append(out, x.cs)
 		}
 	}
@@ -140,20 +142,27 @@ func (r *Replica) Cosignatures(space string, size uint64) []Cosignature {
 	return out
 }
 
-// CosignedSizes returns the checkpoint sizes of space that hold at least
-// one cosignature, largest first.
-func (r *Replica) CosignedSizes(space string) []uint64 {
+// CosignedCheckpoints returns this node's checkpoints of space that hold
+// at least one cosignature, largest first.
+func (r *Replica) CosignedCheckpoints(space string) []Checkpoint {
 	w := &r.witnessed
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	seen := map[uint64]bool{}
-	var out []uint64
+	var out []Checkpoint
 	for _, x := range w.m[space] {
-		if !seen[x.size] {
-			seen[x.size] = true
-			out = append(out, x.size)
+		if !slices.ContainsFunc(out, func(c Checkpoint) bool { return sameCheckpoint(c, x.cp) }) {
+			out = append(out, x.cp)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i] > out[j] })
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Size != out[j].Size {
+			return out[i].Size > out[j].Size
+		}
+		return out[i].TS.After(out[j].TS)
+	})
 	return out
+}
+
+func sameCheckpoint(a, b Checkpoint) bool {
+	return a.Space == b.Space && a.Size == b.Size && a.Root == b.Root && a.TS.Equal(b.TS) && a.Node == b.Node && string(a.Sig) == string(b.Sig)
 }

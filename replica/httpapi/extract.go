@@ -79,14 +79,10 @@ func (s *Server) extract(w http.ResponseWriter, r *http.Request) error {
 	cp := cps[len(cps)-1]
 	var p replica.InclusionProof
 	found := false
-	for _, size := range s.rep.CosignedSizes(e.Space) {
-		for _, c := range cps {
-			if c.Size != size || found {
-				continue
-			}
-			if q, err := s.rep.InclusionProof(ctx, e.Space, id, c.Size); err == nil {
-				cp, p, found = c, q, true
-			}
+	for _, c := range s.rep.CosignedCheckpoints(e.Space) {
+		if q, err := s.rep.InclusionProof(ctx, e.Space, id, c.Size); err == nil {
+			cp, p, found = c, q, true
+			break
 		}
 	}
 	if !found {
@@ -98,7 +94,7 @@ func (s *Server) extract(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	x := Extract{Checkpoint: mustJSON(cp), Cosigned: s.rep.Cosignatures(e.Space, cp.Size), Finality: replica.FinalAdvisory,
+	x := Extract{Checkpoint: mustJSON(cp), Cosigned: s.rep.Cosignatures(cp), Finality: replica.FinalAdvisory,
 		Inclusion: ExtractInclusion{LeafIndex: p.LeafIndex, TreeSize: p.TreeSize, InclusionPath: p.InclusionPath},
 		Object:    e.Data, Session: e.Space, Simulation: s.labels(ctx, e.Space).Simulation, Supporting: make([]json.RawMessage, len(att)), Tx: id}
 	for i, a := range att {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
@@ -26,7 +27,8 @@ import (
 // that does not verify (bad_signature), a checkpoint A did not sign —
 // signed by another key, or by A's key over a root A never had
 // (witan:unknown_checkpoint) —, A's own key as witness (schema), and a
-// witness beyond replica.MaxWitnesses.
+// witness beyond replica.MaxWitnesses. When A signs again at the same
+// size, the extract is against the very checkpoint B co-signed.
 func TestWitnessHTTP(t *testing.T) {
 	ctx := context.Background()
 	a, b := newNode(t), newNodeSeed(t, 9)
@@ -150,5 +152,19 @@ func TestWitnessHTTP(t *testing.T) {
 		if i < replica.MaxWitnesses-2 && st != 200 || i == replica.MaxWitnesses-2 && st != 400 {
 			t.Fatalf("witness %d: %d %s", i+3, st, code)
 		}
+	}
+	// A signs again at the same size, later (same root, another ts): B
+	// co-signs the new checkpoint, and the extract is against the very
+	// checkpoint B co-signed, not the earlier one of the same size (which
+	// C and the others co-signed).
+	a.clk.t = a.clk.t.Add(time.Hour)
+	a.checkpointNow(t, s.space)
+	pull("consistent", "sent")
+	raw, x, cp3 := extract(first)
+	if cp3.Size != cp2.Size || cp3.TS.Equal(cp2.TS) || len(x.Cosigned) != 1 || x.Cosigned[0].Witness != keyB.Key() {
+		t.Fatalf("same size again: checkpoint %d at %v (was %v), cosigned %+v", cp3.Size, cp3.TS, cp2.TS, x.Cosigned)
+	}
+	if _, _, err := httpapi.VerifyExtractWitnessed(raw, keyA.Key(), []dag.Key{keyB.Key()}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -51,9 +51,9 @@ type HTTPPeer struct {
 	after  map[string]string // the /log cursor reached, per session
 	// seen is the last checkpoint verified from the peer, per session.
 	seen map[string]replica.Checkpoint
-	// cosigned is the size of the last checkpoint co-signed and sent to
-	// the peer, per session (witness.go).
-	cosigned map[string]uint64
+	// cosigned is the signature of the last checkpoint co-signed and
+	// sent to the peer, per session (witness.go).
+	cosigned map[string]string
 }
 
 // NewHTTPPeer returns a puller of the node at base (its URL, without
@@ -62,7 +62,7 @@ func NewHTTPPeer(base string, client *http.Client) *HTTPPeer {
 	if client == nil {
 		client = http.DefaultClient
 	}
-	return &HTTPPeer{URL: strings.TrimRight(base, "/"), client: client, after: map[string]string{}, seen: map[string]replica.Checkpoint{}, cosigned: map[string]uint64{}}
+	return &HTTPPeer{URL: strings.TrimRight(base, "/"), client: client, after: map[string]string{}, seen: map[string]replica.Checkpoint{}, cosigned: map[string]string{}}
 }
 
 // HTTPPullResult is what one Pull did in one session.

@@ -23,7 +23,7 @@ const maxWitnessAnswer = 4 << 10
 
 func (n *Node) witness(ctx context.Context, p *HTTPPeer, space string, r *HTTPPullResult) {
 	cp := p.seen[space]
-	if last, ok := p.cosigned[space]; ok && last == cp.Size {
+	if last, ok := p.cosigned[space]; ok && last == string(cp.Sig) {
 		r.Witness = "already_sent"
 		return
 	}
@@ -57,6 +57,6 @@ func (n *Node) witness(ctx context.Context, p *HTTPPeer, space string, r *HTTPPu
 		r.Witness = fmt.Sprintf("not_kept: %s %s", resp.Status, bytes.TrimSpace(ans))
 		return
 	}
-	p.cosigned[space] = cp.Size
+	p.cosigned[space] = string(cp.Sig)
 	r.Witness = "sent"
 }
