@@ -91,6 +91,11 @@ type Options struct {
 	// resolution.go). Empty: listed nodes other than this one are
 	// reported unreachable.
 	ReportPeers []string
+	// Witnesses, if not empty, are the only node keys whose
+	// cosignatures of this node's checkpoints POST /witness keeps
+	// (witness.go); empty: any witness's, at most replica.MaxWitnesses a
+	// session, first come (so strangers' keys can fill the places).
+	Witnesses []dag.Key
 	// Logger receives one line per internal error; discarded if nil.
 	Logger *slog.Logger
 	// Events configures GET /events.

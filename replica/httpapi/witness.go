@@ -5,13 +5,15 @@ package httpapi
 // back its cosignature of one of this node's checkpoints
 // (replica/witness.go). It is kept only if the checkpoint is exactly one
 // this node signed and the cosignature verifies by the witness's key; at
-// most replica.MaxWitnesses witnesses per session, the latest of each.
+// most replica.MaxWitnesses witnesses per session, the latest of each,
+// and only of Options.Witnesses when the operator names them.
 // /extract/{hash} carries them in "cosigned".
 
 import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
@@ -38,6 +40,9 @@ func (s *Server) witness(w http.ResponseWriter, r *http.Request) error {
 	}
 	if !req.Cosig.Witness.Valid() {
 		return problemf(dag.CodeSchema, "cosignature: no witness key")
+	}
+	if len(s.o.Witnesses) > 0 && !slices.Contains(s.o.Witnesses, req.Cosig.Witness) {
+		return problemf(CodeForbidden, "%s is not a witness this node keeps cosignatures of", req.Cosig.Witness)
 	}
 	if err := s.rep.AddCosignature(cp, req.Cosig); err != nil {
 		if errors.Is(err, replica.ErrNotOurCheckpoint) {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -166,5 +167,43 @@ func TestWitnessHTTP(t *testing.T) {
 	}
 	if _, _, err := httpapi.VerifyExtractWitnessed(raw, keyA.Key(), []dag.Key{keyB.Key()}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestWitnessAllowList: with Options.Witnesses (witan up -witness-key),
+// POST /witness keeps only the named witnesses' cosignatures: another
+// key's valid cosignature is 403 forbidden and not in the extract; the
+// named witness's is kept.
+func TestWitnessAllowList(t *testing.T) {
+	a := newNode(t)
+	keyB, _ := dag.SignerFromSeed(bytes.Repeat([]byte{9}, 32))
+	keyC, _ := dag.SignerFromSeed(bytes.Repeat([]byte{11}, 32))
+	s := a.newSession(t)
+	a.checkpointNow(t, s.space)
+	srv, err := httpapi.New(httpapi.Options{Node: a.node, Witnesses: []dag.Key{keyB.Key()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	cp, _ := a.node.Replica().LastCheckpoint(s.space)
+	msg, _ := cp.SigningBytes()
+	post := func(k *dag.Signer) (int, string) {
+		body, _ := json.Marshal(map[string]any{"checkpoint": cp, "cosignature": map[string]any{"witness": k.Key(), "sig": base64.RawURLEncoding.EncodeToString(k.Sign(replica.DomainWitness, msg))}})
+		st, _, m := rawDo(t, http.MethodPost, hs.URL+httpapi.Base+"/witness", body)
+		code, _ := m["code"].(string)
+		return st, code
+	}
+	if st, code := post(keyC); st != http.StatusForbidden || code != string(httpapi.CodeForbidden) {
+		t.Fatalf("C, not named: %d %s", st, code)
+	}
+	if got := a.node.Replica().Cosignatures(cp); len(got) != 0 {
+		t.Fatalf("kept %+v", got)
+	}
+	if st, code := post(keyB); st != http.StatusOK {
+		t.Fatalf("B, named: %d %s", st, code)
+	}
+	if got := a.node.Replica().Cosignatures(cp); len(got) != 1 || got[0].Witness != keyB.Key() {
+		t.Fatalf("kept %+v", got)
 	}
 }
