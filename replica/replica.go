@@ -109,6 +109,9 @@ type Replica struct {
 	// cuts caches records as of cuts other than the whole log, for /stats
 	// and rankings (markets.go).
 	cuts cutCache
+	// witnessed holds witnesses' cosignatures of this node's checkpoints
+	// (witness.go).
+	witnessed witnessed
 	// The group-commit queue of client submissions (groupcommit.go):
 	// gbusy is set while a group is being planned; cmu is held by the
 	// group being committed.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/witan-dev/witan/replica/node"
@@ -28,6 +29,13 @@ func httpPullLoop(ctx context.Context, n *node.Node, p *node.HTTPPeer, every tim
 		for _, r := range res {
 			if r.Accepted+r.Quarantined+r.Pending > 0 {
 				log.Info("http peer pull", "peer", p.URL, "session", r.Session, "accepted", r.Accepted, "pending", r.Pending, "quarantined", r.Quarantined)
+			}
+			switch {
+			case r.Witness == "sent":
+				log.Info("http peer checkpoint co-signed", "peer", p.URL, "session", r.Session)
+			case strings.HasPrefix(r.Witness, "not_kept"):
+				// A conforming peer need not keep cosignatures: not a fault.
+				log.Debug("http peer did not keep our cosignature", "peer", p.URL, "session", r.Session, "why", r.Witness)
 			}
 		}
 		select {

@@ -69,6 +69,8 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	fs.Var(&peers, "peer", "a peer's multiaddr with /p2p/ part (repeatable)")
 	fs.Var(&httpPeers, "peer-http", "a peer's HTTP base URL to pull over plain HTTP, libp2p or not (repeatable)")
 	var reportPeers listFlag
+	var witnesses keyList
+	fs.Var(&witnesses, "witness-key", "a node key (ed25519:…) whose cosignatures of this node's checkpoints are kept (repeatable; default: any witness's, at most 32 a session)")
 	fs.Var(&reportPeers, "report-peer", "a node's HTTP base URL to ask for its reports on resolution specs that list it (repeatable; every -peer-http is one too)")
 	httpEvery := fs.Duration("peer-http-every", 2*time.Second, "pull each -peer-http peer this often")
 	fs.Var(&listen, "listen", "libp2p listen multiaddr (repeatable; default every interface — the LAN, for a classroom — TCP and QUIC, random ports)")
@@ -163,7 +165,7 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	if sn := local.Sync(); sn != nil {
 		info.PeerID, info.P2P = sn.ID().String(), sn.Addrs()
 	}
-	srv, err := httpapi.New(httpapi.Options{Node: local, Logger: logger, ReportPeers: append(append([]string{}, httpPeers...), reportPeers...),
+	srv, err := httpapi.New(httpapi.Options{Node: local, Logger: logger, Witnesses: witnesses, ReportPeers: append(append([]string{}, httpPeers...), reportPeers...),
 		AllowedHosts: allowHosts, OperatorToken: os.Getenv("WITAN_OPERATOR_TOKEN"), LoopbackOperator: *loopbackOperator,
 		Implementation: httpapi.Implementation{Name: "witan", Version: version, Source: "https://github.com/witan-dev/witan"}})
 	if err != nil {

@@ -6,7 +6,7 @@ package httpapi
 //
 // An extract is the canonical JSON (JCS) of
 //
-//	{"authoritative":false,"checkpoint":{size,root,ts,node,sig},"cosigned":[],
+//	{"authoritative":false,"checkpoint":{size,root,ts,node,session,sig},"cosigned":[{sig,witness}…],
 //	 "finality":"final_advisory","inclusion":{leaf_index,tree_size,inclusion_path},
 //	 "object":<the envelope>,"session":"sha256:…","simulation":bool,"supporting":[<attachments>],"tx":"sha256:…"}
 //
@@ -19,9 +19,10 @@ package httpapi
 // leads from tx at leaf_index to the checkpoint's root at its size
 // (RFC 9162, transparency-dev/merkle's verifier); and the checkpoint's
 // signature verifies by its node key (which a caller may pin). Extracts are
-// served for log entries (tx ids) already in a checkpoint of this node;
-// co-signed checkpoints from other nodes are not collected yet (cosigned
-// is always empty).
+// served for log entries (tx ids) already in a checkpoint of this node.
+// cosigned holds witnesses' cosignatures of the checkpoint (witness.go,
+// replica/witness.go), each of which must verify; VerifyExtractWitnessed
+// also requires one by each key the reader trusts.
 
 import (
 	"bytes"
@@ -43,13 +44,15 @@ type ExtractInclusion struct {
 
 // Extract is GET /extract/{hash}'s answer.
 type Extract struct {
-	Authoritative bool              `json:"authoritative"`
-	Checkpoint    json.RawMessage   `json:"checkpoint"`
-	Cosigned      []json.RawMessage `json:"cosigned"`
-	Finality      replica.Finality  `json:"finality"`
-	Inclusion     ExtractInclusion  `json:"inclusion"`
-	Object        json.RawMessage   `json:"object"`
-	Session       string            `json:"session"`
+	Authoritative bool            `json:"authoritative"`
+	Checkpoint    json.RawMessage `json:"checkpoint"`
+	// Cosigned are witnesses' cosignatures of Checkpoint
+	// (replica.Cosignature), sorted by witness key.
+	Cosigned  []replica.Cosignature `json:"cosigned"`
+	Finality  replica.Finality      `json:"finality"`
+	Inclusion ExtractInclusion      `json:"inclusion"`
+	Object    json.RawMessage       `json:"object"`
+	Session   string                `json:"session"`
 	// Simulation is the node's D54 label of the session; the session's
 	// session.create is not in the extract, so it is not checked offline.
 	Simulation bool              `json:"simulation"`
@@ -71,16 +74,27 @@ func (s *Server) extract(w http.ResponseWriter, r *http.Request) error {
 	if len(cps) == 0 {
 		return problemf(CodeNotFound, "%s is not in a checkpoint of this node yet", id)
 	}
+	// The checkpoint: the newest that witnesses co-signed and that holds
+	// the entry, else the newest.
 	cp := cps[len(cps)-1]
-	p, err := s.rep.InclusionProof(ctx, e.Space, id, cp.Size)
-	if err != nil {
-		return problemf(CodeNotFound, "%s is not in a checkpoint of this node yet: %v", id, err)
+	var p replica.InclusionProof
+	found := false
+	for _, c := range s.rep.CosignedCheckpoints(e.Space) {
+		if q, err := s.rep.InclusionProof(ctx, e.Space, id, c.Size); err == nil {
+			cp, p, found = c, q, true
+			break
+		}
+	}
+	if !found {
+		if p, err = s.rep.InclusionProof(ctx, e.Space, id, cp.Size); err != nil {
+			return problemf(CodeNotFound, "%s is not in a checkpoint of this node yet: %v", id, err)
+		}
 	}
 	att, err := s.n.Attachments(ctx, e)
 	if err != nil {
 		return err
 	}
-	x := Extract{Checkpoint: mustJSON(cp), Cosigned: []json.RawMessage{}, Finality: replica.FinalAdvisory,
+	x := Extract{Checkpoint: mustJSON(cp), Cosigned: s.rep.Cosignatures(cp), Finality: replica.FinalAdvisory,
 		Inclusion: ExtractInclusion{LeafIndex: p.LeafIndex, TreeSize: p.TreeSize, InclusionPath: p.InclusionPath},
 		Object:    e.Data, Session: e.Space, Simulation: s.labels(ctx, e.Space).Simulation, Supporting: make([]json.RawMessage, len(att)), Tx: id}
 	for i, a := range att {
@@ -108,6 +122,13 @@ func mustJSON(v any) json.RawMessage {
 // VerifyExtract checks an extract offline (see the file comment). pin, if
 // valid, is the node key the checkpoint must be signed by.
 func VerifyExtract(b []byte, pin dag.Key) (*Extract, replica.Checkpoint, error) {
+	return VerifyExtractWitnessed(b, pin, nil)
+}
+
+// VerifyExtractWitnessed is VerifyExtract that also requires a valid
+// cosignature of the checkpoint by each key in witnesses. Every
+// cosignature in the extract must verify whether required or not.
+func VerifyExtractWitnessed(b []byte, pin dag.Key, witnesses []dag.Key) (*Extract, replica.Checkpoint, error) {
 	fail := func(format string, args ...any) (*Extract, replica.Checkpoint, error) {
 		return nil, replica.Checkpoint{}, fmt.Errorf("extract: "+format, args...)
 	}
@@ -124,8 +145,8 @@ func VerifyExtract(b []byte, pin dag.Key) (*Extract, replica.Checkpoint, error) 
 	if err != nil || !bytes.Equal(again, b) {
 		return fail("not in canonical form (JCS, no other member): the file was changed or is not an extract")
 	}
-	if x.Authoritative || x.Finality != replica.FinalAdvisory || len(x.Cosigned) != 0 {
-		return fail("authoritative %v, finality %q, %d cosigned: not what an extract says", x.Authoritative, x.Finality, len(x.Cosigned))
+	if x.Authoritative || x.Finality != replica.FinalAdvisory {
+		return fail("authoritative %v, finality %q: not what an extract says", x.Authoritative, x.Finality)
 	}
 	env, canon, id, err := dag.DecodeEnvelope(x.Object)
 	if err != nil {
@@ -185,6 +206,26 @@ func VerifyExtract(b []byte, pin dag.Key) (*Extract, replica.Checkpoint, error) 
 	}
 	if !cp.Legacy && cp.Space != x.Session {
 		return fail("checkpoint is of session %s, the extract says %s", cp.Space, x.Session)
+	}
+	for i, cs := range x.Cosigned {
+		if i > 0 && cs.Witness.String() <= x.Cosigned[i-1].Witness.String() {
+			return fail("cosigned is not sorted by witness key without repeats")
+		}
+		if cs.Witness == cp.Node {
+			return fail("cosignature %d is by the checkpoint's own node", i)
+		}
+		if err := cs.Verify(cp); err != nil {
+			return fail("cosignature %d: %v", i, err)
+		}
+	}
+	for _, w := range witnesses {
+		found := false
+		for _, cs := range x.Cosigned {
+			found = found || cs.Witness == w
+		}
+		if !found {
+			return fail("witness %s has not co-signed the checkpoint", w)
+		}
 	}
 	p := replica.InclusionProof{Tx: x.Tx, LeafIndex: x.Inclusion.LeafIndex, TreeSize: x.Inclusion.TreeSize, InclusionPath: x.Inclusion.InclusionPath, Root: cp.Root}
 	if p.TreeSize != cp.Size {

@@ -91,6 +91,11 @@ type Options struct {
 	// resolution.go). Empty: listed nodes other than this one are
 	// reported unreachable.
 	ReportPeers []string
+	// Witnesses, if not empty, are the only node keys whose
+	// cosignatures of this node's checkpoints POST /witness keeps
+	// (witness.go); empty: any witness's, at most replica.MaxWitnesses a
+	// session, first come (so strangers' keys can fill the places).
+	Witnesses []dag.Key
 	// Logger receives one line per internal error; discarded if nil.
 	Logger *slog.Logger
 	// Events configures GET /events.
@@ -252,6 +257,7 @@ func (s *Server) routes() {
 	s.route(Base+"/refusals", get(s.refusalLog))                   // refusals.go
 	s.route(Base+"/refusals/checkpoint", get(s.refusalCheckpoint)) // refusals.go
 	s.route(Base+"/extract/{hash}", get(s.extract))                // extract.go
+	s.route(Base+"/witness", post(s.witness))                      // witness.go
 	s.route(Base+"/cite/{hash}", get(s.cite))                      // cite.go
 	s.route(Base+"/export/rollcall", get(s.rollcall))              // rollcall.go
 	s.route(Base+"/export/popolo", get(s.popolo))                  // popolo.go

@@ -36,9 +36,12 @@ type apiNode struct {
 	clk  *clock
 }
 
-func newNode(t testing.TB) *apiNode {
+func newNode(t testing.TB) *apiNode { t.Helper(); return newNodeSeed(t, 7) }
+
+// newNodeSeed is newNode with the node key of seed (32 bytes of seed).
+func newNodeSeed(t testing.TB, seed byte) *apiNode {
 	t.Helper()
-	key, err := dag.SignerFromSeed(bytes.Repeat([]byte{7}, 32))
+	key, err := dag.SignerFromSeed(bytes.Repeat([]byte{seed}, 32))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,8 @@ package node
 // that does not verify or a changed node key is fork_detected
 // (checkPeerCheckpoint). Entries are never refused for it: each is
 // judged on its own signature and causal past, a fork is evidence
-// against the peer's operator. So witan
+// against the peer's operator. A checkpoint that holds is co-signed as a
+// witness and sent back to the peer (witness.go). So witan
 // federates with any conforming node that serves /log, libp2p or not
 // (witan up -peer-http URL). The wire forms read here are those of
 // docs/http-api.md (the /log page and its attachments).
@@ -50,6 +51,9 @@ type HTTPPeer struct {
 	after  map[string]string // the /log cursor reached, per session
 	// seen is the last checkpoint verified from the peer, per session.
 	seen map[string]replica.Checkpoint
+	// cosigned is the signature of the last checkpoint co-signed and
+	// sent to the peer, per session (witness.go).
+	cosigned map[string]string
 }
 
 // NewHTTPPeer returns a puller of the node at base (its URL, without
@@ -58,7 +62,7 @@ func NewHTTPPeer(base string, client *http.Client) *HTTPPeer {
 	if client == nil {
 		client = http.DefaultClient
 	}
-	return &HTTPPeer{URL: strings.TrimRight(base, "/"), client: client, after: map[string]string{}, seen: map[string]replica.Checkpoint{}}
+	return &HTTPPeer{URL: strings.TrimRight(base, "/"), client: client, after: map[string]string{}, seen: map[string]replica.Checkpoint{}, cosigned: map[string]string{}}
 }
 
 // HTTPPullResult is what one Pull did in one session.
@@ -74,6 +78,12 @@ type HTTPPullResult struct {
 	// ForkDetail saying what does not hold.
 	Checkpoint string `json:"checkpoint"`
 	ForkDetail string `json:"fork_detail,omitempty"`
+	// Witness is what became of this node's cosignature of the peer's
+	// checkpoint (after "first_seen" or "consistent"): "sent" (the peer
+	// kept it), "already_sent" (the same checkpoint was co-signed
+	// before), "not_kept: <why>" (the peer refused it or has no POST
+	// /witness: a conforming node need not), or "" (nothing to co-sign).
+	Witness string `json:"witness,omitempty"`
 }
 
 // CodeForkDetected: a peer's checkpoints contradict each other (30k §9,
@@ -130,6 +140,9 @@ func (n *Node) PullHTTP(ctx context.Context, p *HTTPPeer, sessions ...string) ([
 		r, err := n.pullHTTPSession(ctx, p, id.String())
 		if err == nil {
 			err = p.checkCheckpoint(ctx, id.String(), &r)
+		}
+		if err == nil && (r.Checkpoint == "first_seen" || r.Checkpoint == "consistent") {
+			n.witness(ctx, p, id.String(), &r)
 		}
 		out = append(out, r)
 		if err != nil {
