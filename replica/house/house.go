@@ -99,6 +99,7 @@ type House struct {
 
 	counts Counts
 	ops    opinionState // opinions (opinion.go)
+	past   pastRecord   // the causal past opinion.Check reads (opinionPublish)
 	parts  partsState   // estimates, ... (parts.go)
 	// The MR of the last ballot judged and the governance state it was
 	// judged in (states are never changed once made): ballots come in

@@ -173,7 +173,12 @@ func (v *admission) opinionPublish() error {
 	}
 	// The record is its own small value: taking v's address here would
 	// move every entry's admission to the heap.
-	if err := opinion.Check(o, author, &pastRecord{h: h, st: st, parents: v.parents}); err != nil {
+	// The record lives in h (h.past), so that passing it as an
+	// interface allocates nothing; Check keeps no reference to it.
+	h.past = pastRecord{h: h, st: st, parents: v.parents}
+	err = opinion.Check(o, author, &h.past)
+	h.past = pastRecord{}
+	if err != nil {
 		return err
 	}
 	if err := v.checkParts(o); err != nil { // estimates, ... (parts.go)
@@ -262,19 +267,27 @@ func (h *House) snapshotsOf(head dag.ID) map[dag.ID]dag.ID {
 	return m
 }
 
+// init makes the record's maps, with room for n opinions (a derivation
+// knows how many its input holds: growing byID and all one by one cost
+// a tenth of the opinions' share of a derivation).
+func (ops *opinionState) init(n int) {
+	ops.byID = make(map[dag.ID]int32, n)
+	ops.all.recs = make([]int32, 0, n)
+	ops.replies = map[dag.ID][]int32{}
+	ops.correcting = map[dag.ID][]int32{}
+	ops.responders = map[dag.ID][]int32{}
+	ops.stakes = map[stakeKey]stakeDecl{}
+	ops.stakers = map[dag.ID][]dag.Key{}
+	ops.byAuthor = map[dag.Key]*recIndex{}
+	ops.bySubject = map[string]*recIndex{}
+}
+
 // commitOpinion records an admitted opinion.
 func (v *admission) commitOpinion(ei int32) {
 	h, o := v.h, v.opn
 	ops := &h.ops
 	if ops.byID == nil {
-		ops.byID = map[dag.ID]int32{}
-		ops.replies = map[dag.ID][]int32{}
-		ops.correcting = map[dag.ID][]int32{}
-		ops.responders = map[dag.ID][]int32{}
-		ops.stakes = map[stakeKey]stakeDecl{}
-		ops.stakers = map[dag.ID][]dag.Key{}
-		ops.byAuthor = map[dag.Key]*recIndex{}
-		ops.bySubject = map[string]*recIndex{}
+		ops.init(0)
 	}
 	ri := ops.recs.len()
 	rec := opinionRec{ent: ei, id: v.id, author: v.env.Author, ts: parseTS(v.env.TS), member: v.opnMember,

@@ -438,6 +438,15 @@ func deriveIn(session dag.ID, order []Input, objs Objects, size int) (*House, []
 	h.ents = make([]entry, 0, n)
 	h.par = make([]int32, 0, n)
 	h.ballots = make([]ballotRec, 0, n)
+	ops := 0
+	for _, x := range order {
+		if x.Env.Type == dag.TxOpinionPublish {
+			ops++
+		}
+	}
+	if ops > 0 {
+		h.ops.init(ops + ops/4)
+	}
 	var refused []Rejection
 	bad := make(map[dag.ID]bool)
 	for _, x := range order {
