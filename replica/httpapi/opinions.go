@@ -180,7 +180,7 @@ type OpinionAnswer struct {
 
 func (s *Server) opinion(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	space, id, err := s.opinionParams(r)
+	space, id, err := s.spaceAndID(r)
 	if err != nil {
 		return err
 	}
@@ -191,15 +191,6 @@ func (s *Server) opinion(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, OpinionAnswer{sessionLabels: s.labels(ctx, space), Opinion: o})
 }
 
-func (s *Server) opinionParams(r *http.Request) (string, dag.ID, error) {
-	space, err := s.spaceOf(r)
-	if err != nil {
-		return "", dag.ID{}, err
-	}
-	id, err := parseIDParam(r, "id")
-	return space, id, err
-}
-
 // EvaluationAnswer is GET /opinions/{id}/evaluation's answer.
 type EvaluationAnswer struct {
 	sessionLabels
@@ -208,7 +199,7 @@ type EvaluationAnswer struct {
 
 func (s *Server) evaluation(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	space, id, err := s.opinionParams(r)
+	space, id, err := s.spaceAndID(r)
 	if err != nil {
 		return err
 	}
@@ -228,7 +219,7 @@ func (s *Server) evaluation(w http.ResponseWriter, r *http.Request) error {
 // JSON of §8 stays normative; this is an optional view.
 func (s *Server) claimReview(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	space, id, err := s.opinionParams(r)
+	space, id, err := s.spaceAndID(r)
 	if err != nil {
 		return err
 	}
