@@ -172,6 +172,10 @@ type Node struct {
 	// it has been tried: heads it then fails to produce are charged to it.
 	claimed map[jobKey]claim
 	claims  uint64 // sequence of claims
+	// pulling holds, for each (peer, space) pulled now, a channel closed
+	// when that pull ends: pulls of one space from one peer run one at a
+	// time (see SyncWith).
+	pulling map[jobKey]chan struct{}
 
 	sent, suppressed, received, repeats, dropped, triggered atomic.Uint64
 
@@ -270,6 +274,7 @@ func NewNode(ctx context.Context, local Local, cfg Config) (*Node, error) {
 		jobs:    map[jobKey]*job{},
 		seen:    map[jobKey][32]byte{},
 		claimed: map[jobKey]claim{},
+		pulling: map[jobKey]chan struct{}{},
 		offers:  map[peer.ID]map[string]bool{},
 	}
 	n.engine = NewEngine(local, cfg.Engine)
@@ -672,11 +677,38 @@ func (n *Node) schedule(p peer.ID, space string) {
 	}()
 }
 
-// SyncWith pulls space from peer p now, over a new stream.
+// SyncWith pulls space from peer p now, over a new stream. A pull of the
+// same space from the same peer already running (one the node started on
+// an announcement or a connection, or another caller's) is waited for
+// first: run side by side, the two would fetch, verify and offer to Local
+// the same entries twice, and the peer would serve them twice. The pull
+// that follows asks only for what is still missing.
 func (n *Node) SyncWith(ctx context.Context, p peer.ID, space string) (Stats, error) {
 	if err := n.engine.refused(p.String()); err != nil {
 		return Stats{}, err
 	}
+	k := jobKey{p, space}
+	for {
+		n.mu.Lock()
+		running := n.pulling[k]
+		if running == nil {
+			n.pulling[k] = make(chan struct{})
+			n.mu.Unlock()
+			break
+		}
+		n.mu.Unlock()
+		select {
+		case <-running:
+		case <-ctx.Done():
+			return Stats{}, ctx.Err()
+		}
+	}
+	defer func() {
+		n.mu.Lock()
+		close(n.pulling[k])
+		delete(n.pulling, k)
+		n.mu.Unlock()
+	}()
 	s, err := n.host.NewStream(ctx, p, protocol.ID(ProtocolID))
 	if err != nil {
 		return Stats{}, fmt.Errorf("sync: open stream to %s: %w", p, err)
