@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"sync"
@@ -202,6 +203,7 @@ func BenchmarkS11Ingest(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		stopProfile := startProfile(b, os.Getenv("WITAN_S11_CPUPROFILE"))
 		b.StartTimer()
 		start, c0 = time.Now(), cpuTime()
 		for i := 0; i < len(subs); i += s11Batch {
@@ -217,6 +219,7 @@ func BenchmarkS11Ingest(b *testing.B) {
 		}
 		ingest, ingestCPU = ingest+time.Since(start), ingestCPU+cpuTime()-c0
 		b.StopTimer()
+		stopProfile()
 		r.Close()
 		b.StartTimer()
 	}
@@ -225,6 +228,23 @@ func BenchmarkS11Ingest(b *testing.B) {
 	b.ReportMetric(n/ingest.Seconds(), "ingest-env/s")
 	b.ReportMetric(verify.Seconds()/ingest.Seconds(), "ingest/verify")
 	b.ReportMetric(verifyCPU.Seconds()/ingestCPU.Seconds(), "ingest/verify-cpu")
+}
+
+// startProfile starts a CPU profile into file, if named, and returns its
+// stop: WITAN_S11_CPUPROFILE profiles the ingest of BenchmarkS11Ingest
+// alone, without the generation of the session or the verify pass.
+func startProfile(b *testing.B, file string) (stop func()) {
+	if file == "" {
+		return func() {}
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
 }
 
 // BenchmarkS11Derive is the full derivation from genesis of the decoded,

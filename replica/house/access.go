@@ -79,7 +79,7 @@ func (h *House) PollInputs(mr dag.ID) (PollInputs, bool) {
 	}
 	in := PollInputs{Rule: info.rule, Electorate: info.el, Facts: info.facts, Ballots: make([]rules.Ballot, 0, len(info.cast))}
 	for _, i := range info.cast {
-		b := &h.ballots[i]
+		b := h.ballots.at(i)
 		if b.ignored {
 			continue
 		}

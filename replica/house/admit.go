@@ -529,7 +529,7 @@ func (v *admission) mrDetermine() error {
 	for _, b := range d.Ballots {
 		ri := int32(-1)
 		if next < len(info.cast) {
-			if c := info.cast[next]; h.ents[h.ballots[c].ent].id == b {
+			if c := info.cast[next]; h.ents[h.ballots.at(c).ent].id == b {
 				ri = c
 			}
 		}
@@ -538,11 +538,11 @@ func (v *admission) mrDetermine() error {
 				ri = h.ents[i].bal
 			}
 		}
-		if ri < 0 || h.ballots[ri].body.MR != d.MR {
+		if ri < 0 || h.ballots.at(ri).body.MR != d.MR {
 			notBallot = dag.Errorf(dag.CodeBallotInvalid, "house: %s is not a ballot on MR %s", b, d.MR)
 			break
 		}
-		rec := &h.ballots[ri]
+		rec := h.ballots.at(ri)
 		next = int(rec.pos) + 1
 		ignored = ignored || rec.ignored || rec.rotIgnored
 		recs = append(recs, ri)
@@ -564,7 +564,7 @@ func (v *admission) mrDetermine() error {
 		poll := rules.NewPoll(info.rule, el, d.MR)
 		front := v.detFront() // rotation hook (rotate.go)
 		for _, ri := range recs {
-			rec := &h.ballots[ri]
+			rec := h.ballots.at(ri)
 			if h.rotIgnoredAt(front, ri) { // invalid by a rotation in the determination's causal past
 				continue
 			}
@@ -670,15 +670,15 @@ func (v *admission) commitBallot(ei int32) {
 	h, b := v.h, &v.ballot
 	b.ent = ei
 	b.pos = int32(len(v.info.cast))
-	v.info.cast = append(v.info.cast, int32(len(h.ballots)))
-	h.ents[ei].bal = int32(len(h.ballots))
+	v.info.cast = append(v.info.cast, h.ballots.len())
+	h.ents[ei].bal = h.ballots.len()
 	if v.env.Author != b.author { // rotation hook: cast with a rotated-in key
 		if h.signers == nil {
 			h.signers = make(map[int32]dag.Key)
 		}
-		h.signers[int32(len(h.ballots))] = v.env.Author
+		h.signers[h.ballots.len()] = v.env.Author
 	}
-	h.ballots = append(h.ballots, *b)
+	h.ballots.push(b)
 	h.counts.Ballots++
 	if b.ignored || b.rotIgnored {
 		h.counts.IgnoredBallots++
@@ -731,8 +731,8 @@ func intersectElectorates(a, b *rules.Electorate) *rules.Electorate {
 // concurrent open): rare, and the only refold of ballots.
 func (h *House) refoldPoll(info *mrInfo) {
 	info.poll = rules.NewPoll(info.rule, info.el, info.id)
-	for i := range h.ballots {
-		if b := &h.ballots[i]; b.body.MR == info.id && !b.ignored && !b.rotIgnored {
+	for i := range h.ballots.len() {
+		if b := h.ballots.at(i); b.body.MR == info.id && !b.ignored && !b.rotIgnored {
 			_ = info.poll.Add(rules.Ballot{Tx: h.ents[b.ent].id, Author: b.author, BallotBody: b.body})
 		}
 	}

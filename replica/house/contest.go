@@ -482,13 +482,13 @@ func (v *admission) contestEmergency(info *mrInfo) bool {
 	}
 	targets := make([]int32, len(info.cast))
 	for i, ri := range info.cast {
-		targets[i] = h.ballots[ri].ent
+		targets[i] = h.ballots.at(ri).ent
 	}
 	missing := h.ancestorsMissing(v.parents, targets) // sorted
 	poll := rules.NewPoll(info.rule, h.electorateAt(info, reg), info.id)
 	front := v.detFront()
 	for _, ri := range info.cast {
-		rec := &h.ballots[ri]
+		rec := h.ballots.at(ri)
 		if _, out := slices.BinarySearch(missing, rec.ent); out || h.rotIgnoredAt(front, ri) {
 			continue
 		}

@@ -79,7 +79,7 @@ type House struct {
 	snaps    map[*rules.Electorate]dag.ID
 
 	mrs     map[dag.ID]*mrInfo
-	ballots []ballotRec // by entry.bal
+	ballots ballotArena // by entry.bal
 	dets    map[dag.ID]*detRec
 	changes map[dag.ID]*changeRec
 	objs    Objects
@@ -269,7 +269,7 @@ func (h *House) Admit(id dag.ID, env *dag.Envelope) error {
 			h.par = h.par[:pOff]
 			return fmt.Errorf("%w: %s lists %s", ErrNotAdmitted, id, p)
 		}
-		h.par = append(h.par, pi)
+		h.par = append(room(h.par, 1), pi)
 		depth = max(depth, h.ents[pi].depth+1)
 	}
 	parents := h.par[pOff:len(h.par):len(h.par)]
@@ -317,7 +317,7 @@ func (h *House) judge(id dag.ID, env *dag.Envelope, parents []int32, depth int32
 	h.counts.Entries++
 	h.noteWitnessed(id, v.wit) // timing hook
 	if !isGov(env.Type) {
-		h.ents = append(h.ents, e)
+		h.ents = append(room(h.ents, 1), e)
 		if env.Type == dag.TxContestRank { // contest hook
 			v.commitRank(ei)
 			return nil
@@ -342,7 +342,7 @@ func (h *House) judge(id dag.ID, env *dag.Envelope, parents []int32, depth int32
 	h.govAnc = append(h.govAnc, anc)
 	h.govPast = append(h.govPast, past)
 	e.front = h.intern([]int32{g})
-	h.ents = append(h.ents, e)
+	h.ents = append(room(h.ents, 1), e)
 	h.counts.Governance++
 	v.commitStatic(g)
 	next := st.clone()
@@ -595,7 +595,7 @@ func (h *House) ballot(tx dag.ID) *ballotRec {
 	if !ok || h.ents[i].bal < 0 {
 		return nil
 	}
-	return &h.ballots[h.ents[i].bal]
+	return h.ballots.at(h.ents[i].bal)
 }
 
 // tree returns the snapshot of change id.

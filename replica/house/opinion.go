@@ -528,7 +528,7 @@ func (h *House) authorOf(id dag.ID) (dag.Key, dag.ID, bool) {
 		e := &h.ents[i]
 		switch {
 		case e.bal >= 0:
-			return h.ballots[e.bal].author, id, true
+			return h.ballots.at(e.bal).author, id, true
 		case e.gov >= 0:
 			return h.gd[e.gov].author, id, true
 		}
@@ -626,7 +626,7 @@ func (f recordFacts) Ballot(member dag.Key, mr dag.ID) opinion.BallotStanding {
 	}
 	b := opinion.BallotStanding{MRKnown: true}
 	for _, ri := range info.cast {
-		if r := &f.h.ballots[ri]; r.author == member && !r.ignored {
+		if r := f.h.ballots.at(ri); r.author == member && !r.ignored {
 			b.Ballots = append(b.Ballots, f.h.ents[r.ent].id)
 		}
 	}

@@ -192,9 +192,9 @@ func (v *admission) commitRotate(g int32) {
 	r.gov = g
 	h.rots = append(h.rots, r)
 	var refold []dag.ID
-	for i := range h.ballots {
-		b := &h.ballots[i]
-		if b.rotIgnored || h.signer(int32(i)) != r.member || !h.rotIgnores(&r, b.ent) {
+	for i := range h.ballots.len() {
+		b := h.ballots.at(i)
+		if b.rotIgnored || h.signer(i) != r.member || !h.rotIgnores(&r, b.ent) {
 			continue
 		}
 		b.rotIgnored = true
@@ -233,7 +233,7 @@ func (h *House) signer(i int32) dag.Key {
 	if k, ok := h.signers[i]; ok {
 		return k
 	}
-	return h.ballots[i].author
+	return h.ballots.at(i).author
 }
 
 // ballotMember maps a ballot's signing key to the electorate member it
@@ -332,13 +332,13 @@ func (v *admission) detFront() int32 {
 // signing key in that past ignores it. Only rotations in that past count,
 // so a determination is judged alike on every replica.
 func (h *House) rotIgnoredAt(front int32, i int32) bool {
-	if front < 0 || !h.ballots[i].rotIgnored {
+	if front < 0 || !h.ballots.at(i).rotIgnored {
 		return false // no rotation admitted anywhere ignores it
 	}
 	k := h.signer(i)
 	for j := range h.rots {
 		r := &h.rots[j]
-		if r.member == k && h.govInPast(r.gov, front) && h.rotIgnores(r, h.ballots[i].ent) {
+		if r.member == k && h.govInPast(r.gov, front) && h.rotIgnores(r, h.ballots.at(i).ent) {
 			return true
 		}
 	}

@@ -437,7 +437,7 @@ func deriveIn(session dag.ID, order []Input, objs Objects, size int) (*House, []
 	h.idx = newIDIndex(size) // at most half full: headroom of its own
 	h.ents = make([]entry, 0, n)
 	h.par = make([]int32, 0, n)
-	h.ballots = make([]ballotRec, 0, n)
+	h.ballots.reserve(n)
 	ops := 0
 	for _, x := range order {
 		if x.Env.Type == dag.TxOpinionPublish {
