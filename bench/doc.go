@@ -9,6 +9,13 @@
 //
 // WITAN_BENCH_1M=1 adds the 1M-entry sizes.
 //
+// BenchmarkProductFreshSync is the product path: two real nodes
+// (replica/node, Badger on disk, libp2p on loopback), a fresh one pulling a
+// 30k session of 100k signed ballots from the other and admitting each
+// through the replica and its House, against automerge-go syncing as many
+// changes in the same iteration; it reports both times and their ratio
+// (WITAN_PRODUCT_BALLOTS, WITAN_PRODUCT_MEMBERS size it).
+//
 // BenchmarkFreshSync runs both sides of a sync in this process, beside
 // Automerge; cpu-s is the process's CPU time for the sync, which compares
 // runs on a loaded machine better than wall time. BenchmarkFreshSyncChild
