@@ -38,7 +38,8 @@ import (
 // counts: DISCARD is a sparse 1 MiB file of which one 4 KiB block is
 // written); "vlog-x" and "sst-x", the value log and the tables alone;
 // "gc-x", every file after Compact. With -v it logs what the live keys
-// hold, per key prefix (docs/storage.md, "Where the bytes go").
+// hold, per key prefix, and the tables' sizes (docs/storage.md, "Where the
+// bytes go").
 func BenchmarkDiskBytes(b *testing.B) {
 	const n = 20_000
 	kinds := []struct {
@@ -186,6 +187,16 @@ func diskBytes(t *testing.B, order string, es []dag.Entry) {
 	s, err = badgerstore.Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if testing.Verbose() {
+		var keys, raw, index, bloom int64
+		for _, ti := range s.DB().Tables() {
+			keys += int64(ti.KeyCount)
+			raw += int64(ti.UncompressedSize)
+			index += int64(ti.IndexSz)
+			bloom += int64(ti.BloomFilterSize)
+		}
+		t.Logf("tables: %d keys; per entry %.1f B uncompressed, %.1f B index, %.1f B Bloom filter; in the files %.1f B", keys, float64(raw)/float64(n), float64(index)/float64(n), float64(bloom)/float64(n), float64(f.sst)/float64(n))
 	}
 	if err := s.Compact(ctx); err != nil {
 		t.Fatal(err)
