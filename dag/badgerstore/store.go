@@ -1019,12 +1019,14 @@ func (s *Store) commit(p *putTxn, c chunk, first bool) error {
 	if err := p.txn.Commit(); err != nil {
 		return fmt.Errorf("badgerstore: commit: %w", err)
 	}
+	// Badger holds the numbers this commit gave out, durable or not: none
+	// may be given again.
+	s.seq = p.seq
 	// Badger acknowledges a commit whose value log it failed to fsync,
 	// and only logs it: the write is not durable, so it fails here.
 	if err := s.watch.syncFailure(); err != nil {
 		return err
 	}
-	s.seq = p.seq
 	for sid, name := range p.newNames {
 		s.spaces.Store(name, sid)
 		s.spaces.Store(sid, name)
