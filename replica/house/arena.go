@@ -16,9 +16,10 @@ const (
 )
 
 // ballotArena holds the ballot records, by index, in chunks of
-// ballotChunk records: appending never moves a record, so nothing is
-// copied and the arena holds at most one chunk more than it needs. The
-// first chunk grows by append (a small session allocates little).
+// ballotChunk records: appending copies nothing beyond the first chunk,
+// and the arena holds at most one chunk more than it needs. The first
+// chunk grows by append (a small session allocates little), so a pointer
+// from at, as one into a slice, is good only until the next push.
 type ballotArena struct {
 	chunks [][]ballotRec
 	n      int32
@@ -27,7 +28,7 @@ type ballotArena struct {
 // len is the number of records.
 func (a *ballotArena) len() int32 { return a.n }
 
-// at returns record i, which stays where it is for the arena's life.
+// at returns record i (valid until the next push).
 func (a *ballotArena) at(i int32) *ballotRec {
 	return &a.chunks[i>>ballotChunkBits][i&(ballotChunk-1)]
 }
