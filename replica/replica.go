@@ -431,6 +431,9 @@ func (r *Replica) load(ctx context.Context, name string) (*space, error) {
 		return nil, fmt.Errorf("%w: %s: checkpoint of size %d, but the log has %d entries", ErrCheckpointMismatch, name, cps[next].Size, len(sp.log))
 	}
 	sp.cps, sp.cpHead = cps, cpHead
+	if err := r.loadWitnessed(ctx, sp); err != nil {
+		return nil, err
+	}
 	// What an older store kept of refused entries goes to the record
 	// (bounded like the rest); nothing refused is stored any more.
 	q, err := r.store.Quarantine(ctx, name)
