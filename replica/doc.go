@@ -33,6 +33,9 @@
 //  4. Call Checkpoint now and then (the node decides when); it signs the
 //     space's log. Deadlines and notice are advisory on an eventual node:
 //     MR evaluations record the elapsed checkpoint time, never refuse on it.
+//     Checkpoints, and the witnesses' cosignatures of them that
+//     AddCosignature keeps (witness.go), are written to node-local spaces
+//     (witan-local/…, never synced) and survive a restart.
 //  5. Read derived state with State (and its hash: equal on every replica
 //     holding the same entries), MR, MRs, Tally, Group, Branch, Law,
 //     Quarantine, Heads and Log.
