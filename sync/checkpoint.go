@@ -127,7 +127,7 @@ func readCheckpointMessage(r *bufio.Reader, v any) error {
 		c, err := r.ReadByte()
 		if err != nil {
 			if i > 0 && errors.Is(err, io.EOF) {
-				return malformed("checkpoint message: cut in its length")
+				return io.ErrUnexpectedEOF // cut, not malformed
 			}
 			return err
 		}
@@ -203,13 +203,13 @@ func (n *Node) handleCheckpoint(s network.Stream) {
 	case req.Kind == CheckpointGet && len(req.Checkpoint)+len(req.Cosignature) == 0:
 		cp, proof, err := cs.CheckpointOf(n.ctx, req.Space, req.From)
 		if err != nil {
-			refuse(codeOrInternal(err), "%v", err)
+			refuse(answerError(err))
 			break
 		}
 		ans.Checkpoint, ans.Consistency = cp, proof
 	case req.Kind == CheckpointWitness && req.From == 0 && len(req.Checkpoint) > 0 && len(req.Cosignature) > 0:
 		if err := cs.KeepCosignature(n.ctx, p, req.Space, req.Checkpoint, req.Cosignature); err != nil {
-			refuse(codeOrInternal(err), "%v", err)
+			refuse(answerError(err))
 			break
 		}
 		ans.Kept = true
@@ -225,17 +225,13 @@ func (n *Node) handleCheckpoint(s network.Stream) {
 	s.Close()
 }
 
-// codeOrInternal is err's dag.Code, or "witan:internal" when it has none:
-// a local failure's text is not a peer's business beyond that.
-func codeOrInternal(err error) dag.Code {
-	var pe *dag.ProtocolError
-	if errors.As(err, &pe) {
-		return pe.Code
-	}
+// answerError is what a peer is told of err: its dag.Code and text, or,
+// for a local failure without a code, "witan:internal" and no more.
+func answerError(err error) (dag.Code, string, string) {
 	if c := dag.CodeOf(err); c != "" {
-		return c
+		return c, "%s", err.Error()
 	}
-	return "witan:internal"
+	return "witan:internal", "%s", "responder failed"
 }
 
 // checkpointCall sends req to p on a new /witan/checkpoint/1 stream and
