@@ -5,9 +5,11 @@ import (
 	"context"
 	"crypto/rand"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	gosync "sync"
 	"testing"
 	"time"
 
@@ -135,12 +137,16 @@ func TestWitnessOverLibp2p(t *testing.T) {
 // consistency proof 4..5 A sends starts from a root that is not the one
 // A signed at size 4 — fork_detected in the SyncResult, with the detail
 // and an error, and no cosignature sent. A third Connect still reports
-// it (the honest checkpoint stays B's reference).
+// it (the honest checkpoint stays B's reference). C, pulling A by itself
+// (automatic pulls, A its configured peer), logs A's checkpoint co-signed,
+// then, connected to the forged A, logs the fork as an error with its
+// code: where witan up's log shows it for -peer-http.
 func TestForkDetectedOverLibp2p(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	keyA, _ := dag.SignerFromSeed(bytes.Repeat([]byte{24}, 32))
 	keyB, _ := dag.SignerFromSeed(bytes.Repeat([]byte{25}, 32))
+	keyC, _ := dag.SignerFromSeed(bytes.Repeat([]byte{26}, 32))
 	idA, _, err := crypto.GenerateEd25519Key(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -156,6 +162,26 @@ func TestForkDetectedOverLibp2p(t *testing.T) {
 	if err != nil || len(res) != 1 || res[0].Error != "" || res[0].Checkpoint != "first_seen" || res[0].Witness != "sent" || res[0].HeldAfter != 4 {
 		t.Fatalf("B syncs honest A: %+v %v", res, err)
 	}
+	// C pulls A by itself (A its configured peer, the session joined):
+	// what its automatic pulls find of A's checkpoints is in its log.
+	var logC lockedBuffer
+	c, err := node.Open(ctx, node.Options{InMemory: true, NodeKey: keyC, Logger: slog.New(slog.NewJSONHandler(&logC, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Sync: &sync.Config{ListenAddrs: []string{"/ip4/127.0.0.1/tcp/0"}, Peers: a.Sync().Addrs(), Spaces: []string{space}, Interval: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	waitLog := func(what string) {
+		t.Helper()
+		for !strings.Contains(logC.String(), what) {
+			select {
+			case <-ctx.Done():
+				t.Fatalf("C's log never said %s:\n%s", what, logC.String())
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	waitLog(`"msg":"libp2p peer checkpoint co-signed"`)
 	if st, body := extractOf(t, srvA, open.ID); st != http.StatusOK || !bytes.Contains(body, []byte(keyB.Key().String())) {
 		t.Fatalf("honest A's extract lacks B's cosignature: %d %s", st, body)
 	}
@@ -182,7 +208,34 @@ func TestForkDetectedOverLibp2p(t *testing.T) {
 			t.Fatalf("B syncs forged A (%d): %+v", i, r)
 		}
 	}
+	// C reaches the forged A: the pull the connection starts is checked,
+	// and the fork logged as an error with its code.
+	if err := c.Sync().Connect(ctx, forged.Sync().Addrs()[0]); err != nil {
+		t.Fatal(err)
+	}
+	waitLog(`"level":"ERROR","msg":"libp2p peer rewrote its history"`)
+	if !strings.Contains(logC.String(), `"code":"fork_detected"`) {
+		t.Fatalf("C's log: %s", logC.String())
+	}
 	if got := forged.Replica().CosignedCheckpoints(space); len(got) != 0 {
 		t.Fatalf("the forged node holds cosignatures: %+v", got)
 	}
+}
+
+// lockedBuffer is a bytes.Buffer that a logger writes from any goroutine.
+type lockedBuffer struct {
+	mu gosync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
