@@ -279,10 +279,18 @@ type ErrorEntry struct {
 type plainReceipt Receipt // without MarshalJSON
 
 // SigningBytes returns JCS(receipt without "sig").
-func (rc Receipt) SigningBytes() ([]byte, error) { return dag.Marshal(plainReceipt(rc)) }
+func (rc Receipt) SigningBytes() ([]byte, error) {
+	if b, ok := rc.appendCanonical(make([]byte, 0, 512), false); ok { // receipt_json.go
+		return b, nil
+	}
+	return dag.Marshal(plainReceipt(rc))
+}
 
 // MarshalJSON writes the receipt's canonical JSON, signature included.
 func (rc Receipt) MarshalJSON() ([]byte, error) {
+	if b, ok := rc.appendCanonical(make([]byte, 0, 512), true); ok {
+		return b, nil
+	}
 	s := b64(rc.Sig)
 	return dag.Marshal(struct {
 		plainReceipt
