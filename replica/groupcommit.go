@@ -23,6 +23,7 @@ package replica
 // alone, after the submissions queued before it.
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"slices"
@@ -38,12 +39,20 @@ type groupReq struct {
 	err  error
 	wake chan struct{} // done, or lead
 	done bool          // set before wake when the answer is ready
+	// What an accepted member's receipt says besides its id, read for the
+	// whole group under one lock once it committed (receiptFacts): set
+	// when facts is.
+	facts  bool
+	pos    uint64 // 1-based log position, 0 if unknown
+	cpSize uint64
+	digest dag.ID // dag.Sum(sub.Envelope) when the envelope came canonical (its tx id), else zero
 }
 
 // submitOne ingests one client submission (hold false) in a group with
 // the submissions that arrive while another group is committed, and
-// returns its outcome once its entry is durable (or refused).
-func (r *Replica) submitOne(ctx context.Context, sub Submission) (Outcome, error) {
+// returns it answered (out, err and the receipt's facts) once its entry
+// is durable (or refused).
+func (r *Replica) submitOne(ctx context.Context, sub Submission) *groupReq {
 	q := &groupReq{ctx: ctx, sub: sub, wake: make(chan struct{}, 1)}
 	r.gmu.Lock()
 	r.gq = append(r.gq, q)
@@ -53,11 +62,11 @@ func (r *Replica) submitOne(ctx context.Context, sub Submission) (Outcome, error
 	if !lead {
 		<-q.wake
 		if q.done {
-			return q.out, q.err
+			return q
 		}
 	}
 	r.leadGroup() // q is first in the queue: its group answers it
-	return q.out, q.err
+	return q
 }
 
 // leadGroup takes the front of the queue as one group, verifies it,
@@ -103,6 +112,13 @@ func (r *Replica) leadGroup() {
 	}
 	out := make([]Outcome, len(group))
 	items := r.verify(subs, out)
+	for _, it := range items {
+		// The receipt names the envelope by the hash of its bytes as
+		// submitted: its tx id when they were canonical, as they mostly are.
+		if q := group[it.i]; bytes.Equal(q.sub.Envelope, it.data) {
+			q.digest = it.id
+		}
+	}
 
 	// One group commits at a time; the next one is planned and verified
 	// while this one commits, and takes what queued meanwhile.
@@ -112,6 +128,7 @@ func (r *Replica) leadGroup() {
 	passed = true
 
 	errs := r.commitGroup(group, items, out)
+	r.receiptFacts(group, out, errs)
 	answered = true
 	for i, q := range group {
 		q.out, q.err, q.done = out[i], errs[i], true
@@ -180,4 +197,51 @@ func (r *Replica) commitGroup(group []*groupReq, items []item, out []Outcome) []
 		errs[it.i] = r.ingestItems(group[it.i].ctx, []item{it}, out, false)
 	}
 	return errs
+}
+
+// receiptFacts records, for each accepted member of a committed group,
+// what its receipt says besides its id: its log position and its space's
+// checkpoint size. They are read for the whole group under one lock, the
+// positions from the space's log in memory (the group's entries are at
+// its end), where each receipt took the lock and read its position from
+// the store. A member whose facts are not found here (its space was
+// dropped by a failed write) gets them from receipt, as before.
+func (r *Replica) receiptFacts(group []*groupReq, out []Outcome, errs []error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var tails map[string]map[dag.ID]uint64
+	for i, q := range group {
+		o := out[i]
+		if errs[i] != nil || o.Status != Accepted {
+			continue
+		}
+		sp := r.spaces[o.Space]
+		if sp == nil {
+			continue
+		}
+		tail, ok := tails[o.Space]
+		if !ok {
+			// The tail as long as the group, and as long again for what
+			// it woke (entries held back for its objects) or what a peer's
+			// Ingest appended meanwhile; a position not found in it (a
+			// duplicate of an older entry) is read from the store.
+			n := min(len(sp.log), 2*len(group)+16)
+			tail = make(map[dag.ID]uint64, n)
+			for k := len(sp.log) - n; k < len(sp.log); k++ {
+				tail[sp.log[k]] = uint64(k + 1)
+			}
+			if tails == nil {
+				tails = map[string]map[dag.ID]uint64{}
+			}
+			tails[o.Space] = tail
+		}
+		q.pos = tail[o.Tx]
+		if q.pos == 0 {
+			q.pos = r.position(q.ctx, o.Tx)
+		}
+		if len(sp.cps) > 0 {
+			q.cpSize = sp.cps[len(sp.cps)-1].Size
+		}
+		q.facts = true
+	}
 }

@@ -108,6 +108,10 @@ func TestGroupCommitConcurrentDurable(t *testing.T) {
 	if t.Failed() {
 		return
 	}
+	byID := map[dag.ID]uint64{}
+	for i, tx := range ballots {
+		byID[tx.ID] = pos[i]
+	}
 	slices.Sort(pos)
 	if len(slices.Compact(pos)) != n {
 		t.Fatal("two receipts give the same log index")
@@ -127,6 +131,11 @@ func TestGroupCommitConcurrentDurable(t *testing.T) {
 	for i, tx := range ballots {
 		if !slices.Contains(log, tx.ID) {
 			t.Fatalf("ballot %d acknowledged but not in the log after a restart", i)
+		}
+		// The receipt's log index (read for the whole group from the
+		// log in memory) is where the entry is in the stored log.
+		if idx := byID[tx.ID]; idx >= uint64(len(log)) || log[idx] != tx.ID {
+			t.Fatalf("ballot %d: the receipt says log index %d, the log has it elsewhere", i, idx)
 		}
 	}
 }
