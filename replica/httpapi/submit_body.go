@@ -113,7 +113,7 @@ func readBody(r *http.Request) ([]byte, error) {
 
 // splitTransaction finds the values of a body that is one JSON object
 // with the member "envelope" (an object) and optionally "attachments" (an
-// array), each once, spelled exactly so, and nothing else. ok is false
+// array or null), each once, spelled exactly so, and nothing else. ok is false
 // for anything else, which the generic path reads.
 func splitTransaction(b []byte) (env []byte, atts [][]byte, ok bool) {
 	i := skipSpace(b, 0)
@@ -143,6 +143,10 @@ func splitTransaction(b []byte) (env []byte, atts [][]byte, ok bool) {
 			env, i = b[i:j], j
 		case string(name) == "attachments" && !seenAtts:
 			seenAtts = true
+			if bytes.HasPrefix(b[i:], []byte("null")) { // as encoding/json writes a nil slice
+				i += len("null")
+				break
+			}
 			if i >= len(b) || b[i] != '[' {
 				return nil, nil, false
 			}

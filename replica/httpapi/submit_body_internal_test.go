@@ -57,6 +57,7 @@ func TestSubmissionBodyFastMatchesGeneric(t *testing.T) {
 	usual := []string{
 		`{"envelope":` + env + `}`,
 		`{"envelope":` + env + `,"attachments":[]}`,
+		`{"envelope":` + env + `,"attachments":null}`, // Transaction marshalled with no attachments
 		`{"envelope":` + env + `,"attachments":[{"b":2,"a":[1,"x\"}"]},"a document"]}`,
 		" {\n\t\"envelope\" : " + env + " ,\r\n \"attachments\" : [ {\"a\":1} , \"x\" ] } \n",
 		`{"attachments":[{"a":{}}],"envelope":` + env + `}`,
@@ -76,7 +77,8 @@ func TestSubmissionBodyFastMatchesGeneric(t *testing.T) {
 		`{"envelope":` + env + `}{}`,
 		`{"envelope":` + env + `} x`,
 		`{"envelope":` + env + `,}`,
-		`{"envelope":` + env + `,"attachments":null}`,
+		`{"envelope":` + env + `,"attachments":nul}`,
+		`{"envelope":` + env + `,"attachments":nullx}`,
 		`{"envelope":` + env + `,"attachments":[1]}`,
 		`{"envelope":` + env + `,"attachments":[""]}`,
 		`{"envelope":` + env + `,"attachments":[{]}`,
