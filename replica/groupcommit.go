@@ -9,10 +9,11 @@ package replica
 // Submissions queue up. The first to find no group being planned leads:
 // it takes the queue (at most MaxIngestPart envelopes and
 // MaxIngestPartBytes bytes), decodes and verifies it, waits for the
-// group before it to commit, then passes the lead to the next one queued
-// and commits: so the next group is planned and verified while this one
-// is judged and made durable, and at most one verified group waits. The
-// others wait, each for its own group's commit.
+// group before it to commit, takes (and verifies) what queued meanwhile,
+// then passes the lead to the next one queued and commits: so the next
+// group is planned and verified while this one is judged and made
+// durable, and at most one verified group waits. The others wait, each
+// for its own group's commit.
 //
 // Only ballots share a transaction: they never name an object, so a
 // submitted ballot can never fail its whole transaction for an object it
@@ -26,7 +27,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"slices"
+	"time"
 
 	"github.com/witan-dev/witan/dag"
 )
@@ -72,21 +73,7 @@ func (r *Replica) submitOne(ctx context.Context, sub Submission) *groupReq {
 // leadGroup takes the front of the queue as one group, verifies it,
 // passes the lead on, commits the group and answers its members.
 func (r *Replica) leadGroup() {
-	r.gmu.Lock()
-	n, size := 0, 0
-	for n < len(r.gq) && n < MaxIngestPart {
-		sz := len(r.gq[n].sub.Envelope)
-		for _, a := range r.gq[n].sub.Attachments {
-			sz += len(a)
-		}
-		if n > 0 && size+sz > MaxIngestPartBytes {
-			break
-		}
-		n, size = n+1, size+sz
-	}
-	group := slices.Clone(r.gq[:n])
-	r.gq = append(r.gq[:0:0], r.gq[n:]...)
-	r.gmu.Unlock()
+	group := r.takeQueued(nil)
 
 	// Whatever happens (a panic that net/http recovers included), the lead
 	// passes on and every member of the group is answered: no submission
@@ -106,11 +93,118 @@ func (r *Replica) leadGroup() {
 		}
 	}()
 
+	out := make([]Outcome, len(group))
+	items := r.verifyGroup(group, out)
+
+	// One group commits at a time; the next one is planned and verified
+	// while this one commits. What queued meanwhile joins this group
+	// before it passes the lead on: else the next leader, woken as soon
+	// as this one holds the commit, would take the one or two submissions
+	// that had queued by then, and every other commit would be a group of
+	// one (that is what the first version did: half its fsyncs were for
+	// one entry). Those latecomers are verified here, on the commit path,
+	// which costs less than a commit of their own.
+	if r.cmu.TryLock() {
+		r.gather(len(group))
+	} else {
+		r.cmu.Lock()
+	}
+	defer r.cmu.Unlock()
+	if n := len(group); r.queued() > 0 {
+		group = r.takeQueued(group)
+		out = append(out, make([]Outcome, len(group)-n)...)
+		more := r.verifyGroup(group[n:], out[n:])
+		for k := range more {
+			more[k].i += n
+		}
+		items = append(items, more...)
+	}
+	r.passLead()
+	passed = true
+
+	errs := r.commitGroup(group, items, out)
+	r.receiptFacts(group, out, errs)
+	r.gmu.Lock()
+	r.glast = max(len(group), r.glast-r.glast/8) // forgets a burst slowly
+	r.gmu.Unlock()
+	answered = true
+	for i, q := range group {
+		q.out, q.err, q.done = out[i], errs[i], true
+		if i > 0 {
+			q.wake <- struct{}{}
+		}
+	}
+}
+
+// groupWait is the longest a leader with no commit before it waits for
+// more submissions to join its group (gather).
+const groupWait = 5 * time.Millisecond
+
+// gather waits, when no commit is under way and the group of n is much
+// smaller than the last ones (glast, which forgets a burst slowly), for the submissions the last group's
+// clients are about to send, up to groupWait. Clients that wait for
+// their answer before they submit again all come back at once when a
+// group is answered: without it, the first of them would commit alone
+// (an fsync for one entry) while the others queue behind it.
+func (r *Replica) gather(n int) {
+	deadline := time.Now().Add(groupWait)
+	for {
+		r.gmu.Lock()
+		enough := n+len(r.gq) >= r.glast/2 || n+len(r.gq) >= MaxIngestPart
+		r.gmu.Unlock()
+		if enough || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(groupWait / 20)
+	}
+}
+
+// takeQueued appends to group the front of the queue, up to MaxIngestPart
+// submissions and MaxIngestPartBytes bytes in all (at least one if group
+// is empty), and returns it.
+func (r *Replica) takeQueued(group []*groupReq) []*groupReq {
+	r.gmu.Lock()
+	defer r.gmu.Unlock()
+	size := 0
+	for _, q := range group {
+		size += q.size()
+	}
+	n := 0
+	for n < len(r.gq) && len(group)+n < MaxIngestPart {
+		sz := r.gq[n].size()
+		if len(group)+n > 0 && size+sz > MaxIngestPartBytes {
+			break
+		}
+		n, size = n+1, size+sz
+	}
+	group = append(group, r.gq[:n]...)
+	r.gq = append(r.gq[:0:0], r.gq[n:]...)
+	return group
+}
+
+// queued returns how many submissions wait in the queue.
+func (r *Replica) queued() int {
+	r.gmu.Lock()
+	defer r.gmu.Unlock()
+	return len(r.gq)
+}
+
+// size is what q counts against MaxIngestPartBytes.
+func (q *groupReq) size() int {
+	sz := len(q.sub.Envelope)
+	for _, a := range q.sub.Attachments {
+		sz += len(a)
+	}
+	return sz
+}
+
+// verifyGroup decodes and verifies the submissions of group (out follows
+// group) and notes each one's envelope digest.
+func (r *Replica) verifyGroup(group []*groupReq, out []Outcome) []item {
 	subs := make([]Submission, len(group))
 	for i, q := range group {
 		subs[i] = q.sub
 	}
-	out := make([]Outcome, len(group))
 	items := r.verify(subs, out)
 	for _, it := range items {
 		// The receipt names the envelope by the hash of its bytes as
@@ -119,23 +213,7 @@ func (r *Replica) leadGroup() {
 			q.digest = it.id
 		}
 	}
-
-	// One group commits at a time; the next one is planned and verified
-	// while this one commits, and takes what queued meanwhile.
-	r.cmu.Lock()
-	defer r.cmu.Unlock()
-	r.passLead()
-	passed = true
-
-	errs := r.commitGroup(group, items, out)
-	r.receiptFacts(group, out, errs)
-	answered = true
-	for i, q := range group {
-		q.out, q.err, q.done = out[i], errs[i], true
-		if i > 0 {
-			q.wake <- struct{}{}
-		}
-	}
+	return items
 }
 
 // errGroupFailed answers the members of a group whose leader failed

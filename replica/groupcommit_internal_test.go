@@ -2,9 +2,11 @@ package replica
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica/house"
@@ -137,5 +139,56 @@ func TestGroupCommitConcurrentDurable(t *testing.T) {
 		if idx := byID[tx.ID]; idx >= uint64(len(log)) || log[idx] != tx.ID {
 			t.Fatalf("ballot %d: the receipt says log index %d, the log has it elsewhere", i, idx)
 		}
+	}
+}
+
+// TestGroupCommitLatecomersJoin: submissions that queue while a leader
+// waits for the commit before it join the leader's group, instead of
+// leaving the leader to commit alone and forming the next group: one
+// group of three, not a group of one then one of two.
+func TestGroupCommitLatecomersJoin(t *testing.T) {
+	ctx := context.Background()
+	r, err := Open(ctx, Options{InMemory: true, NodeKey: testNode(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	b, mr, open := ballotSession(t, r, 4)
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+		}
+	}
+	r.cmu.Lock() // a commit under way
+	answers := make(chan error, 3)
+	submit := func(i int) {
+		rc, err := r.Submit(ctx, b.Ballot(ht.Member(i), mr, "approve", dag.ID{}, open).Bytes, nil)
+		if err == nil && rc.Status != "accepted" {
+			err = fmt.Errorf("ballot %d: %+v", i, rc)
+		}
+		answers <- err
+	}
+	go submit(0)
+	waitFor("the first submission to lead", func() bool {
+		r.gmu.Lock()
+		defer r.gmu.Unlock()
+		return r.gbusy && len(r.gq) == 0
+	})
+	go submit(1)
+	go submit(2)
+	waitFor("two latecomers to queue", func() bool { return r.queued() == 2 })
+	r.cmu.Unlock()
+	for range 3 {
+		if err := <-answers; err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.gmu.Lock()
+	defer r.gmu.Unlock()
+	if r.glast != 3 {
+		t.Errorf("the last group had %d submissions, want 3 (the leader and both latecomers)", r.glast)
 	}
 }

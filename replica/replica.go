@@ -119,6 +119,7 @@ type Replica struct {
 	gmu   sync.Mutex
 	gq    []*groupReq
 	gbusy bool
+	glast int // about the size of the last groups committed
 }
 
 // space is the in-memory state of one session (space = session id).
