@@ -125,7 +125,7 @@ func (r *Replica) leadGroup() {
 	errs := r.commitGroup(group, items, out)
 	r.receiptFacts(group, out, errs)
 	r.gmu.Lock()
-	r.glast = max(len(group), r.glast-r.glast/8) // forgets a burst slowly
+	r.glast = max(len(group), r.glast*7/8) // forgets a burst slowly (by an eighth a group)
 	r.gmu.Unlock()
 	answered = true
 	for i, q := range group {

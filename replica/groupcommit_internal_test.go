@@ -192,3 +192,31 @@ func TestGroupCommitLatecomersJoin(t *testing.T) {
 		t.Errorf("the last group had %d submissions, want 3 (the leader and both latecomers)", r.glast)
 	}
 }
+
+// TestGroupCommitForgetsBursts: after a burst (the last groups were
+// large), submissions that come one at a time stop waiting for the
+// burst's clients to come back: the memory of the groups' size decays to
+// one, so a lone client's submission is not held back for good.
+func TestGroupCommitForgetsBursts(t *testing.T) {
+	ctx := context.Background()
+	r, err := Open(ctx, Options{InMemory: true, NodeKey: testNode(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	const n = 40
+	b, mr, open := ballotSession(t, r, n)
+	r.gmu.Lock()
+	r.glast = 200 // as after a burst of 200 clients
+	r.gmu.Unlock()
+	for i := range n {
+		if rc, err := r.Submit(ctx, b.Ballot(ht.Member(i), mr, "approve", dag.ID{}, open).Bytes, nil); err != nil || rc.Status != "accepted" {
+			t.Fatalf("ballot %d: %v %+v", i, err, rc)
+		}
+	}
+	r.gmu.Lock()
+	defer r.gmu.Unlock()
+	if r.glast > 1 {
+		t.Errorf("after %d submissions one at a time the groups' size is remembered as %d, want 1", n, r.glast)
+	}
+}
