@@ -162,10 +162,14 @@ func TestGroupCommitLatecomersJoin(t *testing.T) {
 			}
 		}
 	}
+	var ballots [3]ht.Tx // made here: the builder is not safe for concurrent use
+	for i := range ballots {
+		ballots[i] = b.Ballot(ht.Member(i), mr, "approve", dag.ID{}, open)
+	}
 	r.cmu.Lock() // a commit under way
 	answers := make(chan error, 3)
 	submit := func(i int) {
-		rc, err := r.Submit(ctx, b.Ballot(ht.Member(i), mr, "approve", dag.ID{}, open).Bytes, nil)
+		rc, err := r.Submit(ctx, ballots[i].Bytes, nil)
 		if err == nil && rc.Status != "accepted" {
 			err = fmt.Errorf("ballot %d: %+v", i, rc)
 		}
