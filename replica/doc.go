@@ -19,7 +19,8 @@
 //  1. Open with a NodeKey, and one of Store (yours to close), Dir (a Badger
 //     directory) or InMemory. Open derives every stored session from
 //     genesis, so startup costs one full derivation.
-//  2. Hand client writes to Submit and keep the signed Receipt: a signed
+//  2. Hand client writes to Submit (or SubmitSigned, if you decoded the
+//     envelope already) and keep the signed Receipt: a signed
 //     rejection is evidence the node cannot deny. Hand everything a peer
 //     sends to Ingest, in any order and with repeats: entries wait for
 //     their parents, durably, and refused entries (and their descendants)

@@ -530,6 +530,19 @@ func (n *Node) Submit(ctx context.Context, envelope []byte, attachments [][]byte
 	return rc, nil
 }
 
+// SubmitSigned is Submit for an envelope its caller has decoded: se must
+// be dag.DecodeSigned(envelope). It is not decoded again.
+func (n *Node) SubmitSigned(ctx context.Context, envelope []byte, se dag.SignedEnvelope, attachments [][]byte) (*replica.Receipt, error) {
+	rc, err := n.rep.SubmitSigned(ctx, envelope, se, attachments)
+	if err != nil {
+		return nil, err
+	}
+	if rc.Status == "accepted" {
+		n.notify(se.Envelope.Session.String())
+	}
+	return rc, nil
+}
+
 // Ingest implements sync.Local: session entries go to the replica, memory
 // blocks to their memory space.
 func (n *Node) Ingest(ctx context.Context, space string, items []sync.Item) (sync.IngestResult, error) {
