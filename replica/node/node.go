@@ -140,10 +140,7 @@ type Node struct {
 	mu   gosync.Mutex
 	subs map[int]func(string)
 	next int
-	// memQuar remembers memory blocks refused for good (bad hash,
-	// malformed); a block refused for a missing parent is not remembered,
-	// so it can come again with its ancestors.
-	memQuar   map[dag.ID]dag.Code
+	// (Refused memory blocks are in the replica's quarantine record.)
 	ownsStore bool
 	closeOnce gosync.Once
 	closeErr  error
@@ -185,7 +182,7 @@ func Open(ctx context.Context, o Options) (*Node, error) {
 		}
 		return nil, err
 	}
-	n := &Node{rep: rep, store: st, ownsStore: owns, log: o.Logger, subs: map[int]func(string){}, memQuar: map[dag.ID]dag.Code{}}
+	n := &Node{rep: rep, store: st, ownsStore: owns, log: o.Logger, subs: map[int]func(string){}}
 	if o.MeetingsDir != "" {
 		if n.meet, err = openMeetings(ctx, n, o.MeetingsDir, o.MeetingClock); err != nil {
 			return nil, errors.Join(err, n.Close())
@@ -295,10 +292,8 @@ func (n *Node) Quarantine(ctx context.Context, space string) ([]dag.Rejection, e
 	if replica.IsLocalSpace(space) {
 		return nil, nil
 	}
-	if strings.HasPrefix(space, MemoryPrefix) {
-		return n.store.Quarantine(ctx, space)
-	}
-	// A session's refusals are not stored: the replica's bounded record.
+	// Refusals are not stored: the replica's bounded record, of sessions
+	// and memory spaces alike.
 	var out []dag.Rejection
 	for _, q := range n.rep.Quarantine(space) {
 		out = append(out, dag.Rejection(q))
@@ -446,12 +441,7 @@ func (n *Node) Attachments(ctx context.Context, e dag.Entry) ([][]byte, error) {
 
 // Quarantined implements sync.Local.
 func (n *Node) Quarantined(ctx context.Context, id dag.ID) (dag.Code, bool, error) {
-	n.mu.Lock()
-	c, ok := n.memQuar[id]
-	n.mu.Unlock()
-	if ok {
-		return c, true, nil
-	}
+	// Memory blocks too: the replica's record holds both (quarantineBlock).
 	if q, ok := n.rep.Refused(id); ok {
 		return q.Code, true, nil
 	}
