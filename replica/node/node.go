@@ -77,6 +77,10 @@ type Options struct {
 	// all (replica.Options). Zero means the replica's defaults.
 	QuarantinePerSource, QuarantineMax            int
 	PendingPerSource, PendingPerSpace, PendingMax int
+	// GCAfterDropped is how many bytes of evicted pending entries start the
+	// store's value-log GC (replica.Options.GCAfterDropped; zero: the
+	// replica's default, negative: never).
+	GCAfterDropped int64
 	// MaxDrafts and MaxDraftBytes bound the restricted drafts deposited
 	// with the node, for its lifetime (replica.Options). Zero means the
 	// replica's defaults.
@@ -175,7 +179,7 @@ func Open(ctx context.Context, o Options) (*Node, error) {
 	rep, err := replica.Open(ctx, replica.Options{Store: st, NodeKey: o.NodeKey, Clock: o.Clock, Logger: o.Logger,
 		PendingCache: o.PendingCache, QuarantinePerSource: o.QuarantinePerSource, QuarantineMax: o.QuarantineMax,
 		PendingPerSource: o.PendingPerSource, PendingPerSpace: o.PendingPerSpace, PendingMax: o.PendingMax,
-		MaxDrafts: o.MaxDrafts, MaxDraftBytes: o.MaxDraftBytes})
+		MaxDrafts: o.MaxDrafts, MaxDraftBytes: o.MaxDraftBytes, GCAfterDropped: o.GCAfterDropped})
 	if err != nil {
 		if owns {
 			st.Close()
