@@ -92,9 +92,10 @@ func (n *Node) PutBlock(ctx context.Context, name string, b memoryblock.Block) (
 	// lineage do not depend on the level.
 	res := memoryblock.AcceptBlock(b, 0, n.knownIn(ctx, space, nil))
 	if res.Accepted == nil {
-		if code := memoryblock.CodeOf(res.Err()); code != memoryblock.CodeBlockMissingParent {
-			n.quarantineBlock(ctx, space, b.ID(), dag.Code(code), res.Err().Error())
-		}
+		// Not recorded in the quarantine: the client has its answer, and
+		// the one refusal here besides a missing parent is a claimed hash
+		// that is not the fields' hash, which under either hash would
+		// mark a good block (or someone else's) as refused.
 		return dag.ID{}, res.Err()
 	}
 	e := b.Entry(space)
