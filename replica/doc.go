@@ -29,8 +29,9 @@
 //     refuses (RecordRefusal). What any peer can leave behind is bounded
 //     (docs/security.md): pending entries per source, per space and in all,
 //     charged to their sender (ChargePending for a node's memory blocks),
-//     the oldest removed from the store; the quarantine's record per
-//     source and in all.
+//     the oldest removed from the store, whose value-log GC the replica
+//     runs in the background once GCAfterDropped bytes of them are garbage;
+//     the quarantine's record per source and in all.
 //  3. Supply with each envelope the objects it names (attachments): a
 //     change, a branch or group object, the seed's node objects. A client's
 //     submission whose objects are neither attached nor stored is refused

@@ -264,7 +264,7 @@ func sybilFlood(b *testing.B, sybils, per int) {
 		b.Fatal(err)
 	}
 	disk := treeBytes(dir)
-	b.Logf("%d sybils × %d entries offered: %d sent before they were cut off, in %s; %d taken in pending; pending %d charged (peak %d), %d in the store, %d evicted (%d MiB); live heap %d MiB, peak RSS %d MiB; store %d MiB on disk after Close (value-log GC: %d runs started by dropped bytes rewrote %d files, the schedule's %d); honest pull: %d round(s), head applied %s after connecting",
+	b.Logf("%d sybils × %d entries offered: %d sent before they were cut off, in %s; %d taken in pending; pending %d charged (peak %d), %d in the store, %d evicted (%d MiB); heap in use %d MiB, peak RSS %d MiB; store %d MiB on disk after Close (value-log GC: %d runs started by dropped bytes rewrote %d files, the schedule's %d); honest pull: %d round(s), head applied %s after connecting",
 		sybils, per, took0, flood.Round(time.Second), uint64(ps.Held)+ps.Evicted, ps.Held, peakPending, len(stored), ps.Evicted, ps.DroppedBytes>>20, ms.HeapInuse>>20, peakRSS()>>20, disk>>20, ps.GCRuns, ps.GCRewritten, rewritten, len(pulls), took.Round(time.Millisecond))
 	b.ReportMetric(float64(took0), "sent")
 	b.ReportMetric(float64(uint64(ps.Held)+ps.Evicted), "taken")
@@ -314,7 +314,8 @@ func measure(b *testing.B, n *node.Node, dir string, peers, sent, rewritten int)
 		f.Close()
 	}
 	ps := n.Replica().PendingStats()
-	cp := checkpoint{peers: peers, sent: sent, taken: ps.Held + int(ps.Evicted), rewritten: rewritten, heap: int64(ms.HeapAlloc), fp: n.Replica().PendingFootprint()}
+	cp := checkpoint{peers: peers, sent: sent, taken: ps.Held + int(ps.Evicted), rewritten: rewritten, heap: int64(ms.HeapAlloc),
+		fp: n.Replica().PendingFootprint()}
 	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error { //nolint:errcheck
 		if err != nil || d.IsDir() {
 			return nil
