@@ -14,9 +14,12 @@ package replica
 
 import (
 	"context"
+	"errors"
 	"slices"
 	gosync "sync"
 	"sync/atomic"
+
+	"github.com/dgraph-io/badger/v4"
 
 	"github.com/witan-dev/witan/dag"
 )
@@ -278,7 +281,8 @@ func (r *Replica) collectDropped(recs []*waitRec) {
 		n, err := st.GC(ctx)
 		c.runs.Add(1)
 		c.rewritten.Add(uint64(n))
-		if err != nil && ctx.Err() == nil {
+		// Rejected: another GC (witan up -gc-every's) is under way.
+		if err != nil && ctx.Err() == nil && !errors.Is(err, badger.ErrRejected) {
 			log.Warn("replica: value-log GC after dropped pending entries", "err", err)
 		}
 	}()
