@@ -117,8 +117,11 @@ func TestSybilFloodFlat(t *testing.T) {
 		}
 		// Every file a tenth garbage rewritten (Store.GC: half), so that
 		// what is left is what the store could not tell from live.
+		rewrote := 0
 		for gs.DB().RunValueLogGC(0.1) == nil {
+			rewrote++
 		}
+		t.Logf("settling %d orphans: GC at a tenth garbage rewrote %d files", peers*per, rewrote)
 		if err := gs.Close(); err != nil {
 			t.Fatal(err)
 		}
