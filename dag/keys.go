@@ -82,6 +82,24 @@ func parseKeyBytes(b []byte) (Key, error) {
 // Valid reports whether k is not the zero Key.
 func (k Key) Valid() bool { return k.ok }
 
+// SmallOrder reports whether k decodes to a point of small order (one of
+// the eight torsion points, in any encoding ZIP-215 accepts). Verify accepts
+// such keys, as ZIP-215 does, but a signature by one proves nothing: with
+// R a torsion point and S = 0 one verifies for any message, so anyone can
+// "sign" as it. Places that introduce a key as an identity (key.register,
+// the new key of key.rotate) refuse it; it costs one point decompression.
+// The zero Key and keys that do not decode are not small order.
+func (k Key) SmallOrder() bool {
+	if !k.ok {
+		return false
+	}
+	var p curve.EdwardsPoint
+	if !decompress(&p, k.pub[:]) {
+		return false
+	}
+	return p.IsSmallOrder()
+}
+
 // Bytes returns a copy of the 32 key bytes.
 func (k Key) Bytes() []byte { return append([]byte(nil), k.pub[:]...) }
 

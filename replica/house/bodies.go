@@ -705,6 +705,9 @@ func DecodeKeyRegister(b []byte) (dag.Key, error) {
 	if err != nil {
 		return dag.Key{}, schemaf("key.register: %v", err)
 	}
+	if k.SmallOrder() {
+		return dag.Key{}, schemaf("key.register: %s is a small-order point: anyone can forge its signatures", k)
+	}
 	return k, nil
 }
 

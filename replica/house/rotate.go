@@ -74,6 +74,9 @@ func DecodeKeyRotate(b []byte) (*KeyRotate, error) {
 	if r.New, err = dag.ParseKey(*w.New); err != nil {
 		return nil, schemaf("key.rotate: new: %v", err)
 	}
+	if r.New.SmallOrder() {
+		return nil, schemaf("key.rotate: new: %s is a small-order point: anyone can forge its signatures", r.New)
+	}
 	if w.CompromisedAfter != nil {
 		if r.CompromisedAfter, err = dag.ParseID(*w.CompromisedAfter); err != nil {
 			return nil, schemaf("key.rotate: compromised_after: %v", err)

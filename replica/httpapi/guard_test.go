@@ -3,9 +3,11 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -276,5 +278,65 @@ func TestQuarantinePagedAndBounded(t *testing.T) {
 	}
 	if len(page.Quarantine) != 1 || page.Quarantine[0].ID != forged[4] || page.Next != 0 {
 		t.Fatalf("second page %+v", page)
+	}
+}
+
+// A key.register by a small-order key is refused: ZIP-215 accepts the
+// forgery R = identity, S = 0 for such a key and any message, so anyone
+// could sign as it (dag.Key.SmallOrder). The test forges one: the
+// envelope's signature verifies, and admission refuses the key.
+func TestKeyRegisterSmallOrderRefused(t *testing.T) {
+	srv, _ := guarded(t, httpapi.Options{})
+	b := ht.New(ht.Options{Simulation: true})
+	tx := httpapi.Base + "/transactions"
+	post := func(env []byte) (int, dag.Code) {
+		body, err := json.Marshal(httpapi.Transaction{Envelope: env})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return send(t, srv, req{method: "POST", path: tx, ctype: "application/json", body: body})
+	}
+	roster := b.GroupCreate(ht.Member(0), "roster", ht.Members(0, 4), ht.Members(0, 1), b.Create.ID)
+	for _, x := range []ht.Tx{b.Create, roster} {
+		if st, code := send(t, srv, req{method: "POST", path: tx, ctype: "application/json", body: txBody(x)}); st != http.StatusOK {
+			t.Fatalf("setup: %d %s", st, code)
+		}
+	}
+	// An honest key.register, rewritten to the all-zero key (y = 0, a
+	// point of order 4) with the forged signature.
+	honest := b.KeyRegister(ht.Member(10), roster.ID)
+	var env map[string]any
+	d := json.NewDecoder(bytes.NewReader(honest.Bytes))
+	d.UseNumber()
+	if err := d.Decode(&env); err != nil {
+		t.Fatal(err)
+	}
+	zero, err := dag.KeyFromBytes(make([]byte, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := make([]byte, 64)
+	forged[0] = 1 // R = the identity (y = 1), S = 0
+	if env["author"] != ht.Member(10).Key().String() {
+		t.Fatalf("envelope author %v: the rewrite below assumes an \"author\" member", env["author"])
+	}
+	env["author"] = zero.String()
+	env["body"] = map[string]any{"key": zero.String()}
+	env["sig"] = base64.RawURLEncoding.EncodeToString(forged)
+	raw, err := dag.Marshal(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsigned := maps.Clone(env)
+	delete(unsigned, "sig")
+	msg, err := dag.Marshal(unsigned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !dag.Verify(zero, dag.DomainEnvelope, msg, forged) {
+		t.Fatal("the forgery does not verify: the test no longer exercises the small-order rule")
+	}
+	if st, code := post(raw); st != http.StatusBadRequest || code != dag.CodeSchema {
+		t.Fatalf("key.register of a small-order key: %d %s, want 400 schema", st, code)
 	}
 }
