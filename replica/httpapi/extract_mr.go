@@ -48,7 +48,7 @@ package httpapi
 // electorate narrowed under concurrent opens, and MRs with a ballot
 // counted for a member other than its signer (key rotation, D62): their
 // tallies cannot be recomputed from the extract alone. At most
-// MaxExtractEntries entries (422 witan:extract_too_large).
+// Options.MaxExtractEntries entries (422 witan:extract_too_large).
 
 import (
 	"bufio"
@@ -67,7 +67,8 @@ import (
 	"github.com/witan-dev/witan/rules"
 )
 
-// MaxExtractEntries bounds the entries of an MR extract. An entry is about
+// MaxExtractEntries bounds the entries of an MR extract by default
+// (Options.MaxExtractEntries). An entry is about
 // 2 KB (a ballot envelope of ~450 bytes and an inclusion path of ~22
 // hashes at S11's 3M log entries), so the bound is about 80 MB; S11's
 // largest MR (11,000 members, each superseding a ballot once) needs
@@ -184,8 +185,8 @@ func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string,
 			continue
 		}
 		seen[tx] = true
-		if len(seen) > MaxExtractEntries {
-			return problemf(CodeExtractTooLarge, "MR %s has more than %d entries: too large for one extract", id, MaxExtractEntries)
+		if len(seen) > s.o.MaxExtractEntries {
+			return problemf(CodeExtractTooLarge, "MR %s has more than %d entries: too large for one extract", id, s.o.MaxExtractEntries)
 		}
 		p, err := s.rep.InclusionProof(ctx, space, tx, cp.Size)
 		if err != nil {

@@ -100,6 +100,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Events configures GET /events.
 	Events EventOptions
+	// MaxExtractEntries bounds the entries of an MR extract
+	// (extract_mr.go); zero means MaxExtractEntries.
+	MaxExtractEntries int
 
 	// The guard (docs/security.md). AllowedHosts are host names, besides
 	// IP addresses and loopback names, that requests may name in Host
@@ -155,6 +158,9 @@ func New(o Options) (*Server, error) {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	o.Events = o.Events.withDefaults()
+	if o.MaxExtractEntries <= 0 {
+		o.MaxExtractEntries = MaxExtractEntries
+	}
 	if o.Implementation.Name == "" {
 		o.Implementation = Implementation{Name: "witan", Version: "devel", Source: "https://github.com/witan-dev/witan"}
 	}
