@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/witan-dev/witan/dag"
@@ -64,5 +65,41 @@ func TestMRExtractBoundsHTTP(t *testing.T) {
 		Members: ht.Members(0, 10), Rule: ht.Approvers("drafters", 1)}, s.last)
 	n.submit(t, s, open)
 	n.checkpointNow(t, s.space)
-	n.problem(t, http.MethodGet, httpapi.Base+"/extract/"+mr.String(), "", nil, http.StatusNotImplemented, httpapi.CodeNotImplemented)
+	if p := n.problem(t, http.MethodGet, httpapi.Base+"/extract/"+mr.String(), "", nil, http.StatusNotImplemented, httpapi.CodeNotImplemented); !strings.Contains(p["detail"].(string), "designated_approvers") {
+		t.Fatalf("refused for another reason: %v", p)
+	}
+}
+
+// TestMRExtractRotatedKeyHTTP (D45, D62): an MR on which a ballot counts
+// for a member other than its signer (member 3's key rotated, the new key
+// votes) is not served as an extract (501): the rotation is not in it, so
+// a stranger would count that ballot for an unknown key. Before the
+// rotation the same MR's extract is served and verifies.
+func TestMRExtractRotatedKeyHTTP(t *testing.T) {
+	n := newNode(t)
+	s := startSession(t, n, ht.Options{}, 5)
+	b := s.b
+	s.branch(t, n, "draft", house.RootBranch, b.Genesis, ht.AlwaysAllow())
+	c := s.amend(t, n, "draft", b.Genesis, "/us/t1/s1", "The period is 45 days.")
+	mr := s.open(t, n, ht.MR{Source: "draft", SourceHead: c, TargetHead: b.Genesis, Members: ht.Members(0, 5), Rule: ht.Majority(house.MinRootNotice)})
+	open := s.last
+	s.vote(t, n, mr, "approve", 0, 2)
+	n.checkpointNow(t, s.b.Session.String())
+	path := httpapi.Base + "/extract/" + mr.String()
+	resp, err := http.Get(n.srv.URL + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if _, _, err := httpapi.VerifyMRExtract(body, dag.Key{}, nil); resp.StatusCode != http.StatusOK || err != nil {
+		t.Fatalf("before the rotation: %d %v", resp.StatusCode, err)
+	}
+	newKey := ht.Member(33)
+	s.do(t, n, rotateTx(t, b, newKey, ht.Member(0), ht.Member(3).Key(), newKey.Key(), open, s.last))
+	s.do(t, n, b.Ballot(newKey, mr, "approve", dag.ID{}, s.last))
+	n.checkpointNow(t, s.b.Session.String())
+	if p := n.problem(t, http.MethodGet, path, "", nil, http.StatusNotImplemented, httpapi.CodeNotImplemented); !strings.Contains(p["detail"].(string), "rotated key") {
+		t.Fatalf("refused for another reason: %v", p)
+	}
 }
