@@ -18,8 +18,10 @@ package httpapi
 //
 // entries are, in this node's log order, every mr.open of the MR, every
 // ballot.cast its live poll counts, every ballot a determination lists and
-// every mr.determine of the MR that this node's checkpoint holds, each with
-// its RFC 9162 inclusion proof against that one checkpoint; the MR's
+// every mr.determine of the MR that this node's checkpoint holds (the
+// newest co-signed one when it holds all that the newest holds, else the
+// newest), each with its RFC 9162 inclusion proof against that one
+// checkpoint; the MR's
 // entries this node holds beyond it are not in the extract (nothing in it
 // goes unchecked), the response header Witan-Pending-Entries counts them.
 // electorate is the MR's frozen electorate, whose snapshot hash
@@ -223,6 +225,29 @@ func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string,
 		}
 	}
 	slices.SortFunc(x.Entries, func(a, b ExtractEntry) int { return cmpUint(a.Inclusion.LeafIndex, b.Inclusion.LeafIndex) })
+	// The newest checkpoint that witnesses co-signed, when it holds every
+	// entry the newest one does, so that -witness can be required.
+	if n := len(x.Entries); n > 0 {
+		for _, c := range s.rep.CosignedCheckpoints(space) {
+			if c.Size == cp.Size && c.Root == cp.Root && c.TS.Equal(cp.TS) {
+				break // the newest is co-signed itself
+			}
+			if c.Size <= x.Entries[n-1].Inclusion.LeafIndex {
+				break // largest first: none further holds them all
+			}
+			entries := make([]ExtractEntry, n)
+			for i, e := range x.Entries {
+				p, err := s.rep.InclusionProof(ctx, space, e.Tx, c.Size)
+				if err != nil {
+					return err
+				}
+				entries[i] = ExtractEntry{Inclusion: ExtractInclusion{LeafIndex: p.LeafIndex, TreeSize: p.TreeSize, InclusionPath: p.InclusionPath}, Object: e.Object, Tx: e.Tx}
+			}
+			cp, x.Entries = c, entries
+			x.Checkpoint, x.Cosigned = mustJSON(cp), s.rep.Cosignatures(cp)
+			break
+		}
+	}
 	if x.Object == nil {
 		return problemf(CodeNotFound, "MR %s: no mr.open of it is in a checkpoint of this node yet", id)
 	}

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/httpapi"
+	"github.com/witan-dev/witan/replica/node"
 )
 
 // TestMRExtractBoundsHTTP (D45) over a real listener: an MR extract is
@@ -101,5 +103,59 @@ func TestMRExtractRotatedKeyHTTP(t *testing.T) {
 	n.checkpointNow(t, s.b.Session.String())
 	if p := n.problem(t, http.MethodGet, path, "", nil, http.StatusNotImplemented, httpapi.CodeNotImplemented); !strings.Contains(p["detail"].(string), "rotated key") {
 		t.Fatalf("refused for another reason: %v", p)
+	}
+}
+
+// TestMRExtractWitnessedHTTP (D45 cosigned): node B pulls A over HTTP and
+// co-signs A's checkpoint, which holds the MR's open and ballots. After A
+// checkpoints again over an entry that is not the MR's, the MR extract is
+// still against the co-signed checkpoint and verifies with B required;
+// once a ballot of the MR lies beyond it, the extract is against A's
+// newest checkpoint, which no one co-signed, and requiring B fails.
+func TestMRExtractWitnessedHTTP(t *testing.T) {
+	ctx := context.Background()
+	a, w := newNode(t), newNodeSeed(t, 9)
+	keyA, _ := dag.SignerFromSeed(bytes.Repeat([]byte{7}, 32))
+	keyW, _ := dag.SignerFromSeed(bytes.Repeat([]byte{9}, 32))
+	s := a.newSession(t)
+	for i := 0; i < 2; i++ {
+		a.submit(t, s, s.b.Ballot(ht.Member(i), s.mr, "approve", dag.ID{}, s.last))
+	}
+	a.checkpointNow(t, s.space)
+	if res, err := w.node.PullHTTP(ctx, node.NewHTTPPeer(a.srv.URL, nil)); err != nil || len(res) != 1 || res[0].Witness != "sent" {
+		t.Fatalf("pull: %+v %v", res, err)
+	}
+	extract := func() *httpapi.MRExtract {
+		t.Helper()
+		resp, err := http.Get(a.srv.URL + httpapi.Base + "/extract/" + s.mr.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		x, _, err := httpapi.VerifyMRExtract(body, keyA.Key(), nil)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("extract: %d %v", resp.StatusCode, err)
+		}
+		_, _, errW := httpapi.VerifyMRExtract(body, keyA.Key(), []dag.Key{keyW.Key()})
+		if (len(x.Cosigned) == 1) != (errW == nil) {
+			t.Fatalf("cosigned %+v, but requiring the witness: %v", x.Cosigned, errW)
+		}
+		return x
+	}
+	a.submit(t, s, s.b.GroupCreate(ht.Member(0), "extra", ht.Members(0, 2), ht.Members(0, 1), s.last))
+	a.checkpointNow(t, s.space)
+	x := extract()
+	cps := a.node.Replica().Checkpoints(s.space)
+	if len(x.Cosigned) != 1 || x.Cosigned[0].Witness != keyW.Key() || len(x.Entries) != 3 || len(cps) < 2 ||
+		x.Entries[0].Inclusion.TreeSize != cps[len(cps)-2].Size || x.Entries[0].Inclusion.TreeSize == cps[len(cps)-1].Size {
+		t.Fatalf("with the co-signed checkpoint holding every entry: %+v", x)
+	}
+	a.submit(t, s, s.b.Ballot(ht.Member(2), s.mr, "approve", dag.ID{}, s.last))
+	a.checkpointNow(t, s.space)
+	x = extract()
+	cps = a.node.Replica().Checkpoints(s.space)
+	if len(x.Cosigned) != 0 || len(x.Entries) != 4 || x.Entries[0].Inclusion.TreeSize != cps[len(cps)-1].Size {
+		t.Fatalf("with a ballot beyond the co-signed checkpoint: %+v", x)
 	}
 }
