@@ -26,6 +26,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strings"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
@@ -251,7 +252,7 @@ type CiteDiff struct {
 
 // citeDiff is GET /cite/{hash}/diff?to=&nid=: hash and to are changes of
 // the session's Change DAG; nid (default: the root) must be in hash's
-// snapshot. When to has no node nid, everything under it is removed.
+// snapshot.
 func (s *Server) citeDiff(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	from, err := dag.ParseID(r.PathValue("hash"))
@@ -278,7 +279,7 @@ func (s *Server) citeDiff(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	bt, err := statute.NewTree(before)
+	ft, err := s.rep.Snapshot(ctx, space, from)
 	if err != nil {
 		return err
 	}
@@ -286,19 +287,53 @@ func (s *Server) citeDiff(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var at *statute.Tree
-	if after, ok := tt.Spec(nid); ok {
-		if at, err = statute.NewTree(after); err != nil {
-			return err
+	// The whole texts are compared, so that a node moved out of the
+	// subtree shows as moved, not removed; then the diff is cut to the
+	// nodes of the subtree at either end.
+	v := statute.Compare(ft, tt).View("")
+	if nid != ft.Root() {
+		in := map[string]bool{}
+		var walk func(n *statute.NodeSpec)
+		walk = func(n *statute.NodeSpec) {
+			in[n.NID] = true
+			for i := range n.Children {
+				walk(&n.Children[i])
+			}
 		}
-	} else {
-		// Gone at to: an empty tree under a root of the same nid and
-		// kind, so that the diff lists every node below it removed.
-		if at, err = statute.NewTree(&statute.NodeSpec{NID: nid, Kind: before.Kind}); err != nil {
-			return err
+		walk(before)
+		if after, ok := tt.Spec(nid); ok {
+			walk(after)
 		}
+		v.Nodes, v.Unified = cutDiff(v.Nodes, v.Unified, in)
 	}
-	v := statute.Compare(bt, at).View("")
 	return writeJSON(w, CiteDiff{sessionLabels: s.labels(ctx, space), From: from, To: to, NID: nid, Nodes: v.Nodes, Unified: v.Unified,
 		Finality: s.stateFinality(ctx, space)})
+}
+
+// cutDiff keeps of a diff the nodes in keep: in each list, and in the
+// unified text the blocks whose header "@@ <nid> (" names one (no other
+// line starts with "@@ ": node lines start with "-", "+", " " or "~").
+func cutDiff(nodes statute.DiffNodes, unified string, keep map[string]bool) (statute.DiffNodes, string) {
+	cut := func(l []string) []string {
+		out := []string{}
+		for _, n := range l {
+			if keep[n] {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	nodes = statute.DiffNodes{Added: cut(nodes.Added), Modified: cut(nodes.Modified), Moved: cut(nodes.Moved), Removed: cut(nodes.Removed)}
+	var b strings.Builder
+	on := false
+	for _, line := range strings.SplitAfter(unified, "\n") {
+		if rest, ok := strings.CutPrefix(line, "@@ "); ok {
+			n, _, _ := strings.Cut(rest, " (")
+			on = keep[n]
+		}
+		if on {
+			b.WriteString(line)
+		}
+	}
+	return nodes, b.String()
 }

@@ -118,6 +118,21 @@ func TestCiteS12(t *testing.T) {
 			t.Fatalf("diff of %q: %d %v %+v", nid, resp.StatusCode, err, d)
 		}
 	}
+	// Section 2, which the amendment left alone: its diff to the latest is
+	// cut to its subtree, so it is empty.
+	if err := n.c.Get(ctx, "/cite/"+s.b.Genesis.String(), url.Values{"nid": {"/us/t1/s2"}}, &c); err != nil || c.DiffToLatest == nil {
+		t.Fatalf("cite of section 2: %+v %v", c, err)
+	}
+	var d2 httpapi.CiteDiff
+	if resp, err := http.Get(n.srv.URL + *c.DiffToLatest); err != nil {
+		t.Fatal(err)
+	} else {
+		err = json.NewDecoder(resp.Body).Decode(&d2)
+		resp.Body.Close()
+		if err != nil || d2.NID != "/us/t1/s2" || d2.Unified != "" || len(d2.Nodes.Added)+len(d2.Nodes.Removed)+len(d2.Nodes.Moved)+len(d2.Nodes.Modified) != 0 || d2.Nodes.Modified == nil {
+			t.Fatalf("diff of section 2: %v %+v", err, d2)
+		}
+	}
 	if err := n.c.Get(ctx, "/cite/"+root.Head.String(), nil, &c); err != nil || c.DiffToLatest != nil {
 		t.Fatalf("a current citation's diff_to_latest: %v %v", c.DiffToLatest, err)
 	}
