@@ -18,7 +18,9 @@
 // compactions move keys and pointers, never entries. A body is written once,
 // whatever the entry's status: promoting a pending entry rewrites only its
 // few-byte status record, so arrival order does not change the bytes on
-// disk (Close compacts level 0, dropping what promotions deleted). The
+// disk (Close compacts level 0, dropping what promotions deleted). A body
+// is keyed by a number the store hands out, which the entry's status
+// record (keyed by its id) names, so that no body repeats the id. The
 // children index is keyed by log positions, so that its keys are short
 // and arrive nearly in order. The key layout, the packing and the promotion are described in
 // docs/storage.md. Open refuses a store written in another key layout with

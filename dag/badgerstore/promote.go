@@ -61,8 +61,11 @@ func bodySize(e dag.Entry) int {
 	return binary.MaxVarintLen32 + 32*len(e.Parents) + packedSize(e.Data)
 }
 
-// headSize bounds len(head(sid, pos)).
-const headSize = 2 * binary.MaxVarintLen64
+// headSize bounds len(head(sid, pos, seq)).
+const headSize = binary.MaxVarintLen32 + 2*binary.MaxVarintLen64
+
+// dataKeySize is len(dataKey(seq)).
+const dataKeySize = 1 + 8
 
 // costUnpend is what unpend writes for e.
 func (s *Store) costUnpend(e dag.Entry) budget {
@@ -85,13 +88,13 @@ func (s *Store) costApply(st dag.Step) budget {
 	if st.WasPending {
 		c = c.add(s.costUnpend(st.Entry))
 	} else {
-		c = c.add(s.write(33, bodySize(st.Entry)))
+		c = c.add(s.write(dataKeySize, bodySize(st.Entry)))
 	}
 	return c
 }
 
 func (s *Store) costPending(w dag.Waiter, waits int) budget {
-	c := s.write(33, bodySize(w.Entry)).add(s.write(33, headSize)).add(s.write(37, 0))
+	c := s.write(dataKeySize, bodySize(w.Entry)).add(s.write(33, headSize)).add(s.write(37, 0))
 	for range waits {
 		c = c.add(s.write(69, 0))
 	}
@@ -99,7 +102,7 @@ func (s *Store) costPending(w dag.Waiter, waits int) budget {
 }
 
 func (s *Store) costRefusal(r dag.Refusal) budget {
-	c := s.write(33, bodySize(r.Entry)).add(s.write(33, headSize)).add(s.write(37, 3+len(r.Rejection.Code)+len(r.Rejection.Detail)))
+	c := s.write(dataKeySize, bodySize(r.Entry)).add(s.write(33, headSize)).add(s.write(37, 3+len(r.Rejection.Code)+len(r.Rejection.Detail)))
 	if r.WasPending {
 		c = c.add(s.costUnpend(r.Entry))
 	}

@@ -159,6 +159,7 @@ type Store struct {
 	spaces sync.Map  // space name → uint32 id, and uint32 id → name; only committed spaces
 	ids    *idFilter // a superset of the ids of the entries held
 	maxVal int       // the largest value Badger takes (in memory: 1 MiB), 0 for no limit
+	seq    uint64    // the last body number committed (keyLastSeq); under mu
 	// resume: keyPromote is held, a promotion was cut off between two
 	// transactions; the next Put in its space finishes it. ready: what it
 	// left, per space, once read (nil before). Under mu.
@@ -217,6 +218,19 @@ func Open(dir string, o Options) (*Store, error) {
 		switch _, err := txn.Get(keyPromote); {
 		case err == nil:
 			s.resume, s.marked = true, true
+		case !errors.Is(err, badger.ErrKeyNotFound):
+			return err
+		}
+		switch item, err := txn.Get(keyLastSeq); {
+		case err == nil:
+			v, err := item.ValueCopy(nil)
+			if err != nil {
+				return err
+			}
+			if len(v) != 8 {
+				return fmt.Errorf("%w: last body number", errCorrupt)
+			}
+			s.seq = binary.BigEndian.Uint64(v)
 		case !errors.Is(err, badger.ErrKeyNotFound):
 			return err
 		}
@@ -312,33 +326,36 @@ func loadIDFilter(db *badger.DB) (*idFilter, error) {
 // digests, sids are 4-byte space numbers, positions 8 bytes, all big-endian
 // so that keys sort as the indexes need.
 const (
-	pData      = 'd' // d id → body (parents, packed data), written once
-	pEntry     = 'e' // e id → status record (sid, pos)
-	pPending   = 'p' // p id → status record (sid, 0)
+	pData      = 'd' // d seq → body (parents, packed data), written once
+	pEntry     = 'e' // e id → status record (sid, pos, seq)
+	pPending   = 'p' // p id → status record (sid, 0, seq)
 	pChild     = 'c' // c sid parentpos childpos → "" (see write)
 	pLog       = 'l' // l sid first → ids at positions first, first+1, … (one run per batch)
 	pHead      = 'h' // h sid id → ""
 	pWait      = 'w' // w sid parent child → "" (child is pending, waits for parent)
 	pQueue     = 'q' // q sid id → "" (pending entries of a space)
-	pQuar      = 'x' // x id → status record (sid, 0)
+	pQuar      = 'x' // x id → status record (sid, 0, seq)
 	pRefused   = 'r' // r sid id → rejection (uvarint code length, code, detail)
 	pObject    = 'o' // o id → data
 	pSpace     = 's' // s name → sid, next position
 	pSpaceName = 'S' // S sid → name
-	pMeta      = 'm' // m "sid" → last sid handed out
+	pMeta      = 'm' // m "sid" → last sid handed out; m "seq" → last body number
 )
 
 var (
 	keyLastSID = []byte{pMeta, 's', 'i', 'd'}
 	keyFormat  = []byte{pMeta, 'f', 'm', 't'}
+	keyLastSeq = []byte{pMeta, 's', 'e', 'q'}
 )
 
 // format is the version of the key layout. Format 1 (before log runs) had
 // one log key per entry; format 2 kept entry data as it came, not packed;
 // format 3 keyed the children index by ids; format 4 kept an entry's body
-// in its status record, so that a promotion wrote it again; this version
-// refuses such stores rather than misread them.
-const format = 5
+// in its status record, so that a promotion wrote it again; format 5 keyed
+// the body by the entry's id (41 bytes of key in the value log and again
+// in the tree, per entry); this version refuses such stores rather than
+// misread them.
+const format = 6
 
 // Format is the store format (the version of the key layout) this package
 // reads and writes; Open refuses a store written in another with ErrFormat.
@@ -379,13 +396,20 @@ func idFrom(b []byte) dag.ID {
 }
 
 // head encodes the status record of an entry (the value of its e, p or x
-// key): uvarint sid, uvarint pos (0 unless applied). It is a few bytes, kept
-// in the LSM tree, and is all that changes when a pending entry is promoted.
-func head(sid uint32, pos uint64) []byte {
-	b := make([]byte, 0, 2*binary.MaxVarintLen64)
+// key): uvarint sid, uvarint pos (0 unless applied), uvarint seq (the
+// number of its body, under dataKey(seq)). It is a few bytes, kept in the
+// LSM tree, and is all that changes when a pending entry is promoted.
+func head(sid uint32, pos, seq uint64) []byte {
+	b := make([]byte, 0, headSize)
 	b = binary.AppendUvarint(b, uint64(sid))
-	return binary.AppendUvarint(b, pos)
+	b = binary.AppendUvarint(b, pos)
+	return binary.AppendUvarint(b, seq)
 }
+
+// dataKey is the key of the body numbered seq: 9 bytes instead of the 33
+// of an id key, in the value log and in the tree, and consecutive numbers
+// share all but their last bytes in a table's blocks.
+func dataKey(seq uint64) []byte { return key(pData, posb(seq)) }
 
 // body encodes what an entry holds (the value of its d key, written once
 // whatever becomes of the entry): uvarint parent count, the parents'
@@ -444,9 +468,9 @@ func bodyParents(id dag.ID, b []byte) ([]dag.ID, []byte, error) {
 	return ps, b[32*np:], nil
 }
 
-// readBody reads the body of entry id in txn.
-func readBody(txn *badger.Txn, id dag.ID) (dag.Entry, error) {
-	item, err := txn.Get(key(pData, idb(id)))
+// readBody reads the body of entry id, numbered seq, in txn.
+func readBody(txn *badger.Txn, id dag.ID, seq uint64) (dag.Entry, error) {
+	item, err := txn.Get(dataKey(seq))
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return dag.Entry{}, fmt.Errorf("%w: no body for %s", errCorrupt, id)
 	}
@@ -462,18 +486,39 @@ func readBody(txn *badger.Txn, id dag.ID) (dag.Entry, error) {
 	return e, err
 }
 
-// recordHead reads the space number and log position of a status record
-// (see head) of id, and returns the rest of it.
-func recordHead(id dag.ID, b []byte) (sid uint32, pos uint64, rest []byte, err error) {
+// recordHead reads the space number, log position and body number of a
+// status record (see head) of id.
+func recordHead(id dag.ID, b []byte) (sid uint32, pos, seq uint64, err error) {
 	s, n := binary.Uvarint(b)
 	if n <= 0 || s > 1<<32-1 {
-		return 0, 0, nil, fmt.Errorf("%w for %s", errCorrupt, id)
+		return 0, 0, 0, fmt.Errorf("%w for %s", errCorrupt, id)
 	}
 	pos, m := binary.Uvarint(b[n:])
 	if m <= 0 {
-		return 0, 0, nil, fmt.Errorf("%w for %s", errCorrupt, id)
+		return 0, 0, 0, fmt.Errorf("%w for %s", errCorrupt, id)
 	}
-	return uint32(s), pos, b[n+m:], nil
+	seq, k := binary.Uvarint(b[n+m:])
+	if k <= 0 || n+m+k != len(b) {
+		return 0, 0, 0, fmt.Errorf("%w for %s", errCorrupt, id)
+	}
+	return uint32(s), pos, seq, nil
+}
+
+// statusOf reads the status record under k (an e, p or x key of id):
+// found is false when there is none.
+func statusOf(txn *badger.Txn, k []byte, id dag.ID) (sid uint32, pos, seq uint64, found bool, err error) {
+	item, err := txn.Get(k)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return 0, 0, 0, false, nil
+	}
+	if err != nil {
+		return 0, 0, 0, false, err
+	}
+	err = item.Value(func(v []byte) error {
+		sid, pos, seq, err = recordHead(id, v)
+		return err
+	})
+	return sid, pos, seq, err == nil, err
 }
 
 // appliedAt returns the space number and log position of applied entry id
@@ -557,16 +602,16 @@ func (s *Store) lookup(txn *badger.Txn, id dag.ID, names func(uint32) string, pe
 			return dag.Entry{}, dag.Absent, 0, err
 		}
 		var sid uint32
-		var pos uint64
+		var pos, seq uint64
 		err = item.Value(func(v []byte) error {
 			var err error
-			sid, pos, _, err = recordHead(id, v)
+			sid, pos, seq, err = recordHead(id, v)
 			return err
 		})
 		if err != nil {
 			return dag.Entry{}, dag.Absent, 0, err
 		}
-		e, err := readBody(txn, id)
+		e, err := readBody(txn, id, seq)
 		if err != nil {
 			return dag.Entry{}, dag.Absent, 0, err
 		}
@@ -589,6 +634,25 @@ type putTxn struct {
 	// has read or written: the parents of the entries it applies, for the
 	// children index.
 	pos map[dag.ID]uint64
+	// seq is the last body number handed out, the store's until this
+	// transaction writes a body; the store takes it once it commits.
+	seq uint64
+}
+
+// newBody writes e's body under a new number in this transaction and
+// returns the number.
+func (p *putTxn) newBody(e dag.Entry) (uint64, error) {
+	p.seq++
+	return p.seq, p.txn.Set(dataKey(p.seq), body(e))
+}
+
+// pendingSeq returns the body number of pending entry id.
+func (p *putTxn) pendingSeq(id dag.ID) (uint64, error) {
+	_, _, seq, found, err := statusOf(p.txn, key(pPending, idb(id)), id)
+	if err == nil && !found {
+		err = fmt.Errorf("%w: %s is not pending", errCorrupt, id)
+	}
+	return seq, err
 }
 
 func (p *putTxn) name(sid uint32) string {
@@ -909,7 +973,7 @@ func (s *Store) put(ctx context.Context, b dag.Batch, also string) (dag.Result, 
 }
 
 func (s *Store) newPutTxn() *putTxn {
-	return &putTxn{s: s, txn: s.db.NewTransaction(true), newNames: map[uint32]string{}, newSIDs: map[string]uint32{}, next: map[uint32]uint64{}}
+	return &putTxn{s: s, txn: s.db.NewTransaction(true), newNames: map[uint32]string{}, newSIDs: map[string]uint32{}, next: map[uint32]uint64{}, seq: s.seq}
 }
 
 // promotes reports whether c promotes any pending entry.
@@ -955,6 +1019,9 @@ func (s *Store) commit(p *putTxn, c chunk, first bool) error {
 	if err := p.txn.Commit(); err != nil {
 		return fmt.Errorf("badgerstore: commit: %w", err)
 	}
+	// Badger holds the numbers this commit gave out, durable or not: none
+	// may be given again.
+	s.seq = p.seq
 	// Badger acknowledges a commit whose value log it failed to fsync,
 	// and only logs it: the write is not durable, so it fails here.
 	if err := s.watch.syncFailure(); err != nil {
@@ -1018,18 +1085,22 @@ func (p *putTxn) write(c chunk) error {
 			return err
 		}
 		id := idb(st.ID)
+		var seq uint64
 		if st.WasPending {
 			// Promotion: the body stays where the pending entry put it;
 			// only the few bytes of its status change.
+			if seq, err = p.pendingSeq(st.ID); err != nil {
+				return err
+			}
 			if err := unpend(t, sid, st.Entry); err != nil {
 				return err
 			}
-		} else if err := t.Set(key(pData, id), body(st.Entry)); err != nil {
+		} else if seq, err = p.newBody(st.Entry); err != nil {
 			return err
 		}
 		pos := p.next[sid]
 		p.next[sid] = pos + 1
-		if err := t.Set(key(pEntry, id), head(sid, pos)); err != nil {
+		if err := t.Set(key(pEntry, id), head(sid, pos, seq)); err != nil {
 			return err
 		}
 		r := runs[sid]
@@ -1079,10 +1150,11 @@ func (p *putTxn) write(c chunk) error {
 			return err
 		}
 		id := idb(w.ID)
-		if err := t.Set(key(pData, id), body(w.Entry)); err != nil {
+		seq, err := p.newBody(w.Entry)
+		if err != nil {
 			return err
 		}
-		if err := t.Set(key(pPending, id), head(sid, 0)); err != nil {
+		if err := t.Set(key(pPending, id), head(sid, 0, seq)); err != nil {
 			return err
 		}
 		if err := t.Set(key(pQueue, sidb(sid), id), nil); err != nil {
@@ -1103,23 +1175,27 @@ func (p *putTxn) write(c chunk) error {
 			return err
 		}
 		id := idb(r.ID)
+		var seq uint64
 		if r.WasPending {
+			if seq, err = p.pendingSeq(r.ID); err != nil {
+				return err
+			}
 			if err := unpend(t, sid, r.Entry); err != nil {
 				return err
 			}
 		}
 		if p.s.dropRefused {
-			if err := t.Delete(key(pData, id)); err != nil {
+			if err := t.Delete(dataKey(seq)); err != nil {
 				return err
 			}
 			continue
 		}
 		if !r.WasPending {
-			if err := t.Set(key(pData, id), body(r.Entry)); err != nil {
+			if seq, err = p.newBody(r.Entry); err != nil {
 				return err
 			}
 		}
-		if err := t.Set(key(pQuar, id), head(sid, 0)); err != nil {
+		if err := t.Set(key(pQuar, id), head(sid, 0, seq)); err != nil {
 			return err
 		}
 		if err := t.Set(key(pRefused, sidb(sid), id), encodeRejection(r.Rejection)); err != nil {
@@ -1133,6 +1209,11 @@ func (p *putTxn) write(c chunk) error {
 		}
 	case c.marker < 0:
 		if err := t.Delete(keyPromote); err != nil {
+			return err
+		}
+	}
+	if p.seq != p.s.seq {
+		if err := t.Set(keyLastSeq, posb(p.seq)); err != nil {
 			return err
 		}
 	}
@@ -1233,12 +1314,14 @@ func (s *Store) Object(ctx context.Context, id dag.ID) ([]byte, error) {
 func (s *Store) Parents(ctx context.Context, id dag.ID) ([]dag.ID, error) {
 	var ps []dag.ID
 	err := s.view(ctx, func(txn *badger.Txn) error {
-		if _, err := txn.Get(key(pEntry, idb(id))); errors.Is(err, badger.ErrKeyNotFound) {
-			return fmt.Errorf("badgerstore: parents of %s: %w", id, dag.ErrNotFound)
-		} else if err != nil {
+		_, _, seq, found, err := statusOf(txn, key(pEntry, idb(id)), id)
+		if err != nil {
 			return err
 		}
-		item, err := txn.Get(key(pData, idb(id)))
+		if !found {
+			return fmt.Errorf("badgerstore: parents of %s: %w", id, dag.ErrNotFound)
+		}
+		item, err := txn.Get(dataKey(seq))
 		if errors.Is(err, badger.ErrKeyNotFound) {
 			return fmt.Errorf("%w: no body for %s", errCorrupt, id)
 		}
@@ -1626,25 +1709,14 @@ func (s *Store) dropPending(sid uint32, ids []dag.ID) (int, error) {
 	defer txn.Discard()
 	n := 0
 	for _, id := range ids {
-		item, err := txn.Get(key(pPending, idb(id)))
-		if errors.Is(err, badger.ErrKeyNotFound) {
+		esid, _, seq, found, err := statusOf(txn, key(pPending, idb(id)), id)
+		if err != nil {
+			return 0, err
+		}
+		if !found || esid != sid {
 			continue
 		}
-		if err != nil {
-			return 0, err
-		}
-		b, err := item.ValueCopy(nil)
-		if err != nil {
-			return 0, err
-		}
-		esid, _, _, err := recordHead(id, b)
-		if err != nil {
-			return 0, err
-		}
-		if esid != sid {
-			continue
-		}
-		e, err := readBody(txn, id)
+		e, err := readBody(txn, id, seq)
 		if err != nil {
 			return 0, err
 		}
@@ -1653,7 +1725,7 @@ func (s *Store) dropPending(sid uint32, ids []dag.ID) (int, error) {
 		}
 		// Nothing is kept of it: its body becomes garbage of the value
 		// log, which GC reclaims.
-		if err := txn.Delete(key(pData, idb(id))); err != nil {
+		if err := txn.Delete(dataKey(seq)); err != nil {
 			return 0, err
 		}
 		n++

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,6 +100,15 @@ func TestReopen(t *testing.T) {
 	}
 	if err := storetest.Check(ctx, s); err != nil {
 		t.Fatal(err)
+	}
+	// Bodies are numbered by a counter kept in the store (format 6): the
+	// bodies written after the reopen must not reuse the numbers of those
+	// written before it.
+	for i, e := range append(es, other) {
+		got, err := s.Get(ctx, e.ID)
+		if err != nil || !bytes.Equal(got.Data, e.Data) || !slices.Equal(got.Parents, e.Parents) {
+			t.Errorf("entry %d reads back as %q %v, %v", i, got.Data, got.Parents, err)
+		}
 	}
 }
 
@@ -268,10 +278,11 @@ func TestOpenEmptyMemFile(t *testing.T) {
 }
 
 // Stores of formats 2 (entry data unpacked, before the value log), 3
-// (the children index keyed by ids) and 4 (an entry's body in its status
-// record) are refused too, with what to do about it.
-func TestFormat2To4(t *testing.T) {
-	for _, f := range []byte{2, 3, 4} {
+// (the children index keyed by ids), 4 (an entry's body in its status
+// record) and 5 (the body keyed by the entry's id) are refused too, with
+// what to do about it.
+func TestFormat2To5(t *testing.T) {
+	for _, f := range []byte{2, 3, 4, 5} {
 		dir := t.TempDir()
 		s, err := badgerstore.Open(dir, badgerstore.Options{NoSync: true})
 		if err != nil {
