@@ -3,6 +3,8 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,10 +12,12 @@ import (
 	"testing"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/httpapi"
 	"github.com/witan-dev/witan/replica/node"
+	"pgregory.net/rapid"
 )
 
 // TestMRExtractBoundsHTTP (D45) over a real listener: an MR extract is
@@ -157,5 +161,69 @@ func TestMRExtractWitnessedHTTP(t *testing.T) {
 	cps = a.node.Replica().Checkpoints(s.space)
 	if len(x.Cosigned) != 0 || len(x.Entries) != 4 || x.Entries[0].Inclusion.TreeSize != cps[len(cps)-1].Size {
 		t.Fatalf("with a ballot beyond the co-signed checkpoint: %+v", x)
+	}
+}
+
+// TestMRExtractTallyRapid (D45, §7): for rapid-drawn ballots on one MR —
+// any member, any choice, some superseding the member's last ballot, some
+// cast again without supersedes (equivocation) — the MR extract verifies
+// offline, and the tally it states, which the verifier recomputes from
+// the envelopes alone, is the node's own live tally (/tally, folded
+// incrementally by the House), if_closed included. 12 drawn sessions.
+func TestMRExtractTallyRapid(t *testing.T) {
+	type vote struct {
+		member    int
+		choice    string
+		supersede bool
+	}
+	type plan struct {
+		roster int
+		votes  []vote
+	}
+	gen := rapid.Custom(func(t *rapid.T) plan {
+		k := rapid.IntRange(3, 7).Draw(t, "roster")
+		votes := rapid.SliceOfN(rapid.Custom(func(t *rapid.T) vote {
+			return vote{rapid.IntRange(0, k-1).Draw(t, "member"), rapid.SampledFrom([]string{"approve", "reject", "abstain"}).Draw(t, "choice"), rapid.Bool().Draw(t, "supersede")}
+		}), 0, 2*k).Draw(t, "votes")
+		return plan{k, votes}
+	})
+	for seed := 0; seed < 12; seed++ {
+		p := gen.Example(seed)
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
+			n := newNode(t)
+			s := startSession(t, n, ht.Options{}, p.roster)
+			b := s.b
+			s.branch(t, n, "draft", house.RootBranch, b.Genesis, ht.AlwaysAllow())
+			c := s.amend(t, n, "draft", b.Genesis, "/us/t1/s1", "The period is 45 days.")
+			mr := s.open(t, n, ht.MR{Source: "draft", SourceHead: c, TargetHead: b.Genesis, Members: ht.Members(0, p.roster), Rule: ht.Majority(house.MinRootNotice)})
+			last := map[int]dag.ID{}
+			for _, v := range p.votes {
+				sup := dag.ID{}
+				if prev, ok := last[v.member]; ok && v.supersede {
+					sup = prev
+				}
+				last[v.member] = s.do(t, n, b.Ballot(ht.Member(v.member), mr, v.choice, sup, s.last))
+			}
+			n.checkpointNow(t, s.space)
+			resp, err := http.Get(n.srv.URL + httpapi.Base + "/extract/" + mr.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			x, _, err := httpapi.VerifyMRExtract(body, dag.Key{}, nil)
+			if err != nil || resp.StatusCode != http.StatusOK {
+				t.Fatalf("plan %+v: %d %v", p, resp.StatusCode, err)
+			}
+			var live replica.Tally
+			if err := n.c.Get(context.Background(), "/merge-requests/"+mr.String()+"/tally", nil, &live); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := json.Marshal(x.Tally.Tally)
+			want, _ := json.Marshal(live.Result.Tally)
+			if !bytes.Equal(got, want) || x.Tally.IfClosed != live.Result.IfClosed || len(x.Entries) != 1+len(p.votes) {
+				t.Fatalf("plan %+v:\nextract %s %s (%d entries)\n/tally  %s %s", p, got, x.Tally.IfClosed, len(x.Entries), want, live.Result.IfClosed)
+			}
+		})
 	}
 }
