@@ -71,8 +71,17 @@ func (s *Server) extract(w http.ResponseWriter, r *http.Request) error {
 	}
 	e, err := s.n.Get(ctx, id)
 	if err != nil {
-		// Not a log entry: an MR id (extract_mr.go)?
-		if space, serr := s.spaceOf(r); serr == nil {
+		// Not a log entry: an MR id (extract_mr.go) of the session named,
+		// or of whichever session holds it (an MR id names one session).
+		spaces := s.rep.Sessions()
+		if r.URL.Query().Get("session") != "" {
+			space, serr := s.spaceOf(r)
+			if serr != nil {
+				return serr
+			}
+			spaces = []string{space}
+		}
+		for _, space := range spaces {
 			if _, merr := s.rep.MR(ctx, space, id); merr == nil {
 				return s.mrExtract(w, r, space, id)
 			}

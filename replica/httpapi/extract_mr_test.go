@@ -66,6 +66,17 @@ func TestMRExtractBoundsHTTP(t *testing.T) {
 		t.Fatalf("the extract: %v %+v", err, x)
 	}
 
+	// With a second session on the node, the MR is found without
+	// ?session= (its id names one session); with another session named,
+	// it is not there.
+	other := startSession(t, n, ht.Options{Label: "a second session"}, 3)
+	if resp, err := http.Get(n.srv.URL + path); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("with two sessions: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	n.problem(t, http.MethodGet, path+"?session="+other.space, "", nil, http.StatusNotFound, httpapi.CodeNotFound)
+
 	n.submit(t, s, b.BranchCreate(ht.Member(1), "panel", "drafters", house.RootBranch, b.Genesis, false, ht.Approvers("drafters", 1), ht.TwoThirds(), s.last))
 	open, mr := b.Open(ht.Member(1), ht.MR{Source: "draft", SourceHead: s.change, Target: "panel", TargetHead: b.Genesis,
 		Members: ht.Members(0, 10), Rule: ht.Approvers("drafters", 1)}, s.last)
