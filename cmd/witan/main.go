@@ -109,7 +109,7 @@ func (m *Main) commands() []commandInfo {
 			func(m *Main) command { return &MemoryCommand{main: m} }},
 		{"verify", "L0 verifier: replay a node's log and match its checkpoint", "witan verify -node http://127.0.0.1:8030",
 			func(m *Main) command { return &VerifyCommand{main: m} }},
-		{"verify-extract", "check an evidence extract offline (GET /extract/{hash}: an entry, or an MR with its tallies recomputed)", "witan verify-extract extract.json",
+		{"verify-extract", "check an evidence extract offline (GET /extract/{hash})", "witan verify-extract extract.json",
 			func(m *Main) command { return &VerifyExtractCommand{main: m} }},
 		{"log", "list a session's log in the node's order", "witan log -limit 20",
 			func(m *Main) command { return &LogCommand{main: m} }},
