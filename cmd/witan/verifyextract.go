@@ -10,13 +10,14 @@ import (
 )
 
 // VerifyExtractCommand checks an evidence extract (GET /extract/{hash},
-// D45) with no network access: httpapi.VerifyExtract.
+// D45) with no network access: httpapi.VerifyExtract for one entry,
+// httpapi.VerifyMRExtract for an MR (its tallies recomputed).
 type VerifyExtractCommand struct {
 	main *Main
 }
 
 func (c *VerifyExtractCommand) Run(ctx context.Context, args []string) error {
-	fs := c.main.newFlagSet("verify-extract", "verify-extract [-signer KEY] [-witness KEY]... FILE")
+	fs := c.main.newFlagSet("verify-extract", "verify-extract [-signer KEY] [-witness KEY]... FILE\n\nFILE is GET /extract/{hash} of a log entry, or of an MR id: then its opens, ballots and\ndeterminations, every tally it states recomputed from the file alone")
 	node := fs.String("signer", "", "the node key (ed25519:…) the checkpoint must be signed by (default: any); -node names a node URL in every other verb")
 	var witnesses keyList
 	fs.Var(&witnesses, "witness", "a witness's node key (ed25519:…) whose cosignature of the checkpoint is required (repeatable)")
