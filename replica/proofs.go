@@ -128,6 +128,38 @@ func (r *Replica) InclusionProof(ctx context.Context, spaceName string, tx dag.I
 	return InclusionProof{Tx: tx, LeafIndex: pos - 1, TreeSize: size, InclusionPath: ids(path), Root: ids([][]byte{root})[0]}, nil
 }
 
+// InclusionProofs is InclusionProof for many entries against one size,
+// under one lock and with the root computed once (an MR's extract asks
+// one per ballot). ok[i] is false for an entry that is not in the log's
+// first size entries; a size beyond the log is an error.
+func (r *Replica) InclusionProofs(ctx context.Context, spaceName string, txs []dag.ID, size uint64) (proofs []InclusionProof, ok []bool, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.space(ctx, spaceName)
+	if err != nil {
+		return nil, nil, err
+	}
+	t := sp.proofTree()
+	root, err := t.Root(size)
+	if err != nil {
+		return nil, nil, err
+	}
+	rootID := ids([][]byte{root})[0]
+	proofs, ok = make([]InclusionProof, len(txs)), make([]bool, len(txs))
+	for i, tx := range txs {
+		pos := r.position(ctx, tx)
+		if pos == 0 || pos > size || pos > uint64(len(sp.log)) || sp.log[pos-1] != tx {
+			continue
+		}
+		path, err := t.Inclusion(pos-1, size)
+		if err != nil {
+			return nil, nil, err
+		}
+		proofs[i], ok[i] = InclusionProof{Tx: tx, LeafIndex: pos - 1, TreeSize: size, InclusionPath: ids(path), Root: rootID}, true
+	}
+	return proofs, ok, nil
+}
+
 // ConsistencyProof proves that the space's log of its first from entries
 // is a prefix of its log of to entries.
 func (r *Replica) ConsistencyProof(ctx context.Context, spaceName string, from, to uint64) (ConsistencyProof, error) {

@@ -181,6 +181,23 @@ func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string,
 	seen := map[dag.ID]bool{}
 	envs := map[dag.ID]*dag.Envelope{}
 	var attach [][]byte
+	// The proofs in one batch (one lock, one root); a ballot a
+	// determination lists that is not among them is proved on its own.
+	slices.SortFunc(txs, dag.ID.Compare)
+	txs = slices.Compact(txs)
+	if len(txs) > s.o.MaxExtractEntries {
+		return problemf(CodeExtractTooLarge, "MR %s has more than %d entries: too large for one extract", id, s.o.MaxExtractEntries)
+	}
+	batch, inCp, err := s.rep.InclusionProofs(ctx, space, txs, cp.Size)
+	if err != nil {
+		return err
+	}
+	proved := make(map[dag.ID]replica.InclusionProof, len(txs))
+	for i, tx := range txs {
+		if inCp[i] {
+			proved[tx] = batch[i]
+		}
+	}
 	for i := 0; i < len(txs); i++ {
 		tx := txs[i]
 		if seen[tx] {
@@ -190,10 +207,16 @@ func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string,
 		if len(seen) > s.o.MaxExtractEntries {
 			return problemf(CodeExtractTooLarge, "MR %s has more than %d entries: too large for one extract", id, s.o.MaxExtractEntries)
 		}
-		p, err := s.rep.InclusionProof(ctx, space, tx, cp.Size)
-		if err != nil {
-			pending++ // not in the checkpoint (yet)
-			continue
+		p, ok := proved[tx]
+		if !ok {
+			if i < len(batch) { // in the batch, and not in the checkpoint
+				pending++
+				continue
+			}
+			if p, err = s.rep.InclusionProof(ctx, space, tx, cp.Size); err != nil {
+				pending++ // not in the checkpoint (yet)
+				continue
+			}
 		}
 		e, err := s.n.Get(ctx, tx)
 		if err != nil {
@@ -236,11 +259,19 @@ func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string,
 				break // largest first: none further holds them all
 			}
 			entries := make([]ExtractEntry, n)
+			etx := make([]dag.ID, n)
 			for i, e := range x.Entries {
-				p, err := s.rep.InclusionProof(ctx, space, e.Tx, c.Size)
-				if err != nil {
-					return err
+				etx[i] = e.Tx
+			}
+			ps, in, err := s.rep.InclusionProofs(ctx, space, etx, c.Size)
+			if err != nil {
+				return err
+			}
+			for i, e := range x.Entries {
+				if !in[i] {
+					return fmt.Errorf("httpapi: %s is not in checkpoint %d", e.Tx, c.Size)
 				}
+				p := ps[i]
 				entries[i] = ExtractEntry{Inclusion: ExtractInclusion{LeafIndex: p.LeafIndex, TreeSize: p.TreeSize, InclusionPath: p.InclusionPath}, Object: e.Object, Tx: e.Tx}
 			}
 			cp, x.Entries = c, entries
