@@ -19,7 +19,8 @@
 //  1. Open with a NodeKey, and one of Store (yours to close), Dir (a Badger
 //     directory) or InMemory. Open derives every stored session from
 //     genesis, so startup costs one full derivation.
-//  2. Hand client writes to Submit and keep the signed Receipt: a signed
+//  2. Hand client writes to Submit (or SubmitSigned, if you decoded the
+//     envelope already) and keep the signed Receipt: a signed
 //     rejection is evidence the node cannot deny. Hand everything a peer
 //     sends to Ingest, in any order and with repeats: entries wait for
 //     their parents, durably, and refused entries (and their descendants)
@@ -33,6 +34,9 @@
 //  4. Call Checkpoint now and then (the node decides when); it signs the
 //     space's log. Deadlines and notice are advisory on an eventual node:
 //     MR evaluations record the elapsed checkpoint time, never refuse on it.
+//     Checkpoints, and the witnesses' cosignatures of them that
+//     AddCosignature keeps (witness.go), are written to node-local spaces
+//     (witan-local/…, never synced) and survive a restart.
 //  5. Read derived state with State (and its hash: equal on every replica
 //     holding the same entries), MR, MRs, Tally, Group, Branch, Law,
 //     Quarantine, Heads and Log.

@@ -279,10 +279,18 @@ type ErrorEntry struct {
 type plainReceipt Receipt // without MarshalJSON
 
 // SigningBytes returns JCS(receipt without "sig").
-func (rc Receipt) SigningBytes() ([]byte, error) { return dag.Marshal(plainReceipt(rc)) }
+func (rc Receipt) SigningBytes() ([]byte, error) {
+	if b, ok := rc.appendCanonical(make([]byte, 0, 512), false); ok { // receipt_json.go
+		return b, nil
+	}
+	return dag.Marshal(plainReceipt(rc))
+}
 
 // MarshalJSON writes the receipt's canonical JSON, signature included.
 func (rc Receipt) MarshalJSON() ([]byte, error) {
+	if b, ok := rc.appendCanonical(make([]byte, 0, 512), true); ok {
+		return b, nil
+	}
 	s := b64(rc.Sig)
 	return dag.Marshal(struct {
 		plainReceipt
@@ -307,13 +315,38 @@ func (rc Receipt) Verify() error {
 // peer's entry, a submission whose parents this replica does not hold is
 // rejected (unknown_parent), not held.
 func (r *Replica) Submit(ctx context.Context, envelope []byte, attachments [][]byte) (*Receipt, error) {
-	o, err := r.submitOne(ctx, Submission{Envelope: envelope, Attachments: attachments})
-	if err != nil {
-		return nil, err
+	return r.submit(ctx, Submission{Envelope: envelope, Attachments: attachments})
+}
+
+// SubmitSigned is Submit for an envelope its caller has decoded: se must
+// be dag.DecodeSigned(envelope) (the HTTP API decodes it to apply its
+// node policy). It is not decoded again.
+func (r *Replica) SubmitSigned(ctx context.Context, envelope []byte, se dag.SignedEnvelope, attachments [][]byte) (*Receipt, error) {
+	return r.submit(ctx, Submission{Envelope: envelope, Attachments: attachments, signed: &se})
+}
+
+func (r *Replica) submit(ctx context.Context, sub Submission) (*Receipt, error) {
+	q := r.submitOne(ctx, sub) // groupcommit.go
+	if q.err != nil {
+		return nil, q.err
 	}
-	rc, err := r.receipt(ctx, envelope, o)
-	if err != nil {
-		return nil, err
+	var rc *Receipt
+	if q.facts {
+		// Accepted, its facts read with its group's: no lock here.
+		rc = &Receipt{Tx: q.out.Tx, Envelope: q.digest, Status: "accepted", Errors: []ErrorEntry{},
+			CheckpointSize: q.cpSize, Node: r.key.Key()}
+		if rc.Envelope == (dag.ID{}) {
+			rc.Envelope = dag.Sum(sub.Envelope)
+		}
+		if q.pos > 0 {
+			idx := q.pos - 1
+			rc.LogIndex = &idx
+		}
+	} else {
+		var err error
+		if rc, err = r.receipt(ctx, sub.Envelope, q.out); err != nil {
+			return nil, err
+		}
 	}
 	// Signed outside the lock: concurrent submissions sign in parallel.
 	msg, err := rc.SigningBytes()

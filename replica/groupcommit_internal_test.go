@@ -2,9 +2,11 @@ package replica
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica/house"
@@ -108,6 +110,10 @@ func TestGroupCommitConcurrentDurable(t *testing.T) {
 	if t.Failed() {
 		return
 	}
+	byID := map[dag.ID]uint64{}
+	for i, tx := range ballots {
+		byID[tx.ID] = pos[i]
+	}
 	slices.Sort(pos)
 	if len(slices.Compact(pos)) != n {
 		t.Fatal("two receipts give the same log index")
@@ -128,5 +134,93 @@ func TestGroupCommitConcurrentDurable(t *testing.T) {
 		if !slices.Contains(log, tx.ID) {
 			t.Fatalf("ballot %d acknowledged but not in the log after a restart", i)
 		}
+		// The receipt's log index (read for the whole group from the
+		// log in memory) is where the entry is in the stored log.
+		if idx := byID[tx.ID]; idx >= uint64(len(log)) || log[idx] != tx.ID {
+			t.Fatalf("ballot %d: the receipt says log index %d, the log has it elsewhere", i, idx)
+		}
+	}
+}
+
+// TestGroupCommitLatecomersJoin: submissions that queue while a leader
+// waits for the commit before it join the leader's group, instead of
+// leaving the leader to commit alone and forming the next group: one
+// group of three, not a group of one then one of two.
+func TestGroupCommitLatecomersJoin(t *testing.T) {
+	ctx := context.Background()
+	r, err := Open(ctx, Options{InMemory: true, NodeKey: testNode(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	b, mr, open := ballotSession(t, r, 4)
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+		}
+	}
+	var ballots [3]ht.Tx // made here: the builder is not safe for concurrent use
+	for i := range ballots {
+		ballots[i] = b.Ballot(ht.Member(i), mr, "approve", dag.ID{}, open)
+	}
+	r.cmu.Lock() // a commit under way
+	answers := make(chan error, 3)
+	submit := func(i int) {
+		rc, err := r.Submit(ctx, ballots[i].Bytes, nil)
+		if err == nil && rc.Status != "accepted" {
+			err = fmt.Errorf("ballot %d: %+v", i, rc)
+		}
+		answers <- err
+	}
+	go submit(0)
+	waitFor("the first submission to lead", func() bool {
+		r.gmu.Lock()
+		defer r.gmu.Unlock()
+		return r.gbusy && len(r.gq) == 0
+	})
+	go submit(1)
+	go submit(2)
+	waitFor("two latecomers to queue", func() bool { return r.queued() == 2 })
+	r.cmu.Unlock()
+	for range 3 {
+		if err := <-answers; err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.gmu.Lock()
+	defer r.gmu.Unlock()
+	if r.glast != 3 {
+		t.Errorf("the last group had %d submissions, want 3 (the leader and both latecomers)", r.glast)
+	}
+}
+
+// TestGroupCommitForgetsBursts: after a burst (the last groups were
+// large), submissions that come one at a time stop waiting for the
+// burst's clients to come back: the memory of the groups' size decays to
+// one, so a lone client's submission is not held back for good.
+func TestGroupCommitForgetsBursts(t *testing.T) {
+	ctx := context.Background()
+	r, err := Open(ctx, Options{InMemory: true, NodeKey: testNode(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	const n = 40
+	b, mr, open := ballotSession(t, r, n)
+	r.gmu.Lock()
+	r.glast = 200 // as after a burst of 200 clients
+	r.gmu.Unlock()
+	for i := range n {
+		if rc, err := r.Submit(ctx, b.Ballot(ht.Member(i), mr, "approve", dag.ID{}, open).Bytes, nil); err != nil || rc.Status != "accepted" {
+			t.Fatalf("ballot %d: %v %+v", i, err, rc)
+		}
+	}
+	r.gmu.Lock()
+	defer r.gmu.Unlock()
+	if r.glast > 1 {
+		t.Errorf("after %d submissions one at a time the groups' size is remembered as %d, want 1", n, r.glast)
 	}
 }

@@ -18,6 +18,9 @@ package replica
 //	witan-local/drafts                 restricted drafts deposited with
 //	                                   this node (drafts.go), one root
 //	                                   entry each
+//	witan-local/witness/<session>      witnesses' cosignatures of the
+//	                                   node's checkpoints of the session
+//	                                   (witness.go), one root entry each
 
 import (
 	"context"

@@ -119,6 +119,7 @@ type Replica struct {
 	gmu   sync.Mutex
 	gq    []*groupReq
 	gbusy bool
+	glast int // about the size of the last groups committed
 }
 
 // space is the in-memory state of one session (space = session id).
@@ -431,6 +432,9 @@ func (r *Replica) load(ctx context.Context, name string) (*space, error) {
 		return nil, fmt.Errorf("%w: %s: checkpoint of size %d, but the log has %d entries", ErrCheckpointMismatch, name, cps[next].Size, len(sp.log))
 	}
 	sp.cps, sp.cpHead = cps, cpHead
+	if err := r.loadWitnessed(ctx, sp); err != nil {
+		return nil, err
+	}
 	// What an older store kept of refused entries goes to the record
 	// (bounded like the rest); nothing refused is stored any more.
 	q, err := r.store.Quarantine(ctx, name)
@@ -508,6 +512,15 @@ func (sp *space) appendLog(id dag.ID) {
 type Submission struct {
 	Envelope    []byte
 	Attachments [][]byte
+	signed      *dag.SignedEnvelope // Envelope decoded by its caller (SubmitSigned), or nil
+}
+
+// decoded returns s's envelope decoded (by its caller, or now).
+func (s Submission) decoded() (dag.SignedEnvelope, error) {
+	if s.signed != nil {
+		return *s.signed, nil
+	}
+	return dag.DecodeSigned(s.Envelope)
 }
 
 // Status is what became of an ingested envelope.
@@ -718,7 +731,7 @@ func (r *Replica) verify(subs []Submission, out []Outcome) []item {
 		var idx []int
 		for i := lo; i < hi; i++ {
 			s := subs[i]
-			se, err := dag.DecodeSigned(s.Envelope)
+			se, err := s.decoded()
 			if err != nil {
 				out[i] = Outcome{Status: Rejected, Code: dag.CodeOf(err), Detail: dag.DetailOf(err)}
 				continue

@@ -3,20 +3,35 @@ package replica
 // This file is checkpoint witnessing (30k D45's co-signed checkpoints): a
 // node B that verified node A's checkpoint of a session — its signature,
 // and its consistency with every earlier checkpoint of A that B verified
-// (node.HTTPPeer's check, S10) — co-signs it with its own node key. The
-// cosignature means "I, B, saw this checkpoint of A, and it extends every
-// earlier one of A I saw": it is a witness's cosignature in the manner of
-// C2SP's tlog-witness, not a second log (B's log orders its entries
-// differently and says nothing about A's tree). A keeps the latest
-// cosignature of each witness per session, in memory only, after checking
-// that it is over a checkpoint A itself signed; its extracts carry them.
+// (replica/node's peer check, S10, over HTTP or libp2p) — co-signs it
+// with its own node key. The cosignature means "I, B, saw this checkpoint
+// of A, and it extends every earlier one of A I saw": it is a witness's
+// cosignature in the manner of C2SP's tlog-witness, not a second log (B's
+// log orders its entries differently and says nothing about A's tree). A
+// keeps the latest cosignature of each witness per session, after
+// checking that it is over a checkpoint A itself signed; its extracts
+// carry them.
+//
+// Kept durably: each cosignature A keeps is one root entry of the
+// node-local space witan-local/witness/<session> (never synced), written
+// before AddCosignature returns, and read back (each checked again
+// against the session's stored checkpoints and the witness's key) when
+// the session is loaded, so extracts carry them after a restart.
+// Bounded: a witness's record is written only when it moves that
+// witness's kept checkpoint forward (a larger size, or the same size
+// signed later); the same checkpoint co-signed again, with whatever
+// signature, writes nothing. So the space holds at most MaxWitnesses
+// records per checkpoint A signed of the session, whatever witnesses
+// send.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/witan-dev/witan/dag"
 )
@@ -61,8 +76,10 @@ func (cs Cosignature) Verify(c Checkpoint) error {
 	return nil
 }
 
-// witnessed holds the cosignatures this node received, per session and
-// witness key: the latest (largest checkpoint size) of each.
+// witnessed holds the cosignatures this node keeps, per session and
+// witness key: the latest (largest checkpoint size, then latest time) of
+// each. mu is held across a record's write to the store, so the store and
+// the map move together.
 type witnessed struct {
 	mu sync.Mutex
 	m  map[string]map[dag.Key]witnessedCosig
@@ -77,31 +94,130 @@ type witnessedCosig struct {
 // did not sign.
 var ErrNotOurCheckpoint = errors.New("replica: the cosigned checkpoint is not one this node signed")
 
+// witnessSpace is the node-local space of the cosignatures kept of
+// session's checkpoints.
+func witnessSpace(session string) string { return LocalPrefix + "witness/" + session }
+
+// witnessRecord is one entry of witan-local/witness/<session>: the
+// checkpoint (its members and signature, "cp_sig") and the cosignature.
+type witnessRecord struct {
+	CpSig   string  `json:"cp_sig"`
+	Node    dag.Key `json:"node"`
+	Root    dag.ID  `json:"root"`
+	Session string  `json:"session"`
+	Sig     string  `json:"sig"`
+	Size    uint64  `json:"size"`
+	TS      string  `json:"ts"`
+	Witness dag.Key `json:"witness"`
+}
+
+func witnessEntry(c Checkpoint, cs Cosignature) (dag.Entry, error) {
+	w := c.wire()
+	b, err := dag.Marshal(witnessRecord{CpSig: b64(c.Sig), Node: w.Node, Root: w.Root, Session: c.Space, Sig: cs.Sig, Size: w.Size, TS: w.TS, Witness: cs.Witness})
+	if err != nil {
+		return dag.Entry{}, err
+	}
+	return dag.Entry{ID: dag.Sum(b), Space: witnessSpace(c.Space), Data: b}, nil
+}
+
+func decodeWitness(session string, e dag.Entry) (Checkpoint, Cosignature, error) {
+	var rec witnessRecord
+	if err := strictJSON(e.Data, &rec); err != nil {
+		return Checkpoint{}, Cosignature{}, fmt.Errorf("%w: cosignature %s: %w", errLocalRecord, e.ID, err)
+	}
+	if rec.Session != session {
+		return Checkpoint{}, Cosignature{}, fmt.Errorf("%w: cosignature %s names session %s", errLocalRecord, e.ID, rec.Session)
+	}
+	ts, err := time.Parse(time.RFC3339Nano, rec.TS)
+	if err != nil {
+		return Checkpoint{}, Cosignature{}, fmt.Errorf("%w: cosignature %s: %w", errLocalRecord, e.ID, err)
+	}
+	sig, err := b64d(rec.CpSig)
+	if err != nil {
+		return Checkpoint{}, Cosignature{}, fmt.Errorf("%w: cosignature %s: %w", errLocalRecord, e.ID, err)
+	}
+	c := Checkpoint{Space: session, Size: rec.Size, Root: rec.Root, TS: ts.UTC(), Node: rec.Node, Sig: sig}
+	return c, Cosignature{Witness: rec.Witness, Sig: rec.Sig}, nil
+}
+
+// laterCheckpoint reports whether a comes after b in a node's chain of
+// checkpoints of one session (larger, or as large and signed later).
+func laterCheckpoint(a, b Checkpoint) bool {
+	return a.Size > b.Size || a.Size == b.Size && a.TS.After(b.TS)
+}
+
+// keep decides what cs of c does to per (one session's kept
+// cosignatures): whether it is to be kept, or refused for want of room.
+func keep(per map[dag.Key]witnessedCosig, c Checkpoint, cs Cosignature) (bool, error) {
+	old, had := per[cs.Witness]
+	if !had && len(per) >= MaxWitnesses {
+		return false, &dag.ProtocolError{Code: dag.CodeSchema, Detail: fmt.Sprintf("this node keeps the cosignatures of at most %d witnesses per session", MaxWitnesses)}
+	}
+	return !had || laterCheckpoint(c, old.cp), nil
+}
+
+// loadWitnessed reads the cosignatures kept of sp's checkpoints back from
+// the store, each checked again: over a checkpoint of sp's chain, by a
+// witness other than this node, and verifying. A record that does not is
+// ErrCheckpointMismatch: the store was changed under the replica.
+func (r *Replica) loadWitnessed(ctx context.Context, sp *space) error {
+	es, err := localLog(ctx, r.store, witnessSpace(sp.name))
+	if err != nil {
+		return err
+	}
+	per := map[dag.Key]witnessedCosig{}
+	for _, e := range es {
+		c, cs, err := decodeWitness(sp.name, e)
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(sp.cps, func(o Checkpoint) bool { return sameCheckpoint(o, c) }) || cs.Witness == r.key.Key() {
+			return fmt.Errorf("%w: %s: cosignature %s is not of one of this node's checkpoints", ErrCheckpointMismatch, sp.name, e.ID)
+		}
+		if err := cs.Verify(c); err != nil {
+			return fmt.Errorf("%w: %s: cosignature %s: %w", ErrCheckpointMismatch, sp.name, e.ID, err)
+		}
+		if ok, err := keep(per, c, cs); err != nil {
+			return fmt.Errorf("%w: %s: cosignature %s: %w", ErrCheckpointMismatch, sp.name, e.ID, err)
+		} else if ok {
+			per[cs.Witness] = witnessedCosig{cp: c, cs: cs}
+		}
+	}
+	w := &r.witnessed
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.m == nil {
+		w.m = map[string]map[dag.Key]witnessedCosig{}
+	}
+	w.m[sp.name] = per
+	return nil
+}
+
 // AddCosignature keeps a witness's cosignature of one of this node's
-// checkpoints, after checking that the checkpoint is exactly one this
-// node signed (its node key, session, size, root, ts and signature) and
-// that the cosignature verifies. A witness's cosignature replaces its
-// earlier one of the session unless that one is of a larger checkpoint.
-// A witness cannot co-sign its own checkpoints (the node's key).
-func (r *Replica) AddCosignature(c Checkpoint, cs Cosignature) error {
+// checkpoints, durably, after checking that the checkpoint is exactly one
+// this node signed (its node key, session, size, root, ts and signature)
+// and that the cosignature verifies. A witness's cosignature replaces its
+// earlier one of the session when it is of a later checkpoint (larger,
+// or as large and signed later); otherwise it changes nothing and is not
+// written (nil). A witness cannot co-sign its own checkpoints (the
+// node's key).
+func (r *Replica) AddCosignature(ctx context.Context, c Checkpoint, cs Cosignature) error {
 	if c.Node != r.key.Key() || c.Legacy || c.Space == RefusalSpace {
 		return fmt.Errorf("%w: signed by %s", ErrNotOurCheckpoint, c.Node)
 	}
 	if cs.Witness == r.key.Key() {
 		return &dag.ProtocolError{Code: dag.CodeSchema, Detail: "a node does not witness its own checkpoints"}
 	}
-	ours := false
-	for _, o := range r.Checkpoints(c.Space) {
-		if sameCheckpoint(o, c) {
-			ours = true
-			break
-		}
-	}
-	if !ours {
+	if !slices.ContainsFunc(r.Checkpoints(c.Space), func(o Checkpoint) bool { return sameCheckpoint(o, c) }) {
 		return fmt.Errorf("%w: session %s, size %d, root %s", ErrNotOurCheckpoint, c.Space, c.Size, c.Root)
 	}
 	if err := cs.Verify(c); err != nil {
 		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return ErrClosed
 	}
 	w := &r.witnessed
 	w.mu.Lock()
@@ -114,12 +230,15 @@ func (r *Replica) AddCosignature(c Checkpoint, cs Cosignature) error {
 		per = map[dag.Key]witnessedCosig{}
 		w.m[c.Space] = per
 	}
-	old, had := per[cs.Witness]
-	if !had && len(per) >= MaxWitnesses {
-		return &dag.ProtocolError{Code: dag.CodeSchema, Detail: fmt.Sprintf("this node keeps the cosignatures of at most %d witnesses per session", MaxWitnesses)}
+	if ok, err := keep(per, c, cs); err != nil || !ok {
+		return err
 	}
-	if had && old.cp.Size > c.Size {
-		return nil
+	e, err := witnessEntry(c, cs)
+	if err != nil {
+		return err
+	}
+	if _, err := r.store.Put(ctx, dag.Batch{Entries: []dag.Entry{e}}); err != nil {
+		return fmt.Errorf("replica: store cosignature: %w", err)
 	}
 	per[cs.Witness] = witnessedCosig{cp: c, cs: cs}
 	return nil

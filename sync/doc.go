@@ -21,6 +21,12 @@
 //     gossipsub topic per space, and a scheduler that pulls from a peer
 //     when it connects or announces a head this replica lacks. Available
 //     lists the spaces connected peers announce (their subscriptions).
+//     When Local is a CheckpointServer, Node also serves
+//     /witan/checkpoint/1 (checkpoint.go): a peer's latest signed
+//     checkpoint with a consistency proof, and cosignatures sent back;
+//     PeerCheckpoint and SendCosignature are its requester side, and
+//     Config.AfterPull the hook after each automatic pull where the
+//     caller (replica/node) checks them. sync only carries the bytes.
 //   - sync/simnet runs the same Engine in process with seeded faults, for
 //     property tests.
 //

@@ -77,6 +77,12 @@ type Config struct {
 	// memory of frames still arriving), through libp2p's resource manager.
 	// Zero fields take their defaults.
 	Limits Limits
+	// AfterPull, if set, is called after each automatic pull of a space
+	// from a peer that ended without error, on the pull's goroutine (the
+	// next pull of the pair waits for it): replica/node checks the peer's
+	// checkpoint there (/witan/checkpoint/1). Its ctx ends when the node
+	// closes.
+	AfterPull func(ctx context.Context, p peer.ID, space string)
 	// Engine configures the protocol engine.
 	Engine Options
 	// Logger receives debug lines; discarded if nil.
@@ -137,6 +143,14 @@ func resourceManager(l Limits) (network.ResourceManager, error) {
 	}, rcmgr.BaseLimitIncrease{})
 	cfg.AddProtocolPeerLimit(protocol.ID(ProtocolID), rcmgr.BaseLimit{
 		StreamsInbound: l.StreamsPerPeer, StreamsOutbound: 4 * l.StreamsPerPeer, Streams: 5 * l.StreamsPerPeer, Memory: l.MemoryPerPeer,
+	}, rcmgr.BaseLimitIncrease{})
+	// /witan/checkpoint/1 carries one message of at most 64 KiB each way
+	// per stream.
+	cfg.AddProtocolLimit(protocol.ID(CheckpointProtocolID), rcmgr.BaseLimit{
+		StreamsInbound: l.Streams, StreamsOutbound: l.Streams, Streams: 2 * l.Streams, Memory: 4 << 20,
+	}, rcmgr.BaseLimitIncrease{})
+	cfg.AddProtocolPeerLimit(protocol.ID(CheckpointProtocolID), rcmgr.BaseLimit{
+		StreamsInbound: 4, StreamsOutbound: 4, Streams: 8, Memory: 1 << 20,
 	}, rcmgr.BaseLimitIncrease{})
 	return rcmgr.NewResourceManager(rcmgr.NewFixedLimiter(cfg.AutoScale()))
 }
@@ -279,6 +293,9 @@ func NewNode(ctx context.Context, local Local, cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("sync: gossipsub: %w", err)
 	}
 	h.SetStreamHandler(protocol.ID(ProtocolID), n.handle)
+	if _, ok := local.(CheckpointServer); ok {
+		h.SetStreamHandler(protocol.ID(CheckpointProtocolID), n.handleCheckpoint)
+	}
 	h.Network().Notify(&network.NotifyBundle{ConnectedF: func(_ network.Network, c network.Conn) {
 		p := c.RemotePeer()
 		n.engine.emit(Event{Kind: EventPeerConnected, Peer: p.String()})
@@ -645,6 +662,8 @@ func (n *Node) schedule(p peer.ID, space string) {
 			_, err := n.SyncWith(n.ctx, p, space)
 			if err != nil {
 				n.log.Debug("pull", "peer", p, "space", space, "err", err)
+			} else if n.cfg.AfterPull != nil {
+				n.cfg.AfterPull(n.ctx, p, space)
 			}
 			var claimed []dag.ID
 			n.mu.Lock()

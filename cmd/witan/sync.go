@@ -76,6 +76,14 @@ func (c *SyncCommand) Run(ctx context.Context, args []string) error {
 		// found already held.
 		fmt.Fprintf(c.main.Stdout, "  %s  %d new entries stored (%d held now)\n", r.Space, r.HeldAfter-r.HeldBefore, r.HeldAfter)
 		fmt.Fprintf(c.main.Stdout, "    this pull received %d: %d accepted, %d already held, %d quarantined, in %d round(s)", r.Received, r.Accepted, r.Duplicate, r.Rejected, r.Rounds)
+		if r.Checkpoint != "" {
+			// S10: the peer's history checked against what this node
+			// verified of it before (fork_detected also sets Error).
+			fmt.Fprintf(c.main.Stdout, "; the peer's checkpoint: %s", r.Checkpoint)
+			if r.Witness != "" {
+				fmt.Fprintf(c.main.Stdout, " (our cosignature: %s)", r.Witness)
+			}
+		}
 		if r.Error != "" {
 			failed++
 			fmt.Fprintf(c.main.Stdout, "  error: %s", r.Error)

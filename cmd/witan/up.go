@@ -132,7 +132,7 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	o := node.Options{Dir: filepath.Join(*dataDir, "badger"), NodeKey: key, Logger: logger,
+	o := node.Options{Dir: filepath.Join(*dataDir, "badger"), NodeKey: key, Logger: logger, Witnesses: witnesses,
 		MeetingsDir: filepath.Join(*dataDir, "meetings")}
 	if !*noP2P {
 		id, err := loadOrCreateP2PKey(filepath.Join(*dataDir, "p2p.key"))

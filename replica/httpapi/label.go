@@ -26,6 +26,10 @@ type labelWriter struct {
 	status int
 	buf    bytes.Buffer
 	stream bool
+	// labelled is set by a handler that wrote the label itself where it
+	// belongs (writeReceipt, the hot write path): the answer is passed on
+	// as written.
+	labelled bool
 }
 
 func (lw *labelWriter) Header() http.Header { return lw.h }
@@ -98,7 +102,7 @@ func (s *Server) serveLabelled(w http.ResponseWriter, r *http.Request) {
 	}
 	body := lw.buf.Bytes()
 	ct := w.Header().Get("Content-Type")
-	if (strings.HasPrefix(ct, "application/json") || strings.HasPrefix(ct, ContentTypeProblem)) && len(body) > 0 && body[0] == '{' {
+	if !lw.labelled && (strings.HasPrefix(ct, "application/json") || strings.HasPrefix(ct, ContentTypeProblem)) && len(body) > 0 && body[0] == '{' {
 		var top map[string]json.RawMessage
 		if json.Unmarshal(body, &top) == nil && s.concernsSimulation(r, top) {
 			body = addSimulation(body, top)

@@ -10,7 +10,6 @@ package httpapi
 // (docs/http-api.md, "Opinion policy and sync").
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -257,9 +256,8 @@ func (s *Server) claimReview(w http.ResponseWriter, r *http.Request) error {
 
 // rateLimit answers whether an envelope submitted over HTTP may go on:
 // only opinion.publish is limited, per signing key.
-func (s *Server) rateLimit(env json.RawMessage) (dag.Key, bool, error) {
-	e, _, _, err := dag.DecodeEnvelope(env)
-	if err != nil || e.Type != dag.TxOpinionPublish {
+func (s *Server) rateLimit(e *dag.Envelope) (dag.Key, bool, error) {
+	if e.Type != dag.TxOpinionPublish {
 		return dag.Key{}, false, nil
 	}
 	if !s.lim.allow(e.Author) {

@@ -4,6 +4,7 @@ package httpapi
 // about, and the JSON helpers every handler shares.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -418,10 +419,15 @@ func readJSON(r *http.Request, v any) error {
 	if err != nil {
 		return err
 	}
+	return decodeJSON(b, v)
+}
+
+// decodeJSON is readJSON once the body is read.
+func decodeJSON(b []byte, v any) error {
 	if len(b) == 0 {
 		return problemf(dag.CodeSchema, "empty body")
 	}
-	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		if err.Error() == "unexpected EOF" {

@@ -44,7 +44,7 @@ func (s *Server) witness(w http.ResponseWriter, r *http.Request) error {
 	if len(s.o.Witnesses) > 0 && !slices.Contains(s.o.Witnesses, req.Cosig.Witness) {
 		return problemf(CodeForbidden, "%s is not a witness this node keeps cosignatures of", req.Cosig.Witness)
 	}
-	if err := s.rep.AddCosignature(cp, req.Cosig); err != nil {
+	if err := s.rep.AddCosignature(r.Context(), cp, req.Cosig); err != nil {
 		if errors.Is(err, replica.ErrNotOurCheckpoint) {
 			return problemf(CodeUnknownCheckpoint, "%v", err)
 		}

@@ -22,6 +22,15 @@
 //     checkpoints.
 //  4. Close the node once nothing uses it.
 //
+// Peers are held to their history (30k S10): after each pull of a session
+// from a peer — over libp2p (sync, /witan/checkpoint/1) or over HTTP
+// (PullHTTP) — the node checks the peer's latest checkpoint against the
+// last one it verified of that peer with one code path (peercheck.go),
+// reports fork_detected when the peer rewrote its history, and co-signs a
+// checkpoint that holds as a witness. As a sync.CheckpointServer it serves
+// its own checkpoints and keeps its peers' cosignatures (Options.Witnesses
+// names the only witnesses it keeps, when set).
+//
 // With Options.MeetingsDir the node also runs meetings (Meetings, package
 // replica/meeting): node-local, kept in a store of their own
 // (sessions/meetstore) that forgets by destroying keys after every UTC

@@ -9,14 +9,10 @@ package node
 // code. Nothing the peer derived (state, tallies, determinations'
 // outcomes) is read: the node re-derives everything. The peer's signed
 // checkpoints are read to hold the peer to its history (S10): after each
-// pull the node verifies the peer's latest checkpoint and, against the
-// last one it verified from that peer, the peer's RFC 9162 consistency
-// proof; a log that shrank, a root that changed at the same size, a proof
-// that does not verify or a changed node key is fork_detected
-// (checkPeerCheckpoint). Entries are never refused for it: each is
-// judged on its own signature and causal past, a fork is evidence
-// against the peer's operator. A checkpoint that holds is co-signed as a
-// witness and sent back to the peer (witness.go). So witan
+// pull the node checks the peer's latest checkpoint against the last one
+// it verified from that peer (peercheck.go, the same check as over
+// libp2p; a fork is fork_detected), and co-signs one that holds as a
+// witness, POSTing it back to the peer (witness.go). So witan
 // federates with any conforming node that serves /log, libp2p or not
 // (witan up -peer-http URL). The wire forms read here are those of
 // docs/http-api.md (the /log page and its attachments).
@@ -49,12 +45,15 @@ type HTTPPeer struct {
 	client *http.Client
 	mu     gosync.Mutex
 	after  map[string]string // the /log cursor reached, per session
-	// seen is the last checkpoint verified from the peer, per session.
-	seen map[string]replica.Checkpoint
-	// cosigned is the signature of the last checkpoint co-signed and
-	// sent to the peer, per session (witness.go).
-	cosigned map[string]string
+	// checked is what this node verified and co-signed of the peer's
+	// checkpoints (peercheck.go).
+	checked peerCheckpoints
 }
+
+var _ checkpointSource = (*HTTPPeer)(nil)
+
+// String names the peer by its URL.
+func (p *HTTPPeer) String() string { return p.URL }
 
 // NewHTTPPeer returns a puller of the node at base (its URL, without
 // /oth/v0). A nil client means http.DefaultClient.
@@ -62,7 +61,7 @@ func NewHTTPPeer(base string, client *http.Client) *HTTPPeer {
 	if client == nil {
 		client = http.DefaultClient
 	}
-	return &HTTPPeer{URL: strings.TrimRight(base, "/"), client: client, after: map[string]string{}, seen: map[string]replica.Checkpoint{}, cosigned: map[string]string{}}
+	return &HTTPPeer{URL: strings.TrimRight(base, "/"), client: client, after: map[string]string{}, checked: newPeerCheckpoints()}
 }
 
 // HTTPPullResult is what one Pull did in one session.
@@ -73,17 +72,9 @@ type HTTPPullResult struct {
 	Duplicate   int    `json:"duplicate"`
 	Pending     int    `json:"pending"`
 	Quarantined int    `json:"quarantined"`
-	// Checkpoint is what the peer's checkpoint check found: "none" (the
-	// peer has none), "first_seen", "consistent", or "fork_detected" with
-	// ForkDetail saying what does not hold.
-	Checkpoint string `json:"checkpoint"`
-	ForkDetail string `json:"fork_detail,omitempty"`
-	// Witness is what became of this node's cosignature of the peer's
-	// checkpoint (after "first_seen" or "consistent"): "sent" (the peer
-	// kept it), "already_sent" (the same checkpoint was co-signed
-	// before), "not_kept: <why>" (the peer refused it or has no POST
-	// /witness: a conforming node need not), or "" (nothing to co-sign).
-	Witness string `json:"witness,omitempty"`
+	// PeerCheck is what the check of the peer's checkpoint found, and
+	// what became of this node's cosignature of it.
+	PeerCheck
 }
 
 // CodeForkDetected: a peer's checkpoints contradict each other (30k §9,
@@ -139,10 +130,7 @@ func (n *Node) PullHTTP(ctx context.Context, p *HTTPPeer, sessions ...string) ([
 		}
 		r, err := n.pullHTTPSession(ctx, p, id.String())
 		if err == nil {
-			err = p.checkCheckpoint(ctx, id.String(), &r)
-		}
-		if err == nil && (r.Checkpoint == "first_seen" || r.Checkpoint == "consistent") {
-			n.witness(ctx, p, id.String(), &r)
+			r.PeerCheck, err = n.checkAndWitness(ctx, p, &p.checked, id.String())
 		}
 		out = append(out, r)
 		if err != nil {
@@ -213,65 +201,24 @@ func (n *Node) pullHTTPSession(ctx context.Context, p *HTTPPeer, space string) (
 	}
 }
 
-// checkCheckpoint verifies the peer's latest checkpoint of space (its
-// signature) and that it extends the last one verified from the peer:
-// same node key, size not smaller, the same root at the same size, else
-// an RFC 9162 consistency proof from the old size to the new one, served
-// by the peer (/proofs/consistency), whose roots are the two signed roots
-// and which verifies. What holds is remembered; what does not is
-// fork_detected, and the old checkpoint stays remembered.
-func (p *HTTPPeer) checkCheckpoint(ctx context.Context, space string, r *HTTPPullResult) error {
+// checkpoint reads the peer's GET /checkpoint (a 404 is none).
+func (p *HTTPPeer) checkpoint(ctx context.Context, space string, _ uint64) ([]byte, error) {
 	var ca struct {
 		Checkpoint json.RawMessage `json:"checkpoint"`
 	}
 	if err := p.get(ctx, "/checkpoint", url.Values{"session": {space}}, &ca); err != nil {
 		if errors.Is(err, errNotFound) {
-			r.Checkpoint = "none"
-			return nil
+			return nil, fmt.Errorf("%w: %w", errNoCheckpoint, err)
 		}
-		return fmt.Errorf("node: peer %s: checkpoint of %s: %w", p.URL, space, err)
+		return nil, err
 	}
-	cp, err := replica.DecodeCheckpoint(ca.Checkpoint)
-	if err == nil {
-		err = cp.Verify()
-	}
-	if err == nil && !cp.Legacy && cp.Space != space {
-		err = fmt.Errorf("the checkpoint is of session %s", cp.Space)
-	}
-	if err != nil {
-		return fmt.Errorf("node: peer %s: checkpoint of %s: %w", p.URL, space, err)
-	}
-	fork := func(format string, args ...any) error {
-		r.Checkpoint, r.ForkDetail = string(CodeForkDetected), fmt.Sprintf(format, args...)
-		return fmt.Errorf("%w: peer %s, session %s: %s", ErrForkDetected, p.URL, space, r.ForkDetail)
-	}
-	prev, ok := p.seen[space]
-	switch {
-	case !ok:
-		r.Checkpoint = "first_seen"
-	case cp.Node != prev.Node:
-		return fork("the checkpoint is signed by %s, the last one verified by %s", cp.Node, prev.Node)
-	case cp.Size < prev.Size:
-		return fork("the log shrank from %d to %d entries", prev.Size, cp.Size)
-	case cp.Size == prev.Size:
-		if cp.Root != prev.Root {
-			return fork("at size %d the root changed from %s to %s", cp.Size, prev.Root, cp.Root)
-		}
-		r.Checkpoint = "consistent"
-	default:
-		var pr replica.ConsistencyProof
-		q := url.Values{"session": {space}, "from": {strconv.FormatUint(prev.Size, 10)}, "to": {strconv.FormatUint(cp.Size, 10)}}
-		if err := p.get(ctx, "/proofs/consistency", q, &pr); err != nil {
-			return fork("no consistency proof from %d to %d: %v", prev.Size, cp.Size, err)
-		}
-		if pr.FirstSize != prev.Size || pr.SecondSize != cp.Size || pr.FirstRoot != prev.Root || pr.SecondRoot != cp.Root {
-			return fork("the consistency proof %d..%d names roots %s, %s, not the signed %s, %s", pr.FirstSize, pr.SecondSize, pr.FirstRoot, pr.SecondRoot, prev.Root, cp.Root)
-		}
-		if err := pr.Verify(); err != nil {
-			return fork("%v", err)
-		}
-		r.Checkpoint = "consistent"
-	}
-	p.seen[space] = cp
-	return nil
+	return ca.Checkpoint, nil
+}
+
+// consistency reads the peer's GET /proofs/consistency.
+func (p *HTTPPeer) consistency(ctx context.Context, space string, from, to uint64) (replica.ConsistencyProof, error) {
+	var pr replica.ConsistencyProof
+	q := url.Values{"session": {space}, "from": {strconv.FormatUint(from, 10)}, "to": {strconv.FormatUint(to, 10)}}
+	err := p.get(ctx, "/proofs/consistency", q, &pr)
+	return pr, err
 }

@@ -82,6 +82,13 @@ type Options struct {
 	// replica's defaults.
 	MaxDrafts, MaxDraftBytes int
 
+	// Witnesses, if not empty, are the only node keys whose cosignatures
+	// of this node's checkpoints it keeps when peers send them over
+	// libp2p (KeepCosignature); empty: any witness's, at most
+	// replica.MaxWitnesses a session. httpapi.Options.Witnesses is the
+	// same for POST /witness: witan up passes both the same keys.
+	Witnesses []dag.Key
+
 	// Sync, when set, starts sync over libp2p at Open with this config
 	// (StartSync); nil runs without sync until StartSync is called. Its
 	// Logger defaults to Logger.
@@ -150,6 +157,10 @@ type Node struct {
 	memMu     gosync.Mutex // serialises memory-space writes (lineage check, then put)
 	log       *slog.Logger
 	sync      syncState
+	witnesses []dag.Key
+	// checked is what the node verified of its libp2p peers'
+	// checkpoints (p2pcheck.go).
+	checked p2pChecks
 
 	meet *meetings // nil without Options.MeetingsDir
 }
@@ -185,7 +196,8 @@ func Open(ctx context.Context, o Options) (*Node, error) {
 		}
 		return nil, err
 	}
-	n := &Node{rep: rep, store: st, ownsStore: owns, log: o.Logger, subs: map[int]func(string){}, memQuar: map[dag.ID]dag.Code{}}
+	n := &Node{rep: rep, store: st, ownsStore: owns, log: o.Logger, subs: map[int]func(string){}, memQuar: map[dag.ID]dag.Code{},
+		witnesses: slices.Clone(o.Witnesses)}
 	if o.MeetingsDir != "" {
 		if n.meet, err = openMeetings(ctx, n, o.MeetingsDir, o.MeetingClock); err != nil {
 			return nil, errors.Join(err, n.Close())
@@ -514,6 +526,19 @@ func (n *Node) Submit(ctx context.Context, envelope []byte, attachments [][]byte
 		if env, _, _, err := dag.DecodeEnvelope(envelope); err == nil {
 			n.notify(env.Session.String())
 		}
+	}
+	return rc, nil
+}
+
+// SubmitSigned is Submit for an envelope its caller has decoded: se must
+// be dag.DecodeSigned(envelope). It is not decoded again.
+func (n *Node) SubmitSigned(ctx context.Context, envelope []byte, se dag.SignedEnvelope, attachments [][]byte) (*replica.Receipt, error) {
+	rc, err := n.rep.SubmitSigned(ctx, envelope, se, attachments)
+	if err != nil {
+		return nil, err
+	}
+	if rc.Status == "accepted" {
+		n.notify(se.Envelope.Session.String())
 	}
 	return rc, nil
 }

@@ -63,8 +63,14 @@ type SyncResult struct {
 	// when the call began and when it ended: HeldAfter-HeldBefore is what
 	// the node stored meanwhile, by this pull or by another one running at
 	// the same time (which Accepted alone does not show).
-	HeldBefore int    `json:"held_before"`
-	HeldAfter  int    `json:"held_after"`
+	HeldBefore int `json:"held_before"`
+	HeldAfter  int `json:"held_after"`
+	// For a session pulled without error: what the check of the peer's
+	// checkpoint found and what became of this node's cosignature of it
+	// (p2pcheck.go); a fork_detected also sets Error.
+	Checkpoint string `json:"checkpoint,omitempty"`
+	ForkDetail string `json:"fork_detail,omitempty"`
+	Witness    string `json:"witness,omitempty"`
 	Error      string `json:"error,omitempty"`
 }
 
@@ -105,6 +111,16 @@ func (n *Node) StartSync(ctx context.Context, cfg sync.Config) (*sync.Node, erro
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = n.log
+	}
+	// After each automatic pull the peer's checkpoint is checked and
+	// co-signed (p2pcheck.go), then the caller's hook runs, if any.
+	if then := cfg.AfterPull; then != nil {
+		cfg.AfterPull = func(ctx context.Context, p peer.ID, space string) {
+			n.afterPull(ctx, p, space)
+			then(ctx, p, space)
+		}
+	} else {
+		cfg.AfterPull = n.afterPull
 	}
 	sn, err := sync.NewNode(ctx, n, cfg)
 	if err != nil {
@@ -286,6 +302,11 @@ func (n *Node) Connect(ctx context.Context, addr string, spaces []string) ([]Syn
 		}
 		st, err := sn.SyncWith(ctx, ai.ID, s)
 		r.Received, r.Accepted, r.Duplicate, r.Rejected, r.Rounds = st.Received, st.Accepted, st.Duplicate, st.Quarantined, st.Rounds
+		if err == nil {
+			var pc PeerCheck
+			pc, err = n.checkPeer(ctx, sn, ai.ID, s)
+			r.Checkpoint, r.ForkDetail, r.Witness = pc.Checkpoint, pc.ForkDetail, pc.Witness
+		}
 		if err != nil {
 			r.Error = err.Error()
 		}

@@ -1,0 +1,226 @@
+package node
+
+// This file holds libp2p peers to their history, as httppeer.go holds
+// HTTP peers: after each pull of a session from a peer over
+// /witan/sync/2 (the node's automatic pulls, through sync.Config.AfterPull,
+// and Connect's), the node asks the peer for its latest checkpoint with
+// the consistency proof from the size it last verified of that peer
+// (sync's /witan/checkpoint/1), runs the one check of peercheck.go
+// (fork_detected when the peer rewrote its history: logged as an error,
+// and in Connect's SyncResult), and sends back its cosignature of a
+// checkpoint that holds. The other side is the node as a
+// sync.CheckpointServer: it serves its own latest checkpoint and proof,
+// and keeps its peers' cosignatures (replica.AddCosignature, the same as
+// POST /witness, and Options.Witnesses as httpapi's). What it verified
+// of each peer is in memory, for at most maxCheckedPeers peers.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	gosync "sync"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica"
+	"github.com/witan-dev/witan/sync"
+)
+
+// Codes of a cosignature refused over libp2p, as httpapi's POST /witness
+// answers them.
+const (
+	CodeUnknownCheckpoint dag.Code = "witan:unknown_checkpoint"
+	CodeForbidden         dag.Code = "witan:forbidden"
+)
+
+// maxCheckedPeers bounds the libp2p peers whose verified checkpoints the
+// node remembers; past it the one checked least recently is forgotten
+// (its next check is first_seen again).
+const maxCheckedPeers = 1024
+
+var _ sync.CheckpointServer = (*Node)(nil)
+
+// CheckpointOf implements sync.CheckpointServer: the node's latest
+// checkpoint of session space and, when 0 < from < its size, the
+// consistency proof from from (nothing when the proof cannot be made:
+// the peer then finds none, which is its fork_detected to report).
+func (n *Node) CheckpointOf(ctx context.Context, space string, from uint64) ([]byte, []byte, error) {
+	if _, err := dag.ParseID(space); err != nil {
+		return nil, nil, &dag.ProtocolError{Code: dag.CodeSchema, Detail: fmt.Sprintf("%q is not a session id", space)}
+	}
+	cp, ok := n.rep.LastCheckpoint(space)
+	if !ok {
+		return nil, nil, nil
+	}
+	b, err := json.Marshal(cp)
+	if err != nil {
+		return nil, nil, err
+	}
+	if from == 0 || from >= cp.Size {
+		return b, nil, nil
+	}
+	pr, err := n.rep.ConsistencyProof(ctx, space, from, cp.Size)
+	if err != nil {
+		return b, nil, nil
+	}
+	proof, err := json.Marshal(pr)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, proof, nil
+}
+
+// KeepCosignature implements sync.CheckpointServer: a peer's cosignature
+// of one of this node's checkpoints, kept as POST /witness keeps it.
+func (n *Node) KeepCosignature(ctx context.Context, _, space string, checkpoint, cosignature []byte) error {
+	cp, err := replica.DecodeCheckpoint(checkpoint)
+	if err != nil {
+		return &dag.ProtocolError{Code: dag.CodeSchema, Detail: fmt.Sprintf("checkpoint: %v", err)}
+	}
+	if cp.Space != space {
+		return &dag.ProtocolError{Code: dag.CodeSchema, Detail: fmt.Sprintf("the checkpoint is of session %q, not %s", cp.Space, space)}
+	}
+	var cs replica.Cosignature
+	d := json.NewDecoder(bytes.NewReader(cosignature))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&cs); err != nil || !cs.Witness.Valid() {
+		return &dag.ProtocolError{Code: dag.CodeSchema, Detail: fmt.Sprintf("cosignature: %v", err)}
+	}
+	if len(n.witnesses) > 0 && !slices.Contains(n.witnesses, cs.Witness) {
+		return &dag.ProtocolError{Code: CodeForbidden, Detail: fmt.Sprintf("%s is not a witness this node keeps cosignatures of", cs.Witness)}
+	}
+	if err := n.rep.AddCosignature(ctx, cp, cs); err != nil {
+		if errors.Is(err, replica.ErrNotOurCheckpoint) {
+			return &dag.ProtocolError{Code: CodeUnknownCheckpoint, Detail: err.Error()}
+		}
+		return err
+	}
+	return nil
+}
+
+// p2pSource reads a libp2p peer's checkpoints over /witan/checkpoint/1.
+type p2pSource struct {
+	sn *sync.Node
+	p  peer.ID
+	// proof is the consistency proof the last checkpoint answer carried.
+	proof []byte
+}
+
+func (s *p2pSource) String() string { return s.p.String() }
+
+func (s *p2pSource) checkpoint(ctx context.Context, space string, from uint64) ([]byte, error) {
+	cp, proof, err := s.sn.PeerCheckpoint(ctx, s.p, space, from)
+	switch {
+	case errors.Is(err, sync.ErrNoCheckpoints):
+		return nil, fmt.Errorf("%w: %w", errNoCheckpoint, err)
+	case err != nil:
+		return nil, err
+	case cp == nil:
+		return nil, errNoCheckpoint
+	}
+	s.proof = proof
+	return cp, nil
+}
+
+func (s *p2pSource) consistency(_ context.Context, _ string, from, to uint64) (replica.ConsistencyProof, error) {
+	var pr replica.ConsistencyProof
+	if s.proof == nil {
+		return pr, errors.New("the peer's answer carries none")
+	}
+	d := json.NewDecoder(bytes.NewReader(s.proof))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&pr); err != nil {
+		return pr, fmt.Errorf("the peer's proof %d..%d: %w", from, to, err)
+	}
+	return pr, nil
+}
+
+func (s *p2pSource) cosign(ctx context.Context, space string, c replica.Checkpoint, cs replica.Cosignature) error {
+	cb, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	sb, err := json.Marshal(cs)
+	if err != nil {
+		return err
+	}
+	return s.sn.SendCosignature(ctx, s.p, space, cb, sb)
+}
+
+// p2pChecks is what the node verified of its libp2p peers' checkpoints.
+type p2pChecks struct {
+	mu    gosync.Mutex
+	peers map[peer.ID]*p2pChecked
+	tick  uint64
+}
+
+type p2pChecked struct {
+	mu   gosync.Mutex // serialises the checks of one peer
+	pc   peerCheckpoints
+	used uint64
+}
+
+func (c *p2pChecks) get(p peer.ID) *p2pChecked {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.peers == nil {
+		c.peers = map[peer.ID]*p2pChecked{}
+	}
+	c.tick++
+	x := c.peers[p]
+	if x == nil {
+		if len(c.peers) >= maxCheckedPeers {
+			var oldest peer.ID
+			var at uint64
+			for id, y := range c.peers {
+				if oldest == "" || y.used < at {
+					oldest, at = id, y.used
+				}
+			}
+			delete(c.peers, oldest)
+		}
+		x = &p2pChecked{pc: newPeerCheckpoints()}
+		c.peers[p] = x
+	}
+	x.used = c.tick
+	return x
+}
+
+// checkPeer checks peer p's checkpoint of session space after a pull
+// over libp2p, and co-signs one that holds. A memory space has no
+// checkpoints: nothing is checked.
+func (n *Node) checkPeer(ctx context.Context, sn *sync.Node, p peer.ID, space string) (PeerCheck, error) {
+	if strings.HasPrefix(space, MemoryPrefix) {
+		return PeerCheck{}, nil
+	}
+	x := n.checked.get(p)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return n.checkAndWitness(ctx, &p2pSource{sn: sn, p: p}, &x.pc, space)
+}
+
+// afterPull is sync.Config.AfterPull: the check of an automatic pull,
+// whose findings only the log can tell.
+func (n *Node) afterPull(ctx context.Context, p peer.ID, space string) {
+	sn := n.Sync()
+	if sn == nil {
+		return
+	}
+	r, err := n.checkPeer(ctx, sn, p, space)
+	switch {
+	case errors.Is(err, ErrForkDetected):
+		// Evidence against the peer's operator (S10), as for -peer-http.
+		n.log.Error("libp2p peer rewrote its history", "peer", p, "session", space, "code", CodeForkDetected, "err", err)
+	case err != nil && ctx.Err() == nil:
+		n.log.Warn("libp2p peer checkpoint check failed", "peer", p, "session", space, "err", err)
+	case r.Witness == "sent":
+		n.log.Info("libp2p peer checkpoint co-signed", "peer", p, "session", space)
+	case strings.HasPrefix(r.Witness, "not_kept"):
+		n.log.Debug("libp2p peer did not keep our cosignature", "peer", p, "session", space, "why", r.Witness)
+	}
+}
