@@ -18,7 +18,8 @@ package node
 // most maxCheckedPeers peers are held (oldest written first out; an
 // evicted peer's next check is first_seen again), and the store is
 // append-only, so the space takes at most maxVerifiedRecords records
-// (past it the reference moves in memory only, and the log says so once).
+// (past it the log says so once, a reference already held moves in memory
+// only, and a new peer or session is not held: its checks are first_seen).
 //
 // Forks: each fork detected (peer, session, what does not hold, the
 // checkpoint verified before and the one that contradicts it, both with
@@ -255,7 +256,11 @@ func (n *Node) keepVerified(ctx context.Context, peer, session string, cp replic
 			pr.warned = true
 			n.log.Warn("node: the record of peers' checkpoints is full; what is verified now is kept in memory only", "space", PeerCheckpointSpace, "records", pr.written)
 		}
-		pr.set(peer, cp)
+		if v, ok := pr.verified[peer]; ok {
+			if _, ok := v.cps[session]; ok {
+				pr.set(peer, cp) // held already: memory does not grow
+			}
+		}
 		return nil
 	}
 	raw, err := json.Marshal(cp)
