@@ -80,6 +80,7 @@ func TestSimulationLabelEveryEndpoint(t *testing.T) {
 		"/oth/v0/proofs/inclusion":                      {"/proofs/inclusion?tx=" + s.last.String(), "/proofs/inclusion?log=refusals&index=0"},
 		"/oth/v0/proofs/consistency":                    {"/proofs/consistency?from=1", "/proofs/consistency?log=refusals&from=0"},
 		"/oth/v0/refusals":                              {"/refusals"},
+		"/oth/v0/forks":                                 {"/forks"},
 		"/oth/v0/refusals/checkpoint":                   {"/refusals/checkpoint"},
 		"/oth/v0/extract/{hash}":                        {"/extract/" + s.last.String(), "/extract/" + mr.String()},
 		"/oth/v0/cite/{hash}":                           {"/cite/" + b.Genesis.String()},

@@ -265,6 +265,7 @@ func (s *Server) routes() {
 	s.route(Base+"/refusals/checkpoint", get(s.refusalCheckpoint)) // refusals.go
 	s.route(Base+"/extract/{hash}", get(s.extract))                // extract.go
 	s.route(Base+"/witness", post(s.witness))                      // witness.go
+	s.route(Base+"/forks", get(s.forks))                           // forks.go
 	s.route(Base+"/cite/{hash}", get(s.cite))                      // cite.go
 	s.route(Base+"/cite/{hash}/diff", get(s.citeDiff))             // cite.go
 	s.route(Base+"/export/rollcall", get(s.rollcall))              // rollcall.go

@@ -162,6 +162,9 @@ type Node struct {
 	// checked is what the node verified of its libp2p peers'
 	// checkpoints (p2pcheck.go).
 	checked p2pChecks
+	// peerRec keeps what the node verified of its peers' checkpoints,
+	// and the forks it found, durably (peerrecords.go).
+	peerRec peerRecords
 
 	meet *meetings // nil without Options.MeetingsDir
 }
@@ -199,6 +202,9 @@ func Open(ctx context.Context, o Options) (*Node, error) {
 	}
 	n := &Node{rep: rep, store: st, ownsStore: owns, log: o.Logger, subs: map[int]func(string){},
 		witnesses: slices.Clone(o.Witnesses)}
+	if err := n.loadPeerRecords(ctx); err != nil {
+		return nil, errors.Join(err, n.Close())
+	}
 	if o.MeetingsDir != "" {
 		if n.meet, err = openMeetings(ctx, n, o.MeetingsDir, o.MeetingClock); err != nil {
 			return nil, errors.Join(err, n.Close())
