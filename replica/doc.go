@@ -23,9 +23,16 @@
 //     envelope already) and keep the signed Receipt: a signed
 //     rejection is evidence the node cannot deny. Hand everything a peer
 //     sends to Ingest, in any order and with repeats: entries wait for
-//     their parents, durably, and refused entries (and their descendants)
-//     go to the store's quarantine with a 30k error code. Both survive a
-//     restart; Store.Missing names the parents sync must fetch.
+//     their parents, durably (Store.Missing names the parents sync must
+//     fetch), and refused entries (and their descendants) are not stored:
+//     the quarantine is a bounded record in memory (id, code, reason,
+//     source, time), which a node also fills with the memory blocks it
+//     refuses (RecordRefusal). What any peer can leave behind is bounded
+//     (docs/security.md): pending entries per source, per space and in all,
+//     charged to their sender (ChargePending for a node's memory blocks),
+//     the oldest removed from the store, whose value-log GC the replica
+//     runs in the background once GCAfterDropped bytes of them are garbage;
+//     the quarantine's record per source and in all.
 //  3. Supply with each envelope the objects it names (attachments): a
 //     change, a branch or group object, the seed's node objects. A client's
 //     submission whose objects are neither attached nor stored is refused

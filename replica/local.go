@@ -21,6 +21,9 @@ package replica
 //	witan-local/witness/<session>      witnesses' cosignatures of the
 //	                                   node's checkpoints of the session
 //	                                   (witness.go), one root entry each
+//
+// replica/node keeps two more (its peer checks, node/peerrecords.go):
+// witan-local/peer-checkpoints and witan-local/forks.
 
 import (
 	"context"

@@ -14,6 +14,7 @@ import (
 	"fmt"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/house"
 	"github.com/witan-dev/witan/replica/mlog"
 )
 
@@ -127,6 +128,38 @@ func (r *Replica) InclusionProof(ctx context.Context, spaceName string, tx dag.I
 	return InclusionProof{Tx: tx, LeafIndex: pos - 1, TreeSize: size, InclusionPath: ids(path), Root: ids([][]byte{root})[0]}, nil
 }
 
+// InclusionProofs is InclusionProof for many entries against one size,
+// under one lock and with the root computed once (an MR's extract asks
+// one per ballot). ok[i] is false for an entry that is not in the log's
+// first size entries; a size beyond the log is an error.
+func (r *Replica) InclusionProofs(ctx context.Context, spaceName string, txs []dag.ID, size uint64) (proofs []InclusionProof, ok []bool, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.space(ctx, spaceName)
+	if err != nil {
+		return nil, nil, err
+	}
+	t := sp.proofTree()
+	root, err := t.Root(size)
+	if err != nil {
+		return nil, nil, err
+	}
+	rootID := ids([][]byte{root})[0]
+	proofs, ok = make([]InclusionProof, len(txs)), make([]bool, len(txs))
+	for i, tx := range txs {
+		pos := r.position(ctx, tx)
+		if pos == 0 || pos > size || pos > uint64(len(sp.log)) || sp.log[pos-1] != tx {
+			continue
+		}
+		path, err := t.Inclusion(pos-1, size)
+		if err != nil {
+			return nil, nil, err
+		}
+		proofs[i], ok[i] = InclusionProof{Tx: tx, LeafIndex: pos - 1, TreeSize: size, InclusionPath: ids(path), Root: rootID}, true
+	}
+	return proofs, ok, nil
+}
+
 // ConsistencyProof proves that the space's log of its first from entries
 // is a prefix of its log of to entries.
 func (r *Replica) ConsistencyProof(ctx context.Context, spaceName string, from, to uint64) (ConsistencyProof, error) {
@@ -147,4 +180,33 @@ func (r *Replica) ConsistencyProof(ctx context.Context, spaceName string, from, 
 		return ConsistencyProof{}, err
 	}
 	return ConsistencyProof{FirstSize: from, SecondSize: to, ConsistencyPath: ids(path), FirstRoot: ids([][]byte{r1})[0], SecondRoot: ids([][]byte{r2})[0]}, nil
+}
+
+// MREvidence is what an evidence extract of an MR is made of (30k D45,
+// httpapi's extract.go): the MR as this replica serves it (its
+// determinations re-evaluated over exactly their ballots), the ids of its
+// mr.open entries and the inputs of its live poll (its frozen electorate,
+// the ballots it counts with their authors, the facts it is evaluated
+// with).
+type MREvidence struct {
+	MR    MR
+	Opens []dag.ID
+	Poll  house.PollInputs
+}
+
+// MREvidence returns the evidence of MR id of the session, or an error
+// wrapping dag.ErrNotFound. It costs O(ballots of the MR).
+func (r *Replica) MREvidence(ctx context.Context, spaceName string, id dag.ID) (MREvidence, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.session(ctx, spaceName)
+	if err != nil {
+		return MREvidence{}, err
+	}
+	v, ok := sp.h.MR(id)
+	in, okP := sp.h.PollInputs(id)
+	if !ok || !okP {
+		return MREvidence{}, fmt.Errorf("replica: MR %s: %w", id, dag.ErrNotFound)
+	}
+	return MREvidence{MR: r.mrOf(ctx, sp, v), Opens: sp.h.Opens(id), Poll: in}, nil
 }

@@ -9,7 +9,9 @@ package replica
 // else's.
 
 import (
+	"context"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/witan-dev/witan/dag"
@@ -71,11 +73,18 @@ func newQuarantine(perSource, max int) *quarantine {
 
 func (q *quarantine) live(r *Refusal) bool { return q.byID[r.ID] == r }
 
+// MaxRefusalReason bounds the reason a record keeps, in bytes: a reason
+// may quote what the sender sent.
+const MaxRefusalReason = 1024
+
 // add records a refusal, evicting the source's oldest record past its
 // bound and the oldest of all past the total.
 func (q *quarantine) add(r Refusal) {
 	if old := q.byID[r.ID]; old != nil {
 		return // refused already: the first record stands
+	}
+	if len(r.Reason) > MaxRefusalReason {
+		r.Reason = strings.ToValidUTF8(r.Reason[:MaxRefusalReason], "") + "…"
 	}
 	q.seq++
 	r.Seq = q.seq
@@ -175,4 +184,18 @@ func (q *quarantine) rejections(space string) []house.Rejection {
 
 func (q *quarantine) stats() QuarantineStats {
 	return QuarantineStats{Held: len(q.byID), Refused: q.refused, Evicted: q.evicted, Sources: len(q.bySource)}
+}
+
+// RecordRefusal records in the quarantine an entry of space that was
+// refused for good outside the replica's own ingest (a node's memory
+// block that does not verify: replica/node), so that it shares the one
+// bounded record with refused envelopes: who sent it is dag.SourceOf(ctx),
+// when is the Clock's time. Nothing of the entry is stored; the record is
+// kept like every other (per source and in all, oldest forgotten first),
+// and Refused, Refusals and QuarantineStats answer for it. An id the
+// record already holds keeps its first record.
+func (r *Replica) RecordRefusal(ctx context.Context, space string, id dag.ID, code dag.Code, reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.quar.add(Refusal{ID: id, Space: space, Code: code, Reason: reason, Source: dag.SourceOf(ctx), Time: r.clock().UTC()})
 }

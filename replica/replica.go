@@ -65,6 +65,11 @@ type Options struct {
 	// removed from the store. Zero means DefaultPendingPerSource,
 	// DefaultPendingPerSpace and DefaultPendingMax.
 	PendingPerSource, PendingPerSpace, PendingMax int
+	// GCAfterDropped is how many bytes of evicted pending entries make
+	// the replica run the store's value-log GC in the background (a store
+	// with a GC method: badgerstore). Zero means DefaultGCAfterDropped;
+	// negative never runs it.
+	GCAfterDropped int64
 }
 
 // DefaultPendingCache is Options.PendingCache's default: 32 MiB.
@@ -174,6 +179,7 @@ func Open(ctx context.Context, o Options) (*Replica, error) {
 		keys: dag.NewKeyCache(0), pend: newPendingCache(o.PendingCache),
 		quar: newQuarantine(o.QuarantinePerSource, o.QuarantineMax),
 		wait: newWaiting(o.PendingPerSource, o.PendingPerSpace, o.PendingMax)}
+	r.wait.gc = newCollector(o.GCAfterDropped)
 	if r.clock == nil {
 		r.clock = time.Now
 	}
@@ -299,6 +305,7 @@ func (r *Replica) dropPending(ctx context.Context, recs []*waitRec) error {
 			}
 		}
 	}
+	r.collectDropped(recs)
 	return nil
 }
 
@@ -352,6 +359,7 @@ func (r *Replica) Close() error {
 		return nil
 	}
 	r.closed = true
+	r.wait.gc.close() // before the store closes
 	if r.ownsStore {
 		return r.store.Close()
 	}
@@ -919,7 +927,7 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 					// A copy: the envelope's Parents lie inside its decoded
 					// block, which holds its body, which holds the bytes it
 					// came in; the charge sheet keeps only the ids.
-					evicted = append(evicted, r.wait.add(&waitRec{id: id, space: name, source: src, parents: slices.Clone(it.env.Parents)})...)
+					evicted = append(evicted, r.wait.add(&waitRec{id: id, space: name, source: src, parents: slices.Clone(it.env.Parents), size: len(it.data)})...)
 				}
 			}
 			if err := r.dropPending(ctx, evicted); err != nil {

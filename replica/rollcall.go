@@ -110,3 +110,15 @@ func (r *Replica) RootMerges(ctx context.Context, spaceName string) ([]house.Mer
 	}
 	return sp.h.RootMerges(), nil
 }
+
+// Merges returns the session's executed merges into every branch, in the
+// order the derived state executed them (house.House.Merges).
+func (r *Replica) Merges(ctx context.Context, spaceName string) ([]house.Merge, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.session(ctx, spaceName)
+	if err != nil {
+		return nil, err
+	}
+	return sp.h.Merges(), nil
+}

@@ -33,6 +33,14 @@ if [ -n "$unformatted" ]; then
 	echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
 
+echo "== merge-conflict markers"
+# A merge committed with its conflict unresolved shows as these lines;
+# gofmt catches them in Go files, this in every other tracked text.
+marked=$(git grep -l -E '^(<<<<<<<|>>>>>>>) ' -- . ':!*.go' 2>/dev/null || true)
+if [ -n "$marked" ]; then
+	echo "conflict markers in:"; echo "$marked"; exit 1
+fi
+
 if $quick; then
 	echo "== go test -short ./... (quick)"
 	go test -count=1 -short -p 2 ./...

@@ -10,13 +10,14 @@ import (
 )
 
 // VerifyExtractCommand checks an evidence extract (GET /extract/{hash},
-// D45) with no network access: httpapi.VerifyExtract.
+// D45) with no network access: httpapi.VerifyExtract for one entry,
+// httpapi.VerifyMRExtract for an MR (its tallies recomputed).
 type VerifyExtractCommand struct {
 	main *Main
 }
 
 func (c *VerifyExtractCommand) Run(ctx context.Context, args []string) error {
-	fs := c.main.newFlagSet("verify-extract", "verify-extract [-signer KEY] [-witness KEY]... FILE")
+	fs := c.main.newFlagSet("verify-extract", "verify-extract [-signer KEY] [-witness KEY]... FILE\n\nFILE is GET /extract/{hash} of a log entry, or of an MR id: then its opens, ballots and\ndeterminations, every tally it states recomputed from the file alone")
 	node := fs.String("signer", "", "the node key (ed25519:…) the checkpoint must be signed by (default: any); -node names a node URL in every other verb")
 	var witnesses keyList
 	fs.Var(&witnesses, "witness", "a witness's node key (ed25519:…) whose cosignature of the checkpoint is required (repeatable)")
@@ -36,6 +37,9 @@ func (c *VerifyExtractCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if httpapi.IsMRExtract(b) {
+		return c.runMR(b, pin, witnesses)
+	}
 	x, cp, err := httpapi.VerifyExtractWitnessed(b, pin, witnesses)
 	if err != nil {
 		fmt.Fprintf(c.main.Stdout, "FAIL %v\n", err)
@@ -51,6 +55,36 @@ func (c *VerifyExtractCommand) Run(ctx context.Context, args []string) error {
 	} else {
 		fmt.Fprintf(c.main.Stdout, "verified offline (final_advisory: one node's checkpoint, co-signed by %d witnesses)\n", len(x.Cosigned))
 	}
+	return nil
+}
+
+// runMR checks an MR extract (httpapi.VerifyMRExtract): the MR's opens,
+// ballots and determinations, and every tally it states recomputed.
+func (c *VerifyExtractCommand) runMR(b []byte, pin dag.Key, witnesses []dag.Key) error {
+	x, cp, err := httpapi.VerifyMRExtract(b, pin, witnesses)
+	if err != nil {
+		fmt.Fprintf(c.main.Stdout, "FAIL %v\n", err)
+		return errVerify
+	}
+	out := c.main.Stdout
+	fmt.Fprintf(out, "ok   MR %s (session %s): %d entries, each in checkpoint size %d, root %s, signed by %s at %s\n",
+		x.MR, x.Session, len(x.Entries), cp.Size, cp.Root, cp.Node, cp.TS.UTC().Format("2006-01-02T15:04:05Z"))
+	for _, cs := range x.Cosigned {
+		fmt.Fprintf(out, "ok   checkpoint co-signed by witness %s\n", cs.Witness)
+	}
+	t := x.Tally.Tally
+	fmt.Fprintf(out, "ok   electorate of %d matches the MR's snapshot; tally recomputed over %d ballots: approve %d, reject %d, abstain %d, void %d -> %s (provisional)\n",
+		len(x.Electorate), t.Ballots, t.Approve, t.Reject, t.Abstain, t.Void, x.Tally.IfClosed)
+	for _, d := range x.Determinations {
+		verdict := "borne out by its ballots"
+		if d.IfClosed != d.Outcome {
+			verdict = "NOT borne out by its ballots (they give " + string(d.IfClosed) + ")"
+		}
+		fmt.Fprintf(out, "ok   determination %s says %s over %d ballots (approve %d, reject %d, abstain %d, void %d): %s\n",
+			d.Tx, d.Outcome, d.Tally.Ballots, d.Tally.Approve, d.Tally.Reject, d.Tally.Abstain, d.Tally.Void, verdict)
+	}
+	fmt.Fprintf(out, "note reverts %v and structure_failed %v are the node's findings (the statute text is not in the extract)\n", x.Facts.Reverts, x.Facts.StructureFailed)
+	fmt.Fprintf(out, "verified offline (%s: one node's checkpoint, co-signed by %d witnesses)\n", x.Finality, len(x.Cosigned))
 	return nil
 }
 

@@ -76,9 +76,11 @@ func (h *House) applyDue(st *govState, wit int64, trigger dag.ID) bool {
 		nb := *tb
 		nb.heads = []dag.ID{id}
 		st.branches[e.branch] = &nb
+		m := Merge{MR: e.mr, Branch: e.branch, Change: id, Before: head, Determination: trigger}
 		if e.branch == RootBranch {
-			st.rootMerges = append(slices.Clip(st.rootMerges), Merge{MR: e.mr, Change: id, Before: head, Determination: trigger})
+			st.rootMerges = append(slices.Clip(st.rootMerges), m)
 		}
+		st.merges = append(slices.Clip(st.merges), m)
 		st.expired = append(slices.Clip(st.expired), Expiry{MR: e.mr, Change: id, Due: e.due, Trigger: trigger})
 	}
 	if changed {

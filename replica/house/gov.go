@@ -49,6 +49,9 @@ type govState struct {
 	// rootMerges are the executed merges into the root, in the order they
 	// were executed (each one's target head is the previous one's change).
 	rootMerges []Merge
+	// merges are the executed merges into every branch, the root's
+	// included, in the order they were executed (D44's merge order).
+	merges []Merge
 	// contests and the contests each MR is in (contest.go): contest hooks.
 	contests  map[dag.ID]*contestReg
 	inContest map[dag.ID][]dag.ID
@@ -57,11 +60,12 @@ type govState struct {
 	expired  []Expiry
 }
 
-// Merge is an executed merge into the root branch.
+// Merge is an executed merge into a branch (RootMerges: into the root).
 type Merge struct {
 	MR            dag.ID
-	Change        dag.ID // the merge change: the root head after it
-	Before        dag.ID // the root head before it
+	Branch        string // the target branch
+	Change        dag.ID // the merge change: the branch's head after it
+	Before        dag.ID // the branch's head before it
 	Determination dag.ID // the executed determination
 	Effective     statute.Effective
 }
@@ -156,6 +160,7 @@ func (s *govState) clone() *govState {
 		observers: s.observers,
 		// Clipped, so that appending in one state never writes into another's.
 		rootMerges: slices.Clip(s.rootMerges),
+		merges:     slices.Clip(s.merges),
 		contests:   maps.Clone(s.contests),
 		inContest:  maps.Clone(s.inContest),
 		expiries:   slices.Clip(s.expiries),
@@ -397,9 +402,11 @@ func (h *House) execute(st *govState, r *mrReg, g int32, d *detRec) {
 	nb.heads = []dag.ID{c}
 	st.branches[info.body.Target.Branch] = &nb
 	r.status, r.merge = StatusMerged, c
-	if info.body.Target.Branch == RootBranch {
-		st.rootMerges = append(st.rootMerges, Merge{MR: info.id, Change: c, Before: head, Determination: d.tx, Effective: info.body.Effective})
+	m := Merge{MR: info.id, Branch: info.body.Target.Branch, Change: c, Before: head, Determination: d.tx, Effective: info.body.Effective}
+	if m.Branch == RootBranch {
+		st.rootMerges = append(st.rootMerges, m)
 	}
+	st.merges = append(st.merges, m)
 	h.scheduleExpiry(st, info, g, d, head, c) // timing hook (D49, expiry.go)
 }
 

@@ -283,6 +283,11 @@ func (h *House) detsOf(mr dag.ID) []dag.ID {
 // were executed: the chain of root heads from the genesis change.
 func (h *House) RootMerges() []Merge { return slices.Clone(h.global().rootMerges) }
 
+// Merges returns the executed merges into every branch (the root's
+// included, and the emergency expiries of D49), in the order they were
+// executed.
+func (h *House) Merges() []Merge { return slices.Clone(h.global().merges) }
+
 // Genesis returns the session's genesis change id (zero before
 // session.create).
 func (h *House) Genesis() dag.ID { return h.genesis }

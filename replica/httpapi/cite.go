@@ -7,9 +7,12 @@ package httpapi
 // root —, never a newer version; latest is the head of the branch that
 // now contains the change (the root branch first, then the others in
 // name order), or null when the change is itself that head; status is
-// "current" or "superseded". diff_to_latest is always null (there is no
-// endpoint that diffs two arbitrary changes yet), and corrected_by is
-// always empty (a change is not corrected by an opinion).
+// "current" or "superseded". diff_to_latest is null when latest is, else
+// the URL of GET /cite/{hash}/diff?to=<latest>, the structural and
+// unified-text diff from the cited text to the latest (citeDiff); and
+// corrected_by is always empty (a change is not corrected by an opinion).
+// An opinion's or an MR's diff_to_latest is null: their versions are
+// records, not text.
 //
 // An opinion or an MR is cited too (citeRecord): the object as signed, its
 // corrections (an opinion's corrected_by) and latest, the newest version
@@ -21,7 +24,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"sort"
+	"strings"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
@@ -89,6 +94,8 @@ func (s *Server) cite(w http.ResponseWriter, r *http.Request) error {
 		if b.Heads[0] != id {
 			head, name := b.Heads[0], b.Name
 			a.Latest, a.LatestBranch, a.Status = &head, &name, "superseded"
+			u := citeDiffURL(space, id, head, r.URL.Query().Get("nid"))
+			a.DiffToLatest = &u
 		}
 		break
 	}
@@ -131,10 +138,13 @@ func (s *Server) descends(ctx context.Context, space string, head, id dag.ID) bo
 // is empty (opinions correct opinions).
 type CiteRecordAnswer struct {
 	sessionLabels
-	Kind          string           `json:"kind"` // opinion | mr
-	Object        json.RawMessage  `json:"object"`
-	AsOf          dag.ID           `json:"as_of"`
-	Latest        *dag.ID          `json:"latest"`
+	Kind   string          `json:"kind"` // opinion | mr
+	Object json.RawMessage `json:"object"`
+	AsOf   dag.ID          `json:"as_of"`
+	Latest *dag.ID         `json:"latest"`
+	// DiffToLatest is always null: the versions of an opinion or an MR
+	// are records, not texts (the newer one is GET /cite/{latest}).
+	DiffToLatest  *string          `json:"diff_to_latest"`
 	CorrectedBy   []dag.ID         `json:"corrected_by"`
 	Status        string           `json:"status"`
 	Authoritative bool             `json:"authoritative"`
@@ -211,4 +221,119 @@ func (s *Server) citeRecord(w http.ResponseWriter, r *http.Request, space string
 	}
 	latest(func(c dag.ID) (dag.ID, bool) { n, ok := by[c]; return n, ok })
 	return writeJSON(w, a)
+}
+
+// citeDiffURL is the diff_to_latest of a change's citation: the path of
+// GET /cite/{from}/diff naming the session, the latest and the subtree.
+func citeDiffURL(space string, from, to dag.ID, nid string) string {
+	q := url.Values{"session": {space}, "to": {to.String()}}
+	if nid != "" {
+		q.Set("nid", nid)
+	}
+	return Base + "/cite/" + from.String() + "/diff?" + q.Encode()
+}
+
+// CiteDiff is GET /cite/{hash}/diff's answer: the diff from the text cited
+// at from (the subtree at nid, or the whole snapshot) to the same subtree
+// at to, in the form of an MR's /diff (statute.Diff: the nids added,
+// removed, modified and moved, each list sorted by code point, and the
+// unified text, docs/http-api.md). It is byte-identical on every replica
+// holding the two changes.
+type CiteDiff struct {
+	sessionLabels
+	From          dag.ID            `json:"from"`
+	To            dag.ID            `json:"to"`
+	NID           string            `json:"nid"`
+	Nodes         statute.DiffNodes `json:"nodes"`
+	Unified       string            `json:"unified"`
+	Authoritative bool              `json:"authoritative"`
+	Finality      replica.Finality  `json:"finality"`
+}
+
+// citeDiff is GET /cite/{hash}/diff?to=&nid=: hash and to are changes of
+// the session's Change DAG; nid (default: the root) must be in hash's
+// snapshot.
+func (s *Server) citeDiff(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	from, err := dag.ParseID(r.PathValue("hash"))
+	if err != nil {
+		return problemf(dag.CodeSchema, "hash: %v", err)
+	}
+	to, err := dag.ParseID(r.URL.Query().Get("to"))
+	if err != nil {
+		return problemf(dag.CodeSchema, "to: %v", err)
+	}
+	space, err := s.spaceOf(r)
+	if err != nil {
+		return err
+	}
+	for _, c := range []dag.ID{from, to} {
+		if _, err := s.rep.Change(ctx, space, c); err != nil {
+			if errors.Is(err, dag.ErrNotFound) {
+				return problemf(CodeNotFound, "%s is not a change of session %s", c, space)
+			}
+			return err
+		}
+	}
+	before, nid, err := s.subtree(ctx, space, from, r.URL.Query().Get("nid"))
+	if err != nil {
+		return err
+	}
+	ft, err := s.rep.Snapshot(ctx, space, from)
+	if err != nil {
+		return err
+	}
+	tt, err := s.rep.Snapshot(ctx, space, to)
+	if err != nil {
+		return err
+	}
+	// The whole texts are compared, so that a node moved out of the
+	// subtree shows as moved, not removed; then the diff is cut to the
+	// nodes of the subtree at either end.
+	v := statute.Compare(ft, tt).View("")
+	if nid != ft.Root() {
+		in := map[string]bool{}
+		var walk func(n *statute.NodeSpec)
+		walk = func(n *statute.NodeSpec) {
+			in[n.NID] = true
+			for i := range n.Children {
+				walk(&n.Children[i])
+			}
+		}
+		walk(before)
+		if after, ok := tt.Spec(nid); ok {
+			walk(after)
+		}
+		v.Nodes, v.Unified = cutDiff(v.Nodes, v.Unified, in)
+	}
+	return writeJSON(w, CiteDiff{sessionLabels: s.labels(ctx, space), From: from, To: to, NID: nid, Nodes: v.Nodes, Unified: v.Unified,
+		Finality: s.stateFinality(ctx, space)})
+}
+
+// cutDiff keeps of a diff the nodes in keep: in each list, and in the
+// unified text the blocks whose header "@@ <nid> (" names one (no other
+// line starts with "@@ ": node lines start with "-", "+", " " or "~").
+func cutDiff(nodes statute.DiffNodes, unified string, keep map[string]bool) (statute.DiffNodes, string) {
+	cut := func(l []string) []string {
+		out := []string{}
+		for _, n := range l {
+			if keep[n] {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	nodes = statute.DiffNodes{Added: cut(nodes.Added), Modified: cut(nodes.Modified), Moved: cut(nodes.Moved), Removed: cut(nodes.Removed)}
+	var b strings.Builder
+	on := false
+	for _, line := range strings.SplitAfter(unified, "\n") {
+		if rest, ok := strings.CutPrefix(line, "@@ "); ok {
+			n, _, _ := strings.Cut(rest, " (")
+			on = keep[n]
+		}
+		if on {
+			b.WriteString(line)
+		}
+	}
+	return nodes, b.String()
 }

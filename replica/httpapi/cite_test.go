@@ -80,6 +80,66 @@ func TestCiteS12(t *testing.T) {
 	n.problem(t, http.MethodGet, httpapi.Base+"/cite/nope", "", nil, http.StatusBadRequest, dag.CodeSchema)
 	n.problem(t, http.MethodGet, httpapi.Base+"/cite/"+dag.Sum([]byte("no such object")).String(), "", nil, http.StatusNotFound, httpapi.CodeNotFound)
 	n.problem(t, http.MethodGet, httpapi.Base+"/cite/"+s.b.Genesis.String()+"?nid=/nope", "", nil, http.StatusNotFound, httpapi.CodeNotFound)
+
+	// diff_to_latest (D16): the URL of the diff from the cited text to the
+	// latest; following it gives, by hand from the amendment (section 1's
+	// text 30 -> 45 days, nothing else), section 1 modified and this
+	// unified text: its header, the unchanged kind-and-heading line, the
+	// old text removed, the new added. The whole root diffs the same (a
+	// change to a node's children alone is not a modification). A current
+	// citation has none.
+	wantUnified := "@@ /us/t1/s1 (modified) @@\n [section] Section 1\n-The period is 30 days.\n+The period is 45 days.\n"
+	for _, nid := range []string{"/us/t1/s1", ""} {
+		q := url.Values{}
+		if nid != "" {
+			q.Set("nid", nid)
+		}
+		if err := n.c.Get(ctx, "/cite/"+s.b.Genesis.String(), q, &c); err != nil {
+			t.Fatal(err)
+		}
+		want := httpapi.Base + "/cite/" + s.b.Genesis.String() + "/diff?" + url.Values{"nid": q["nid"], "session": {s.space}, "to": {root.Head.String()}}.Encode()
+		if c.DiffToLatest == nil || *c.DiffToLatest != want {
+			t.Fatalf("diff_to_latest %v, want %s", c.DiffToLatest, want)
+		}
+		resp, err := http.Get(n.srv.URL + *c.DiffToLatest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d httpapi.CiteDiff
+		err = json.NewDecoder(resp.Body).Decode(&d)
+		resp.Body.Close()
+		wantNID := nid
+		if nid == "" {
+			wantNID = "/us"
+		}
+		if err != nil || resp.StatusCode != http.StatusOK || d.From != s.b.Genesis || d.To != *root.Head || d.NID != wantNID ||
+			len(d.Nodes.Added)+len(d.Nodes.Removed)+len(d.Nodes.Moved) != 0 || len(d.Nodes.Modified) != 1 || d.Nodes.Modified[0] != "/us/t1/s1" ||
+			d.Unified != wantUnified || d.Authoritative || d.Finality == "final" {
+			t.Fatalf("diff of %q: %d %v %+v", nid, resp.StatusCode, err, d)
+		}
+	}
+	// Section 2, which the amendment left alone: its diff to the latest is
+	// cut to its subtree, so it is empty.
+	if err := n.c.Get(ctx, "/cite/"+s.b.Genesis.String(), url.Values{"nid": {"/us/t1/s2"}}, &c); err != nil || c.DiffToLatest == nil {
+		t.Fatalf("cite of section 2: %+v %v", c, err)
+	}
+	var d2 httpapi.CiteDiff
+	if resp, err := http.Get(n.srv.URL + *c.DiffToLatest); err != nil {
+		t.Fatal(err)
+	} else {
+		err = json.NewDecoder(resp.Body).Decode(&d2)
+		resp.Body.Close()
+		if err != nil || d2.NID != "/us/t1/s2" || d2.Unified != "" || len(d2.Nodes.Added)+len(d2.Nodes.Removed)+len(d2.Nodes.Moved)+len(d2.Nodes.Modified) != 0 || d2.Nodes.Modified == nil {
+			t.Fatalf("diff of section 2: %v %+v", err, d2)
+		}
+	}
+	if err := n.c.Get(ctx, "/cite/"+root.Head.String(), nil, &c); err != nil || c.DiffToLatest != nil {
+		t.Fatalf("a current citation's diff_to_latest: %v %v", c.DiffToLatest, err)
+	}
+	diff := httpapi.Base + "/cite/" + s.b.Genesis.String() + "/diff?to="
+	n.problem(t, http.MethodGet, diff+"nope", "", nil, http.StatusBadRequest, dag.CodeSchema)
+	n.problem(t, http.MethodGet, diff+dag.Sum([]byte("no such change")).String(), "", nil, http.StatusNotFound, httpapi.CodeNotFound)
+	n.problem(t, http.MethodGet, diff+root.Head.String()+"&nid=/nope", "", nil, http.StatusNotFound, httpapi.CodeNotFound)
 }
 
 // TestCiteRecordsS12 (S12, D16): /cite of an opinion and of an MR over a
@@ -113,6 +173,9 @@ func TestCiteRecordsS12(t *testing.T) {
 		len(c["corrected_by"].([]any)) != 1 || c["corrected_by"].([]any)[0] != fixID || c["authoritative"] != false || c["as_of"] != origID {
 		t.Fatalf("cite of the corrected opinion: %v (body %s, want %s)", c, body, orig.Env.Body)
 	}
+	if d, ok := c["diff_to_latest"]; !ok || d != nil {
+		t.Fatalf("an opinion's diff_to_latest: %v (present %v), want null", d, ok)
+	}
 	if c := n.get(t, "/cite/"+fixID); c["latest"] != nil || c["status"] != "current" || len(c["corrected_by"].([]any)) != 0 {
 		t.Fatalf("cite of the correction: %v", c)
 	}
@@ -130,6 +193,9 @@ func TestCiteRecordsS12(t *testing.T) {
 	}
 	if c["kind"] != "mr" || dag.Sum(canon) != s.mr || c["latest"] != mr2.String() || c["status"] != "superseded" || len(c["corrected_by"].([]any)) != 0 {
 		t.Fatalf("cite of the superseded MR: %v", c)
+	}
+	if d, ok := c["diff_to_latest"]; !ok || d != nil {
+		t.Fatalf("an MR's diff_to_latest: %v (present %v), want null", d, ok)
 	}
 	if c := n.get(t, "/cite/"+mr2.String()); c["latest"] != nil || c["status"] != "current" || c["kind"] != "mr" {
 		t.Fatalf("cite of the new version: %v", c)

@@ -18,6 +18,8 @@
 // well-formed submission is a problem that also carries the node's signed
 // rejection receipt. Signed objects (receipts, checkpoints) are served
 // whole under their own member, never merged with unsigned labels.
+// GET /forks lists the forks the node found when it held its peers to
+// their checkpoints (S10; forks.go), each with both signed checkpoints.
 //
 // # The caller's duties
 //

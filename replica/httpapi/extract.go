@@ -19,7 +19,9 @@ package httpapi
 // leads from tx at leaf_index to the checkpoint's root at its size
 // (RFC 9162, transparency-dev/merkle's verifier); and the checkpoint's
 // signature verifies by its node key (which a caller may pin). Extracts are
-// served for log entries (tx ids) already in a checkpoint of this node.
+// served for log entries (tx ids) already in a checkpoint of this node,
+// and for MR ids (extract_mr.go: the MR's opens, ballots and
+// determinations, with a tally a stranger recomputes).
 // cosigned holds witnesses' cosignatures of the checkpoint (witness.go,
 // replica/witness.go), each of which must verify; VerifyExtractWitnessed
 // also requires one by each key the reader trusts.
@@ -29,6 +31,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/witan-dev/witan/dag"
@@ -68,7 +71,22 @@ func (s *Server) extract(w http.ResponseWriter, r *http.Request) error {
 	}
 	e, err := s.n.Get(ctx, id)
 	if err != nil {
-		return problemf(CodeNotFound, "%s is not a log entry of this node (extracts are served for tx ids): %v", id, err)
+		// Not a log entry: an MR id (extract_mr.go) of the session named,
+		// or of whichever session holds it (an MR id names one session).
+		spaces := s.rep.Sessions()
+		if r.URL.Query().Get("session") != "" {
+			space, serr := s.spaceOf(r)
+			if serr != nil {
+				return serr
+			}
+			spaces = []string{space}
+		}
+		for _, space := range spaces {
+			if _, merr := s.rep.MR(ctx, space, id); merr == nil {
+				return s.mrExtract(w, r, space, id)
+			}
+		}
+		return problemf(CodeNotFound, "%s is not a log entry or an MR of this node (extracts are served for tx ids and MR ids): %v", id, err)
 	}
 	cps := s.rep.Checkpoints(e.Space)
 	if len(cps) == 0 {
@@ -161,21 +179,44 @@ func VerifyExtractWitnessed(b []byte, pin dag.Key, witnesses []dag.Key) (*Extrac
 	if env.Session.String() != x.Session {
 		return fail("object is of session %s, the extract says %s", env.Session, x.Session)
 	}
-	objs := make([][]byte, len(x.Supporting))
-	for i, raw := range x.Supporting {
+	if err := verifySupporting([]string{string(env.Body)}, x.Supporting, false); err != nil {
+		return fail("%v", err)
+	}
+	cp, err := verifyCheckpoint(x.Checkpoint, x.Cosigned, x.Session, pin, witnesses)
+	if err != nil {
+		return fail("%v", err)
+	}
+	p := replica.InclusionProof{Tx: x.Tx, LeafIndex: x.Inclusion.LeafIndex, TreeSize: x.Inclusion.TreeSize, InclusionPath: x.Inclusion.InclusionPath, Root: cp.Root}
+	if p.TreeSize != cp.Size {
+		return fail("inclusion is against size %d, the checkpoint's is %d", p.TreeSize, cp.Size)
+	}
+	if err := p.Verify(); err != nil {
+		return fail("%v", err)
+	}
+	return &x, cp, nil
+}
+
+// verifySupporting checks that every supporting object is in wire form and
+// named ("sha256:<hex>") by one of the texts or by a supporting object
+// they reach; sorted, when set, also requires them in increasing order of
+// their ids without repeats.
+func verifySupporting(texts []string, supporting []json.RawMessage, sorted bool) error {
+	objs := make([][]byte, len(supporting))
+	for i, raw := range supporting {
 		obj, err := AttachmentObject(raw)
 		if err != nil {
-			return fail("supporting %d: %v", i, err)
+			return fmt.Errorf("supporting %d: %v", i, err)
 		}
 		if w, err := AttachmentWire(obj); err != nil || !bytes.Equal(w, raw) {
-			return fail("supporting %d is not in wire form", i)
+			return fmt.Errorf("supporting %d is not in wire form", i)
 		}
 		objs[i] = obj
+		if sorted && i > 0 && dag.Sum(objs[i-1]).Compare(dag.Sum(obj)) >= 0 {
+			return fmt.Errorf("supporting is not sorted by id without repeats")
+		}
 	}
-	// Every supporting object is named ("sha256:<hex>") by the envelope or
-	// by a supporting object the envelope reaches.
 	reached := make([]bool, len(objs))
-	texts := []string{string(env.Body)}
+	texts = slices.Clone(texts)
 	for len(texts) > 0 {
 		t := texts[len(texts)-1]
 		texts = texts[:len(texts)-1]
@@ -188,51 +229,51 @@ func VerifyExtractWitnessed(b []byte, pin dag.Key, witnesses []dag.Key) (*Extrac
 	}
 	for i, ok := range reached {
 		if !ok {
-			return fail("supporting %d (%s) is not named by the object or what it names", i, dag.Sum(objs[i]))
+			return fmt.Errorf("supporting %d (%s) is not named by the object or what it names", i, dag.Sum(objs[i]))
 		}
 	}
-	cp, err := DecodeCheckpoint(x.Checkpoint)
+	return nil
+}
+
+// verifyCheckpoint checks an extract's checkpoint: canonical, signed (by
+// pin when pin is valid), of session, with every cosignature valid and one
+// by each of witnesses.
+func verifyCheckpoint(raw json.RawMessage, cosigned []replica.Cosignature, session string, pin dag.Key, witnesses []dag.Key) (replica.Checkpoint, error) {
+	cp, err := DecodeCheckpoint(raw)
 	if err != nil {
-		return fail("%v", err)
+		return cp, err
 	}
-	if cb, err := json.Marshal(cp); err != nil || !bytes.Equal(cb, x.Checkpoint) {
-		return fail("checkpoint is not in canonical form")
+	if cb, err := json.Marshal(cp); err != nil || !bytes.Equal(cb, raw) {
+		return cp, fmt.Errorf("checkpoint is not in canonical form")
 	}
 	if err := cp.Verify(); err != nil {
-		return fail("checkpoint: %v", err)
+		return cp, fmt.Errorf("checkpoint: %v", err)
 	}
 	if pin.Valid() && cp.Node != pin {
-		return fail("checkpoint is signed by %s, not %s", cp.Node, pin)
+		return cp, fmt.Errorf("checkpoint is signed by %s, not %s", cp.Node, pin)
 	}
-	if !cp.Legacy && cp.Space != x.Session {
-		return fail("checkpoint is of session %s, the extract says %s", cp.Space, x.Session)
+	if !cp.Legacy && cp.Space != session {
+		return cp, fmt.Errorf("checkpoint is of session %s, the extract says %s", cp.Space, session)
 	}
-	for i, cs := range x.Cosigned {
-		if i > 0 && cs.Witness.String() <= x.Cosigned[i-1].Witness.String() {
-			return fail("cosigned is not sorted by witness key without repeats")
+	for i, cs := range cosigned {
+		if i > 0 && cs.Witness.String() <= cosigned[i-1].Witness.String() {
+			return cp, fmt.Errorf("cosigned is not sorted by witness key without repeats")
 		}
 		if cs.Witness == cp.Node {
-			return fail("cosignature %d is by the checkpoint's own node", i)
+			return cp, fmt.Errorf("cosignature %d is by the checkpoint's own node", i)
 		}
 		if err := cs.Verify(cp); err != nil {
-			return fail("cosignature %d: %v", i, err)
+			return cp, fmt.Errorf("cosignature %d: %v", i, err)
 		}
 	}
 	for _, w := range witnesses {
 		found := false
-		for _, cs := range x.Cosigned {
+		for _, cs := range cosigned {
 			found = found || cs.Witness == w
 		}
 		if !found {
-			return fail("witness %s has not co-signed the checkpoint", w)
+			return cp, fmt.Errorf("witness %s has not co-signed the checkpoint", w)
 		}
 	}
-	p := replica.InclusionProof{Tx: x.Tx, LeafIndex: x.Inclusion.LeafIndex, TreeSize: x.Inclusion.TreeSize, InclusionPath: x.Inclusion.InclusionPath, Root: cp.Root}
-	if p.TreeSize != cp.Size {
-		return fail("inclusion is against size %d, the checkpoint's is %d", p.TreeSize, cp.Size)
-	}
-	if err := p.Verify(); err != nil {
-		return fail("%v", err)
-	}
-	return &x, cp, nil
+	return cp, nil
 }

@@ -1,10 +1,11 @@
 package httpapi
 
 // This file is GET /history/{nid}?session= (30k D44): the labelled,
-// unweighted legislative history of one node of the root text — every MR
-// merged into the root that changed the node (its subtree differs between
-// the root head before and after the merge), in the order the derived
-// state executed the merges, each with the proposer's summary labelled as
+// unweighted legislative history of one node — every MR merged into any
+// branch (the root and the others alike) that changed the node (its
+// subtree differs between the branch head before and after the merge), in
+// the order the derived state executed the merges (merge order), each with
+// the branch it merged into and the proposer's summary labelled as
 // the proposer's words, and the opinions on the MR (subject type mr) in
 // three labelled lists by author_kind: member opinions ("member"), group
 // positions ("group"), other opinions (every other kind), each sorted by
@@ -24,7 +25,9 @@ import (
 
 // HistoryItem is one merged MR of a node's history.
 type HistoryItem struct {
-	MR              dag.ID           `json:"mr"`
+	MR dag.ID `json:"mr"`
+	// Branch is the branch the MR merged into.
+	Branch          string           `json:"branch"`
 	Merge           dag.ID           `json:"merge"`
 	Before          dag.ID           `json:"before"`
 	Determination   dag.ID           `json:"determination"`
@@ -79,7 +82,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
 	if nid == "" || nid[0] != '/' {
 		nid = "/" + nid
 	}
-	merges, err := s.rep.RootMerges(ctx, space)
+	merges, err := s.rep.Merges(ctx, space)
 	if err != nil {
 		return err
 	}
@@ -97,7 +100,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		it := HistoryItem{MR: m.MR, Merge: m.Change, Before: m.Before, Determination: m.Determination,
+		it := HistoryItem{MR: m.MR, Branch: m.Branch, Merge: m.Change, Before: m.Before, Determination: m.Determination,
 			ProposerSummary: ProposerSummary{Label: "the proposer's words, not checked by this node", Text: mr.Summary},
 			MemberOpinions:  []HistoryOpinion{}, GroupPositions: []HistoryOpinion{}, OtherOpinions: []HistoryOpinion{}, Finality: mr.Finality}
 		ops, next, err := s.rep.Opinions(ctx, space, replica.OpinionFilter{SubjectType: "mr", Subject: m.MR.String()}, dag.ID{}, HistoryOpinionLimit)
@@ -128,7 +131,8 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
 		a.History = append(a.History, it)
 	}
 	if !known {
-		// Not in the root as it is now either: an unknown node.
+		// Touched by no merge, and not in the root as it is now either:
+		// an unknown node.
 		root, err := s.rep.Branch(ctx, space, "root")
 		if err != nil {
 			return err

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"slices"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/witan-dev/witan/replica"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/httpapi"
+	"github.com/witan-dev/witan/replica/statute"
 )
 
 // TestHistory (D44) over a real listener: before the merge a node has no
@@ -133,4 +135,65 @@ func TestHistoryOpinionsHTTP(t *testing.T) {
 	members = []string{member, late}
 	slices.Sort(members)
 	check("provisional")
+}
+
+// TestHistoryBranchesHTTP (D44): /history follows the merges into every
+// branch, in merge order, over a real listener with envelopes signed and
+// ids computed in the test. The session's amendment (draft: section 1 to
+// 45 days) merges into the root first; then a branch "side" forked from
+// the draft's head sets section 1 to 60 days and merges into "draft"
+// under always_allow (a determination listing no ballots). By hand: the
+// history of section 1 is the root merge (before: the genesis change),
+// then the draft merge (before: the draft's head, the amendment's
+// change), each with its branch and summary; section 2, which neither
+// changed, has none.
+func TestHistoryBranchesHTTP(t *testing.T) {
+	n := newNode(t)
+	ctx := context.Background()
+	s := n.newSession(t)
+	b := s.b
+	var ballots []dag.ID
+	for i := 0; i < 7; i++ {
+		tx := b.Ballot(ht.Member(i), s.mr, "approve", dag.ID{}, s.last)
+		n.submit(t, s, tx)
+		ballots = append(ballots, tx.ID)
+	}
+	rootDet := b.Determine(ht.Member(3), s.mr, ballots, "approved", s.last)
+	n.submit(t, s, rootDet)
+
+	n.submit(t, s, b.BranchCreate(ht.Member(1), "side", "drafters", "draft", s.change, false, ht.AlwaysAllow(), ht.TwoThirds(), s.last))
+	tx, side := b.Append(ht.Member(2), "side", s.change, []statute.Op{ht.Replace(b.Trees[s.change], "/us/t1/s1", "The period is 60 days.")}, s.last)
+	n.submit(t, s, tx)
+	open, mr2 := b.Open(ht.Member(1), ht.MR{Source: "side", SourceHead: side, Target: "draft", TargetHead: s.change,
+		Members: ht.Members(0, 10), Rule: ht.AlwaysAllow(), Summary: "Sixty days"}, s.last)
+	n.submit(t, s, open)
+	draftDet := b.Determine(ht.Member(1), mr2, []dag.ID{}, "approved", s.last)
+	n.submit(t, s, draftDet)
+
+	var h httpapi.HistoryAnswer
+	if err := n.c.Get(ctx, "/history/us/t1/s1", nil, &h); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.History) != 2 || h.Authoritative {
+		t.Fatalf("history of section 1: %+v", h)
+	}
+	root, draft := h.History[0], h.History[1]
+	if root.MR != s.mr || root.Branch != "root" || root.Before != b.Genesis || root.Determination != rootDet.ID ||
+		root.ProposerSummary.Text != "Extends the period to 45 days" {
+		t.Fatalf("first item, the root merge: %+v", root)
+	}
+	if draft.MR != mr2 || draft.Branch != "draft" || draft.Before != s.change || draft.Determination != draftDet.ID ||
+		draft.ProposerSummary.Text != "Sixty days" || draft.MemberOpinions == nil {
+		t.Fatalf("second item, the draft merge: %+v", draft)
+	}
+	var heads httpapi.TreeAnswer
+	if err := n.c.Get(ctx, "/branches/draft/tree", url.Values{"nid": {"/us/t1/s1"}}, &heads); err != nil {
+		t.Fatal(err)
+	}
+	if heads.Head == nil || *heads.Head != draft.Merge || heads.Node.Text != "The period is 60 days." {
+		t.Fatalf("the draft's head is not the merge of the second item: %+v", heads)
+	}
+	if err := n.c.Get(ctx, "/history/us/t1/s2", nil, &h); err != nil || len(h.History) != 0 {
+		t.Fatalf("history of section 2: %+v %v", h, err)
+	}
 }

@@ -80,9 +80,11 @@ func TestSimulationLabelEveryEndpoint(t *testing.T) {
 		"/oth/v0/proofs/inclusion":                      {"/proofs/inclusion?tx=" + s.last.String(), "/proofs/inclusion?log=refusals&index=0"},
 		"/oth/v0/proofs/consistency":                    {"/proofs/consistency?from=1", "/proofs/consistency?log=refusals&from=0"},
 		"/oth/v0/refusals":                              {"/refusals"},
+		"/oth/v0/forks":                                 {"/forks"},
 		"/oth/v0/refusals/checkpoint":                   {"/refusals/checkpoint"},
-		"/oth/v0/extract/{hash}":                        {"/extract/" + s.last.String()},
+		"/oth/v0/extract/{hash}":                        {"/extract/" + s.last.String(), "/extract/" + mr.String()},
 		"/oth/v0/cite/{hash}":                           {"/cite/" + b.Genesis.String()},
+		"/oth/v0/cite/{hash}/diff":                      {"/cite/" + b.Genesis.String() + "/diff?to=" + change.String()},
 		"/oth/v0/export/rollcall":                       {"/export/rollcall"},
 		"/oth/v0/export/popolo":                         {"/export/popolo", "/export/popolo" + sess}, // streamed: labels itself
 		"/oth/v0/history/{nid...}":                      {"/history/us/t1/s1"},

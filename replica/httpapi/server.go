@@ -101,6 +101,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Events configures GET /events.
 	Events EventOptions
+	// MaxExtractEntries bounds the entries of an MR extract
+	// (extract_mr.go); zero means MaxExtractEntries.
+	MaxExtractEntries int
 
 	// The guard (docs/security.md). AllowedHosts are host names, besides
 	// IP addresses and loopback names, that requests may name in Host
@@ -156,6 +159,9 @@ func New(o Options) (*Server, error) {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	o.Events = o.Events.withDefaults()
+	if o.MaxExtractEntries <= 0 {
+		o.MaxExtractEntries = MaxExtractEntries
+	}
 	if o.Implementation.Name == "" {
 		o.Implementation = Implementation{Name: "witan", Version: "devel", Source: "https://github.com/witan-dev/witan"}
 	}
@@ -259,7 +265,9 @@ func (s *Server) routes() {
 	s.route(Base+"/refusals/checkpoint", get(s.refusalCheckpoint)) // refusals.go
 	s.route(Base+"/extract/{hash}", get(s.extract))                // extract.go
 	s.route(Base+"/witness", post(s.witness))                      // witness.go
+	s.route(Base+"/forks", get(s.forks))                           // forks.go
 	s.route(Base+"/cite/{hash}", get(s.cite))                      // cite.go
+	s.route(Base+"/cite/{hash}/diff", get(s.citeDiff))             // cite.go
 	s.route(Base+"/export/rollcall", get(s.rollcall))              // rollcall.go
 	s.route(Base+"/export/popolo", get(s.popolo))                  // popolo.go
 	s.route(Base+"/history/{nid...}", get(s.history))              // history.go

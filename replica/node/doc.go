@@ -29,7 +29,10 @@
 // reports fork_detected when the peer rewrote its history, and co-signs a
 // checkpoint that holds as a witness. As a sync.CheckpointServer it serves
 // its own checkpoints and keeps its peers' cosignatures (Options.Witnesses
-// names the only witnesses it keeps, when set).
+// names the only witnesses it keeps, when set). What it verified of each
+// peer, and the forks it found with both checkpoints as evidence (Forks),
+// are kept in node-local spaces of its store (peerrecords.go), so a
+// restart forgets neither.
 //
 // With Options.MeetingsDir the node also runs meetings (Meetings, package
 // replica/meeting): node-local, kept in a store of their own

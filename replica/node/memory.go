@@ -92,6 +92,10 @@ func (n *Node) PutBlock(ctx context.Context, name string, b memoryblock.Block) (
 	// lineage do not depend on the level.
 	res := memoryblock.AcceptBlock(b, 0, n.knownIn(ctx, space, nil))
 	if res.Accepted == nil {
+		// Not recorded in the quarantine: the client has its answer, and
+		// the one refusal here besides a missing parent is a claimed hash
+		// that is not the fields' hash, which under either hash would
+		// mark a good block (or someone else's) as refused.
 		return dag.ID{}, res.Err()
 	}
 	e := b.Entry(space)
@@ -199,7 +203,7 @@ func (n *Node) ingestBlocks(ctx context.Context, space string, items []sync.Item
 		if err != nil {
 			id := dag.Sum(it.Data)
 			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Quarantined, Code: dag.Code(memoryblock.CodeOf(err)), Reason: err.Error()}
-			n.quarantineBlock(id, dag.Code(memoryblock.CodeOf(err)))
+			n.quarantineBlock(ctx, space, id, dag.Code(memoryblock.CodeOf(err)), err.Error())
 			continue
 		}
 		id := b.ID()
@@ -224,7 +228,7 @@ func (n *Node) ingestBlocks(ctx context.Context, space string, items []sync.Item
 				continue
 			}
 			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Quarantined, Code: dag.Code(code), Reason: r.Err().Error()}
-			n.quarantineBlock(id, dag.Code(code))
+			n.quarantineBlock(ctx, space, id, dag.Code(code), r.Err().Error())
 			continue
 		}
 		batch.Entries = append(batch.Entries, b.Entry(space))
@@ -282,16 +286,11 @@ func (n *Node) SubscribeMemory(fn func(name string)) (cancel func()) {
 	})
 }
 
-// MaxMemoryQuarantine bounds the refused memory blocks the node remembers
-// (in memory: a peer's garbage must cost bounded memory). Past it, a
-// refused block is refused again each time it is sent, not remembered.
-const MaxMemoryQuarantine = 1 << 14
-
-// quarantineBlock remembers that block id was refused for good with code.
-func (n *Node) quarantineBlock(id dag.ID, code dag.Code) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if len(n.memQuar) < MaxMemoryQuarantine {
-		n.memQuar[id] = code
-	}
+// quarantineBlock records that block id of space, sent by
+// dag.SourceOf(ctx), was refused for good with code: in the replica's
+// bounded quarantine record, beside refused envelopes (GET /quarantine).
+// A block refused for a missing parent is not recorded: it may come again
+// with its ancestors.
+func (n *Node) quarantineBlock(ctx context.Context, space string, id dag.ID, code dag.Code, reason string) {
+	n.rep.RecordRefusal(ctx, space, id, code, reason)
 }

@@ -77,6 +77,10 @@ type Options struct {
 	// all (replica.Options). Zero means the replica's defaults.
 	QuarantinePerSource, QuarantineMax            int
 	PendingPerSource, PendingPerSpace, PendingMax int
+	// GCAfterDropped is how many bytes of evicted pending entries start the
+	// store's value-log GC (replica.Options.GCAfterDropped; zero: the
+	// replica's default, negative: never).
+	GCAfterDropped int64
 	// MaxDrafts and MaxDraftBytes bound the restricted drafts deposited
 	// with the node, for its lifetime (replica.Options). Zero means the
 	// replica's defaults.
@@ -147,10 +151,7 @@ type Node struct {
 	mu   gosync.Mutex
 	subs map[int]func(string)
 	next int
-	// memQuar remembers memory blocks refused for good (bad hash,
-	// malformed); a block refused for a missing parent is not remembered,
-	// so it can come again with its ancestors.
-	memQuar   map[dag.ID]dag.Code
+	// (Refused memory blocks are in the replica's quarantine record.)
 	ownsStore bool
 	closeOnce gosync.Once
 	closeErr  error
@@ -161,6 +162,9 @@ type Node struct {
 	// checked is what the node verified of its libp2p peers'
 	// checkpoints (p2pcheck.go).
 	checked p2pChecks
+	// peerRec keeps what the node verified of its peers' checkpoints,
+	// and the forks it found, durably (peerrecords.go).
+	peerRec peerRecords
 
 	meet *meetings // nil without Options.MeetingsDir
 }
@@ -189,15 +193,18 @@ func Open(ctx context.Context, o Options) (*Node, error) {
 	rep, err := replica.Open(ctx, replica.Options{Store: st, NodeKey: o.NodeKey, Clock: o.Clock, Logger: o.Logger,
 		PendingCache: o.PendingCache, QuarantinePerSource: o.QuarantinePerSource, QuarantineMax: o.QuarantineMax,
 		PendingPerSource: o.PendingPerSource, PendingPerSpace: o.PendingPerSpace, PendingMax: o.PendingMax,
-		MaxDrafts: o.MaxDrafts, MaxDraftBytes: o.MaxDraftBytes})
+		MaxDrafts: o.MaxDrafts, MaxDraftBytes: o.MaxDraftBytes, GCAfterDropped: o.GCAfterDropped})
 	if err != nil {
 		if owns {
 			st.Close()
 		}
 		return nil, err
 	}
-	n := &Node{rep: rep, store: st, ownsStore: owns, log: o.Logger, subs: map[int]func(string){}, memQuar: map[dag.ID]dag.Code{},
+	n := &Node{rep: rep, store: st, ownsStore: owns, log: o.Logger, subs: map[int]func(string){},
 		witnesses: slices.Clone(o.Witnesses)}
+	if err := n.loadPeerRecords(ctx); err != nil {
+		return nil, errors.Join(err, n.Close())
+	}
 	if o.MeetingsDir != "" {
 		if n.meet, err = openMeetings(ctx, n, o.MeetingsDir, o.MeetingClock); err != nil {
 			return nil, errors.Join(err, n.Close())
@@ -307,10 +314,8 @@ func (n *Node) Quarantine(ctx context.Context, space string) ([]dag.Rejection, e
 	if replica.IsLocalSpace(space) {
 		return nil, nil
 	}
-	if strings.HasPrefix(space, MemoryPrefix) {
-		return n.store.Quarantine(ctx, space)
-	}
-	// A session's refusals are not stored: the replica's bounded record.
+	// Refusals are not stored: the replica's bounded record, of sessions
+	// and memory spaces alike.
 	var out []dag.Rejection
 	for _, q := range n.rep.Quarantine(space) {
 		out = append(out, dag.Rejection(q))
@@ -458,12 +463,7 @@ func (n *Node) Attachments(ctx context.Context, e dag.Entry) ([][]byte, error) {
 
 // Quarantined implements sync.Local.
 func (n *Node) Quarantined(ctx context.Context, id dag.ID) (dag.Code, bool, error) {
-	n.mu.Lock()
-	c, ok := n.memQuar[id]
-	n.mu.Unlock()
-	if ok {
-		return c, true, nil
-	}
+	// Memory blocks too: the replica's record holds both (quarantineBlock).
 	if q, ok := n.rep.Refused(id); ok {
 		return q.Code, true, nil
 	}

@@ -12,7 +12,8 @@ package node
 // sync.CheckpointServer: it serves its own latest checkpoint and proof,
 // and keeps its peers' cosignatures (replica.AddCosignature, the same as
 // POST /witness, and Options.Witnesses as httpapi's). What it verified
-// of each peer is in memory, for at most maxCheckedPeers peers.
+// of each peer is in memory, for at most maxCheckedPeers peers, and kept
+// durably (peerrecords.go), from where a peer forgotten is read again.
 
 import (
 	"bytes"

@@ -78,6 +78,9 @@ type PeerCheck struct {
 	// cosignatures: a conforming node need not), or "" (nothing to
 	// co-sign).
 	Witness string `json:"witness,omitempty"`
+	// claimed is the peer's checkpoint that contradicts the one
+	// verified before (with fork_detected).
+	claimed replica.Checkpoint
 }
 
 // check verifies src's latest checkpoint of space against what pc
@@ -105,7 +108,7 @@ func (pc *peerCheckpoints) check(ctx context.Context, src checkpointSource, spac
 		return fmt.Errorf("node: peer %s: checkpoint of %s: %w", src, space, err)
 	}
 	fork := func(format string, args ...any) error {
-		r.Checkpoint, r.ForkDetail = string(CodeForkDetected), fmt.Sprintf(format, args...)
+		r.Checkpoint, r.ForkDetail, r.claimed = string(CodeForkDetected), fmt.Sprintf(format, args...), cp
 		return fmt.Errorf("%w: peer %s, session %s: %s", ErrForkDetected, src, space, r.ForkDetail)
 	}
 	switch {
@@ -141,9 +144,24 @@ func (pc *peerCheckpoints) check(ctx context.Context, src checkpointSource, spac
 // co-signs it back (witness.go).
 func (n *Node) checkAndWitness(ctx context.Context, src checkpointSource, pc *peerCheckpoints, space string) (PeerCheck, error) {
 	var r PeerCheck
+	if _, ok := pc.seen[space]; !ok {
+		// What a check before a restart verified (peerrecords.go).
+		if cp, ok := n.verifiedOf(src.String(), space); ok {
+			pc.seen[space] = cp
+		}
+	}
+	prev := pc.seen[space]
 	err := pc.check(ctx, src, space, &r)
-	if err == nil && (r.Checkpoint == "first_seen" || r.Checkpoint == "consistent") {
+	switch {
+	case err == nil && (r.Checkpoint == "first_seen" || r.Checkpoint == "consistent"):
+		if kerr := n.keepVerified(ctx, src.String(), space, pc.seen[space]); kerr != nil {
+			n.log.Warn("node: peer checkpoint verified but not kept", "peer", src.String(), "session", space, "err", kerr)
+		}
 		r.Witness = n.witness(ctx, src, pc, space)
+	case errors.Is(err, ErrForkDetected):
+		if kerr := n.keepFork(ctx, src.String(), space, r.ForkDetail, prev, r.claimed); kerr != nil {
+			n.log.Warn("node: fork detected but not kept", "peer", src.String(), "session", space, "err", kerr)
+		}
 	}
 	return r, err
 }

@@ -3,6 +3,7 @@ package node_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -13,15 +14,18 @@ import (
 	"strconv"
 	"strings"
 	gosync "sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/dgraph-io/badger/v4"
 	"github.com/libp2p/go-libp2p"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/protocol"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/node"
 	"github.com/witan-dev/witan/sync"
@@ -31,15 +35,21 @@ import (
 // (WITAN_SYBILS) each answer the victim's pull with 4096 (WITAN_SYBIL_ENTRIES)
 // validly signed key.registers of the victim's session whose parents nobody
 // has, one peer after another, against a victim on disk with the default
-// bounds, which runs its value-log GC after every 35 peers (as witan up
-// -gc-every does on a schedule). It fails unless the pending entries stay
-// within the bounds and an honest pull afterwards takes one round trip, and
-// reports what the flood cost: entries the victim took in, pending held,
-// the victim's live heap and the process's peak RSS, the store's bytes on
-// disk, and the honest pull. Run it once: -benchtime 1x. On 9f8fa68 the
-// flood left a million pending entries (521 MiB) and the honest pull took 8
-// rounds. TestSybilOrphansBounded is the same at a size CI runs.
-// WITAN_SYBIL_HEAP=file writes a profile of the live heap after the flood.
+// bounds and no GC schedule: the replica runs the value-log GC itself once
+// enough bytes of dropped orphans are garbage (replica.Options.GCAfterDropped;
+// WITAN_SYBIL_GC_EVERY=N adds a GC after every N peers, as witan up -gc-every
+// does on a schedule). It fails unless the pending entries stay within the
+// bounds and an honest pull afterwards takes one round trip, and reports
+// what the flood cost: at checkpoints during the flood (after 35, 70, 140,
+// 245 and 350 peers; WITAN_SYBIL_CHECKPOINTS) the victim's live heap, the
+// blocks its store takes on disk and what the replica holds for pending
+// entries, so that one run shows whether they level off; at the end the
+// entries taken in, pending held, the peak RSS, the store's bytes on disk
+// after Close, and the honest pull. Run it once: -benchtime 1x. On 9f8fa68
+// the flood left a million pending entries (521 MiB) and the honest pull
+// took 8 rounds. TestSybilOrphansBounded and TestSybilFloodFlat are the
+// same at sizes CI runs. WITAN_SYBIL_HEAP=prefix writes a profile of the
+// live heap at each checkpoint (prefix.N) and after the flood (prefix).
 func BenchmarkSybilFlood(b *testing.B) {
 	sybils, per := envInt(b, "WITAN_SYBILS", 245), envInt(b, "WITAN_SYBIL_ENTRIES", 4096)
 	for range b.N {
@@ -123,6 +133,12 @@ func sybilFlood(b *testing.B, sybils, per int) {
 	start := time.Now()
 	var sent, rewritten int
 	var peakPending int
+	checkpoints := envInts(b, "WITAN_SYBIL_CHECKPOINTS", []int{35, 70, 140, 245, 350})
+	every := 0
+	if os.Getenv("WITAN_SYBIL_GC_EVERY") != "" {
+		every = envInt(b, "WITAN_SYBIL_GC_EVERY", 0)
+	}
+	var cps []checkpoint
 	for i := range sybils {
 		h, err := libp2p.New(libp2p.ListenAddrStrings("/ip4/127.0.0.1/tcp/0"), libp2p.DisableRelay())
 		if err != nil {
@@ -166,12 +182,20 @@ func sybilFlood(b *testing.B, sybils, per int) {
 		})
 		h.Close()
 		peakPending = max(peakPending, victimNode.Replica().PendingStats().Held)
-		if (i+1)%35 == 0 {
+		if every > 0 && (i+1)%every == 0 {
 			n, err := gc.GC(ctx)
 			if err != nil {
 				b.Fatal(err)
 			}
 			rewritten += n
+		}
+		if slices.Contains(checkpoints, i+1) {
+			mu.Lock()
+			s := sent
+			mu.Unlock()
+			cp := measure(b, victimNode, dir, i+1, s, rewritten+int(victimNode.Replica().PendingStats().GCRewritten))
+			cps = append(cps, cp)
+			b.Logf("checkpoint %s", cp)
 		}
 	}
 	flood := time.Since(start)
@@ -231,12 +255,8 @@ func sybilFlood(b *testing.B, sybils, per int) {
 			b.Fatalf("honest pull took %d round trips, want 1: %+v", st.Rounds, st)
 		}
 	}
-	n, err := gc.GC(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	rewritten += n
 	b.StopTimer()
+	ps = victimNode.Replica().PendingStats()
 	// Closed, so that no file is counted at its preallocated size.
 	closed = true
 	victim.Close()
@@ -244,8 +264,8 @@ func sybilFlood(b *testing.B, sybils, per int) {
 		b.Fatal(err)
 	}
 	disk := treeBytes(dir)
-	b.Logf("%d sybils × %d entries offered: %d sent before they were cut off, in %s; %d taken in pending; pending %d charged (peak %d), %d in the store, %d evicted; live heap %d MiB, peak RSS %d MiB; store %d MiB on disk (GC rewrote %d value-log files); honest pull: %d round(s), head applied %s after connecting",
-		sybils, per, took0, flood.Round(time.Second), uint64(ps.Held)+ps.Evicted, ps.Held, peakPending, len(stored), ps.Evicted, ms.HeapInuse>>20, peakRSS()>>20, disk>>20, rewritten, len(pulls), took.Round(time.Millisecond))
+	b.Logf("%d sybils × %d entries offered: %d sent before they were cut off, in %s; %d taken in pending; pending %d charged (peak %d), %d in the store, %d evicted (%d MiB); heap in use %d MiB, peak RSS %d MiB; store %d MiB on disk after Close (value-log GC: %d runs started by dropped bytes rewrote %d files, the schedule's %d); honest pull: %d round(s), head applied %s after connecting",
+		sybils, per, took0, flood.Round(time.Second), uint64(ps.Held)+ps.Evicted, ps.Held, peakPending, len(stored), ps.Evicted, ps.DroppedBytes>>20, ms.HeapInuse>>20, peakRSS()>>20, disk>>20, ps.GCRuns, ps.GCRewritten, rewritten, len(pulls), took.Round(time.Millisecond))
 	b.ReportMetric(float64(took0), "sent")
 	b.ReportMetric(float64(uint64(ps.Held)+ps.Evicted), "taken")
 	b.ReportMetric(float64(peakPending), "peak-pending")
@@ -253,6 +273,96 @@ func sybilFlood(b *testing.B, sybils, per int) {
 	b.ReportMetric(float64(peakRSS()>>20), "peak-rss-MiB")
 	b.ReportMetric(float64(disk>>20), "disk-MiB")
 	b.ReportMetric(float64(took.Milliseconds()), "honest-ms")
+	for _, cp := range cps {
+		b.ReportMetric(float64(cp.disk>>20), "disk-MiB@"+strconv.Itoa(cp.peers))
+		b.ReportMetric(float64(cp.heap>>20), "heap-MiB@"+strconv.Itoa(cp.peers))
+	}
+}
+
+// checkpoint is what the victim holds after so many sybils.
+type checkpoint struct {
+	peers, sent, taken, rewritten int
+	heap, disk, vlog, lsm         int64
+	vlogFiles                     int
+	blockCache, indexCache        int64
+	fp                            replica.PendingFootprint
+}
+
+func (c checkpoint) String() string {
+	return fmt.Sprintf("after %d sybils: %d orphans sent, %d taken in; live heap %d MiB; store on disk %d MiB allocated (value log %d MiB in %d files, LSM %d MiB; GC rewrote %d files so far); Badger caches: block %d MiB, index %d MiB; replica: %d charge records, %d/%d queue slots (len/cap), %d sources, pending cache %d envelopes %d MiB, %d/%d slots",
+		c.peers, c.sent, c.taken, c.heap>>20, c.disk>>20, c.vlog>>20, c.vlogFiles, c.lsm>>20, c.rewritten, c.blockCache>>20, c.indexCache>>20,
+		c.fp.Records, c.fp.QueueSlots, c.fp.QueueCap, c.fp.Sources, c.fp.CacheItems, c.fp.CacheBytes>>20, c.fp.CacheSlots, c.fp.CacheSlotCap)
+}
+
+// measure takes a checkpoint of the victim, whose store is open: the live
+// heap after a GC (with a heap profile if WITAN_SYBIL_HEAP names a file
+// prefix), the blocks the store's files take on disk (not their apparent
+// sizes: Badger preallocates the value log's newest file), and what the
+// replica holds for pending entries.
+func measure(b *testing.B, n *node.Node, dir string, peers, sent, rewritten int) checkpoint {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	if path := os.Getenv("WITAN_SYBIL_HEAP"); path != "" {
+		f, err := os.Create(path + "." + strconv.Itoa(peers))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := pprof.WriteHeapProfile(f); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+	}
+	ps := n.Replica().PendingStats()
+	cp := checkpoint{peers: peers, sent: sent, taken: ps.Held + int(ps.Evicted), rewritten: rewritten, heap: int64(ms.HeapAlloc),
+		fp: n.Replica().PendingFootprint()}
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error { //nolint:errcheck
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		var used int64
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			used = st.Blocks * 512
+		}
+		cp.disk += used
+		if strings.HasSuffix(path, ".vlog") {
+			cp.vlog += used
+			cp.vlogFiles++
+		} else if strings.HasSuffix(path, ".sst") {
+			cp.lsm += used
+		}
+		return nil
+	})
+	if db, ok := n.Store().(interface{ DB() *badger.DB }); ok {
+		if m := db.DB().BlockCacheMetrics(); m != nil {
+			cp.blockCache = int64(m.CostAdded()) - int64(m.CostEvicted())
+		}
+		if m := db.DB().IndexCacheMetrics(); m != nil {
+			cp.indexCache = int64(m.CostAdded()) - int64(m.CostEvicted())
+		}
+	}
+	return cp
+}
+
+// envInts reads a comma-separated list of counts.
+func envInts(b *testing.B, name string, def []int) []int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			b.Fatalf("%s=%q", name, v)
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // replicaPendingPerSpace is the default bound the flood meets (one session).

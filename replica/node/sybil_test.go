@@ -23,8 +23,8 @@ import (
 
 // sybil starts a libp2p host that answers every /witan/sync/2 request
 // with items (validly signed entries whose parents nobody has), then
-// connects to the victim, which pulls from it.
-func sybil(t testing.TB, victim *sync.Node, items []sync.Item) {
+// connects to the victim, which pulls from it. It returns the host's id.
+func sybil(t testing.TB, victim *sync.Node, items []sync.Item) peer.ID {
 	t.Helper()
 	h, err := libp2p.New(libp2p.ListenAddrStrings("/ip4/127.0.0.1/tcp/0"), libp2p.DisableRelay())
 	if err != nil {
@@ -54,6 +54,7 @@ func sybil(t testing.TB, victim *sync.Node, items []sync.Item) {
 	if err := h.Connect(ctx, peer.AddrInfo{ID: victim.ID(), Addrs: victim.Host().Addrs()}); err != nil {
 		t.Fatal(err)
 	}
+	return h.ID()
 }
 
 func randomID() dag.ID {

@@ -1,0 +1,644 @@
+package httpapi
+
+// This file is GET /extract/{mr} for an MR id (the hash of the body of
+// its first mr.open; 30k D45, "for an MR or determination, its ballots and
+// open/determine transactions"): the evidence a stranger needs to check
+// the MR's outcome with the network off, and VerifyMRExtract, which checks
+// it (witan verify-extract FILE).
+//
+// An MR extract is the canonical JSON (JCS) of
+//
+//	{"authoritative":false,"checkpoint":{…},"cosigned":[…],
+//	 "determinations":[{if_closed,outcome,tally,tx}…],"electorate":["ed25519:…"…],
+//	 "entries":[{inclusion:{leaf_index,tree_size,inclusion_path},object:<envelope>,tx}…],
+//	 "facts":{emergency,reverts,structure_failed},"finality":"provisional|final_advisory",
+//	 "kind":"mr","mr":"sha256:…","object":<the MR object>,
+//	 "session":"sha256:…","simulation":bool,"supporting":[<attachments>],
+//	 "tally":{finality:"provisional",if_closed,tally}}
+//
+// entries are, in this node's log order, every mr.open of the MR, every
+// ballot.cast its live poll counts, every ballot a determination lists and
+// every mr.determine of the MR that this node's checkpoint holds (the
+// newest co-signed one when it holds all that the newest holds, else the
+// newest), each with its RFC 9162 inclusion proof against that one
+// checkpoint; the MR's
+// entries this node holds beyond it are not in the extract (nothing in it
+// goes unchecked), the response header Witan-Pending-Entries counts them.
+// electorate is the MR's frozen electorate, whose snapshot hash
+// (sha256 of its JCS, sorted) is the mr.open's electorate.snapshot.
+// determinations state, for each mr.determine entry in order, the tally
+// and if_closed outcome this node derived over exactly its listed ballots;
+// tally states the tally over every ballot entry (always provisional: a
+// live tally). facts are what the outcome depends on besides ballots:
+// emergency is the MR's own, reverts and structure_failed are this node's
+// findings (they need the statute text, which the extract does not carry:
+// not checked offline).
+//
+// VerifyMRExtract re-checks everything from the file alone: canonical form
+// (so one byte changed anywhere fails), the checkpoint and cosignatures as
+// for one entry, every envelope's id, signature, session, type (mr.open of
+// exactly the object, ballot.cast or mr.determine naming the MR) and
+// inclusion, entries in strictly increasing log position, the electorate
+// against the snapshot, and then recomputes every stated tally and outcome
+// with rules.Evaluate (the pure §7 function) over the ballots in the file,
+// each ballot's author being its envelope's signer. final_advisory is
+// accepted only with a determination in the file whose outcome its own
+// ballots give; "final" never.
+//
+// Not served (501 witan:not_implemented): MRs under designated_approvers
+// (the approvers group is not pinned by a hash in the MR), MRs whose
+// electorate narrowed under concurrent opens, and MRs with a ballot
+// counted for a member other than its signer (key rotation, D62): their
+// tallies cannot be recomputed from the extract alone. At most
+// Options.MaxExtractEntries entries (422 witan:extract_too_large).
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica"
+	"github.com/witan-dev/witan/replica/house"
+	"github.com/witan-dev/witan/rules"
+)
+
+// MaxExtractEntries bounds the entries of an MR extract by default
+// (Options.MaxExtractEntries). An entry is 1.7 KB at a log of 11,000
+// entries (BenchmarkMRExtractS11) and about 2.3 KB at S11's ~3.3M (an
+// inclusion path of ~22 hashes), so the bound is about 90 MB; S11's
+// largest MR (11,000 members, each superseding a ballot once) needs
+// ~22,000 entries, ~50 MB.
+const MaxExtractEntries = 40000
+
+// HeaderPendingEntries is the response header of an MR extract that
+// counts the MR's entries this node holds beyond the extract's checkpoint.
+const HeaderPendingEntries = "Witan-Pending-Entries"
+
+// CodeExtractTooLarge: the MR has more entries than MaxExtractEntries.
+const CodeExtractTooLarge dag.Code = "witan:extract_too_large"
+
+// ExtractEntry is one log entry of an MR extract with its inclusion proof.
+type ExtractEntry struct {
+	Inclusion ExtractInclusion `json:"inclusion"`
+	Object    json.RawMessage  `json:"object"`
+	Tx        dag.ID           `json:"tx"`
+}
+
+// ExtractDetermination is what the node derived for one mr.determine of
+// the extract: its signed outcome, and the tally and if_closed outcome of
+// exactly its listed ballots.
+type ExtractDetermination struct {
+	IfClosed rules.Outcome `json:"if_closed"`
+	Outcome  rules.Outcome `json:"outcome"`
+	Tally    rules.Tally   `json:"tally"`
+	Tx       dag.ID        `json:"tx"`
+}
+
+// ExtractFacts are the facts an MR is evaluated with (rules.Facts).
+type ExtractFacts struct {
+	Emergency       bool `json:"emergency"`
+	Reverts         bool `json:"reverts"`
+	StructureFailed bool `json:"structure_failed"`
+}
+
+// ExtractTally is the tally over every ballot of an MR extract.
+type ExtractTally struct {
+	Finality replica.Finality `json:"finality"` // always provisional
+	IfClosed rules.Outcome    `json:"if_closed"`
+	Tally    rules.Tally      `json:"tally"`
+}
+
+// MRExtract is GET /extract/{mr}'s answer for an MR id.
+type MRExtract struct {
+	Authoritative  bool                   `json:"authoritative"`
+	Checkpoint     json.RawMessage        `json:"checkpoint"`
+	Cosigned       []replica.Cosignature  `json:"cosigned"`
+	Determinations []ExtractDetermination `json:"determinations"`
+	Electorate     []dag.Key              `json:"electorate"`
+	Entries        []ExtractEntry         `json:"entries"`
+	Facts          ExtractFacts           `json:"facts"`
+	Finality       replica.Finality       `json:"finality"`
+	Kind           string                 `json:"kind"` // "mr"
+	MR             dag.ID                 `json:"mr"`
+	Object         json.RawMessage        `json:"object"`
+	Session        string                 `json:"session"`
+	Simulation     bool                   `json:"simulation"`
+	Supporting     []json.RawMessage      `json:"supporting"`
+	Tally          ExtractTally           `json:"tally"`
+}
+
+// IsMRExtract reports whether b looks like an MR extract (kind "mr"),
+// which VerifyMRExtract checks; anything else goes to VerifyExtract.
+func IsMRExtract(b []byte) bool {
+	var k struct {
+		Kind string `json:"kind"`
+	}
+	return json.Unmarshal(b, &k) == nil && k.Kind == "mr"
+}
+
+func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string, id dag.ID) error {
+	ctx := r.Context()
+	ev, err := s.rep.MREvidence(ctx, space, id)
+	if err != nil {
+		return err
+	}
+	unsupported := func(format string, args ...any) error {
+		return problemf(CodeNotImplemented, "MR %s: "+format+": its tally cannot be recomputed from an extract alone", append([]any{id}, args...)...)
+	}
+	if _, ok := ev.Poll.Rule.Approvers(); ok {
+		return unsupported("a designated_approvers rule (the approvers group is not pinned by a hash in the MR)")
+	}
+	cps := s.rep.Checkpoints(space)
+	if len(cps) == 0 || len(ev.Opens) == 0 {
+		return problemf(CodeNotFound, "MR %s is not in a checkpoint of this node yet", id)
+	}
+	cp := cps[len(cps)-1]
+
+	// The entries: opens, counted and listed ballots, determinations.
+	authors := map[dag.ID]dag.Key{} // ballot → the member the node counts it for
+	txs := slices.Clone(ev.Opens)
+	for _, b := range ev.Poll.Ballots {
+		authors[b.Tx] = b.Author
+		txs = append(txs, b.Tx)
+	}
+	dets := map[dag.ID]house.DeterminationView{}
+	for _, d := range ev.MR.Determinations {
+		dets[d.Tx] = d
+		txs = append(txs, d.Tx)
+	}
+	x := MRExtract{Checkpoint: mustJSON(cp), Cosigned: s.rep.Cosignatures(cp), Determinations: []ExtractDetermination{},
+		Facts: ExtractFacts{Emergency: ev.Poll.Facts.Emergency, Reverts: ev.Poll.Facts.Reverts, StructureFailed: ev.Poll.Facts.StructureFailed},
+		Kind:  "mr", MR: id, Session: space, Simulation: s.labels(ctx, space).Simulation, Supporting: []json.RawMessage{},
+		Entries: []ExtractEntry{}, Finality: ev.MR.Finality}
+	pending := 0
+	seen := map[dag.ID]bool{}
+	envs := map[dag.ID]*dag.Envelope{}
+	var attach [][]byte
+	// The proofs in one batch (one lock, one root); a ballot a
+	// determination lists that is not among them is proved on its own.
+	slices.SortFunc(txs, dag.ID.Compare)
+	txs = slices.Compact(txs)
+	if len(txs) > s.o.MaxExtractEntries {
+		return problemf(CodeExtractTooLarge, "MR %s has more than %d entries: too large for one extract", id, s.o.MaxExtractEntries)
+	}
+	batch, inCp, err := s.rep.InclusionProofs(ctx, space, txs, cp.Size)
+	if err != nil {
+		return err
+	}
+	proved := make(map[dag.ID]replica.InclusionProof, len(txs))
+	for i, tx := range txs {
+		if inCp[i] {
+			proved[tx] = batch[i]
+		}
+	}
+	for i := 0; i < len(txs); i++ {
+		tx := txs[i]
+		if seen[tx] {
+			continue
+		}
+		seen[tx] = true
+		if len(seen) > s.o.MaxExtractEntries {
+			return problemf(CodeExtractTooLarge, "MR %s has more than %d entries: too large for one extract", id, s.o.MaxExtractEntries)
+		}
+		p, ok := proved[tx]
+		if !ok {
+			if i < len(batch) { // in the batch, and not in the checkpoint
+				pending++
+				continue
+			}
+			if p, err = s.rep.InclusionProof(ctx, space, tx, cp.Size); err != nil {
+				pending++ // not in the checkpoint (yet)
+				continue
+			}
+		}
+		e, err := s.n.Get(ctx, tx)
+		if err != nil {
+			return err
+		}
+		env, _, _, err := dag.DecodeEnvelope(e.Data)
+		if err != nil {
+			return err
+		}
+		envs[tx] = env
+		x.Entries = append(x.Entries, ExtractEntry{Inclusion: ExtractInclusion{LeafIndex: p.LeafIndex, TreeSize: p.TreeSize, InclusionPath: p.InclusionPath},
+			Object: e.Data, Tx: tx})
+		switch env.Type {
+		case dag.TxMROpen:
+			if x.Object == nil {
+				x.Object = env.Body
+			}
+			att, err := s.n.Attachments(ctx, e)
+			if err != nil {
+				return err
+			}
+			attach = append(attach, att...)
+		case dag.TxMRDetermine:
+			d, err := house.DecodeDetermination(env.Body)
+			if err != nil {
+				return err
+			}
+			txs = append(txs, d.Ballots...) // listed ballots, in its causal past
+		}
+	}
+	slices.SortFunc(x.Entries, func(a, b ExtractEntry) int { return cmpUint(a.Inclusion.LeafIndex, b.Inclusion.LeafIndex) })
+	// The newest checkpoint that witnesses co-signed, when it holds every
+	// entry the newest one does, so that -witness can be required.
+	if n := len(x.Entries); n > 0 {
+		for _, c := range s.rep.CosignedCheckpoints(space) {
+			if c.Size == cp.Size && c.Root == cp.Root && c.TS.Equal(cp.TS) {
+				break // the newest is co-signed itself
+			}
+			if c.Size <= x.Entries[n-1].Inclusion.LeafIndex {
+				break // largest first: none further holds them all
+			}
+			entries := make([]ExtractEntry, n)
+			etx := make([]dag.ID, n)
+			for i, e := range x.Entries {
+				etx[i] = e.Tx
+			}
+			ps, in, err := s.rep.InclusionProofs(ctx, space, etx, c.Size)
+			if err != nil {
+				return err
+			}
+			for i, e := range x.Entries {
+				if !in[i] {
+					return fmt.Errorf("httpapi: %s is not in checkpoint %d", e.Tx, c.Size)
+				}
+				p := ps[i]
+				entries[i] = ExtractEntry{Inclusion: ExtractInclusion{LeafIndex: p.LeafIndex, TreeSize: p.TreeSize, InclusionPath: p.InclusionPath}, Object: e.Object, Tx: e.Tx}
+			}
+			cp, x.Entries = c, entries
+			x.Checkpoint, x.Cosigned = mustJSON(cp), s.rep.Cosignatures(cp)
+			break
+		}
+	}
+	if x.Object == nil {
+		return problemf(CodeNotFound, "MR %s: no mr.open of it is in a checkpoint of this node yet", id)
+	}
+	slices.SortFunc(attach, func(a, b []byte) int { return dag.Sum(a).Compare(dag.Sum(b)) })
+	attach = slices.CompactFunc(attach, func(a, b []byte) bool { return bytes.Equal(a, b) })
+	for _, a := range attach {
+		wire, err := AttachmentWire(a)
+		if err != nil {
+			return err
+		}
+		x.Supporting = append(x.Supporting, wire)
+	}
+	body, err := house.DecodeMR(x.Object)
+	if err != nil {
+		return err
+	}
+	x.Electorate = sortedKeys(ev.Poll.Electorate.Members())
+	if ev.Poll.Electorate.Snapshot() != body.Snapshot {
+		return unsupported("its electorate narrowed under concurrent opens")
+	}
+	// The determinations as the node derived them; the tally over every
+	// ballot entry as a stranger will compute it. Then the whole is
+	// checked as VerifyMRExtract will, so that what is served verifies.
+	for _, en := range x.Entries {
+		env := envs[en.Tx]
+		switch env.Type {
+		case dag.TxBallotCast:
+			if a, ok := authors[en.Tx]; ok && a != env.Author {
+				return unsupported("ballot %s is counted for %s but signed by %s (a rotated key)", en.Tx, a, env.Author)
+			}
+		case dag.TxMRDetermine:
+			dv := dets[en.Tx]
+			x.Determinations = append(x.Determinations, ExtractDetermination{IfClosed: dv.Evaluation.IfClosed, Outcome: dv.Outcome, Tally: dv.Evaluation.Tally, Tx: en.Tx})
+		}
+	}
+	objs := make(map[dag.ID]json.RawMessage, len(x.Entries))
+	for _, en := range x.Entries {
+		objs[en.Tx] = en.Object
+	}
+	if x.Tally, err = liveTally(&x, body, objs); err != nil {
+		return err
+	}
+	if err := recomputeDeterminations(&x, body, objs); err != nil {
+		return unsupported("%v", err)
+	}
+	// What is beyond the checkpoint cannot be checked offline, so it is
+	// not in the extract (every byte of which is checked); a header says
+	// how much there is.
+	w.Header().Set(HeaderPendingEntries, strconv.Itoa(pending))
+	return writeMRExtract(w, &x)
+}
+
+func cmpUint(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func sortedKeys(ks []dag.Key) []dag.Key {
+	out := slices.Clone(ks)
+	slices.SortFunc(out, func(a, b dag.Key) int { return strings.Compare(a.String(), b.String()) })
+	return out
+}
+
+// writeMRExtract writes x's canonical JSON member by member (the members
+// of MRExtract in code-point order, as JCS sorts them), each entry
+// canonicalised on its own, so that a large MR is never held as one
+// buffer.
+func writeMRExtract(w http.ResponseWriter, x *MRExtract) error {
+	w.Header().Set("Content-Type", "application/json")
+	bw := bufio.NewWriterSize(w, 64<<10)
+	members := []struct {
+		key string
+		val any
+	}{{"authoritative", x.Authoritative}, {"checkpoint", x.Checkpoint}, {"cosigned", x.Cosigned}, {"determinations", x.Determinations},
+		{"electorate", x.Electorate}, {"entries", nil}, {"facts", x.Facts}, {"finality", x.Finality}, {"kind", x.Kind}, {"mr", x.MR},
+		{"object", x.Object}, {"session", x.Session}, {"simulation", x.Simulation}, {"supporting", x.Supporting}, {"tally", x.Tally}}
+	bw.WriteByte('{')
+	for i, m := range members {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString(`"` + m.key + `":`)
+		if m.key == "entries" {
+			bw.WriteByte('[')
+			var buf []byte
+			for j, e := range x.Entries {
+				if j > 0 {
+					bw.WriteByte(',')
+				}
+				buf = appendEntry(buf[:0], e)
+				bw.Write(buf)
+			}
+			bw.WriteByte(']')
+			continue
+		}
+		b, err := dag.Marshal(m.val)
+		if err != nil {
+			return err
+		}
+		bw.Write(b)
+	}
+	bw.WriteByte('}')
+	return bw.Flush()
+}
+
+// extractBallots decodes x's ballot.cast entries (objs by tx), each
+// counted for its envelope's signer, and its mr.determine entries.
+func extractBallots(x *MRExtract, objs map[dag.ID]json.RawMessage) (all []rules.Ballot, determines []*house.Determination, detTx []dag.ID, err error) {
+	for _, en := range x.Entries {
+		env, _, _, err := dag.DecodeEnvelope(objs[en.Tx])
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		switch env.Type {
+		case dag.TxBallotCast:
+			bb, err := rules.DecodeBallotBody(env.Body)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("ballot %s: %v", en.Tx, err)
+			}
+			if bb.MR != x.MR {
+				return nil, nil, nil, fmt.Errorf("ballot %s is on MR %s, not %s", en.Tx, bb.MR, x.MR)
+			}
+			all = append(all, rules.Ballot{Tx: en.Tx, Author: env.Author, BallotBody: bb})
+		case dag.TxMRDetermine:
+			d, err := house.DecodeDetermination(env.Body)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("determination %s: %v", en.Tx, err)
+			}
+			if d.MR != x.MR {
+				return nil, nil, nil, fmt.Errorf("determination %s is of MR %s, not %s", en.Tx, d.MR, x.MR)
+			}
+			determines, detTx = append(determines, d), append(detTx, en.Tx)
+		}
+	}
+	return all, determines, detTx, nil
+}
+
+func (x *MRExtract) rulesContext() rules.Context {
+	return rules.Context{Facts: rules.Facts{Emergency: x.Facts.Emergency, Reverts: x.Facts.Reverts, StructureFailed: x.Facts.StructureFailed}}
+}
+
+// liveTally is the tally over every ballot of x.
+func liveTally(x *MRExtract, body *house.MR, objs map[dag.ID]json.RawMessage) (ExtractTally, error) {
+	all, _, _, err := extractBallots(x, objs)
+	if err != nil {
+		return ExtractTally{}, err
+	}
+	res, err := rules.Evaluate(body.Rule, x.Electorate, x.MR, all, x.rulesContext())
+	if err != nil {
+		return ExtractTally{}, err
+	}
+	return ExtractTally{Finality: replica.Provisional, IfClosed: res.IfClosed, Tally: res.Tally}, nil
+}
+
+// appendEntry appends e's canonical JSON: its members in code-point order,
+// the envelope already canonical, every other string an ASCII id or
+// number that JCS leaves as it is — so no JCS pass per entry (at S11
+// scale that pass was half the cost of serving).
+func appendEntry(b []byte, e ExtractEntry) []byte {
+	b = append(b, `{"inclusion":{"inclusion_path":[`...)
+	for i, h := range e.Inclusion.InclusionPath {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, h.String()...)
+		b = append(b, '"')
+	}
+	b = append(b, `],"leaf_index":`...)
+	b = strconv.AppendUint(b, e.Inclusion.LeafIndex, 10)
+	b = append(b, `,"tree_size":`...)
+	b = strconv.AppendUint(b, e.Inclusion.TreeSize, 10)
+	b = append(b, `},"object":`...)
+	b = append(b, e.Object...)
+	b = append(b, `,"tx":"`...)
+	b = append(b, e.Tx.String()...)
+	return append(b, `"}`...)
+}
+
+// recomputeDeterminations checks every stated determination of x against
+// rules.Evaluate over exactly its listed ballots as the extract holds them
+// (envelopes by tx), and the stated live tally over all of them.
+func recomputeDeterminations(x *MRExtract, body *house.MR, objs map[dag.ID]json.RawMessage) error {
+	all, determines, detTx, err := extractBallots(x, objs)
+	if err != nil {
+		return err
+	}
+	ballots := make(map[dag.ID]rules.Ballot, len(all))
+	for _, b := range all {
+		ballots[b.Tx] = b
+	}
+	same := func(what string, a, b any) error {
+		ab, err1 := dag.Marshal(a)
+		bb, err2 := dag.Marshal(b)
+		if err := errors.Join(err1, err2); err != nil {
+			return err
+		}
+		if !bytes.Equal(ab, bb) {
+			return fmt.Errorf("%s: the extract states %s, its ballots give %s", what, ab, bb)
+		}
+		return nil
+	}
+	live, err := liveTally(x, body, objs)
+	if err != nil {
+		return err
+	}
+	if err := same("tally", x.Tally, live); err != nil {
+		return err
+	}
+	if len(x.Determinations) != len(determines) {
+		return fmt.Errorf("%d determinations stated for %d mr.determine entries", len(x.Determinations), len(determines))
+	}
+	decided := false
+	for i, d := range determines {
+		var listed []rules.Ballot
+		for _, b := range d.Ballots {
+			lb, ok := ballots[b]
+			if !ok {
+				return fmt.Errorf("determination %s lists ballot %s, which the extract does not hold", detTx[i], b)
+			}
+			listed = append(listed, lb)
+		}
+		r, err := rules.Evaluate(body.Rule, x.Electorate, x.MR, listed, x.rulesContext())
+		if err != nil {
+			return err
+		}
+		if err := same("determination "+detTx[i].String(), x.Determinations[i],
+			ExtractDetermination{IfClosed: r.IfClosed, Outcome: d.Outcome, Tally: r.Tally, Tx: detTx[i]}); err != nil {
+			return err
+		}
+		decided = decided || (r.IfClosed == d.Outcome && d.Outcome != rules.Pending)
+	}
+	if x.Finality == replica.FinalAdvisory && !decided {
+		return fmt.Errorf("final_advisory, but no determination in the extract is borne out by its ballots")
+	}
+	return nil
+}
+
+// VerifyMRExtract checks an MR extract offline (see the file comment). pin,
+// if valid, is the node key the checkpoint must be signed by; witnesses
+// must each have co-signed it.
+func VerifyMRExtract(b []byte, pin dag.Key, witnesses []dag.Key) (*MRExtract, replica.Checkpoint, error) {
+	fail := func(format string, args ...any) (*MRExtract, replica.Checkpoint, error) {
+		return nil, replica.Checkpoint{}, fmt.Errorf("extract: "+format, args...)
+	}
+	var x MRExtract
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&x); err != nil {
+		return fail("not an MR extract: %v", err)
+	}
+	if dec.More() {
+		return fail("trailing data")
+	}
+	again, err := dag.Marshal(x)
+	if err != nil || !bytes.Equal(again, b) {
+		return fail("not in canonical form (JCS, no other member): the file was changed or is not an extract")
+	}
+	if x.Kind != "mr" || x.Authoritative || (x.Finality != replica.Provisional && x.Finality != replica.FinalAdvisory) || x.Tally.Finality != replica.Provisional {
+		return fail("kind %q, authoritative %v, finality %q, tally finality %q: not what an MR extract says", x.Kind, x.Authoritative, x.Finality, x.Tally.Finality)
+	}
+	// The MR object: its hash is the MR id.
+	if canon, err := dag.Canonicalize(x.Object); err != nil || !bytes.Equal(canon, x.Object) || dag.Sum(x.Object) != x.MR {
+		return fail("object is not the canonical MR object whose hash is %s", x.MR)
+	}
+	body, err := house.DecodeMR(x.Object)
+	if err != nil {
+		return fail("object: %v", err)
+	}
+	if body.Session.String() != x.Session {
+		return fail("the MR is of session %s, the extract says %s", body.Session, x.Session)
+	}
+	rule, err := rules.Compile(body.Rule)
+	if err != nil {
+		return fail("the MR's rule: %v", err)
+	}
+	if _, ok := rule.Approvers(); ok {
+		return fail("a designated_approvers MR: its electorate is not pinned by the MR, so it is not checked offline")
+	}
+	if body.Emergency != x.Facts.Emergency {
+		return fail("facts.emergency %v, the MR says %v", x.Facts.Emergency, body.Emergency)
+	}
+	// The electorate: sorted, distinct, and the MR's snapshot.
+	for i := 1; i < len(x.Electorate); i++ {
+		if x.Electorate[i-1].String() >= x.Electorate[i].String() {
+			return fail("electorate is not sorted without repeats")
+		}
+	}
+	el, err := rules.NewElectorate(x.Electorate)
+	if err != nil {
+		return fail("electorate: %v", err)
+	}
+	if el.Snapshot() != body.Snapshot {
+		return fail("electorate's snapshot is %s, the MR's electorate.snapshot is %s", el.Snapshot(), body.Snapshot)
+	}
+	cp, err := verifyCheckpoint(x.Checkpoint, x.Cosigned, x.Session, pin, witnesses)
+	if err != nil {
+		return fail("%v", err)
+	}
+	// Every entry: a signed envelope of the session, of the MR, in the
+	// checkpoint, in log order.
+	opens := 0
+	objs := make(map[dag.ID]json.RawMessage, len(x.Entries))
+	for i, en := range x.Entries {
+		env, canon, id, err := dag.DecodeEnvelope(en.Object)
+		if err != nil {
+			return fail("entry %d: %v", i, err)
+		}
+		if !bytes.Equal(canon, en.Object) || id != en.Tx {
+			return fail("entry %d is not the canonical envelope of tx %s", i, en.Tx)
+		}
+		if env.Session.String() != x.Session {
+			return fail("entry %d (%s) is of session %s", i, en.Tx, env.Session)
+		}
+		if i > 0 && en.Inclusion.LeafIndex <= x.Entries[i-1].Inclusion.LeafIndex {
+			return fail("entries are not in increasing log order without repeats")
+		}
+		p := replica.InclusionProof{Tx: en.Tx, LeafIndex: en.Inclusion.LeafIndex, TreeSize: en.Inclusion.TreeSize, InclusionPath: en.Inclusion.InclusionPath, Root: cp.Root}
+		if p.TreeSize != cp.Size {
+			return fail("entry %d: inclusion is against size %d, the checkpoint's is %d", i, p.TreeSize, cp.Size)
+		}
+		if err := p.Verify(); err != nil {
+			return fail("entry %d: %v", i, err)
+		}
+		switch env.Type {
+		case dag.TxMROpen:
+			if !bytes.Equal(env.Body, x.Object) {
+				return fail("entry %d (%s) opens another MR", i, en.Tx)
+			}
+			opens++
+		case dag.TxBallotCast, dag.TxMRDetermine: // checked with the tallies
+		default:
+			return fail("entry %d (%s) is a %s, not an mr.open, ballot.cast or mr.determine", i, en.Tx, env.Type)
+		}
+		objs[en.Tx] = en.Object
+	}
+	if opens == 0 {
+		return fail("no mr.open of the MR")
+	}
+	// Signatures last: they cost the most, and whatever else was changed
+	// has failed by now.
+	for i, en := range x.Entries {
+		env, _, _, err := dag.DecodeEnvelope(en.Object)
+		if err != nil {
+			return fail("entry %d: %v", i, err)
+		}
+		if err := env.VerifySignature(); err != nil {
+			return fail("entry %d (%s): signature: %v", i, en.Tx, err)
+		}
+	}
+	if err := verifySupporting([]string{string(x.Object)}, x.Supporting, true); err != nil {
+		return fail("%v", err)
+	}
+	if err := recomputeDeterminations(&x, body, objs); err != nil {
+		return fail("%v", err)
+	}
+	return &x, cp, nil
+}
