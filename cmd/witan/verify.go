@@ -44,6 +44,7 @@ type Verification struct {
 	// reordered entries, checkpoints the log does not reproduce, history
 	// rewritten between checkpoints (verifycheck.go).
 	Problems        []string `json:"problems,omitempty"`
+	Receipts        int      `json:"receipts_checked,omitempty"` // -receipt files checked (problems name the withheld ones)
 	OK              bool     `json:"ok"`
 	ConformanceNote string   `json:"conformance_level"`
 	// With -state (verifystate.go): first_seen, consistent or
@@ -57,12 +58,14 @@ type Verification struct {
 var errVerify = errors.New("verification failed")
 
 func (c *VerifyCommand) Run(ctx context.Context, args []string) error {
-	fs := c.main.newFlagSet("verify", "verify [-node URL] [-session ID] [-since FILE] [-state FILE] [-json] [URL]")
+	fs := c.main.newFlagSet("verify", "verify [-node URL] [-session ID] [-since FILE] [-state FILE] [-receipt FILE]... [-json] [URL]")
 	node := fs.String("node", defaultNode(), nodeHelp+" (a URL argument does the same)")
 	session := fs.String("session", "", "session id (default: the node's only session)")
 	since := fs.String("since", "", "a checkpoint saved earlier (the /checkpoint answer): the log must still extend it")
 	asJSON := fs.Bool("json", false, "print JSON")
 	state := fs.String("state", "", "state `file` remembering the checkpoints verified; later runs check the node's history extends them (fork_detected)")
+	var receipts receiptFiles
+	fs.Var(&receipts, "receipt", "a receipt `file` this node signed (the POST /transactions answer, or the receipt alone), repeatable: its entry must be in the log at its log_index, its refusal in the refusal log at its refusal_index (S10: withholding)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -83,7 +86,11 @@ func (c *VerifyCommand) Run(ctx context.Context, args []string) error {
 		}
 		earlier = &cp
 	}
-	v, err := c.verify(ctx, target, *session, earlier, *state)
+	rcs, err := receipts.read()
+	if err != nil {
+		return err
+	}
+	v, err := c.verify(ctx, target, *session, earlier, *state, rcs)
 	if err != nil {
 		return err
 	}
@@ -100,7 +107,7 @@ func (c *VerifyCommand) Run(ctx context.Context, args []string) error {
 	return nil
 }
 
-func (c *VerifyCommand) verify(ctx context.Context, node, session string, earlier *replica.Checkpoint, statePath string) (*Verification, error) {
+func (c *VerifyCommand) verify(ctx context.Context, node, session string, earlier *replica.Checkpoint, statePath string, receipts []namedReceipt) (*Verification, error) {
 	client := &httpapi.Client{BaseURL: node, Session: session}
 	var capa httpapi.Capability
 	if err := client.Get(ctx, "/.well-known/oth", nil, &capa); err != nil {
@@ -195,6 +202,10 @@ func (c *VerifyCommand) verify(ctx context.Context, node, session string, earlie
 			lc.checkpointAgainst(cp2, capa.NodeKey, "the checkpoint read last")
 		}
 	}
+	for _, rc := range receipts {
+		lc.receipt(ctx, client, capa.NodeKey, rc)
+	}
+	v.Receipts = len(receipts)
 	v.Problems = lc.problems
 	st, h, err := rep.State(ctx, v.Session)
 	if err == nil {
@@ -234,6 +245,9 @@ func (c *VerifyCommand) print(v *Verification) {
 		fmt.Fprintf(w, "%s derived state hash %s\n", mark(v.StateMatches), v.StateHash)
 	} else {
 		fmt.Fprintf(w, "skip derived state %s (the node's log moved on while verifying)\n", v.StateHash)
+	}
+	if v.Receipts > 0 && len(v.Problems) == 0 {
+		fmt.Fprintf(w, "ok   %d receipts: each entry in the log, each refusal in the refusal log\n", v.Receipts)
 	}
 	for _, p := range v.Problems {
 		fmt.Fprintf(w, "FAIL %s\n", p)

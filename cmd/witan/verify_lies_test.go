@@ -28,6 +28,21 @@ import (
 // history would serve.
 func honest(t *testing.T, from int) (*httptest.Server, *node.Node, string) {
 	t.Helper()
+	hs, l, h := honestSession(t, from)
+	return hs, l, h.b.Session.String()
+}
+
+// honestHistory is what honestSession built: the builder, the MR and the
+// last entry.
+type honestHistory struct {
+	b    *ht.Builder
+	mr   dag.ID
+	last dag.ID
+}
+
+// honestSession is honest, returning what it built.
+func honestSession(t *testing.T, from int) (*httptest.Server, *node.Node, honestHistory) {
+	t.Helper()
 	ctx := context.Background()
 	key, _ := dag.SignerFromSeed(bytes.Repeat([]byte{9}, 32))
 	l, err := node.Open(ctx, node.Options{InMemory: true, NodeKey: key})
@@ -60,7 +75,7 @@ func honest(t *testing.T, from int) (*httptest.Server, *node.Node, string) {
 	if _, err := l.Replica().Checkpoint(ctx, b.Session.String()); err != nil {
 		t.Fatal(err)
 	}
-	return hs, l, b.Session.String()
+	return hs, l, honestHistory{b, mr, last}
 }
 
 // liar serves what upstream serves, except that doctor may rewrite the
@@ -214,4 +229,108 @@ func mustJSON(t *testing.T, v any) []byte {
 func field(v any, k string) any {
 	m, _ := v.(map[string]any)
 	return m[k]
+}
+
+// TestVerifyCatchesWithholding (S10, withholding): a node that signed a
+// receipt for an entry and later serves a log without it, or a refusal
+// log without the refusal it named, passes verify without the receipt
+// (nothing in the log betrays it once the entry is past the checkpoint)
+// and fails with it (-receipt), naming the receipt.
+func TestVerifyCatchesWithholding(t *testing.T) {
+	ctx := context.Background()
+	hs, _, h := honestSession(t, 0)
+	space := h.b.Session.String()
+	dir := t.TempDir()
+	submit := func(name string, tx ht.Tx) (string, *replica.Receipt) {
+		t.Helper()
+		body, err := json.Marshal(httpapi.Transaction{Envelope: tx.Bytes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.Post(hs.URL+httpapi.Base+"/transactions", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		file := filepath.Join(dir, name)
+		if err := os.WriteFile(file, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var a struct {
+			Receipt json.RawMessage `json:"receipt"`
+		}
+		if err := json.Unmarshal(b, &a); err != nil {
+			t.Fatalf("%s: %v: %s", name, err, b)
+		}
+		rc, err := httpapi.DecodeReceipt(a.Receipt)
+		if err != nil {
+			t.Fatalf("%s: %v: %s", name, err, b)
+		}
+		return file, rc
+	}
+	// Member 5's ballot, after the checkpoint (7 entries): log_index 7
+	// (0-based).
+	okFile, ok := submit("accepted.json", h.b.Ballot(ht.Member(5), h.mr, "approve", dag.ID{}, h.last))
+	if ok.Status != "accepted" || ok.LogIndex == nil || *ok.LogIndex != 7 {
+		t.Fatalf("ballot: %+v, want accepted at log_index 7", ok)
+	}
+	// Member 20 is not in the roster of ten: refused and logged.
+	noFile, no := submit("rejected.json", h.b.Ballot(ht.Member(20), h.mr, "approve", dag.ID{}, h.last))
+	if no.Status != "rejected" || no.RefusalIndex == nil || *no.RefusalIndex != 0 {
+		t.Fatalf("non-member's ballot: %+v, want rejected at refusal_index 0", no)
+	}
+	receipts := []string{"-receipt", okFile, "-receipt", noFile}
+	verify := func(srv *httptest.Server, extra ...string) (string, int) {
+		args := append(append([]string{"verify", "-session", space}, extra...), srv.URL)
+		out, errOut, code := run(ctx, "", args...)
+		return out + errOut, code
+	}
+	if out, code := verify(hs, receipts...); code != 0 || !strings.Contains(out, "ok   2 receipts") {
+		t.Fatalf("honest node with its receipts: exit %d\n%s", code, out)
+	}
+
+	const logPath = httpapi.Base + "/log"
+	dropLast := liar(t, func(string) string { return hs.URL }, func(path string, m map[string]any) {
+		if path == logPath {
+			es := entries(m)
+			m["entries"] = es[:len(es)-1]
+		}
+	})
+	if out, code := verify(dropLast); code != 0 {
+		t.Fatalf("without the receipt the withheld entry is not visible, verify should pass: exit %d\n%s", code, out)
+	}
+	if out, code := verify(dropLast, "-receipt", okFile); code != exitRefused || !strings.Contains(out, "withheld: receipt "+okFile+" acknowledged tx "+ok.Tx.String()+" at log_index 7, but the log served has 7 entries") {
+		t.Fatalf("entry withheld: exit %d, want %d naming it\n%s", code, exitRefused, out)
+	}
+	// The ballot swapped for the one before it (the log renumbered): the
+	// receipt's position holds another entry, and its tx is not served.
+	swapped := liar(t, func(string) string { return hs.URL }, func(path string, m map[string]any) {
+		if path == logPath {
+			es := entries(m)
+			m["entries"] = append(es[:len(es)-1:len(es)-1], es[len(es)-2])
+			renumber(m["entries"].([]any))
+		}
+	})
+	if out, code := verify(swapped, "-receipt", okFile); code != exitRefused || !strings.Contains(out, "withheld: receipt "+okFile) {
+		t.Fatalf("entry replaced: exit %d, want %d\n%s", code, exitRefused, out)
+	}
+	noRefusals := liar(t, func(string) string { return hs.URL }, func(path string, m map[string]any) {
+		if path == httpapi.Base+"/refusals" {
+			m["refusals"] = []any{}
+			m["size"] = 0
+		}
+	})
+	if out, code := verify(noRefusals, "-receipt", noFile); code != exitRefused || !strings.Contains(out, "withheld: receipt "+noFile+" names refusal_index 0, but the refusal log (size 0) does not serve it") {
+		t.Fatalf("refusal withheld: exit %d, want %d naming it\n%s", code, exitRefused, out)
+	}
+	// A receipt that does not verify is the caller's error, not the node's.
+	bad := filepath.Join(dir, "bad.json")
+	raw, _ := os.ReadFile(okFile)
+	if err := os.WriteFile(bad, bytes.Replace(raw, []byte(`"accepted"`), []byte(`"rejected"`), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := verify(hs, "-receipt", bad); code == 0 || code == exitRefused || !strings.Contains(out, "-receipt "+bad) {
+		t.Fatalf("a receipt whose signature does not verify: exit %d\n%s", code, out)
+	}
 }
