@@ -73,8 +73,18 @@ func (c *VerifyExtractCommand) runMR(b []byte, pin dag.Key, witnesses []dag.Key)
 		fmt.Fprintf(out, "ok   checkpoint co-signed by witness %s\n", cs.Witness)
 	}
 	t := x.Tally.Tally
-	fmt.Fprintf(out, "ok   electorate of %d matches the MR's snapshot; tally recomputed over %d ballots: approve %d, reject %d, abstain %d, void %d -> %s (provisional)\n",
-		len(x.Electorate), t.Ballots, t.Approve, t.Reject, t.Abstain, t.Void, x.Tally.IfClosed)
+	groups := 0
+	for _, en := range x.Entries {
+		if env, _, _, err := dag.DecodeEnvelope(en.Object); err == nil && (env.Type == dag.TxGroupCreate || env.Type == dag.TxGroupUpdate) {
+			groups++
+		}
+	}
+	pinned := "matches the MR's snapshot"
+	if groups > 0 {
+		pinned = fmt.Sprintf("is the approvers group as its %d group entries define it", groups)
+	}
+	fmt.Fprintf(out, "ok   electorate of %d %s; tally recomputed over %d ballots: approve %d, reject %d, abstain %d, void %d -> %s (provisional)\n",
+		len(x.Electorate), pinned, t.Ballots, t.Approve, t.Reject, t.Abstain, t.Void, x.Tally.IfClosed)
 	for _, d := range x.Determinations {
 		verdict := "borne out by its ballots"
 		if d.IfClosed != d.Outcome {
@@ -82,6 +92,9 @@ func (c *VerifyExtractCommand) runMR(b []byte, pin dag.Key, witnesses []dag.Key)
 		}
 		fmt.Fprintf(out, "ok   determination %s says %s over %d ballots (approve %d, reject %d, abstain %d, void %d): %s\n",
 			d.Tx, d.Outcome, d.Tally.Ballots, d.Tally.Approve, d.Tally.Reject, d.Tally.Abstain, d.Tally.Void, verdict)
+	}
+	if groups > 0 {
+		fmt.Fprintf(out, "note that these group entries are every write of the approvers group the MR's open saw is the node's word (a log proves what it holds, not what it lacks)\n")
 	}
 	fmt.Fprintf(out, "note reverts %v and structure_failed %v are the node's findings (the statute text is not in the extract)\n", x.Facts.Reverts, x.Facts.StructureFailed)
 	fmt.Fprintf(out, "verified offline (%s: one node's checkpoint, co-signed by %d witnesses)\n", x.Finality, len(x.Cosigned))

@@ -7,6 +7,8 @@ package house
 // the House's own, shared with later derivations.
 
 import (
+	"slices"
+
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica/statute"
 	"github.com/witan-dev/witan/rules"
@@ -68,6 +70,10 @@ type PollInputs struct {
 	// are not among them.
 	Ballots []rules.Ballot
 	Facts   rules.Facts
+	// ApproverWrites are, for a designated_approvers rule, the
+	// group.create/group.update entries that defined the approvers group
+	// at the MR's first open (the intersection of their members is it).
+	ApproverWrites []dag.ID
 }
 
 // PollInputs returns the inputs of MR mr's live poll, or false for an MR
@@ -77,7 +83,8 @@ func (h *House) PollInputs(mr dag.ID) (PollInputs, bool) {
 	if info == nil {
 		return PollInputs{}, false
 	}
-	in := PollInputs{Rule: info.rule, Electorate: info.el, Facts: info.facts, Ballots: make([]rules.Ballot, 0, len(info.cast))}
+	in := PollInputs{Rule: info.rule, Electorate: info.el, Facts: info.facts, Ballots: make([]rules.Ballot, 0, len(info.cast)),
+		ApproverWrites: slices.Clone(info.approverWrites)}
 	for _, i := range info.cast {
 		b := h.ballots.at(i)
 		if b.ignored {

@@ -389,6 +389,12 @@ func (v *admission) mrOpen() error {
 		}
 	}
 	info := &mrInfo{id: id, body: m, rule: rule, el: el, els: map[int32]*rules.Electorate{}}
+	if a, ok := rule.Approvers(); ok {
+		gid, _ := ParseGroupRef(a.Group) // parsed above
+		for _, w := range st.groups[gid].writes {
+			info.approverWrites = append(info.approverWrites, h.ents[h.gov[w.gov]].id)
+		}
+	}
 	v.cfgAt, v.el = tb.cfg.version, el
 	info.facts.Emergency = m.Emergency
 	if m.Kind == "governance" {

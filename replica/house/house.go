@@ -166,6 +166,11 @@ type mrInfo struct {
 	// they were admitted, which is the order a determination usually lists
 	// them in: mrDetermine tries the next one before the index.
 	cast []int32
+	// approverWrites are, for a designated_approvers rule, the group.create
+	// and group.update entries whose group objects defined the approvers
+	// group at the first open (its maximal writes; their members'
+	// intersection is the group): what an MR extract carries (D45).
+	approverWrites []dag.ID
 }
 
 // govStatic is what a governance entry carries, decoded once.

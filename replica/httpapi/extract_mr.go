@@ -18,14 +18,19 @@ package httpapi
 //
 // entries are, in this node's log order, every mr.open of the MR, every
 // ballot.cast its live poll counts, every ballot a determination lists and
-// every mr.determine of the MR that this node's checkpoint holds (the
+// every mr.determine of the MR that this node's checkpoint holds, and,
+// under designated_approvers, the group.create/group.update entries that
+// defined the approvers group at the first open (the group's maximal
+// writes in its causal past; a group.update's object in supporting) (the
 // newest co-signed one when it holds all that the newest holds, else the
 // newest), each with its RFC 9162 inclusion proof against that one
 // checkpoint; the MR's
 // entries this node holds beyond it are not in the extract (nothing in it
 // goes unchecked), the response header Witan-Pending-Entries counts them.
 // electorate is the MR's frozen electorate, whose snapshot hash
-// (sha256 of its JCS, sorted) is the mr.open's electorate.snapshot.
+// (sha256 of its JCS, sorted) is the mr.open's electorate.snapshot; under
+// designated_approvers it is the approvers group instead (§7's n), the
+// members every carried group entry names (approversElectorate).
 // determinations state, for each mr.determine entry in order, the tally
 // and if_closed outcome this node derived over exactly its listed ballots;
 // tally states the tally over every ballot entry (always provisional: a
@@ -45,9 +50,8 @@ package httpapi
 // accepted only with a determination in the file whose outcome its own
 // ballots give; "final" never.
 //
-// Not served (501 witan:not_implemented): MRs under designated_approvers
-// (the approvers group is not pinned by a hash in the MR), MRs whose
-// electorate narrowed under concurrent opens, and MRs with a ballot
+// Not served (501 witan:not_implemented): MRs whose electorate (or
+// approvers group) narrowed under concurrent opens, and MRs with a ballot
 // counted for a member other than its signer (key rotation, D62): their
 // tallies cannot be recomputed from the extract alone. At most
 // Options.MaxExtractEntries entries (422 witan:extract_too_large).
@@ -152,9 +156,7 @@ func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string,
 	unsupported := func(format string, args ...any) error {
 		return problemf(CodeNotImplemented, "MR %s: "+format+": its tally cannot be recomputed from an extract alone", append([]any{id}, args...)...)
 	}
-	if _, ok := ev.Poll.Rule.Approvers(); ok {
-		return unsupported("a designated_approvers rule (the approvers group is not pinned by a hash in the MR)")
-	}
+	approvers, isApprovers := ev.Poll.Rule.Approvers()
 	cps := s.rep.Checkpoints(space)
 	if len(cps) == 0 || len(ev.Opens) == 0 {
 		return problemf(CodeNotFound, "MR %s is not in a checkpoint of this node yet", id)
@@ -164,6 +166,9 @@ func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string,
 	// The entries: opens, counted and listed ballots, determinations.
 	authors := map[dag.ID]dag.Key{} // ballot → the member the node counts it for
 	txs := slices.Clone(ev.Opens)
+	if isApprovers { // the group writes that pin the approvers (D45)
+		txs = append(txs, ev.Poll.ApproverWrites...)
+	}
 	for _, b := range ev.Poll.Ballots {
 		authors[b.Tx] = b.Author
 		txs = append(txs, b.Tx)
@@ -245,6 +250,12 @@ func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string,
 				return err
 			}
 			txs = append(txs, d.Ballots...) // listed ballots, in its causal past
+		case dag.TxGroupUpdate: // its group object
+			att, err := s.n.Attachments(ctx, e)
+			if err != nil {
+				return err
+			}
+			attach = append(attach, att...)
 		}
 	}
 	slices.SortFunc(x.Entries, func(a, b ExtractEntry) int { return cmpUint(a.Inclusion.LeafIndex, b.Inclusion.LeafIndex) })
@@ -296,7 +307,19 @@ func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string,
 		return err
 	}
 	x.Electorate = sortedKeys(ev.Poll.Electorate.Members())
-	if ev.Poll.Electorate.Snapshot() != body.Snapshot {
+	if isApprovers {
+		gid, err := house.ParseGroupRef(approvers.Group)
+		if err != nil {
+			return err
+		}
+		pinned, err := approversElectorate(&x, gid)
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(pinned, x.Electorate) {
+			return unsupported("its approvers narrowed under concurrent opens")
+		}
+	} else if ev.Poll.Electorate.Snapshot() != body.Snapshot {
 		return unsupported("its electorate narrowed under concurrent opens")
 	}
 	// The determinations as the node derived them; the tally over every
@@ -560,9 +583,7 @@ func VerifyMRExtract(b []byte, pin dag.Key, witnesses []dag.Key) (*MRExtract, re
 	if err != nil {
 		return fail("the MR's rule: %v", err)
 	}
-	if _, ok := rule.Approvers(); ok {
-		return fail("a designated_approvers MR: its electorate is not pinned by the MR, so it is not checked offline")
-	}
+	approvers, isApprovers := rule.Approvers()
 	if body.Emergency != x.Facts.Emergency {
 		return fail("facts.emergency %v, the MR says %v", x.Facts.Emergency, body.Emergency)
 	}
@@ -576,7 +597,7 @@ func VerifyMRExtract(b []byte, pin dag.Key, witnesses []dag.Key) (*MRExtract, re
 	if err != nil {
 		return fail("electorate: %v", err)
 	}
-	if el.Snapshot() != body.Snapshot {
+	if !isApprovers && el.Snapshot() != body.Snapshot {
 		return fail("electorate's snapshot is %s, the MR's electorate.snapshot is %s", el.Snapshot(), body.Snapshot)
 	}
 	cp, err := verifyCheckpoint(x.Checkpoint, x.Cosigned, x.Session, pin, witnesses)
@@ -586,6 +607,7 @@ func VerifyMRExtract(b []byte, pin dag.Key, witnesses []dag.Key) (*MRExtract, re
 	// Every entry: a signed envelope of the session, of the MR, in the
 	// checkpoint, in log order.
 	opens := 0
+	roots := []string{string(x.Object)}
 	objs := make(map[dag.ID]json.RawMessage, len(x.Entries))
 	for i, en := range x.Entries {
 		env, canon, id, err := dag.DecodeEnvelope(en.Object)
@@ -615,6 +637,11 @@ func VerifyMRExtract(b []byte, pin dag.Key, witnesses []dag.Key) (*MRExtract, re
 			}
 			opens++
 		case dag.TxBallotCast, dag.TxMRDetermine: // checked with the tallies
+		case dag.TxGroupCreate, dag.TxGroupUpdate: // the approvers: checked below
+			if !isApprovers {
+				return fail("entry %d (%s) is a %s, and the MR has no approvers group", i, en.Tx, env.Type)
+			}
+			roots = append(roots, string(env.Body))
 		default:
 			return fail("entry %d (%s) is a %s, not an mr.open, ballot.cast or mr.determine", i, en.Tx, env.Type)
 		}
@@ -634,11 +661,96 @@ func VerifyMRExtract(b []byte, pin dag.Key, witnesses []dag.Key) (*MRExtract, re
 			return fail("entry %d (%s): signature: %v", i, en.Tx, err)
 		}
 	}
-	if err := verifySupporting([]string{string(x.Object)}, x.Supporting, true); err != nil {
+	if err := verifySupporting(roots, x.Supporting, true); err != nil {
 		return fail("%v", err)
+	}
+	if isApprovers {
+		gid, err := house.ParseGroupRef(approvers.Group)
+		if err != nil {
+			return fail("the MR's approvers: %v", err)
+		}
+		pinned, err := approversElectorate(&x, gid)
+		if err != nil {
+			return fail("%v", err)
+		}
+		if !slices.Equal(pinned, x.Electorate) {
+			return fail("electorate is not the approvers group %q that its group entries define", gid)
+		}
 	}
 	if err := recomputeDeterminations(&x, body, objs); err != nil {
 		return fail("%v", err)
 	}
 	return &x, cp, nil
+}
+
+// approversElectorate is the approvers group gid as x's group.create and
+// group.update entries define it: the members every one of them names
+// (house: concurrent maximal writes apply their intersection), sorted.
+// Each must be of group gid, its object in the entry (group.create) or in
+// supporting (group.update), and before x's first mr.open in the log.
+// That they are all of the group's maximal writes in the open's causal
+// past is the node's word: a log proves what is in it, not what is not
+// (docs/deviations.md).
+func approversElectorate(x *MRExtract, gid string) ([]dag.Key, error) {
+	firstOpen := uint64(0)
+	for _, en := range x.Entries {
+		if env, _, _, err := dag.DecodeEnvelope(en.Object); err == nil && env.Type == dag.TxMROpen {
+			firstOpen = en.Inclusion.LeafIndex
+			break
+		}
+	}
+	supporting := map[dag.ID][]byte{}
+	for _, raw := range x.Supporting {
+		if obj, err := AttachmentObject(raw); err == nil {
+			supporting[dag.Sum(obj)] = obj
+		}
+	}
+	var members []dag.Key
+	writes := 0
+	for _, en := range x.Entries {
+		env, _, _, err := dag.DecodeEnvelope(en.Object)
+		if err != nil {
+			return nil, err
+		}
+		var obj []byte
+		switch env.Type {
+		case dag.TxGroupCreate:
+			obj = env.Body
+		case dag.TxGroupUpdate:
+			ref, err := house.DecodeObjectRef(env.Body, "group")
+			if err != nil {
+				return nil, fmt.Errorf("group.update %s: %v", en.Tx, err)
+			}
+			if obj = supporting[ref.ID]; obj == nil {
+				return nil, fmt.Errorf("group.update %s: its group object %s is not in supporting", en.Tx, ref.ID)
+			}
+		default:
+			continue
+		}
+		if en.Inclusion.LeafIndex >= firstOpen {
+			return nil, fmt.Errorf("%s %s is not before the MR's first mr.open in the log", env.Type, en.Tx)
+		}
+		g, err := house.DecodeGroup(obj)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %v", env.Type, en.Tx, err)
+		}
+		if g.ID != gid {
+			return nil, fmt.Errorf("%s %s is of group %q, the approvers are %q", env.Type, en.Tx, g.ID, gid)
+		}
+		ks := sortedKeys(g.Members)
+		if writes == 0 {
+			members = ks
+		} else {
+			in := make(map[dag.Key]bool, len(ks))
+			for _, k := range ks {
+				in[k] = true
+			}
+			members = slices.DeleteFunc(members, func(k dag.Key) bool { return !in[k] })
+		}
+		writes++
+	}
+	if writes == 0 {
+		return nil, fmt.Errorf("no group.create or group.update of the approvers group %q", gid)
+	}
+	return slices.Compact(members), nil
 }
