@@ -87,7 +87,7 @@ func (h *House) PollInputs(mr dag.ID) (PollInputs, bool) {
 		ApproverWrites: slices.Clone(info.approverWrites)}
 	for _, i := range info.cast {
 		b := h.ballots.at(i)
-		if b.ignored {
+		if b.ignored || b.rotIgnored { // rotIgnored: a rotated key's (D62), not counted
 			continue
 		}
 		in.Ballots = append(in.Ballots, rules.Ballot{Tx: h.ents[b.ent].id, Author: b.author, BallotBody: b.body})

@@ -18,8 +18,9 @@ package httpapi
 //
 // entries are, in this node's log order, every mr.open of the MR, every
 // ballot.cast its live poll counts, every ballot a determination lists and
-// every mr.determine of the MR that this node's checkpoint holds, and,
-// under designated_approvers, the group.create/group.update entries that
+// every mr.determine of the MR that this node's checkpoint holds, the
+// key.rotate entries from a counted ballot's rotated-in signer to its
+// member (D62), and, under designated_approvers, the group.create/group.update entries that
 // defined the approvers group at the first open (the group's maximal
 // writes in its causal past; a group.update's object in supporting) (the
 // newest co-signed one when it holds all that the newest holds, else the
@@ -46,14 +47,15 @@ package httpapi
 // inclusion, entries in strictly increasing log position, the electorate
 // against the snapshot, and then recomputes every stated tally and outcome
 // with rules.Evaluate (the pure §7 function) over the ballots in the file,
-// each ballot's author being its envelope's signer. final_advisory is
+// each ballot's author being its envelope's signer or, for a rotated-in
+// key, the member its key.rotate entries lead to (D62). final_advisory is
 // accepted only with a determination in the file whose outcome its own
 // ballots give; "final" never.
 //
 // Not served (501 witan:not_implemented): MRs whose electorate (or
 // approvers group) narrowed under concurrent opens, and MRs with a ballot
-// counted for a member other than its signer (key rotation, D62): their
-// tallies cannot be recomputed from the extract alone. At most
+// counted for a member that the carried key.rotate entries do not map its
+// signer to: their tallies cannot be recomputed from the extract alone. At most
 // Options.MaxExtractEntries entries (422 witan:extract_too_large).
 
 import (
@@ -162,6 +164,8 @@ func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string,
 		return problemf(CodeNotFound, "MR %s is not in a checkpoint of this node yet", id)
 	}
 	cp := cps[len(cps)-1]
+	var rotations []house.RotationView // D62: loaded when a ballot needs one
+	rotationsLoaded := false
 
 	// The entries: opens, counted and listed ballots, determinations.
 	authors := map[dag.ID]dag.Key{} // ballot → the member the node counts it for
@@ -250,6 +254,25 @@ func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string,
 				return err
 			}
 			txs = append(txs, d.Ballots...) // listed ballots, in its causal past
+		case dag.TxBallotCast: // counted for another member: the rotations to it (D62)
+			member, ok := authors[tx]
+			if !ok || member == env.Author {
+				break
+			}
+			if !rotationsLoaded {
+				st, _, err := s.rep.State(ctx, space)
+				if err != nil {
+					return err
+				}
+				rotations, rotationsLoaded = st.Rotations, true
+			}
+			for k, n := env.Author, 0; k != member && n <= len(rotations); n++ {
+				i := slices.IndexFunc(rotations, func(r house.RotationView) bool { return r.New == k })
+				if i < 0 {
+					break // not reached: refused below
+				}
+				txs, k = append(txs, rotations[i].Tx), rotations[i].Member
+			}
 		case dag.TxGroupUpdate: // its group object
 			att, err := s.n.Attachments(ctx, e)
 			if err != nil {
@@ -318,6 +341,7 @@ func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string,
 	} else if ev.Poll.Electorate.Snapshot() != body.Snapshot {
 		return unsupported("its electorate narrowed under concurrent opens")
 	}
+	mem := newMembers(&x)
 	// The determinations as the node derived them; the tally over every
 	// ballot entry as a stranger will compute it. Then the whole is
 	// checked as VerifyMRExtract will, so that what is served verifies.
@@ -325,8 +349,10 @@ func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string,
 		env := envs[en.Tx]
 		switch env.Type {
 		case dag.TxBallotCast:
-			if a, ok := authors[en.Tx]; ok && a != env.Author {
-				return unsupported("ballot %s is counted for %s but signed by %s (a rotated key)", en.Tx, a, env.Author)
+			if a, ok := authors[en.Tx]; ok {
+				if m := mem.of(env.Author, en.Inclusion.LeafIndex); m != a {
+					return unsupported("ballot %s is counted for %s but signed by %s, which the extract's key rotations do not map to it (a rotated key)", en.Tx, a, env.Author)
+				}
 			}
 		case dag.TxMRDetermine:
 			dv := dets[en.Tx]
@@ -411,6 +437,7 @@ func writeMRExtract(w http.ResponseWriter, x *MRExtract) error {
 // extractBallots decodes x's ballot.cast entries (objs by tx), each
 // counted for its envelope's signer, and its mr.determine entries.
 func extractBallots(x *MRExtract, objs map[dag.ID]json.RawMessage) (all []rules.Ballot, determines []*house.Determination, detTx []dag.ID, err error) {
+	mem := newMembers(x)
 	for _, en := range x.Entries {
 		env, _, _, err := dag.DecodeEnvelope(objs[en.Tx])
 		if err != nil {
@@ -425,7 +452,7 @@ func extractBallots(x *MRExtract, objs map[dag.ID]json.RawMessage) (all []rules.
 			if bb.MR != x.MR {
 				return nil, nil, nil, fmt.Errorf("ballot %s is on MR %s, not %s", en.Tx, bb.MR, x.MR)
 			}
-			all = append(all, rules.Ballot{Tx: en.Tx, Author: env.Author, BallotBody: bb})
+			all = append(all, rules.Ballot{Tx: en.Tx, Author: mem.of(env.Author, en.Inclusion.LeafIndex), BallotBody: bb})
 		case dag.TxMRDetermine:
 			d, err := house.DecodeDetermination(env.Body)
 			if err != nil {
@@ -633,6 +660,14 @@ func VerifyMRExtract(b []byte, pin dag.Key, witnesses []dag.Key) (*MRExtract, re
 			}
 			opens++
 		case dag.TxBallotCast, dag.TxMRDetermine: // checked with the tallies
+		case dag.TxKeyRotate: // D62: signed by the new key, co-signed
+			r, err := house.DecodeKeyRotate(env.Body)
+			if err != nil {
+				return fail("entry %d (%s): %v", i, en.Tx, err)
+			}
+			if env.Author != r.New || r.Cosig.Key == r.New || !dag.Verify(r.Cosig.Key, house.DomainCosig, r.CosigBytes(), r.Cosig.Sig) {
+				return fail("entry %d (%s): a key.rotate not signed by its new key or without a valid cosig", i, en.Tx)
+			}
 		case dag.TxGroupCreate, dag.TxGroupUpdate: // the approvers: checked below
 			if !isApprovers {
 				return fail("entry %d (%s) is a %s, and the MR has no approvers group", i, en.Tx, env.Type)
@@ -749,4 +784,55 @@ func approversElectorate(x *MRExtract, gid string) ([]dag.Key, error) {
 		return nil, fmt.Errorf("no group.create or group.update of the approvers group %q", gid)
 	}
 	return slices.Compact(members), nil
+}
+
+// members maps the signers of an extract's ballots to the members they
+// count for (§7 (a), D62): the electorate, and the extract's key.rotate
+// entries by log position.
+type members struct {
+	el   map[dag.Key]bool
+	rots []extractRotation // in log order
+}
+
+type extractRotation struct {
+	leaf        uint64
+	member, new dag.Key
+}
+
+func newMembers(x *MRExtract) members {
+	m := members{el: make(map[dag.Key]bool, len(x.Electorate))}
+	for _, k := range x.Electorate {
+		m.el[k] = true
+	}
+	for _, en := range x.Entries {
+		env, _, _, err := dag.DecodeEnvelope(en.Object)
+		if err != nil || env.Type != dag.TxKeyRotate {
+			continue
+		}
+		if r, err := house.DecodeKeyRotate(env.Body); err == nil {
+			m.rots = append(m.rots, extractRotation{en.Inclusion.LeafIndex, r.Member, r.New})
+		}
+	}
+	return m
+}
+
+// of is the member a ballot signed by signer at log position leaf counts
+// for: signer itself when it is in the electorate, else the member that
+// the extract's rotations, each before the ballot in the log, rotated to
+// it (following rotations of rotated-in keys). The node counts by a
+// rotation in the ballot's causal past; the file shows a log position
+// before it (an ancestor always has one).
+func (m members) of(signer dag.Key, leaf uint64) dag.Key {
+	member := signer
+	for n := 0; !m.el[member] && n < len(m.rots); n++ {
+		i := slices.IndexFunc(m.rots, func(r extractRotation) bool { return r.new == member && r.leaf < leaf })
+		if i < 0 {
+			break
+		}
+		member = m.rots[i].member
+	}
+	if !m.el[member] {
+		return signer // not in the electorate: §7 (b) is rules.Evaluate's
+	}
+	return member
 }

@@ -8,7 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
+	"slices"
 	"testing"
 
 	"github.com/witan-dev/witan/dag"
@@ -99,9 +99,15 @@ func TestMRExtractBoundsHTTP(t *testing.T) {
 
 // TestMRExtractRotatedKeyHTTP (D45, D62): an MR on which a ballot counts
 // for a member other than its signer (member 3's key rotated, the new key
-// votes) is not served as an extract (501): the rotation is not in it, so
-// a stranger would count that ballot for an unknown key. Before the
-// rotation the same MR's extract is served and verifies.
+// votes) is served with the key.rotate entry, and the verifier maps the
+// new key to member 3 with the network off.
+//
+// By hand (threshold_vote gt 1/2 of the electorate, quorum 1/2,
+// on_threshold; N = 5): M0, M1 approve: A=2, 2*2 > 5 fails: pending.
+// Then M3's key is rotated to K33 (registrar admin M0 co-signs) and K33
+// approves: counted for M3, A=3, 3*2 > 5 and quorum 3*2 >= 5: approved if
+// closed. Were K33 not mapped to M3 it would not be in the electorate and
+// the tally would stay A=2, pending.
 func TestMRExtractRotatedKeyHTTP(t *testing.T) {
 	n := newNode(t)
 	s := startSession(t, n, ht.Options{}, 5)
@@ -110,24 +116,50 @@ func TestMRExtractRotatedKeyHTTP(t *testing.T) {
 	c := s.amend(t, n, "draft", b.Genesis, "/us/t1/s1", "The period is 45 days.")
 	mr := s.open(t, n, ht.MR{Source: "draft", SourceHead: c, TargetHead: b.Genesis, Members: ht.Members(0, 5), Rule: ht.Majority(house.MinRootNotice)})
 	open := s.last
-	s.vote(t, n, mr, "approve", 0, 2)
+	votes := s.vote(t, n, mr, "approve", 0, 2)
 	n.checkpointNow(t, s.b.Session.String())
 	path := httpapi.Base + "/extract/" + mr.String()
-	resp, err := http.Get(n.srv.URL + path)
-	if err != nil {
-		t.Fatal(err)
+	get := func() []byte {
+		t.Helper()
+		resp, err := http.Get(n.srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("extract: %d %s", resp.StatusCode, body)
+		}
+		return body
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if _, _, err := httpapi.VerifyMRExtract(body, dag.Key{}, nil); resp.StatusCode != http.StatusOK || err != nil {
-		t.Fatalf("before the rotation: %d %v", resp.StatusCode, err)
+	if x, _, err := httpapi.VerifyMRExtract(get(), dag.Key{}, nil); err != nil || x.Tally.Tally.Approve != 2 || x.Tally.IfClosed != "pending" {
+		t.Fatalf("before the rotation: %v %+v", err, x)
 	}
 	newKey := ht.Member(33)
-	s.do(t, n, rotateTx(t, b, newKey, ht.Member(0), ht.Member(3).Key(), newKey.Key(), open, s.last))
-	s.do(t, n, b.Ballot(newKey, mr, "approve", dag.ID{}, s.last))
+	rot := s.do(t, n, rotateTx(t, b, newKey, ht.Member(0), ht.Member(3).Key(), newKey.Key(), open, s.last))
+	ballot := s.do(t, n, b.Ballot(newKey, mr, "approve", dag.ID{}, s.last))
 	n.checkpointNow(t, s.b.Session.String())
-	if p := n.problem(t, http.MethodGet, path, "", nil, http.StatusNotImplemented, httpapi.CodeNotImplemented); !strings.Contains(p["detail"].(string), "rotated key") {
-		t.Fatalf("refused for another reason: %v", p)
+	body := get()
+	n.srv.Close() // offline from here on
+	x, _, err := httpapi.VerifyMRExtract(body, dag.Key{}, nil)
+	if err != nil {
+		t.Fatalf("after the rotation: %v\n%s", err, body)
+	}
+	var txs []dag.ID
+	for _, e := range x.Entries {
+		txs = append(txs, e.Tx)
+	}
+	tl := x.Tally.Tally
+	if !slices.Equal(txs, []dag.ID{open, votes[0], votes[1], rot, ballot}) || tl.Electorate != 5 || tl.Approve != 3 || tl.Reject != 0 || tl.Void != 0 ||
+		x.Tally.IfClosed != "approved" {
+		t.Fatalf("after the rotation: entries %v tally %+v %s", txs, tl, x.Tally.IfClosed)
+	}
+	for i := range body {
+		y := bytes.Clone(body)
+		y[i] ^= 0x01
+		if _, _, err := httpapi.VerifyMRExtract(y, dag.Key{}, nil); err == nil {
+			t.Fatalf("byte %d changed (%q -> %q) still verifies: ...%s...", i, body[i], y[i], y[max(0, i-80):min(len(y), i+20)])
+		}
 	}
 }
 
@@ -246,5 +278,46 @@ func TestMRExtractTallyRapid(t *testing.T) {
 				t.Fatalf("plan %+v:\nextract %s %s (%d entries)\n/tally  %s %s", p, got, x.Tally.IfClosed, len(x.Entries), want, live.Result.IfClosed)
 			}
 		})
+	}
+}
+
+// TestMRExtractStolenKeyHTTP (D45, D62, S19): a thief's ballots signed by
+// member 3's old key, which the rotation (compromised_after = the last
+// approval, so the thief's reject is not in its past) makes ignored, are
+// not in the extract: by hand M0, M1 approve and K33 (member 3's new key)
+// approves: N=5 A=3 R=0 V=0, approved if closed, as /tally says; were
+// the thief's reject counted, member 3 would be void (A=2, V=1).
+func TestMRExtractStolenKeyHTTP(t *testing.T) {
+	n := newNode(t)
+	s := startSession(t, n, ht.Options{}, 5)
+	b := s.b
+	s.branch(t, n, "draft", house.RootBranch, b.Genesis, ht.AlwaysAllow())
+	c := s.amend(t, n, "draft", b.Genesis, "/us/t1/s1", "The period is 45 days.")
+	mr := s.open(t, n, ht.MR{Source: "draft", SourceHead: c, TargetHead: b.Genesis, Members: ht.Members(0, 5), Rule: ht.Majority(house.MinRootNotice)})
+	s.vote(t, n, mr, "approve", 0, 2)
+	cut := s.last
+	thief := s.do(t, n, b.Ballot(ht.Member(3), mr, "reject", dag.ID{}, s.last))
+	newKey := ht.Member(33)
+	s.do(t, n, rotateTx(t, b, newKey, ht.Member(0), ht.Member(3).Key(), newKey.Key(), cut, s.last))
+	s.do(t, n, b.Ballot(newKey, mr, "approve", dag.ID{}, s.last))
+	n.checkpointNow(t, s.b.Session.String())
+	resp, err := http.Get(n.srv.URL + httpapi.Base + "/extract/" + mr.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	x, _, err := httpapi.VerifyMRExtract(body, dag.Key{}, nil)
+	if resp.StatusCode != http.StatusOK || err != nil {
+		t.Fatalf("extract: %d %v %s", resp.StatusCode, err, body)
+	}
+	tl := x.Tally.Tally
+	for _, e := range x.Entries {
+		if e.Tx == thief {
+			t.Fatalf("the thief's ignored ballot is in the extract")
+		}
+	}
+	if tl.Electorate != 5 || tl.Approve != 3 || tl.Reject != 0 || tl.Void != 0 || x.Tally.IfClosed != "approved" {
+		t.Fatalf("tally %+v %s, want N=5 A=3 R=0 V=0 approved", tl, x.Tally.IfClosed)
 	}
 }
