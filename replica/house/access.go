@@ -72,7 +72,8 @@ type PollInputs struct {
 	Facts   rules.Facts
 	// ApproverWrites are, for a designated_approvers rule, the
 	// group.create/group.update entries that defined the approvers group
-	// at the MR's first open (the intersection of their members is it).
+	// at the MR's opens (the intersection of their members is the
+	// electorate).
 	ApproverWrites []dag.ID
 }
 

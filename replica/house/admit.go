@@ -39,6 +39,7 @@ type admission struct {
 	key        dag.Key
 	cfgAt      int32
 	el         *rules.Electorate // mr.open: the electorate frozen at this open
+	apw        []dag.ID          // mr.open under designated_approvers: the approvers group's maximal writes here
 	contestAdm                   // contests and variants (contest.go): a contest hook
 	rotAdm                       // key.rotate (rotate.go): a rotation hook
 	rsAdm                        // branch.reveal (restricted.go): a restricted hook
@@ -392,7 +393,7 @@ func (v *admission) mrOpen() error {
 	if a, ok := rule.Approvers(); ok {
 		gid, _ := ParseGroupRef(a.Group) // parsed above
 		for _, w := range st.groups[gid].writes {
-			info.approverWrites = append(info.approverWrites, h.ents[h.gov[w.gov]].id)
+			v.apw = append(v.apw, h.ents[h.gov[w.gov]].id)
 		}
 	}
 	v.cfgAt, v.el = tb.cfg.version, el
@@ -650,6 +651,7 @@ func (v *admission) commitStatic(g int32) {
 			h.mrs[info.id] = info
 		}
 		info.els[g] = v.el
+		info.approverWrites = slices.Compact(slices.SortedFunc(slices.Values(append(info.approverWrites, v.apw...)), dag.ID.Compare))
 		if all := intersectElectorates(info.el, v.el); all != info.el {
 			info.el = all
 			h.refoldPoll(info)

@@ -168,8 +168,9 @@ type mrInfo struct {
 	cast []int32
 	// approverWrites are, for a designated_approvers rule, the group.create
 	// and group.update entries whose group objects defined the approvers
-	// group at the first open (its maximal writes; their members'
-	// intersection is the group): what an MR extract carries (D45).
+	// group at the opens (each open's maximal writes, sorted: the
+	// intersection of all their members is the group every open agrees
+	// on, el): what an MR extract carries (D45).
 	approverWrites []dag.ID
 }
 

@@ -21,8 +21,8 @@ package httpapi
 // every mr.determine of the MR that this node's checkpoint holds, the
 // key.rotate entries from a counted ballot's rotated-in signer to its
 // member (D62), and, under designated_approvers, the group.create/group.update entries that
-// defined the approvers group at the first open (the group's maximal
-// writes in its causal past; a group.update's object in supporting) (the
+// defined the approvers group at its opens (the group's maximal writes
+// in each open's causal past; a group.update's object in supporting) (the
 // newest co-signed one when it holds all that the newest holds, else the
 // newest), each with its RFC 9162 inclusion proof against that one
 // checkpoint; the MR's
@@ -52,8 +52,9 @@ package httpapi
 // accepted only with a determination in the file whose outcome its own
 // ballots give; "final" never.
 //
-// Not served (501 witan:not_implemented): MRs whose electorate (or
-// approvers group) narrowed under concurrent opens, and MRs with a ballot
+// Not served (501 witan:not_implemented), as safeguards: MRs whose
+// electorate is not what the file pins (its snapshot, or the approvers'
+// carried group writes), and MRs with a ballot
 // counted for a member that the carried key.rotate entries do not map its
 // signer to: their tallies cannot be recomputed from the extract alone. At most
 // Options.MaxExtractEntries entries (422 witan:extract_too_large).
@@ -336,7 +337,7 @@ func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string,
 			return err
 		}
 		if !slices.Equal(pinned, x.Electorate) {
-			return unsupported("its approvers narrowed under concurrent opens")
+			return unsupported("its approvers are not what the group writes it carries define")
 		}
 	} else if ev.Poll.Electorate.Snapshot() != body.Snapshot {
 		return unsupported("its electorate narrowed under concurrent opens")
@@ -718,16 +719,17 @@ func VerifyMRExtract(b []byte, pin dag.Key, witnesses []dag.Key) (*MRExtract, re
 // group.update entries define it: the members every one of them names
 // (house: concurrent maximal writes apply their intersection), sorted.
 // Each must be of group gid, its object in the entry (group.create) or in
-// supporting (group.update), and before x's first mr.open in the log.
+// supporting (group.update), and before an mr.open of x in the log (each
+// open's own writes are in its causal past; concurrent opens under
+// different writes agree on the intersection of them all).
 // That they are all of the group's maximal writes in the open's causal
 // past is the node's word: a log proves what is in it, not what is not
 // (docs/deviations.md).
 func approversElectorate(x *MRExtract, gid string) ([]dag.Key, error) {
-	firstOpen := uint64(0)
+	lastOpen := uint64(0)
 	for _, en := range x.Entries {
 		if env, _, _, err := dag.DecodeEnvelope(en.Object); err == nil && env.Type == dag.TxMROpen {
-			firstOpen = en.Inclusion.LeafIndex
-			break
+			lastOpen = en.Inclusion.LeafIndex
 		}
 	}
 	supporting := map[dag.ID][]byte{}
@@ -758,8 +760,8 @@ func approversElectorate(x *MRExtract, gid string) ([]dag.Key, error) {
 		default:
 			continue
 		}
-		if en.Inclusion.LeafIndex >= firstOpen {
-			return nil, fmt.Errorf("%s %s is not before the MR's first mr.open in the log", env.Type, en.Tx)
+		if en.Inclusion.LeafIndex >= lastOpen {
+			return nil, fmt.Errorf("%s %s is not before an mr.open of the MR in the log", env.Type, en.Tx)
 		}
 		g, err := house.DecodeGroup(obj)
 		if err != nil {

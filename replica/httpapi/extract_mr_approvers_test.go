@@ -100,3 +100,59 @@ func TestMRExtractApproversHTTP(t *testing.T) {
 		}
 	}
 }
+
+// TestMRExtractApproversConcurrentOpensHTTP (D45, §7): one MR body opened
+// twice concurrently, once before and once after drafters gained M3: the
+// electorate is what both opens agree on, {M1, M2} (house), and the
+// extract carries both opens' group writes (the group.create and the
+// group.update), whose intersection the verifier takes. By hand: n = 2,
+// required 2; M1 approve, M2 reject: A=1 R=1, n-R-V = 1 < 2: rejected if
+// closed.
+func TestMRExtractApproversConcurrentOpensHTTP(t *testing.T) {
+	n := newNode(t)
+	s := n.newSession(t)
+	b := s.b
+	rule := ht.Approvers("drafters", 2)
+	n.submit(t, s, b.BranchCreate(ht.Member(1), "panel", "drafters", house.RootBranch, b.Genesis, false, rule, ht.TwoThirds(), s.last))
+	fork := s.last
+	m := ht.MR{Source: "draft", SourceHead: s.change, Target: "panel", TargetHead: b.Genesis, Members: ht.Members(0, 10), Rule: rule}
+	open1, mr := b.Open(ht.Member(1), m, fork)
+	n.submit(t, s, open1)
+	update := b.GroupUpdate(ht.Member(1), "drafters", ht.Members(1, 4), ht.Members(1, 2), fork)
+	n.submit(t, s, update)
+	open2, mr2 := b.Open(ht.Member(1), m, update.ID)
+	n.submit(t, s, open2)
+	if mr2 != mr || open1.ID == open2.ID {
+		t.Fatalf("not one MR opened twice: %s %s", mr, mr2)
+	}
+	b1 := b.Ballot(ht.Member(1), mr, "approve", dag.ID{}, open1.ID, open2.ID)
+	n.submit(t, s, b1)
+	b2 := b.Ballot(ht.Member(2), mr, "reject", dag.ID{}, b1.ID)
+	n.submit(t, s, b2)
+	n.checkpointNow(t, s.space)
+	resp, err := http.Get(n.srv.URL + httpapi.Base + "/extract/" + mr.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	x, _, err := httpapi.VerifyMRExtract(body, dag.Key{}, nil)
+	if resp.StatusCode != http.StatusOK || err != nil {
+		t.Fatalf("extract: %d %v %s", resp.StatusCode, err, body)
+	}
+	var txs []dag.ID
+	for _, e := range x.Entries {
+		txs = append(txs, e.Tx)
+	}
+	wantEl := []string{ht.Member(1).Key().String(), ht.Member(2).Key().String()}
+	slices.Sort(wantEl)
+	var gotEl []string
+	for _, k := range x.Electorate {
+		gotEl = append(gotEl, k.String())
+	}
+	tl := x.Tally.Tally
+	if len(txs) != 6 || !slices.Contains(txs, update.ID) || !slices.Contains(txs, open1.ID) || !slices.Contains(txs, open2.ID) || !slices.Equal(gotEl, wantEl) ||
+		tl.Electorate != 2 || tl.Approve != 1 || tl.Reject != 1 || x.Tally.IfClosed != "rejected" {
+		t.Fatalf("entries %v electorate %v tally %+v %s", txs, gotEl, tl, x.Tally.IfClosed)
+	}
+}
