@@ -553,11 +553,18 @@ func (n *Node) Ingest(ctx context.Context, space string, items []sync.Item) (syn
 	subs := make([]replica.Submission, 0, len(items))
 	idx := make([]int, 0, len(items))
 	for i, it := range items {
-		env, _, id, err := dag.DecodeEnvelope(it.Data)
+		// Copies: sync's items are slices of the frame they came in (up to
+		// MaxFrame), and what the replica keeps of an entry (its cache of
+		// pending envelopes) would keep the whole frame alive with it. The
+		// copy is decoded, once: the replica takes the decoded form
+		// (replica.SignedSubmission), which may point into the bytes.
+		data := slices.Clone(it.Data)
+		se, err := dag.DecodeSigned(data)
 		if err != nil {
 			res.Items[i] = sync.ItemResult{ID: dag.Sum(it.Data), Outcome: sync.Quarantined, Code: dag.CodeOf(err), Reason: err.Error()}
 			continue
 		}
+		env, id := se.Envelope, se.ID
 		if env.Session.String() != space {
 			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Quarantined, Code: dag.CodeSchema,
 				Reason: fmt.Sprintf("entry of session %s sent for space %s", env.Session, space)}
@@ -573,14 +580,11 @@ func (n *Node) Ingest(ctx context.Context, space string, items []sync.Item) (syn
 			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate, Code: c}
 			continue
 		}
-		// Copies: sync's items are slices of the frame they came in (up to
-		// MaxFrame), and what the replica keeps of an entry (its cache of
-		// pending envelopes) would keep the whole frame alive with it.
-		sub := replica.Submission{Envelope: slices.Clone(it.Data)}
+		var atts [][]byte
 		for _, o := range it.Objects {
-			sub.Attachments = append(sub.Attachments, slices.Clone(o.Data))
+			atts = append(atts, slices.Clone(o.Data))
 		}
-		subs = append(subs, sub)
+		subs = append(subs, replica.SignedSubmission(data, se, atts))
 		idx = append(idx, i)
 	}
 	if len(subs) == 0 {
