@@ -341,6 +341,30 @@ func (n *Node) Spaces(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
+// LogEntries implements sync.LogReader: Log, then Get of each id, in one
+// read where the store can (dag/badgerstore), else one Get each.
+func (n *Node) LogEntries(ctx context.Context, space string, after uint64, limit int) ([]dag.Entry, error) {
+	if replica.IsLocalSpace(space) {
+		return []dag.Entry{}, nil
+	}
+	if lr, ok := n.store.(sync.LogReader); ok {
+		return lr.LogEntries(ctx, space, after, limit)
+	}
+	ids, err := n.store.Log(ctx, space, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]dag.Entry, 0, len(ids))
+	for _, id := range ids {
+		e, err := n.store.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
 // Refs implements sync.Local: the objects an envelope's body names, found
 // by following every "sha256:…" string of the body, and of each object
 // reached, that the store holds as an object (a change, its snapshot's
