@@ -17,6 +17,7 @@ import (
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/dag/badgerstore"
+	"github.com/witan-dev/witan/memoryblock"
 )
 
 // BenchmarkDiskBytes measures the store's bytes on disk (after Close)
@@ -45,7 +46,7 @@ func BenchmarkDiskBytes(b *testing.B) {
 	kinds := []struct {
 		name string
 		es   []dag.Entry
-	}{{"chain", chainEntries(n)}, {"env", envelopeEntries(b, n)}}
+	}{{"chain", chainEntries(n)}, {"env", envelopeEntries(b, n)}, {"block", blockEntries(n)}}
 	for _, k := range kinds {
 		for _, order := range []string{"inorder", "childrenfirst", "random"} {
 			b.Run(k.name+"/"+order, func(b *testing.B) {
@@ -72,6 +73,36 @@ func chainEntries(n int) []dag.Entry {
 		if j > 0 {
 			es[j].Parents = []dag.ID{es[j-1].ID}
 		}
+	}
+	return es
+}
+
+// blockEntries returns a lineage of n CAT7 memory blocks as a memory
+// space stores them (memoryblock.Block.Entry): each names the one before,
+// with five agents and fifty subjects taking turns, and a body of 200
+// letters drawn at random (a fixed seed), which Snappy cannot shrink: the
+// worst case for a block, whose lineage ids are in its canonical bytes
+// (≈ 390 bytes each) as an envelope's parents are in its own.
+func blockEntries(n int) []dag.Entry {
+	r := rand.New(rand.NewPCG(7, 200))
+	es := make([]dag.Entry, n)
+	var prev []dag.ID
+	for j := range es {
+		body := make([]byte, 200)
+		for i := range body {
+			body[i] = 'a' + byte(r.IntN(26))
+		}
+		b := memoryblock.Block{
+			Origin:     memoryblock.MustText("agent:" + strconv.Itoa(j%5)),
+			Subject:    memoryblock.MustText("subject " + strconv.Itoa(j%50)),
+			Body:       memoryblock.MustText(string(body)),
+			Evidence:   memoryblock.NullValue(),
+			Confidence: memoryblock.MustValue(strconv.Itoa(j % 101)),
+			ObservedAt: memoryblock.MustText("2026-12-01T" + fmt.Sprintf("%02d:%02d:%02dZ", j/3600%24, j/60%60, j%60)),
+			Lineage:    memoryblock.MustParents(prev...),
+		}.Seal()
+		es[j] = b.Entry("mem:disk")
+		prev = []dag.ID{es[j].ID}
 	}
 	return es
 }

@@ -248,16 +248,13 @@ func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string,
 		}
 	}
 	slices.SortFunc(x.Entries, func(a, b ExtractEntry) int { return cmpUint(a.Inclusion.LeafIndex, b.Inclusion.LeafIndex) })
-	// The newest checkpoint that witnesses co-signed, when it holds every
-	// entry the newest one does, so that -witness can be required.
-	if n := len(x.Entries); n > 0 {
-		for _, c := range s.rep.CosignedCheckpoints(space) {
-			if c.Size == cp.Size && c.Root == cp.Root && c.TS.Equal(cp.TS) {
-				break // the newest is co-signed itself
-			}
-			if c.Size <= x.Entries[n-1].Inclusion.LeafIndex {
-				break // largest first: none further holds them all
-			}
+	// The newest checkpoint that witnesses co-signed (largest first), when
+	// it holds every entry the newest one does, so that -witness can be
+	// required; none further down the list can hold them all if it does not.
+	if n, cs := len(x.Entries), s.rep.CosignedCheckpoints(space); n > 0 && len(cs) > 0 {
+		c := cs[0]
+		newest := c.Size == cp.Size && c.Root == cp.Root && c.TS.Equal(cp.TS) // co-signed itself
+		if !newest && c.Size > x.Entries[n-1].Inclusion.LeafIndex {
 			entries := make([]ExtractEntry, n)
 			etx := make([]dag.ID, n)
 			for i, e := range x.Entries {
@@ -276,7 +273,6 @@ func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string,
 			}
 			cp, x.Entries = c, entries
 			x.Checkpoint, x.Cosigned = mustJSON(cp), s.rep.Cosignatures(cp)
-			break
 		}
 	}
 	if x.Object == nil {
