@@ -1,6 +1,7 @@
 package dag
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 )
@@ -244,3 +245,35 @@ var b64Val = func() (t [256]byte) {
 	}
 	return t
 }()
+
+// PeekCanonical reads the type and the body of an envelope in canonical
+// form (as a store keeps it) without decoding it: the type from the fixed
+// tail, the body between the fixed head and the top-level "parents"
+// member (the last `,"parents":[` in b: nothing canonical after it can
+// hold one). It checks only those fixed parts, not the envelope: ok is
+// false when b does not have them (DecodeSigned decides such bytes), and
+// for bytes that are not a valid envelope its answer means nothing. It is
+// for reading entries already admitted, such as what sync serves.
+func PeekCanonical(b []byte) (typ TxType, body []byte, ok bool) {
+	head := len(cAuthor) + len(KeyPrefix) + 43
+	if _, ok := lit(b, 0, cAuthor); !ok || len(b) < head+len(cBody)+len(cV) {
+		return "", nil, false
+	}
+	if _, ok := lit(b, head, cBody); !ok {
+		return "", nil, false
+	}
+	end := len(b) - len(cV)
+	if _, ok := lit(b, end, cV); !ok {
+		return "", nil, false
+	}
+	t := bytes.LastIndex(b[:end], []byte(cType))
+	if t < 0 {
+		return "", nil, false
+	}
+	typ = knownTxType(b[t+len(cType) : end])
+	p := bytes.LastIndex(b[:t], []byte(cParents))
+	if typ == "" || p < head+len(cBody) {
+		return "", nil, false
+	}
+	return typ, b[head+len(cBody) : p], true
+}

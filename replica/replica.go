@@ -531,6 +531,14 @@ func (s Submission) decoded() (dag.SignedEnvelope, error) {
 	return dag.DecodeSigned(s.Envelope)
 }
 
+// SignedSubmission is a Submission whose envelope its caller has decoded
+// already: se must be dag.DecodeSigned(envelope), made from the same bytes
+// (its Canonical and Body may point into them), so that Ingest does not
+// decode it again.
+func SignedSubmission(envelope []byte, se dag.SignedEnvelope, attachments [][]byte) Submission {
+	return Submission{Envelope: envelope, Attachments: attachments, signed: &se}
+}
+
 // Status is what became of an ingested envelope.
 type Status string
 

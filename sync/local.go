@@ -52,6 +52,14 @@ type SourceMissing interface {
 	MissingFrom(ctx context.Context, space, source string) ([]dag.ID, error)
 }
 
+// LogReader is implemented by a Local that reads a run of a space's log
+// with its entries in one go (dag/badgerstore's LogEntries, through the
+// node): LogEntries is Log followed by Get of each id, and the responder
+// serves a space's whole log with it when the Local has it.
+type LogReader interface {
+	LogEntries(ctx context.Context, space string, after uint64, limit int) ([]dag.Entry, error)
+}
+
 // Item is one entry as it travels: its canonical bytes, which the receiving
 // replica decodes itself (ids, parents and space are recomputed, never
 // taken from the peer), and the objects it refers to.

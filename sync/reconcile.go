@@ -380,6 +380,29 @@ func (e *Engine) streamLog(ctx context.Context, c *conn, space string, hs []dag.
 	}
 	b := e.newBatcher(c)
 	sent := uint64(0)
+	if lr, ok := e.local.(LogReader); ok {
+		// The entries of each run read in one go, not one Get each; a run
+		// of entryPage entries holds at most entryPage × dag.MaxEnvelopeSize
+		// (64 MiB), a few KiB for the usual envelopes of a few hundred bytes.
+		const entryPage = 64
+		for after = 0; sent < count; {
+			ens, err := lr.LogEntries(ctx, space, after, int(min(count-sent, entryPage)))
+			if err != nil {
+				return err
+			}
+			if len(ens) == 0 {
+				break
+			}
+			for _, en := range ens {
+				if err := b.addEntry(ctx, en); err != nil {
+					return err
+				}
+			}
+			sent += uint64(len(ens))
+			after += uint64(len(ens))
+		}
+		ids = nil
+	}
 	for len(ids) > 0 && sent < count {
 		for _, id := range ids {
 			if sent == count {
@@ -435,11 +458,16 @@ func (e *Engine) newBatcher(c *conn) *batcher {
 }
 
 func (b *batcher) add(ctx context.Context, id dag.ID) error {
-	x := b.e.local
-	en, err := x.Get(ctx, id)
+	en, err := b.e.local.Get(ctx, id)
 	if err != nil {
 		return err
 	}
+	return b.addEntry(ctx, en)
+}
+
+// addEntry is add for an entry already read.
+func (b *batcher) addEntry(ctx context.Context, en dag.Entry) error {
+	x := b.e.local
 	refs, err := x.Refs(ctx, en)
 	if err != nil {
 		return err

@@ -341,6 +341,30 @@ func (n *Node) Spaces(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
+// LogEntries implements sync.LogReader: Log, then Get of each id, in one
+// read where the store can (dag/badgerstore), else one Get each.
+func (n *Node) LogEntries(ctx context.Context, space string, after uint64, limit int) ([]dag.Entry, error) {
+	if replica.IsLocalSpace(space) {
+		return []dag.Entry{}, nil
+	}
+	if lr, ok := n.store.(sync.LogReader); ok {
+		return lr.LogEntries(ctx, space, after, limit)
+	}
+	ids, err := n.store.Log(ctx, space, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]dag.Entry, 0, len(ids))
+	for _, id := range ids {
+		e, err := n.store.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
 // Refs implements sync.Local: the objects an envelope's body names, found
 // by following every "sha256:…" string of the body, and of each object
 // reached, that the store holds as an object (a change, its snapshot's
@@ -351,15 +375,39 @@ func (n *Node) Spaces(ctx context.Context) ([]string, error) {
 // the nodes its result adds to its base, not the base snapshot or the
 // parent changes, which came with earlier entries. MaxRefObjects (sync's
 // wire limit per item) bounds it.
+//
+// Two things it does know, for speed (most of a session is ballots): the
+// types whose admission reads no object (objectFree) are answered from the
+// envelope's type alone, and a stored envelope, canonical, is read with
+// dag.PeekCanonical instead of being decoded.
 func (n *Node) Refs(ctx context.Context, e dag.Entry) ([]dag.ID, error) {
 	if strings.HasPrefix(e.Space, MemoryPrefix) {
 		return nil, nil
 	}
-	env, _, _, err := dag.DecodeEnvelope(e.Data)
-	if err != nil {
-		return nil, err
+	typ, body, ok := dag.PeekCanonical(e.Data)
+	if !ok {
+		env, _, _, err := dag.DecodeEnvelope(e.Data)
+		if err != nil {
+			return nil, err
+		}
+		typ, body = env.Type, env.Body
 	}
-	return n.refs(ctx, env.Body)
+	if objectFree(typ) {
+		return nil, nil
+	}
+	return n.refs(ctx, body)
+}
+
+// objectFree reports the types whose bodies name entries and keys but no
+// object: House admits them without reading an object (replica/house: only
+// session.create, group.*, branch.*, opinion.publish read objects), and
+// Refs sends none for them. A type not listed is searched.
+func objectFree(t dag.TxType) bool {
+	switch t {
+	case dag.TxBallotCast, dag.TxContestRank, dag.TxKeyRegister, dag.TxKeyRotate:
+		return true
+	}
+	return false
 }
 
 func (n *Node) refs(ctx context.Context, body []byte) ([]dag.ID, error) {
@@ -553,11 +601,18 @@ func (n *Node) Ingest(ctx context.Context, space string, items []sync.Item) (syn
 	subs := make([]replica.Submission, 0, len(items))
 	idx := make([]int, 0, len(items))
 	for i, it := range items {
-		env, _, id, err := dag.DecodeEnvelope(it.Data)
+		// Copies: sync's items are slices of the frame they came in (up to
+		// MaxFrame), and what the replica keeps of an entry (its cache of
+		// pending envelopes) would keep the whole frame alive with it. The
+		// copy is decoded, once: the replica takes the decoded form
+		// (replica.SignedSubmission), which may point into the bytes.
+		data := slices.Clone(it.Data)
+		se, err := dag.DecodeSigned(data)
 		if err != nil {
 			res.Items[i] = sync.ItemResult{ID: dag.Sum(it.Data), Outcome: sync.Quarantined, Code: dag.CodeOf(err), Reason: err.Error()}
 			continue
 		}
+		env, id := se.Envelope, se.ID
 		if env.Session.String() != space {
 			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Quarantined, Code: dag.CodeSchema,
 				Reason: fmt.Sprintf("entry of session %s sent for space %s", env.Session, space)}
@@ -573,14 +628,11 @@ func (n *Node) Ingest(ctx context.Context, space string, items []sync.Item) (syn
 			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate, Code: c}
 			continue
 		}
-		// Copies: sync's items are slices of the frame they came in (up to
-		// MaxFrame), and what the replica keeps of an entry (its cache of
-		// pending envelopes) would keep the whole frame alive with it.
-		sub := replica.Submission{Envelope: slices.Clone(it.Data)}
+		var atts [][]byte
 		for _, o := range it.Objects {
-			sub.Attachments = append(sub.Attachments, slices.Clone(o.Data))
+			atts = append(atts, slices.Clone(o.Data))
 		}
-		subs = append(subs, sub)
+		subs = append(subs, replica.SignedSubmission(data, se, atts))
 		idx = append(idx, i)
 	}
 	if len(subs) == 0 {
