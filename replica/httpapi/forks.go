@@ -7,9 +7,7 @@ package httpapi
 
 import (
 	"net/http"
-	"strconv"
 
-	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/node"
 )
@@ -29,17 +27,9 @@ type ForksPage struct {
 }
 
 func (s *Server) forks(w http.ResponseWriter, r *http.Request) error {
-	after, _, err := sizeParam(r, "after")
+	after, limit, err := indexPage(r)
 	if err != nil {
 		return err
-	}
-	limit := DefaultLogLimit
-	if q := r.URL.Query().Get("limit"); q != "" {
-		n, err := strconv.Atoi(q)
-		if err != nil || n < 1 || n > MaxLogLimit {
-			return problemf(dag.CodeSchema, "limit: want 1..%d, got %q", MaxLogLimit, q)
-		}
-		limit = n
 	}
 	fs, size, full := s.n.Forks(after, limit)
 	p := ForksPage{Forks: fs, Size: size, Full: full, Finality: replica.Provisional}

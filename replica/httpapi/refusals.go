@@ -56,18 +56,29 @@ type RefusalConsistencyAnswer struct {
 	Finality        replica.Finality `json:"finality"`
 }
 
-func (s *Server) refusalLog(w http.ResponseWriter, r *http.Request) error {
-	after, _, err := sizeParam(r, "after")
-	if err != nil {
-		return err
+// indexPage reads the after= and limit= of a page of a node-local,
+// append-only record read by index (GET /refusals, GET /forks): after is a
+// non-negative index (default 0), limit 1..MaxLogLimit (default
+// DefaultLogLimit); anything else is 400 schema.
+func indexPage(r *http.Request) (after uint64, limit int, err error) {
+	if after, _, err = sizeParam(r, "after"); err != nil {
+		return 0, 0, err
 	}
-	limit := DefaultLogLimit
+	limit = DefaultLogLimit
 	if q := r.URL.Query().Get("limit"); q != "" {
 		n, err := strconv.Atoi(q)
 		if err != nil || n < 1 || n > MaxLogLimit {
-			return problemf(dag.CodeSchema, "limit: want 1..%d, got %q", MaxLogLimit, q)
+			return 0, 0, problemf(dag.CodeSchema, "limit: want 1..%d, got %q", MaxLogLimit, q)
 		}
 		limit = n
+	}
+	return after, limit, nil
+}
+
+func (s *Server) refusalLog(w http.ResponseWriter, r *http.Request) error {
+	after, limit, err := indexPage(r)
+	if err != nil {
+		return err
 	}
 	recs, size := s.rep.RefusalLog(after, limit)
 	p := RefusalsPage{Refusals: recs, Size: size, Full: s.rep.RefusalLogFull(), Finality: replica.Provisional}
