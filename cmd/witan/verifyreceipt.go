@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"strconv"
@@ -65,21 +66,22 @@ func (f receiptFiles) read() ([]namedReceipt, error) {
 	return out, nil
 }
 
-// readBounded reads at most max bytes of a file.
+// readBounded reads a file of at most max bytes, refusing a larger one
+// after reading max+1 bytes of it.
 func readBounded(name string, max int64) ([]byte, error) {
 	fh, err := os.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer fh.Close()
-	st, err := fh.Stat()
+	b, err := io.ReadAll(io.LimitReader(fh, max+1))
 	if err != nil {
 		return nil, err
 	}
-	if st.Size() > max {
-		return nil, fmt.Errorf("%d bytes, more than %d", st.Size(), max)
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("more than %d bytes", max)
 	}
-	return os.ReadFile(name)
+	return b, nil
 }
 
 // receipt checks one receipt against the log served (lc.ids, in the
