@@ -1,5 +1,7 @@
 package badgerstore
 
+import "os"
+
 // SetPromoteHook makes Put call f before each promotion transaction after
 // the batch's own (k = 1 before the second transaction); an error from f
 // stops the Put there, as a crash between two transactions would.
@@ -37,4 +39,14 @@ func SetRound(s *Store, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.testRound = n
+}
+
+// SetBodySync replaces the fdatasync of the body files (nil restores it).
+func SetBodySync(s *Store, f func(*os.File) error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f == nil {
+		f = fdatasync
+	}
+	s.bl.sync = f
 }

@@ -16,13 +16,28 @@ import (
 // that order: here e3 and e4 arrive (pending) before e2, and an entry of
 // another space is written between, so the log e0 … e7 has bodies numbered
 // 1 2 6 3 4 7 8 9.
+// On disk, body files of 300 bytes put the bodies in several files.
 func TestLogEntries(t *testing.T) {
+	t.Run("memory", func(t *testing.T) {
+		s, err := badgerstore.Open("", badgerstore.Options{InMemory: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		testLogEntries(t, s)
+	})
+	t.Run("disk", func(t *testing.T) {
+		s, err := badgerstore.Open(t.TempDir(), badgerstore.Options{NoSync: true, BodyFileSize: 300})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		testLogEntries(t, s)
+	})
+}
+
+func testLogEntries(t *testing.T, s *badgerstore.Store) {
 	ctx := context.Background()
-	s, err := badgerstore.Open("", badgerstore.Options{InMemory: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	var es []dag.Entry
 	var parents []dag.ID
 	for i := range 8 {

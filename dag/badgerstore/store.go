@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -47,6 +48,13 @@ type Options struct {
 	// on to a later file (Badger's default, 1 GiB, meant never in a small
 	// store).
 	ValueLogFileSize int64
+	// BodyFileSize is the size from which a store on disk starts a new
+	// body file (bodyfile.go); DefaultBodyFileSize if 0. GC reclaims whole
+	// files and never the current one.
+	BodyFileSize int64
+	// BodyDir is the directory of the body files; if empty, "bodies" in
+	// the store's directory.
+	BodyDir string
 	// ZSTD compresses tables with ZSTD instead of Snappy: about 11 % less
 	// disk for about twice the compression CPU, which ingest competes for
 	// with signature verification (see docs/storage.md).
@@ -62,7 +70,8 @@ type Options struct {
 }
 
 // ValueLogThreshold is the size from which a value goes to Badger's value
-// log in a store on disk: entry records always do.
+// log in a store on disk (objects, long log runs). Entry bodies go to the
+// body files instead, and their location records stay in the tree.
 const ValueLogThreshold = 128
 
 // Defaults for Options.
@@ -156,7 +165,10 @@ type Store struct {
 	// dropRefused is the running Put's Batch.DropRefused; under mu.
 	dropRefused bool
 	// watch sees Badger's log lines: a failed fsync there fails Put.
-	watch  *watcher
+	watch *watcher
+	// bl holds the entry bodies of a store on disk (nil in memory, where
+	// they stay in Badger under their keys).
+	bl     *bodyLog
 	spaces sync.Map  // space name → uint32 id, and uint32 id → name; only committed spaces
 	ids    *idFilter // a superset of the ids of the entries held
 	maxVal int       // the largest value Badger takes (in memory: 1 MiB), 0 for no limit
@@ -259,6 +271,13 @@ func Open(dir string, o Options) (*Store, error) {
 	if err == nil {
 		s.ids, err = loadIDFilter(db)
 	}
+	if err == nil && !o.InMemory {
+		bdir := o.BodyDir
+		if bdir == "" {
+			bdir = filepath.Join(dir, "bodies")
+		}
+		s.bl, err = openBodyLog(db, bdir, o)
+	}
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("badgerstore: open %s: %w", dir, err)
@@ -327,7 +346,7 @@ func loadIDFilter(db *badger.DB) (*idFilter, error) {
 // digests, sids are 4-byte space numbers, positions 8 bytes, all big-endian
 // so that keys sort as the indexes need.
 const (
-	pData      = 'd' // d seq → body (parents, packed data), written once
+	pData      = 'd' // d seq → body (parents, packed data), written once; on disk its location in the body files
 	pEntry     = 'e' // e id → status record (sid, pos, seq)
 	pPending   = 'p' // p id → status record (sid, 0, seq)
 	pChild     = 'c' // c sid parentpos childpos → "" (see write)
@@ -340,7 +359,7 @@ const (
 	pObject    = 'o' // o id → data
 	pSpace     = 's' // s name → sid, next position
 	pSpaceName = 'S' // S sid → name
-	pMeta      = 'm' // m "sid" → last sid handed out; m "seq" → last body number
+	pMeta      = 'm' // m "sid" → last sid handed out; m "seq" → last body number; m "bend", m "bdead" file: body files
 )
 
 var (
@@ -354,9 +373,11 @@ var (
 // format 3 keyed the children index by ids; format 4 kept an entry's body
 // in its status record, so that a promotion wrote it again; format 5 keyed
 // the body by the entry's id (41 bytes of key in the value log and again
-// in the tree, per entry); this version refuses such stores rather than
-// misread them.
-const format = 6
+// in the tree, per entry); format 6 kept bodies in Badger's value log, and
+// format 7 too (with body numbers in the log runs); format 8 keeps them in
+// witan's own body files (bodyfile.go), with a location record under the
+// body's key. This version refuses such stores rather than misread them.
+const format = 8
 
 // Format is the store format (the version of the key layout) this package
 // reads and writes; Open refuses a store written in another with ErrFormat.
@@ -470,21 +491,95 @@ func bodyParents(id dag.ID, b []byte) ([]dag.ID, []byte, error) {
 }
 
 // readBody reads the body of entry id, numbered seq, in txn.
-func readBody(txn *badger.Txn, id dag.ID, seq uint64) (dag.Entry, error) {
-	item, err := txn.Get(dataKey(seq))
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return dag.Entry{}, fmt.Errorf("%w: no body for %s", errCorrupt, id)
-	}
-	if err != nil {
-		return dag.Entry{}, err
-	}
+func (s *Store) readBody(txn *badger.Txn, id dag.ID, seq uint64) (dag.Entry, error) {
 	var e dag.Entry
-	err = item.Value(func(v []byte) error {
+	err := s.bodyBytes(txn, id, seq, func(v []byte) error {
 		var err error
 		e, err = decodeBody(id, v)
 		return err
 	})
 	return e, err
+}
+
+// bodyBytes calls fn with the body of entry id, numbered seq: the value of
+// its key in memory, read from its body file on disk.
+func (s *Store) bodyBytes(txn *badger.Txn, id dag.ID, seq uint64, fn func([]byte) error) error {
+	item, err := txn.Get(dataKey(seq))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return fmt.Errorf("%w: no body for %s", errCorrupt, id)
+	}
+	if err != nil {
+		return err
+	}
+	if s.bl == nil {
+		return item.Value(fn)
+	}
+	var l loc
+	if err := item.Value(func(v []byte) error {
+		var err error
+		l, err = decodeLoc(v)
+		return err
+	}); err != nil {
+		return err
+	}
+	b, err := s.bl.read(seq, l)
+	if err != nil {
+		return err
+	}
+	return fn(b)
+}
+
+// bodyLoc reads the location of body seq in txn (on disk).
+func bodyLoc(txn *badger.Txn, seq uint64) (loc, error) {
+	item, err := txn.Get(dataKey(seq))
+	if err != nil {
+		return loc{}, err
+	}
+	var l loc
+	err = item.Value(func(v []byte) error {
+		var err error
+		l, err = decodeLoc(v)
+		return err
+	})
+	return l, err
+}
+
+// deleteBody deletes body seq in txn and, on disk, counts its record's
+// bytes as dead for its file in dead.
+func (s *Store) deleteBody(txn *badger.Txn, seq uint64, dead map[uint32]int64) error {
+	if s.bl != nil {
+		l, err := bodyLoc(txn, seq)
+		if err != nil {
+			return err
+		}
+		dead[l.file] += recordSize(seq, l.n)
+	}
+	return txn.Delete(dataKey(seq))
+}
+
+// addDead adds dead to the dead counts of the body files in txn.
+func addDead(txn *badger.Txn, dead map[uint32]int64) error {
+	for file, n := range dead {
+		k := bodyDeadKey(file)
+		var was uint64
+		switch item, err := txn.Get(k); {
+		case err == nil:
+			v, err := item.ValueCopy(nil)
+			if err != nil {
+				return err
+			}
+			if len(v) != 8 {
+				return fmt.Errorf("%w: dead count of body file %d", errCorrupt, file)
+			}
+			was = binary.BigEndian.Uint64(v)
+		case !errors.Is(err, badger.ErrKeyNotFound):
+			return err
+		}
+		if err := txn.Set(k, binary.BigEndian.AppendUint64(nil, was+uint64(n))); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // recordHead reads the space number, log position and body number of a
@@ -612,7 +707,7 @@ func (s *Store) lookup(txn *badger.Txn, id dag.ID, names func(uint32) string, pe
 		if err != nil {
 			return dag.Entry{}, dag.Absent, 0, err
 		}
-		e, err := readBody(txn, id, seq)
+		e, err := s.readBody(txn, id, seq)
 		if err != nil {
 			return dag.Entry{}, dag.Absent, 0, err
 		}
@@ -638,13 +733,31 @@ type putTxn struct {
 	// seq is the last body number handed out, the store's until this
 	// transaction writes a body; the store takes it once it commits.
 	seq uint64
+	// On disk: the records of the new bodies, appended at boff of body
+	// file bfile before the commit; and the bytes of bodies this
+	// transaction deletes, per file.
+	bfile uint32
+	boff  int64
+	bbuf  []byte
+	dead  map[uint32]int64
 }
 
 // newBody writes e's body under a new number in this transaction and
-// returns the number.
+// returns the number: in memory under its key, on disk to the records
+// commit appends to the current body file, with its location under its
+// key.
 func (p *putTxn) newBody(e dag.Entry) (uint64, error) {
 	p.seq++
-	return p.seq, p.txn.Set(dataKey(p.seq), body(e))
+	if p.s.bl == nil {
+		return p.seq, p.txn.Set(dataKey(p.seq), body(e))
+	}
+	if len(p.bbuf) == 0 {
+		p.bfile, p.boff = p.s.bl.next()
+	}
+	var at int
+	p.bbuf, at = appendRecord(p.bbuf, p.seq, body(e))
+	l := loc{file: p.bfile, off: p.boff + int64(at), n: len(p.bbuf) - at - 4}
+	return p.seq, p.txn.Set(dataKey(p.seq), l.encode())
 }
 
 // pendingSeq returns the body number of pending entry id.
@@ -830,7 +943,7 @@ func (s *Store) put(ctx context.Context, b dag.Batch, also string) (dag.Result, 
 		return dag.Result{}, err
 	}
 	// After a failed fsync nothing more is acknowledged (reads go on).
-	if err := s.watch.syncFailure(); err != nil {
+	if err := s.syncFailure(); err != nil {
 		return dag.Result{}, err
 	}
 	s.dropRefused = b.DropRefused
@@ -974,7 +1087,7 @@ func (s *Store) put(ctx context.Context, b dag.Batch, also string) (dag.Result, 
 }
 
 func (s *Store) newPutTxn() *putTxn {
-	return &putTxn{s: s, txn: s.db.NewTransaction(true), newNames: map[uint32]string{}, newSIDs: map[string]uint32{}, next: map[uint32]uint64{}, seq: s.seq}
+	return &putTxn{s: s, txn: s.db.NewTransaction(true), newNames: map[uint32]string{}, newSIDs: map[string]uint32{}, next: map[uint32]uint64{}, seq: s.seq, dead: map[uint32]int64{}}
 }
 
 // promotes reports whether c promotes any pending entry.
@@ -1017,7 +1130,22 @@ func (s *Store) commit(p *putTxn, c chunk, first bool) error {
 			}
 		}
 	}
-	if err := p.txn.Commit(); err != nil {
+	if len(p.bbuf) > 0 {
+		// The bodies are durable before the commit that references them.
+		end := p.boff + int64(len(p.bbuf))
+		if err := p.txn.Set(keyBodyEnd, binary.BigEndian.AppendUint64(sidb(p.bfile), uint64(end))); err != nil {
+			return fmt.Errorf("badgerstore: put: %w", err)
+		}
+		if err := s.bl.write(p.bfile, p.boff, p.bbuf); err != nil {
+			s.bl.abandon(p.bfile, p.boff)
+			return err
+		}
+		if err := p.txn.Commit(); err != nil {
+			s.bl.abandon(p.bfile, p.boff)
+			return fmt.Errorf("badgerstore: commit: %w", err)
+		}
+		s.bl.committed(p.bfile, end)
+	} else if err := p.txn.Commit(); err != nil {
 		return fmt.Errorf("badgerstore: commit: %w", err)
 	}
 	// Badger holds the numbers this commit gave out, durable or not: none
@@ -1025,7 +1153,7 @@ func (s *Store) commit(p *putTxn, c chunk, first bool) error {
 	s.seq = p.seq
 	// Badger acknowledges a commit whose value log it failed to fsync,
 	// and only logs it: the write is not durable, so it fails here.
-	if err := s.watch.syncFailure(); err != nil {
+	if err := s.syncFailure(); err != nil {
 		return err
 	}
 	for sid, name := range p.newNames {
@@ -1186,7 +1314,7 @@ func (p *putTxn) write(c chunk) error {
 			}
 		}
 		if p.s.dropRefused {
-			if err := t.Delete(dataKey(seq)); err != nil {
+			if err := p.s.deleteBody(t, seq, p.dead); err != nil {
 				return err
 			}
 			continue
@@ -1217,6 +1345,9 @@ func (p *putTxn) write(c chunk) error {
 		if err := t.Set(keyLastSeq, posb(p.seq)); err != nil {
 			return err
 		}
+	}
+	if err := addDead(t, p.dead); err != nil {
+		return err
 	}
 	for sid, next := range p.next {
 		v := binary.BigEndian.AppendUint64(sidb(sid), next)
@@ -1322,14 +1453,7 @@ func (s *Store) Parents(ctx context.Context, id dag.ID) ([]dag.ID, error) {
 		if !found {
 			return fmt.Errorf("badgerstore: parents of %s: %w", id, dag.ErrNotFound)
 		}
-		item, err := txn.Get(dataKey(seq))
-		if errors.Is(err, badger.ErrKeyNotFound) {
-			return fmt.Errorf("%w: no body for %s", errCorrupt, id)
-		}
-		if err != nil {
-			return err
-		}
-		return item.Value(func(v []byte) error {
+		return s.bodyBytes(txn, id, seq, func(v []byte) error {
 			// Decode only the parents, not the data.
 			var err error
 			ps, _, err = bodyParents(id, v)
@@ -1552,6 +1676,10 @@ func (s *Store) LogEntries(ctx context.Context, space string, after uint64, limi
 		}
 		slices.SortFunc(refs, func(a, b ref) int { return cmp.Compare(a.seq, b.seq) })
 		out = make([]dag.Entry, len(ids))
+		var locs []loc // on disk, per ref
+		if s.bl != nil {
+			locs = make([]loc, len(refs))
+		}
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{pData}, PrefetchValues: false})
 		defer it.Close()
 		for k, r := range refs {
@@ -1563,13 +1691,52 @@ func (s *Store) LogEntries(ctx context.Context, space string, after uint64, limi
 			}
 			if err := it.Item().Value(func(v []byte) error {
 				var err error
-				out[r.i], err = decodeBody(ids[r.i], v)
+				if locs != nil {
+					locs[k], err = decodeLoc(v)
+				} else {
+					out[r.i], err = decodeBody(ids[r.i], v)
+				}
 				return err
 			}); err != nil {
 				return err
 			}
 			out[r.i].Space = space
 			it.Next()
+		}
+		if locs == nil {
+			return nil
+		}
+		// The bodies, numbered in the order they were written, mostly lie
+		// one after the other: each run of adjacent records is one read.
+		for k := 0; k < len(refs); {
+			start := locs[k].off - int64(recordHeader(refs[k].seq, locs[k].n))
+			end := locs[k].off + int64(locs[k].n) + 4
+			j := k + 1
+			for ; j < len(refs) && end-start < 1<<20; j++ {
+				l := locs[j]
+				if l.file != locs[k].file || l.off-int64(recordHeader(refs[j].seq, l.n)) != end {
+					break
+				}
+				end = l.off + int64(l.n) + 4
+			}
+			buf := make([]byte, end-start)
+			if err := s.bl.readAt(locs[k].file, buf, start); err != nil {
+				return err
+			}
+			for ; k < j; k++ {
+				l, r := locs[k], refs[k]
+				h := int64(recordHeader(r.seq, l.n))
+				b, err := checkRecord(r.seq, l, buf[l.off-h-start:l.off+int64(l.n)+4-start])
+				if err != nil {
+					return err
+				}
+				e, err := decodeBody(ids[r.i], b)
+				if err != nil {
+					return err
+				}
+				e.Space = space
+				out[r.i] = e
+			}
 		}
 		return nil
 	})
@@ -1655,6 +1822,12 @@ func (s *Store) view(ctx context.Context, fn func(*badger.Txn) error) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
+	if s.bl != nil {
+		// GC deletes a body file only when no view can hold a location
+		// in it.
+		s.bl.gate.RLock()
+		defer s.bl.gate.RUnlock()
+	}
 	err := s.db.View(fn)
 	if errors.Is(err, badger.ErrDBClosed) {
 		return dag.ErrClosed
@@ -1668,7 +1841,26 @@ func (s *Store) Sync() error {
 	if err := s.check(context.Background()); err != nil {
 		return err
 	}
+	if s.bl != nil {
+		s.mu.Lock()
+		err := s.bl.syncAll()
+		s.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
 	return s.db.Sync()
+}
+
+// syncFailure returns ErrSync once a write could not be made durable:
+// Badger's (its log line) or a body file's.
+func (s *Store) syncFailure() error {
+	if s.bl != nil {
+		if err := s.bl.syncFailure(); err != nil {
+			return err
+		}
+	}
+	return s.watch.syncFailure()
 }
 
 // GC runs Badger's value-log garbage collection until it finds no file
@@ -1677,7 +1869,10 @@ func (s *Store) Sync() error {
 // the value log's newest file, and learns what is garbage from its
 // compactions, so a young store has nothing to collect.
 func (s *Store) GC(ctx context.Context) (int, error) {
-	n := 0
+	n, err := s.gcBodies(ctx)
+	if err != nil {
+		return n, err
+	}
 	for {
 		if err := s.check(ctx); err != nil {
 			return n, err
@@ -1708,10 +1903,13 @@ func (s *Store) runValueLogGC() error {
 }
 
 // Compact rewrites the LSM tree into as few levels as it can and collects
-// the value log, to measure or reclaim space. It is slow; the store stays
-// usable meanwhile.
+// the body files and the value log, to measure or reclaim space. It is
+// slow; the store stays usable meanwhile.
 func (s *Store) Compact(ctx context.Context) error {
 	if err := s.check(ctx); err != nil {
+		return err
+	}
+	if _, err := s.gcBodies(ctx); err != nil {
 		return err
 	}
 	if err := s.db.Flatten(2); err != nil {
@@ -1743,6 +1941,11 @@ func (s *Store) Close() error {
 		defer s.mu.Unlock()
 		close(s.closed)
 		err = s.db.Close()
+		if s.bl != nil {
+			if cerr := s.bl.close(); err == nil {
+				err = cerr
+			}
+		}
 	})
 	if errors.Is(err, dag.ErrClosed) {
 		return nil
@@ -1791,6 +1994,7 @@ func (s *Store) dropPending(sid uint32, ids []dag.ID) (int, error) {
 	txn := s.db.NewTransaction(true)
 	defer txn.Discard()
 	n := 0
+	dead := map[uint32]int64{}
 	for _, id := range ids {
 		esid, _, seq, found, err := statusOf(txn, key(pPending, idb(id)), id)
 		if err != nil {
@@ -1799,16 +2003,16 @@ func (s *Store) dropPending(sid uint32, ids []dag.ID) (int, error) {
 		if !found || esid != sid {
 			continue
 		}
-		e, err := readBody(txn, id, seq)
+		e, err := s.readBody(txn, id, seq)
 		if err != nil {
 			return 0, err
 		}
 		if err := unpend(txn, sid, e); err != nil {
 			return 0, err
 		}
-		// Nothing is kept of it: its body becomes garbage of the value
-		// log, which GC reclaims.
-		if err := txn.Delete(dataKey(seq)); err != nil {
+		// Nothing is kept of it: its body becomes dead bytes of its body
+		// file (in memory: Badger's garbage), which GC reclaims.
+		if err := s.deleteBody(txn, seq, dead); err != nil {
 			return 0, err
 		}
 		n++
@@ -1816,10 +2020,13 @@ func (s *Store) dropPending(sid uint32, ids []dag.ID) (int, error) {
 	if n == 0 {
 		return 0, nil
 	}
+	if err := addDead(txn, dead); err != nil {
+		return 0, err
+	}
 	if err := txn.Commit(); err != nil {
 		return 0, fmt.Errorf("badgerstore: drop pending: %w", err)
 	}
-	if err := s.watch.syncFailure(); err != nil {
+	if err := s.syncFailure(); err != nil {
 		return 0, err
 	}
 	s.pending[sid] -= n

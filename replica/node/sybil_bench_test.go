@@ -289,7 +289,7 @@ type checkpoint struct {
 }
 
 func (c checkpoint) String() string {
-	return fmt.Sprintf("after %d sybils: %d orphans sent, %d taken in; live heap %d MiB; store on disk %d MiB allocated (value log %d MiB in %d files, LSM %d MiB; GC rewrote %d files so far); Badger caches: block %d MiB, index %d MiB; replica: %d charge records, %d/%d queue slots (len/cap), %d sources, pending cache %d envelopes %d MiB, %d/%d slots",
+	return fmt.Sprintf("after %d sybils: %d orphans sent, %d taken in; live heap %d MiB; store on disk %d MiB allocated (body files and value log %d MiB in %d files, LSM %d MiB; GC rewrote %d files so far); Badger caches: block %d MiB, index %d MiB; replica: %d charge records, %d/%d queue slots (len/cap), %d sources, pending cache %d envelopes %d MiB, %d/%d slots",
 		c.peers, c.sent, c.taken, c.heap>>20, c.disk>>20, c.vlog>>20, c.vlogFiles, c.lsm>>20, c.rewritten, c.blockCache>>20, c.indexCache>>20,
 		c.fp.Records, c.fp.QueueSlots, c.fp.QueueCap, c.fp.Sources, c.fp.CacheItems, c.fp.CacheBytes>>20, c.fp.CacheSlots, c.fp.CacheSlotCap)
 }
@@ -329,7 +329,7 @@ func measure(b *testing.B, n *node.Node, dir string, peers, sent, rewritten int)
 			used = st.Blocks * 512
 		}
 		cp.disk += used
-		if strings.HasSuffix(path, ".vlog") {
+		if strings.HasSuffix(path, ".vlog") || strings.HasSuffix(path, ".dat") {
 			cp.vlog += used
 			cp.vlogFiles++
 		} else if strings.HasSuffix(path, ".sst") {

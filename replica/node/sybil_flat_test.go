@@ -50,7 +50,7 @@ func TestSybilFloodFlat(t *testing.T) {
 	// Badger learns what is garbage from its compactions, which a flood at
 	// scale causes all along; at this size, level 0 is compacted at each
 	// flush for the same effect.
-	stOpts := badgerstore.Options{ValueLogFileSize: 1 << 20, MemTableSize: 2 << 20, NoSync: true,
+	stOpts := badgerstore.Options{ValueLogFileSize: 1 << 20, BodyFileSize: 1 << 20, MemTableSize: 2 << 20, NoSync: true,
 		Tune: func(o badger.Options) badger.Options { return o.WithNumLevelZeroTables(1) }}
 	var st *badgerstore.Store
 	var n *node.Node
@@ -175,12 +175,13 @@ func allocated(dir string) int64 {
 	return n
 }
 
-// dataBytes returns the sizes of the value-log files and tables under dir
-// (closed: no file is preallocated), without Badger's fixed files.
+// dataBytes returns the sizes of the body files, value-log files and
+// tables under dir (closed: no file is preallocated), without Badger's
+// fixed files.
 func dataBytes(dir string) int64 {
 	var n int64
 	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error { //nolint:errcheck
-		if err == nil && !d.IsDir() && (strings.HasSuffix(path, ".vlog") || strings.HasSuffix(path, ".sst")) {
+		if err == nil && !d.IsDir() && (strings.HasSuffix(path, ".vlog") || strings.HasSuffix(path, ".sst") || strings.HasSuffix(path, ".dat")) {
 			if fi, err := d.Info(); err == nil {
 				n += fi.Size()
 			}

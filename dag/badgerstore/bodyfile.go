@@ -1,0 +1,649 @@
+package badgerstore
+
+// witan's own body files. On disk, entry bodies do not go to Badger's value
+// log: Put appends the bodies of a transaction to the current body file
+// with one write, makes them durable with fdatasync, and only then commits
+// the Badger transaction, which holds a small location record under each
+// body's key (dataKey(seq) → uvarint file, uvarint offset, uvarint length)
+// and the files' committed end (keyBodyEnd). Badger writes its value log
+// and WAL through a shared mmap, whose msync cost more CPU than the rest of
+// an ingest's writing (docs/storage.md, "Body files"); a plain write and
+// fdatasync cost a tenth of it. A body in the value log also carried a
+// header, its key, a version and a CRC, and a pointer beside the key in the
+// tree; a body file record carries 7 to 9 bytes.
+//
+// A record: uvarint body length n, uvarint body number seq, the body (as
+// body() makes it), CRC-32C of all that (4 bytes, big-endian). The number
+// lets GC (and a check) read a file alone and find each record's location
+// record. Files are bodies/00000001.dat, … ; a new one is started when
+// the current one reaches Options.BodyFileSize.
+//
+// Open truncates the current file to the committed end (a torn or
+// uncommitted append), removes files after it (created by a transaction
+// that did not commit) and files wholly dead. Deleting a body counts its
+// record's bytes as dead for its file (keyBodyDead, in the same
+// transaction); GC copies the live records of a sealed file at least half
+// dead to the current file, moves their locations, and then deletes it.
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// DefaultBodyFileSize is Options.BodyFileSize's default.
+const DefaultBodyFileSize = 64 << 20
+
+var (
+	// keyBodyEnd: m "bend" → file (4 bytes), committed end (8 bytes).
+	keyBodyEnd = []byte{pMeta, 'b', 'e', 'n', 'd'}
+	// keyBodyDead: m "bdead" file (4 bytes) → dead bytes (8 bytes).
+	keyBodyDead = []byte{pMeta, 'b', 'd', 'e', 'a', 'd'}
+)
+
+func bodyDeadKey(file uint32) []byte {
+	return binary.BigEndian.AppendUint32(slices.Clone(keyBodyDead), file)
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// loc is where a body lies: file, offset of the body (after the record's
+// header) and length of the body.
+type loc struct {
+	file uint32
+	off  int64
+	n    int
+}
+
+func (l loc) encode() []byte {
+	b := make([]byte, 0, 3*binary.MaxVarintLen64)
+	b = binary.AppendUvarint(b, uint64(l.file))
+	b = binary.AppendUvarint(b, uint64(l.off))
+	return binary.AppendUvarint(b, uint64(l.n))
+}
+
+func decodeLoc(v []byte) (loc, error) {
+	f, a := binary.Uvarint(v)
+	o, b := binary.Uvarint(v[max(a, 0):])
+	if a <= 0 || b <= 0 {
+		return loc{}, fmt.Errorf("%w: body location %x", errCorrupt, v)
+	}
+	n, c := binary.Uvarint(v[a+b:])
+	if c <= 0 || a+b+c != len(v) || f > 1<<32-1 || o > 1<<62 || n > 1<<31 {
+		return loc{}, fmt.Errorf("%w: body location %x", errCorrupt, v)
+	}
+	return loc{uint32(f), int64(o), int(n)}, nil
+}
+
+func uvarintLen(x uint64) int { return len(binary.AppendUvarint(nil, x)) }
+
+// recordHeader is the length of the header of body seq of n bytes.
+func recordHeader(seq uint64, n int) int { return uvarintLen(uint64(n)) + uvarintLen(seq) }
+
+// recordSize is the bytes on disk of body seq of n bytes.
+func recordSize(seq uint64, n int) int64 { return int64(recordHeader(seq, n) + n + 4) }
+
+// appendRecord appends the record of body seq to buf and returns it with
+// the body's offset within it.
+func appendRecord(buf []byte, seq uint64, body []byte) ([]byte, int) {
+	start := len(buf)
+	buf = binary.AppendUvarint(buf, uint64(len(body)))
+	buf = binary.AppendUvarint(buf, seq)
+	at := len(buf)
+	buf = append(buf, body...)
+	return binary.BigEndian.AppendUint32(buf, crc32.Checksum(buf[start:], castagnoli)), at
+}
+
+// bodyLog is the set of body files of a store on disk.
+type bodyLog struct {
+	dir    string
+	size   int64 // start a new file from this size
+	noSync bool
+	// sync makes a file's writes durable; tests replace it to fail.
+	sync func(*os.File) error
+
+	// Under Store.mu: the committed current file and its end.
+	cur uint32
+	end int64
+
+	// gate: views hold it shared for their transaction's life, so that GC
+	// deletes a file only once no reader can hold a location in it.
+	gate  sync.RWMutex
+	fmu   sync.Mutex // guards files and sizes
+	files map[uint32]*os.File
+	sizes map[uint32]int64 // bytes of each file (the current: its committed end)
+	dirty map[uint32]bool  // written and not synced (NoSync)
+
+	failed atomic.Pointer[string] // the first failed fdatasync
+}
+
+func fileName(dir string, n uint32) string {
+	return filepath.Join(dir, fmt.Sprintf("%08d.dat", n))
+}
+
+// openBodyLog opens the body files in dir as the committed state in db
+// describes them: the current file truncated to its committed end, later
+// files and wholly dead ones removed.
+func openBodyLog(db *badger.DB, dir string, o Options) (*bodyLog, error) {
+	bl := &bodyLog{dir: dir, size: o.BodyFileSize, noSync: o.NoSync, files: map[uint32]*os.File{}, sizes: map[uint32]int64{}, dirty: map[uint32]bool{}, cur: 1}
+	if bl.size <= 0 {
+		bl.size = DefaultBodyFileSize
+	}
+	bl.sync = fdatasync
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	dead := map[uint32]int64{}
+	err := db.View(func(txn *badger.Txn) error {
+		switch item, err := txn.Get(keyBodyEnd); {
+		case err == nil:
+			v, err := item.ValueCopy(nil)
+			if err != nil {
+				return err
+			}
+			if len(v) != 12 {
+				return fmt.Errorf("%w: body-file end", errCorrupt)
+			}
+			bl.cur, bl.end = binary.BigEndian.Uint32(v), int64(binary.BigEndian.Uint64(v[4:]))
+		case !errors.Is(err, badger.ErrKeyNotFound):
+			return err
+		}
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: keyBodyDead})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			k := it.Item().Key()
+			v, err := it.Item().ValueCopy(nil)
+			if err != nil {
+				return err
+			}
+			if len(k) != len(keyBodyDead)+4 || len(v) != 8 {
+				return fmt.Errorf("%w: dead count %x", errCorrupt, k)
+			}
+			dead[binary.BigEndian.Uint32(k[len(keyBodyDead):])] = int64(binary.BigEndian.Uint64(v))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, de := range des {
+		name, ok := strings.CutSuffix(de.Name(), ".dat")
+		n, err := strconv.ParseUint(name, 10, 32)
+		if !ok || err != nil || de.IsDir() {
+			continue
+		}
+		file := uint32(n)
+		p := fileName(dir, file)
+		fi, err := de.Info()
+		if err != nil {
+			bl.close()
+			return nil, err
+		}
+		switch {
+		case file > bl.cur, file < bl.cur && dead[file] >= fi.Size():
+			// Made by a transaction that did not commit, or wholly dead
+			// (a GC cut off after its last move).
+			if err := os.Remove(p); err != nil {
+				bl.close()
+				return nil, err
+			}
+			continue
+		case file == bl.cur && fi.Size() < bl.end:
+			bl.close()
+			return nil, fmt.Errorf("%w: body file %s holds %d bytes, %d committed", errCorrupt, p, fi.Size(), bl.end)
+		}
+		f, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err != nil {
+			bl.close()
+			return nil, err
+		}
+		size := fi.Size()
+		if file == bl.cur && size > bl.end {
+			// A torn or uncommitted append.
+			if err := f.Truncate(bl.end); err != nil {
+				f.Close()
+				bl.close()
+				return nil, err
+			}
+			size = bl.end
+		}
+		bl.files[file], bl.sizes[file] = f, size
+	}
+	if bl.end > 0 && bl.files[bl.cur] == nil {
+		return nil, fmt.Errorf("%w: body file %s is missing", errCorrupt, fileName(dir, bl.cur))
+	}
+	return bl, nil
+}
+
+// close closes every file.
+func (bl *bodyLog) close() error {
+	bl.fmu.Lock()
+	defer bl.fmu.Unlock()
+	var first error
+	for n, f := range bl.files {
+		if err := f.Close(); err != nil && first == nil {
+			first = err
+		}
+		delete(bl.files, n)
+	}
+	return first
+}
+
+func (bl *bodyLog) file(n uint32) (*os.File, error) {
+	bl.fmu.Lock()
+	defer bl.fmu.Unlock()
+	f := bl.files[n]
+	if f == nil {
+		return nil, fmt.Errorf("%w: body file %d is missing", errCorrupt, n)
+	}
+	return f, nil
+}
+
+// next returns where the next append goes: the current file's end, or a
+// new file once the current one is full. Call with Store.mu held.
+func (bl *bodyLog) next() (uint32, int64) {
+	if bl.end >= bl.size {
+		return bl.cur + 1, 0
+	}
+	return bl.cur, bl.end
+}
+
+// syncFailure returns ErrSync once an fdatasync of a body file failed.
+func (bl *bodyLog) syncFailure() error {
+	if m := bl.failed.Load(); m != nil {
+		return fmt.Errorf("%w: %s", ErrSync, *m)
+	}
+	return nil
+}
+
+// write writes buf at off of file (creating it when it is new) and makes
+// it durable (unless NoSync). Call with Store.mu held, before the commit
+// that references what buf holds.
+func (bl *bodyLog) write(file uint32, off int64, buf []byte) error {
+	if err := bl.syncFailure(); err != nil {
+		return err
+	}
+	bl.fmu.Lock()
+	f := bl.files[file]
+	bl.fmu.Unlock()
+	if f == nil {
+		var err error
+		if f, err = os.OpenFile(fileName(bl.dir, file), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644); err != nil {
+			return fmt.Errorf("badgerstore: body file: %w", err)
+		}
+		if !bl.noSync {
+			// The file's name must be durable before a commit names it.
+			if err := syncDir(bl.dir); err != nil {
+				f.Close()
+				return bl.fail(err)
+			}
+		}
+		bl.fmu.Lock()
+		bl.files[file] = f
+		bl.fmu.Unlock()
+	}
+	if _, err := f.WriteAt(buf, off); err != nil {
+		return fmt.Errorf("badgerstore: body file: %w", err)
+	}
+	if bl.noSync {
+		bl.fmu.Lock()
+		bl.dirty[file] = true
+		bl.fmu.Unlock()
+		return nil
+	}
+	if err := bl.sync(f); err != nil {
+		return bl.fail(err)
+	}
+	return nil
+}
+
+func (bl *bodyLog) fail(err error) error {
+	msg := "fdatasync of a body file: " + err.Error()
+	bl.failed.CompareAndSwap(nil, &msg)
+	return bl.syncFailure()
+}
+
+// committed records that a commit took the bytes up to end of file. Call
+// with Store.mu held.
+func (bl *bodyLog) committed(file uint32, end int64) {
+	bl.fmu.Lock()
+	defer bl.fmu.Unlock()
+	if file != bl.cur {
+		bl.sizes[bl.cur] = bl.end // sealed
+	}
+	bl.cur, bl.end = file, end
+	bl.sizes[file] = end
+}
+
+// abandon undoes an append whose commit failed: the bytes past the
+// committed end are cut, so that a sealed file never holds garbage past
+// what it committed. Call with Store.mu held.
+func (bl *bodyLog) abandon(file uint32, off int64) {
+	bl.fmu.Lock()
+	f := bl.files[file]
+	bl.fmu.Unlock()
+	if f != nil && file == bl.cur {
+		f.Truncate(bl.end) //nolint:errcheck // Open truncates it anyway
+	}
+	if f != nil && file != bl.cur && off == 0 {
+		bl.fmu.Lock()
+		delete(bl.files, file)
+		bl.fmu.Unlock()
+		f.Close()
+		os.Remove(fileName(bl.dir, file)) //nolint:errcheck // Open removes it anyway
+	}
+}
+
+// read reads the body at l, checking the record's CRC; seq is its number.
+func (bl *bodyLog) read(seq uint64, l loc) ([]byte, error) {
+	h := recordHeader(seq, l.n)
+	buf := make([]byte, h+l.n+4)
+	if err := bl.readAt(l.file, buf, l.off-int64(h)); err != nil {
+		return nil, err
+	}
+	return checkRecord(seq, l, buf)
+}
+
+func (bl *bodyLog) readAt(file uint32, buf []byte, off int64) error {
+	f, err := bl.file(file)
+	if err != nil {
+		return err
+	}
+	if _, err := f.ReadAt(buf, off); err != nil {
+		if errors.Is(err, io.EOF) {
+			return fmt.Errorf("%w: body file %d ends before %d", errCorrupt, file, off+int64(len(buf)))
+		}
+		return fmt.Errorf("badgerstore: body file: %w", err)
+	}
+	return nil
+}
+
+// checkRecord checks the record buf of body seq at l and returns the body.
+func checkRecord(seq uint64, l loc, buf []byte) ([]byte, error) {
+	h := len(buf) - l.n - 4
+	n, a := binary.Uvarint(buf)
+	s, b := binary.Uvarint(buf[max(a, 0):])
+	if a <= 0 || b <= 0 || a+b != h || n != uint64(l.n) || s != seq ||
+		crc32.Checksum(buf[:h+l.n], castagnoli) != binary.BigEndian.Uint32(buf[h+l.n:]) {
+		return nil, fmt.Errorf("%w: body %d at %d:%d", errCorrupt, seq, l.file, l.off)
+	}
+	return buf[h : h+l.n], nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// syncAll makes every body file written since the last sync durable
+// (after writes with NoSync). Call with Store.mu held.
+func (bl *bodyLog) syncAll() error {
+	bl.fmu.Lock()
+	var fs []*os.File
+	for n := range bl.dirty {
+		if f := bl.files[n]; f != nil {
+			fs = append(fs, f)
+		}
+	}
+	clear(bl.dirty)
+	bl.fmu.Unlock()
+	for _, f := range fs {
+		if err := bl.sync(f); err != nil {
+			return bl.fail(err)
+		}
+	}
+	if len(fs) > 0 {
+		if err := syncDir(bl.dir); err != nil {
+			return bl.fail(err)
+		}
+	}
+	return nil
+}
+
+// gcBodies collects the sealed body files at least half dead: it copies
+// their live records to the current file and deletes them. It returns how
+// many files it deleted.
+func (s *Store) gcBodies(ctx context.Context) (int, error) {
+	if s.bl == nil {
+		return 0, nil
+	}
+	n := 0
+	done := map[uint32]bool{}
+	for {
+		if err := s.check(ctx); err != nil {
+			return n, err
+		}
+		file, ok, err := s.bodyCandidate(done)
+		if err != nil || !ok {
+			return n, err
+		}
+		done[file] = true
+		if err := s.collectBodyFile(ctx, file); err != nil {
+			return n, fmt.Errorf("badgerstore: body-file gc of %d: %w", file, err)
+		}
+		n++
+	}
+}
+
+// bodyCandidate returns the sealed body file with the largest dead share,
+// when at least half of it is dead, and deletes the dead counts of files
+// that no longer exist.
+func (s *Store) bodyCandidate(skip map[uint32]bool) (uint32, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.syncFailure(); err != nil {
+		return 0, false, err
+	}
+	bl := s.bl
+	var best uint32
+	var bestShare float64
+	var stale [][]byte
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: keyBodyDead})
+		defer it.Close()
+		bl.fmu.Lock()
+		defer bl.fmu.Unlock()
+		for it.Rewind(); it.Valid(); it.Next() {
+			k := it.Item().KeyCopy(nil)
+			v, err := it.Item().ValueCopy(nil)
+			if err != nil {
+				return err
+			}
+			if len(k) != len(keyBodyDead)+4 || len(v) != 8 {
+				return fmt.Errorf("%w: dead count %x", errCorrupt, k)
+			}
+			file := binary.BigEndian.Uint32(k[len(keyBodyDead):])
+			if file >= bl.cur {
+				continue
+			}
+			size, held := bl.sizes[file]
+			if _, open := bl.files[file]; !open || !held {
+				stale = append(stale, k)
+				continue
+			}
+			dead := int64(binary.BigEndian.Uint64(v))
+			// The dead share of a file, compared by cross-multiplying.
+			if share := float64(dead) / float64(max(size, 1)); !skip[file] && 2*dead >= size && share > bestShare {
+				best, bestShare = file, share
+			}
+		}
+		return nil
+	})
+	if err != nil || len(stale) == 0 {
+		return best, err == nil && bestShare > 0, err
+	}
+	txn := s.db.NewTransaction(true)
+	defer txn.Discard()
+	for _, k := range stale {
+		if err := txn.Delete(k); err != nil {
+			return 0, false, err
+		}
+	}
+	if err := txn.Commit(); err != nil {
+		return 0, false, err
+	}
+	return best, bestShare > 0, s.syncFailure()
+}
+
+// gcChunk bounds the records one move transaction of the body-file GC
+// copies (and its bytes): the store's Puts wait for one chunk at most.
+const (
+	gcChunkRecords = 4096
+	gcChunkBytes   = 4 << 20
+)
+
+// record is a record of a body file as GC reads it.
+type record struct {
+	seq   uint64
+	l     loc
+	bytes []byte // the whole record
+}
+
+// collectBodyFile moves the live records of sealed body file file to the
+// current file, chunk by chunk, each durable before the transaction that
+// moves its locations commits; then it deletes the file, once no view can
+// hold a location in it. A crash in the middle leaves every location on
+// durable bytes: the file is deleted only after the last move committed
+// (and Open deletes a file whose every byte is dead).
+func (s *Store) collectBodyFile(ctx context.Context, file uint32) error {
+	bl := s.bl
+	f, err := bl.file(file)
+	if err != nil {
+		return err
+	}
+	bl.fmu.Lock()
+	size := bl.sizes[file]
+	bl.fmu.Unlock()
+	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 1<<20)
+	var off int64
+	var chunk []record
+	var bytes int
+	for off < size {
+		n, err := binary.ReadUvarint(r)
+		if err != nil {
+			return fmt.Errorf("%w: body file %d at %d: %v", errCorrupt, file, off, err)
+		}
+		seq, err := binary.ReadUvarint(r)
+		if err != nil || n > 1<<31 {
+			return fmt.Errorf("%w: body file %d at %d", errCorrupt, file, off)
+		}
+		h := recordHeader(seq, int(n))
+		rec := record{seq: seq, l: loc{file, off + int64(h), int(n)}, bytes: make([]byte, h+int(n)+4)}
+		binary.PutUvarint(rec.bytes, n)
+		binary.PutUvarint(rec.bytes[uvarintLen(n):], seq)
+		if _, err := io.ReadFull(r, rec.bytes[h:]); err != nil {
+			return fmt.Errorf("%w: body file %d at %d: %v", errCorrupt, file, off, err)
+		}
+		if _, err := checkRecord(seq, rec.l, rec.bytes); err != nil {
+			return err
+		}
+		off += int64(len(rec.bytes))
+		chunk = append(chunk, rec)
+		bytes += len(rec.bytes)
+		if len(chunk) == gcChunkRecords || bytes >= gcChunkBytes || off >= size {
+			if err := s.check(ctx); err != nil {
+				return err
+			}
+			if err := s.moveRecords(file, chunk); err != nil {
+				return err
+			}
+			chunk, bytes = chunk[:0], 0
+		}
+	}
+	// Every location that named file has moved, and file is sealed: no
+	// new one names it. Views that began before the last move may still
+	// read it: wait for them.
+	bl.gate.Lock()
+	bl.fmu.Lock()
+	delete(bl.files, file)
+	delete(bl.sizes, file)
+	bl.fmu.Unlock()
+	bl.gate.Unlock()
+	f.Close()
+	if err := os.Remove(fileName(bl.dir, file)); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.db.Update(func(txn *badger.Txn) error { return txn.Delete(bodyDeadKey(file)) })
+}
+
+// moveRecords copies those of recs that are live (their location record
+// still names them) to the current body file and moves their locations,
+// in one transaction.
+func (s *Store) moveRecords(file uint32, recs []record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(context.Background()); err != nil {
+		return err
+	}
+	if err := s.syncFailure(); err != nil {
+		return err
+	}
+	bl := s.bl
+	txn := s.db.NewTransaction(true)
+	defer txn.Discard()
+	bfile, boff := bl.next()
+	var buf []byte
+	var moved int64
+	for _, rec := range recs {
+		l, err := bodyLoc(txn, rec.seq)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			continue // deleted
+		}
+		if err != nil {
+			return err
+		}
+		if l != rec.l {
+			continue // an older copy
+		}
+		h := int64(len(rec.bytes) - rec.l.n - 4)
+		nl := loc{bfile, boff + int64(len(buf)) + h, rec.l.n}
+		buf = append(buf, rec.bytes...)
+		moved += int64(len(rec.bytes))
+		if err := txn.Set(dataKey(rec.seq), nl.encode()); err != nil {
+			return err
+		}
+	}
+	if len(buf) == 0 {
+		return nil
+	}
+	if err := addDead(txn, map[uint32]int64{file: moved}); err != nil {
+		return err
+	}
+	end := boff + int64(len(buf))
+	if err := txn.Set(keyBodyEnd, binary.BigEndian.AppendUint64(sidb(bfile), uint64(end))); err != nil {
+		return err
+	}
+	if err := bl.write(bfile, boff, buf); err != nil {
+		bl.abandon(bfile, boff)
+		return err
+	}
+	if err := txn.Commit(); err != nil {
+		bl.abandon(bfile, boff)
+		return err
+	}
+	bl.committed(bfile, end)
+	return s.syncFailure()
+}
