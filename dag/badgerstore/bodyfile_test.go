@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dgraph-io/badger/v4"
-
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/dag/badgerstore"
 	"github.com/witan-dev/witan/dag/dagtest"
@@ -182,23 +180,6 @@ func TestBodyFileTornTail(t *testing.T) {
 	}
 	putAll(t, s, es[200:], 100)
 	readAll(t, s, es)
-}
-
-// A store of format 7 (bodies in Badger's value log) is refused.
-func TestFormat7Refused(t *testing.T) {
-	dir := t.TempDir()
-	s, err := badgerstore.Open(dir, badgerstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.DB().Update(func(txn *badger.Txn) error { return txn.Set([]byte("mfmt"), []byte{0, 0, 0, 7}) }); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	_, err = badgerstore.Open(dir, badgerstore.Options{})
-	if !errors.Is(err, badgerstore.ErrFormat) || !strings.Contains(err.Error(), "00000007") {
-		t.Fatalf("Open of a format-7 store: %v, want ErrFormat", err)
-	}
 }
 
 // A failed fdatasync of a body file fails the Put (ErrSync) and every

@@ -279,10 +279,11 @@ func TestOpenEmptyMemFile(t *testing.T) {
 
 // Stores of formats 2 (entry data unpacked, before the value log), 3
 // (the children index keyed by ids), 4 (an entry's body in its status
-// record) and 5 (the body keyed by the entry's id) are refused too, with
+// record), 5 (the body keyed by the entry's id), 6 (log runs without
+// body numbers) and 7 (bodies in Badger's value log) are refused too, with
 // what to do about it.
-func TestFormat2To5(t *testing.T) {
-	for _, f := range []byte{2, 3, 4, 5} {
+func TestFormat2To7(t *testing.T) {
+	for _, f := range []byte{2, 3, 4, 5, 6, 7} {
 		dir := t.TempDir()
 		s, err := badgerstore.Open(dir, badgerstore.Options{NoSync: true})
 		if err != nil {
