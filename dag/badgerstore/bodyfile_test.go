@@ -256,3 +256,66 @@ func TestBodyFsyncFailureDevice(t *testing.T) {
 		t.Fatalf("Put after the failure: %v, want ErrSync", err)
 	}
 }
+
+// Readers go on while GC moves bodies and deletes their files: every read
+// sees each entry whole, in its old file or its new one.
+func TestBodyGCConcurrentReads(t *testing.T) {
+	ctx := context.Background()
+	s, err := badgerstore.Open(t.TempDir(), badgerstore.Options{NoSync: true, BodyFileSize: 8 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	honest := bodyChain("r", 7, 400)
+	var orphans []dag.ID
+	for b := range 8 {
+		batch := slices.Clone(honest[50*b : 50*b+50])
+		for i := range 50 {
+			o := dagtest.NewEntry("r", 8, 50*b+i, []dag.ID{dag.Sum([]byte(fmt.Sprint("absent", b, i)))})
+			batch = append(batch, o)
+			orphans = append(orphans, o.ID)
+		}
+		if _, err := s.Put(ctx, dag.Batch{Entries: batch}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := s.DropPending(ctx, "r", orphans); err != nil || n != len(orphans) {
+		t.Fatalf("DropPending: %d, %v", n, err)
+	}
+	stop := make(chan struct{})
+	errs := make(chan error, 2)
+	for r := range 2 {
+		go func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					errs <- nil
+					return
+				default:
+				}
+				if r == 0 {
+					log, err := s.LogEntries(ctx, "r", 0, 0)
+					if err != nil || len(log) != len(honest) || !bytes.Equal(log[i%len(log)].Data, honest[i%len(log)].Data) {
+						errs <- fmt.Errorf("LogEntries during GC: %d entries, %v", len(log), err)
+						return
+					}
+				} else if e, err := s.Get(ctx, honest[i%len(honest)].ID); err != nil || !bytes.Equal(e.Data, honest[i%len(honest)].Data) {
+					errs <- fmt.Errorf("Get during GC: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	n, err := s.GC(ctx)
+	close(stop)
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err != nil || n == 0 {
+		t.Fatalf("GC: %d files, %v", n, err)
+	}
+	t.Logf("GC deleted %d body files during the reads", n)
+	readAll(t, s, honest)
+}
