@@ -61,31 +61,98 @@ func bodyDeadKey(file uint32) []byte {
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // loc is where a body lies: file, offset of the body (after the record's
-// header) and length of the body.
+// header) and length of the body (0: deleted).
 type loc struct {
 	file uint32
 	off  int64
 	n    int
 }
 
-func (l loc) encode() []byte {
-	b := make([]byte, 0, 3*binary.MaxVarintLen64)
-	b = binary.AppendUvarint(b, uint64(l.file))
-	b = binary.AppendUvarint(b, uint64(l.off))
-	return binary.AppendUvarint(b, uint64(l.n))
+// bodyRun is the location record of the bodies one transaction wrote,
+// numbered first, first+1, …, under dataKey(first): their records lie one
+// after the other from off in file. Each body's length is n > 0 while it
+// is live, -n once deleted (its record's bytes are still there, dead), 0
+// once GC moved the run without it (no bytes). Its value: uvarint file,
+// uvarint off, uvarint count, and each length as a zigzag varint. One
+// record per run instead of one per body spares Badger's framing of a key
+// per entry (some 20 bytes in the tables: docs/storage.md, "Where the
+// bytes go").
+type bodyRun struct {
+	first uint64
+	file  uint32
+	off   int64 // where the run's first record starts
+	lens  []int
 }
 
-func decodeLoc(v []byte) (loc, error) {
-	f, a := binary.Uvarint(v)
-	o, b := binary.Uvarint(v[max(a, 0):])
-	if a <= 0 || b <= 0 {
-		return loc{}, fmt.Errorf("%w: body location %x", errCorrupt, v)
+func (r bodyRun) encode() []byte {
+	b := make([]byte, 0, 3*binary.MaxVarintLen64+2*len(r.lens))
+	b = binary.AppendUvarint(b, uint64(r.file))
+	b = binary.AppendUvarint(b, uint64(r.off))
+	b = binary.AppendUvarint(b, uint64(len(r.lens)))
+	for _, n := range r.lens {
+		b = binary.AppendVarint(b, int64(n))
 	}
-	n, c := binary.Uvarint(v[a+b:])
-	if c <= 0 || a+b+c != len(v) || f > 1<<32-1 || o > 1<<62 || n > 1<<31 {
-		return loc{}, fmt.Errorf("%w: body location %x", errCorrupt, v)
+	return b
+}
+
+func decodeBodyRun(first uint64, v []byte) (bodyRun, error) {
+	bad := fmt.Errorf("%w: body run %d", errCorrupt, first)
+	var h [3]uint64
+	for i := range h {
+		x, n := binary.Uvarint(v)
+		if n <= 0 {
+			return bodyRun{}, bad
+		}
+		h[i], v = x, v[n:]
 	}
-	return loc{uint32(f), int64(o), int(n)}, nil
+	if h[0] > 1<<32-1 || h[1] > 1<<62 || h[2] > uint64(len(v)) {
+		return bodyRun{}, bad
+	}
+	r := bodyRun{first: first, file: uint32(h[0]), off: int64(h[1]), lens: make([]int, h[2])}
+	for i := range r.lens {
+		x, n := binary.Varint(v)
+		if n <= 0 || x > 1<<31 || x < -1<<31 {
+			return bodyRun{}, bad
+		}
+		r.lens[i], v = int(x), v[n:]
+	}
+	if len(v) != 0 {
+		return bodyRun{}, bad
+	}
+	return r, nil
+}
+
+// holds reports whether seq is numbered within r.
+func (r bodyRun) holds(seq uint64) bool {
+	return seq >= r.first && seq-r.first < uint64(len(r.lens))
+}
+
+// locs returns the locations of r's live bodies (the others with n 0).
+func (r bodyRun) locs() []loc {
+	out := make([]loc, len(r.lens))
+	at := r.off
+	for i, n := range r.lens {
+		seq := r.first + uint64(i)
+		switch {
+		case n > 0:
+			out[i] = loc{r.file, at + int64(recordHeader(seq, n)), n}
+			at += recordSize(seq, n)
+		case n < 0:
+			at += recordSize(seq, -n)
+		}
+	}
+	return out
+}
+
+// live reports whether r holds a live body.
+func (r bodyRun) live() bool { return slices.ContainsFunc(r.lens, func(n int) bool { return n > 0 }) }
+
+// loc returns the location of body seq.
+func (r bodyRun) loc(seq uint64) (loc, error) {
+	if !r.holds(seq) || r.lens[seq-r.first] <= 0 {
+		return loc{}, fmt.Errorf("%w: body %d is not in its run", errCorrupt, seq)
+	}
+	return r.locs()[seq-r.first], nil
 }
 
 func uvarintLen(x uint64) int { return len(binary.AppendUvarint(nil, x)) }
@@ -516,16 +583,37 @@ const (
 // record is a record of a body file as GC reads it.
 type record struct {
 	seq   uint64
-	l     loc
+	run   uint64 // the first number of its body run; 0 if none holds it
+	start int64  // where the record starts
 	bytes []byte // the whole record
 }
 
+// runAt returns the body run holding seq in txn (with it its reverse
+// iterator over the runs), ok false when none does.
+func runAt(it *badger.Iterator, seq uint64) (bodyRun, bool, error) {
+	if it.Seek(dataKey(seq)); !it.Valid() {
+		return bodyRun{}, false, nil
+	}
+	k := it.Item().Key()
+	if len(k) != 9 {
+		return bodyRun{}, false, fmt.Errorf("%w: body key %x", errCorrupt, k)
+	}
+	var r bodyRun
+	err := it.Item().Value(func(v []byte) error {
+		var err error
+		r, err = decodeBodyRun(binary.BigEndian.Uint64(k[1:]), v)
+		return err
+	})
+	return r, err == nil && r.holds(seq), err
+}
+
 // collectBodyFile moves the live records of sealed body file file to the
-// current file, chunk by chunk, each durable before the transaction that
-// moves its locations commits; then it deletes the file, once no view can
-// hold a location in it. A crash in the middle leaves every location on
-// durable bytes: the file is deleted only after the last move committed
-// (and Open deletes a file whose every byte is dead).
+// current file, whole body runs at a time, each move durable before the
+// transaction that moves the runs' locations commits; then it deletes the
+// file, once no view can hold a location in it. A crash in the middle
+// leaves every location on durable bytes: the file is deleted only after
+// the last move committed (and Open deletes a file whose every byte is
+// dead).
 func (s *Store) collectBodyFile(ctx context.Context, file uint32) error {
 	bl := s.bl
 	f, err := bl.file(file)
@@ -536,6 +624,14 @@ func (s *Store) collectBodyFile(ctx context.Context, file uint32) error {
 	size := bl.sizes[file]
 	bl.fmu.Unlock()
 	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 1<<20)
+	// Which run holds a record does not change (a run's numbers are fixed;
+	// deletions and moves change only its lengths and place), so it is
+	// read outside the store's lock, in one view.
+	txn := s.db.NewTransaction(false)
+	defer txn.Discard()
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{pData}, Reverse: true})
+	defer it.Close()
+	var cur bodyRun
 	var off int64
 	var chunk []record
 	var bytes int
@@ -549,19 +645,29 @@ func (s *Store) collectBodyFile(ctx context.Context, file uint32) error {
 			return fmt.Errorf("%w: body file %d at %d", errCorrupt, file, off)
 		}
 		h := recordHeader(seq, int(n))
-		rec := record{seq: seq, l: loc{file, off + int64(h), int(n)}, bytes: make([]byte, h+int(n)+4)}
+		rec := record{seq: seq, start: off, bytes: make([]byte, h+int(n)+4)}
 		binary.PutUvarint(rec.bytes, n)
 		binary.PutUvarint(rec.bytes[uvarintLen(n):], seq)
 		if _, err := io.ReadFull(r, rec.bytes[h:]); err != nil {
 			return fmt.Errorf("%w: body file %d at %d: %v", errCorrupt, file, off, err)
 		}
-		if _, err := checkRecord(seq, rec.l, rec.bytes); err != nil {
+		if _, err := checkRecord(seq, loc{file, off + int64(h), int(n)}, rec.bytes); err != nil {
 			return err
 		}
 		off += int64(len(rec.bytes))
-		chunk = append(chunk, rec)
-		bytes += len(rec.bytes)
-		if len(chunk) == gcChunkRecords || bytes >= gcChunkBytes || off >= size {
+		if !cur.holds(seq) {
+			var ok bool
+			if cur, ok, err = runAt(it, seq); err != nil {
+				return err
+			} else if !ok {
+				cur = bodyRun{}
+			}
+		}
+		if cur.holds(seq) {
+			rec.run = cur.first
+		}
+		// A chunk ends between runs: a run's live records move together.
+		if len(chunk) > 0 && rec.run != chunk[len(chunk)-1].run && (len(chunk) >= gcChunkRecords || bytes >= gcChunkBytes) {
 			if err := s.check(ctx); err != nil {
 				return err
 			}
@@ -570,7 +676,18 @@ func (s *Store) collectBodyFile(ctx context.Context, file uint32) error {
 			}
 			chunk, bytes = chunk[:0], 0
 		}
+		if rec.run != 0 {
+			chunk = append(chunk, rec)
+			bytes += len(rec.bytes)
+		}
 	}
+	if len(chunk) > 0 {
+		if err := s.moveRecords(file, chunk); err != nil {
+			return err
+		}
+	}
+	it.Close()
+	txn.Discard()
 	// Every location that named file has moved, and file is sealed: no
 	// new one names it. Views that began before the last move may still
 	// read it: wait for them.
@@ -589,9 +706,9 @@ func (s *Store) collectBodyFile(ctx context.Context, file uint32) error {
 	return s.db.Update(func(txn *badger.Txn) error { return txn.Delete(bodyDeadKey(file)) })
 }
 
-// moveRecords copies those of recs that are live (their location record
-// still names them) to the current body file and moves their locations,
-// in one transaction.
+// moveRecords copies the live records among recs (whole runs, in file
+// order) to the current body file and moves their runs, in one
+// transaction.
 func (s *Store) moveRecords(file uint32, recs []record) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -607,22 +724,54 @@ func (s *Store) moveRecords(file uint32, recs []record) error {
 	bfile, boff := bl.next()
 	var buf []byte
 	var moved int64
-	for _, rec := range recs {
-		l, err := bodyLoc(txn, rec.seq)
+	for len(recs) > 0 {
+		k := 1
+		for k < len(recs) && recs[k].run == recs[0].run {
+			k++
+		}
+		group := recs[:k]
+		recs = recs[k:]
+		item, err := txn.Get(dataKey(group[0].run))
 		if errors.Is(err, badger.ErrKeyNotFound) {
-			continue // deleted
+			continue // every body of the run deleted
 		}
 		if err != nil {
 			return err
 		}
-		if l != rec.l {
-			continue // an older copy
+		var r bodyRun
+		if err := item.Value(func(v []byte) error {
+			var err error
+			r, err = decodeBodyRun(group[0].run, v)
+			return err
+		}); err != nil {
+			return err
 		}
-		h := int64(len(rec.bytes) - rec.l.n - 4)
-		nl := loc{bfile, boff + int64(len(buf)) + h, rec.l.n}
-		buf = append(buf, rec.bytes...)
-		moved += int64(len(rec.bytes))
-		if err := txn.Set(dataKey(rec.seq), nl.encode()); err != nil {
+		if r.file != file {
+			continue // moved already
+		}
+		locs := r.locs()
+		nr := bodyRun{first: r.first, file: bfile, off: boff + int64(len(buf)), lens: slices.Clone(r.lens)}
+		live := 0
+		for i, l := range locs {
+			if l.n > 0 {
+				live++
+			} else {
+				nr.lens[i] = 0 // its dead bytes stay behind
+			}
+		}
+		for _, rec := range group {
+			i := rec.seq - r.first
+			if l := locs[i]; l.n == 0 || l.off-int64(recordHeader(rec.seq, l.n)) != rec.start {
+				continue // deleted
+			}
+			buf = append(buf, rec.bytes...)
+			moved += int64(len(rec.bytes))
+			live--
+		}
+		if live != 0 {
+			return fmt.Errorf("%w: body run %d: %d live bodies not found in file %d", errCorrupt, r.first, live, file)
+		}
+		if err := txn.Set(dataKey(r.first), nr.encode()); err != nil {
 			return err
 		}
 	}

@@ -24,8 +24,9 @@ import (
 // against the canonical bytes of 20 000 entries put in batches of 1000 in
 // three arrival orders: in order, children first (every entry pending
 // first, then promoted when the root comes last) and in a random order
-// (fixed seed), and again after Compact (Badger's flatten and value-log
-// GC), with 1 MiB value-log files so that GC has files it may take. Two
+// (fixed seed), and again after Compact (Badger's flatten, body-file and
+// value-log GC), with 1 MiB value-log and body files so that GC has files
+// it may take. Two
 // kinds of entries: "chain", a chain of ≈ 505-byte entries of random
 // letters, which neither packing nor Snappy can shrink and whose parent
 // is not in their data (the worst case), and "env", signed ballot
@@ -37,7 +38,8 @@ import (
 // of every file; "var-x", without Badger's fixed files (DISCARD,
 // KEYREGISTRY, MANIFEST); "du-x", the blocks the files occupy (what du
 // counts: DISCARD is a sparse 1 MiB file of which one 4 KiB block is
-// written); "vlog-x" and "sst-x", the value log and the tables alone;
+// written); "vlog-x", "sst-x" and "body-x", the value log, the tables and
+// the body files alone;
 // "gc-x", every file after Compact. With -v it logs what the live keys
 // hold, per key prefix, and the tables' sizes (docs/storage.md, "Where the
 // bytes go").
@@ -131,7 +133,7 @@ var fixedFiles = map[string]bool{"DISCARD": true, "KEYREGISTRY": true, "MANIFEST
 
 // storeFiles sums the sizes of the files in dir: apparent sizes, without
 // the fixed files, allocated blocks, value log and tables.
-type storeFiles struct{ all, variable, blocks, vlog, sst int64 }
+type storeFiles struct{ all, variable, blocks, vlog, sst, body int64 }
 
 func sizeOf(dir string) storeFiles {
 	var f storeFiles
@@ -155,6 +157,8 @@ func sizeOf(dir string) storeFiles {
 			f.vlog += fi.Size()
 		case ".sst":
 			f.sst += fi.Size()
+		case ".dat":
+			f.body += fi.Size()
 		}
 		return nil
 	})
@@ -168,7 +172,7 @@ func diskBytes(t *testing.B, order string, es []dag.Entry) {
 		canonical += len(e.Data)
 	}
 	ctx := context.Background()
-	opts := badgerstore.Options{Tune: func(o badger.Options) badger.Options {
+	opts := badgerstore.Options{BodyFileSize: 1 << 20, Tune: func(o badger.Options) badger.Options {
 		o.ValueLogFileSize = 1 << 20 // GC never takes the value log's head file
 		return o
 	}}
@@ -243,6 +247,7 @@ func diskBytes(t *testing.B, order string, es []dag.Entry) {
 	t.ReportMetric(float64(f.blocks)/c, "du-x")
 	t.ReportMetric(float64(f.vlog)/c, "vlog-x")
 	t.ReportMetric(float64(f.sst)/c, "sst-x")
+	t.ReportMetric(float64(f.body)/c, "body-x")
 	t.ReportMetric(float64(gc.all)/c, "gc-x")
 }
 

@@ -61,8 +61,8 @@ func bodySize(e dag.Entry) int {
 	return binary.MaxVarintLen32 + 32*len(e.Parents) + packedSize(e.Data)
 }
 
-// headSize bounds len(head(sid, pos, seq)).
-const headSize = binary.MaxVarintLen32 + 2*binary.MaxVarintLen64
+// headSize bounds len(head(sid, pos, b)).
+const headSize = binary.MaxVarintLen32 + 3*binary.MaxVarintLen64
 
 // dataKeySize is len(dataKey(seq)).
 const dataKeySize = 1 + 8

@@ -418,15 +418,23 @@ func idFrom(b []byte) dag.ID {
 	return dag.IDFromDigest(d)
 }
 
+// bref names an entry's body: its number seq, and the key it is found
+// under, dataKey(run). In memory run is seq (a key per body); on disk run
+// is the first number of the body run seq belongs to (bodyfile.go: the
+// bodies a transaction wrote, one location record for them all).
+type bref struct{ seq, run uint64 }
+
 // head encodes the status record of an entry (the value of its e, p or x
 // key): uvarint sid, uvarint pos (0 unless applied), uvarint seq (the
-// number of its body, under dataKey(seq)). It is a few bytes, kept in the
-// LSM tree, and is all that changes when a pending entry is promoted.
-func head(sid uint32, pos, seq uint64) []byte {
-	b := make([]byte, 0, headSize)
-	b = binary.AppendUvarint(b, uint64(sid))
-	b = binary.AppendUvarint(b, pos)
-	return binary.AppendUvarint(b, seq)
+// number of its body), uvarint seq-run (0 in memory; on disk its place in
+// its body run). It is a few bytes, kept in the LSM tree, and is all that
+// changes when a pending entry is promoted.
+func head(sid uint32, pos uint64, b bref) []byte {
+	v := make([]byte, 0, headSize)
+	v = binary.AppendUvarint(v, uint64(sid))
+	v = binary.AppendUvarint(v, pos)
+	v = binary.AppendUvarint(v, b.seq)
+	return binary.AppendUvarint(v, b.seq-b.run)
 }
 
 // dataKey is the key of the body numbered seq: 9 bytes instead of the 33
@@ -491,10 +499,10 @@ func bodyParents(id dag.ID, b []byte) ([]dag.ID, []byte, error) {
 	return ps, b[32*np:], nil
 }
 
-// readBody reads the body of entry id, numbered seq, in txn.
-func (s *Store) readBody(txn *badger.Txn, id dag.ID, seq uint64) (dag.Entry, error) {
+// readBody reads the body b of entry id in txn.
+func (s *Store) readBody(txn *badger.Txn, id dag.ID, b bref) (dag.Entry, error) {
 	var e dag.Entry
-	err := s.bodyBytes(txn, id, seq, func(v []byte) error {
+	err := s.bodyBytes(txn, id, b, func(v []byte) error {
 		var err error
 		e, err = decodeBody(id, v)
 		return err
@@ -502,10 +510,10 @@ func (s *Store) readBody(txn *badger.Txn, id dag.ID, seq uint64) (dag.Entry, err
 	return e, err
 }
 
-// bodyBytes calls fn with the body of entry id, numbered seq: the value of
-// its key in memory, read from its body file on disk.
-func (s *Store) bodyBytes(txn *badger.Txn, id dag.ID, seq uint64, fn func([]byte) error) error {
-	item, err := txn.Get(dataKey(seq))
+// bodyBytes calls fn with the body b of entry id: the value of its key in
+// memory, read from its body file on disk.
+func (s *Store) bodyBytes(txn *badger.Txn, id dag.ID, b bref, fn func([]byte) error) error {
+	item, err := txn.Get(dataKey(b.run))
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return fmt.Errorf("%w: no body for %s", errCorrupt, id)
 	}
@@ -517,45 +525,50 @@ func (s *Store) bodyBytes(txn *badger.Txn, id dag.ID, seq uint64, fn func([]byte
 	}
 	var l loc
 	if err := item.Value(func(v []byte) error {
+		r, err := decodeBodyRun(b.run, v)
+		if err == nil {
+			l, err = r.loc(b.seq)
+		}
+		return err
+	}); err != nil {
+		return fmt.Errorf("%w (body of %s)", err, id)
+	}
+	v, err := s.bl.read(b.seq, l)
+	if err != nil {
+		return err
+	}
+	return fn(v)
+}
+
+// deleteBody deletes body b in txn: in memory its key; on disk its length
+// in its body run (the run's key once none is left), counting its
+// record's bytes as dead for its file in dead.
+func (s *Store) deleteBody(txn *badger.Txn, b bref, dead map[uint32]int64) error {
+	if s.bl == nil {
+		return txn.Delete(dataKey(b.run))
+	}
+	item, err := txn.Get(dataKey(b.run))
+	if err != nil {
+		return err
+	}
+	var r bodyRun
+	if err := item.Value(func(v []byte) error {
 		var err error
-		l, err = decodeLoc(v)
+		r, err = decodeBodyRun(b.run, v)
 		return err
 	}); err != nil {
 		return err
 	}
-	b, err := s.bl.read(seq, l)
-	if err != nil {
-		return err
+	i := b.seq - b.run
+	if i >= uint64(len(r.lens)) || r.lens[i] <= 0 {
+		return fmt.Errorf("%w: body %d is not in its run", errCorrupt, b.seq)
 	}
-	return fn(b)
-}
-
-// bodyLoc reads the location of body seq in txn (on disk).
-func bodyLoc(txn *badger.Txn, seq uint64) (loc, error) {
-	item, err := txn.Get(dataKey(seq))
-	if err != nil {
-		return loc{}, err
+	dead[r.file] += recordSize(b.seq, r.lens[i])
+	r.lens[i] = -r.lens[i]
+	if !r.live() {
+		return txn.Delete(dataKey(b.run))
 	}
-	var l loc
-	err = item.Value(func(v []byte) error {
-		var err error
-		l, err = decodeLoc(v)
-		return err
-	})
-	return l, err
-}
-
-// deleteBody deletes body seq in txn and, on disk, counts its record's
-// bytes as dead for its file in dead.
-func (s *Store) deleteBody(txn *badger.Txn, seq uint64, dead map[uint32]int64) error {
-	if s.bl != nil {
-		l, err := bodyLoc(txn, seq)
-		if err != nil {
-			return err
-		}
-		dead[l.file] += recordSize(seq, l.n)
-	}
-	return txn.Delete(dataKey(seq))
+	return txn.Set(dataKey(b.run), r.encode())
 }
 
 // addDead adds dead to the dead counts of the body files in txn.
@@ -583,39 +596,38 @@ func addDead(txn *badger.Txn, dead map[uint32]int64) error {
 	return nil
 }
 
-// recordHead reads the space number, log position and body number of a
-// status record (see head) of id.
-func recordHead(id dag.ID, b []byte) (sid uint32, pos, seq uint64, err error) {
-	s, n := binary.Uvarint(b)
-	if n <= 0 || s > 1<<32-1 {
-		return 0, 0, 0, fmt.Errorf("%w for %s", errCorrupt, id)
+// recordHead reads the space number, log position and body of a status
+// record (see head) of id.
+func recordHead(id dag.ID, b []byte) (sid uint32, pos uint64, body bref, err error) {
+	var v [4]uint64
+	for i := range v {
+		x, n := binary.Uvarint(b)
+		if n <= 0 {
+			return 0, 0, bref{}, fmt.Errorf("%w for %s", errCorrupt, id)
+		}
+		v[i], b = x, b[n:]
 	}
-	pos, m := binary.Uvarint(b[n:])
-	if m <= 0 {
-		return 0, 0, 0, fmt.Errorf("%w for %s", errCorrupt, id)
+	if len(b) != 0 || v[0] > 1<<32-1 || v[3] > v[2] {
+		return 0, 0, bref{}, fmt.Errorf("%w for %s", errCorrupt, id)
 	}
-	seq, k := binary.Uvarint(b[n+m:])
-	if k <= 0 || n+m+k != len(b) {
-		return 0, 0, 0, fmt.Errorf("%w for %s", errCorrupt, id)
-	}
-	return uint32(s), pos, seq, nil
+	return uint32(v[0]), v[1], bref{v[2], v[2] - v[3]}, nil
 }
 
 // statusOf reads the status record under k (an e, p or x key of id):
 // found is false when there is none.
-func statusOf(txn *badger.Txn, k []byte, id dag.ID) (sid uint32, pos, seq uint64, found bool, err error) {
+func statusOf(txn *badger.Txn, k []byte, id dag.ID) (sid uint32, pos uint64, body bref, found bool, err error) {
 	item, err := txn.Get(k)
 	if errors.Is(err, badger.ErrKeyNotFound) {
-		return 0, 0, 0, false, nil
+		return 0, 0, bref{}, false, nil
 	}
 	if err != nil {
-		return 0, 0, 0, false, err
+		return 0, 0, bref{}, false, err
 	}
 	err = item.Value(func(v []byte) error {
-		sid, pos, seq, err = recordHead(id, v)
+		sid, pos, body, err = recordHead(id, v)
 		return err
 	})
-	return sid, pos, seq, err == nil, err
+	return sid, pos, body, err == nil, err
 }
 
 // appliedAt returns the space number and log position of applied entry id
@@ -699,16 +711,17 @@ func (s *Store) lookup(txn *badger.Txn, id dag.ID, names func(uint32) string, pe
 			return dag.Entry{}, dag.Absent, 0, err
 		}
 		var sid uint32
-		var pos, seq uint64
+		var pos uint64
+		var b bref
 		err = item.Value(func(v []byte) error {
 			var err error
-			sid, pos, seq, err = recordHead(id, v)
+			sid, pos, b, err = recordHead(id, v)
 			return err
 		})
 		if err != nil {
 			return dag.Entry{}, dag.Absent, 0, err
 		}
-		e, err := s.readBody(txn, id, seq)
+		e, err := s.readBody(txn, id, b)
 		if err != nil {
 			return dag.Entry{}, dag.Absent, 0, err
 		}
@@ -734,11 +747,13 @@ type putTxn struct {
 	// seq is the last body number handed out, the store's until this
 	// transaction writes a body; the store takes it once it commits.
 	seq uint64
-	// On disk: the records of the new bodies, appended at boff of body
-	// file bfile before the commit; and the bytes of bodies this
-	// transaction deletes, per file.
+	// On disk: the records of the new bodies (numbered from brun, of
+	// lengths blens), appended at boff of body file bfile before the
+	// commit; and the bytes of bodies this transaction deletes, per file.
 	bfile uint32
 	boff  int64
+	brun  uint64
+	blens []int
 	bbuf  []byte
 	dead  map[uint32]int64
 }
@@ -747,27 +762,28 @@ type putTxn struct {
 // returns the number: in memory under its key, on disk to the records
 // commit appends to the current body file, with its location under its
 // key.
-func (p *putTxn) newBody(e dag.Entry) (uint64, error) {
+func (p *putTxn) newBody(e dag.Entry) (bref, error) {
 	p.seq++
 	if p.s.bl == nil {
-		return p.seq, p.txn.Set(dataKey(p.seq), body(e))
+		return bref{p.seq, p.seq}, p.txn.Set(dataKey(p.seq), body(e))
 	}
-	if len(p.bbuf) == 0 {
+	if len(p.blens) == 0 {
 		p.bfile, p.boff = p.s.bl.next()
+		p.brun = p.seq
 	}
-	var at int
-	p.bbuf, at = appendRecord(p.bbuf, p.seq, body(e))
-	l := loc{file: p.bfile, off: p.boff + int64(at), n: len(p.bbuf) - at - 4}
-	return p.seq, p.txn.Set(dataKey(p.seq), l.encode())
+	b := body(e)
+	p.bbuf, _ = appendRecord(p.bbuf, p.seq, b)
+	p.blens = append(p.blens, len(b))
+	return bref{p.seq, p.brun}, nil
 }
 
-// pendingSeq returns the body number of pending entry id.
-func (p *putTxn) pendingSeq(id dag.ID) (uint64, error) {
-	_, _, seq, found, err := statusOf(p.txn, key(pPending, idb(id)), id)
+// pendingBody returns the body of pending entry id.
+func (p *putTxn) pendingBody(id dag.ID) (bref, error) {
+	_, _, b, found, err := statusOf(p.txn, key(pPending, idb(id)), id)
 	if err == nil && !found {
 		err = fmt.Errorf("%w: %s is not pending", errCorrupt, id)
 	}
-	return seq, err
+	return b, err
 }
 
 func (p *putTxn) name(sid uint32) string {
@@ -1134,6 +1150,10 @@ func (s *Store) commit(p *putTxn, c chunk, first bool) error {
 	if len(p.bbuf) > 0 {
 		// The bodies are durable before the commit that references them.
 		end := p.boff + int64(len(p.bbuf))
+		r := bodyRun{file: p.bfile, off: p.boff, lens: p.blens}
+		if err := p.txn.Set(dataKey(p.brun), r.encode()); err != nil {
+			return fmt.Errorf("badgerstore: put: %w", err)
+		}
 		if err := p.txn.Set(keyBodyEnd, binary.BigEndian.AppendUint64(sidb(p.bfile), uint64(end))); err != nil {
 			return fmt.Errorf("badgerstore: put: %w", err)
 		}
@@ -1216,11 +1236,11 @@ func (p *putTxn) write(c chunk) error {
 			return err
 		}
 		id := idb(st.ID)
-		var seq uint64
+		var seq bref
 		if st.WasPending {
 			// Promotion: the body stays where the pending entry put it;
 			// only the few bytes of its status change.
-			if seq, err = p.pendingSeq(st.ID); err != nil {
+			if seq, err = p.pendingBody(st.ID); err != nil {
 				return err
 			}
 			if err := unpend(t, sid, st.Entry); err != nil {
@@ -1240,7 +1260,7 @@ func (p *putTxn) write(c chunk) error {
 			runs[sid] = r
 		}
 		r.ids = append(r.ids, id...)
-		r.seqs = append(r.seqs, seq)
+		r.seqs = append(r.seqs, seq.seq)
 		// The children index is keyed by log positions, not ids: a parent
 		// is a recent entry of the same space, so the keys of a batch are
 		// nearly sorted and come after every older one, and at 21 bytes
@@ -1307,9 +1327,9 @@ func (p *putTxn) write(c chunk) error {
 			return err
 		}
 		id := idb(r.ID)
-		var seq uint64
+		var seq bref
 		if r.WasPending {
-			if seq, err = p.pendingSeq(r.ID); err != nil {
+			if seq, err = p.pendingBody(r.ID); err != nil {
 				return err
 			}
 			if err := unpend(t, sid, r.Entry); err != nil {
@@ -1731,19 +1751,34 @@ func (s *Store) LogEntries(ctx context.Context, space string, after uint64, limi
 		if err != nil {
 			return err
 		}
-		type ref struct {
-			seq uint64
-			i   int
-		}
-		refs := make([]ref, len(ids))
+		refs := make([]logRef, len(ids))
 		for i, seq := range seqs {
-			refs[i] = ref{seq, i}
+			refs[i] = logRef{seq, i}
 		}
-		slices.SortFunc(refs, func(a, b ref) int { return cmp.Compare(a.seq, b.seq) })
+		slices.SortFunc(refs, func(a, b logRef) int { return cmp.Compare(a.seq, b.seq) })
 		out = make([]dag.Entry, len(ids))
-		var locs []loc // on disk, per ref
 		if s.bl != nil {
-			locs = make([]loc, len(refs))
+			// On disk: the body runs holding the numbers, each read once.
+			locs := make([]loc, len(refs))
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{pData}, Reverse: true})
+			defer it.Close()
+			var run bodyRun
+			var runLocs []loc
+			for k, r := range refs {
+				if !run.holds(r.seq) {
+					var ok bool
+					if run, ok, err = runAt(it, r.seq); err != nil {
+						return err
+					} else if !ok {
+						return fmt.Errorf("%w: no body for %s", errCorrupt, ids[r.i])
+					}
+					runLocs = run.locs()
+				}
+				if locs[k] = runLocs[r.seq-run.first]; locs[k].n == 0 {
+					return fmt.Errorf("%w: no body for %s", errCorrupt, ids[r.i])
+				}
+			}
+			return s.readLogBodies(space, ids, refs, locs, out)
 		}
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{pData}, PrefetchValues: false})
 		defer it.Close()
@@ -1756,11 +1791,7 @@ func (s *Store) LogEntries(ctx context.Context, space string, after uint64, limi
 			}
 			if err := it.Item().Value(func(v []byte) error {
 				var err error
-				if locs != nil {
-					locs[k], err = decodeLoc(v)
-				} else {
-					out[r.i], err = decodeBody(ids[r.i], v)
-				}
+				out[r.i], err = decodeBody(ids[r.i], v)
 				return err
 			}); err != nil {
 				return err
@@ -1768,44 +1799,54 @@ func (s *Store) LogEntries(ctx context.Context, space string, after uint64, limi
 			out[r.i].Space = space
 			it.Next()
 		}
-		if locs == nil {
-			return nil
-		}
-		// The bodies, numbered in the order they were written, mostly lie
-		// one after the other: each run of adjacent records is one read.
-		for k := 0; k < len(refs); {
-			start := locs[k].off - int64(recordHeader(refs[k].seq, locs[k].n))
-			end := locs[k].off + int64(locs[k].n) + 4
-			j := k + 1
-			for ; j < len(refs) && end-start < 1<<20; j++ {
-				l := locs[j]
-				if l.file != locs[k].file || l.off-int64(recordHeader(refs[j].seq, l.n)) != end {
-					break
-				}
-				end = l.off + int64(l.n) + 4
-			}
-			buf := make([]byte, end-start)
-			if err := s.bl.readAt(locs[k].file, buf, start); err != nil {
-				return err
-			}
-			for ; k < j; k++ {
-				l, r := locs[k], refs[k]
-				h := int64(recordHeader(r.seq, l.n))
-				b, err := checkRecord(r.seq, l, buf[l.off-h-start:l.off+int64(l.n)+4-start])
-				if err != nil {
-					return err
-				}
-				e, err := decodeBody(ids[r.i], b)
-				if err != nil {
-					return err
-				}
-				e.Space = space
-				out[r.i] = e
-			}
-		}
 		return nil
 	})
 	return out, err
+}
+
+// readLogBodies reads the bodies at locs (of refs, sorted by number) from
+// the body files into out, for LogEntries.
+func (s *Store) readLogBodies(space string, ids []dag.ID, refs []logRef, locs []loc, out []dag.Entry) error {
+	// The bodies, numbered in the order they were written, mostly lie
+	// one after the other: each run of adjacent records is one read.
+	for k := 0; k < len(refs); {
+		start := locs[k].off - int64(recordHeader(refs[k].seq, locs[k].n))
+		end := locs[k].off + int64(locs[k].n) + 4
+		j := k + 1
+		for ; j < len(refs) && end-start < 1<<20; j++ {
+			l := locs[j]
+			if l.file != locs[k].file || l.off-int64(recordHeader(refs[j].seq, l.n)) != end {
+				break
+			}
+			end = l.off + int64(l.n) + 4
+		}
+		buf := make([]byte, end-start)
+		if err := s.bl.readAt(locs[k].file, buf, start); err != nil {
+			return err
+		}
+		for ; k < j; k++ {
+			l, r := locs[k], refs[k]
+			h := int64(recordHeader(r.seq, l.n))
+			b, err := checkRecord(r.seq, l, buf[l.off-h-start:l.off+int64(l.n)+4-start])
+			if err != nil {
+				return err
+			}
+			e, err := decodeBody(ids[r.i], b)
+			if err != nil {
+				return err
+			}
+			e.Space = space
+			out[r.i] = e
+		}
+	}
+	return nil
+}
+
+// logRef is an entry of LogEntries' answer: its body number, and its
+// index in the answer.
+type logRef struct {
+	seq uint64
+	i   int
 }
 
 var errDone = errors.New("done")

@@ -1,0 +1,54 @@
+package badgerstore
+
+import (
+	"bytes"
+	"slices"
+	"testing"
+)
+
+// A body run's encoding and the locations it gives, worked out by hand
+// from bodyRun's comment and appendRecord's layout.
+func TestBodyRunEncoding(t *testing.T) {
+	r := bodyRun{first: 10, file: 2, off: 100, lens: []int{5, -3, 0, 300}}
+	// file 2, off 100, 4 lengths; zigzag: 5 → 10, −3 → 5, 0 → 0,
+	// 300 → 600 = 0xd8 0x04.
+	want := []byte{2, 100, 4, 10, 5, 0, 0xd8, 0x04}
+	if got := r.encode(); !bytes.Equal(got, want) {
+		t.Fatalf("encode = %x, want %x", got, want)
+	}
+	back, err := decodeBodyRun(10, want)
+	if err != nil || back.file != 2 || back.off != 100 || !slices.Equal(back.lens, r.lens) {
+		t.Fatalf("decode = %+v, %v", back, err)
+	}
+	// Body 10 (5 bytes): header uvarint 5, uvarint 10 = 2 bytes, so the
+	// body at 102 and the record 2+5+4 = 11 bytes, to 111. Body 11, dead,
+	// 3 bytes: its record 1+1+3+4 = 9 bytes, to 120. Body 12 has no bytes.
+	// Body 13 (300 bytes): header 2+1 = 3, the body at 123.
+	wantLocs := []loc{{2, 102, 5}, {}, {}, {2, 123, 300}}
+	if got := r.locs(); !slices.Equal(got, wantLocs) {
+		t.Fatalf("locs = %v, want %v", got, wantLocs)
+	}
+	if _, err := r.loc(11); err == nil {
+		t.Error("loc of a deleted body")
+	}
+	if _, err := r.loc(14); err == nil {
+		t.Error("loc of a body past the run")
+	}
+	for _, bad := range [][]byte{nil, {2, 100, 5, 10}, {2, 100, 1, 10, 0}} {
+		if _, err := decodeBodyRun(1, bad); err == nil {
+			t.Errorf("decodeBodyRun(%x) accepted", bad)
+		}
+	}
+	// A record: uvarint length, uvarint number, body, CRC-32C.
+	rec, at := appendRecord(nil, 10, []byte("hello"))
+	if at != 2 || len(rec) != 11 || !bytes.Equal(rec[:7], []byte{5, 10, 'h', 'e', 'l', 'l', 'o'}) {
+		t.Fatalf("appendRecord = %x, %d", rec, at)
+	}
+	if b, err := checkRecord(10, loc{2, 102, 5}, rec); err != nil || string(b) != "hello" {
+		t.Fatalf("checkRecord: %q, %v", b, err)
+	}
+	rec[3] ^= 1
+	if _, err := checkRecord(10, loc{2, 102, 5}, rec); err == nil {
+		t.Fatal("checkRecord accepted a flipped bit")
+	}
+}
