@@ -144,6 +144,41 @@ func (r bodyRun) locs() []loc {
 	return out
 }
 
+// runLoc returns the location of body seq from the value v of the body
+// run numbered from first, as decodeBodyRun(first, v).loc(seq) would,
+// without decoding the lengths past seq's: a point read.
+func runLoc(first uint64, v []byte, seq uint64) (loc, error) {
+	bad := fmt.Errorf("%w: body %d is not in its run %d", errCorrupt, seq, first)
+	var h [3]uint64
+	for i := range h {
+		x, n := binary.Uvarint(v)
+		if n <= 0 {
+			return loc{}, bad
+		}
+		h[i], v = x, v[n:]
+	}
+	if seq < first || seq-first >= h[2] || h[0] > 1<<32-1 || h[1] > 1<<62 {
+		return loc{}, bad
+	}
+	at := int64(h[1])
+	for q := first; ; q++ {
+		x, n := binary.Varint(v)
+		if n <= 0 || x > 1<<31 || x < -1<<31 {
+			return loc{}, bad
+		}
+		v = v[n:]
+		if q == seq {
+			if x <= 0 {
+				return loc{}, bad
+			}
+			return loc{uint32(h[0]), at + int64(recordHeader(seq, int(x))), int(x)}, nil
+		}
+		if x != 0 {
+			at += recordSize(q, int(max(x, -x)))
+		}
+	}
+}
+
 // live reports whether r holds a live body.
 func (r bodyRun) live() bool { return slices.ContainsFunc(r.lens, func(n int) bool { return n > 0 }) }
 

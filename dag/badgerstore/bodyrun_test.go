@@ -28,6 +28,16 @@ func TestBodyRunEncoding(t *testing.T) {
 	if got := r.locs(); !slices.Equal(got, wantLocs) {
 		t.Fatalf("locs = %v, want %v", got, wantLocs)
 	}
+	for seq, want := range map[uint64]loc{10: wantLocs[0], 13: wantLocs[3]} {
+		if l, err := runLoc(10, r.encode(), seq); err != nil || l != want {
+			t.Errorf("runLoc(%d) = %v, %v; want %v", seq, l, err, want)
+		}
+	}
+	for _, seq := range []uint64{9, 11, 12, 14} {
+		if _, err := runLoc(10, r.encode(), seq); err == nil {
+			t.Errorf("runLoc(%d) accepted", seq)
+		}
+	}
 	if _, err := r.loc(11); err == nil {
 		t.Error("loc of a deleted body")
 	}

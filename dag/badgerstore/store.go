@@ -525,10 +525,8 @@ func (s *Store) bodyBytes(txn *badger.Txn, id dag.ID, b bref, fn func([]byte) er
 	}
 	var l loc
 	if err := item.Value(func(v []byte) error {
-		r, err := decodeBodyRun(b.run, v)
-		if err == nil {
-			l, err = r.loc(b.seq)
-		}
+		var err error
+		l, err = runLoc(b.run, v, b.seq)
 		return err
 	}); err != nil {
 		return fmt.Errorf("%w (body of %s)", err, id)
