@@ -585,7 +585,7 @@ func (s *Store) bodyCandidate(skip map[uint32]bool) (uint32, bool, error) {
 				continue
 			}
 			dead := int64(binary.BigEndian.Uint64(v))
-			// The dead share of a file, compared by cross-multiplying.
+			// The file with the largest dead share goes first.
 			if share := float64(dead) / float64(max(size, 1)); !skip[file] && 2*dead >= size && share > bestShare {
 				best, bestShare = file, share
 			}

@@ -13,18 +13,25 @@
 // Each transaction is synced to disk before Put returns (Options.NoSync
 // trades that for speed; then call Sync before acknowledging).
 //
-// On disk, entry bodies live in Badger's value log, packed (ids, keys and
-// signatures as bytes rather than text, exactly reversible), so that
-// compactions move keys and pointers, never entries. A body is written once,
-// whatever the entry's status: promoting a pending entry rewrites only its
-// few-byte status record, so arrival order does not change the bytes on
-// disk (Close compacts level 0, dropping what promotions deleted). A body
-// is keyed by a number the store hands out, which the entry's status
-// record (keyed by its id) names, so that no body repeats the id. The
-// children index is keyed by log positions, so that its keys are short
-// and arrive nearly in order. The key layout, the packing and the promotion are described in
-// docs/storage.md. Open refuses a store written in another key layout with
-// ErrFormat.
+// On disk, entry bodies live in witan's own body files (bodyfile.go),
+// packed (ids, keys and signatures as bytes rather than text, exactly
+// reversible): each Put appends its bodies with one write and makes them
+// durable with fdatasync before the Badger transaction that locates them
+// (one body run per transaction) commits, so that Badger, whose value log
+// is written through a costly mapping, holds keys and small values only,
+// and compactions never move an entry. A body is written once, whatever
+// the entry's status: promoting a pending entry rewrites only its few-byte
+// status record, so arrival order does not change the bytes on disk (Close
+// compacts level 0, dropping what promotions deleted). A body is numbered
+// by the store, and the entry's status record (keyed by its id) names its
+// number and run, so that no body repeats the id. Open truncates what a
+// crash left past the body files' committed end; GC moves the live bodies
+// out of body files at least half dead and deletes them, then runs
+// Badger's value-log GC. In memory, bodies stay in Badger under their
+// numbers. The children index is keyed by log positions, so that its keys
+// are short and arrive nearly in order. The key layout, the packing and
+// the promotion are described in docs/storage.md. Open refuses a store
+// written in another key layout with ErrFormat.
 //
 // The caller's duties:
 //
