@@ -543,6 +543,11 @@ func benchOptions(o badgerstore.Options) badgerstore.Options {
 		if bloom > 0 {
 			bo = bo.WithBloomFalsePositive(bloom)
 		}
+		if os.Getenv("WITAN_BENCH_BADGER_NOSYNC") != "" {
+			// To measure: Badger's own syncs off, the body files' on (not
+			// durable: Badger's commit may be lost).
+			bo = bo.WithSyncWrites(false)
+		}
 		return bo
 	}
 	return o
