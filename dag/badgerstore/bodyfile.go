@@ -42,6 +42,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/witan-dev/witan/dag"
 )
 
 // DefaultBodyFileSize is Options.BodyFileSize's default.
@@ -530,10 +531,12 @@ func (s *Store) gcBodies(ctx context.Context) (int, error) {
 	if s.bl == nil {
 		return 0, nil
 	}
+	s.gcmu.Lock()
+	defer s.gcmu.Unlock()
 	n := 0
 	done := map[uint32]bool{}
 	for {
-		if err := s.check(ctx); err != nil {
+		if err := s.gcCheck(ctx); err != nil {
 			return n, err
 		}
 		file, ok, err := s.bodyCandidate(done)
@@ -606,6 +609,15 @@ func (s *Store) bodyCandidate(skip map[uint32]bool) (uint32, bool, error) {
 		return 0, false, err
 	}
 	return best, bestShare > 0, s.syncFailure()
+}
+
+// gcCheck is check for a GC, which also stops once Close has begun
+// (Close waits for it).
+func (s *Store) gcCheck(ctx context.Context) error {
+	if s.closing.Load() {
+		return dag.ErrClosed
+	}
+	return s.check(ctx)
 }
 
 // gcChunk bounds the records one move transaction of the body-file GC
@@ -703,7 +715,7 @@ func (s *Store) collectBodyFile(ctx context.Context, file uint32) error {
 		}
 		// A chunk ends between runs: a run's live records move together.
 		if len(chunk) > 0 && rec.run != chunk[len(chunk)-1].run && (len(chunk) >= gcChunkRecords || bytes >= gcChunkBytes) {
-			if err := s.check(ctx); err != nil {
+			if err := s.gcCheck(ctx); err != nil {
 				return err
 			}
 			if err := s.moveRecords(file, chunk); err != nil {

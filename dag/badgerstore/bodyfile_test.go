@@ -260,28 +260,9 @@ func TestBodyFsyncFailureDevice(t *testing.T) {
 // Readers go on while GC moves bodies and deletes their files: every read
 // sees each entry whole, in its old file or its new one.
 func TestBodyGCConcurrentReads(t *testing.T) {
-	ctx := context.Background()
-	s, err := badgerstore.Open(t.TempDir(), badgerstore.Options{NoSync: true, BodyFileSize: 8 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, honest := halfDeadStore(t, t.TempDir())
 	defer s.Close()
-	honest := bodyChain("r", 7, 400)
-	var orphans []dag.ID
-	for b := range 8 {
-		batch := slices.Clone(honest[50*b : 50*b+50])
-		for i := range 50 {
-			o := dagtest.NewEntry("r", 8, 50*b+i, []dag.ID{dag.Sum([]byte(fmt.Sprint("absent", b, i)))})
-			batch = append(batch, o)
-			orphans = append(orphans, o.ID)
-		}
-		if _, err := s.Put(ctx, dag.Batch{Entries: batch}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n, err := s.DropPending(ctx, "r", orphans); err != nil || n != len(orphans) {
-		t.Fatalf("DropPending: %d, %v", n, err)
-	}
+	ctx := context.Background()
 	stop := make(chan struct{})
 	errs := make(chan error, 2)
 	for r := range 2 {
@@ -317,5 +298,63 @@ func TestBodyGCConcurrentReads(t *testing.T) {
 		t.Fatalf("GC: %d files, %v", n, err)
 	}
 	t.Logf("GC deleted %d body files during the reads", n)
+	readAll(t, s, honest)
+}
+
+// halfDeadStore opens a store in dir with body files of 8 KiB, puts 400
+// honest entries and 400 orphans in batches of both, and drops the
+// orphans: every body file is about half dead.
+func halfDeadStore(t *testing.T, dir string) (*badgerstore.Store, []dag.Entry) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := badgerstore.Open(dir, badgerstore.Options{NoSync: true, BodyFileSize: 8 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	honest := bodyChain("r", 7, 400)
+	var orphans []dag.ID
+	for b := range 8 {
+		batch := slices.Clone(honest[50*b : 50*b+50])
+		for i := range 50 {
+			o := dagtest.NewEntry("r", 8, 50*b+i, []dag.ID{dag.Sum([]byte(fmt.Sprint("absent", b, i)))})
+			batch = append(batch, o)
+			orphans = append(orphans, o.ID)
+		}
+		if _, err := s.Put(ctx, dag.Batch{Entries: batch}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := s.DropPending(ctx, "r", orphans); err != nil || n != len(orphans) {
+		t.Fatalf("DropPending: %d, %v", n, err)
+	}
+	return s, honest
+}
+
+// Close during a GC waits for its current step and stops it; the store
+// reopens whole, and a later GC finishes the work.
+func TestCloseDuringBodyGC(t *testing.T) {
+	dir := t.TempDir()
+	s, honest := halfDeadStore(t, dir)
+	ctx := context.Background()
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.GC(ctx)
+		done <- err
+	}()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil && !errors.Is(err, dag.ErrClosed) {
+		t.Fatalf("GC during Close: %v", err)
+	}
+	s, err := badgerstore.Open(dir, badgerstore.Options{NoSync: true, BodyFileSize: 8 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	readAll(t, s, honest)
+	if _, err := s.GC(ctx); err != nil {
+		t.Fatal(err)
+	}
 	readAll(t, s, honest)
 }

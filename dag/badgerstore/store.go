@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
@@ -186,6 +187,11 @@ type Store struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
+	// gcmu is held by a body-file GC for its whole run (it reads outside
+	// mu), and by Close before it closes anything; closing tells a GC
+	// to stop at its next step.
+	gcmu    sync.Mutex
+	closing atomic.Bool
 }
 
 var _ dag.Store = (*Store)(nil)
@@ -2041,6 +2047,9 @@ func (s *Store) DB() *badger.DB { return s.db }
 func (s *Store) Close() error {
 	err := dag.ErrClosed
 	s.closeOnce.Do(func() {
+		s.closing.Store(true)
+		s.gcmu.Lock()
+		defer s.gcmu.Unlock()
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		close(s.closed)
