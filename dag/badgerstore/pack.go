@@ -10,8 +10,8 @@ import (
 
 // Entry data is stored packed: the canonical JSON of envelopes and memory
 // blocks is mostly ids, keys and signatures written as text (an id is 73
-// bytes of `"sha256:<hex>"` for 32 bytes of hash), and entries are kept in
-// Badger's value log, which does not compress. Packing writes each such
+// bytes of `"sha256:<hex>"` for 32 bytes of hash), and entry bodies are
+// kept in the body files (bodyfile.go), which do not compress. Packing writes each such
 // string as one token byte and its binary value; unpacking writes the text
 // back. The transform is exact for every input (FuzzBadgerPack):
 //

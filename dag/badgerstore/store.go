@@ -34,8 +34,8 @@ type Options struct {
 	// DefaultMemTableSize on disk and DefaultInMemoryMemTableSize in
 	// memory. Badger keeps up to two in memory, and builds each into a
 	// table in memory when it is full. A batch must fit in about 15 % of
-	// one (Badger's transaction limit). On disk, entry records go to the
-	// value log and count only their key, so the default takes batches of
+	// one (Badger's transaction limit). On disk, entry bodies go to the
+	// body files and count nothing there, so the default takes batches of
 	// some 8000 entries; in memory every byte counts (about 4000 entries of
 	// 500 bytes with the default). Smaller memtables lower the peak memory
 	// of a long ingest (docs/storage.md) but also the largest batch.
@@ -113,8 +113,9 @@ func (o Options) badger(dir string) badger.Options {
 		// less CPU per Put, for some 2 bytes per entry on disk).
 		WithBloomFalsePositive(0.001).
 		WithMetricsEnabled(false).
-		// The LSM tree holds keys and small values (entries go to the
-		// value log on disk, below); its blocks compress well.
+		// The LSM tree holds keys and small values (entry bodies go to
+		// the body files on disk, larger values to the value log, below);
+		// its blocks compress well.
 		WithCompression(options.Snappy).
 		// Put serialises writers itself, so Badger need not track reads.
 		WithDetectConflicts(false).
@@ -132,15 +133,15 @@ func (o Options) badger(dir string) badger.Options {
 	// so the peak RSS of a long ingest follows the table sizes
 	// (docs/storage.md).
 	bo.BaseTableSize = 1 << 20
-	// On disk, every value of ValueLogThreshold bytes or more (entry
-	// records, log runs, objects) goes to Badger's value log, written once
+	// On disk, every value of ValueLogThreshold bytes or more (log runs,
+	// long body runs, objects) goes to Badger's value log, written once
 	// and never again: compactions move only keys and 12-byte pointers.
 	// With entries in the tree, compactions rewrote each one about ten
 	// times, and at a million entries they took most of the ingest's CPU
-	// (docs/storage.md). The value log is not compressed, which the packed
-	// record makes up for (pack.go). Such values also count only their key
-	// toward Badger's transaction limit. An in-memory store has no value
-	// log: there every value stays in the tree, up to 1 MiB.
+	// (docs/storage.md); entry bodies now go to witan's body files
+	// (bodyfile.go). Such values also count only their key toward
+	// Badger's transaction limit. An in-memory store has no value log:
+	// there every value, bodies included, stays in the tree, up to 1 MiB.
 	bo.ValueThreshold = min(bo.ValueThreshold, o.MemTableSize*15/100)
 	if !o.InMemory {
 		bo.ValueThreshold = ValueLogThreshold
@@ -443,9 +444,10 @@ func head(sid uint32, pos uint64, b bref) []byte {
 	return binary.AppendUvarint(v, b.seq-b.run)
 }
 
-// dataKey is the key of the body numbered seq: 9 bytes instead of the 33
-// of an id key, in the value log and in the tree, and consecutive numbers
-// share all but their last bytes in a table's blocks.
+// dataKey is the key of the body numbered seq (in memory), or of the body
+// run starting at seq (on disk): 9 bytes instead of the 33 of an id key,
+// and consecutive numbers share all but their last bytes in a table's
+// blocks.
 func dataKey(seq uint64) []byte { return key(pData, posb(seq)) }
 
 // body encodes what an entry holds (the value of its d key, written once
@@ -1973,11 +1975,13 @@ func (s *Store) syncFailure() error {
 	return s.watch.syncFailure()
 }
 
-// GC runs Badger's value-log garbage collection until it finds no file
-// worth rewriting (half of it garbage), and returns how many files it
-// rewrote. witan up runs it on a schedule (-gc-every). Badger never takes
-// the value log's newest file, and learns what is garbage from its
-// compactions, so a young store has nothing to collect.
+// GC collects the body files at least half dead (moving their live bodies
+// to the current file, then deleting them: bodyfile.go), then runs
+// Badger's value-log garbage collection until it finds no file worth
+// rewriting (half of it garbage), and returns how many files it deleted
+// or rewrote. witan up runs it on a schedule (-gc-every). Neither takes
+// the newest file; Badger learns what is garbage from its compactions, so
+// a young store has nothing to collect there.
 func (s *Store) GC(ctx context.Context) (int, error) {
 	n, err := s.gcBodies(ctx)
 	if err != nil {
@@ -2070,7 +2074,8 @@ func (s *Store) Close() error {
 // arrived: their records and their waiting index. A replica calls it to
 // bound what waits for parents (docs/security.md); ids that are not
 // pending in space are skipped. It returns how many it removed. Their
-// bodies become value-log garbage, which GC reclaims.
+// bodies become dead bytes of their body files (in memory: Badger's
+// garbage), which GC reclaims.
 func (s *Store) DropPending(ctx context.Context, space string, ids []dag.ID) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
