@@ -748,6 +748,11 @@ func (s *Store) collectBodyFile(ctx context.Context, file uint32) error {
 	if err := os.Remove(fileName(bl.dir, file)); err != nil {
 		return err
 	}
+	// The removal is durable before its dead count goes: a file back
+	// after a crash without its count would never be collected.
+	if err := syncDir(bl.dir); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.db.Update(func(txn *badger.Txn) error { return txn.Delete(bodyDeadKey(file)) })
