@@ -4,10 +4,11 @@ package badgerstore
 // log: Put appends the bodies of a transaction to the current body file
 // with one write, makes them durable with fdatasync, and only then commits
 // the Badger transaction, which holds a small location record under each
-// body's key (dataKey(seq) → uvarint file, uvarint offset, uvarint length)
-// and the files' committed end (keyBodyEnd). Badger writes its value log
+// run of bodies (dataKey(first) → file, offset, lengths: bodyRun) and the
+// files' committed end (keyBodyEnd). Badger writes its value log
 // and WAL through a shared mmap, whose msync cost more CPU than the rest of
-// an ingest's writing (docs/storage.md, "Body files"); a plain write and
+// an ingest's writing (docs/storage.md, "Bodies in witan's own body
+// files"); a plain write and
 // fdatasync cost a tenth of it. A body in the value log also carried a
 // header, its key, a version and a CRC, and a pointer beside the key in the
 // tree; a body file record carries 7 to 9 bytes.
@@ -19,11 +20,12 @@ package badgerstore
 // the current one reaches Options.BodyFileSize.
 //
 // Open truncates the current file to the committed end (a torn or
-// uncommitted append), removes files after it (created by a transaction
-// that did not commit) and files wholly dead. Deleting a body counts its
-// record's bytes as dead for its file (keyBodyDead, in the same
-// transaction); GC copies the live records of a sealed file at least half
-// dead to the current file, moves their locations, and then deletes it.
+// uncommitted append) and removes files after it (created by a
+// transaction that did not commit). Deleting a body writes its tombstone
+// (tombKey) and counts its record's bytes as dead for its file
+// (keyBodyDead), in the same transaction; GC copies the live records of a
+// sealed file at least half dead to the current file, moves their runs,
+// drops the tombstones, and then deletes it.
 
 import (
 	"bufio"
@@ -71,9 +73,10 @@ type loc struct {
 
 // bodyRun is the location record of the bodies one transaction wrote,
 // numbered first, first+1, …, under dataKey(first): their records lie one
-// after the other from off in file. Each body's length is n > 0 while it
-// is live, -n once deleted (its record's bytes are still there, dead), 0
-// once GC moved the run without it (no bytes). Its value: uvarint file,
+// after the other from off in file. Each body's length is n > 0 while its
+// record is there (a deleted one has a tombstone, tombKey(seq), until GC
+// moves the run), 0 once GC moved the run without it (no bytes); -n, dead
+// bytes still there, is read but not written. Its value: uvarint file,
 // uvarint off, uvarint count, and each length as a zigzag varint. One
 // record per run instead of one per body spares Badger's framing of a key
 // per entry (some 20 bytes in the tables: docs/storage.md, "Where the
@@ -145,6 +148,14 @@ func (r bodyRun) locs() []loc {
 	return out
 }
 
+// loc returns the location of body seq.
+func (r bodyRun) loc(seq uint64) (loc, error) {
+	if !r.holds(seq) || r.lens[seq-r.first] <= 0 {
+		return loc{}, fmt.Errorf("%w: body %d is not in its run", errCorrupt, seq)
+	}
+	return r.locs()[seq-r.first], nil
+}
+
 // runLoc returns the location of body seq from the value v of the body
 // run numbered from first, as decodeBodyRun(first, v).loc(seq) would,
 // without decoding the lengths past seq's: a point read.
@@ -178,17 +189,6 @@ func runLoc(first uint64, v []byte, seq uint64) (loc, error) {
 			at += recordSize(q, int(max(x, -x)))
 		}
 	}
-}
-
-// live reports whether r holds a live body.
-func (r bodyRun) live() bool { return slices.ContainsFunc(r.lens, func(n int) bool { return n > 0 }) }
-
-// loc returns the location of body seq.
-func (r bodyRun) loc(seq uint64) (loc, error) {
-	if !r.holds(seq) || r.lens[seq-r.first] <= 0 {
-		return loc{}, fmt.Errorf("%w: body %d is not in its run", errCorrupt, seq)
-	}
-	return r.locs()[seq-r.first], nil
 }
 
 func uvarintLen(x uint64) int { return len(binary.AppendUvarint(nil, x)) }
@@ -239,7 +239,7 @@ func fileName(dir string, n uint32) string {
 
 // openBodyLog opens the body files in dir as the committed state in db
 // describes them: the current file truncated to its committed end, later
-// files and wholly dead ones removed.
+// files removed.
 func openBodyLog(db *badger.DB, dir string, o Options) (*bodyLog, error) {
 	bl := &bodyLog{dir: dir, size: o.BodyFileSize, noSync: o.NoSync, files: map[uint32]*os.File{}, sizes: map[uint32]int64{}, dirty: map[uint32]bool{}, cur: 1}
 	if bl.size <= 0 {
@@ -249,7 +249,6 @@ func openBodyLog(db *badger.DB, dir string, o Options) (*bodyLog, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	dead := map[uint32]int64{}
 	err := db.View(func(txn *badger.Txn) error {
 		switch item, err := txn.Get(keyBodyEnd); {
 		case err == nil:
@@ -263,19 +262,6 @@ func openBodyLog(db *badger.DB, dir string, o Options) (*bodyLog, error) {
 			bl.cur, bl.end = binary.BigEndian.Uint32(v), int64(binary.BigEndian.Uint64(v[4:]))
 		case !errors.Is(err, badger.ErrKeyNotFound):
 			return err
-		}
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: keyBodyDead})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			k := it.Item().Key()
-			v, err := it.Item().ValueCopy(nil)
-			if err != nil {
-				return err
-			}
-			if len(k) != len(keyBodyDead)+4 || len(v) != 8 {
-				return fmt.Errorf("%w: dead count %x", errCorrupt, k)
-			}
-			dead[binary.BigEndian.Uint32(k[len(keyBodyDead):])] = int64(binary.BigEndian.Uint64(v))
 		}
 		return nil
 	})
@@ -300,9 +286,9 @@ func openBodyLog(db *badger.DB, dir string, o Options) (*bodyLog, error) {
 			return nil, err
 		}
 		switch {
-		case file > bl.cur, file < bl.cur && dead[file] >= fi.Size():
-			// Made by a transaction that did not commit, or wholly dead
-			// (a GC cut off after its last move).
+		case file > bl.cur:
+			// Made by a transaction that did not commit. (A wholly dead
+			// file is GC's: it drops the runs and tombstones that name it.)
 			if err := os.Remove(p); err != nil {
 				bl.close()
 				return nil, err
@@ -656,11 +642,11 @@ func runAt(it *badger.Iterator, seq uint64) (bodyRun, bool, error) {
 
 // collectBodyFile moves the live records of sealed body file file to the
 // current file, whole body runs at a time, each move durable before the
-// transaction that moves the runs' locations commits; then it deletes the
-// file, once no view can hold a location in it. A crash in the middle
-// leaves every location on durable bytes: the file is deleted only after
-// the last move committed (and Open deletes a file whose every byte is
-// dead).
+// transaction that moves the runs' locations (and drops the deleted
+// bodies' tombstones) commits; then it deletes the file, once no view can
+// hold a location in it. A crash in the middle leaves every location on
+// durable bytes: the file is deleted only after the last move committed,
+// and the next GC takes it again (every byte of it is then dead).
 func (s *Store) collectBodyFile(ctx context.Context, file uint32) error {
 	bl := s.bl
 	f, err := bl.file(file)
@@ -805,30 +791,52 @@ func (s *Store) moveRecords(file uint32, recs []record) error {
 		nr := bodyRun{first: r.first, file: bfile, off: boff + int64(len(buf)), lens: slices.Clone(r.lens)}
 		live := 0
 		for i, l := range locs {
-			if l.n > 0 {
+			if l.n == 0 {
+				nr.lens[i] = 0
+				continue
+			}
+			switch _, err := txn.Get(tombKey(r.first + uint64(i))); {
+			case err == nil:
+				// Deleted: its dead bytes stay behind, its tombstone goes.
+				nr.lens[i] = 0
+				if err := txn.Delete(tombKey(r.first + uint64(i))); err != nil {
+					return err
+				}
+			case errors.Is(err, badger.ErrKeyNotFound):
 				live++
-			} else {
-				nr.lens[i] = 0 // its dead bytes stay behind
+			default:
+				return err
 			}
 		}
+		n := 0
 		for _, rec := range group {
 			i := rec.seq - r.first
-			if l := locs[i]; l.n == 0 || l.off-int64(recordHeader(rec.seq, l.n)) != rec.start {
+			if l := locs[i]; nr.lens[i] == 0 || l.off-int64(recordHeader(rec.seq, l.n)) != rec.start {
 				continue // deleted
 			}
 			buf = append(buf, rec.bytes...)
 			moved += int64(len(rec.bytes))
-			live--
+			n++
 		}
-		if live != 0 {
-			return fmt.Errorf("%w: body run %d: %d live bodies not found in file %d", errCorrupt, r.first, live, file)
+		if n != live {
+			return fmt.Errorf("%w: body run %d: %d of %d live bodies found in file %d", errCorrupt, r.first, n, live, file)
+		}
+		if live == 0 {
+			if err := txn.Delete(dataKey(r.first)); err != nil {
+				return err
+			}
+			continue
 		}
 		if err := txn.Set(dataKey(r.first), nr.encode()); err != nil {
 			return err
 		}
 	}
 	if len(buf) == 0 {
-		return nil
+		// Nothing live: only runs and tombstones to drop.
+		if err := txn.Commit(); err != nil {
+			return err
+		}
+		return s.syncFailure()
 	}
 	if err := addDead(txn, map[uint32]int64{file: moved}); err != nil {
 		return err

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dgraph-io/badger/v4"
+
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/dag/badgerstore"
 	"github.com/witan-dev/witan/dag/storetest"
@@ -86,9 +88,10 @@ func TestNothingKeptOfRefusedOrDropped(t *testing.T) {
 }
 
 // A flood of orphans that the pending bound drops leaves their bodies as
-// dead bytes of the body files; Open deletes the files wholly dead, and GC
-// the one shared with honest entries (more than half dead: it moves the
-// honest bodies to the current file first), and the store keeps every
+// dead bytes of the body files (and a tombstone each); GC deletes the
+// files wholly dead and the one shared with honest entries (more than
+// half dead: it moves the honest bodies to the current file first), drops
+// the tombstones and the runs left empty, and the store keeps every
 // honest entry.
 func TestGCReclaimsDroppedOrphans(t *testing.T) {
 	ctx := context.Background()
@@ -157,11 +160,29 @@ func TestGCReclaimsDroppedOrphans(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(dir, "bodies", "*.dat"))
 	t.Logf("GC rewrote %d files: %d → %d bytes, %d body files left", n, before, after, len(files))
 	// The orphans filled four body files: three wholly theirs, and the
-	// first, which the first 100 honest entries share. GC collects that
-	// one; the two left are the current file and the one the last honest
-	// entries and the moved ones went to.
-	if n < 1 || before-after < 4<<20 || len(files) > 2 {
-		t.Fatalf("GC rewrote %d files, %d → %d bytes, %d body files left: want the shared file collected and 4 MiB reclaimed", n, before, after, len(files))
+	// first, which the first 100 honest entries share. GC collects all
+	// four; the one left is the current file, where the last honest
+	// entries and the moved ones went.
+	if n < 4 || before-after < 4<<20 || len(files) > 2 {
+		t.Fatalf("GC rewrote %d files, %d → %d bytes, %d body files left: want the orphans' 4 files collected and 4 MiB reclaimed", n, before, after, len(files))
+	}
+	// No tombstone is left, and no run of dropped bodies only.
+	tombs, runs := 0, 0
+	s.DB().View(func(txn *badger.Txn) error { //nolint:errcheck // counts only
+		it := txn.NewIterator(badger.IteratorOptions{})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			switch it.Item().Key()[0] {
+			case 'D':
+				tombs++
+			case 'd':
+				runs++
+			}
+		}
+		return nil
+	})
+	if tombs != 0 || runs > 2 {
+		t.Fatalf("after GC: %d tombstones, %d body runs (want 0, and the 2 honest batches')", tombs, runs)
 	}
 	for _, e := range honest {
 		got, err := s.Get(ctx, e.ID)

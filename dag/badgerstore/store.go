@@ -353,7 +353,8 @@ func loadIDFilter(db *badger.DB) (*idFilter, error) {
 // digests, sids are 4-byte space numbers, positions 8 bytes, all big-endian
 // so that keys sort as the indexes need.
 const (
-	pData      = 'd' // d seq → body (parents, packed data), written once; on disk its location in the body files
+	pData      = 'd' // d seq → body (parents, packed data), written once; on disk d run → the body run's location in the body files
+	pDead      = 'D' // D seq → "" (on disk: body seq is deleted; GC drops it and this key)
 	pEntry     = 'e' // e id → status record (sid, pos, seq)
 	pPending   = 'p' // p id → status record (sid, 0, seq)
 	pChild     = 'c' // c sid parentpos childpos → "" (see write)
@@ -557,25 +558,24 @@ func (s *Store) deleteBody(txn *badger.Txn, b bref, dead map[uint32]int64) error
 	if err != nil {
 		return err
 	}
-	var r bodyRun
+	var l loc
 	if err := item.Value(func(v []byte) error {
 		var err error
-		r, err = decodeBodyRun(b.run, v)
+		l, err = runLoc(b.run, v, b.seq)
 		return err
 	}); err != nil {
 		return err
 	}
-	i := b.seq - b.run
-	if i >= uint64(len(r.lens)) || r.lens[i] <= 0 {
-		return fmt.Errorf("%w: body %d is not in its run", errCorrupt, b.seq)
-	}
-	dead[r.file] += recordSize(b.seq, r.lens[i])
-	r.lens[i] = -r.lens[i]
-	if !r.live() {
-		return txn.Delete(dataKey(b.run))
-	}
-	return txn.Set(dataKey(b.run), r.encode())
+	dead[l.file] += recordSize(b.seq, l.n)
+	// A tombstone, not a rewrite of the run: a run is some 2 bytes per
+	// body, and rewriting it for each body a flood's eviction drops would
+	// cost more than the body. GC drops the body and its tombstone when
+	// it moves the run.
+	return txn.Set(tombKey(b.seq), nil)
 }
+
+// tombKey is the key of the tombstone of body seq (on disk).
+func tombKey(seq uint64) []byte { return key(pDead, posb(seq)) }
 
 // addDead adds dead to the dead counts of the body files in txn.
 func addDead(txn *badger.Txn, dead map[uint32]int64) error {
