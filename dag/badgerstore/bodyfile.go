@@ -5,11 +5,10 @@ package badgerstore
 // with one write, makes them durable with fdatasync, and only then commits
 // the Badger transaction, which holds a small location record under each
 // run of bodies (dataKey(first) → file, offset, lengths: bodyRun) and the
-// files' committed end (keyBodyEnd). Badger writes its value log
-// and WAL through a shared mmap, whose msync cost more CPU than the rest of
-// an ingest's writing (docs/storage.md, "Bodies in witan's own body
-// files"); a plain write and
-// fdatasync cost a tenth of it. A body in the value log also carried a
+// files' committed end (keyBodyEnd). Badger writes its value log and WAL
+// through a shared mmap, whose msync cost more CPU than the rest of an
+// ingest's writing (docs/storage.md, "Bodies in witan's own body files");
+// a plain write and fdatasync cost a tenth of it. A body in the value log also carried a
 // header, its key, a version and a CRC, and a pointer beside the key in the
 // tree; a body file record carries 7 to 9 bytes.
 //
