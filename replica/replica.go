@@ -589,15 +589,20 @@ type item struct {
 // A call may carry any number of envelopes: they are taken in parts of at
 // most MaxIngestPart envelopes and MaxIngestPartBytes bytes (envelopes and
 // attachments), each one store transaction, so that no part outgrows what
-// a transaction holds. On an error, the parts before the failing one are
-// kept.
+// a transaction holds. While one part is judged and written under the
+// replica's lock, the next is decoded and verified beside it (verification
+// reads nothing the writes change: a signature is checked against the key
+// the envelope names, and whether that key may sign is judged later, under
+// the lock, in causal order). On an error, the parts before the failing
+// one are kept.
 func (r *Replica) Ingest(ctx context.Context, subs []Submission) ([]Outcome, error) {
-	out := make([]Outcome, 0, len(subs))
-	for len(subs) > 0 {
+	out := make([]Outcome, len(subs))
+	var ends []int // where each part ends in subs
+	for lo := 0; lo < len(subs); {
 		n, size := 0, 0
-		for n < len(subs) && n < MaxIngestPart {
-			sz := len(subs[n].Envelope)
-			for _, a := range subs[n].Attachments {
+		for lo+n < len(subs) && n < MaxIngestPart {
+			sz := len(subs[lo+n].Envelope)
+			for _, a := range subs[lo+n].Attachments {
 				sz += len(a)
 			}
 			if n > 0 && size+sz > MaxIngestPartBytes {
@@ -605,12 +610,40 @@ func (r *Replica) Ingest(ctx context.Context, subs []Submission) ([]Outcome, err
 			}
 			n, size = n+1, size+sz
 		}
-		o, err := r.ingest(ctx, subs[:n], true)
-		out = append(out, o...)
-		if err != nil {
-			return out, err
+		lo += n
+		ends = append(ends, lo)
+	}
+	// Each part's items index its own window of out; the windows do not
+	// overlap, so the verifier of the next part writes beside this one.
+	var next chan []item
+	verifyPart := func(lo, hi int) chan []item {
+		c := make(chan []item, 1)
+		go func() { c <- r.verify(subs[lo:hi], out[lo:hi]) }()
+		return c
+	}
+	lo := 0
+	var items []item
+	for k, hi := range ends {
+		if k == 0 {
+			items = r.verify(subs[:hi], out[:hi])
+		} else {
+			items = <-next
 		}
-		subs = subs[n:]
+		next = nil
+		if k+1 < len(ends) {
+			next = verifyPart(hi, ends[k+1])
+		}
+		err := r.ingestItems(ctx, items, out[lo:hi], true)
+		if err != nil {
+			if next != nil {
+				<-next // the next part's verifier writes into out: let it finish
+			}
+			if errors.Is(err, ErrClosed) {
+				return out[:lo], err
+			}
+			return out[:hi], err
+		}
+		lo = hi
 	}
 	r.refresh(out)
 	return out, nil
@@ -661,25 +694,11 @@ func (r *Replica) refuse(o *Outcome, src string, code dag.Code, reason string) {
 	o.Status, o.Code, o.Detail = Quarantined, code, reason
 }
 
-// ingest is Ingest; with hold false (a client's submission) an entry whose
-// parents or objects are not held is not kept: its outcome is Pending and
-// Submit refuses it.
-func (r *Replica) ingest(ctx context.Context, subs []Submission, hold bool) ([]Outcome, error) {
-	// Decoding and signatures are pure and most of the cost: they run
-	// before the lock, on every core.
-	out := make([]Outcome, len(subs))
-	items := r.verify(subs, out)
-	if err := r.ingestItems(ctx, items, out, hold); err != nil {
-		if errors.Is(err, ErrClosed) {
-			return nil, err
-		}
-		return out, err
-	}
-	return out, nil
-}
-
-// ingestItems is ingest once the envelopes are decoded and verified
-// (items, in the order of out): one store transaction per space.
+// ingestItems is one part of Ingest (hold true) or a group of client
+// submissions (hold false: an entry whose parents or objects are not held
+// is not kept; its outcome is Pending and Submit refuses it) once the
+// envelopes are decoded and verified (items, in the order of out): one
+// store transaction per space.
 func (r *Replica) ingestItems(ctx context.Context, items []item, out []Outcome, hold bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
