@@ -331,7 +331,7 @@ const (
 	pEntry     = 'e' // e id → status record (sid, pos, seq)
 	pPending   = 'p' // p id → status record (sid, 0, seq)
 	pChild     = 'c' // c sid parentpos childpos → "" (see write)
-	pLog       = 'l' // l sid first → ids at positions first, first+1, … (one run per batch)
+	pLog       = 'l' // l sid first → ids at positions first, first+1, … and their body numbers (one run per batch, encodeRun)
 	pHead      = 'h' // h sid id → ""
 	pWait      = 'w' // w sid parent child → "" (child is pending, waits for parent)
 	pQueue     = 'q' // q sid id → "" (pending entries of a space)
@@ -354,9 +354,10 @@ var (
 // format 3 keyed the children index by ids; format 4 kept an entry's body
 // in its status record, so that a promotion wrote it again; format 5 keyed
 // the body by the entry's id (41 bytes of key in the value log and again
-// in the tree, per entry); this version refuses such stores rather than
-// misread them.
-const format = 6
+// in the tree, per entry); format 6 kept only ids in a log run, so serving
+// the log looked up each entry's status for its body number; this version
+// refuses such stores rather than misread them.
+const format = 7
 
 // Format is the store format (the version of the key layout) this package
 // reads and writes; Open refuses a store written in another with ErrFormat.
@@ -1078,6 +1079,7 @@ func (p *putTxn) write(c chunk) error {
 	type logRun struct {
 		first uint64
 		ids   []byte
+		seqs  []uint64
 	}
 	runs := map[uint32]*logRun{}
 	for _, st := range c.apply {
@@ -1110,6 +1112,7 @@ func (p *putTxn) write(c chunk) error {
 			runs[sid] = r
 		}
 		r.ids = append(r.ids, id...)
+		r.seqs = append(r.seqs, seq)
 		// The children index is keyed by log positions, not ids: a parent
 		// is a recent entry of the same space, so the keys of a batch are
 		// nearly sorted and come after every older one, and at 21 bytes
@@ -1136,7 +1139,7 @@ func (p *putTxn) write(c chunk) error {
 		newHeads[st.ID] = sid
 	}
 	for sid, r := range runs {
-		if err := t.Set(key(pLog, sidb(sid), posb(r.first)), r.ids); err != nil {
+		if err := t.Set(key(pLog, sidb(sid), posb(r.first)), encodeRun(r.ids, r.seqs)); err != nil {
 			return err
 		}
 	}
@@ -1398,9 +1401,9 @@ func idsAt(txn *badger.Txn, sid uint32, at []uint64) ([]dag.ID, error) {
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, Reverse: true})
 	defer it.Close()
 	var first uint64
-	var run []byte
+	var ids []byte // the ids of the run held, nil before the first
 	for _, pos := range at {
-		if run == nil || pos < first || pos-first >= uint64(len(run)/32) {
+		if ids == nil || pos < first || pos-first >= uint64(len(ids)/32) {
 			// The run holding pos is the last one starting at or before it.
 			if it.Seek(key(pLog, sidb(sid), posb(pos))); !it.Valid() {
 				return nil, fmt.Errorf("%w: no log run holds position %d", errCorrupt, pos)
@@ -1410,17 +1413,76 @@ func idsAt(txn *badger.Txn, sid uint32, at []uint64) ([]dag.ID, error) {
 				return nil, fmt.Errorf("%w: log key %x", errCorrupt, k)
 			}
 			first = binary.BigEndian.Uint64(k[len(prefix):])
-			var err error
-			if run, err = it.Item().ValueCopy(nil); err != nil {
+			v, err := it.Item().ValueCopy(nil)
+			if err != nil {
 				return nil, err
 			}
-			if len(run)%32 != 0 || pos-first >= uint64(len(run)/32) {
+			if ids, _, err = decodeRun(v); err != nil {
+				return nil, fmt.Errorf("%w: log run at %d: %v", errCorrupt, first, err)
+			}
+			if pos-first >= uint64(len(ids)/32) {
 				return nil, fmt.Errorf("%w: no log run holds position %d", errCorrupt, pos)
 			}
 		}
-		out = append(out, idFrom(run[32*(pos-first):]))
+		out = append(out, idFrom(ids[32*(pos-first):]))
 	}
 	return out, nil
+}
+
+// encodeRun encodes a log run (the value of a pLog key): uvarint n, the n
+// ids (32 bytes each), then their body numbers, the first as a uvarint and
+// each next one as the zigzag uvarint of its difference from the one
+// before. A batch's new bodies are numbered consecutively, so most take one
+// byte; a promoted entry's body keeps the number it had while pending.
+func encodeRun(ids []byte, seqs []uint64) []byte {
+	b := make([]byte, 0, binary.MaxVarintLen64+len(ids)+len(seqs)+binary.MaxVarintLen64)
+	b = binary.AppendUvarint(b, uint64(len(seqs)))
+	b = append(b, ids...)
+	var last uint64
+	for i, q := range seqs {
+		if i == 0 {
+			b = binary.AppendUvarint(b, q)
+		} else {
+			b = binary.AppendVarint(b, int64(q-last))
+		}
+		last = q
+	}
+	return b
+}
+
+// decodeRun splits a log run into its ids and its encoded body numbers
+// (runSeqs decodes them). The returned slices alias v.
+func decodeRun(v []byte) (ids, seqs []byte, err error) {
+	n, k := binary.Uvarint(v)
+	if k <= 0 || n > uint64(len(v)-k)/32 {
+		return nil, nil, errors.New("bad run length")
+	}
+	end := k + 32*int(n)
+	return v[k:end], v[end:], nil
+}
+
+// runSeqs appends to dst the n body numbers encoded in b (decodeRun's seqs).
+func runSeqs(dst []uint64, b []byte, n int) ([]uint64, error) {
+	var last uint64
+	for i := 0; i < n; i++ {
+		var k int
+		if i == 0 {
+			last, k = binary.Uvarint(b)
+		} else {
+			var d int64
+			d, k = binary.Varint(b)
+			last += uint64(d)
+		}
+		if k <= 0 {
+			return nil, errors.New("bad body number")
+		}
+		dst = append(dst, last)
+		b = b[k:]
+	}
+	if len(b) != 0 {
+		return nil, errors.New("trailing bytes")
+	}
+	return dst, nil
 }
 
 // Heads implements dag.Index.
@@ -1464,16 +1526,18 @@ func (s *Store) Log(ctx context.Context, space string, after uint64, limit int) 
 	var out []dag.ID
 	err := s.view(ctx, func(txn *badger.Txn) error {
 		var err error
-		out, err = logIDs(txn, sid, after, limit)
+		out, err = logIDs(txn, sid, after, limit, nil)
 		return err
 	})
 	return out, err
 }
 
-// logIDs is Log in txn, for space number sid.
-func logIDs(txn *badger.Txn, sid uint32, after uint64, limit int) ([]dag.ID, error) {
+// logIDs is Log in txn, for space number sid. If seqs is not nil, the body
+// number of each id is appended to it.
+func logIDs(txn *badger.Txn, sid uint32, after uint64, limit int, seqs *[]uint64) ([]dag.ID, error) {
 	out := []dag.ID{}
 	prefix := key(pLog, sidb(sid))
+	var runSeq []uint64
 	err := func() error {
 		// The run holding position after+1 is the last one starting at or
 		// before it.
@@ -1492,14 +1556,21 @@ func logIDs(txn *badger.Txn, sid uint32, after uint64, limit int) ([]dag.ID, err
 			}
 			first := binary.BigEndian.Uint64(k[len(prefix):])
 			err := it.Item().Value(func(v []byte) error {
-				if len(v)%32 != 0 {
-					return fmt.Errorf("%w: log run at %d", errCorrupt, first)
+				ids, enc, err := decodeRun(v)
+				if err == nil && seqs != nil {
+					runSeq, err = runSeqs(runSeq[:0], enc, len(ids)/32)
 				}
-				for i := 0; i < len(v); i += 32 {
+				if err != nil {
+					return fmt.Errorf("%w: log run at %d: %v", errCorrupt, first, err)
+				}
+				for i := 0; i < len(ids); i += 32 {
 					if first+uint64(i/32) <= after {
 						continue
 					}
-					out = append(out, idFrom(v[i:]))
+					out = append(out, idFrom(ids[i:]))
+					if seqs != nil {
+						*seqs = append(*seqs, runSeq[i/32])
+					}
 					if limit > 0 && len(out) == limit {
 						return errDone
 					}
@@ -1520,7 +1591,7 @@ func logIDs(txn *badger.Txn, sid uint32, after uint64, limit int) ([]dag.ID, err
 
 // LogEntries returns up to limit applied entries of space in log order,
 // starting after position after, as Log and then Get for each would, in one
-// read: the bodies, numbered in the order they were written (mostly the
+// read: the log runs name each entry's body number, and the bodies, numbered in the order they were written (mostly the
 // log's), are read with one iterator in that order, stepping to the next
 // key where it is the one wanted and seeking only across a gap. sync's
 // responder serves a space's log with it (sync.LogReader).
@@ -1531,7 +1602,8 @@ func (s *Store) LogEntries(ctx context.Context, space string, after uint64, limi
 	}
 	var out []dag.Entry
 	err := s.view(ctx, func(txn *badger.Txn) error {
-		ids, err := logIDs(txn, sid, after, limit)
+		var seqs []uint64
+		ids, err := logIDs(txn, sid, after, limit, &seqs)
 		if err != nil {
 			return err
 		}
@@ -1540,14 +1612,7 @@ func (s *Store) LogEntries(ctx context.Context, space string, after uint64, limi
 			i   int
 		}
 		refs := make([]ref, len(ids))
-		for i, id := range ids {
-			_, _, seq, found, err := statusOf(txn, key(pEntry, idb(id)), id)
-			if err != nil {
-				return err
-			}
-			if !found {
-				return fmt.Errorf("%w: log names %s, not applied", errCorrupt, id)
-			}
+		for i, seq := range seqs {
 			refs[i] = ref{seq, i}
 		}
 		slices.SortFunc(refs, func(a, b ref) int { return cmp.Compare(a.seq, b.seq) })

@@ -279,10 +279,10 @@ func TestOpenEmptyMemFile(t *testing.T) {
 
 // Stores of formats 2 (entry data unpacked, before the value log), 3
 // (the children index keyed by ids), 4 (an entry's body in its status
-// record) and 5 (the body keyed by the entry's id) are refused too, with
-// what to do about it.
-func TestFormat2To5(t *testing.T) {
-	for _, f := range []byte{2, 3, 4, 5} {
+// record), 5 (the body keyed by the entry's id) and 6 (log runs without
+// body numbers) are refused too, with what to do about it.
+func TestFormat2To6(t *testing.T) {
+	for _, f := range []byte{2, 3, 4, 5, 6} {
 		dir := t.TempDir()
 		s, err := badgerstore.Open(dir, badgerstore.Options{NoSync: true})
 		if err != nil {
