@@ -401,6 +401,7 @@ func (r *Replica) load(ctx context.Context, name string) (*space, error) {
 		return nil, err
 	}
 	sp := newSpace(name, sid, storeObjects{store: r.store})
+	sp.growLog(len(logIDs))
 	cps, cpHead, err := r.loadCheckpoints(ctx, name)
 	if err != nil {
 		return nil, err
@@ -504,6 +505,15 @@ func newSpace(name string, sid dag.ID, objs house.Objects) *space {
 		objWait: map[dag.ID][]held{}}
 }
 
+// growLog makes room in sp.log for n more ids, doubling its capacity when
+// it grows: append's growth by a quarter for large slices copied the log
+// (32 bytes an entry) about five times over as a session grew.
+func (sp *space) growLog(n int) {
+	if need := len(sp.log) + n; need > cap(sp.log) {
+		sp.log = slices.Grow(sp.log, max(need, 2*cap(sp.log))-len(sp.log))
+	}
+}
+
 func (sp *space) appendLog(id dag.ID) {
 	d := id.Digest()
 	sp.log = append(sp.log, id)
@@ -573,6 +583,9 @@ type item struct {
 	// must be woken the same whether or not this replica remembers the
 	// carrier's refusal (a restart forgets the quarantine).
 	carrier bool
+	// judged is set when the store's Admit hook has judged the entry
+	// (ingestSpace).
+	judged bool
 }
 
 // Ingest takes envelopes from a peer or a client: it decodes them, checks
@@ -860,7 +873,6 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 	sp.h.SetObjects(storeObjects{store: r.store, extra: extra, reads: &reads})
 	defer sp.h.SetObjects(storeObjects{store: r.store})
 	needed := map[dag.ID]bool{}
-	judged := map[dag.ID]bool{}
 
 	inBatch := map[dag.ID]*item{}
 	var batch dag.Batch
@@ -907,13 +919,16 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 		batch.DropRefused = true
 		batch.Admit = func(e dag.Entry) error {
 			reads = reads[:0]
-			judged[e.ID] = true
-			err := r.admitStored(sp, e, inBatch[e.ID], hold)
+			it := inBatch[e.ID] // nil for an entry promoted from pending
+			if it != nil {
+				it.judged = true
+			}
+			err := r.admitStored(sp, e, it, hold)
 			if err == nil || errors.Is(err, dag.ErrHold) {
 				for _, id := range reads {
 					needed[id] = true
 				}
-				if it := inBatch[e.ID]; it != nil {
+				if it != nil {
 					for _, a := range it.attach {
 						needed[a.ID] = true
 					}
@@ -926,7 +941,7 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 			if waiting == nil {
 				waiting = map[dag.ID]bool{}
 				for _, it := range inBatch {
-					if !judged[it.id] {
+					if !it.judged {
 						for _, a := range it.attach {
 							waiting[a.ID] = true
 						}
@@ -984,6 +999,7 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 // The refused entries are not in the store (Batch.DropRefused): they go
 // to the bounded record, charged to src.
 func (r *Replica) took(sp *space, res dag.Result, src string) {
+	sp.growLog(len(res.Applied))
 	for _, id := range res.Applied {
 		sp.appendLog(id)
 		r.wait.remove(id)
