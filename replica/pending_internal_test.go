@@ -1,7 +1,9 @@
 package replica
 
 import (
+	"bytes"
 	"context"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -199,8 +201,8 @@ func TestPendingCacheModel(t *testing.T) {
 				}
 				got := c.take(id, data)
 				switch {
-				case inCache && !wrong && got != m.env:
-					rt.Fatalf("take of a kept entry returned %p, want %p", got, m.env)
+				case inCache && !wrong && (got == nil || got == m.env || !reflect.DeepEqual(*got, *m.env)):
+					rt.Fatalf("take of a kept entry returned %+v, want a copy of %+v", got, m.env)
 				case (!inCache || wrong) && got != nil:
 					rt.Fatalf("take returned an envelope (kept %v, wrong bytes %v, in model %v)", inCache, wrong, inModel)
 				}
@@ -214,8 +216,8 @@ func TestPendingCacheModel(t *testing.T) {
 			size := 0
 			for id, p := range c.m {
 				m, ok := model[id]
-				if !ok || &m.data[0] != &p.data[0] {
-					rt.Fatalf("cache holds %s, which the model does not", id)
+				if !ok || !bytes.Equal(m.data, p.data) || &m.data[0] == &p.data[0] {
+					rt.Fatalf("cache holds %s, which the model does not (or not its own copy)", id)
 				}
 				size += cost(p.data)
 			}

@@ -1080,7 +1080,8 @@ func (r *Replica) admitStored(sp *space, e dag.Entry, it *item, hold bool) error
 		}
 		// A peer's entry, or one that a client's entry promotes or whose
 		// object it brings: it waits, whoever sent the Put.
-		h := held{id: e.ID, env: env, data: e.Data}
+		env, data := detach(env, e.Data)
+		h := held{id: e.ID, env: env, data: data}
 		sp.objWait[mo.ID] = append(sp.objWait[mo.ID], h)
 		sp.justHeld = append(sp.justHeld, h)
 		return fmt.Errorf("%w: %w", dag.ErrHold, err)
@@ -1188,13 +1189,41 @@ func newPendingCache(max int) *pendingCache {
 
 func (c *pendingCache) enabled() bool { return c.max > 0 }
 
-func cost(data []byte) int { return 2*len(data) + 64 }
+// cost is what the cache charges for an entry of len(data) bytes: its
+// bytes (a copy of its own, see detach), and about 700 bytes for its
+// envelope (the decoded block and a copy of it), the map entry and its
+// queue slot; TestPendingKeepsOnlyItsBytes measures the heap against it.
+func cost(data []byte) int { return len(data) + 768 }
+
+// detach returns a copy of env and of data whose body is a slice of the
+// copied bytes, for what the replica keeps beyond one call (the pending
+// cache, entries held back for an object). An entry from a peer is a slice
+// of the frame it arrived in (sync.DecodeBatch) and its envelope's body a
+// slice of that, so keeping either would keep the whole frame alive (up to
+// sync.MaxFrame) for an entry of a few hundred bytes: a peer could pin
+// gigabytes with frames that each bring one entry that waits. The parents
+// and the signature are copied too: dag's decoder allocates them in one
+// block with the envelope it returns, whose body names the frame.
+func detach(env *dag.Envelope, data []byte) (*dag.Envelope, []byte) {
+	c := slices.Clone(data)
+	e := *env
+	e.Parents = slices.Clone(env.Parents)
+	e.Sig = slices.Clone(env.Sig)
+	if i := bytes.Index(c, env.Body); len(env.Body) > 0 && i >= 0 {
+		// Equal bytes: wherever they are found, the body is the same.
+		e.Body = c[i : i+len(env.Body) : i+len(env.Body)]
+	} else {
+		e.Body = slices.Clone(env.Body)
+	}
+	return &e, c
+}
 
 func (c *pendingCache) add(id dag.ID, env *dag.Envelope, data []byte) {
 	c.drop(id)
 	if !c.enabled() || cost(data) > c.max {
 		return
 	}
+	env, data = detach(env, data)
 	c.gen++
 	c.m[id] = pendingEnv{env: env, data: data, gen: c.gen}
 	c.fifo = append(c.fifo, pendingSlot{id: id, gen: c.gen})

@@ -290,8 +290,10 @@ func (v *admission) commitOpinion(ei int32) {
 		ops.init(0)
 	}
 	ri := ops.recs.len()
+	// The body is copied: the envelope may be a slice of a peer's whole
+	// sync frame, which keeping the slice would keep alive.
 	rec := opinionRec{ent: ei, id: v.id, author: v.env.Author, ts: parseTS(v.env.TS), member: v.opnMember,
-		body: v.env.Body, kind: o.AuthorKind, subj: o.Subject, stance: o.Stance, summary: o.Summary, onBehalf: o.OnBehalfOf,
+		body: slices.Clone(v.env.Body), kind: o.AuthorKind, subj: o.Subject, stance: o.Stance, summary: o.Summary, onBehalf: o.OnBehalfOf,
 		complaint: o.Complaint != nil}
 	ops.recs.add(rec)
 	ops.byID[v.id] = ri

@@ -280,3 +280,27 @@ func causalShuffle(t *rapid.T, txs []ht.Tx) []ht.Tx {
 	}
 	return out
 }
+
+// TestOpinionKeepsItsOwnBody: the House keeps an admitted opinion's body
+// for its views, and the envelope it is given may be a slice of a larger
+// buffer (a peer's sync frame, up to 4 MiB): the House keeps a copy, so
+// that neither a later change to the buffer shows in its views nor the
+// buffer stays alive for the opinion's few hundred bytes.
+func TestOpinionKeepsItsOwnBody(t *testing.T) {
+	s := newOpinionSession(t)
+	aged := s.age(t, s.reg11.ID).ID
+	tx := s.b.Opinion(ht.Member(1), ht.OpinionBody("member", "mr", s.mr.String(), nil), aged)
+	want := slices.Clone([]byte(tx.Env.Body))
+	frame := make([]byte, 1<<16)
+	copy(frame[100:], tx.Env.Body)
+	env := *tx.Env
+	env.Body = frame[100 : 100+len(want)]
+	s.admit(t, ht.Tx{ID: tx.ID, Env: &env, Bytes: tx.Bytes}, "")
+	for i := range frame {
+		frame[i] = 'x'
+	}
+	v, ok := s.h.Opinion(tx.ID)
+	if !ok || string(v.Body) != string(want) {
+		t.Fatalf("opinion body after its buffer changed: %q (found %v), want %q", v.Body, ok, want)
+	}
+}
