@@ -754,6 +754,10 @@ func (r *Replica) ingestItems(ctx context.Context, items []item, out []Outcome, 
 		}
 		if _, ok := bySpace[name]; !ok {
 			spaceOrder = append(spaceOrder, name)
+			if len(spaceOrder) == 1 {
+				// A call is usually all of one space: room for it at once.
+				bySpace[name] = make([]item, 0, len(items))
+			}
 		}
 		bySpace[name] = append(bySpace[name], it)
 	}
@@ -874,8 +878,8 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 	defer sp.h.SetObjects(storeObjects{store: r.store})
 	needed := map[dag.ID]bool{}
 
-	inBatch := map[dag.ID]*item{}
-	var batch dag.Batch
+	inBatch := make(map[dag.ID]*item, len(items))
+	batch := dag.Batch{Entries: make([]dag.Entry, 0, len(items))}
 	// Every entry of the Put is judged with every attachment of this call
 	// in view (extra). The store must hold each object an applied entry
 	// names, or the next derivation from the store fails: an attachment
