@@ -633,13 +633,6 @@ func (pl *planner) isApplied(id ID, space string) (bool, error) {
 	return applied, err
 }
 
-// isRefused reports whether id is quarantined in space, by this plan or
-// before.
-func (pl *planner) isRefused(id ID, space string) (bool, error) {
-	_, refused, err := pl.parentState(id, space)
-	return refused, err
-}
-
 // parentState reports whether id is applied, or quarantined, in space, by
 // this plan or before. What the backend held before the plan is read once
 // per id (seen): the view does not change while the plan is made, and
