@@ -422,6 +422,7 @@ type planner struct {
 	refused   map[ID]string    // quarantined by this plan: id → space
 	heldBack  map[ID]bool      // held back by Admit in this plan
 	waitLocal map[waitKey][]ID // batch entries waiting for a parent
+	seen      map[ID]heldState // parents looked up in the view (parentState)
 	queue     []Step           // apply's queue, reused across calls
 }
 
@@ -628,27 +629,40 @@ func (pl *planner) decided(id ID) bool {
 
 // isApplied reports whether id is applied in space, by this plan or before.
 func (pl *planner) isApplied(id ID, space string) (bool, error) {
-	if s, ok := pl.applied[id]; ok {
-		return s == space, nil
-	}
-	if _, ok := pl.refused[id]; ok {
-		return false, nil
-	}
-	e, st, err := pl.v.Lookup(id)
-	return st == Applied && e.Space == space, err
+	applied, _, err := pl.parentState(id, space)
+	return applied, err
 }
 
-// isRefused reports whether id is quarantined in space, by this plan or
-// before.
-func (pl *planner) isRefused(id ID, space string) (bool, error) {
+// parentState reports whether id is applied, or quarantined, in space, by
+// this plan or before. What the backend held before the plan is read once
+// per id (seen): the view does not change while the plan is made, and
+// what the plan decides is in applied and refused, read first.
+func (pl *planner) parentState(id ID, space string) (applied, refused bool, err error) {
+	if s, ok := pl.applied[id]; ok {
+		return s == space, false, nil
+	}
 	if s, ok := pl.refused[id]; ok {
-		return s == space, nil
+		return false, s == space, nil
 	}
-	if _, ok := pl.applied[id]; ok {
-		return false, nil
+	h, ok := pl.seen[id]
+	if !ok {
+		e, st, err := pl.v.Lookup(id)
+		if err != nil {
+			return false, false, err
+		}
+		h = heldState{space: e.Space, st: st}
+		if pl.seen == nil {
+			pl.seen = make(map[ID]heldState)
+		}
+		pl.seen[id] = h
 	}
-	e, st, err := pl.v.Lookup(id)
-	return st == Quarantined && e.Space == space, err
+	return h.st == Applied && h.space == space, h.st == Quarantined && h.space == space, nil
+}
+
+// heldState is what the backend held of an id before the plan.
+type heldState struct {
+	space string
+	st    Status
 }
 
 // ready reports whether every parent of e is applied, or names a
@@ -656,12 +670,11 @@ func (pl *planner) isRefused(id ID, space string) (bool, error) {
 func (pl *planner) ready(e Entry) (ok bool, bad ID, err error) {
 	ok = true
 	for _, par := range e.Parents {
-		if q, err := pl.isRefused(par, e.Space); err != nil || q {
+		a, q, err := pl.parentState(par, e.Space)
+		if err != nil || q {
 			return false, par, err
 		}
-		if a, err := pl.isApplied(par, e.Space); err != nil {
-			return false, ID{}, err
-		} else if !a {
+		if !a {
 			ok = false
 		}
 	}

@@ -401,6 +401,7 @@ func (r *Replica) load(ctx context.Context, name string) (*space, error) {
 		return nil, err
 	}
 	sp := newSpace(name, sid, storeObjects{store: r.store})
+	sp.growLog(len(logIDs))
 	cps, cpHead, err := r.loadCheckpoints(ctx, name)
 	if err != nil {
 		return nil, err
@@ -504,6 +505,15 @@ func newSpace(name string, sid dag.ID, objs house.Objects) *space {
 		objWait: map[dag.ID][]held{}}
 }
 
+// growLog makes room in sp.log for n more ids, doubling its capacity when
+// it grows: append's growth by a quarter for large slices copied the log
+// (32 bytes an entry) about five times over as a session grew.
+func (sp *space) growLog(n int) {
+	if need := len(sp.log) + n; need > cap(sp.log) {
+		sp.log = slices.Grow(sp.log, max(need, 2*cap(sp.log))-len(sp.log))
+	}
+}
+
 func (sp *space) appendLog(id dag.ID) {
 	d := id.Digest()
 	sp.log = append(sp.log, id)
@@ -573,6 +583,9 @@ type item struct {
 	// must be woken the same whether or not this replica remembers the
 	// carrier's refusal (a restart forgets the quarantine).
 	carrier bool
+	// judged is set when the store's Admit hook has judged the entry
+	// (ingestSpace).
+	judged bool
 }
 
 // Ingest takes envelopes from a peer or a client: it decodes them, checks
@@ -589,15 +602,20 @@ type item struct {
 // A call may carry any number of envelopes: they are taken in parts of at
 // most MaxIngestPart envelopes and MaxIngestPartBytes bytes (envelopes and
 // attachments), each one store transaction, so that no part outgrows what
-// a transaction holds. On an error, the parts before the failing one are
-// kept.
+// a transaction holds. While one part is judged and written under the
+// replica's lock, the next is decoded and verified beside it (verification
+// reads nothing the writes change: a signature is checked against the key
+// the envelope names, and whether that key may sign is judged later, under
+// the lock, in causal order). On an error, the parts before the failing
+// one are kept.
 func (r *Replica) Ingest(ctx context.Context, subs []Submission) ([]Outcome, error) {
-	out := make([]Outcome, 0, len(subs))
-	for len(subs) > 0 {
+	out := make([]Outcome, len(subs))
+	var ends []int // where each part ends in subs
+	for lo := 0; lo < len(subs); {
 		n, size := 0, 0
-		for n < len(subs) && n < MaxIngestPart {
-			sz := len(subs[n].Envelope)
-			for _, a := range subs[n].Attachments {
+		for lo+n < len(subs) && n < MaxIngestPart {
+			sz := len(subs[lo+n].Envelope)
+			for _, a := range subs[lo+n].Attachments {
 				sz += len(a)
 			}
 			if n > 0 && size+sz > MaxIngestPartBytes {
@@ -605,12 +623,40 @@ func (r *Replica) Ingest(ctx context.Context, subs []Submission) ([]Outcome, err
 			}
 			n, size = n+1, size+sz
 		}
-		o, err := r.ingest(ctx, subs[:n], true)
-		out = append(out, o...)
-		if err != nil {
-			return out, err
+		lo += n
+		ends = append(ends, lo)
+	}
+	// Each part's items index its own window of out; the windows do not
+	// overlap, so the verifier of the next part writes beside this one.
+	var next chan []item
+	verifyPart := func(lo, hi int) chan []item {
+		c := make(chan []item, 1)
+		go func() { c <- r.verify(subs[lo:hi], out[lo:hi]) }()
+		return c
+	}
+	lo := 0
+	var items []item
+	for k, hi := range ends {
+		if k == 0 {
+			items = r.verify(subs[:hi], out[:hi])
+		} else {
+			items = <-next
 		}
-		subs = subs[n:]
+		next = nil
+		if k+1 < len(ends) {
+			next = verifyPart(hi, ends[k+1])
+		}
+		err := r.ingestItems(ctx, items, out[lo:hi], true)
+		if err != nil {
+			if next != nil {
+				<-next // the next part's verifier writes into out: let it finish
+			}
+			if errors.Is(err, ErrClosed) {
+				return out[:lo], err
+			}
+			return out[:hi], err
+		}
+		lo = hi
 	}
 	r.refresh(out)
 	return out, nil
@@ -661,25 +707,11 @@ func (r *Replica) refuse(o *Outcome, src string, code dag.Code, reason string) {
 	o.Status, o.Code, o.Detail = Quarantined, code, reason
 }
 
-// ingest is Ingest; with hold false (a client's submission) an entry whose
-// parents or objects are not held is not kept: its outcome is Pending and
-// Submit refuses it.
-func (r *Replica) ingest(ctx context.Context, subs []Submission, hold bool) ([]Outcome, error) {
-	// Decoding and signatures are pure and most of the cost: they run
-	// before the lock, on every core.
-	out := make([]Outcome, len(subs))
-	items := r.verify(subs, out)
-	if err := r.ingestItems(ctx, items, out, hold); err != nil {
-		if errors.Is(err, ErrClosed) {
-			return nil, err
-		}
-		return out, err
-	}
-	return out, nil
-}
-
-// ingestItems is ingest once the envelopes are decoded and verified
-// (items, in the order of out): one store transaction per space.
+// ingestItems is one part of Ingest (hold true) or a group of client
+// submissions (hold false: an entry whose parents or objects are not held
+// is not kept; its outcome is Pending and Submit refuses it) once the
+// envelopes are decoded and verified (items, in the order of out): one
+// store transaction per space.
 func (r *Replica) ingestItems(ctx context.Context, items []item, out []Outcome, hold bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -722,6 +754,10 @@ func (r *Replica) ingestItems(ctx context.Context, items []item, out []Outcome, 
 		}
 		if _, ok := bySpace[name]; !ok {
 			spaceOrder = append(spaceOrder, name)
+			if len(spaceOrder) == 1 {
+				// A call is usually all of one space: room for it at once.
+				bySpace[name] = make([]item, 0, len(items))
+			}
 		}
 		bySpace[name] = append(bySpace[name], it)
 	}
@@ -841,10 +877,9 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 	sp.h.SetObjects(storeObjects{store: r.store, extra: extra, reads: &reads})
 	defer sp.h.SetObjects(storeObjects{store: r.store})
 	needed := map[dag.ID]bool{}
-	judged := map[dag.ID]bool{}
 
-	inBatch := map[dag.ID]*item{}
-	var batch dag.Batch
+	inBatch := make(map[dag.ID]*item, len(items))
+	batch := dag.Batch{Entries: make([]dag.Entry, 0, len(items))}
 	// Every entry of the Put is judged with every attachment of this call
 	// in view (extra). The store must hold each object an applied entry
 	// names, or the next derivation from the store fails: an attachment
@@ -888,13 +923,16 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 		batch.DropRefused = true
 		batch.Admit = func(e dag.Entry) error {
 			reads = reads[:0]
-			judged[e.ID] = true
-			err := r.admitStored(sp, e, inBatch[e.ID], hold)
+			it := inBatch[e.ID] // nil for an entry promoted from pending
+			if it != nil {
+				it.judged = true
+			}
+			err := r.admitStored(sp, e, it, hold)
 			if err == nil || errors.Is(err, dag.ErrHold) {
 				for _, id := range reads {
 					needed[id] = true
 				}
-				if it := inBatch[e.ID]; it != nil {
+				if it != nil {
 					for _, a := range it.attach {
 						needed[a.ID] = true
 					}
@@ -907,7 +945,7 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 			if waiting == nil {
 				waiting = map[dag.ID]bool{}
 				for _, it := range inBatch {
-					if !judged[it.id] {
+					if !it.judged {
 						for _, a := range it.attach {
 							waiting[a.ID] = true
 						}
@@ -965,6 +1003,7 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 // The refused entries are not in the store (Batch.DropRefused): they go
 // to the bounded record, charged to src.
 func (r *Replica) took(sp *space, res dag.Result, src string) {
+	sp.growLog(len(res.Applied))
 	for _, id := range res.Applied {
 		sp.appendLog(id)
 		r.wait.remove(id)

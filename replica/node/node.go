@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"slices"
 	"strings"
 	gosync "sync"
@@ -591,6 +592,71 @@ func (n *Node) SubmitSigned(ctx context.Context, envelope []byte, se dag.SignedE
 	return rc, nil
 }
 
+// decodedItem is an item of Ingest decoded (data nil: not for the replica,
+// its result set).
+type decodedItem struct {
+	data []byte
+	se   dag.SignedEnvelope
+}
+
+// decodeChunk is the fewest items a goroutine of decodeItems takes.
+const decodeChunk = 128
+
+// decodeItems decodes the items of an Ingest in space, split over the
+// cores, and asks the store whether each is applied already. An item that
+// does not decode, belongs to another session or is applied has its
+// result set in res; the others are returned decoded, in order.
+//
+// Copies: sync's items are slices of the frame they came in (up to
+// MaxFrame), and what the replica keeps of an entry (its cache of pending
+// envelopes) would keep the whole frame alive with it. The copy is
+// decoded, once: the replica takes the decoded form
+// (replica.SignedSubmission), which may point into the bytes.
+func (n *Node) decodeItems(ctx context.Context, space string, items []sync.Item, res []sync.ItemResult) ([]decodedItem, error) {
+	dec := make([]decodedItem, len(items))
+	part := func(lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			it := items[i]
+			data := slices.Clone(it.Data)
+			se, err := dag.DecodeSigned(data)
+			if err != nil {
+				res[i] = sync.ItemResult{ID: dag.Sum(it.Data), Outcome: sync.Quarantined, Code: dag.CodeOf(err), Reason: err.Error()}
+				continue
+			}
+			env, id := se.Envelope, se.ID
+			if env.Session.String() != space {
+				res[i] = sync.ItemResult{ID: id, Outcome: sync.Quarantined, Code: dag.CodeSchema,
+					Reason: fmt.Sprintf("entry of session %s sent for space %s", env.Session, space)}
+				continue
+			}
+			if st, err := n.store.Has(ctx, id); err != nil {
+				return err
+			} else if st == dag.Applied {
+				res[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate}
+				continue
+			}
+			dec[i] = decodedItem{data: data, se: se}
+		}
+		return nil
+	}
+	parts := min(runtime.GOMAXPROCS(0), (len(items)+decodeChunk-1)/decodeChunk)
+	if parts <= 1 {
+		return dec, part(0, len(items))
+	}
+	errs := make([]error, parts)
+	var wg gosync.WaitGroup
+	for p := 1; p < parts; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[p] = part(p*len(items)/parts, (p+1)*len(items)/parts)
+		}()
+	}
+	errs[0] = part(0, len(items)/parts)
+	wg.Wait()
+	return dec, errors.Join(errs...)
+}
+
 // Ingest implements sync.Local: session entries go to the replica, memory
 // blocks to their memory space.
 func (n *Node) Ingest(ctx context.Context, space string, items []sync.Item) (sync.IngestResult, error) {
@@ -598,32 +664,18 @@ func (n *Node) Ingest(ctx context.Context, space string, items []sync.Item) (syn
 		return n.ingestBlocks(ctx, space, items)
 	}
 	res := sync.IngestResult{Items: make([]sync.ItemResult, len(items))}
+	dec, err := n.decodeItems(ctx, space, items, res.Items)
+	if err != nil {
+		return res, err
+	}
 	subs := make([]replica.Submission, 0, len(items))
 	idx := make([]int, 0, len(items))
 	for i, it := range items {
-		// Copies: sync's items are slices of the frame they came in (up to
-		// MaxFrame), and what the replica keeps of an entry (its cache of
-		// pending envelopes) would keep the whole frame alive with it. The
-		// copy is decoded, once: the replica takes the decoded form
-		// (replica.SignedSubmission), which may point into the bytes.
-		data := slices.Clone(it.Data)
-		se, err := dag.DecodeSigned(data)
-		if err != nil {
-			res.Items[i] = sync.ItemResult{ID: dag.Sum(it.Data), Outcome: sync.Quarantined, Code: dag.CodeOf(err), Reason: err.Error()}
-			continue
+		d := &dec[i]
+		if d.data == nil {
+			continue // its result is set
 		}
-		env, id := se.Envelope, se.ID
-		if env.Session.String() != space {
-			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Quarantined, Code: dag.CodeSchema,
-				Reason: fmt.Sprintf("entry of session %s sent for space %s", env.Session, space)}
-			continue
-		}
-		if st, err := n.store.Has(ctx, id); err != nil {
-			return res, err
-		} else if st == dag.Applied {
-			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate}
-			continue
-		}
+		id := d.se.ID
 		if c, q, _ := n.Quarantined(ctx, id); q {
 			res.Items[i] = sync.ItemResult{ID: id, Outcome: sync.Duplicate, Code: c}
 			continue
@@ -632,7 +684,7 @@ func (n *Node) Ingest(ctx context.Context, space string, items []sync.Item) (syn
 		for _, o := range it.Objects {
 			atts = append(atts, slices.Clone(o.Data))
 		}
-		subs = append(subs, replica.SignedSubmission(data, se, atts))
+		subs = append(subs, replica.SignedSubmission(d.data, d.se, atts))
 		idx = append(idx, i)
 	}
 	if len(subs) == 0 {
