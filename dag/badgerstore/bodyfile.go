@@ -198,6 +198,10 @@ func recordHeader(seq uint64, n int) int { return uvarintLen(uint64(n)) + uvarin
 // recordSize is the bytes on disk of body seq of n bytes.
 func recordSize(seq uint64, n int) int64 { return int64(recordHeader(seq, n) + n + 4) }
 
+// recordFraming bounds what a record adds to its body: two uvarints (a
+// length and a body number, at most 10 bytes each) and the CRC.
+const recordFraming = 2*binary.MaxVarintLen64 + 4
+
 // appendRecord appends the record of body seq to buf and returns it with
 // the body's offset within it.
 func appendRecord(buf []byte, seq uint64, body []byte) ([]byte, int) {

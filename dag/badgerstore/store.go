@@ -454,11 +454,14 @@ func dataKey(seq uint64) []byte { return key(pData, posb(seq)) }
 // body encodes what an entry holds (the value of its d key, written once
 // whatever becomes of the entry): uvarint parent count, the parents'
 // digests, then the data, packed (pack.go).
-func body(e dag.Entry) []byte {
-	b := make([]byte, 0, bodySize(e))
+func body(e dag.Entry) []byte { return appendBody(make([]byte, 0, bodySize(e)), e) }
+
+// appendBody appends body(e) to b.
+func appendBody(b []byte, e dag.Entry) []byte {
 	b = binary.AppendUvarint(b, uint64(len(e.Parents)))
 	for _, p := range e.Parents {
-		b = append(b, idb(p)...)
+		d := p.Digest()
+		b = append(b, d[:]...)
 	}
 	return pack(b, e.Data)
 }
@@ -761,7 +764,9 @@ type putTxn struct {
 	brun  uint64
 	blens []int
 	bbuf  []byte
-	dead  map[uint32]int64
+	// scratch holds one body while newBody frames it.
+	scratch []byte
+	dead    map[uint32]int64
 }
 
 // newBody writes e's body under a new number in this transaction and
@@ -777,9 +782,11 @@ func (p *putTxn) newBody(e dag.Entry) (bref, error) {
 		p.bfile, p.boff = p.s.bl.next()
 		p.brun = p.seq
 	}
-	b := body(e)
-	p.bbuf, _ = appendRecord(p.bbuf, p.seq, b)
-	p.blens = append(p.blens, len(b))
+	// Encoded in a scratch buffer reused for every body of the
+	// transaction, then framed into the records.
+	p.scratch = appendBody(p.scratch[:0], e)
+	p.bbuf, _ = appendRecord(p.bbuf, p.seq, p.scratch)
+	p.blens = append(p.blens, len(p.scratch))
 	return bref{p.seq, p.brun}, nil
 }
 
@@ -1132,6 +1139,21 @@ func (c chunk) promotes() bool {
 // memory of what it holds. first marks the batch's own transaction.
 func (s *Store) commit(p *putTxn, c chunk, first bool) error {
 	defer p.txn.Discard()
+	if s.bl != nil {
+		// The records of the new bodies, sized at once: growing the buffer
+		// by appending copied it some ten times over (0.22 of 3.3 CPU-s of
+		// a 100k fresh sync, in runtime.growslice under appendRecord).
+		n := 0
+		for _, st := range c.apply {
+			if !st.WasPending {
+				n += bodySize(st.Entry) + recordFraming
+			}
+		}
+		for _, w := range c.pending {
+			n += bodySize(w.Entry) + recordFraming
+		}
+		p.bbuf = make([]byte, 0, n)
+	}
 	if err := p.write(c); err != nil {
 		return fmt.Errorf("badgerstore: put: %w", err)
 	}
