@@ -2,6 +2,7 @@ package badgerstore
 
 import (
 	"bytes"
+	"encoding/binary"
 	"slices"
 	"testing"
 )
@@ -60,5 +61,14 @@ func TestBodyRunEncoding(t *testing.T) {
 	rec[3] ^= 1
 	if _, err := checkRecord(10, loc{2, 102, 5}, rec); err == nil {
 		t.Fatal("checkRecord accepted a flipped bit")
+	}
+}
+
+// uvarintLen is the length binary.AppendUvarint gives, at every width.
+func TestUvarintLen(t *testing.T) {
+	for _, x := range []uint64{0, 1, 127, 128, 16383, 16384, 1<<21 - 1, 1 << 21, 1<<63 - 1, 1 << 63, 1<<64 - 1} {
+		if got, want := uvarintLen(x), len(binary.AppendUvarint(nil, x)); got != want {
+			t.Errorf("uvarintLen(%d) = %d, want %d", x, got, want)
+		}
 	}
 }
