@@ -205,7 +205,11 @@ func BenchmarkS11Ingest(b *testing.B) {
 			}
 		}
 		verify, verifyCPU = verify+time.Since(start), verifyCPU+cpuTime()-c0
-		r, err := replica.Open(ctx, replica.Options{InMemory: true, NodeKey: nodeKey(b, 0)})
+		ro := replica.Options{InMemory: true, NodeKey: nodeKey(b, 0)}
+		if os.Getenv("WITAN_S11_DISK") != "" {
+			ro.InMemory, ro.Dir = false, b.TempDir()
+		}
+		r, err := replica.Open(ctx, ro)
 		if err != nil {
 			b.Fatal(err)
 		}
