@@ -241,19 +241,11 @@ func Open(dir string, o Options) (*Store, error) {
 		case !errors.Is(err, badger.ErrKeyNotFound):
 			return err
 		}
-		switch item, err := txn.Get(keyLastSeq); {
-		case err == nil:
-			v, err := item.ValueCopy(nil)
-			if err != nil {
-				return err
-			}
-			if len(v) != 8 {
-				return fmt.Errorf("%w: last body number", errCorrupt)
-			}
-			s.seq = binary.BigEndian.Uint64(v)
-		case !errors.Is(err, badger.ErrKeyNotFound):
+		seq, err := readCounter(txn, keyLastSeq, "last body number")
+		if err != nil {
 			return err
 		}
+		s.seq = seq
 		r := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{pRefused}})
 		r.Rewind()
 		s.anyQuar = r.Valid()
@@ -577,6 +569,26 @@ func (s *Store) deleteBody(txn *badger.Txn, b bref, dead map[uint32]int64) error
 	return txn.Set(tombKey(b.seq), nil)
 }
 
+// readCounter reads the 8-byte counter under k (0 if absent); what names it
+// in the error of a corrupt one.
+func readCounter(txn *badger.Txn, k []byte, what string) (uint64, error) {
+	item, err := txn.Get(k)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	v, err := item.ValueCopy(nil)
+	if err != nil {
+		return 0, err
+	}
+	if len(v) != 8 {
+		return 0, fmt.Errorf("%w: %s", errCorrupt, what)
+	}
+	return binary.BigEndian.Uint64(v), nil
+}
+
 // tombKey is the key of the tombstone of body seq (on disk).
 func tombKey(seq uint64) []byte { return key(pDead, posb(seq)) }
 
@@ -584,18 +596,8 @@ func tombKey(seq uint64) []byte { return key(pDead, posb(seq)) }
 func addDead(txn *badger.Txn, dead map[uint32]int64) error {
 	for file, n := range dead {
 		k := bodyDeadKey(file)
-		var was uint64
-		switch item, err := txn.Get(k); {
-		case err == nil:
-			v, err := item.ValueCopy(nil)
-			if err != nil {
-				return err
-			}
-			if len(v) != 8 {
-				return fmt.Errorf("%w: dead count of body file %d", errCorrupt, file)
-			}
-			was = binary.BigEndian.Uint64(v)
-		case !errors.Is(err, badger.ErrKeyNotFound):
+		was, err := readCounter(txn, k, fmt.Sprintf("dead count of body file %d", file))
+		if err != nil {
 			return err
 		}
 		if err := txn.Set(k, binary.BigEndian.AppendUint64(nil, was+uint64(n))); err != nil {
