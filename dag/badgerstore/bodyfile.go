@@ -99,29 +99,49 @@ func (r bodyRun) encode() []byte {
 	return b
 }
 
-func decodeBodyRun(first uint64, v []byte) (bodyRun, error) {
-	bad := fmt.Errorf("%w: body run %d", errCorrupt, first)
+// runHeader reads a body run's value up to its lengths: the file, the
+// offset of its first record, the count of lengths, and the lengths'
+// bytes; ok false if they are out of range.
+func runHeader(v []byte) (file uint32, off int64, count uint64, lens []byte, ok bool) {
 	var h [3]uint64
 	for i := range h {
 		x, n := binary.Uvarint(v)
 		if n <= 0 {
-			return bodyRun{}, bad
+			return 0, 0, 0, nil, false
 		}
 		h[i], v = x, v[n:]
 	}
-	if h[0] > 1<<32-1 || h[1] > 1<<62 || h[2] > uint64(len(v)) {
-		return bodyRun{}, bad
+	if h[0] > 1<<32-1 || h[1] > 1<<62 {
+		return 0, 0, 0, nil, false
 	}
-	r := bodyRun{first: first, file: uint32(h[0]), off: int64(h[1]), lens: make([]int, h[2])}
+	return uint32(h[0]), int64(h[1]), h[2], v, true
+}
+
+// runLen reads one of a run's lengths from v: the length and how many bytes
+// it took, n <= 0 if it is malformed or out of range.
+func runLen(v []byte) (x int64, n int) {
+	x, n = binary.Varint(v)
+	if n > 0 && (x > 1<<31 || x < -1<<31) {
+		return 0, -1
+	}
+	return x, n
+}
+
+func decodeBodyRun(first uint64, v []byte) (bodyRun, error) {
+	file, off, count, v, ok := runHeader(v)
+	if !ok || count > uint64(len(v)) {
+		return bodyRun{}, fmt.Errorf("%w: body run %d", errCorrupt, first)
+	}
+	r := bodyRun{first: first, file: file, off: off, lens: make([]int, count)}
 	for i := range r.lens {
-		x, n := binary.Varint(v)
-		if n <= 0 || x > 1<<31 || x < -1<<31 {
-			return bodyRun{}, bad
+		x, n := runLen(v)
+		if n <= 0 {
+			return bodyRun{}, fmt.Errorf("%w: body run %d", errCorrupt, first)
 		}
 		r.lens[i], v = int(x), v[n:]
 	}
 	if len(v) != 0 {
-		return bodyRun{}, bad
+		return bodyRun{}, fmt.Errorf("%w: body run %d", errCorrupt, first)
 	}
 	return r, nil
 }
@@ -148,42 +168,26 @@ func (r bodyRun) locs() []loc {
 	return out
 }
 
-// loc returns the location of body seq.
-func (r bodyRun) loc(seq uint64) (loc, error) {
-	if !r.holds(seq) || r.lens[seq-r.first] <= 0 {
-		return loc{}, fmt.Errorf("%w: body %d is not in its run", errCorrupt, seq)
-	}
-	return r.locs()[seq-r.first], nil
-}
-
 // runLoc returns the location of body seq from the value v of the body
-// run numbered from first, as decodeBodyRun(first, v).loc(seq) would,
-// without decoding the lengths past seq's: a point read.
+// run numbered from first, as decodeBodyRun(first, v).locs() gives it,
+// without decoding the lengths past seq's or allocating: a point read.
 func runLoc(first uint64, v []byte, seq uint64) (loc, error) {
-	bad := fmt.Errorf("%w: body %d is not in its run %d", errCorrupt, seq, first)
-	var h [3]uint64
-	for i := range h {
-		x, n := binary.Uvarint(v)
-		if n <= 0 {
-			return loc{}, bad
-		}
-		h[i], v = x, v[n:]
+	bad := func() error { return fmt.Errorf("%w: body %d is not in its run %d", errCorrupt, seq, first) }
+	file, at, count, v, ok := runHeader(v)
+	if !ok || seq < first || seq-first >= count {
+		return loc{}, bad()
 	}
-	if seq < first || seq-first >= h[2] || h[0] > 1<<32-1 || h[1] > 1<<62 {
-		return loc{}, bad
-	}
-	at := int64(h[1])
 	for q := first; ; q++ {
-		x, n := binary.Varint(v)
-		if n <= 0 || x > 1<<31 || x < -1<<31 {
-			return loc{}, bad
+		x, n := runLen(v)
+		if n <= 0 {
+			return loc{}, bad()
 		}
 		v = v[n:]
 		if q == seq {
 			if x <= 0 {
-				return loc{}, bad
+				return loc{}, bad()
 			}
-			return loc{uint32(h[0]), at + int64(recordHeader(seq, int(x))), int(x)}, nil
+			return loc{file, at + int64(recordHeader(seq, int(x))), int(x)}, nil
 		}
 		if x != 0 {
 			at += recordSize(q, int(max(x, -x)))
