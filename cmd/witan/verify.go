@@ -64,7 +64,7 @@ func (c *VerifyCommand) Run(ctx context.Context, args []string) error {
 	since := fs.String("since", "", "a checkpoint saved earlier (the /checkpoint answer): the log must still extend it")
 	asJSON := fs.Bool("json", false, "print JSON")
 	state := fs.String("state", "", "state `file` remembering the checkpoints verified; later runs check the node's history extends them (fork_detected)")
-	var receipts receiptFiles
+	var receipts listFlag
 	fs.Var(&receipts, "receipt", "a receipt `file` this node signed (the POST /transactions answer, or the receipt alone), repeatable: its entry must be in the log at its log_index, its refusal in the refusal log at its refusal_index (S10: withholding)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -86,7 +86,7 @@ func (c *VerifyCommand) Run(ctx context.Context, args []string) error {
 		}
 		earlier = &cp
 	}
-	rcs, err := receipts.read()
+	rcs, err := readReceipts(receipts)
 	if err != nil {
 		return err
 	}

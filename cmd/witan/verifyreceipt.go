@@ -16,7 +16,6 @@ import (
 	"net/url"
 	"os"
 	"strconv"
-	"strings"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
@@ -26,24 +25,18 @@ import (
 // maxReceiptFile bounds a -receipt file read.
 const maxReceiptFile = 1 << 20
 
-// receiptFiles is the repeatable -receipt flag.
-type receiptFiles []string
-
-func (f *receiptFiles) String() string     { return strings.Join(*f, ",") }
-func (f *receiptFiles) Set(s string) error { *f = append(*f, s); return nil }
-
 // namedReceipt is a receipt read from a file, with the file's name.
 type namedReceipt struct {
 	file string
 	rc   *replica.Receipt
 }
 
-// read reads and checks each file: a receipt, or an answer of POST
+// readReceipts reads and checks each file named by -receipt: a receipt, or an answer of POST
 // /transactions that holds one, whose signature verifies by the node key
 // it names. Which node that must be is checked against the node verified.
-func (f receiptFiles) read() ([]namedReceipt, error) {
-	out := make([]namedReceipt, 0, len(f))
-	for _, name := range f {
+func readReceipts(names []string) ([]namedReceipt, error) {
+	out := make([]namedReceipt, 0, len(names))
+	for _, name := range names {
 		b, err := readBounded(name, maxReceiptFile)
 		if err != nil {
 			return nil, fmt.Errorf("-receipt %s: %w", name, err)

@@ -62,6 +62,7 @@ package httpapi
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -282,7 +283,7 @@ func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string,
 			attach = append(attach, att...)
 		}
 	}
-	slices.SortFunc(x.Entries, func(a, b ExtractEntry) int { return cmpUint(a.Inclusion.LeafIndex, b.Inclusion.LeafIndex) })
+	slices.SortFunc(x.Entries, func(a, b ExtractEntry) int { return cmp.Compare(a.Inclusion.LeafIndex, b.Inclusion.LeafIndex) })
 	// The newest checkpoint that witnesses co-signed (largest first), when
 	// it holds every entry the newest one does, so that -witness can be
 	// required; none further down the list can hold them all if it does not.
@@ -326,7 +327,7 @@ func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string,
 	if err != nil {
 		return err
 	}
-	x.Electorate = sortedKeys(ev.Poll.Electorate.Members())
+	x.Electorate = ev.Poll.Electorate.Members() // a copy, sorted by string form
 	if isApprovers {
 		gid, err := house.ParseGroupRef(approvers.Group)
 		if err != nil {
@@ -375,16 +376,6 @@ func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string,
 	// how much there is.
 	w.Header().Set(HeaderPendingEntries, strconv.Itoa(pending))
 	return writeMRExtract(w, &x)
-}
-
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func sortedKeys(ks []dag.Key) []dag.Key {
