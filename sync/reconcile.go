@@ -339,13 +339,16 @@ func capIDs(ids []dag.ID) []dag.ID {
 	return ids
 }
 
+// sampleSize is how many entries sampleBytes reads.
+const sampleSize = 16
+
 // sampleBytes estimates the size of n entries from the first few of ids.
 func (e *Engine) sampleBytes(ctx context.Context, ids []dag.ID, n uint64) (uint64, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
 	var sum uint64
-	k := min(len(ids), 16)
+	k := min(len(ids), sampleSize)
 	for _, id := range ids[:k] {
 		en, err := e.local.Get(ctx, id)
 		if err != nil {
@@ -356,18 +359,34 @@ func (e *Engine) sampleBytes(ctx context.Context, ids []dag.ID, n uint64) (uint6
 	return sum * n / uint64(k), nil
 }
 
-func (e *Engine) streamLog(ctx context.Context, c *conn, space string, hs []dag.ID) error {
-	var count uint64
+// lastPosition returns the highest log position of hs.
+func lastPosition(ctx context.Context, x Local, hs []dag.ID) (uint64, error) {
+	var last uint64
 	for _, h := range hs {
-		p, err := e.local.Position(ctx, h)
+		p, err := x.Position(ctx, h)
 		if err != nil {
-			return err
+			return 0, err
 		}
-		count = max(count, p)
+		last = max(last, p)
+	}
+	return last, nil
+}
+
+func (e *Engine) streamLog(ctx context.Context, c *conn, space string, hs []dag.ID) error {
+	count, err := lastPosition(ctx, e.local, hs)
+	if err != nil {
+		return err
 	}
 	const page = 4096
+	lr, isReader := e.local.(LogReader)
+	first := page
+	if isReader {
+		// Only the size estimate reads these ids (sampleBytes: the first
+		// 16); the entries come from LogEntries below.
+		first = sampleSize
+	}
 	after := uint64(0)
-	ids, err := e.local.Log(ctx, space, after, page)
+	ids, err := e.local.Log(ctx, space, after, first)
 	if err != nil {
 		return err
 	}
@@ -380,7 +399,7 @@ func (e *Engine) streamLog(ctx context.Context, c *conn, space string, hs []dag.
 	}
 	b := e.newBatcher(c)
 	sent := uint64(0)
-	if lr, ok := e.local.(LogReader); ok {
+	if isReader {
 		// The entries of each run read in one go, not one Get each; a run
 		// of entryPage entries holds at most entryPage × dag.MaxEnvelopeSize
 		// (64 MiB), a few KiB for the usual envelopes of a few hundred bytes.
@@ -741,13 +760,9 @@ func (e *Engine) filter(ctx context.Context, space string, hs, common []dag.ID) 
 // fresh node). It returns nil, for region to walk, when the log does not
 // hold what the positions promise.
 func logTail(ctx context.Context, x Local, space string, hs []dag.ID, n int) ([]dag.ID, error) {
-	var last uint64
-	for _, h := range hs {
-		p, err := x.Position(ctx, h)
-		if err != nil {
-			return nil, err
-		}
-		last = max(last, p)
+	last, err := lastPosition(ctx, x, hs)
+	if err != nil {
+		return nil, err
 	}
 	after := uint64(0)
 	if last > uint64(n) {
