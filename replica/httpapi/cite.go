@@ -275,11 +275,11 @@ func (s *Server) citeDiff(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	before, nid, err := s.subtree(ctx, space, from, r.URL.Query().Get("nid"))
+	ft, err := s.rep.Snapshot(ctx, space, from)
 	if err != nil {
 		return err
 	}
-	ft, err := s.rep.Snapshot(ctx, space, from)
+	before, nid, err := specAt(ft, r.URL.Query().Get("nid"))
 	if err != nil {
 		return err
 	}

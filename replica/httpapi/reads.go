@@ -495,6 +495,11 @@ func (s *Server) subtree(ctx context.Context, space string, change dag.ID, nid s
 	if err != nil {
 		return nil, "", err
 	}
+	return specAt(t, nid)
+}
+
+// specAt is subtree in a snapshot already loaded.
+func specAt(t *statute.Tree, nid string) (*statute.NodeSpec, string, error) {
 	if nid == "" {
 		nid = t.Root()
 	}
