@@ -241,8 +241,8 @@ func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string,
 		x.Entries = append(x.Entries, ExtractEntry{Inclusion: ExtractInclusion{LeafIndex: p.LeafIndex, TreeSize: p.TreeSize, InclusionPath: p.InclusionPath},
 			Object: e.Data, Tx: tx})
 		switch env.Type {
-		case dag.TxMROpen:
-			if x.Object == nil {
+		case dag.TxMROpen, dag.TxGroupUpdate: // its objects; a group update's group object
+			if env.Type == dag.TxMROpen && x.Object == nil {
 				x.Object = env.Body
 			}
 			att, err := s.n.Attachments(ctx, e)
@@ -275,12 +275,6 @@ func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string,
 				}
 				txs, k = append(txs, rotations[i].Tx), rotations[i].Member
 			}
-		case dag.TxGroupUpdate: // its group object
-			att, err := s.n.Attachments(ctx, e)
-			if err != nil {
-				return err
-			}
-			attach = append(attach, att...)
 		}
 	}
 	slices.SortFunc(x.Entries, func(a, b ExtractEntry) int { return cmp.Compare(a.Inclusion.LeafIndex, b.Inclusion.LeafIndex) })
@@ -291,7 +285,6 @@ func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string,
 		c := cs[0]
 		newest := c.Size == cp.Size && c.Root == cp.Root && c.TS.Equal(cp.TS) // co-signed itself
 		if !newest && c.Size > x.Entries[n-1].Inclusion.LeafIndex {
-			entries := make([]ExtractEntry, n)
 			etx := make([]dag.ID, n)
 			for i, e := range x.Entries {
 				etx[i] = e.Tx
@@ -305,9 +298,9 @@ func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string,
 					return fmt.Errorf("httpapi: %s is not in checkpoint %d", e.Tx, c.Size)
 				}
 				p := ps[i]
-				entries[i] = ExtractEntry{Inclusion: ExtractInclusion{LeafIndex: p.LeafIndex, TreeSize: p.TreeSize, InclusionPath: p.InclusionPath}, Object: e.Object, Tx: e.Tx}
+				x.Entries[i].Inclusion = ExtractInclusion{LeafIndex: p.LeafIndex, TreeSize: p.TreeSize, InclusionPath: p.InclusionPath}
 			}
-			cp, x.Entries = c, entries
+			cp = c
 			x.Checkpoint, x.Cosigned = mustJSON(cp), s.rep.Cosignatures(cp)
 		}
 	}
@@ -361,14 +354,14 @@ func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string,
 			x.Determinations = append(x.Determinations, ExtractDetermination{IfClosed: dv.Evaluation.IfClosed, Outcome: dv.Outcome, Tally: dv.Evaluation.Tally, Tx: en.Tx})
 		}
 	}
-	objs := make(map[dag.ID]json.RawMessage, len(x.Entries))
-	for _, en := range x.Entries {
-		objs[en.Tx] = en.Object
-	}
-	if x.Tally, err = liveTally(&x, body, objs); err != nil {
+	all, _, _, err := extractBallots(&x)
+	if err != nil {
 		return err
 	}
-	if err := recomputeDeterminations(&x, body, objs); err != nil {
+	if x.Tally, err = liveTally(&x, body, all); err != nil {
+		return err
+	}
+	if err := recomputeDeterminations(&x, body); err != nil {
 		return unsupported("%v", err)
 	}
 	// What is beyond the checkpoint cannot be checked offline, so it is
@@ -426,12 +419,12 @@ func writeMRExtract(w http.ResponseWriter, x *MRExtract) error {
 	return bw.Flush()
 }
 
-// extractBallots decodes x's ballot.cast entries (objs by tx), each
-// counted for its envelope's signer, and its mr.determine entries.
-func extractBallots(x *MRExtract, objs map[dag.ID]json.RawMessage) (all []rules.Ballot, determines []*house.Determination, detTx []dag.ID, err error) {
+// extractBallots decodes x's ballot.cast entries, each counted for its
+// envelope's signer, and its mr.determine entries.
+func extractBallots(x *MRExtract) (all []rules.Ballot, determines []*house.Determination, detTx []dag.ID, err error) {
 	mem := newMembers(x)
 	for _, en := range x.Entries {
-		env, _, _, err := dag.DecodeEnvelope(objs[en.Tx])
+		env, _, _, err := dag.DecodeEnvelope(en.Object)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -463,12 +456,8 @@ func (x *MRExtract) rulesContext() rules.Context {
 	return rules.Context{Facts: rules.Facts{Emergency: x.Facts.Emergency, Reverts: x.Facts.Reverts, StructureFailed: x.Facts.StructureFailed}}
 }
 
-// liveTally is the tally over every ballot of x.
-func liveTally(x *MRExtract, body *house.MR, objs map[dag.ID]json.RawMessage) (ExtractTally, error) {
-	all, _, _, err := extractBallots(x, objs)
-	if err != nil {
-		return ExtractTally{}, err
-	}
+// liveTally is the tally over all, every ballot of x (extractBallots).
+func liveTally(x *MRExtract, body *house.MR, all []rules.Ballot) (ExtractTally, error) {
 	res, err := rules.Evaluate(body.Rule, x.Electorate, x.MR, all, x.rulesContext())
 	if err != nil {
 		return ExtractTally{}, err
@@ -503,9 +492,9 @@ func appendEntry(b []byte, e ExtractEntry) []byte {
 
 // recomputeDeterminations checks every stated determination of x against
 // rules.Evaluate over exactly its listed ballots as the extract holds them
-// (envelopes by tx), and the stated live tally over all of them.
-func recomputeDeterminations(x *MRExtract, body *house.MR, objs map[dag.ID]json.RawMessage) error {
-	all, determines, detTx, err := extractBallots(x, objs)
+// (its entries' envelopes), and the stated live tally over all of them.
+func recomputeDeterminations(x *MRExtract, body *house.MR) error {
+	all, determines, detTx, err := extractBallots(x)
 	if err != nil {
 		return err
 	}
@@ -524,7 +513,7 @@ func recomputeDeterminations(x *MRExtract, body *house.MR, objs map[dag.ID]json.
 		}
 		return nil
 	}
-	live, err := liveTally(x, body, objs)
+	live, err := liveTally(x, body, all)
 	if err != nil {
 		return err
 	}
@@ -623,7 +612,7 @@ func VerifyMRExtract(b []byte, pin dag.Key, witnesses []dag.Key) (*MRExtract, re
 	// checkpoint, in log order.
 	opens := 0
 	roots := []string{string(x.Object)}
-	objs := make(map[dag.ID]json.RawMessage, len(x.Entries))
+	envs := make([]*dag.Envelope, len(x.Entries))
 	for i, en := range x.Entries {
 		env, canon, id, err := dag.DecodeEnvelope(en.Object)
 		if err != nil {
@@ -668,7 +657,7 @@ func VerifyMRExtract(b []byte, pin dag.Key, witnesses []dag.Key) (*MRExtract, re
 		default:
 			return fail("entry %d (%s) is a %s, not an mr.open, ballot.cast or mr.determine", i, en.Tx, env.Type)
 		}
-		objs[en.Tx] = en.Object
+		envs[i] = env
 	}
 	if opens == 0 {
 		return fail("no mr.open of the MR")
@@ -676,11 +665,7 @@ func VerifyMRExtract(b []byte, pin dag.Key, witnesses []dag.Key) (*MRExtract, re
 	// Signatures last: they cost the most, and whatever else was changed
 	// has failed by now.
 	for i, en := range x.Entries {
-		env, _, _, err := dag.DecodeEnvelope(en.Object)
-		if err != nil {
-			return fail("entry %d: %v", i, err)
-		}
-		if err := env.VerifySignature(); err != nil {
+		if err := envs[i].VerifySignature(); err != nil {
 			return fail("entry %d (%s): signature: %v", i, en.Tx, err)
 		}
 	}
@@ -700,7 +685,7 @@ func VerifyMRExtract(b []byte, pin dag.Key, witnesses []dag.Key) (*MRExtract, re
 			return fail("electorate is not the approvers group %q that its group entries define", gid)
 		}
 	}
-	if err := recomputeDeterminations(&x, body, objs); err != nil {
+	if err := recomputeDeterminations(&x, body); err != nil {
 		return fail("%v", err)
 	}
 	return &x, cp, nil
