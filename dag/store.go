@@ -289,6 +289,34 @@ type Store interface {
 	io.Closer
 }
 
+// ReadLog returns up to limit (0: all) applied entries of space in log
+// order, starting after position after, as Log and then Get of each id
+// would. A store that reads them in one go (a LogEntries method of that
+// meaning, as dag/badgerstore's) is asked to.
+func ReadLog(ctx context.Context, st interface {
+	Getter
+	Index
+}, space string, after uint64, limit int) ([]Entry, error) {
+	if lr, ok := st.(interface {
+		LogEntries(ctx context.Context, space string, after uint64, limit int) ([]Entry, error)
+	}); ok {
+		return lr.LogEntries(ctx, space, after, limit)
+	}
+	ids, err := st.Log(ctx, space, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Entry, 0, len(ids))
+	for _, id := range ids {
+		e, err := st.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
 // SpaceOrder returns every applied entry of space in the deterministic
 // topological order of TopoOrder. It holds the space's parent map in memory.
 func SpaceOrder(ctx context.Context, x Index, space string) ([]ID, error) {

@@ -122,17 +122,5 @@ func strictJSON(b []byte, v any) error {
 
 // localLog returns the entries of a node-local space in log order.
 func localLog(ctx context.Context, st dag.Store, space string) ([]dag.Entry, error) {
-	ids, err := st.Log(ctx, space, 0, 0)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]dag.Entry, 0, len(ids))
-	for _, id := range ids {
-		e, err := st.Get(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, nil
+	return dag.ReadLog(ctx, st, space, 0, 0)
 }

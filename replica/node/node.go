@@ -348,22 +348,7 @@ func (n *Node) LogEntries(ctx context.Context, space string, after uint64, limit
 	if replica.IsLocalSpace(space) {
 		return []dag.Entry{}, nil
 	}
-	if lr, ok := n.store.(sync.LogReader); ok {
-		return lr.LogEntries(ctx, space, after, limit)
-	}
-	ids, err := n.store.Log(ctx, space, after, limit)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]dag.Entry, 0, len(ids))
-	for _, id := range ids {
-		e, err := n.store.Get(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, nil
+	return dag.ReadLog(ctx, n.store, space, after, limit)
 }
 
 // Refs implements sync.Local: the objects an envelope's body names, found

@@ -185,17 +185,13 @@ func (pr *peerRecords) addFork(rec forkRecord) {
 
 // eachLocal calls f on each entry of the node-local space in log order.
 func eachLocal(ctx context.Context, st dag.Store, space string, f func(dag.Entry) error) error {
-	ids, err := st.Log(ctx, space, 0, 0)
+	es, err := dag.ReadLog(ctx, st, space, 0, 0)
 	if err != nil {
 		return err
 	}
-	for _, id := range ids {
-		e, err := st.Get(ctx, id)
-		if err != nil {
-			return err
-		}
+	for _, e := range es {
 		if err := f(e); err != nil {
-			return fmt.Errorf("record %s: %w", id, err)
+			return fmt.Errorf("record %s: %w", e.ID, err)
 		}
 	}
 	return nil
