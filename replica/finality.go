@@ -333,15 +333,11 @@ func (r *Replica) submit(ctx context.Context, sub Submission) (*Receipt, error) 
 	var rc *Receipt
 	if q.facts {
 		// Accepted, its facts read with its group's: no lock here.
-		rc = &Receipt{Tx: q.out.Tx, Envelope: q.digest, Status: "accepted", Errors: []ErrorEntry{},
-			CheckpointSize: q.cpSize, Node: r.key.Key()}
-		if rc.Envelope == (dag.ID{}) {
-			rc.Envelope = dag.Sum(sub.Envelope)
+		digest := q.digest
+		if digest == (dag.ID{}) {
+			digest = dag.Sum(sub.Envelope)
 		}
-		if q.pos > 0 {
-			idx := q.pos - 1
-			rc.LogIndex = &idx
-		}
+		rc = r.acceptedReceipt(q.out.Tx, digest, q.cpSize, q.pos)
 	} else {
 		var err error
 		if rc, err = r.receipt(ctx, sub.Envelope, q.out); err != nil {
@@ -355,6 +351,18 @@ func (r *Replica) submit(ctx context.Context, sub Submission) (*Receipt, error) 
 	}
 	rc.Sig = r.key.Sign(dag.DomainReceipt, msg)
 	return rc, nil
+}
+
+// acceptedReceipt is the receipt, not yet signed, of accepted entry tx
+// whose envelope's digest is envelope, at 1-based log position pos (0 if
+// unknown) when the newest checkpoint has cpSize entries.
+func (r *Replica) acceptedReceipt(tx, envelope dag.ID, cpSize, pos uint64) *Receipt {
+	rc := &Receipt{Tx: tx, Envelope: envelope, Status: "accepted", Errors: []ErrorEntry{}, CheckpointSize: cpSize, Node: r.key.Key()}
+	if pos > 0 {
+		idx := pos - 1
+		rc.LogIndex = &idx
+	}
+	return rc
 }
 
 // receipt is Submit's receipt for outcome o, not yet signed.
@@ -379,22 +387,17 @@ func (r *Replica) receipt(ctx context.Context, envelope []byte, o Outcome) (*Rec
 		rc.CheckpointSize = sp.cps[len(sp.cps)-1].Size
 	}
 	if o.Status == Accepted {
-		rc.Status = "accepted"
-		if p := r.position(ctx, o.Tx); p > 0 {
-			idx := p - 1
-			rc.LogIndex = &idx
+		return r.acceptedReceipt(o.Tx, rc.Envelope, rc.CheckpointSize, r.position(ctx, o.Tx)), nil
+	}
+	rc.Status = "rejected"
+	rc.Errors = append(rc.Errors, ErrorEntry{Code: o.Code, Detail: o.Detail})
+	if env, _, _, err := dag.DecodeEnvelope(envelope); err == nil && o.Space != "" {
+		idx, ok, err := r.logRefusal(ctx, o.Space, env, rc.Envelope, o.Code, rc.CheckpointSize)
+		if err != nil {
+			return nil, err
 		}
-	} else {
-		rc.Status = "rejected"
-		rc.Errors = append(rc.Errors, ErrorEntry{Code: o.Code, Detail: o.Detail})
-		if env, _, _, err := dag.DecodeEnvelope(envelope); err == nil && o.Space != "" {
-			idx, ok, err := r.logRefusal(ctx, o.Space, env, rc.Envelope, o.Code, rc.CheckpointSize)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				rc.RefusalIndex = &idx
-			}
+		if ok {
+			rc.RefusalIndex = &idx
 		}
 	}
 	return rc, nil
