@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/dag/badgerstore"
 	"github.com/witan-dev/witan/replica/house"
+	"github.com/witan-dev/witan/replica/internal/par"
 	"github.com/witan-dev/witan/replica/mlog"
 )
 
@@ -801,17 +801,7 @@ func (r *Replica) verify(subs []Submission, out []Outcome) []item {
 			items[i].badSig = !valid[k]
 		}
 	}
-	parts := min(runtime.GOMAXPROCS(0), (len(subs)+verifyChunk-1)/verifyChunk)
-	var wg sync.WaitGroup
-	for p := 1; p < parts; p++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			part(p*len(subs)/parts, (p+1)*len(subs)/parts)
-		}()
-	}
-	part(0, len(subs)/max(parts, 1))
-	wg.Wait()
+	_ = par.Run(len(subs), verifyChunk, func(lo, hi int) error { part(lo, hi); return nil }) // part fails nothing
 	return slices.DeleteFunc(items, func(it item) bool { return it.env == nil })
 }
 

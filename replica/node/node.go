@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime"
 	"slices"
 	"strings"
 	gosync "sync"
@@ -20,6 +19,7 @@ import (
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/dag/badgerstore"
 	"github.com/witan-dev/witan/replica"
+	"github.com/witan-dev/witan/replica/internal/par"
 	"github.com/witan-dev/witan/replica/statute"
 	"github.com/witan-dev/witan/sessions/meetstore"
 	"github.com/witan-dev/witan/sync"
@@ -624,22 +624,7 @@ func (n *Node) decodeItems(ctx context.Context, space string, items []sync.Item,
 		}
 		return nil
 	}
-	parts := min(runtime.GOMAXPROCS(0), (len(items)+decodeChunk-1)/decodeChunk)
-	if parts <= 1 {
-		return dec, part(0, len(items))
-	}
-	errs := make([]error, parts)
-	var wg gosync.WaitGroup
-	for p := 1; p < parts; p++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[p] = part(p*len(items)/parts, (p+1)*len(items)/parts)
-		}()
-	}
-	errs[0] = part(0, len(items)/parts)
-	wg.Wait()
-	return dec, errors.Join(errs...)
+	return dec, par.Run(len(items), decodeChunk, part)
 }
 
 // Ingest implements sync.Local: session entries go to the replica, memory
