@@ -46,7 +46,9 @@ func readSubmission(r *http.Request) (*submission, error) {
 // takes the generic path only (the tests hold the two paths together).
 func parseSubmission(b []byte, fast bool) (*submission, error) {
 	if env, atts, ok := splitTransaction(b); fast && ok {
-		if sub, ok := decodeSubmission(env, atts); ok {
+		// The values found: taken if every one of them passes, else the
+		// generic path says how they fail.
+		if sub, err := buildSubmission(env, atts); err == nil && sub.attErr == nil {
 			return sub, nil
 		}
 	}
@@ -54,21 +56,27 @@ func parseSubmission(b []byte, fast bool) (*submission, error) {
 	if err := decodeJSON(b, &tx); err != nil {
 		return nil, err
 	}
-	if len(tx.Envelope) == 0 || string(tx.Envelope) == "null" {
+	return buildSubmission(tx.Envelope, tx.Attachments)
+}
+
+// buildSubmission checks and decodes a submission's envelope and its
+// attachments' wire forms; an attachment that fails is sub.attErr.
+func buildSubmission[A ~[]byte](env []byte, atts []A) (*submission, error) {
+	if len(env) == 0 || string(env) == "null" {
 		return nil, problemf(dag.CodeSchema, "envelope is required")
 	}
-	if len(tx.Envelope) > dag.MaxEnvelopeSize {
+	if len(env) > dag.MaxEnvelopeSize {
 		return nil, problemf(dag.CodeSchema, "envelope is larger than %d bytes", dag.MaxEnvelopeSize)
 	}
 	// An envelope that does not decode has no tx id to sign a receipt
 	// for: a plain schema problem.
-	se, err := dag.DecodeSigned(tx.Envelope)
+	se, err := dag.DecodeSigned(env)
 	if err != nil {
 		return nil, err
 	}
-	sub := &submission{env: tx.Envelope, signed: se, atts: make([][]byte, 0, len(tx.Attachments))}
-	for i, a := range tx.Attachments {
-		c, err := AttachmentObject(a)
+	sub := &submission{env: env, signed: se, atts: make([][]byte, 0, len(atts))}
+	for i, a := range atts {
+		c, err := AttachmentObject(json.RawMessage(a))
 		if err != nil {
 			sub.atts, sub.attErr = nil, problemf(dag.CodeSchema, "attachment %d: %v", i, err)
 			break
@@ -76,28 +84,6 @@ func parseSubmission(b []byte, fast bool) (*submission, error) {
 		sub.atts = append(sub.atts, c)
 	}
 	return sub, nil
-}
-
-// decodeSubmission is readSubmission's fast path once the values are
-// found: ok is false if any of them fails (the generic path then says
-// how).
-func decodeSubmission(env []byte, atts [][]byte) (*submission, bool) {
-	if len(env) > dag.MaxEnvelopeSize {
-		return nil, false
-	}
-	se, err := dag.DecodeSigned(env)
-	if err != nil {
-		return nil, false
-	}
-	sub := &submission{env: env, signed: se, atts: make([][]byte, 0, len(atts))}
-	for _, a := range atts {
-		c, err := AttachmentObject(a)
-		if err != nil {
-			return nil, false
-		}
-		sub.atts = append(sub.atts, c)
-	}
-	return sub, true
 }
 
 // readBody reads a request body whole, in one allocation when the
