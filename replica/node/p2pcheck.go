@@ -176,14 +176,7 @@ func (c *p2pChecks) get(p peer.ID) *p2pChecked {
 	x := c.peers[p]
 	if x == nil {
 		if len(c.peers) >= maxCheckedPeers {
-			var oldest peer.ID
-			var at uint64
-			for id, y := range c.peers {
-				if oldest == "" || y.used < at {
-					oldest, at = id, y.used
-				}
-			}
-			delete(c.peers, oldest)
+			dropLeastUsed(c.peers, func(y *p2pChecked) uint64 { return y.used })
 		}
 		x = &p2pChecked{pc: newPeerCheckpoints()}
 		c.peers[p] = x

@@ -108,14 +108,22 @@ func (pr *peerRecords) init() {
 // evict drops the peers written least recently past maxCheckedPeers.
 func (pr *peerRecords) evict() {
 	for len(pr.verified) > maxCheckedPeers {
-		var oldest string
-		var at uint64
-		for p, v := range pr.verified {
-			if oldest == "" || v.used < at {
-				oldest, at = p, v.used
-			}
+		dropLeastUsed(pr.verified, func(v *verifiedPeer) uint64 { return v.used })
+	}
+}
+
+// dropLeastUsed deletes from m the value whose used tick is lowest.
+func dropLeastUsed[K comparable, V any](m map[K]V, used func(V) uint64) {
+	var oldest K
+	var at uint64
+	found := false
+	for k, v := range m {
+		if u := used(v); !found || u < at {
+			oldest, at, found = k, u, true
 		}
-		delete(pr.verified, oldest)
+	}
+	if found {
+		delete(m, oldest)
 	}
 }
 
