@@ -249,7 +249,7 @@ func BenchmarkIngest(b *testing.B) {
 		for _, mode := range []struct {
 			name string
 			o    badgerstore.Options
-		}{{"sync", benchOptions(badgerstore.Options{})}, {"nosync", benchOptions(badgerstore.Options{NoSync: true})}} {
+		}{{"sync", benchOptions(badgerstore.Options{})}, {"nosync", benchOptions(badgerstore.Options{NoSync: true})}, {"badgersync", badgerSync(benchOptions(badgerstore.Options{}))}} {
 			b.Run(sizeName(n)+"/"+mode.name, func(b *testing.B) {
 				var peak, half, end, liveHalf, liveEnd int64
 				var cpu time.Duration
@@ -543,11 +543,6 @@ func benchOptions(o badgerstore.Options) badgerstore.Options {
 		if bloom > 0 {
 			bo = bo.WithBloomFalsePositive(bloom)
 		}
-		if os.Getenv("WITAN_BENCH_BADGER_NOSYNC") != "" {
-			// To measure: Badger's own syncs off, the body files' on (not
-			// durable: Badger's commit may be lost).
-			bo = bo.WithSyncWrites(false)
-		}
 		return bo
 	}
 	return o
@@ -694,6 +689,19 @@ func cpuTime() time.Duration {
 }
 
 // benchBatch is the ingest batch size: 1000, or WITAN_BENCH_BATCH.
+// badgerSync is o with Badger's own syncs instead of the store's commit
+// log: how each commit was made durable before it, to compare.
+func badgerSync(o badgerstore.Options) badgerstore.Options {
+	tune := o.Tune
+	o.Tune = func(bo badger.Options) badger.Options {
+		if tune != nil {
+			bo = tune(bo)
+		}
+		return bo.WithSyncWrites(true)
+	}
+	return o
+}
+
 func benchBatch() int {
 	if n, _ := strconv.Atoi(os.Getenv("WITAN_BENCH_BATCH")); n > 0 {
 		return n

@@ -594,14 +594,14 @@ func (s *Store) bodyCandidate(skip map[uint32]bool) (uint32, bool, error) {
 	if err != nil || len(stale) == 0 {
 		return best, err == nil && bestShare > 0, err
 	}
-	txn := s.db.NewTransaction(true)
+	txn := s.newTxn()
 	defer txn.Discard()
 	for _, k := range stale {
 		if err := txn.Delete(k); err != nil {
 			return 0, false, err
 		}
 	}
-	if err := txn.Commit(); err != nil {
+	if err := s.commitTxn(txn); err != nil {
 		return 0, false, err
 	}
 	return best, bestShare > 0, s.syncFailure()
@@ -751,7 +751,12 @@ func (s *Store) collectBodyFile(ctx context.Context, file uint32) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.db.Update(func(txn *badger.Txn) error { return txn.Delete(bodyDeadKey(file)) })
+	dt := s.newTxn()
+	defer dt.Discard()
+	if err := dt.Delete(bodyDeadKey(file)); err != nil {
+		return err
+	}
+	return s.commitTxn(dt)
 }
 
 // moveRecords copies the live records among recs (whole runs, in file
@@ -767,7 +772,7 @@ func (s *Store) moveRecords(file uint32, recs []record) error {
 		return err
 	}
 	bl := s.bl
-	txn := s.db.NewTransaction(true)
+	txn := s.newTxn()
 	defer txn.Discard()
 	bfile, boff := bl.next()
 	var buf []byte
@@ -843,7 +848,7 @@ func (s *Store) moveRecords(file uint32, recs []record) error {
 	}
 	if len(buf) == 0 {
 		// Nothing live: only runs and tombstones to drop.
-		if err := txn.Commit(); err != nil {
+		if err := s.commitTxn(txn); err != nil {
 			return err
 		}
 		return s.syncFailure()
@@ -859,8 +864,8 @@ func (s *Store) moveRecords(file uint32, recs []record) error {
 		bl.abandon(bfile, boff)
 		return err
 	}
-	if err := txn.Commit(); err != nil {
-		bl.abandon(bfile, boff)
+	if err := s.commitTxn(txn); err != nil {
+		s.abandonBodies(bfile, boff)
 		return err
 	}
 	bl.committed(bfile, end)
