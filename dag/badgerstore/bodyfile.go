@@ -42,6 +42,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/witan-dev/witan/dag"
@@ -241,6 +242,8 @@ type bodyLog struct {
 	dirty map[uint32]bool  // written and not synced (NoSync)
 
 	failed atomic.Pointer[string] // the first failed fdatasync
+
+	syncs, syncWait atomic.Int64 // Stats: fdatasyncs of write, and the time they took
 }
 
 func fileName(dir string, n uint32) string {
@@ -407,7 +410,11 @@ func (bl *bodyLog) write(file uint32, off int64, buf []byte) error {
 		bl.fmu.Unlock()
 		return nil
 	}
-	if err := bl.sync(f); err != nil {
+	t0 := time.Now()
+	err := bl.sync(f)
+	bl.syncs.Add(1)
+	bl.syncWait.Add(int64(time.Since(t0)))
+	if err != nil {
 		return bl.fail(err)
 	}
 	return nil

@@ -182,10 +182,12 @@ type Store struct {
 	// vlogSynced: every value-log file numbered below it is sealed and
 	// durable (syncBadger); under wmu.
 	vlogSynced uint32
-	spaces     sync.Map  // space name → uint32 id, and uint32 id → name; only committed spaces
-	ids        *idFilter // a superset of the ids of the entries held
-	maxVal     int       // the largest value Badger takes (in memory: 1 MiB), 0 for no limit
-	seq        uint64    // the last body number committed (keyLastSeq); under mu
+	// Stats: Badger commits and the time they took.
+	commits, commitWait atomic.Int64
+	spaces              sync.Map  // space name → uint32 id, and uint32 id → name; only committed spaces
+	ids                 *idFilter // a superset of the ids of the entries held
+	maxVal              int       // the largest value Badger takes (in memory: 1 MiB), 0 for no limit
+	seq                 uint64    // the last body number committed (keyLastSeq); under mu
 	// resume: keyPromote is held, a promotion was cut off between two
 	// transactions; the next Put in its space finishes it. ready: what it
 	// left, per space, once read (nil before). Under mu.
