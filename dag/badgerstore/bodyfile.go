@@ -379,8 +379,21 @@ func (bl *bodyLog) syncFailure() error {
 // it durable (unless NoSync). Call with Store.mu held, before the commit
 // that references what buf holds.
 func (bl *bodyLog) write(file uint32, off int64, buf []byte) error {
-	if err := bl.syncFailure(); err != nil {
+	wait, err := bl.writeAsync(file, off, buf)
+	if err != nil {
 		return err
+	}
+	return wait()
+}
+
+// writeAsync writes buf at off of file (creating it when it is new) and
+// starts its fdatasync (unless NoSync), whose end the returned func waits
+// for: the commit log's record is written and synced meanwhile. Call with
+// Store.mu held, and wait before the commit that references what buf
+// holds.
+func (bl *bodyLog) writeAsync(file uint32, off int64, buf []byte) (wait func() error, err error) {
+	if err := bl.syncFailure(); err != nil {
+		return nil, err
 	}
 	bl.fmu.Lock()
 	f := bl.files[file]
@@ -388,13 +401,13 @@ func (bl *bodyLog) write(file uint32, off int64, buf []byte) error {
 	if f == nil {
 		var err error
 		if f, err = os.OpenFile(fileName(bl.dir, file), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644); err != nil {
-			return fmt.Errorf("badgerstore: body file: %w", err)
+			return nil, fmt.Errorf("badgerstore: body file: %w", err)
 		}
 		if !bl.noSync {
 			// The file's name must be durable before a commit names it.
 			if err := syncDir(bl.dir); err != nil {
 				f.Close()
-				return bl.fail(err)
+				return nil, bl.fail(err)
 			}
 		}
 		bl.fmu.Lock()
@@ -402,22 +415,28 @@ func (bl *bodyLog) write(file uint32, off int64, buf []byte) error {
 		bl.fmu.Unlock()
 	}
 	if _, err := f.WriteAt(buf, off); err != nil {
-		return fmt.Errorf("badgerstore: body file: %w", err)
+		return nil, fmt.Errorf("badgerstore: body file: %w", err)
 	}
 	if bl.noSync {
 		bl.fmu.Lock()
 		bl.dirty[file] = true
 		bl.fmu.Unlock()
+		return func() error { return nil }, nil
+	}
+	done := make(chan error, 1)
+	go func() {
+		t0 := time.Now()
+		err := bl.sync(f)
+		bl.syncs.Add(1)
+		bl.syncWait.Add(int64(time.Since(t0)))
+		done <- err
+	}()
+	return func() error {
+		if err := <-done; err != nil {
+			return bl.fail(err)
+		}
 		return nil
-	}
-	t0 := time.Now()
-	err := bl.sync(f)
-	bl.syncs.Add(1)
-	bl.syncWait.Add(int64(time.Since(t0)))
-	if err != nil {
-		return bl.fail(err)
-	}
-	return nil
+	}, nil
 }
 
 func (bl *bodyLog) fail(err error) error {

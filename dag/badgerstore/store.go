@@ -244,8 +244,12 @@ func Open(dir string, o Options) (*Store, error) {
 	if o.InMemory {
 		s.maxVal = 1 << 20
 	}
+	bdir := o.BodyDir
+	if bdir == "" {
+		bdir = filepath.Join(dir, "bodies")
+	}
 	if !o.InMemory && !o.NoSync && !bo.SyncWrites {
-		if err := s.openWAL(); err != nil {
+		if err := s.openWAL(bdir); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("badgerstore: open %s: %w", dir, err)
 		}
@@ -292,10 +296,6 @@ func Open(dir string, o Options) (*Store, error) {
 		s.ids, err = loadIDFilter(db)
 	}
 	if err == nil && !o.InMemory {
-		bdir := o.BodyDir
-		if bdir == "" {
-			bdir = filepath.Join(dir, "bodies")
-		}
 		s.bl, err = openBodyLog(db, bdir, o)
 	}
 	if err != nil {
@@ -309,13 +309,21 @@ func Open(dir string, o Options) (*Store, error) {
 }
 
 // openWAL opens the commit log and writes what it holds to Badger again,
-// then makes that durable and empties it.
-func (s *Store) openWAL() error {
+// then makes that durable and empties it. A last record whose bodies did
+// not all reach the body files in bodyDir is dropped first.
+func (s *Store) openWAL(bodyDir string) error {
 	w, recs, err := openWAL(s.dir)
 	if err != nil {
 		return err
 	}
 	s.wal = w
+	if n := len(recs); n > 0 && !bodiesWhole(bodyDir, recs[n-1]) {
+		if err := w.dropLast(recs[n-1]); err != nil {
+			w.close()
+			return err
+		}
+		recs = recs[:n-1]
+	}
 	if len(recs) == 0 {
 		return nil
 	}
@@ -1244,10 +1252,13 @@ func (s *Store) commit(p *putTxn, c chunk, first bool) error {
 		if err := p.txn.Set(keyBodyEnd, binary.BigEndian.AppendUint64(sidb(p.bfile), uint64(end))); err != nil {
 			return fmt.Errorf("badgerstore: put: %w", err)
 		}
-		if err := s.bl.write(p.bfile, p.boff, p.bbuf); err != nil {
+		wait, err := s.bl.writeAsync(p.bfile, p.boff, p.bbuf)
+		if err != nil {
 			s.bl.abandon(p.bfile, p.boff)
 			return err
 		}
+		// The bodies are synced while the commit log's record is.
+		p.txn.before = wait
 		if err := s.commitTxn(p.txn); err != nil {
 			s.abandonBodies(p.bfile, p.boff)
 			return fmt.Errorf("badgerstore: commit: %w", err)

@@ -7,9 +7,10 @@ package badgerstore
 // Badger runs with SyncWrites off, and the store keeps its own log of what
 // each transaction writes: before a transaction commits, its writes (keys,
 // values, deletions, in order) are appended to commits.wal as one record
-// with one write and made durable with fdatasync (after the body files the
-// record's locations name). Put is answered once that is done, as before,
-// and Badger's own files reach the disk when the kernel writes them back.
+// with one write and made durable with fdatasync, while the bodies the
+// record's locations name are synced in their body file. Badger commits
+// once both syncs ended, and Put is answered then, as before; Badger's own
+// files reach the disk when the kernel writes them back.
 //
 // Open replays the log: every record, in order, is written to Badger
 // again. A record holds whole values, so writing one again gives what it
@@ -17,7 +18,8 @@ package badgerstore
 // whatever prefix of them Badger kept (a crash of the process keeps all of
 // them; a crash of the machine, some prefix). A torn last record (the
 // machine stopped during its write, before its commit was answered) is
-// cut off.
+// cut off, and so is a last record whose bodies are not all whole in
+// their files (bodiesWhole: the machine stopped during the two syncs).
 //
 // Once the log passes walCheckpoint bytes, the store makes Badger's files
 // durable (syncBadger: its memtables' logs, including one waiting for its
@@ -67,6 +69,9 @@ const (
 type wtxn struct {
 	*badger.Txn
 	rec []byte
+	// before, when set, is waited for before Badger commits (and after
+	// the commit log's record is durable): the body files' fdatasync.
+	before func() error
 }
 
 // Set sets k to v in the transaction and records it.
@@ -111,6 +116,11 @@ func (s *Store) newTxn() *wtxn {
 // first; a commit that fails takes its record back out.
 func (s *Store) commitTxn(t *wtxn) error {
 	if s.wal == nil || len(t.rec) == 0 {
+		if t.before != nil {
+			if err := t.before(); err != nil {
+				return err
+			}
+		}
 		t0 := time.Now()
 		err := t.Txn.Commit()
 		s.commits.Add(1)
@@ -120,6 +130,15 @@ func (s *Store) commitTxn(t *wtxn) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	at, err := s.wal.append(t.rec)
+	if t.before != nil {
+		// The bodies' fdatasync, begun before the record was written, must
+		// end (and succeed) before Badger holds what names them. Should
+		// the machine stop before it ends, Open finds the last record's
+		// bodies missing or torn and drops the record (lastWhole).
+		if berr := t.before(); err == nil {
+			err = berr
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -253,10 +272,8 @@ func openWAL(dir string) (*walLog, [][]byte, error) {
 
 // readWAL reads the records of f from its start, and where the last
 // whole one ends.
-func readWAL(f *os.File) ([][]byte, int64, error) {
+func readWAL(f *os.File) (recs [][]byte, end int64, err error) {
 	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, 1<<62), 1<<20)
-	var recs [][]byte
-	var end int64
 	for {
 		n, err := binary.ReadUvarint(r)
 		if err != nil || n > maxWALRecord {
@@ -313,6 +330,78 @@ func cutBytes(b []byte) (v, rest []byte, ok bool) {
 		return nil, nil, false
 	}
 	return b[k : k+int(n) : k+int(n)], b[k+int(n):], true
+}
+
+// dropLast cuts the last record off the log: rec, whose length the caller
+// read from it.
+func (w *walLog) dropLast(rec []byte) error {
+	at := w.size - int64(uvarintLen(uint64(len(rec)))+len(rec)+4)
+	if err := w.f.Truncate(at); err != nil {
+		return err
+	}
+	if err := w.sync(w.f); err != nil {
+		return err
+	}
+	w.size = at
+	return nil
+}
+
+// bodiesWhole reports whether every body that the body runs of rec (a
+// record's operations) locate is whole in its body file in dir. The
+// bodies of a commit are synced while its record is (commitTxn), so a
+// machine that stopped then may have kept the record and not all of the
+// bodies; the commit was not answered, and only the last record can be
+// such a one: each commit waits for both syncs before the next begins.
+func bodiesWhole(dir string, rec []byte) bool {
+	files := map[uint32]*os.File{}
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	for len(rec) > 0 {
+		op := rec[0]
+		k, rest, ok := cutBytes(rec[1:])
+		if !ok {
+			return false
+		}
+		var v []byte
+		if op == opSet {
+			if v, rest, ok = cutBytes(rest); !ok {
+				return false
+			}
+		}
+		rec = rest
+		if op != opSet || len(k) != 9 || k[0] != pData {
+			continue
+		}
+		first := binary.BigEndian.Uint64(k[1:])
+		r, err := decodeBodyRun(first, v)
+		if err != nil {
+			return false
+		}
+		for i, l := range r.locs() {
+			if l.n == 0 {
+				continue
+			}
+			f := files[l.file]
+			if f == nil {
+				if f, err = os.Open(fileName(dir, l.file)); err != nil {
+					return false
+				}
+				files[l.file] = f
+			}
+			seq := first + uint64(i)
+			buf := make([]byte, recordHeader(seq, l.n)+l.n+4)
+			if _, err := f.ReadAt(buf, l.off-int64(recordHeader(seq, l.n))); err != nil {
+				return false
+			}
+			if _, err := checkRecord(seq, l, buf); err != nil {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // append writes ops as one record at the end of the log and makes it
