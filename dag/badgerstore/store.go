@@ -176,9 +176,10 @@ type Store struct {
 	bl *bodyLog
 	// wal is the commit log (nil in memory, with NoSync, or when Badger
 	// syncs its own writes); wmu orders its records as Badger's commits.
-	wal *walLog
-	wmu sync.Mutex
-	dir string
+	wal  *walLog
+	wmu  sync.Mutex
+	dir  string
+	vdir string // Badger's ValueDir
 	// vlogSynced: every value-log file numbered below it is sealed and
 	// durable (syncBadger); under wmu.
 	vlogSynced uint32
@@ -240,7 +241,7 @@ func Open(dir string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("badgerstore: open %s: %w", dir, err)
 	}
-	s := &Store{db: db, dir: dir, closed: make(chan struct{}), pending: map[uint32]int{}, valueThreshold: bo.ValueThreshold, watch: w}
+	s := &Store{db: db, dir: dir, vdir: bo.ValueDir, closed: make(chan struct{}), pending: map[uint32]int{}, valueThreshold: bo.ValueThreshold, watch: w}
 	if o.InMemory {
 		s.maxVal = 1 << 20
 	}

@@ -40,6 +40,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -180,43 +181,47 @@ func (s *Store) syncBadger() error {
 	if err := s.db.Sync(); err != nil {
 		return err
 	}
-	des, err := os.ReadDir(s.dir)
-	if err != nil {
-		return err
-	}
+	// Memtable logs are in the store's directory, value-log files in
+	// Badger's ValueDir (the same unless a Tune moved it).
 	newest := s.vlogSynced
-	for _, de := range des {
-		name := de.Name()
-		stem, vlog := strings.CutSuffix(name, ".vlog")
-		if !vlog {
-			if _, mem := strings.CutSuffix(name, ".mem"); !mem {
+	for _, dir := range slices.Compact([]string{s.dir, s.vdir}) {
+		des, err := os.ReadDir(dir)
+		if err != nil {
+			return err
+		}
+		for _, de := range des {
+			name := de.Name()
+			stem, vlog := strings.CutSuffix(name, ".vlog")
+			if !vlog {
+				if _, mem := strings.CutSuffix(name, ".mem"); !mem {
+					continue
+				}
+			} else {
+				n, err := strconv.ParseUint(stem, 10, 32)
+				if err != nil {
+					continue
+				}
+				if uint32(n) < s.vlogSynced {
+					continue // sealed, and synced since
+				}
+				newest = max(newest, uint32(n))
+			}
+			f, err := os.Open(filepath.Join(dir, name))
+			if errors.Is(err, os.ErrNotExist) {
 				continue
 			}
-		} else {
-			n, err := strconv.ParseUint(stem, 10, 32)
 			if err != nil {
-				continue
+				return err
 			}
-			if uint32(n) < s.vlogSynced {
-				continue // sealed, and synced since
+			err = s.wal.sync(f)
+			f.Close()
+			if err != nil {
+				return err
 			}
-			newest = max(newest, uint32(n))
 		}
-		f, err := os.Open(filepath.Join(s.dir, name))
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
+		if err := syncDir(dir); err != nil {
 			return err
 		}
-		err = s.wal.sync(f)
-		f.Close()
-		if err != nil {
-			return err
-		}
-	}
-	if err := syncDir(s.dir); err != nil {
-		return err
 	}
 	// Every value-log file before the newest is sealed: synced once, it is
 	// never synced again.
