@@ -135,7 +135,7 @@ func (s *Store) commitTxn(t *wtxn) error {
 		// The bodies' fdatasync, begun before the record was written, must
 		// end (and succeed) before Badger holds what names them. Should
 		// the machine stop before it ends, Open finds the last record's
-		// bodies missing or torn and drops the record (lastWhole).
+		// bodies missing or torn and drops the record (bodiesWhole).
 		if berr := t.before(); err == nil {
 			err = berr
 		}
