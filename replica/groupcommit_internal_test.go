@@ -61,7 +61,7 @@ func TestGroupCommitAnswersAsAlone(t *testing.T) {
 		sub = append(sub, Submission{Envelope: tx.Bytes})
 	}
 	out := make([]Outcome, len(group))
-	errs := r.commitGroup(group, r.verify(sub, out), out)
+	errs := r.commitGroup(group, r.verify(sub, out, false), out)
 	for i, want := range []Status{Accepted, Accepted, Pending} {
 		if errs[i] != nil || out[i].Status != want {
 			t.Errorf("submission %d: %v %+v, want %s", i, errs[i], out[i], want)
