@@ -458,7 +458,9 @@ func (r *Replica) commitPart(ctx context.Context, items []item, out []Outcome) e
 		it.i += n
 		all = append(all, it)
 	}
-	err := r.ingestItems(ctx, all, buf)
+	// The peer leaving (its context cancelled) does not fail the clients'
+	// commit: the part is written all the same.
+	err := r.ingestItems(context.WithoutCancel(ctx), all, buf)
 	copy(out, buf[:n])
 	copy(jout, buf[n:])
 
