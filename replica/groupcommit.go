@@ -159,11 +159,12 @@ func (r *Replica) leadGroup() bool {
 	return true
 }
 
-// handOff leaves the queue, group in front of it, to a peer's part
-// waiting for its turn to commit (partWait), if one is: the part takes
-// the queued submissions into its own transaction (takeJoiners), one
-// commit for both, where the group would commit on its own just before
-// or after it. Then no group is led until the part passes the lead on.
+// handOff leaves the queue, group in front of it, to the parts of a
+// peer's Ingest under way (partWait), if there is one: its next part
+// takes the queued submissions into its own transaction (takeJoiners),
+// one commit for both, where the group would commit on its own just
+// before or after it. Then no group is led until the last part of the
+// Ingest calls under way passes the lead on (partsDone).
 func (r *Replica) handOff(group []*groupReq) bool {
 	r.gmu.Lock()
 	defer r.gmu.Unlock()
@@ -378,13 +379,6 @@ const (
 func (r *Replica) takeJoiners() []*groupReq {
 	r.gmu.Lock()
 	defer r.gmu.Unlock()
-	r.partWait--
-	if r.handed {
-		// A leader left the queue to this part: the part passes the lead
-		// to what it leaves queued.
-		defer r.passLeadLocked()
-		r.handed = false
-	}
 	lo := 0
 	if len(r.gq) > 0 && r.gq[0].leading {
 		lo = 1
@@ -405,6 +399,35 @@ func (r *Replica) takeJoiners() []*groupReq {
 	return join
 }
 
+// partsStart counts an Ingest call under way (partWait), from before its
+// first part is verified until partsDone: group leaders leave the queue
+// to its parts (handOff), the next of which is never far, since each is
+// verified while the one before it is written. It returns partsDone, or
+// nil when sharing is off.
+func (r *Replica) partsStart() func() {
+	if r.noShare {
+		return nil
+	}
+	r.gmu.Lock()
+	defer r.gmu.Unlock()
+	r.partWait++
+	return r.partsDone
+}
+
+// partsDone ends what partsStart began, after the call's last part took
+// its joiners (or the call failed): when no other Ingest is under way
+// and a leader left the queue to the parts, the lead passes to what is
+// queued, as a group would pass it.
+func (r *Replica) partsDone() {
+	r.gmu.Lock()
+	defer r.gmu.Unlock()
+	r.partWait--
+	if r.partWait == 0 && r.handed {
+		r.handed = false
+		r.passLeadLocked()
+	}
+}
+
 // commitPart writes one part of a peer's Ingest (items, verified, with
 // hold set; their outcomes in out) in its turn to commit (cmu), and with
 // it the client submissions queued at that moment (takeJoiners): their
@@ -417,17 +440,12 @@ func (r *Replica) takeJoiners() []*groupReq {
 // shared transaction's only: a joiner's own commit failing does not
 // fail the part.
 func (r *Replica) commitPart(ctx context.Context, items []item, out []Outcome) error {
-	if r.noShare {
-		r.cmu.Lock()
-		defer r.cmu.Unlock()
-		return r.ingestItems(ctx, items, out)
-	}
-	r.gmu.Lock()
-	r.partWait++ // group leaders leave the queue to this part (handOff)
-	r.gmu.Unlock()
 	r.cmu.Lock()
 	defer r.cmu.Unlock()
-	join := r.takeJoiners()
+	var join []*groupReq
+	if !r.noShare {
+		join = r.takeJoiners()
+	}
 	if len(join) == 0 {
 		return r.ingestItems(ctx, items, out)
 	}

@@ -16,7 +16,7 @@ import (
 // ballotSession submits to r a session with a roster of n
 // and an open MR on the root; it returns the builder, the MR and the
 // open's id.
-func ballotSession(t *testing.T, r *Replica, n int) (*ht.Builder, dag.ID, dag.ID) {
+func ballotSession(t testing.TB, r *Replica, n int) (*ht.Builder, dag.ID, dag.ID) {
 	t.Helper()
 	ctx := context.Background()
 	b := ht.New(ht.Options{Simulation: true})

@@ -130,9 +130,9 @@ type Replica struct {
 	// noShare keeps client submissions out of peers' parts' transactions
 	// (tests and benchmarks compare with it).
 	noShare bool
-	// partWait counts the peers' parts waiting for their turn to commit
-	// (commitPart), and handed is set when a group leader has left the
-	// queue to one of them (handOff); both under gmu.
+	// partWait counts the peers' Ingest calls under way (partsStart), and
+	// handed is set when a group leader has left the queue to their parts
+	// (handOff); both under gmu.
 	partWait int
 	handed   bool
 	// puts counts the store's write transactions (Put calls) this
@@ -664,6 +664,12 @@ func (r *Replica) Ingest(ctx context.Context, subs []Submission) ([]Outcome, err
 	}
 	lo := 0
 	var items []item
+	done := r.partsStart() // groupcommit.go
+	defer func() {
+		if done != nil {
+			done()
+		}
+	}()
 	for k, hi := range ends {
 		if k == 0 {
 			items = r.verify(subs[:hi], out[:hi], true)
@@ -674,7 +680,11 @@ func (r *Replica) Ingest(ctx context.Context, subs []Submission) ([]Outcome, err
 		if k+1 < len(ends) {
 			next = verifyPart(hi, ends[k+1])
 		}
-		err := r.commitPart(ctx, items, out[lo:hi]) // groupcommit.go
+		err := r.commitPart(ctx, items, out[lo:hi])
+		if k+1 == len(ends) && done != nil {
+			done() // the last part took its joiners
+			done = nil
+		}
 		if err != nil {
 			if next != nil {
 				<-next // the next part's verifier writes into out: let it finish

@@ -22,7 +22,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// partsWaiting returns how many peers' parts wait for their turn to commit.
+// partsWaiting returns how many peers' Ingest calls are under way.
 func (r *Replica) partsWaiting() int {
 	r.gmu.Lock()
 	defer r.gmu.Unlock()
@@ -61,7 +61,7 @@ func runShared(t *testing.T, r *Replica, peer, clients []ht.Tx) shareRun {
 		peerDone <- err
 	}()
 	if !r.noShare {
-		waitUntil(t, "the peer's part to wait for its turn", func() bool { return r.partsWaiting() == 1 })
+		waitUntil(t, "the peer's Ingest to start", func() bool { return r.partsWaiting() == 1 })
 	}
 	var wg sync.WaitGroup
 	submit := func(i int) {
