@@ -21,7 +21,31 @@ package replica
 // envelope is put alone, as before. A ballot the group left pending (its
 // parent came in the same group, or later in it) is put again alone
 // after the group, so the answer is the one it would have had submitted
-// alone, after the submissions queued before it.
+// alone, after the submissions queued before it. The ballots of a group
+// share one transaction whoever sent them: each item carries its source
+// (charged for a refusal) and whether it may wait (hold).
+//
+// A peer's Ingest shares its commits with the clients too. Each of its
+// parts takes the commit turn (cmu) like a group (commitPart), and takes
+// with it the submissions queued at that moment (takeJoiners: at most a
+// quarter of a part's limits), but not the leader of the group being
+// planned: their ballots go in the part's transaction, after the peer's
+// entries, each judged as a client's (hold false: one whose parents are
+// not held is refused and kept nowhere, while the peer's entries wait for
+// theirs), and each client is answered after that commit, with what a
+// group would have answered it (a ballot left pending is put again alone
+// after the part; every other envelope alone). From the start of an
+// Ingest call to its last part (partWait), a group leader leaves the
+// queue to the parts rather than commit a group of its own (handOff):
+// the next part is never far, since each is verified while the one before
+// is written; the call's last part (or its failure) passes the lead on
+// (partsDone). So while a peer syncs, one commit a part makes both the
+// part and the clients' ballots durable. The shared transaction's error
+// answers everyone in it; a client's own later commit failing does not
+// fail the part, and a peer cancelling its call does not fail the shared
+// commit. The store applies the batch in its order (parents first), and
+// the in-memory state follows the Admit hook in that same order, so what
+// is derived from the store's log is what the replica derived.
 
 import (
 	"bytes"
