@@ -174,6 +174,10 @@ func validate(raws [][]byte, cache *dag.KeyCache) ([]dag.Entry, error) {
 // and batch-verify whole batches in parallel, and the caller's goroutine
 // putting the batches in order, one Badger transaction each. It returns
 // the number of entries applied.
+// putTime is the time ingest spent in Put (its caller's, the one
+// goroutine that writes), summed over the calls since it was reset.
+var putTime time.Duration
+
 func ingest(b *testing.B, s *badgerstore.Store, path string, batch, workers int, progress func(n int)) int {
 	type job struct {
 		in  [][]byte
@@ -211,7 +215,9 @@ func ingest(b *testing.B, s *badgerstore.Store, path string, batch, workers int,
 	applied := 0
 	for j := range order {
 		es := <-j.out
+		t0 := time.Now()
 		r, err := s.Put(ctx, dag.Batch{Entries: es})
+		putTime += time.Since(t0)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -249,10 +255,12 @@ func BenchmarkIngest(b *testing.B) {
 		for _, mode := range []struct {
 			name string
 			o    badgerstore.Options
-		}{{"sync", benchOptions(badgerstore.Options{})}, {"nosync", benchOptions(badgerstore.Options{NoSync: true})}} {
+		}{{"sync", benchOptions(badgerstore.Options{})}, {"nosync", benchOptions(badgerstore.Options{NoSync: true})}, {"badgersync", badgerSync(benchOptions(badgerstore.Options{}))}} {
 			b.Run(sizeName(n)+"/"+mode.name, func(b *testing.B) {
 				var peak, half, end, liveHalf, liveEnd int64
 				var cpu time.Duration
+				var st badgerstore.Stats
+				putTime = 0
 				for i := 0; i < b.N; i++ {
 					// The resident set at every tenth of the ingest, to show
 					// whether it is flat (logged with -test.v).
@@ -285,9 +293,17 @@ func BenchmarkIngest(b *testing.B) {
 						b.Fatalf("applied %d of %d", got, n)
 					}
 					b.StopTimer()
+					st = addStats(st, s.Stats())
 					s.Close()
 					b.StartTimer()
 				}
+				// Where the writer's time went (ms per run): Put in all, and
+				// within it Badger's commits and the fdatasyncs.
+				runs := float64(b.N)
+				b.ReportMetric(float64(putTime.Milliseconds())/runs, "put-ms")
+				b.ReportMetric(float64(st.CommitWait.Milliseconds())/runs, "commit-ms")
+				b.ReportMetric(float64(st.LogSyncWait.Milliseconds())/runs, "logsync-ms")
+				b.ReportMetric(float64(st.BodySyncWait.Milliseconds())/runs, "bodysync-ms")
 				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
 				b.ReportMetric(float64(n)*float64(b.N)/cpu.Seconds(), "entries/cpu-s")
 				b.ReportMetric(float64(peak)/(1<<20), "peakRSS-MiB")
@@ -543,11 +559,6 @@ func benchOptions(o badgerstore.Options) badgerstore.Options {
 		if bloom > 0 {
 			bo = bo.WithBloomFalsePositive(bloom)
 		}
-		if os.Getenv("WITAN_BENCH_BADGER_NOSYNC") != "" {
-			// To measure: Badger's own syncs off, the body files' on (not
-			// durable: Badger's commit may be lost).
-			bo = bo.WithSyncWrites(false)
-		}
 		return bo
 	}
 	return o
@@ -694,6 +705,31 @@ func cpuTime() time.Duration {
 }
 
 // benchBatch is the ingest batch size: 1000, or WITAN_BENCH_BATCH.
+// addStats adds b's counts to a's.
+func addStats(a, b badgerstore.Stats) badgerstore.Stats {
+	a.Commits += b.Commits
+	a.CommitWait += b.CommitWait
+	a.LogSyncs += b.LogSyncs
+	a.LogSyncWait += b.LogSyncWait
+	a.LogBytes += b.LogBytes
+	a.BodySyncs += b.BodySyncs
+	a.BodySyncWait += b.BodySyncWait
+	return a
+}
+
+// badgerSync is o with Badger's own syncs instead of the store's commit
+// log: how each commit was made durable before it, to compare.
+func badgerSync(o badgerstore.Options) badgerstore.Options {
+	tune := o.Tune
+	o.Tune = func(bo badger.Options) badger.Options {
+		if tune != nil {
+			bo = tune(bo)
+		}
+		return bo.WithSyncWrites(true)
+	}
+	return o
+}
+
 func benchBatch() int {
 	if n, _ := strconv.Atoi(os.Getenv("WITAN_BENCH_BATCH")); n > 0 {
 		return n

@@ -42,6 +42,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/witan-dev/witan/dag"
@@ -241,6 +242,8 @@ type bodyLog struct {
 	dirty map[uint32]bool  // written and not synced (NoSync)
 
 	failed atomic.Pointer[string] // the first failed fdatasync
+
+	syncs, syncWait atomic.Int64 // Stats: fdatasyncs of write, and the time they took
 }
 
 func fileName(dir string, n uint32) string {
@@ -376,8 +379,21 @@ func (bl *bodyLog) syncFailure() error {
 // it durable (unless NoSync). Call with Store.mu held, before the commit
 // that references what buf holds.
 func (bl *bodyLog) write(file uint32, off int64, buf []byte) error {
-	if err := bl.syncFailure(); err != nil {
+	wait, err := bl.writeAsync(file, off, buf)
+	if err != nil {
 		return err
+	}
+	return wait()
+}
+
+// writeAsync writes buf at off of file (creating it when it is new) and
+// starts its fdatasync (unless NoSync), whose end the returned func waits
+// for: the commit log's record is written and synced meanwhile. Call with
+// Store.mu held, and wait before the commit that references what buf
+// holds.
+func (bl *bodyLog) writeAsync(file uint32, off int64, buf []byte) (wait func() error, err error) {
+	if err := bl.syncFailure(); err != nil {
+		return nil, err
 	}
 	bl.fmu.Lock()
 	f := bl.files[file]
@@ -385,13 +401,13 @@ func (bl *bodyLog) write(file uint32, off int64, buf []byte) error {
 	if f == nil {
 		var err error
 		if f, err = os.OpenFile(fileName(bl.dir, file), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644); err != nil {
-			return fmt.Errorf("badgerstore: body file: %w", err)
+			return nil, fmt.Errorf("badgerstore: body file: %w", err)
 		}
 		if !bl.noSync {
 			// The file's name must be durable before a commit names it.
 			if err := syncDir(bl.dir); err != nil {
 				f.Close()
-				return bl.fail(err)
+				return nil, bl.fail(err)
 			}
 		}
 		bl.fmu.Lock()
@@ -399,18 +415,28 @@ func (bl *bodyLog) write(file uint32, off int64, buf []byte) error {
 		bl.fmu.Unlock()
 	}
 	if _, err := f.WriteAt(buf, off); err != nil {
-		return fmt.Errorf("badgerstore: body file: %w", err)
+		return nil, fmt.Errorf("badgerstore: body file: %w", err)
 	}
 	if bl.noSync {
 		bl.fmu.Lock()
 		bl.dirty[file] = true
 		bl.fmu.Unlock()
+		return func() error { return nil }, nil
+	}
+	done := make(chan error, 1)
+	go func() {
+		t0 := time.Now()
+		err := bl.sync(f)
+		bl.syncs.Add(1)
+		bl.syncWait.Add(int64(time.Since(t0)))
+		done <- err
+	}()
+	return func() error {
+		if err := <-done; err != nil {
+			return bl.fail(err)
+		}
 		return nil
-	}
-	if err := bl.sync(f); err != nil {
-		return bl.fail(err)
-	}
-	return nil
+	}, nil
 }
 
 func (bl *bodyLog) fail(err error) error {
@@ -594,14 +620,14 @@ func (s *Store) bodyCandidate(skip map[uint32]bool) (uint32, bool, error) {
 	if err != nil || len(stale) == 0 {
 		return best, err == nil && bestShare > 0, err
 	}
-	txn := s.db.NewTransaction(true)
+	txn := s.newTxn()
 	defer txn.Discard()
 	for _, k := range stale {
 		if err := txn.Delete(k); err != nil {
 			return 0, false, err
 		}
 	}
-	if err := txn.Commit(); err != nil {
+	if err := s.commitTxn(txn); err != nil {
 		return 0, false, err
 	}
 	return best, bestShare > 0, s.syncFailure()
@@ -751,7 +777,12 @@ func (s *Store) collectBodyFile(ctx context.Context, file uint32) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.db.Update(func(txn *badger.Txn) error { return txn.Delete(bodyDeadKey(file)) })
+	dt := s.newTxn()
+	defer dt.Discard()
+	if err := dt.Delete(bodyDeadKey(file)); err != nil {
+		return err
+	}
+	return s.commitTxn(dt)
 }
 
 // moveRecords copies the live records among recs (whole runs, in file
@@ -767,7 +798,7 @@ func (s *Store) moveRecords(file uint32, recs []record) error {
 		return err
 	}
 	bl := s.bl
-	txn := s.db.NewTransaction(true)
+	txn := s.newTxn()
 	defer txn.Discard()
 	bfile, boff := bl.next()
 	var buf []byte
@@ -843,7 +874,7 @@ func (s *Store) moveRecords(file uint32, recs []record) error {
 	}
 	if len(buf) == 0 {
 		// Nothing live: only runs and tombstones to drop.
-		if err := txn.Commit(); err != nil {
+		if err := s.commitTxn(txn); err != nil {
 			return err
 		}
 		return s.syncFailure()
@@ -859,8 +890,8 @@ func (s *Store) moveRecords(file uint32, recs []record) error {
 		bl.abandon(bfile, boff)
 		return err
 	}
-	if err := txn.Commit(); err != nil {
-		bl.abandon(bfile, boff)
+	if err := s.commitTxn(txn); err != nil {
+		s.abandonBodies(bfile, boff)
 		return err
 	}
 	bl.committed(bfile, end)

@@ -10,8 +10,14 @@
 // transactions, each a causal prefix, each leaving a consistent store, and
 // Put returns when all are applied. A crash between them is finished by
 // the next Put in the space after Open, or by Resume (see Unfinished).
-// Each transaction is synced to disk before Put returns (Options.NoSync
-// trades that for speed; then call Sync before acknowledging).
+// Each transaction is durable before Put returns (Options.NoSync trades
+// that for speed; then call Sync before acknowledging): on disk, its
+// writes are appended to the store's commit log (commits.wal, wal.go) and
+// made durable with fdatasync before Badger commits it, Badger's own
+// SyncWrites off (its msync cost more than a fifth of an ingest). Open
+// writes the log's records to Badger again, which gives back any commit a
+// crash of the machine took from Badger's files; the log is emptied each
+// time it passes 32 MiB, once Badger's files are synced, and at Close.
 //
 // On disk, entry bodies live in witan's own body files (bodyfile.go),
 // packed (ids, keys and signatures as bytes rather than text, exactly

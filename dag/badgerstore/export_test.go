@@ -50,3 +50,46 @@ func SetBodySync(s *Store, f func(*os.File) error) {
 	}
 	s.bl.sync = f
 }
+
+// SetCrashHook makes every commit call f once its commit-log record is
+// durable, before Badger commits it: f panics to stop the Put there, as a
+// machine that stops then loses the Badger commit (nil removes it).
+func SetCrashHook(s *Store, f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.testCrash = f
+}
+
+// CloseKeepLog closes s leaving its commit log as it is (Close empties
+// it once Badger's files are durable), as a crash would.
+func CloseKeepLog(s *Store) error {
+	s.testKeepLog = true
+	return s.Close()
+}
+
+// WALSize returns the bytes of s's commit log (-1 without one).
+func WALSize(s *Store) int64 {
+	if s.wal == nil {
+		return -1
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	return s.wal.size
+}
+
+// SetWALSync replaces the fdatasync of the commit log (nil restores it).
+func SetWALSync(s *Store, f func(*os.File) error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if f == nil {
+		f = fdatasync
+	}
+	s.wal.sync = f
+}
+
+// SetWALLimit sets the size from which s empties its commit log.
+func SetWALLimit(s *Store, n int64) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.wal.limit = n
+}

@@ -65,8 +65,10 @@ type Options struct {
 	// Badger's error lines for a failed fsync and then fails Put (ErrSync).
 	Logger badger.Logger
 	// Tune, when set, may change the Badger options after witan's defaults
-	// are applied. For experiments: the store relies on SyncWrites for
-	// durability.
+	// are applied. For experiments. A store on disk makes its commits
+	// durable with its own commit log (wal.go), Badger's SyncWrites off; a
+	// Tune that turns SyncWrites on gets a store without the log, durable
+	// by Badger's syncs as before it (to compare the two).
 	Tune func(badger.Options) badger.Options
 }
 
@@ -101,7 +103,8 @@ func (o Options) badger(dir string) badger.Options {
 		o.ValueLogFileSize = DefaultValueLogFileSize
 	}
 	bo = bo.
-		WithSyncWrites(!o.NoSync && !o.InMemory).
+		// The commit log makes each commit durable (wal.go).
+		WithSyncWrites(false).
 		WithLogger(o.Logger).
 		WithMemTableSize(o.MemTableSize).
 		WithNumMemtables(2).
@@ -170,11 +173,22 @@ type Store struct {
 	watch *watcher
 	// bl holds the entry bodies of a store on disk (nil in memory, where
 	// they stay in Badger under their keys).
-	bl     *bodyLog
-	spaces sync.Map  // space name → uint32 id, and uint32 id → name; only committed spaces
-	ids    *idFilter // a superset of the ids of the entries held
-	maxVal int       // the largest value Badger takes (in memory: 1 MiB), 0 for no limit
-	seq    uint64    // the last body number committed (keyLastSeq); under mu
+	bl *bodyLog
+	// wal is the commit log (nil in memory, with NoSync, or when Badger
+	// syncs its own writes); wmu orders its records as Badger's commits.
+	wal  *walLog
+	wmu  sync.Mutex
+	dir  string
+	vdir string // Badger's ValueDir
+	// vlogSynced: every value-log file numbered below it is sealed and
+	// durable (syncBadger); under wmu.
+	vlogSynced uint32
+	// Stats: Badger commits and the time they took.
+	commits, commitWait atomic.Int64
+	spaces              sync.Map  // space name → uint32 id, and uint32 id → name; only committed spaces
+	ids                 *idFilter // a superset of the ids of the entries held
+	maxVal              int       // the largest value Badger takes (in memory: 1 MiB), 0 for no limit
+	seq                 uint64    // the last body number committed (keyLastSeq); under mu
 	// resume: keyPromote is held, a promotion was cut off between two
 	// transactions; the next Put in its space finishes it. ready: what it
 	// left, per space, once read (nil before). Under mu.
@@ -184,6 +198,8 @@ type Store struct {
 	testRound      int               // tests: promotions planned per round instead of promoteRound, when not 0
 	valueThreshold int64             // Badger's ValueThreshold, for sizing transactions
 	promoteHook    func(k int) error // tests: called before promotion transaction k+1; an error stops the Put there
+	testCrash      func()            // tests: called between a commit's log record and its Badger commit
+	testKeepLog    bool              // tests: Close leaves the commit log as it is
 	testLimits     [2]budget         // tests: limit and wholeLimit instead of Badger's, when not zero
 
 	closeOnce sync.Once
@@ -225,9 +241,19 @@ func Open(dir string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("badgerstore: open %s: %w", dir, err)
 	}
-	s := &Store{db: db, closed: make(chan struct{}), pending: map[uint32]int{}, valueThreshold: bo.ValueThreshold, watch: w}
+	s := &Store{db: db, dir: dir, vdir: bo.ValueDir, closed: make(chan struct{}), pending: map[uint32]int{}, valueThreshold: bo.ValueThreshold, watch: w}
 	if o.InMemory {
 		s.maxVal = 1 << 20
+	}
+	bdir := o.BodyDir
+	if bdir == "" {
+		bdir = filepath.Join(dir, "bodies")
+	}
+	if !o.InMemory && !o.NoSync && !bo.SyncWrites {
+		if err := s.openWAL(bdir); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("badgerstore: open %s: %w", dir, err)
+		}
 	}
 	err = db.View(func(txn *badger.Txn) error {
 		q := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{pQueue}})
@@ -265,28 +291,68 @@ func Open(dir string, o Options) (*Store, error) {
 		return nil
 	})
 	if err == nil {
-		err = checkFormat(db)
+		err = s.checkFormat()
 	}
 	if err == nil {
 		s.ids, err = loadIDFilter(db)
 	}
 	if err == nil && !o.InMemory {
-		bdir := o.BodyDir
-		if bdir == "" {
-			bdir = filepath.Join(dir, "bodies")
-		}
 		s.bl, err = openBodyLog(db, bdir, o)
 	}
 	if err != nil {
 		db.Close()
+		if s.wal != nil {
+			s.wal.close()
+		}
 		return nil, fmt.Errorf("badgerstore: open %s: %w", dir, err)
 	}
 	return s, nil
 }
 
+// openWAL opens the commit log and writes what it holds to Badger again,
+// then makes that durable and empties it. A last record whose bodies did
+// not all reach the body files in bodyDir is dropped first.
+func (s *Store) openWAL(bodyDir string) error {
+	w, recs, err := openWAL(s.dir)
+	if err != nil {
+		return err
+	}
+	s.wal = w
+	if n := len(recs); n > 0 && !bodiesWhole(bodyDir, recs[n-1]) {
+		if err := w.dropLast(recs[n-1]); err != nil {
+			w.close()
+			return err
+		}
+		recs = recs[:n-1]
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	if err := replay(s.db, recs); err != nil {
+		w.close()
+		return fmt.Errorf("replay of the commit log: %w", err)
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.checkpoint(); err != nil {
+		w.close()
+		return err
+	}
+	return nil
+}
+
 // checkFormat refuses a store in another key layout, and marks a new one.
-func checkFormat(db *badger.DB) error {
-	return db.Update(func(txn *badger.Txn) error {
+func (s *Store) checkFormat() error {
+	txn := s.newTxn()
+	defer txn.Discard()
+	if err := checkFormatTxn(txn); err != nil {
+		return err
+	}
+	return s.commitTxn(txn)
+}
+
+func checkFormatTxn(txn *wtxn) error {
+	{
 		item, err := txn.Get(keyFormat)
 		if err == nil {
 			v, err := item.ValueCopy(nil)
@@ -309,7 +375,7 @@ func checkFormat(db *badger.DB) error {
 			return fmt.Errorf("%w 1 (this version reads %d): move the directory aside and sync the store again from a peer", ErrFormat, format)
 		}
 		return txn.Set(keyFormat, binary.BigEndian.AppendUint32(nil, format))
-	})
+	}
 }
 
 // loadIDFilter builds the id filter from the keys of the entries held,
@@ -545,7 +611,7 @@ func (s *Store) bodyBytes(txn *badger.Txn, id dag.ID, b bref, fn func([]byte) er
 // deleteBody deletes body b in txn: in memory its key; on disk its length
 // in its body run (the run's key once none is left), counting its
 // record's bytes as dead for its file in dead.
-func (s *Store) deleteBody(txn *badger.Txn, b bref, dead map[uint32]int64) error {
+func (s *Store) deleteBody(txn *wtxn, b bref, dead map[uint32]int64) error {
 	if s.bl == nil {
 		return txn.Delete(dataKey(b.run))
 	}
@@ -593,10 +659,10 @@ func readCounter(txn *badger.Txn, k []byte, what string) (uint64, error) {
 func tombKey(seq uint64) []byte { return key(pDead, posb(seq)) }
 
 // addDead adds dead to the dead counts of the body files in txn.
-func addDead(txn *badger.Txn, dead map[uint32]int64) error {
+func addDead(txn *wtxn, dead map[uint32]int64) error {
 	for file, n := range dead {
 		k := bodyDeadKey(file)
-		was, err := readCounter(txn, k, fmt.Sprintf("dead count of body file %d", file))
+		was, err := readCounter(txn.Txn, k, fmt.Sprintf("dead count of body file %d", file))
 		if err != nil {
 			return err
 		}
@@ -745,7 +811,7 @@ func (s *Store) lookup(txn *badger.Txn, id dag.ID, names func(uint32) string, pe
 // putTxn is the PlanView and writer of one Put.
 type putTxn struct {
 	s        *Store
-	txn      *badger.Txn
+	txn      *wtxn
 	newNames map[uint32]string // spaces created in this transaction
 	newSIDs  map[string]uint32
 	next     map[uint32]uint64 // next log position per touched space
@@ -794,7 +860,7 @@ func (p *putTxn) newBody(e dag.Entry) (bref, error) {
 
 // pendingBody returns the body of pending entry id.
 func (p *putTxn) pendingBody(id dag.ID) (bref, error) {
-	_, _, b, found, err := statusOf(p.txn, key(pPending, idb(id)), id)
+	_, _, b, found, err := statusOf(p.txn.Txn, key(pPending, idb(id)), id)
 	if err == nil && !found {
 		err = fmt.Errorf("%w: %s is not pending", errCorrupt, id)
 	}
@@ -816,7 +882,7 @@ func (p *putTxn) sid(space string) (uint32, bool) {
 }
 
 func (p *putTxn) Lookup(id dag.ID) (dag.Entry, dag.Status, error) {
-	e, st, pos, err := p.s.lookup(p.txn, id, p.name, p.s.anyPending(), p.s.anyQuar)
+	e, st, pos, err := p.s.lookup(p.txn.Txn, id, p.name, p.s.anyPending(), p.s.anyQuar)
 	if err == nil && st == dag.Applied {
 		p.remember(id, pos)
 	}
@@ -837,7 +903,7 @@ func (p *putTxn) position(id dag.ID) (uint64, error) {
 	if pos, ok := p.pos[id]; ok {
 		return pos, nil
 	}
-	_, pos, ok, err := p.s.appliedAt(p.txn, id)
+	_, pos, ok, err := p.s.appliedAt(p.txn.Txn, id)
 	if err != nil {
 		return 0, err
 	}
@@ -1119,7 +1185,7 @@ func (s *Store) put(ctx context.Context, b dag.Batch, also string) (dag.Result, 
 }
 
 func (s *Store) newPutTxn() *putTxn {
-	return &putTxn{s: s, txn: s.db.NewTransaction(true), newNames: map[uint32]string{}, newSIDs: map[string]uint32{}, next: map[uint32]uint64{}, seq: s.seq, dead: map[uint32]int64{}}
+	return &putTxn{s: s, txn: s.newTxn(), newNames: map[uint32]string{}, newSIDs: map[string]uint32{}, next: map[uint32]uint64{}, seq: s.seq, dead: map[uint32]int64{}}
 }
 
 // promotes reports whether c promotes any pending entry.
@@ -1187,16 +1253,19 @@ func (s *Store) commit(p *putTxn, c chunk, first bool) error {
 		if err := p.txn.Set(keyBodyEnd, binary.BigEndian.AppendUint64(sidb(p.bfile), uint64(end))); err != nil {
 			return fmt.Errorf("badgerstore: put: %w", err)
 		}
-		if err := s.bl.write(p.bfile, p.boff, p.bbuf); err != nil {
+		wait, err := s.bl.writeAsync(p.bfile, p.boff, p.bbuf)
+		if err != nil {
 			s.bl.abandon(p.bfile, p.boff)
 			return err
 		}
-		if err := p.txn.Commit(); err != nil {
-			s.bl.abandon(p.bfile, p.boff)
+		// The bodies are synced while the commit log's record is.
+		p.txn.before = wait
+		if err := s.commitTxn(p.txn); err != nil {
+			s.abandonBodies(p.bfile, p.boff)
 			return fmt.Errorf("badgerstore: commit: %w", err)
 		}
 		s.bl.committed(p.bfile, end)
-	} else if err := p.txn.Commit(); err != nil {
+	} else if err := s.commitTxn(p.txn); err != nil {
 		return fmt.Errorf("badgerstore: commit: %w", err)
 	}
 	// Badger holds the numbers this commit gave out, durable or not: none
@@ -1413,7 +1482,7 @@ func (p *putTxn) write(c chunk) error {
 
 // unpend deletes a pending entry's status record and waiting index (not its
 // body: a promoted or quarantined entry keeps it).
-func unpend(t *badger.Txn, sid uint32, e dag.Entry) error {
+func unpend(t *wtxn, sid uint32, e dag.Entry) error {
 	id := idb(e.ID)
 	if err := t.Delete(key(pPending, id)); err != nil {
 		return err
@@ -1988,9 +2057,25 @@ func (s *Store) Sync() error {
 	return s.db.Sync()
 }
 
+// abandonBodies cuts the bodies of a commit that failed off the body
+// file, unless the store failed (ErrSync): then the commit's log record
+// may be on disk and be replayed at the next Open, which needs them, and
+// the store writes nothing more after them (Open cuts them if no record
+// names them).
+func (s *Store) abandonBodies(file uint32, off int64) {
+	if s.syncFailure() == nil {
+		s.bl.abandon(file, off)
+	}
+}
+
 // syncFailure returns ErrSync once a write could not be made durable:
 // Badger's (its log line) or a body file's.
 func (s *Store) syncFailure() error {
+	if s.wal != nil {
+		if err := s.wal.failure(); err != nil {
+			return err
+		}
+	}
 	if s.bl != nil {
 		if err := s.bl.syncFailure(); err != nil {
 			return err
@@ -2081,7 +2166,22 @@ func (s *Store) Close() error {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		close(s.closed)
-		err = s.db.Close()
+		err = nil
+		if s.wal != nil && s.wal.size > 0 && s.syncFailure() == nil && !s.testKeepLog {
+			// Everything durable in Badger's files, the log empty: the
+			// next Open has nothing to replay.
+			s.wmu.Lock()
+			err = s.checkpoint()
+			s.wmu.Unlock()
+		}
+		if cerr := s.db.Close(); err == nil {
+			err = cerr
+		}
+		if s.wal != nil {
+			if cerr := s.wal.close(); err == nil {
+				err = cerr
+			}
+		}
 		if s.bl != nil {
 			if cerr := s.bl.close(); err == nil {
 				err = cerr
@@ -2133,19 +2233,19 @@ const dropChunk = 512
 // dropPending removes the pending entries ids of space sid in one
 // transaction. Call with mu held.
 func (s *Store) dropPending(sid uint32, ids []dag.ID) (int, error) {
-	txn := s.db.NewTransaction(true)
+	txn := s.newTxn()
 	defer txn.Discard()
 	n := 0
 	dead := map[uint32]int64{}
 	for _, id := range ids {
-		esid, _, seq, found, err := statusOf(txn, key(pPending, idb(id)), id)
+		esid, _, seq, found, err := statusOf(txn.Txn, key(pPending, idb(id)), id)
 		if err != nil {
 			return 0, err
 		}
 		if !found || esid != sid {
 			continue
 		}
-		e, err := s.readBody(txn, id, seq)
+		e, err := s.readBody(txn.Txn, id, seq)
 		if err != nil {
 			return 0, err
 		}
@@ -2165,7 +2265,7 @@ func (s *Store) dropPending(sid uint32, ids []dag.ID) (int, error) {
 	if err := addDead(txn, dead); err != nil {
 		return 0, err
 	}
-	if err := txn.Commit(); err != nil {
+	if err := s.commitTxn(txn); err != nil {
 		return 0, fmt.Errorf("badgerstore: drop pending: %w", err)
 	}
 	if err := s.syncFailure(); err != nil {

@@ -1,0 +1,515 @@
+package badgerstore
+
+// The commit log of a store on disk. Badger makes a commit durable by
+// msync of its memtable's log, a shared mmap: each sync write-protects the
+// pages again, and the next writes fault them back, which cost the ingest
+// more than a fifth of its time (docs/storage.md, "The commit log"). So
+// Badger runs with SyncWrites off, and the store keeps its own log of what
+// each transaction writes: before a transaction commits, its writes (keys,
+// values, deletions, in order) are appended to commits.wal as one record
+// with one write and made durable with fdatasync, while the bodies the
+// record's locations name are synced in their body file. Badger commits
+// once both syncs ended, and Put is answered then, as before; Badger's own
+// files reach the disk when the kernel writes them back.
+//
+// Open replays the log: every record, in order, is written to Badger
+// again. A record holds whole values, so writing one again gives what it
+// wrote, and writing them all in order gives the state after the last,
+// whatever prefix of them Badger kept (a crash of the process keeps all of
+// them; a crash of the machine, some prefix). A torn last record (the
+// machine stopped during its write, before its commit was answered) is
+// cut off, and so is a last record whose bodies are not all whole in
+// their files (bodiesWhole: the machine stopped during the two syncs).
+//
+// Once the log passes walCheckpoint bytes, the store makes Badger's files
+// durable (syncBadger: its memtables' logs, including one waiting for its
+// flush, and the value-log files written since the last time) and then
+// empties the log. Close does the same.
+//
+// A record: uvarint length n, n bytes of operations, CRC-32C of the
+// length and the operations (4 bytes, big-endian). An operation: 's',
+// uvarint key length, key, uvarint value length, value; or 'd', uvarint
+// key length, key.
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// walName is the commit log's file in the store's directory.
+const walName = "commits.wal"
+
+// walCheckpoint is the size from which the commit log is emptied, once
+// Badger's files are made durable (some 150,000 typical entries).
+const walCheckpoint = 32 << 20
+
+// maxWALRecord bounds a record read back: a transaction's writes are
+// bounded by Badger's transaction limits, far below it.
+const maxWALRecord = 1 << 30
+
+const (
+	opSet    = 's'
+	opDelete = 'd'
+)
+
+// wtxn is a Badger write transaction that also records its writes for
+// the commit log (when rec is not nil).
+type wtxn struct {
+	*badger.Txn
+	rec []byte
+	// before, when set, is waited for before Badger commits (and after
+	// the commit log's record is durable): the body files' fdatasync.
+	before func() error
+}
+
+// Set sets k to v in the transaction and records it.
+func (t *wtxn) Set(k, v []byte) error {
+	if err := t.Txn.Set(k, v); err != nil {
+		return err
+	}
+	if t.rec != nil {
+		t.rec = append(t.rec, opSet)
+		t.rec = binary.AppendUvarint(t.rec, uint64(len(k)))
+		t.rec = append(t.rec, k...)
+		t.rec = binary.AppendUvarint(t.rec, uint64(len(v)))
+		t.rec = append(t.rec, v...)
+	}
+	return nil
+}
+
+// Delete deletes k in the transaction and records it.
+func (t *wtxn) Delete(k []byte) error {
+	if err := t.Txn.Delete(k); err != nil {
+		return err
+	}
+	if t.rec != nil {
+		t.rec = append(t.rec, opDelete)
+		t.rec = binary.AppendUvarint(t.rec, uint64(len(k)))
+		t.rec = append(t.rec, k...)
+	}
+	return nil
+}
+
+// newTxn starts a write transaction that records its writes when the
+// store keeps a commit log.
+func (s *Store) newTxn() *wtxn {
+	t := &wtxn{Txn: s.db.NewTransaction(true)}
+	if s.wal != nil {
+		t.rec = make([]byte, 0, 4096)
+	}
+	return t
+}
+
+// commitTxn commits t. With a commit log, t's writes are in it and durable
+// first; a commit that fails takes its record back out.
+func (s *Store) commitTxn(t *wtxn) error {
+	if s.wal == nil || len(t.rec) == 0 {
+		if t.before != nil {
+			if err := t.before(); err != nil {
+				return err
+			}
+		}
+		t0 := time.Now()
+		err := t.Txn.Commit()
+		s.commits.Add(1)
+		s.commitWait.Add(int64(time.Since(t0)))
+		return err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	at, err := s.wal.append(t.rec)
+	if t.before != nil {
+		// The bodies' fdatasync, begun before the record was written, must
+		// end (and succeed) before Badger holds what names them. Should
+		// the machine stop before it ends, Open finds the last record's
+		// bodies missing or torn and drops the record (lastWhole).
+		if berr := t.before(); err == nil {
+			err = berr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if s.testCrash != nil {
+		s.testCrash() // tests: the machine stops here (it panics)
+	}
+	t0 := time.Now()
+	err = t.Txn.Commit()
+	s.commits.Add(1)
+	s.commitWait.Add(int64(time.Since(t0)))
+	if err != nil {
+		// The log must not hold what Badger does not: a later record
+		// written over this one's state would not undo it.
+		s.wal.abandon(at)
+		return err
+	}
+	if s.wal.size >= s.wal.limit {
+		return s.checkpoint()
+	}
+	return nil
+}
+
+// checkpoint makes everything Badger holds durable and empties the commit
+// log. Call with wmu held.
+func (s *Store) checkpoint() error {
+	if err := s.syncBadger(); err != nil {
+		return s.wal.fail(fmt.Errorf("sync of Badger's files: %w", err))
+	}
+	return s.wal.reset()
+}
+
+// syncBadger makes every commit Badger took durable. DB.Sync syncs the
+// active memtable's log and the current value-log file only: a memtable
+// waiting for its flush keeps its log unsynced (Badger syncs none when it
+// rotates them without SyncWrites), and so does a value-log file Badger
+// has moved on from. Those are synced here by name; a memtable's log
+// gone meanwhile was flushed into a table, which Badger syncs.
+func (s *Store) syncBadger() error {
+	if err := s.db.Sync(); err != nil {
+		return err
+	}
+	// Memtable logs are in the store's directory, value-log files in
+	// Badger's ValueDir (the same unless a Tune moved it).
+	newest := s.vlogSynced
+	for _, dir := range slices.Compact([]string{s.dir, s.vdir}) {
+		des, err := os.ReadDir(dir)
+		if err != nil {
+			return err
+		}
+		for _, de := range des {
+			name := de.Name()
+			stem, vlog := strings.CutSuffix(name, ".vlog")
+			if !vlog {
+				if _, mem := strings.CutSuffix(name, ".mem"); !mem {
+					continue
+				}
+			} else {
+				n, err := strconv.ParseUint(stem, 10, 32)
+				if err != nil {
+					continue
+				}
+				if uint32(n) < s.vlogSynced {
+					continue // sealed, and synced since
+				}
+				newest = max(newest, uint32(n))
+			}
+			f, err := os.Open(filepath.Join(dir, name))
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			err = s.wal.sync(f)
+			f.Close()
+			if err != nil {
+				return err
+			}
+		}
+		if err := syncDir(dir); err != nil {
+			return err
+		}
+	}
+	// Every value-log file before the newest is sealed: synced once, it is
+	// never synced again.
+	s.vlogSynced = newest
+	return nil
+}
+
+// walLog is the commit log's file.
+type walLog struct {
+	f     *os.File
+	size  int64 // bytes written and durable
+	limit int64 // the size from which it is emptied: walCheckpoint (tests change it)
+	// sync makes the file durable; tests replace it to fail.
+	sync   func(*os.File) error
+	failed atomic.Pointer[string]
+	buf    []byte // the record being written (reused)
+
+	syncs, syncWait, bytes atomic.Int64 // Stats
+}
+
+// openWAL opens (or creates) the commit log in dir and returns it with
+// the operations of its records, in order; a torn last record is cut off.
+func openWAL(dir string) (*walLog, [][]byte, error) {
+	p := filepath.Join(dir, walName)
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, nil, err
+	}
+	w := &walLog{f: f, sync: fdatasync, limit: walCheckpoint}
+	recs, end, err := readWAL(f)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if fi.Size() > end {
+		if err := f.Truncate(end); err != nil {
+			f.Close()
+			return nil, nil, err
+		}
+		if err := w.sync(f); err != nil {
+			f.Close()
+			return nil, nil, err
+		}
+	}
+	w.size = end
+	return w, recs, nil
+}
+
+// readWAL reads the records of f from its start, and where the last
+// whole one ends.
+func readWAL(f *os.File) (recs [][]byte, end int64, err error) {
+	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, 1<<62), 1<<20)
+	for {
+		n, err := binary.ReadUvarint(r)
+		if err != nil || n > maxWALRecord {
+			return recs, end, nil // the end, or a torn length
+		}
+		h := binary.AppendUvarint(nil, n)
+		body := make([]byte, int(n)+4)
+		if _, err := io.ReadFull(r, body); err != nil {
+			return recs, end, nil
+		}
+		crc := crc32.Update(crc32.Checksum(h, castagnoli), castagnoli, body[:n])
+		if crc != binary.BigEndian.Uint32(body[n:]) {
+			return recs, end, nil
+		}
+		recs = append(recs, body[:n:n])
+		end += int64(len(h)) + int64(n) + 4
+	}
+}
+
+// replay writes the operations of recs to db again, in order.
+func replay(db *badger.DB, recs [][]byte) error {
+	wb := db.NewWriteBatch()
+	defer wb.Cancel()
+	for i, rec := range recs {
+		for len(rec) > 0 {
+			op := rec[0]
+			k, rest, ok := cutBytes(rec[1:])
+			if !ok || (op != opSet && op != opDelete) {
+				return fmt.Errorf("%w: commit log record %d", errCorrupt, i)
+			}
+			var err error
+			if op == opDelete {
+				err = wb.Delete(k)
+			} else {
+				var v []byte
+				if v, rest, ok = cutBytes(rest); !ok {
+					return fmt.Errorf("%w: commit log record %d", errCorrupt, i)
+				}
+				err = wb.Set(k, v)
+			}
+			if err != nil {
+				return err
+			}
+			rec = rest
+		}
+	}
+	return wb.Flush()
+}
+
+// cutBytes cuts a uvarint length and that many bytes off the front of b.
+func cutBytes(b []byte) (v, rest []byte, ok bool) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)-k) {
+		return nil, nil, false
+	}
+	return b[k : k+int(n) : k+int(n)], b[k+int(n):], true
+}
+
+// dropLast cuts the last record off the log: rec, whose length the caller
+// read from it.
+func (w *walLog) dropLast(rec []byte) error {
+	at := w.size - int64(uvarintLen(uint64(len(rec)))+len(rec)+4)
+	if err := w.f.Truncate(at); err != nil {
+		return err
+	}
+	if err := w.sync(w.f); err != nil {
+		return err
+	}
+	w.size = at
+	return nil
+}
+
+// bodiesWhole reports whether every body that the body runs of rec (a
+// record's operations) locate is whole in its body file in dir. The
+// bodies of a commit are synced while its record is (commitTxn), so a
+// machine that stopped then may have kept the record and not all of the
+// bodies; the commit was not answered, and only the last record can be
+// such a one: each commit waits for both syncs before the next begins.
+func bodiesWhole(dir string, rec []byte) bool {
+	files := map[uint32]*os.File{}
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	for len(rec) > 0 {
+		op := rec[0]
+		k, rest, ok := cutBytes(rec[1:])
+		if !ok {
+			return false
+		}
+		var v []byte
+		if op == opSet {
+			if v, rest, ok = cutBytes(rest); !ok {
+				return false
+			}
+		}
+		rec = rest
+		if op != opSet || len(k) != 9 || k[0] != pData {
+			continue
+		}
+		first := binary.BigEndian.Uint64(k[1:])
+		r, err := decodeBodyRun(first, v)
+		if err != nil {
+			return false
+		}
+		for i, l := range r.locs() {
+			if l.n == 0 {
+				continue
+			}
+			f := files[l.file]
+			if f == nil {
+				if f, err = os.Open(fileName(dir, l.file)); err != nil {
+					return false
+				}
+				files[l.file] = f
+			}
+			seq := first + uint64(i)
+			buf := make([]byte, recordHeader(seq, l.n)+l.n+4)
+			if _, err := f.ReadAt(buf, l.off-int64(recordHeader(seq, l.n))); err != nil {
+				return false
+			}
+			if _, err := checkRecord(seq, l, buf); err != nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// append writes ops as one record at the end of the log and makes it
+// durable. It returns where the record starts. Call with Store.wmu held.
+func (w *walLog) append(ops []byte) (int64, error) {
+	if err := w.failure(); err != nil {
+		return 0, err
+	}
+	b := binary.AppendUvarint(w.buf[:0], uint64(len(ops)))
+	crc := crc32.Update(crc32.Checksum(b, castagnoli), castagnoli, ops)
+	b = append(b, ops...)
+	b = binary.BigEndian.AppendUint32(b, crc)
+	w.buf = b
+	if _, err := w.f.WriteAt(b, w.size); err != nil {
+		// Part of the record may be there: no more is written after it.
+		return 0, w.fail(err)
+	}
+	t0 := time.Now()
+	err := w.sync(w.f)
+	w.syncs.Add(1)
+	w.syncWait.Add(int64(time.Since(t0)))
+	w.bytes.Add(int64(len(b)))
+	if err != nil {
+		return 0, w.fail(err)
+	}
+	at := w.size
+	w.size += int64(len(b))
+	return at, nil
+}
+
+// abandon cuts the log back to at, the start of a record whose commit
+// failed. If that fails too, the store takes no more writes.
+func (w *walLog) abandon(at int64) {
+	if err := w.f.Truncate(at); err != nil {
+		w.fail(err) //nolint:errcheck // recorded
+		return
+	}
+	if err := w.sync(w.f); err != nil {
+		w.fail(err) //nolint:errcheck // recorded
+		return
+	}
+	w.size = at
+}
+
+// reset empties the log (everything in it is durable in Badger).
+func (w *walLog) reset() error {
+	if err := w.f.Truncate(0); err != nil {
+		return w.fail(err)
+	}
+	if err := w.sync(w.f); err != nil {
+		return w.fail(err)
+	}
+	w.size = 0
+	if cap(w.buf) > 1<<20 {
+		w.buf = nil
+	}
+	return nil
+}
+
+func (w *walLog) fail(err error) error {
+	msg := "commit log: " + err.Error()
+	w.failed.CompareAndSwap(nil, &msg)
+	return w.failure()
+}
+
+// failure returns ErrSync once the log could not be made durable (or cut
+// back): nothing more is acknowledged.
+func (w *walLog) failure() error {
+	if m := w.failed.Load(); m != nil {
+		return fmt.Errorf("%w: %s", ErrSync, *m)
+	}
+	return nil
+}
+
+func (w *walLog) close() error { return w.f.Close() }
+
+// Stats counts what a store's writes waited for, since Open: to see where
+// a write path's time goes (the benchmarks report it).
+type Stats struct {
+	// Commits is the Badger transactions committed, and CommitWait the
+	// time their commits took (Badger's write path: value log, memtable;
+	// with Badger's own syncs, the syncs too).
+	Commits    int64
+	CommitWait time.Duration
+	// LogSyncs and LogSyncWait: the commit log's fdatasyncs (one per
+	// commit) and their time; LogBytes, the bytes appended to it.
+	LogSyncs    int64
+	LogSyncWait time.Duration
+	LogBytes    int64
+	// BodySyncs and BodySyncWait: the body files' fdatasyncs before a
+	// commit, and their time.
+	BodySyncs    int64
+	BodySyncWait time.Duration
+}
+
+// Stats returns what s's writes waited for since Open.
+func (s *Store) Stats() Stats {
+	st := Stats{Commits: s.commits.Load(), CommitWait: time.Duration(s.commitWait.Load())}
+	if s.wal != nil {
+		st.LogSyncs, st.LogSyncWait, st.LogBytes = s.wal.syncs.Load(), time.Duration(s.wal.syncWait.Load()), s.wal.bytes.Load()
+	}
+	if s.bl != nil {
+		st.BodySyncs, st.BodySyncWait = s.bl.syncs.Load(), time.Duration(s.bl.syncWait.Load())
+	}
+	return st
+}
