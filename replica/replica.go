@@ -635,7 +635,10 @@ type item struct {
 // reads nothing the writes change: a signature is checked against the key
 // the envelope names, and whether that key may sign is judged later, under
 // the lock, in causal order). On an error, the parts before the failing
-// one are kept.
+// one are kept. Client submissions (Submit) queued while a call is under
+// way are written in its parts' transactions, one commit for both
+// (groupcommit.go); they change nothing the call's entries are judged by
+// but their own place in the log.
 func (r *Replica) Ingest(ctx context.Context, subs []Submission) ([]Outcome, error) {
 	out := make([]Outcome, len(subs))
 	var ends []int // where each part ends in subs
