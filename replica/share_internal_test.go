@@ -248,7 +248,9 @@ func TestShareRefusalsInSharedCommit(t *testing.T) {
 // store on disk (fsync on) while clients submit ballots, with no
 // ordering forced: every client is answered accepted at its own log
 // index, the peer's entries are all held, and everything acknowledged is
-// there, at the same place, after the replica is closed and opened again.
+// there, at the same place, after the replica is closed and opened again,
+// where the state derived from the store's log has the hash the state
+// derived as the entries were written had.
 func TestShareConcurrentDurable(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -296,6 +298,12 @@ func TestShareConcurrentDurable(t *testing.T) {
 		}
 	}
 	t.Logf("%d store transactions", r.puts.Load())
+	// The state derived as the entries were written is the one derived
+	// from the store's log after a restart.
+	_, hash, err := r.State(ctx, b.Session.String())
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -310,6 +318,9 @@ func TestShareConcurrentDurable(t *testing.T) {
 	}
 	if want := 3 + nPeer + len(ballots); len(log) != want {
 		t.Fatalf("log of %d entries after a restart, want %d", len(log), want)
+	}
+	if _, again, err := r.State(ctx, b.Session.String()); err != nil || again != hash {
+		t.Fatalf("state hash %s after a restart, %s before (%v)", again, hash, err)
 	}
 	for i, tx := range ballots {
 		if idx := pos[i]; idx >= uint64(len(log)) || log[idx] != tx.ID {
