@@ -86,7 +86,7 @@ func (r *Replica) storeCheckpoint(ctx context.Context, sp *space, c Checkpoint) 
 	if err != nil {
 		return dag.ID{}, err
 	}
-	res, err := r.store.Put(ctx, dag.Batch{Entries: []dag.Entry{e}})
+	res, err := r.put(ctx, dag.Batch{Entries: []dag.Entry{e}})
 	if err != nil {
 		return dag.ID{}, fmt.Errorf("replica: store checkpoint of %s: %w", sp.name, err)
 	}

@@ -49,4 +49,9 @@
 //     Quarantine, Heads and Log.
 //
 // A Replica is safe for concurrent use; ingest and reads are serialised.
+// Concurrent submissions share store transactions (group commit), and
+// share them with a peer's Ingest under way: each part of it takes the
+// ballots clients submitted meanwhile into its own transaction, so one
+// fsync makes both durable; every caller is answered only once its entry
+// is (groupcommit.go, docs/replica.md).
 package replica

@@ -170,7 +170,7 @@ func (r *Replica) DepositDraft(ctx context.Context, d Draft) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if _, err := r.store.Put(ctx, dag.Batch{Entries: []dag.Entry{e}}); err != nil {
+	if _, err := r.put(ctx, dag.Batch{Entries: []dag.Entry{e}}); err != nil {
 		return false, fmt.Errorf("replica: store draft: %w", err)
 	}
 	ds.at[k] = e.ID

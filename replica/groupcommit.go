@@ -21,12 +21,37 @@ package replica
 // envelope is put alone, as before. A ballot the group left pending (its
 // parent came in the same group, or later in it) is put again alone
 // after the group, so the answer is the one it would have had submitted
-// alone, after the submissions queued before it.
+// alone, after the submissions queued before it. The ballots of a group
+// share one transaction whoever sent them: each item carries its source
+// (charged for a refusal) and whether it may wait (hold).
+//
+// A peer's Ingest shares its commits with the clients too. Each of its
+// parts takes the commit turn (cmu) like a group (commitPart), and takes
+// with it the submissions queued at that moment (takeJoiners: at most a
+// quarter of a part's limits), but not the leader of the group being
+// planned: their ballots go in the part's transaction, after the peer's
+// entries, each judged as a client's (hold false: one whose parents are
+// not held is refused and kept nowhere, while the peer's entries wait for
+// theirs), and each client is answered after that commit, with what a
+// group would have answered it (a ballot left pending is put again alone
+// after the part; every other envelope alone). From the start of an
+// Ingest call to its last part (partWait), a group leader leaves the
+// queue to the parts rather than commit a group of its own (handOff):
+// the next part is never far, since each is verified while the one before
+// is written; the call's last part (or its failure) passes the lead on
+// (partsDone). So while a peer syncs, one commit a part makes both the
+// part and the clients' ballots durable. The shared transaction's error
+// answers everyone in it; a client's own later commit failing does not
+// fail the part, and a peer cancelling its call does not fail the shared
+// commit. The store applies the batch in its order (parents first), and
+// the in-memory state follows the Admit hook in that same order, so what
+// is derived from the store's log is what the replica derived.
 
 import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/witan-dev/witan/dag"
@@ -40,6 +65,10 @@ type groupReq struct {
 	err  error
 	wake chan struct{} // done, or lead
 	done bool          // set before wake when the answer is ready
+	// leading is set, under gmu, on the submission that leads (or has
+	// been woken to lead) the group being planned: a peer's part takes
+	// every queued submission but that one (takeJoiners).
+	leading bool
 	// What an accepted member's receipt says besides its id, read for the
 	// whole group under one lock once it committed (receiptFacts): set
 	// when facts is.
@@ -59,20 +88,33 @@ func (r *Replica) submitOne(ctx context.Context, sub Submission) *groupReq {
 	r.gq = append(r.gq, q)
 	lead := !r.gbusy // when no group is being planned, the queue was empty
 	r.gbusy = true
+	q.leading = lead
 	r.gmu.Unlock()
-	if !lead {
-		<-q.wake
-		if q.done {
+	for {
+		if !lead {
+			<-q.wake
+			if q.done {
+				return q
+			}
+		}
+		// q is first in the queue: its group answers it, unless it leaves
+		// the queue to a peer's part (handOff); then q waits again, to be
+		// answered by the part or woken to lead the next group.
+		if r.leadGroup() {
 			return q
 		}
+		lead = false
 	}
-	r.leadGroup() // q is first in the queue: its group answers it
-	return q
 }
 
 // leadGroup takes the front of the queue as one group, verifies it,
-// passes the lead on, commits the group and answers its members.
-func (r *Replica) leadGroup() {
+// passes the lead on, commits the group and answers its members. It
+// returns false, having taken nothing, when a peer's part waits to
+// commit: the part takes the queue (handOff).
+func (r *Replica) leadGroup() bool {
+	if r.handOff(nil) {
+		return false
+	}
 	group := r.takeQueued(nil)
 
 	// Whatever happens (a panic that net/http recovers included), the lead
@@ -95,6 +137,10 @@ func (r *Replica) leadGroup() {
 
 	out := make([]Outcome, len(group))
 	items := r.verifyGroup(group, out)
+	if r.handOff(group) { // a part began to wait meanwhile
+		passed, answered = true, true
+		return false
+	}
 
 	// One group commits at a time; the next one is planned and verified
 	// while this one commits. What queued meanwhile joins this group
@@ -123,7 +169,7 @@ func (r *Replica) leadGroup() {
 	passed = true
 
 	errs := r.commitGroup(group, items, out)
-	r.receiptFacts(group, out, errs)
+	r.receiptFacts(group, out, errs, len(group))
 	r.gmu.Lock()
 	r.glast = max(len(group), r.glast*7/8) // forgets a burst slowly (by an eighth a group)
 	r.gmu.Unlock()
@@ -134,6 +180,30 @@ func (r *Replica) leadGroup() {
 			q.wake <- struct{}{}
 		}
 	}
+	return true
+}
+
+// handOff leaves the queue, group in front of it, to the parts of a
+// peer's Ingest under way (partWait), if there is one: its next part
+// takes the queued submissions into its own transaction (takeJoiners),
+// one commit for both, where the group would commit on its own just
+// before or after it. Then no group is led until the last part of the
+// Ingest calls under way passes the lead on (partsDone).
+func (r *Replica) handOff(group []*groupReq) bool {
+	r.gmu.Lock()
+	defer r.gmu.Unlock()
+	if r.partWait == 0 {
+		return false
+	}
+	for _, q := range group {
+		q.leading = false
+	}
+	if len(r.gq) > 0 {
+		r.gq[0].leading = false
+	}
+	r.gq = append(group, r.gq...)
+	r.handed = true
+	return true
 }
 
 // groupWait is the longest a leader with no commit before it waits for
@@ -205,7 +275,7 @@ func (r *Replica) verifyGroup(group []*groupReq, out []Outcome) []item {
 	for i, q := range group {
 		subs[i] = q.sub
 	}
-	items := r.verify(subs, out)
+	items := r.verify(subs, out, false)
 	for _, it := range items {
 		// The receipt names the envelope by the hash of its bytes as
 		// submitted: its tx id when they were canonical, as they mostly are.
@@ -225,54 +295,46 @@ var errGroupFailed = errors.New("replica: the submission's group commit failed")
 func (r *Replica) passLead() {
 	r.gmu.Lock()
 	defer r.gmu.Unlock()
+	r.passLeadLocked()
+}
+
+// passLeadLocked is passLead with gmu held.
+func (r *Replica) passLeadLocked() {
 	if len(r.gq) > 0 {
+		r.gq[0].leading = true
 		r.gq[0].wake <- struct{}{}
 	} else {
 		r.gbusy = false
 	}
 }
 
-// commitGroup ingests a verified group: the ballots of each source in one
-// store transaction, every other envelope alone, then alone again each
-// ballot a shared transaction left pending. It returns each member's
-// error.
+// commitGroup ingests a verified group: its ballots in one store
+// transaction (per space), each charged to its own client (item.src),
+// every other envelope alone, then alone again each ballot the shared
+// transaction left pending. It returns each member's error.
 func (r *Replica) commitGroup(group []*groupReq, items []item, out []Outcome) []error {
 	errs := make([]error, len(group))
-	type run struct {
-		ctx   context.Context
-		items []item
-	}
-	var runs []*run
-	bySource := map[string]*run{}
-	var alone []item
+	var shared, alone []item
 	for _, it := range items {
 		if it.env.Type != dag.TxBallotCast {
 			alone = append(alone, it)
 			continue
 		}
-		ctx := group[it.i].ctx
-		src := dag.SourceOf(ctx)
-		ru := bySource[src]
-		if ru == nil {
-			// One client leaving does not fail the others' commit.
-			ru = &run{ctx: context.WithoutCancel(ctx)}
-			bySource[src] = ru
-			runs = append(runs, ru)
-		}
-		ru.items = append(ru.items, it)
+		it.src = dag.SourceOf(group[it.i].ctx)
+		shared = append(shared, it)
 	}
-	var again []item
-	for _, ru := range runs {
-		err := r.ingestItems(ru.ctx, ru.items, out, false)
-		for _, it := range ru.items {
+	if len(shared) > 0 {
+		// One client leaving does not fail the others' commit.
+		err := r.ingestItems(context.WithoutCancel(group[shared[0].i].ctx), shared, out)
+		for _, it := range shared {
 			errs[it.i] = err
-			if err == nil && len(ru.items) > 1 && out[it.i].Status == Pending {
-				again = append(again, it)
+			if err == nil && len(shared) > 1 && out[it.i].Status == Pending {
+				alone = append(alone, it)
 			}
 		}
 	}
-	for _, it := range append(alone, again...) {
-		errs[it.i] = r.ingestItems(group[it.i].ctx, []item{it}, out, false)
+	for _, it := range alone {
+		errs[it.i] = r.ingestItems(group[it.i].ctx, []item{it}, out)
 	}
 	return errs
 }
@@ -283,8 +345,10 @@ func (r *Replica) commitGroup(group []*groupReq, items []item, out []Outcome) []
 // positions from the space's log in memory (the group's entries are at
 // its end), where each receipt took the lock and read its position from
 // the store. A member whose facts are not found here (its space was
-// dropped by a failed write) gets them from receipt, as before.
-func (r *Replica) receiptFacts(group []*groupReq, out []Outcome, errs []error) {
+// dropped by a failed write) gets them from receipt, as before. span is
+// how many entries the commit wrote at most besides what it woke: the
+// group's, or a peer's part and its joiners.
+func (r *Replica) receiptFacts(group []*groupReq, out []Outcome, errs []error, span int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var tails map[string]map[dag.ID]uint64
@@ -299,11 +363,11 @@ func (r *Replica) receiptFacts(group []*groupReq, out []Outcome, errs []error) {
 		}
 		tail, ok := tails[o.Space]
 		if !ok {
-			// The tail as long as the group, and as long again for what
+			// The tail as long as the commit, and as long again for what
 			// it woke (entries held back for its objects) or what a peer's
 			// Ingest appended meanwhile; a position not found in it (a
 			// duplicate of an older entry) is read from the store.
-			n := min(len(sp.log), 2*len(group)+16)
+			n := min(len(sp.log), 2*span+16)
 			tail = make(map[dag.ID]uint64, n)
 			for k := len(sp.log) - n; k < len(sp.log); k++ {
 				tail[sp.log[k]] = uint64(k + 1)
@@ -322,4 +386,142 @@ func (r *Replica) receiptFacts(group []*groupReq, out []Outcome, errs []error) {
 		}
 		q.facts = true
 	}
+}
+
+// Client submissions join a peer's part: at most maxJoin of them, and
+// maxJoinBytes bytes, so that a shared transaction holds at most a
+// quarter more than a part (MaxIngestPart, MaxIngestPartBytes), well
+// within what one store transaction holds.
+const (
+	maxJoin      = MaxIngestPart / 4
+	maxJoinBytes = MaxIngestPartBytes / 4
+)
+
+// takeJoiners takes from the queue, for a peer's part, the submissions
+// queued (up to maxJoin and maxJoinBytes), but not the one leading the
+// group being planned: that one takes what is left when it commits.
+func (r *Replica) takeJoiners() []*groupReq {
+	r.gmu.Lock()
+	defer r.gmu.Unlock()
+	lo := 0
+	if len(r.gq) > 0 && r.gq[0].leading {
+		lo = 1
+	}
+	n, size := 0, 0
+	for lo+n < len(r.gq) && n < maxJoin {
+		sz := r.gq[lo+n].size()
+		if n > 0 && size+sz > maxJoinBytes {
+			break
+		}
+		n, size = n+1, size+sz
+	}
+	if n == 0 {
+		return nil
+	}
+	join := slices.Clone(r.gq[lo : lo+n])
+	r.gq = slices.Delete(r.gq, lo, lo+n)
+	return join
+}
+
+// partsStart counts an Ingest call under way (partWait), from before its
+// first part is verified until partsDone: group leaders leave the queue
+// to its parts (handOff), the next of which is never far, since each is
+// verified while the one before it is written. It returns partsDone, or
+// nil when sharing is off.
+func (r *Replica) partsStart() func() {
+	if r.noShare {
+		return nil
+	}
+	r.gmu.Lock()
+	defer r.gmu.Unlock()
+	r.partWait++
+	return r.partsDone
+}
+
+// partsDone ends what partsStart began, after the call's last part took
+// its joiners (or the call failed): when no other Ingest is under way
+// and a leader left the queue to the parts, the lead passes to what is
+// queued, as a group would pass it.
+func (r *Replica) partsDone() {
+	r.gmu.Lock()
+	defer r.gmu.Unlock()
+	r.partWait--
+	if r.partWait == 0 && r.handed {
+		r.handed = false
+		r.passLeadLocked()
+	}
+}
+
+// commitPart writes one part of a peer's Ingest (items, verified, with
+// hold set; their outcomes in out) in its turn to commit (cmu), and with
+// it the client submissions queued at that moment (takeJoiners): their
+// ballots go in the part's transaction (after the peer's entries, each
+// judged as a client's: not kept if its parents are not held), so one
+// commit makes both durable; every other envelope, and a ballot the
+// shared transaction left pending, is put alone afterwards, as in a
+// group (commitGroup). Each joiner is answered once its commit is done,
+// with what a group would have answered it. The part's error is the
+// shared transaction's only: a joiner's own commit failing does not
+// fail the part.
+func (r *Replica) commitPart(ctx context.Context, items []item, out []Outcome) error {
+	r.cmu.Lock()
+	defer r.cmu.Unlock()
+	var join []*groupReq
+	if !r.noShare {
+		join = r.takeJoiners()
+	}
+	if len(join) == 0 {
+		return r.ingestItems(ctx, items, out)
+	}
+	answered := false
+	defer func() {
+		if !answered { // a panic: no joiner waits for good
+			for _, q := range join {
+				q.err, q.done = errGroupFailed, true
+				q.wake <- struct{}{}
+			}
+		}
+	}()
+	jout := make([]Outcome, len(join))
+	jitems := r.verifyGroup(join, jout)
+
+	// One transaction per space for the part and the joined ballots: the
+	// joiners' outcomes follow the part's in buf.
+	n := len(out)
+	buf := append(slices.Clone(out), jout...)
+	all := slices.Clip(items)
+	var alone []item
+	for _, it := range jitems {
+		if it.env.Type != dag.TxBallotCast {
+			alone = append(alone, it)
+			continue
+		}
+		it.src = dag.SourceOf(join[it.i].ctx)
+		it.i += n
+		all = append(all, it)
+	}
+	// The peer leaving (its context cancelled) does not fail the clients'
+	// commit: the part is written all the same.
+	err := r.ingestItems(context.WithoutCancel(ctx), all, buf)
+	copy(out, buf[:n])
+	copy(jout, buf[n:])
+
+	errs := make([]error, len(join))
+	for _, it := range all[len(items):] {
+		it.i -= n
+		errs[it.i] = err
+		if err == nil && jout[it.i].Status == Pending {
+			alone = append(alone, it) // its parent came in the part, or was left pending
+		}
+	}
+	for _, it := range alone {
+		errs[it.i] = r.ingestItems(join[it.i].ctx, []item{it}, jout)
+	}
+	r.receiptFacts(join, jout, errs, len(items)+len(join))
+	answered = true
+	for i, q := range join {
+		q.out, q.err, q.done = jout[i], errs[i], true
+		q.wake <- struct{}{}
+	}
+	return err
 }

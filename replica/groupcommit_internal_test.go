@@ -16,7 +16,7 @@ import (
 // ballotSession submits to r a session with a roster of n
 // and an open MR on the root; it returns the builder, the MR and the
 // open's id.
-func ballotSession(t *testing.T, r *Replica, n int) (*ht.Builder, dag.ID, dag.ID) {
+func ballotSession(t testing.TB, r *Replica, n int) (*ht.Builder, dag.ID, dag.ID) {
 	t.Helper()
 	ctx := context.Background()
 	b := ht.New(ht.Options{Simulation: true})
@@ -61,7 +61,7 @@ func TestGroupCommitAnswersAsAlone(t *testing.T) {
 		sub = append(sub, Submission{Envelope: tx.Bytes})
 	}
 	out := make([]Outcome, len(group))
-	errs := r.commitGroup(group, r.verify(sub, out), out)
+	errs := r.commitGroup(group, r.verify(sub, out, false), out)
 	for i, want := range []Status{Accepted, Accepted, Pending} {
 		if errs[i] != nil || out[i].Status != want {
 			t.Errorf("submission %d: %v %+v, want %s", i, errs[i], out[i], want)

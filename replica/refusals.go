@@ -151,7 +151,7 @@ func (r *Replica) logRefusal(ctx context.Context, session string, env *dag.Envel
 	if l.head.Valid() {
 		e.Parents = []dag.ID{l.head}
 	}
-	res, err := r.store.Put(ctx, dag.Batch{Entries: []dag.Entry{e}})
+	res, err := r.put(ctx, dag.Batch{Entries: []dag.Entry{e}})
 	if err != nil {
 		return 0, false, fmt.Errorf("replica: store refusal: %w", err)
 	}

@@ -2,12 +2,14 @@ package replica
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/transparency-dev/merkle/compact"
@@ -125,6 +127,23 @@ type Replica struct {
 	gq    []*groupReq
 	gbusy bool
 	glast int // about the size of the last groups committed
+	// noShare keeps client submissions out of peers' parts' transactions
+	// (tests and benchmarks compare with it).
+	noShare bool
+	// partWait counts the peers' Ingest calls under way (partsStart), and
+	// handed is set when a group leader has left the queue to their parts
+	// (handOff); both under gmu.
+	partWait int
+	handed   bool
+	// puts counts the store's write transactions (Put calls) this
+	// replica made: tests and benchmarks read it.
+	puts atomic.Int64
+}
+
+// put is the store's Put, counted.
+func (r *Replica) put(ctx context.Context, b dag.Batch) (dag.Result, error) {
+	r.puts.Add(1)
+	return r.store.Put(ctx, b)
 }
 
 // space is the in-memory state of one session (space = session id).
@@ -334,7 +353,7 @@ func (r *Replica) resume(ctx context.Context) error {
 		var admit func(dag.Entry) error
 		if sp != nil {
 			sp.justHeld = sp.justHeld[:0]
-			admit = func(e dag.Entry) error { return r.admitStored(sp, e, nil, true) }
+			admit = func(e dag.Entry) error { return r.admitStored(sp, e, nil) }
 		}
 		res, err := rs.Resume(ctx, name, admit)
 		if err != nil {
@@ -343,7 +362,7 @@ func (r *Replica) resume(ctx context.Context) error {
 		if sp == nil {
 			continue
 		}
-		r.took(sp, res, "")
+		r.took(sp, res, func(dag.ID) string { return "" })
 		if err := r.recordHeld(ctx, sp); err != nil {
 			return err
 		}
@@ -488,7 +507,7 @@ func (r *Replica) rejudgeHeld(ctx context.Context, sp *space) error {
 			return fmt.Errorf("%w: held %s does not decode to its entry", errLocalRecord, tx)
 		}
 		bv.AddSigned(se)
-		items = append(items, item{i: -1, id: se.ID, env: se.Envelope, data: se.Canonical})
+		items = append(items, item{i: -1, id: se.ID, env: se.Envelope, data: se.Canonical, hold: true})
 	}
 	if len(items) == 0 {
 		return nil
@@ -497,7 +516,7 @@ func (r *Replica) rejudgeHeld(ctx context.Context, sp *space) error {
 	for k := range items {
 		items[k].badSig = !valid[k]
 	}
-	return r.ingestSpace(ctx, sp.name, items, nil, true, "")
+	return r.ingestSpace(ctx, sp.name, items, nil, "")
 }
 
 func newSpace(name string, sid dag.ID, objs house.Objects) *space {
@@ -586,6 +605,15 @@ type item struct {
 	// judged is set when the store's Admit hook has judged the entry
 	// (ingestSpace).
 	judged bool
+	// hold is set for an entry from a peer (or an import), which waits in
+	// the store for the parents or objects it lacks; a client's
+	// submission is not kept at all when it lacks one (Submit refuses it).
+	// A peer's part and client submissions share store transactions
+	// (groupcommit.go), so it is the item's, not the call's.
+	hold bool
+	// src is who sent the entry (dag.SourceOf), charged for its refusal or
+	// its wait; "" for the source of the call's context.
+	src string
 }
 
 // Ingest takes envelopes from a peer or a client: it decodes them, checks
@@ -607,7 +635,10 @@ type item struct {
 // reads nothing the writes change: a signature is checked against the key
 // the envelope names, and whether that key may sign is judged later, under
 // the lock, in causal order). On an error, the parts before the failing
-// one are kept.
+// one are kept. Client submissions (Submit) queued while a call is under
+// way are written in its parts' transactions, one commit for both
+// (groupcommit.go); they change nothing the call's entries are judged by
+// but their own place in the log.
 func (r *Replica) Ingest(ctx context.Context, subs []Submission) ([]Outcome, error) {
 	out := make([]Outcome, len(subs))
 	var ends []int // where each part ends in subs
@@ -631,14 +662,20 @@ func (r *Replica) Ingest(ctx context.Context, subs []Submission) ([]Outcome, err
 	var next chan []item
 	verifyPart := func(lo, hi int) chan []item {
 		c := make(chan []item, 1)
-		go func() { c <- r.verify(subs[lo:hi], out[lo:hi]) }()
+		go func() { c <- r.verify(subs[lo:hi], out[lo:hi], true) }()
 		return c
 	}
 	lo := 0
 	var items []item
+	done := r.partsStart() // groupcommit.go
+	defer func() {
+		if done != nil {
+			done()
+		}
+	}()
 	for k, hi := range ends {
 		if k == 0 {
-			items = r.verify(subs[:hi], out[:hi])
+			items = r.verify(subs[:hi], out[:hi], true)
 		} else {
 			items = <-next
 		}
@@ -646,7 +683,11 @@ func (r *Replica) Ingest(ctx context.Context, subs []Submission) ([]Outcome, err
 		if k+1 < len(ends) {
 			next = verifyPart(hi, ends[k+1])
 		}
-		err := r.ingestItems(ctx, items, out[lo:hi], true)
+		err := r.commitPart(ctx, items, out[lo:hi])
+		if k+1 == len(ends) && done != nil {
+			done() // the last part took its joiners
+			done = nil
+		}
 		if err != nil {
 			if next != nil {
 				<-next // the next part's verifier writes into out: let it finish
@@ -707,21 +748,25 @@ func (r *Replica) refuse(o *Outcome, src string, code dag.Code, reason string) {
 	o.Status, o.Code, o.Detail = Quarantined, code, reason
 }
 
-// ingestItems is one part of Ingest (hold true) or a group of client
-// submissions (hold false: an entry whose parents or objects are not held
-// is not kept; its outcome is Pending and Submit refuses it) once the
-// envelopes are decoded and verified (items, in the order of out): one
-// store transaction per space.
-func (r *Replica) ingestItems(ctx context.Context, items []item, out []Outcome, hold bool) error {
+// ingestItems is one part of Ingest (items with hold set), a group of
+// client submissions (hold not set: an entry whose parents or objects are
+// not held is not kept; its outcome is Pending and Submit refuses it), or
+// both (groupcommit.go), once the envelopes are decoded and verified
+// (items, in the order of out): one store transaction per space.
+func (r *Replica) ingestItems(ctx context.Context, items []item, out []Outcome) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return ErrClosed
 	}
-	src := dag.SourceOf(ctx)
+	callSrc := dag.SourceOf(ctx)
 	bySpace := map[string][]item{}
 	var spaceOrder []string
 	for _, it := range items {
+		if it.src == "" {
+			it.src = callSrc
+		}
+		src := it.src
 		name := it.env.Session.String()
 		out[it.i] = Outcome{Tx: it.id, Space: name}
 		// What is refused whatever arrives later is refused here, before
@@ -762,7 +807,7 @@ func (r *Replica) ingestItems(ctx context.Context, items []item, out []Outcome, 
 		bySpace[name] = append(bySpace[name], it)
 	}
 	for _, name := range spaceOrder {
-		if err := r.ingestSpace(ctx, name, bySpace[name], out, hold, src); err != nil {
+		if err := r.ingestSpace(ctx, name, bySpace[name], out, callSrc); err != nil {
 			return err
 		}
 	}
@@ -776,7 +821,7 @@ const verifyChunk = 128
 // verify decodes subs and checks their signatures in batches, split over
 // the cores: it returns the decoded items, in order, with badSig set, and
 // records in out the outcome of each envelope that does not decode.
-func (r *Replica) verify(subs []Submission, out []Outcome) []item {
+func (r *Replica) verify(subs []Submission, out []Outcome, hold bool) []item {
 	items := make([]item, len(subs)) // env is nil where the envelope does not decode
 	part := func(lo, hi int) {
 		bv := dag.NewBatchVerifierCache(r.keys)
@@ -788,7 +833,7 @@ func (r *Replica) verify(subs []Submission, out []Outcome) []item {
 				out[i] = Outcome{Status: Rejected, Code: dag.CodeOf(err), Detail: dag.DetailOf(err)}
 				continue
 			}
-			it := item{i: i, id: se.ID, env: se.Envelope, data: se.Canonical}
+			it := item{i: i, id: se.ID, env: se.Envelope, data: se.Canonical, hold: hold}
 			for _, a := range s.Attachments {
 				it.attach = append(it.attach, dag.NewObject(a))
 			}
@@ -821,7 +866,7 @@ func (r *Replica) space(ctx context.Context, name string) (*space, error) {
 // woken entries, which wait again, are judged again from their records.
 var errSubmitHeld = errors.New("replica: a named object is not held")
 
-func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, out []Outcome, hold bool, src string) error {
+func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, out []Outcome, src string) error {
 	_, known := r.spaces[name]
 	sp, err := r.space(ctx, name)
 	if err != nil {
@@ -856,7 +901,7 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 	slices.SortFunc(arrived, dag.ID.Compare)
 	for _, id := range arrived {
 		for _, h := range sp.objWait[id] {
-			items = append(items, item{i: -1, id: h.id, env: h.env, data: h.data})
+			items = append(items, item{i: -1, id: h.id, env: h.env, data: h.data, hold: true})
 		}
 		delete(sp.objWait, id)
 	}
@@ -895,7 +940,7 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 		if _, ok := r.quar.get(it.id); ok {
 			continue
 		}
-		if !hold && !r.parentsHeld(sp, it.env) {
+		if !it.hold && !r.parentsHeld(sp, it.env) {
 			continue // Submit refuses it: nothing is kept
 		}
 		if prev, dup := inBatch[it.id]; dup {
@@ -917,7 +962,7 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 			if it != nil {
 				it.judged = true
 			}
-			err := r.admitStored(sp, e, it, hold)
+			err := r.admitStored(sp, e, it)
 			if err == nil || errors.Is(err, dag.ErrHold) {
 				for _, id := range reads {
 					needed[id] = true
@@ -945,9 +990,9 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 			return needed[id] || waiting[id]
 		}
 		sp.justHeld = sp.justHeld[:0]
-		res, err := r.store.Put(ctx, batch)
+		res, err := r.put(ctx, batch)
 		switch {
-		case !hold && errors.Is(err, errSubmitHeld):
+		case errors.Is(err, errSubmitHeld) && !heldIn(inBatch):
 			// Submit refuses the entry; nothing was kept.
 			if len(batch.Entries) > 1 {
 				delete(r.spaces, name) // woken entries may have been admitted
@@ -955,7 +1000,12 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 		case err != nil:
 			return r.fail(name, fmt.Errorf("replica: store: %w", err))
 		default:
-			r.took(sp, res, src)
+			r.took(sp, res, func(id dag.ID) string {
+				if it := inBatch[id]; it != nil && it.src != "" {
+					return it.src
+				}
+				return src
+			})
 			r.keepPending(sp, res.Pending, inBatch)
 			var evicted []*waitRec
 			for _, id := range res.Pending {
@@ -963,7 +1013,7 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 					// A copy: the envelope's Parents lie inside its decoded
 					// block, which holds its body, which holds the bytes it
 					// came in; the charge sheet keeps only the ids.
-					evicted = append(evicted, r.wait.add(&waitRec{id: id, space: name, source: src, parents: slices.Clone(it.env.Parents), size: len(it.data)})...)
+					evicted = append(evicted, r.wait.add(&waitRec{id: id, space: name, source: cmp.Or(it.src, src), parents: slices.Clone(it.env.Parents), size: len(it.data)})...)
 				}
 			}
 			if err := r.dropPending(ctx, evicted); err != nil {
@@ -991,8 +1041,8 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 // updated) by the Admit hook as the store applied them.
 //
 // The refused entries are not in the store (Batch.DropRefused): they go
-// to the bounded record, charged to src.
-func (r *Replica) took(sp *space, res dag.Result, src string) {
+// to the bounded record, charged to srcOf(their id).
+func (r *Replica) took(sp *space, res dag.Result, srcOf func(dag.ID) string) {
 	sp.growLog(len(res.Applied))
 	for _, id := range res.Applied {
 		sp.appendLog(id)
@@ -1001,7 +1051,7 @@ func (r *Replica) took(sp *space, res dag.Result, src string) {
 	now := r.clock().UTC()
 	for _, q := range res.Quarantined {
 		r.wait.remove(q.ID)
-		r.quar.add(Refusal{ID: q.ID, Space: sp.name, Code: q.Code, Reason: q.Detail, Source: src, Time: now})
+		r.quar.add(Refusal{ID: q.ID, Space: sp.name, Code: q.Code, Reason: q.Detail, Source: srcOf(q.ID), Time: now})
 		r.pend.drop(q.ID)
 	}
 }
@@ -1035,7 +1085,7 @@ func (r *Replica) parentsHeld(sp *space, env *dag.Envelope) bool {
 // other (it arrived before a restart, or the cache let it go) is decoded
 // and verified again, since the store does not record the verdict.
 // Errors with a code quarantine the entry.
-func (r *Replica) admitStored(sp *space, e dag.Entry, it *item, hold bool) error {
+func (r *Replica) admitStored(sp *space, e dag.Entry, it *item) error {
 	var env *dag.Envelope
 	switch {
 	case it != nil:
@@ -1069,7 +1119,7 @@ func (r *Replica) admitStored(sp *space, e dag.Entry, it *item, hold bool) error
 	// never depends on which objects happened to arrive first.
 	var mo *house.MissingObject
 	if errors.As(err, &mo) {
-		if !hold && it != nil && it.i >= 0 {
+		if it != nil && !it.hold && it.i >= 0 {
 			return errSubmitHeld // the client's own entry (see errSubmitHeld)
 		}
 		// A peer's entry, or one that a client's entry promotes or whose
@@ -1106,10 +1156,25 @@ func (r *Replica) recordHeld(ctx context.Context, sp *space) error {
 		b.Entries = append(b.Entries, e)
 	}
 	sp.justHeld = sp.justHeld[:0]
-	if _, err := r.store.Put(ctx, b); err != nil {
+	if _, err := r.put(ctx, b); err != nil {
 		return fmt.Errorf("replica: record held entries of %s: %w", sp.name, err)
 	}
 	return nil
+}
+
+// heldIn reports whether a Put's batch holds an entry a peer sent (hold
+// set; not one woken from objWait, which waits again). A client's entry
+// that lacks an object fails its Put (errSubmitHeld), which keeps
+// nothing: a peer's entry must not be lost with it, so that Put fails as
+// any failed write does. Only ballots, which name no object, share a Put
+// with a peer's (groupcommit.go), so it does not happen.
+func heldIn(inBatch map[dag.ID]*item) bool {
+	for _, it := range inBatch {
+		if it.hold && it.i >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // keepPending puts in the pending cache the entries of a Put's batch that

@@ -237,7 +237,7 @@ func (r *Replica) AddCosignature(ctx context.Context, c Checkpoint, cs Cosignatu
 	if err != nil {
 		return err
 	}
-	if _, err := r.store.Put(ctx, dag.Batch{Entries: []dag.Entry{e}}); err != nil {
+	if _, err := r.put(ctx, dag.Batch{Entries: []dag.Entry{e}}); err != nil {
 		return fmt.Errorf("replica: store cosignature: %w", err)
 	}
 	per[cs.Witness] = witnessedCosig{cp: c, cs: cs}
