@@ -4,7 +4,7 @@ package replica
 // envelopes that HTTP clients submit at the same time share one store
 // transaction, so one fsync makes a whole group durable, and each client
 // is answered only once its own entry is (Submit returns after the
-// store's Put has committed, with SyncWrites on).
+// store's Put has committed, durable in its commit log).
 //
 // Submissions queue up. The first to find no group being planned leads:
 // it takes the queue (at most MaxIngestPart envelopes and
