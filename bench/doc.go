@@ -16,6 +16,13 @@
 // changes in the same iteration; it reports both times and their ratio
 // (WITAN_PRODUCT_BALLOTS, WITAN_PRODUCT_MEMBERS size it).
 //
+// BenchmarkUpSubmitHTTP is the write path as a user runs it: `witan up`
+// (built from this tree, Badger on disk with fsync) and a load generator
+// (replica/httpapi/httpload) of WITAN_UP_CLIENTS concurrent clients (200 by
+// default) posting signed ballots to POST /transactions; it reports
+// submissions/s, p50/p95/p99 latency and the node process's CPU per
+// submission.
+//
 // BenchmarkFreshSync runs both sides of a sync in this process, beside
 // Automerge; cpu-s is the process's CPU time for the sync, which compares
 // runs on a loaded machine better than wall time. BenchmarkFreshSyncChild

@@ -1,19 +1,12 @@
 package httpapi_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -22,6 +15,7 @@ import (
 	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/httpapi"
+	"github.com/witan-dev/witan/replica/httpapi/httpload"
 	"github.com/witan-dev/witan/replica/node"
 )
 
@@ -80,70 +74,24 @@ func BenchmarkSubmitConcurrentHTTP(b *testing.B) {
 			bodies = append(bodies, body)
 		}
 	}
-	// The load generator shares the two cores with the node, so it is
-	// kept light: the requests are whole HTTP/1.1 messages made before the
-	// clock starts, each client writes them on its own keep-alive
-	// connection and reads the answer with http.ReadResponse (no
-	// http.Client: its transport costs two goroutines and channel hops per
-	// request).
+	// The load generator shares the two cores with the node: httpload
+	// keeps it light (requests made before the clock starts).
 	host := strings.TrimPrefix(srv.URL, "http://")
-	reqs := make([][]byte, len(bodies))
-	for i, body := range bodies {
-		reqs[i] = append(fmt.Appendf(nil, "POST %s/transactions HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n",
-			httpapi.Base, host, len(body)), body...)
+	reqs := httpload.Posts(host, httpapi.Base+"/transactions", bodies)
+	cl, err := httpload.Dial(host, clients)
+	if err != nil {
+		b.Fatal(err)
 	}
-	conns := make([]net.Conn, clients)
-	for c := range conns {
-		if conns[c], err = net.Dial("tcp", host); err != nil {
-			b.Fatal(err)
-		}
-		defer conns[c].Close()
-	}
-	lat := make([]time.Duration, b.N)
-	var next atomic.Int64
-	var failed atomic.Value
-	var wg sync.WaitGroup
+	defer cl.Close()
 	b.ResetTimer()
 	start, cpu0 := time.Now(), cpuTime()
-	for c := 0; c < clients; c++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			conn := conns[c]
-			br := bufio.NewReader(conn)
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(reqs) {
-					return
-				}
-				t0 := time.Now()
-				if _, err := conn.Write(reqs[i]); err != nil {
-					failed.Store(err.Error())
-					return
-				}
-				resp, err := http.ReadResponse(br, nil)
-				if err != nil {
-					failed.Store(err.Error())
-					return
-				}
-				msg, err := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				lat[i] = time.Since(t0)
-				if err != nil || resp.StatusCode != http.StatusOK {
-					failed.Store(fmt.Sprint(resp.Status, " ", string(msg), err))
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	lat, err := cl.Run(reqs)
 	el, cpu := time.Since(start), cpuTime()-cpu0
 	b.StopTimer()
-	if f := failed.Load(); f != nil {
-		b.Fatal(f)
+	if err != nil {
+		b.Fatal(err)
 	}
-	slices.Sort(lat)
-	pct := func(p int) float64 { return float64(lat[min(len(lat)-1, len(lat)*p/100)].Microseconds()) / 1000 }
+	pct := func(p int) float64 { return httpload.Percentile(lat, p) }
 	b.ReportMetric(float64(b.N)/el.Seconds(), "submits/s")
 	b.ReportMetric(float64(b.N)/cpu.Seconds(), "submits/cpu-s")
 	b.ReportMetric(pct(50), "p50-ms")
