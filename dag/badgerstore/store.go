@@ -249,10 +249,17 @@ func Open(dir string, o Options) (*Store, error) {
 	if bdir == "" {
 		bdir = filepath.Join(dir, "bodies")
 	}
-	if !o.InMemory && !o.NoSync && !bo.SyncWrites {
+	if !o.InMemory {
+		// A log left by a run that kept one is replayed whatever this one
+		// keeps: a store opened without it and then with it again would
+		// otherwise replay old records over newer commits.
 		if err := s.openWAL(bdir); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("badgerstore: open %s: %w", dir, err)
+		}
+		if o.NoSync || bo.SyncWrites {
+			s.wal.close()
+			s.wal = nil
 		}
 	}
 	err = db.View(func(txn *badger.Txn) error {

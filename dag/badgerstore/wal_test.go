@@ -409,3 +409,53 @@ func TestCommitLogDropsRecordWithoutBodies(t *testing.T) {
 		})
 	}
 }
+
+// TestCommitLogReplayedWithoutIt: a log left by a crash is replayed even
+// by an Open that keeps none (NoSync), so that a later Open with the log
+// does not replay old records over newer commits.
+func TestCommitLogReplayedWithoutIt(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := badgerstore.Open(dir, badgerstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := walChain("nosync", 0, 20, dag.ID{})
+	if !putStopped(t, s, dag.Batch{Entries: a}) {
+		t.Fatal("the crash hook did not stop the Put")
+	}
+	if err := badgerstore.CloseKeepLog(s); err != nil {
+		t.Fatal(err)
+	}
+	s, err = badgerstore.Open(dir, badgerstore.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := s.Has(ctx, a[19].ID); err != nil || st != dag.Applied {
+		t.Fatalf("the stopped commit's entry is %v (%v) in a NoSync store", st, err)
+	}
+	// Newer commits change what the stopped one wrote (the heads, the
+	// space's next position).
+	b := walChain("nosync", 20, 20, a[19].ID)
+	if _, err := s.Put(ctx, dag.Batch{Entries: b}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = badgerstore.Open(dir, badgerstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	heads, err := s.Heads(ctx, "nosync")
+	if err != nil || len(heads) != 1 || heads[0] != b[19].ID {
+		t.Fatalf("heads %v (%v), want the newest entry", heads, err)
+	}
+	if log, err := s.Log(ctx, "nosync", 0, 0); err != nil || len(log) != 40 {
+		t.Fatalf("log: %d entries (%v)", len(log), err)
+	}
+	if err := storetest.Check(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+}
