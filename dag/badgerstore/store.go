@@ -366,6 +366,13 @@ func checkFormatTxn(txn *wtxn) error {
 			if err != nil {
 				return err
 			}
+			if len(v) == 4 && binary.BigEndian.Uint32(v) == 8 {
+				// Format 8 is format 9's layout without the commit log:
+				// marked 9 from now on, so that a version that knows no
+				// log refuses it (it would write commits the log's
+				// records, replayed later, would undo).
+				return txn.Set(keyFormat, binary.BigEndian.AppendUint32(nil, format))
+			}
 			if len(v) != 4 || binary.BigEndian.Uint32(v) != format {
 				return fmt.Errorf("%w %x (this version reads %d): move the directory aside and sync the store again from a peer", ErrFormat, v, format)
 			}
@@ -449,9 +456,11 @@ var (
 // in the tree, per entry); format 6 kept only ids in a log run, so serving
 // the log looked up each entry's status for its body number; format 7 kept
 // bodies in Badger's value log; format 8 keeps them in witan's own body
-// files (bodyfile.go), with a location record under the body's key. This
-// version refuses such stores rather than misread them.
-const format = 8
+// files (bodyfile.go), with a location record under the body's key, and
+// format 9 is format 8 with the commit log (wal.go): Open marks a format-8
+// store 9, so that a version that does not replay the log refuses it.
+// This version refuses the older stores rather than misread them.
+const format = 9
 
 // Format is the store format (the version of the key layout) this package
 // reads and writes; Open refuses a store written in another with ErrFormat.
