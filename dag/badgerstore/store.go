@@ -183,6 +183,9 @@ type Store struct {
 	// vlogSynced: every value-log file numbered below it is sealed and
 	// durable (syncBadger); under wmu.
 	vlogSynced uint32
+	// walSeq is the number of the last commit made through the commit
+	// log (keyWALSeq); under wmu.
+	walSeq uint64
 	// Stats: Badger commits and the time they took.
 	commits, commitWait atomic.Int64
 	spaces              sync.Map  // space name → uint32 id, and uint32 id → name; only committed spaces
@@ -333,9 +336,15 @@ func (s *Store) openWAL(bodyDir string) error {
 		recs = recs[:n-1]
 	}
 	if len(recs) == 0 {
-		return nil
+		s.walSeq, err = s.readWALSeq()
+		return err
 	}
-	if err := replay(s.db, recs); err != nil {
+	done, err := s.readWALSeq()
+	if err != nil {
+		w.close()
+		return err
+	}
+	if s.walSeq, err = replay(s.db, recs, done); err != nil {
 		w.close()
 		return fmt.Errorf("replay of the commit log: %w", err)
 	}
@@ -346,6 +355,17 @@ func (s *Store) openWAL(bodyDir string) error {
 		return err
 	}
 	return nil
+}
+
+// readWALSeq reads the number of the last commit Badger holds.
+func (s *Store) readWALSeq() (uint64, error) {
+	var n uint64
+	err := s.db.View(func(txn *badger.Txn) error {
+		var err error
+		n, err = readCounter(txn, keyWALSeq, "commit number")
+		return err
+	})
+	return n, err
 }
 
 // checkFormat refuses a store in another key layout, and marks a new one.
@@ -446,6 +466,9 @@ var (
 	keyLastSID = []byte{pMeta, 's', 'i', 'd'}
 	keyFormat  = []byte{pMeta, 'f', 'm', 't'}
 	keyLastSeq = []byte{pMeta, 's', 'e', 'q'}
+	// keyWALSeq: m "wseq" → the number of the last commit written through
+	// the commit log (8 bytes), set by each such commit (wal.go).
+	keyWALSeq = []byte{pMeta, 'w', 's', 'e', 'q'}
 )
 
 // format is the version of the key layout. Format 1 (before log runs) had

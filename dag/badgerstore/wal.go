@@ -6,20 +6,24 @@ package badgerstore
 // more than a fifth of its time (docs/storage.md, "The commit log"). So
 // Badger runs with SyncWrites off, and the store keeps its own log of what
 // each transaction writes: before a transaction commits, its writes (keys,
-// values, deletions, in order) are appended to commits.wal as one record
-// with one write and made durable with fdatasync, while the bodies the
-// record's locations name are synced in their body file. Badger commits
-// once both syncs ended, and Put is answered then, as before; Badger's own
-// files reach the disk when the kernel writes them back.
+// values, deletions, in order, and the store's commit number keyWALSeq)
+// are appended to commits.wal as one record with one write and made
+// durable with fdatasync, while the bodies the record's locations name are
+// synced in their body file. Badger commits once the bodies' sync ended,
+// while the log's goes on, and Put is answered once both are done; Badger's
+// own files reach the disk when the kernel writes them back.
 //
-// Open replays the log: every record, in order, is written to Badger
-// again. A record holds whole values, so writing one again gives what it
-// wrote, and writing them all in order gives the state after the last,
-// whatever prefix of them Badger kept (a crash of the process keeps all of
-// them; a crash of the machine, some prefix). A torn last record (the
-// machine stopped during its write, before its commit was answered) is
-// cut off, and so is a last record whose bodies are not all whole in
-// their files (bodiesWhole: the machine stopped during the two syncs).
+// Open replays the log: every record numbered after the commit Badger
+// holds is written to Badger again, in order. A record holds whole values,
+// so writing one again gives what it wrote, and writing them in order
+// gives the state after the last, whatever prefix of the commits Badger
+// kept (a crash of the process keeps all of them; a crash of the machine,
+// some prefix, possibly one commit more than the log: Badger commits while
+// the log syncs, and the numbers keep older records from being written
+// over it). A torn last record (the machine stopped during its write,
+// before its commit was answered) is cut off, and so is a last record
+// whose bodies are not all whole in their files (bodiesWhole: the machine
+// stopped during the syncs).
 //
 // Once the log passes walCheckpoint bytes, the store makes Badger's files
 // durable (syncBadger: its memtables' logs, including one waiting for its
@@ -33,6 +37,7 @@ package badgerstore
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -113,8 +118,14 @@ func (s *Store) newTxn() *wtxn {
 	return t
 }
 
-// commitTxn commits t. With a commit log, t's writes are in it and durable
-// first; a commit that fails takes its record back out.
+// commitTxn commits t. With a commit log, t also sets the store's commit
+// number (keyWALSeq) and its writes are appended to the log, whose
+// fdatasync runs while Badger commits: Badger may hold a commit whose
+// record is not durable yet (a machine that stops then keeps it or not,
+// and it was not answered), and Open replays only the records numbered
+// after Badger's number. Badger commits only once t.before (the bodies'
+// fdatasync) has ended: it must never hold what names bodies that are not
+// durable. commitTxn returns once the record is durable.
 func (s *Store) commitTxn(t *wtxn) error {
 	if s.wal == nil || len(t.rec) == 0 {
 		if t.before != nil {
@@ -130,7 +141,14 @@ func (s *Store) commitTxn(t *wtxn) error {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	at, err := s.wal.append(t.rec)
+	seq := s.walSeq + 1
+	if err := t.Set(keyWALSeq, posb(seq)); err != nil {
+		if t.before != nil {
+			t.before() //nolint:errcheck // the commit fails anyway
+		}
+		return err
+	}
+	at, synced, err := s.wal.append(t.rec)
 	if t.before != nil {
 		// The bodies' fdatasync, begun before the record was written, must
 		// end (and succeed) before Badger holds what names them. Should
@@ -141,6 +159,9 @@ func (s *Store) commitTxn(t *wtxn) error {
 		}
 	}
 	if err != nil {
+		if synced != nil {
+			synced() //nolint:errcheck // failing anyway
+		}
 		return err
 	}
 	if s.testCrash != nil {
@@ -150,11 +171,18 @@ func (s *Store) commitTxn(t *wtxn) error {
 	err = t.Txn.Commit()
 	s.commits.Add(1)
 	s.commitWait.Add(int64(time.Since(t0)))
+	serr := synced()
 	if err != nil {
-		// The log must not hold what Badger does not: a later record
-		// written over this one's state would not undo it.
-		s.wal.abandon(at)
+		// The log must not hold what Badger does not: replayed, it would
+		// write a commit nobody was told of over later ones' state.
+		if serr == nil {
+			s.wal.abandon(at)
+		}
 		return err
+	}
+	s.walSeq = seq
+	if serr != nil {
+		return serr
 	}
 	if s.wal.size >= s.wal.limit {
 		return s.checkpoint()
@@ -298,16 +326,27 @@ func readWAL(f *os.File) (recs [][]byte, end int64, err error) {
 	}
 }
 
-// replay writes the operations of recs to db again, in order.
-func replay(db *badger.DB, recs [][]byte) error {
+// replay writes the operations of the records of recs numbered after
+// done (Badger's commit number) to db again, in order, and returns the
+// last number it saw.
+func replay(db *badger.DB, recs [][]byte, done uint64) (uint64, error) {
 	wb := db.NewWriteBatch()
 	defer wb.Cancel()
+	last := done
 	for i, rec := range recs {
+		seq, ok := recordSeq(rec)
+		if !ok {
+			return 0, fmt.Errorf("%w: commit log record %d has no commit number", errCorrupt, i)
+		}
+		if seq <= done {
+			continue // Badger holds it, and may hold later commits too
+		}
+		last = seq
 		for len(rec) > 0 {
 			op := rec[0]
 			k, rest, ok := cutBytes(rec[1:])
 			if !ok || (op != opSet && op != opDelete) {
-				return fmt.Errorf("%w: commit log record %d", errCorrupt, i)
+				return 0, fmt.Errorf("%w: commit log record %d", errCorrupt, i)
 			}
 			var err error
 			if op == opDelete {
@@ -315,17 +354,39 @@ func replay(db *badger.DB, recs [][]byte) error {
 			} else {
 				var v []byte
 				if v, rest, ok = cutBytes(rest); !ok {
-					return fmt.Errorf("%w: commit log record %d", errCorrupt, i)
+					return 0, fmt.Errorf("%w: commit log record %d", errCorrupt, i)
 				}
 				err = wb.Set(k, v)
 			}
 			if err != nil {
-				return err
+				return 0, err
 			}
 			rec = rest
 		}
 	}
-	return wb.Flush()
+	return last, wb.Flush()
+}
+
+// recordSeq returns the commit number a record sets (keyWALSeq).
+func recordSeq(rec []byte) (uint64, bool) {
+	for len(rec) > 0 {
+		op := rec[0]
+		k, rest, ok := cutBytes(rec[1:])
+		if !ok {
+			return 0, false
+		}
+		var v []byte
+		if op == opSet {
+			if v, rest, ok = cutBytes(rest); !ok {
+				return 0, false
+			}
+			if bytes.Equal(k, keyWALSeq) && len(v) == 8 {
+				return binary.BigEndian.Uint64(v), true
+			}
+		}
+		rec = rest
+	}
+	return 0, false
 }
 
 // cutBytes cuts a uvarint length and that many bytes off the front of b.
@@ -409,11 +470,13 @@ func bodiesWhole(dir string, rec []byte) bool {
 	return true
 }
 
-// append writes ops as one record at the end of the log and makes it
-// durable. It returns where the record starts. Call with Store.wmu held.
-func (w *walLog) append(ops []byte) (int64, error) {
+// append writes ops as one record at the end of the log and starts its
+// fdatasync, whose end the returned func waits for. It returns where the
+// record starts. Call with Store.wmu held, and wait before the next
+// append.
+func (w *walLog) append(ops []byte) (at int64, wait func() error, err error) {
 	if err := w.failure(); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	b := binary.AppendUvarint(w.buf[:0], uint64(len(ops)))
 	crc := crc32.Update(crc32.Checksum(b, castagnoli), castagnoli, ops)
@@ -422,19 +485,25 @@ func (w *walLog) append(ops []byte) (int64, error) {
 	w.buf = b
 	if _, err := w.f.WriteAt(b, w.size); err != nil {
 		// Part of the record may be there: no more is written after it.
-		return 0, w.fail(err)
+		return 0, nil, w.fail(err)
 	}
-	t0 := time.Now()
-	err := w.sync(w.f)
-	w.syncs.Add(1)
-	w.syncWait.Add(int64(time.Since(t0)))
-	w.bytes.Add(int64(len(b)))
-	if err != nil {
-		return 0, w.fail(err)
-	}
-	at := w.size
+	at = w.size
 	w.size += int64(len(b))
-	return at, nil
+	w.bytes.Add(int64(len(b)))
+	done := make(chan error, 1)
+	go func() {
+		t0 := time.Now()
+		err := w.sync(w.f)
+		w.syncs.Add(1)
+		w.syncWait.Add(int64(time.Since(t0)))
+		done <- err
+	}()
+	return at, func() error {
+		if err := <-done; err != nil {
+			return w.fail(err)
+		}
+		return nil
+	}, nil
 }
 
 // abandon cuts the log back to at, the start of a record whose commit
