@@ -13,11 +13,12 @@
 // Each transaction is durable before Put returns (Options.NoSync trades
 // that for speed; then call Sync before acknowledging): on disk, its
 // writes are appended to the store's commit log (commits.wal, wal.go) and
-// made durable with fdatasync before Badger commits it, Badger's own
-// SyncWrites off (its msync cost more than a fifth of an ingest). Open
-// writes the log's records to Badger again, which gives back any commit a
-// crash of the machine took from Badger's files; the log is emptied each
-// time it passes 32 MiB, once Badger's files are synced, and at Close.
+// made durable with fdatasync while Badger commits it (once its bodies are
+// durable), Badger's own SyncWrites off (its msync cost more than a fifth
+// of an ingest). Open writes the log's records newer than Badger's last
+// commit to Badger again, which gives back any commit a crash of the
+// machine took from Badger's files; the log is emptied each time it passes
+// 32 MiB, once Badger's files are synced, and at Close. Store format 9.
 //
 // On disk, entry bodies live in witan's own body files (bodyfile.go),
 // packed (ids, keys and signatures as bytes rather than text, exactly
