@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/witan-dev/witan/dag"
-	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/httpapi"
 	"github.com/witan-dev/witan/replica/httpapi/httpload"
@@ -70,28 +68,15 @@ func BenchmarkUpSubmitHTTP(b *testing.B) {
 	ctx := context.Background()
 	bl := ht.New(ht.Options{Simulation: true, Label: "up bench"})
 	client := &httpapi.Client{BaseURL: info.HTTP, Session: bl.Session.String()}
-	var last dag.ID
-	ok := func(tx ht.Tx) {
+	txs := bl.BallotLoad(b.N, ballotsPerMR, func(tx ht.Tx) {
 		if rc, err := client.Submit(ctx, tx.Bytes, tx.Attach); err != nil || rc.Status != "accepted" {
 			b.Fatalf("%s: %v %+v", tx.Env.Type, err, rc)
 		}
-		last = tx.ID
-	}
-	ok(bl.Create)
-	ok(bl.GroupCreate(ht.Member(0), "roster", ht.Members(0, ballotsPerMR), ht.Members(0, 1), last))
-	ok(bl.GroupCreate(ht.Member(0), "registrar", ht.Members(0, 1), ht.Members(0, 1), last))
-	bodies := make([][]byte, 0, b.N)
-	for len(bodies) < b.N {
-		open, mr := bl.Open(ht.Member(0), ht.MR{Source: house.RootBranch, SourceHead: bl.Genesis, TargetHead: bl.Genesis,
-			Members: ht.Members(0, ballotsPerMR), Rule: ht.Majority(house.MinRootNotice), Summary: fmt.Sprintf("MR %d", len(bodies))}, last)
-		ok(open)
-		for i := 0; i < ballotsPerMR && len(bodies) < b.N; i++ {
-			tx := bl.Ballot(ht.Member(i), mr, "approve", dag.ID{}, open.ID)
-			body, err := json.Marshal(httpapi.Transaction{Envelope: tx.Bytes})
-			if err != nil {
-				b.Fatal(err)
-			}
-			bodies = append(bodies, body)
+	})
+	bodies := make([][]byte, len(txs))
+	for i, tx := range txs {
+		if bodies[i], err = json.Marshal(httpapi.Transaction{Envelope: tx.Bytes}); err != nil {
+			b.Fatal(err)
 		}
 	}
 	host := strings.TrimPrefix(info.HTTP, "http://")

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http/httptest"
 	"strings"
 	"syscall"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/witan-dev/witan/dag"
-	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/httpapi"
 	"github.com/witan-dev/witan/replica/httpapi/httpload"
@@ -50,28 +48,15 @@ func BenchmarkSubmitConcurrentHTTP(b *testing.B) {
 	// The session, submitted directly; then b.N ballots, made before the
 	// clock starts.
 	bl := ht.New(ht.Options{Simulation: true})
-	var last dag.ID
-	ok := func(tx ht.Tx) {
+	txs := bl.BallotLoad(b.N, ballotsPerMR, func(tx ht.Tx) {
 		if rc, err := l.Submit(context.Background(), tx.Bytes, tx.Attach); err != nil || rc.Status != "accepted" {
 			b.Fatalf("%s: %v %+v", tx.Env.Type, err, rc)
 		}
-		last = tx.ID
-	}
-	ok(bl.Create)
-	ok(bl.GroupCreate(ht.Member(0), "roster", ht.Members(0, ballotsPerMR), ht.Members(0, 1), last))
-	ok(bl.GroupCreate(ht.Member(0), "registrar", ht.Members(0, 1), ht.Members(0, 1), last))
-	bodies := make([][]byte, 0, b.N)
-	for len(bodies) < b.N {
-		open, mr := bl.Open(ht.Member(0), ht.MR{Source: house.RootBranch, SourceHead: bl.Genesis, TargetHead: bl.Genesis,
-			Members: ht.Members(0, ballotsPerMR), Rule: ht.Majority(house.MinRootNotice), Summary: fmt.Sprintf("MR %d", len(bodies))}, last)
-		ok(open)
-		for i := 0; i < ballotsPerMR && len(bodies) < b.N; i++ {
-			tx := bl.Ballot(ht.Member(i), mr, "approve", dag.ID{}, open.ID)
-			body, err := json.Marshal(httpapi.Transaction{Envelope: tx.Bytes})
-			if err != nil {
-				b.Fatal(err)
-			}
-			bodies = append(bodies, body)
+	})
+	bodies := make([][]byte, len(txs))
+	for i, tx := range txs {
+		if bodies[i], err = json.Marshal(httpapi.Transaction{Envelope: tx.Bytes}); err != nil {
+			b.Fatal(err)
 		}
 	}
 	// The load generator shares the two cores with the node: httpload

@@ -333,6 +333,34 @@ func Input(txs ...Tx) []house.Input {
 	return out
 }
 
+// BallotLoad builds a session for write-path benchmarks, where each
+// ballot is independent of the others (the load of many clients): the
+// create, a roster of perMR members and a registrar, then as many MRs of
+// those members (on the root branch, majority rule) as n ballots need,
+// each ballot member i's approval of one MR, a child of its open. The
+// create, the groups and each open are handed to submit, in order, as
+// they are made (an open before its ballots are made); the n ballots are
+// returned, not submitted.
+func (b *Builder) BallotLoad(n, perMR int, submit func(Tx)) []Tx {
+	submit(b.Create)
+	roster := b.GroupCreate(Member(0), "roster", Members(0, perMR), Members(0, 1), b.Create.ID)
+	submit(roster)
+	registrar := b.GroupCreate(Member(0), "registrar", Members(0, 1), Members(0, 1), roster.ID)
+	submit(registrar)
+	last := registrar.ID
+	ballots := make([]Tx, 0, n)
+	for len(ballots) < n {
+		open, mr := b.Open(Member(0), MR{Source: house.RootBranch, SourceHead: b.Genesis, TargetHead: b.Genesis,
+			Members: Members(0, perMR), Rule: Majority(house.MinRootNotice), Summary: fmt.Sprintf("MR %d", len(ballots))}, last)
+		submit(open)
+		last = open.ID
+		for i := 0; i < perMR && len(ballots) < n; i++ {
+			ballots = append(ballots, b.Ballot(Member(i), mr, "approve", dag.ID{}, open.ID))
+		}
+	}
+	return ballots
+}
+
 // BallotChain builds a session whose n ballots are chained one after
 // another (each the child of the one before): the create, a roster of n
 // members, the open of an MR on the root branch under a majority rule,
