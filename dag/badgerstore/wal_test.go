@@ -54,6 +54,32 @@ func walChain(space string, from, n int, parent dag.ID) []dag.Entry {
 	return es
 }
 
+// walOpen opens the store in dir.
+func walOpen(t *testing.T, dir string, o badgerstore.Options) *badgerstore.Store {
+	t.Helper()
+	s, err := badgerstore.Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// walPut puts es in s.
+func walPut(t *testing.T, s *badgerstore.Store, es []dag.Entry) {
+	t.Helper()
+	if _, err := s.Put(context.Background(), dag.Batch{Entries: es}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// walCheck checks s's indexes against its entries (storetest.Check).
+func walCheck(t *testing.T, s *badgerstore.Store) {
+	t.Helper()
+	if err := storetest.Check(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // copyDir copies the files of dir (and its subdirectories) to a new
 // directory.
 func copyDir(t *testing.T, dir string) string {
@@ -88,14 +114,9 @@ func copyDir(t *testing.T, dir string) string {
 func TestCommitLogReplaysLostCommit(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s, err := badgerstore.Open(dir, badgerstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := walOpen(t, dir, badgerstore.Options{})
 	a := walChain("wal", 0, 100, dag.ID{})
-	if _, err := s.Put(ctx, dag.Batch{Entries: a}); err != nil {
-		t.Fatal(err)
-	}
+	walPut(t, s, a)
 	b := walChain("wal", 100, 100, a[len(a)-1].ID)
 	obj := dag.NewObject([]byte("an object of the lost commit, long enough for Badger's value log: " + string(make([]byte, 200))))
 	orphan := dagtest.NewEntry("wal", 7, 1000, []dag.ID{dag.Sum([]byte("a parent nobody has"))})
@@ -114,19 +135,13 @@ func TestCommitLogReplaysLostCommit(t *testing.T) {
 	if err := os.Remove(filepath.Join(bare, "commits.wal")); err != nil {
 		t.Fatal(err)
 	}
-	s, err = badgerstore.Open(bare, badgerstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = walOpen(t, bare, badgerstore.Options{})
 	if st, err := s.Has(ctx, b[0].ID); err != nil || st != dag.Absent {
 		t.Fatalf("without the commit log, the lost commit's first entry is %v (%v): the test does not lose it", st, err)
 	}
 	s.Close()
 
-	s, err = badgerstore.Open(dir, badgerstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = walOpen(t, dir, badgerstore.Options{})
 	if n := badgerstore.WALSize(s); n != 0 {
 		t.Errorf("commit log holds %d bytes after Open: want it emptied once replayed", n)
 	}
@@ -156,28 +171,19 @@ func TestCommitLogReplaysLostCommit(t *testing.T) {
 	if err != nil || len(heads) != 1 || heads[0] != b[len(b)-1].ID {
 		t.Fatalf("heads %v (%v), want the lost commit's last entry", heads, err)
 	}
-	if err := storetest.Check(ctx, s); err != nil {
-		t.Fatal(err)
-	}
+	walCheck(t, s)
 	// The store goes on: a Put after the replay, a Close, an Open.
 	c := walChain("wal", 200, 10, b[len(b)-1].ID)
-	if _, err := s.Put(ctx, dag.Batch{Entries: c}); err != nil {
-		t.Fatal(err)
-	}
+	walPut(t, s, c)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err = badgerstore.Open(dir, badgerstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = walOpen(t, dir, badgerstore.Options{})
 	defer s.Close()
 	if log, err := s.Log(ctx, "wal", 0, 0); err != nil || len(log) != 210 || log[209] != c[9].ID {
 		t.Fatalf("log after the next Put and a restart: %d entries (%v)", len(log), err)
 	}
-	if err := storetest.Check(ctx, s); err != nil {
-		t.Fatal(err)
-	}
+	walCheck(t, s)
 }
 
 // TestCommitLogTornTail: the bytes of a record the machine stopped while
@@ -194,14 +200,9 @@ func TestCommitLogTornTail(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			s, err := badgerstore.Open(dir, badgerstore.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := walOpen(t, dir, badgerstore.Options{})
 			a := walChain("torn", 0, 20, dag.ID{})
-			if _, err := s.Put(ctx, dag.Batch{Entries: a}); err != nil {
-				t.Fatal(err)
-			}
+			walPut(t, s, a)
 			b := walChain("torn", 20, 20, a[19].ID)
 			if !putStopped(t, s, dag.Batch{Entries: b}) {
 				t.Fatal("the crash hook did not stop the Put")
@@ -230,9 +231,7 @@ func TestCommitLogTornTail(t *testing.T) {
 			if fi, err := os.Stat(p); err != nil || fi.Size() != 0 {
 				t.Fatalf("commit log after Open: %v, %v; want it empty", fi, err)
 			}
-			if err := storetest.Check(ctx, s); err != nil {
-				t.Fatal(err)
-			}
+			walCheck(t, s)
 		})
 	}
 }
@@ -243,14 +242,9 @@ func TestCommitLogTornTail(t *testing.T) {
 func TestCommitLogSyncFailure(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s, err := badgerstore.Open(dir, badgerstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := walOpen(t, dir, badgerstore.Options{})
 	a := walChain("fail", 0, 10, dag.ID{})
-	if _, err := s.Put(ctx, dag.Batch{Entries: a}); err != nil {
-		t.Fatal(err)
-	}
+	walPut(t, s, a)
 	badgerstore.SetWALSync(s, func(*os.File) error { return errors.New("EIO (test)") })
 	b := walChain("fail", 10, 10, a[9].ID)
 	if _, err := s.Put(ctx, dag.Batch{Entries: b}); !errors.Is(err, badgerstore.ErrSync) {
@@ -263,17 +257,12 @@ func TestCommitLogSyncFailure(t *testing.T) {
 	// The failed Put's entries may be in Badger (it commits while the log
 	// syncs), not acknowledged: a reopened store holds them or not, whole.
 	s.Close()
-	s, err = badgerstore.Open(dir, badgerstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = walOpen(t, dir, badgerstore.Options{})
 	defer s.Close()
 	if st, err := s.Has(ctx, a[9].ID); err != nil || st != dag.Applied {
 		t.Fatalf("an acknowledged entry is %v (%v) after reopening", st, err)
 	}
-	if err := storetest.Check(ctx, s); err != nil {
-		t.Fatal(err)
-	}
+	walCheck(t, s)
 	if _, err := s.Put(ctx, dag.Batch{Entries: walChain("other", 0, 1, dag.ID{})}); err != nil {
 		t.Fatalf("Put after reopening: %v", err)
 	}
@@ -285,10 +274,7 @@ func TestCommitLogSyncFailure(t *testing.T) {
 func TestCommitLogCheckpoint(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s, err := badgerstore.Open(dir, badgerstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := walOpen(t, dir, badgerstore.Options{})
 	const limit = 1 << 20
 	badgerstore.SetWALLimit(s, limit)
 	var parent dag.ID
@@ -297,9 +283,7 @@ func TestCommitLogCheckpoint(t *testing.T) {
 		es := walChain("ckpt", i*1000, 1000, parent)
 		parent = es[len(es)-1].ID
 		before := badgerstore.WALSize(s)
-		if _, err := s.Put(ctx, dag.Batch{Entries: es}); err != nil {
-			t.Fatal(err)
-		}
+		walPut(t, s, es)
 		n := badgerstore.WALSize(s)
 		maxSize = max(maxSize, n)
 		if n < before {
@@ -318,10 +302,7 @@ func TestCommitLogCheckpoint(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(dir, "commits.wal")); err != nil || fi.Size() != 0 {
 		t.Fatalf("commit log after Close: %v, %v; want it empty", fi, err)
 	}
-	s, err = badgerstore.Open(dir, badgerstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = walOpen(t, dir, badgerstore.Options{})
 	defer s.Close()
 	if log, err := s.Log(ctx, "ckpt", 0, 0); err != nil || len(log) != 60_000 {
 		t.Fatalf("log after reopening: %d entries (%v)", len(log), err)
@@ -357,14 +338,9 @@ func TestCommitLogDropsRecordWithoutBodies(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			s, err := badgerstore.Open(dir, badgerstore.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := walOpen(t, dir, badgerstore.Options{})
 			a := walChain("lost", 0, 30, dag.ID{})
-			if _, err := s.Put(ctx, dag.Batch{Entries: a}); err != nil {
-				t.Fatal(err)
-			}
+			walPut(t, s, a)
 			body := filepath.Join(dir, "bodies", "00000001.dat")
 			fi, err := os.Stat(body)
 			if err != nil {
@@ -395,16 +371,10 @@ func TestCommitLogDropsRecordWithoutBodies(t *testing.T) {
 					t.Fatalf("acknowledged entry reads back as %q (%v)", got.Data, err)
 				}
 			}
-			if err := storetest.Check(ctx, s); err != nil {
-				t.Fatal(err)
-			}
+			walCheck(t, s)
 			// The next commit writes where the dropped one had.
-			if _, err := s.Put(ctx, dag.Batch{Entries: b}); err != nil {
-				t.Fatal(err)
-			}
-			if err := storetest.Check(ctx, s); err != nil {
-				t.Fatal(err)
-			}
+			walPut(t, s, b)
+			walCheck(t, s)
 		})
 	}
 }
@@ -415,10 +385,7 @@ func TestCommitLogDropsRecordWithoutBodies(t *testing.T) {
 func TestCommitLogReplayedWithoutIt(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s, err := badgerstore.Open(dir, badgerstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := walOpen(t, dir, badgerstore.Options{})
 	a := walChain("nosync", 0, 20, dag.ID{})
 	if !putStopped(t, s, dag.Batch{Entries: a}) {
 		t.Fatal("the crash hook did not stop the Put")
@@ -426,26 +393,18 @@ func TestCommitLogReplayedWithoutIt(t *testing.T) {
 	if err := badgerstore.CloseKeepLog(s); err != nil {
 		t.Fatal(err)
 	}
-	s, err = badgerstore.Open(dir, badgerstore.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = walOpen(t, dir, badgerstore.Options{NoSync: true})
 	if st, err := s.Has(ctx, a[19].ID); err != nil || st != dag.Applied {
 		t.Fatalf("the stopped commit's entry is %v (%v) in a NoSync store", st, err)
 	}
 	// Newer commits change what the stopped one wrote (the heads, the
 	// space's next position).
 	b := walChain("nosync", 20, 20, a[19].ID)
-	if _, err := s.Put(ctx, dag.Batch{Entries: b}); err != nil {
-		t.Fatal(err)
-	}
+	walPut(t, s, b)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err = badgerstore.Open(dir, badgerstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = walOpen(t, dir, badgerstore.Options{})
 	defer s.Close()
 	heads, err := s.Heads(ctx, "nosync")
 	if err != nil || len(heads) != 1 || heads[0] != b[19].ID {
@@ -454,9 +413,7 @@ func TestCommitLogReplayedWithoutIt(t *testing.T) {
 	if log, err := s.Log(ctx, "nosync", 0, 0); err != nil || len(log) != 40 {
 		t.Fatalf("log: %d entries (%v)", len(log), err)
 	}
-	if err := storetest.Check(ctx, s); err != nil {
-		t.Fatal(err)
-	}
+	walCheck(t, s)
 }
 
 // TestCommitLogBadgerAhead: Badger commits while the log's record is
@@ -469,22 +426,15 @@ func TestCommitLogReplayedWithoutIt(t *testing.T) {
 func TestCommitLogBadgerAhead(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s, err := badgerstore.Open(dir, badgerstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := walOpen(t, dir, badgerstore.Options{})
 	a := walChain("ahead", 0, 10, dag.ID{})
 	b := walChain("ahead", 10, 10, a[9].ID)
 	c := walChain("ahead", 20, 10, b[9].ID)
 	for _, es := range [][]dag.Entry{a, b} {
-		if _, err := s.Put(ctx, dag.Batch{Entries: es}); err != nil {
-			t.Fatal(err)
-		}
+		walPut(t, s, es)
 	}
 	keep := badgerstore.WALSize(s)
-	if _, err := s.Put(ctx, dag.Batch{Entries: c}); err != nil {
-		t.Fatal(err)
-	}
+	walPut(t, s, c)
 	if err := badgerstore.CloseKeepLog(s); err != nil {
 		t.Fatal(err)
 	}
@@ -492,26 +442,17 @@ func TestCommitLogBadgerAhead(t *testing.T) {
 	if err := os.Truncate(filepath.Join(dir, "commits.wal"), keep); err != nil {
 		t.Fatal(err)
 	}
-	s, err = badgerstore.Open(dir, badgerstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = walOpen(t, dir, badgerstore.Options{})
 	defer s.Close()
 	heads, err := s.Heads(ctx, "ahead")
 	if err != nil || len(heads) != 1 || heads[0] != c[9].ID {
 		t.Fatalf("heads %v (%v), want the third commit's last entry", heads, err)
 	}
-	if err := storetest.Check(ctx, s); err != nil {
-		t.Fatal(err)
-	}
+	walCheck(t, s)
 	d := walChain("ahead", 30, 10, c[9].ID)
-	if _, err := s.Put(ctx, dag.Batch{Entries: d}); err != nil {
-		t.Fatal(err)
-	}
+	walPut(t, s, d)
 	if log, err := s.Log(ctx, "ahead", 0, 0); err != nil || len(log) != 40 || log[39] != d[9].ID {
 		t.Fatalf("log after the next Put: %d entries (%v)", len(log), err)
 	}
-	if err := storetest.Check(ctx, s); err != nil {
-		t.Fatal(err)
-	}
+	walCheck(t, s)
 }
