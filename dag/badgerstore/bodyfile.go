@@ -243,7 +243,7 @@ type bodyLog struct {
 
 	failed atomic.Pointer[string] // the first failed fdatasync
 
-	syncs, syncWait atomic.Int64 // Stats: fdatasyncs of write, and the time they took
+	syncs syncStats // the fdatasyncs of writeAsync
 }
 
 func fileName(dir string, n uint32) string {
@@ -423,20 +423,32 @@ func (bl *bodyLog) writeAsync(file uint32, off int64, buf []byte) (wait func() e
 		bl.fmu.Unlock()
 		return func() error { return nil }, nil
 	}
+	return bl.syncs.start(f, bl.sync, bl.fail), nil
+}
+
+// syncStats counts fdatasyncs and the time they took (Store.Stats).
+type syncStats struct {
+	n, wait atomic.Int64
+}
+
+// start runs sync(f) in a goroutine and returns a func that waits for its
+// end and returns fail(err) if it failed: a body file's bodies and the
+// commit log's record are synced at once.
+func (st *syncStats) start(f *os.File, sync func(*os.File) error, fail func(error) error) func() error {
 	done := make(chan error, 1)
 	go func() {
 		t0 := time.Now()
-		err := bl.sync(f)
-		bl.syncs.Add(1)
-		bl.syncWait.Add(int64(time.Since(t0)))
+		err := sync(f)
+		st.n.Add(1)
+		st.wait.Add(int64(time.Since(t0)))
 		done <- err
 	}()
 	return func() error {
 		if err := <-done; err != nil {
-			return bl.fail(err)
+			return fail(err)
 		}
 		return nil
-	}, nil
+	}
 }
 
 func (bl *bodyLog) fail(err error) error {
@@ -478,9 +490,19 @@ func (bl *bodyLog) abandon(file uint32, off int64) {
 
 // read reads the body at l, checking the record's CRC; seq is its number.
 func (bl *bodyLog) read(seq uint64, l loc) ([]byte, error) {
+	f, err := bl.file(l.file)
+	if err != nil {
+		return nil, err
+	}
+	return readRecord(f, seq, l)
+}
+
+// readRecord reads the record of body seq at l from f, its body file,
+// and returns the body once its CRC checks.
+func readRecord(f *os.File, seq uint64, l loc) ([]byte, error) {
 	h := recordHeader(seq, l.n)
 	buf := make([]byte, h+l.n+4)
-	if err := bl.readAt(l.file, buf, l.off-int64(h)); err != nil {
+	if err := readFileAt(f, l.file, buf, l.off-int64(h)); err != nil {
 		return nil, err
 	}
 	return checkRecord(seq, l, buf)
@@ -491,6 +513,11 @@ func (bl *bodyLog) readAt(file uint32, buf []byte, off int64) error {
 	if err != nil {
 		return err
 	}
+	return readFileAt(f, file, buf, off)
+}
+
+// readFileAt fills buf from off of f, body file number file.
+func readFileAt(f *os.File, file uint32, buf []byte, off int64) error {
 	if _, err := f.ReadAt(buf, off); err != nil {
 		if errors.Is(err, io.EOF) {
 			return fmt.Errorf("%w: body file %d ends before %d", errCorrupt, file, off+int64(len(buf)))

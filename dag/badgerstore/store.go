@@ -322,39 +322,33 @@ func Open(dir string, o Options) (*Store, error) {
 // openWAL opens the commit log and writes what it holds to Badger again,
 // then makes that durable and empties it. A last record whose bodies did
 // not all reach the body files in bodyDir is dropped first.
-func (s *Store) openWAL(bodyDir string) error {
+func (s *Store) openWAL(bodyDir string) (err error) {
 	w, recs, err := openWAL(s.dir)
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if err != nil {
+			w.close()
+			s.wal = nil
+		}
+	}()
 	s.wal = w
 	if n := len(recs); n > 0 && !bodiesWhole(bodyDir, recs[n-1]) {
 		if err := w.dropLast(recs[n-1]); err != nil {
-			w.close()
 			return err
 		}
 		recs = recs[:n-1]
 	}
-	if len(recs) == 0 {
-		s.walSeq, err = s.readWALSeq()
+	if s.walSeq, err = s.readWALSeq(); err != nil || len(recs) == 0 {
 		return err
 	}
-	done, err := s.readWALSeq()
-	if err != nil {
-		w.close()
-		return err
-	}
-	if s.walSeq, err = replay(s.db, recs, done); err != nil {
-		w.close()
+	if s.walSeq, err = replay(s.db, recs, s.walSeq); err != nil {
 		return fmt.Errorf("replay of the commit log: %w", err)
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if err := s.checkpoint(); err != nil {
-		w.close()
-		return err
-	}
-	return nil
+	return s.checkpoint()
 }
 
 // readWALSeq reads the number of the last commit Badger holds.

@@ -75,8 +75,9 @@ const (
 type wtxn struct {
 	*badger.Txn
 	rec []byte
-	// before, when set, is waited for before Badger commits (and after
-	// the commit log's record is durable): the body files' fdatasync.
+	// before, when set, is waited for before Badger commits (after the
+	// commit log's record is written, while it is synced): the body
+	// files' fdatasync.
 	before func() error
 }
 
@@ -86,11 +87,8 @@ func (t *wtxn) Set(k, v []byte) error {
 		return err
 	}
 	if t.rec != nil {
-		t.rec = append(t.rec, opSet)
-		t.rec = binary.AppendUvarint(t.rec, uint64(len(k)))
-		t.rec = append(t.rec, k...)
-		t.rec = binary.AppendUvarint(t.rec, uint64(len(v)))
-		t.rec = append(t.rec, v...)
+		t.rec = appendBytes(append(t.rec, opSet), k)
+		t.rec = appendBytes(t.rec, v)
 	}
 	return nil
 }
@@ -101,9 +99,38 @@ func (t *wtxn) Delete(k []byte) error {
 		return err
 	}
 	if t.rec != nil {
-		t.rec = append(t.rec, opDelete)
-		t.rec = binary.AppendUvarint(t.rec, uint64(len(k)))
-		t.rec = append(t.rec, k...)
+		t.rec = appendBytes(append(t.rec, opDelete), k)
+	}
+	return nil
+}
+
+// appendBytes appends b to rec with its uvarint length (cutBytes reads it).
+func appendBytes(rec, b []byte) []byte {
+	return append(binary.AppendUvarint(rec, uint64(len(b))), b...)
+}
+
+// eachOp calls fn with each operation of rec (a record's operations), in
+// order: its kind, key and, for a set, value. It fails on a malformed
+// record, or with fn's error.
+func eachOp(rec []byte, fn func(op byte, k, v []byte) error) error {
+	for len(rec) > 0 {
+		op := rec[0]
+		k, rest, ok := cutBytes(rec[1:])
+		var v []byte
+		switch {
+		case !ok:
+		case op == opSet:
+			v, rest, ok = cutBytes(rest)
+		case op != opDelete:
+			ok = false
+		}
+		if !ok {
+			return fmt.Errorf("%w: commit log record", errCorrupt)
+		}
+		if err := fn(op, k, v); err != nil {
+			return err
+		}
+		rec = rest
 	}
 	return nil
 }
@@ -128,35 +155,25 @@ func (s *Store) newTxn() *wtxn {
 // durable. commitTxn returns once the record is durable.
 func (s *Store) commitTxn(t *wtxn) error {
 	if s.wal == nil || len(t.rec) == 0 {
-		if t.before != nil {
-			if err := t.before(); err != nil {
-				return err
-			}
+		if err := t.waitBefore(); err != nil {
+			return err
 		}
-		t0 := time.Now()
-		err := t.Txn.Commit()
-		s.commits.Add(1)
-		s.commitWait.Add(int64(time.Since(t0)))
-		return err
+		return s.commitBadger(t)
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	seq := s.walSeq + 1
 	if err := t.Set(keyWALSeq, posb(seq)); err != nil {
-		if t.before != nil {
-			t.before() //nolint:errcheck // the commit fails anyway
-		}
+		t.waitBefore() //nolint:errcheck // the commit fails anyway
 		return err
 	}
 	at, synced, err := s.wal.append(t.rec)
-	if t.before != nil {
-		// The bodies' fdatasync, begun before the record was written, must
-		// end (and succeed) before Badger holds what names them. Should
-		// the machine stop before it ends, Open finds the last record's
-		// bodies missing or torn and drops the record (bodiesWhole).
-		if berr := t.before(); err == nil {
-			err = berr
-		}
+	// The bodies' fdatasync, begun before the record was written, must end
+	// (and succeed) before Badger holds what names them. Should the
+	// machine stop before it ends, Open finds the last record's bodies
+	// missing or torn and drops the record (bodiesWhole).
+	if berr := t.waitBefore(); err == nil {
+		err = berr
 	}
 	if err != nil {
 		if synced != nil {
@@ -167,10 +184,7 @@ func (s *Store) commitTxn(t *wtxn) error {
 	if s.testCrash != nil {
 		s.testCrash() // tests: the machine stops here (it panics)
 	}
-	t0 := time.Now()
-	err = t.Txn.Commit()
-	s.commits.Add(1)
-	s.commitWait.Add(int64(time.Since(t0)))
+	err = s.commitBadger(t)
 	serr := synced()
 	if err != nil {
 		// The log must not hold what Badger does not: replayed, it would
@@ -188,6 +202,23 @@ func (s *Store) commitTxn(t *wtxn) error {
 		return s.checkpoint()
 	}
 	return nil
+}
+
+// waitBefore waits for t.before, if set.
+func (t *wtxn) waitBefore() error {
+	if t.before == nil {
+		return nil
+	}
+	return t.before()
+}
+
+// commitBadger commits t in Badger, counted in Stats.
+func (s *Store) commitBadger(t *wtxn) error {
+	t0 := time.Now()
+	err := t.Txn.Commit()
+	s.commits.Add(1)
+	s.commitWait.Add(int64(time.Since(t0)))
+	return err
 }
 
 // checkpoint makes everything Badger holds durable and empties the commit
@@ -267,7 +298,8 @@ type walLog struct {
 	failed atomic.Pointer[string]
 	buf    []byte // the record being written (reused)
 
-	syncs, syncWait, bytes atomic.Int64 // Stats
+	syncs syncStats    // Stats
+	bytes atomic.Int64 // Stats: bytes appended
 }
 
 // openWAL opens (or creates) the commit log in dir and returns it with
@@ -279,47 +311,38 @@ func openWAL(dir string) (*walLog, [][]byte, error) {
 		return nil, nil, err
 	}
 	w := &walLog{f: f, sync: fdatasync, limit: walCheckpoint}
-	recs, end, err := readWAL(f)
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
+	recs, end := readWAL(f)
 	fi, err := f.Stat()
+	if err == nil {
+		w.size = fi.Size()
+		if w.size > end {
+			err = w.truncate(end) // a torn last record
+		}
+	}
 	if err != nil {
 		f.Close()
 		return nil, nil, err
 	}
-	if fi.Size() > end {
-		if err := f.Truncate(end); err != nil {
-			f.Close()
-			return nil, nil, err
-		}
-		if err := w.sync(f); err != nil {
-			f.Close()
-			return nil, nil, err
-		}
-	}
-	w.size = end
 	return w, recs, nil
 }
 
 // readWAL reads the records of f from its start, and where the last
-// whole one ends.
-func readWAL(f *os.File) (recs [][]byte, end int64, err error) {
+// whole one ends: a read error, a torn length, record or CRC ends it.
+func readWAL(f *os.File) (recs [][]byte, end int64) {
 	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, 1<<62), 1<<20)
 	for {
 		n, err := binary.ReadUvarint(r)
 		if err != nil || n > maxWALRecord {
-			return recs, end, nil // the end, or a torn length
+			return recs, end
 		}
 		h := binary.AppendUvarint(nil, n)
 		body := make([]byte, int(n)+4)
 		if _, err := io.ReadFull(r, body); err != nil {
-			return recs, end, nil
+			return recs, end
 		}
 		crc := crc32.Update(crc32.Checksum(h, castagnoli), castagnoli, body[:n])
 		if crc != binary.BigEndian.Uint32(body[n:]) {
-			return recs, end, nil
+			return recs, end
 		}
 		recs = append(recs, body[:n:n])
 		end += int64(len(h)) + int64(n) + 4
@@ -342,51 +365,32 @@ func replay(db *badger.DB, recs [][]byte, done uint64) (uint64, error) {
 			continue // Badger holds it, and may hold later commits too
 		}
 		last = seq
-		for len(rec) > 0 {
-			op := rec[0]
-			k, rest, ok := cutBytes(rec[1:])
-			if !ok || (op != opSet && op != opDelete) {
-				return 0, fmt.Errorf("%w: commit log record %d", errCorrupt, i)
-			}
-			var err error
+		err := eachOp(rec, func(op byte, k, v []byte) error {
 			if op == opDelete {
-				err = wb.Delete(k)
-			} else {
-				var v []byte
-				if v, rest, ok = cutBytes(rest); !ok {
-					return 0, fmt.Errorf("%w: commit log record %d", errCorrupt, i)
-				}
-				err = wb.Set(k, v)
+				return wb.Delete(k)
 			}
-			if err != nil {
-				return 0, err
-			}
-			rec = rest
+			return wb.Set(k, v)
+		})
+		if err != nil {
+			return 0, fmt.Errorf("record %d: %w", i, err)
 		}
 	}
 	return last, wb.Flush()
 }
 
+// errFound stops eachOp once recordSeq found the number.
+var errFound = errors.New("found")
+
 // recordSeq returns the commit number a record sets (keyWALSeq).
-func recordSeq(rec []byte) (uint64, bool) {
-	for len(rec) > 0 {
-		op := rec[0]
-		k, rest, ok := cutBytes(rec[1:])
-		if !ok {
-			return 0, false
+func recordSeq(rec []byte) (seq uint64, ok bool) {
+	err := eachOp(rec, func(op byte, k, v []byte) error {
+		if op == opSet && bytes.Equal(k, keyWALSeq) && len(v) == 8 {
+			seq = binary.BigEndian.Uint64(v)
+			return errFound
 		}
-		var v []byte
-		if op == opSet {
-			if v, rest, ok = cutBytes(rest); !ok {
-				return 0, false
-			}
-			if bytes.Equal(k, keyWALSeq) && len(v) == 8 {
-				return binary.BigEndian.Uint64(v), true
-			}
-		}
-		rec = rest
-	}
-	return 0, false
+		return nil
+	})
+	return seq, err == errFound
 }
 
 // cutBytes cuts a uvarint length and that many bytes off the front of b.
@@ -401,15 +405,7 @@ func cutBytes(b []byte) (v, rest []byte, ok bool) {
 // dropLast cuts the last record off the log: rec, whose length the caller
 // read from it.
 func (w *walLog) dropLast(rec []byte) error {
-	at := w.size - int64(uvarintLen(uint64(len(rec)))+len(rec)+4)
-	if err := w.f.Truncate(at); err != nil {
-		return err
-	}
-	if err := w.sync(w.f); err != nil {
-		return err
-	}
-	w.size = at
-	return nil
+	return w.truncate(w.size - int64(uvarintLen(uint64(len(rec)))+len(rec)+4))
 }
 
 // bodiesWhole reports whether every body that the body runs of rec (a
@@ -425,26 +421,14 @@ func bodiesWhole(dir string, rec []byte) bool {
 			f.Close()
 		}
 	}()
-	for len(rec) > 0 {
-		op := rec[0]
-		k, rest, ok := cutBytes(rec[1:])
-		if !ok {
-			return false
-		}
-		var v []byte
-		if op == opSet {
-			if v, rest, ok = cutBytes(rest); !ok {
-				return false
-			}
-		}
-		rec = rest
+	err := eachOp(rec, func(op byte, k, v []byte) error {
 		if op != opSet || len(k) != 9 || k[0] != pData {
-			continue
+			return nil
 		}
 		first := binary.BigEndian.Uint64(k[1:])
 		r, err := decodeBodyRun(first, v)
 		if err != nil {
-			return false
+			return err
 		}
 		for i, l := range r.locs() {
 			if l.n == 0 {
@@ -453,21 +437,17 @@ func bodiesWhole(dir string, rec []byte) bool {
 			f := files[l.file]
 			if f == nil {
 				if f, err = os.Open(fileName(dir, l.file)); err != nil {
-					return false
+					return err
 				}
 				files[l.file] = f
 			}
-			seq := first + uint64(i)
-			buf := make([]byte, recordHeader(seq, l.n)+l.n+4)
-			if _, err := f.ReadAt(buf, l.off-int64(recordHeader(seq, l.n))); err != nil {
-				return false
-			}
-			if _, err := checkRecord(seq, l, buf); err != nil {
-				return false
+			if _, err := readRecord(f, first+uint64(i), l); err != nil {
+				return err
 			}
 		}
-	}
-	return true
+		return nil
+	})
+	return err == nil
 }
 
 // append writes ops as one record at the end of the log and starts its
@@ -490,45 +470,34 @@ func (w *walLog) append(ops []byte) (at int64, wait func() error, err error) {
 	at = w.size
 	w.size += int64(len(b))
 	w.bytes.Add(int64(len(b)))
-	done := make(chan error, 1)
-	go func() {
-		t0 := time.Now()
-		err := w.sync(w.f)
-		w.syncs.Add(1)
-		w.syncWait.Add(int64(time.Since(t0)))
-		done <- err
-	}()
-	return at, func() error {
-		if err := <-done; err != nil {
-			return w.fail(err)
-		}
-		return nil
-	}, nil
+	return at, w.syncs.start(w.f, w.sync, w.fail), nil
+}
+
+// truncate cuts the log back to at bytes, durably.
+func (w *walLog) truncate(at int64) error {
+	if err := w.f.Truncate(at); err != nil {
+		return err
+	}
+	if err := w.sync(w.f); err != nil {
+		return err
+	}
+	w.size = at
+	return nil
 }
 
 // abandon cuts the log back to at, the start of a record whose commit
 // failed. If that fails too, the store takes no more writes.
 func (w *walLog) abandon(at int64) {
-	if err := w.f.Truncate(at); err != nil {
+	if err := w.truncate(at); err != nil {
 		w.fail(err) //nolint:errcheck // recorded
-		return
 	}
-	if err := w.sync(w.f); err != nil {
-		w.fail(err) //nolint:errcheck // recorded
-		return
-	}
-	w.size = at
 }
 
 // reset empties the log (everything in it is durable in Badger).
 func (w *walLog) reset() error {
-	if err := w.f.Truncate(0); err != nil {
+	if err := w.truncate(0); err != nil {
 		return w.fail(err)
 	}
-	if err := w.sync(w.f); err != nil {
-		return w.fail(err)
-	}
-	w.size = 0
 	if cap(w.buf) > 1<<20 {
 		w.buf = nil
 	}
@@ -575,10 +544,10 @@ type Stats struct {
 func (s *Store) Stats() Stats {
 	st := Stats{Commits: s.commits.Load(), CommitWait: time.Duration(s.commitWait.Load())}
 	if s.wal != nil {
-		st.LogSyncs, st.LogSyncWait, st.LogBytes = s.wal.syncs.Load(), time.Duration(s.wal.syncWait.Load()), s.wal.bytes.Load()
+		st.LogSyncs, st.LogSyncWait, st.LogBytes = s.wal.syncs.n.Load(), time.Duration(s.wal.syncs.wait.Load()), s.wal.bytes.Load()
 	}
 	if s.bl != nil {
-		st.BodySyncs, st.BodySyncWait = s.bl.syncs.Load(), time.Duration(s.bl.syncWait.Load())
+		st.BodySyncs, st.BodySyncWait = s.bl.syncs.n.Load(), time.Duration(s.bl.syncs.wait.Load())
 	}
 	return st
 }
