@@ -73,14 +73,15 @@ func BenchmarkUpSubmitHTTP(b *testing.B) {
 			b.Fatalf("%s: %v %+v", tx.Env.Type, err, rc)
 		}
 	})
-	bodies := make([][]byte, len(txs))
+	envs := make([][]byte, len(txs))
 	for i, tx := range txs {
-		if bodies[i], err = json.Marshal(httpapi.Transaction{Envelope: tx.Bytes}); err != nil {
-			b.Fatal(err)
-		}
+		envs[i] = tx.Bytes
 	}
 	host := strings.TrimPrefix(info.HTTP, "http://")
-	reqs := httpload.Posts(host, httpapi.Base+"/transactions", bodies)
+	reqs, err := httpload.Transactions(host, envs)
+	if err != nil {
+		b.Fatal(err)
+	}
 	cl, err := httpload.Dial(host, clients)
 	if err != nil {
 		b.Fatal(err)

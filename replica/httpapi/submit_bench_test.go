@@ -3,7 +3,6 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"net/http/httptest"
 	"strings"
 	"syscall"
@@ -53,16 +52,17 @@ func BenchmarkSubmitConcurrentHTTP(b *testing.B) {
 			b.Fatalf("%s: %v %+v", tx.Env.Type, err, rc)
 		}
 	})
-	bodies := make([][]byte, len(txs))
+	envs := make([][]byte, len(txs))
 	for i, tx := range txs {
-		if bodies[i], err = json.Marshal(httpapi.Transaction{Envelope: tx.Bytes}); err != nil {
-			b.Fatal(err)
-		}
+		envs[i] = tx.Bytes
 	}
 	// The load generator shares the two cores with the node: httpload
 	// keeps it light (requests made before the clock starts).
 	host := strings.TrimPrefix(srv.URL, "http://")
-	reqs := httpload.Posts(host, httpapi.Base+"/transactions", bodies)
+	reqs, err := httpload.Transactions(host, envs)
+	if err != nil {
+		b.Fatal(err)
+	}
 	cl, err := httpload.Dial(host, clients)
 	if err != nil {
 		b.Fatal(err)

@@ -9,6 +9,7 @@ package httpload
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -17,6 +18,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/witan-dev/witan/replica/httpapi"
 )
 
 // Posts returns an HTTP/1.1 POST request of each body to path on host
@@ -28,6 +31,20 @@ func Posts(host, path string, bodies [][]byte) [][]byte {
 			path, host, len(body)), body...)
 	}
 	return reqs
+}
+
+// Transactions returns a POST /transactions request of each envelope
+// (an httpapi.Transaction without attachments) to the API on host.
+func Transactions(host string, envelopes [][]byte) ([][]byte, error) {
+	bodies := make([][]byte, len(envelopes))
+	for i, env := range envelopes {
+		b, err := json.Marshal(httpapi.Transaction{Envelope: env})
+		if err != nil {
+			return nil, err
+		}
+		bodies[i] = b
+	}
+	return Posts(host, httpapi.Base+"/transactions", bodies), nil
 }
 
 // Clients holds the connections of a load run, dialled in advance.

@@ -1,6 +1,7 @@
 package httpload_test
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/witan-dev/witan/replica/httpapi"
 	"github.com/witan-dev/witan/replica/httpapi/httpload"
 )
 
@@ -66,5 +68,37 @@ func TestRun(t *testing.T) {
 	defer cl2.Close()
 	if _, err := cl2.Run(httpload.Posts(host, "/tx", bodies)); err == nil || !strings.Contains(err.Error(), "409") || !strings.Contains(err.Error(), "twice") {
 		t.Fatalf("run of refused requests: %v, want the 409 and its body", err)
+	}
+}
+
+// TestTransactions: each request posts its envelope to /transactions as
+// an httpapi.Transaction.
+func TestTransactions(t *testing.T) {
+	envs := [][]byte{[]byte(`{"a":1}`), []byte(`{"b":2}`)}
+	var got [][]byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var tx httpapi.Transaction
+		if r.URL.Path != httpapi.Base+"/transactions" || json.NewDecoder(r.Body).Decode(&tx) != nil {
+			http.Error(w, "not a transaction: "+r.URL.Path, http.StatusBadRequest)
+			return
+		}
+		got = append(got, tx.Envelope)
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	reqs, err := httpload.Transactions(host, envs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := httpload.Dial(host, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, err := cl.Run(reqs); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || string(got[0]) != `{"a":1}` || string(got[1]) != `{"b":2}` {
+		t.Fatalf("server got %q", got)
 	}
 }
