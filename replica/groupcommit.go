@@ -313,30 +313,56 @@ func (r *Replica) passLeadLocked() {
 // every other envelope alone, then alone again each ballot the shared
 // transaction left pending. It returns each member's error.
 func (r *Replica) commitGroup(group []*groupReq, items []item, out []Outcome) []error {
-	errs := make([]error, len(group))
-	var shared, alone []item
-	for _, it := range items {
+	// The shared transaction runs under its first ballot's context.
+	ctx := context.Background()
+	if k := slices.IndexFunc(items, func(it item) bool { return it.env.Type == dag.TxBallotCast }); k >= 0 {
+		ctx = group[items[k].i].ctx
+	}
+	_, errs := r.commitWith(ctx, nil, nil, group, items, out)
+	return errs
+}
+
+// commitWith ingests base (a peer's part, outcomes in bout; nil for a
+// group of submissions alone) and the ballots of a verified group of
+// submissions (gitems, outcomes in gout), after base, in one store
+// transaction per space under ctx, which nobody leaving cancels: each
+// ballot is charged to its own client (item.src) and judged as a
+// client's. Every other envelope of the group is put alone, then alone
+// again each ballot the shared transaction left pending, as if submitted
+// alone after it. It returns the shared transaction's error and each
+// member's.
+func (r *Replica) commitWith(ctx context.Context, base []item, bout []Outcome, group []*groupReq, gitems []item, gout []Outcome) (error, []error) {
+	n := len(bout)
+	buf := append(slices.Clone(bout), gout...)
+	all := slices.Clip(base)
+	var alone []item
+	for _, it := range gitems {
 		if it.env.Type != dag.TxBallotCast {
 			alone = append(alone, it)
 			continue
 		}
 		it.src = dag.SourceOf(group[it.i].ctx)
-		shared = append(shared, it)
+		it.i += n
+		all = append(all, it)
 	}
-	if len(shared) > 0 {
-		// One client leaving does not fail the others' commit.
-		err := r.ingestItems(context.WithoutCancel(group[shared[0].i].ctx), shared, out)
-		for _, it := range shared {
-			errs[it.i] = err
-			if err == nil && len(shared) > 1 && out[it.i].Status == Pending {
-				alone = append(alone, it)
-			}
+	var err error
+	if base != nil || len(all) > 0 { // a part is written even with no entry left
+		err = r.ingestItems(context.WithoutCancel(ctx), all, buf)
+		copy(bout, buf[:n])
+		copy(gout, buf[n:])
+	}
+	errs := make([]error, len(group))
+	for _, it := range all[len(base):] {
+		it.i -= n
+		errs[it.i] = err
+		if err == nil && len(all) > 1 && gout[it.i].Status == Pending {
+			alone = append(alone, it) // its parent came after it, or was left pending
 		}
 	}
 	for _, it := range alone {
-		errs[it.i] = r.ingestItems(group[it.i].ctx, []item{it}, out)
+		errs[it.i] = r.ingestItems(group[it.i].ctx, []item{it}, gout)
 	}
-	return errs
+	return err, errs
 }
 
 // receiptFacts records, for each accepted member of a committed group,
@@ -484,39 +510,9 @@ func (r *Replica) commitPart(ctx context.Context, items []item, out []Outcome) e
 	}()
 	jout := make([]Outcome, len(join))
 	jitems := r.verifyGroup(join, jout)
-
-	// One transaction per space for the part and the joined ballots: the
-	// joiners' outcomes follow the part's in buf.
-	n := len(out)
-	buf := append(slices.Clone(out), jout...)
-	all := slices.Clip(items)
-	var alone []item
-	for _, it := range jitems {
-		if it.env.Type != dag.TxBallotCast {
-			alone = append(alone, it)
-			continue
-		}
-		it.src = dag.SourceOf(join[it.i].ctx)
-		it.i += n
-		all = append(all, it)
-	}
 	// The peer leaving (its context cancelled) does not fail the clients'
 	// commit: the part is written all the same.
-	err := r.ingestItems(context.WithoutCancel(ctx), all, buf)
-	copy(out, buf[:n])
-	copy(jout, buf[n:])
-
-	errs := make([]error, len(join))
-	for _, it := range all[len(items):] {
-		it.i -= n
-		errs[it.i] = err
-		if err == nil && jout[it.i].Status == Pending {
-			alone = append(alone, it) // its parent came in the part, or was left pending
-		}
-	}
-	for _, it := range alone {
-		errs[it.i] = r.ingestItems(join[it.i].ctx, []item{it}, jout)
-	}
+	err, errs := r.commitWith(ctx, items, out, join, jitems, jout)
 	r.receiptFacts(join, jout, errs, len(items)+len(join))
 	answered = true
 	for i, q := range join {
