@@ -318,7 +318,7 @@ func (r *Replica) commitGroup(group []*groupReq, items []item, out []Outcome) []
 	if k := slices.IndexFunc(items, func(it item) bool { return it.env.Type == dag.TxBallotCast }); k >= 0 {
 		ctx = group[items[k].i].ctx
 	}
-	_, errs := r.commitWith(ctx, nil, nil, group, items, out)
+	errs, _ := r.commitWith(ctx, nil, nil, group, items, out)
 	return errs
 }
 
@@ -329,9 +329,9 @@ func (r *Replica) commitGroup(group []*groupReq, items []item, out []Outcome) []
 // ballot is charged to its own client (item.src) and judged as a
 // client's. Every other envelope of the group is put alone, then alone
 // again each ballot the shared transaction left pending, as if submitted
-// alone after it. It returns the shared transaction's error and each
-// member's.
-func (r *Replica) commitWith(ctx context.Context, base []item, bout []Outcome, group []*groupReq, gitems []item, gout []Outcome) (error, []error) {
+// alone after it. It returns each member's error and the shared
+// transaction's.
+func (r *Replica) commitWith(ctx context.Context, base []item, bout []Outcome, group []*groupReq, gitems []item, gout []Outcome) ([]error, error) {
 	n := len(bout)
 	buf := append(slices.Clone(bout), gout...)
 	all := slices.Clip(base)
@@ -362,7 +362,7 @@ func (r *Replica) commitWith(ctx context.Context, base []item, bout []Outcome, g
 	for _, it := range alone {
 		errs[it.i] = r.ingestItems(group[it.i].ctx, []item{it}, gout)
 	}
-	return err, errs
+	return errs, err
 }
 
 // receiptFacts records, for each accepted member of a committed group,
@@ -512,7 +512,7 @@ func (r *Replica) commitPart(ctx context.Context, items []item, out []Outcome) e
 	jitems := r.verifyGroup(join, jout)
 	// The peer leaving (its context cancelled) does not fail the clients'
 	// commit: the part is written all the same.
-	err, errs := r.commitWith(ctx, items, out, join, jitems, jout)
+	errs, err := r.commitWith(ctx, items, out, join, jitems, jout)
 	r.receiptFacts(join, jout, errs, len(items)+len(join))
 	answered = true
 	for i, q := range join {
