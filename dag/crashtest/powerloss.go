@@ -1,0 +1,148 @@
+package crashtest
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// A Disk is a directory mounted through LazyFS, a FUSE filesystem that
+// keeps what is written in its own cache until it is fsynced and drops
+// whatever was never synced when it is killed: the model of a power cut.
+// A program writes under Mnt; after PowerCut, Root holds exactly what
+// reached the disk, and a test reopens Root (or mounts it again) to check
+// that every acknowledged write survived.
+//
+// LazyFS passes create, unlink and rename straight through to Root, so a
+// missing directory fsync is not caught by a Disk; un-fsynced file
+// contents (write, or mmap and msync) are.
+type Disk struct {
+	Root string // the backing directory: what reached the disk
+	Mnt  string // the mount point a program under test writes to
+
+	script string
+	pid    string
+	cut    bool
+}
+
+var buildOnce struct {
+	sync.Once
+	err error
+}
+
+// PowerLossScript returns the path of the power-loss script of the shared
+// tools (shared/tools/lazyfs/powerloss.sh beside the repository), or the
+// one WITAN_POWERLOSS names. It skips the test where /dev/fuse is absent
+// or the process is not root (LazyFS cannot mount there), and fails it
+// where the machine could run it but the script is missing.
+func PowerLossScript(t testing.TB) string {
+	t.Helper()
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		t.Skip("power-loss test: /dev/fuse is absent, LazyFS cannot mount here")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("power-loss test: LazyFS mounts need root (allow_other and apt-get for its build)")
+	}
+	if p := os.Getenv("WITAN_POWERLOSS"); p != "" {
+		return p
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			t.Fatal("power-loss test: no go.mod above the test's directory")
+		}
+		dir = up
+	}
+	p := filepath.Join(filepath.Dir(dir), "shared", "tools", "lazyfs", "powerloss.sh")
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("power-loss test: /dev/fuse is here but %s is not (set WITAN_POWERLOSS to the script): %v", p, err)
+	}
+	return p
+}
+
+// Mount mounts a new LazyFS disk in the test's temporary directory,
+// building LazyFS on the first call of the process (its build script
+// installs its Debian packages and takes about 30 s). The disk is cut
+// (unmounted) at the test's end if the test did not cut it.
+func Mount(t testing.TB) *Disk {
+	t.Helper()
+	script := PowerLossScript(t)
+	buildOnce.Do(func() {
+		out, err := exec.Command("bash", filepath.Join(filepath.Dir(script), "build.sh")).CombinedOutput()
+		if err != nil {
+			buildOnce.err = fmt.Errorf("building LazyFS: %v\n%s", err, out)
+		}
+	})
+	if buildOnce.err != nil {
+		t.Fatal(buildOnce.err)
+	}
+	dir := t.TempDir()
+	d := &Disk{Root: filepath.Join(dir, "root"), Mnt: filepath.Join(dir, "mnt"), script: script}
+	if err := d.mount(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if !d.cut {
+			d.PowerCut()
+		}
+	})
+	return d
+}
+
+// Remount mounts Root again at Mnt after a PowerCut, so that a program can
+// restart on what survived and be cut again.
+func (d *Disk) Remount() error {
+	if !d.cut {
+		return fmt.Errorf("crashtest: Remount of a disk that is still mounted")
+	}
+	return d.mount()
+}
+
+func (d *Disk) mount() error {
+	var stderr bytes.Buffer
+	cmd := exec.Command("bash", d.script, "mount", d.Root, d.Mnt)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("crashtest: mounting LazyFS at %s: %v: %s", d.Mnt, err, stderr.String())
+	}
+	fields := strings.Fields(string(out))
+	if len(fields) == 0 {
+		return fmt.Errorf("crashtest: mounting LazyFS printed no pid: %s", stderr.String())
+	}
+	pid := fields[len(fields)-1]
+	if _, err := strconv.Atoi(pid); err != nil {
+		return fmt.Errorf("crashtest: mounting LazyFS printed %q, not a pid", out)
+	}
+	d.pid, d.cut = pid, false
+	return nil
+}
+
+// PowerCut cuts the power: LazyFS is killed, so whatever was written under
+// Mnt and never synced is gone, and Mnt is unmounted. The program writing
+// there must be killed right after (it can no longer write); Root then
+// holds what reached the disk.
+func (d *Disk) PowerCut() error {
+	if d.cut {
+		return nil
+	}
+	d.cut = true
+	out, err := exec.Command("bash", d.script, "crash", d.pid, d.Mnt).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("crashtest: power cut at %s: %v: %s", d.Mnt, err, out)
+	}
+	return nil
+}
