@@ -213,6 +213,40 @@ func (r *Replica) LastCheckpoint(spaceName string) (Checkpoint, bool) {
 	return Checkpoint{}, false
 }
 
+// CheckpointOfSize returns the space's latest checkpoint of exactly size
+// entries, if it has one, by a binary search (sizes never decrease).
+func (r *Replica) CheckpointOfSize(spaceName string, size uint64) (Checkpoint, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp := r.spaces[spaceName]
+	if sp == nil {
+		return Checkpoint{}, false
+	}
+	i := sort.Search(len(sp.cps), func(i int) bool { return sp.cps[i].Size > size })
+	if i == 0 || sp.cps[i-1].Size != size {
+		return Checkpoint{}, false
+	}
+	return sp.cps[i-1], true
+}
+
+// StateFinality is the finality of a session's derived state as a whole:
+// final_advisory when the latest checkpoint covers the whole log (the state
+// is then exactly what the checkpoint commits to), else provisional. It
+// reads two numbers the replica keeps; a space it does not hold is
+// provisional.
+func (r *Replica) StateFinality(spaceName string) Finality {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp := r.spaces[spaceName]
+	if sp == nil || len(sp.log) == 0 || len(sp.cps) == 0 {
+		return Provisional
+	}
+	if sp.cps[len(sp.cps)-1].Size >= uint64(len(sp.log)) {
+		return FinalAdvisory
+	}
+	return Provisional
+}
+
 // position returns an entry's 1-based log position in this replica, or 0.
 func (r *Replica) position(ctx context.Context, id dag.ID) uint64 {
 	p, err := r.store.Position(ctx, id)

@@ -88,13 +88,12 @@ func (s *Server) extract(w http.ResponseWriter, r *http.Request) error {
 		}
 		return problemf(CodeNotFound, "%s is not a log entry or an MR of this node (extracts are served for tx ids and MR ids): %v", id, err)
 	}
-	cps := s.rep.Checkpoints(e.Space)
-	if len(cps) == 0 {
+	cp, ok := s.rep.LastCheckpoint(e.Space)
+	if !ok {
 		return problemf(CodeNotFound, "%s is not in a checkpoint of this node yet", id)
 	}
 	// The checkpoint: the newest that witnesses co-signed and that holds
 	// the entry, else the newest.
-	cp := cps[len(cps)-1]
 	var p replica.InclusionProof
 	found := false
 	for _, c := range s.rep.CosignedCheckpoints(e.Space) {

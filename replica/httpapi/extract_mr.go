@@ -161,11 +161,10 @@ func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string,
 		return problemf(CodeNotImplemented, "MR %s: "+format+": its tally cannot be recomputed from an extract alone", append([]any{id}, args...)...)
 	}
 	approvers, isApprovers := ev.Poll.Rule.Approvers()
-	cps := s.rep.Checkpoints(space)
-	if len(cps) == 0 || len(ev.Opens) == 0 {
+	cp, ok := s.rep.LastCheckpoint(space)
+	if !ok || len(ev.Opens) == 0 {
 		return problemf(CodeNotFound, "MR %s is not in a checkpoint of this node yet", id)
 	}
-	cp := cps[len(cps)-1]
 	var rotations []house.RotationView // D62: loaded when a ballot needs one
 	rotationsLoaded := false
 

@@ -95,11 +95,8 @@ func (s *Server) capability(w http.ResponseWriter, r *http.Request) error {
 // checkpointed returns the log size covered by the space's latest
 // checkpoint: entries at positions up to it are final_advisory.
 func (s *Server) checkpointed(space string) uint64 {
-	cps := s.rep.Checkpoints(space)
-	if len(cps) == 0 {
-		return 0
-	}
-	return cps[len(cps)-1].Size
+	c, _ := s.rep.LastCheckpoint(space)
+	return c.Size
 }
 
 func finalityAt(pos, covered uint64) replica.Finality {
@@ -336,19 +333,19 @@ func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	cps := s.rep.Checkpoints(space)
-	if len(cps) == 0 {
+	cp, ok := s.rep.LastCheckpoint(space)
+	if !ok {
 		return problemf(CodeNotFound, "no checkpoint of %s yet", space)
 	}
-	b, err := json.Marshal(cps[len(cps)-1])
+	b, err := json.Marshal(cp)
 	if err != nil {
 		return err
 	}
-	all, err := s.rep.Log(ctx, space, 0, 0)
+	size, err := s.rep.LogSize(ctx, space)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, CheckpointAnswer{sessionLabels: s.labels(ctx, space), Checkpoint: b, LogSize: uint64(len(all)), Finality: replica.FinalAdvisory})
+	return writeJSON(w, CheckpointAnswer{sessionLabels: s.labels(ctx, space), Checkpoint: b, LogSize: size, Finality: replica.FinalAdvisory})
 }
 
 // HeadsAnswer is GET /heads's answer.
@@ -388,13 +385,10 @@ func (s *Server) heads(w http.ResponseWriter, r *http.Request) error {
 }
 
 // stateFinality is final_advisory when the latest checkpoint covers the
-// whole log: the state is then exactly what the checkpoint commits to.
-func (s *Server) stateFinality(ctx context.Context, space string) replica.Finality {
-	all, err := s.rep.Log(ctx, space, 0, 0)
-	if err != nil || len(all) == 0 {
-		return replica.Provisional
-	}
-	return finalityAt(uint64(len(all)), s.checkpointed(space))
+// whole log: the state is then exactly what the checkpoint commits to
+// (Replica.StateFinality, from two numbers the replica keeps).
+func (s *Server) stateFinality(_ context.Context, space string) replica.Finality {
+	return s.rep.StateFinality(space)
 }
 
 func (s *Server) sessions(w http.ResponseWriter, r *http.Request) error {
