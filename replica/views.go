@@ -172,30 +172,42 @@ func (r *Replica) Tally(ctx context.Context, spaceName string, mr dag.ID) (Tally
 	return Tally{MR: mr, Result: res, Finality: Provisional}, nil
 }
 
-// Group returns one group as derived.
+// Group returns one group as derived, without deriving the whole state.
 func (r *Replica) Group(ctx context.Context, spaceName, id string) (house.GroupView, error) {
-	st, _, err := r.State(ctx, spaceName)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.session(ctx, spaceName)
 	if err != nil {
 		return house.GroupView{}, err
 	}
-	for _, g := range st.Groups {
-		if g.ID == id {
-			return g, nil
-		}
+	if g, ok := sp.h.Group(id); ok {
+		return g, nil
 	}
 	return house.GroupView{}, fmt.Errorf("replica: group %q: %w", id, dag.ErrNotFound)
 }
 
-// Branch returns one branch as derived.
+// Branches returns the session's branches as derived, sorted by name,
+// without deriving the whole state.
+func (r *Replica) Branches(ctx context.Context, spaceName string) ([]house.BranchView, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.session(ctx, spaceName)
+	if err != nil {
+		return nil, err
+	}
+	return sp.h.Branches(), nil
+}
+
+// Branch returns one branch as derived, without deriving the whole state.
 func (r *Replica) Branch(ctx context.Context, spaceName, name string) (house.BranchView, error) {
-	st, _, err := r.State(ctx, spaceName)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.session(ctx, spaceName)
 	if err != nil {
 		return house.BranchView{}, err
 	}
-	for _, b := range st.Branches {
-		if b.Name == name {
-			return b, nil
-		}
+	if b, ok := sp.h.Branch(name); ok {
+		return b, nil
 	}
 	return house.BranchView{}, fmt.Errorf("replica: branch %q: %w", name, dag.ErrNotFound)
 }

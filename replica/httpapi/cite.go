@@ -76,11 +76,10 @@ func (s *Server) cite(w http.ResponseWriter, r *http.Request) error {
 	}
 	a := CiteAnswer{sessionLabels: s.labels(ctx, space), Object: spec, NID: nid, AsOf: id, Snapshot: t.Hash(),
 		CorrectedBy: []dag.ID{}, Status: "current", Finality: s.stateFinality(ctx, space)}
-	st, _, err := s.rep.State(ctx, space)
+	bs, err := s.rep.Branches(ctx, space)
 	if err != nil {
 		return err
 	}
-	bs := append([]house.BranchView(nil), st.Branches...)
 	sort.SliceStable(bs, func(i, j int) bool {
 		if (bs[i].Name == house.RootBranch) != (bs[j].Name == house.RootBranch) {
 			return bs[i].Name == house.RootBranch

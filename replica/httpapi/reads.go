@@ -447,15 +447,11 @@ func (s *Server) branches(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	st, _, err := s.rep.State(ctx, space)
+	bs, err := s.rep.Branches(ctx, space)
 	if err != nil {
 		return err
 	}
-	bs := st.Branches
-	if bs == nil {
-		bs = []house.BranchView{}
-	}
-	return writeJSON(w, map[string]any{"session": space, "branches": bs, "finality": s.stateFinality(ctx, space), "simulation": st.Simulation})
+	return writeJSON(w, map[string]any{"session": space, "branches": bs, "finality": s.stateFinality(ctx, space), "simulation": s.labels(ctx, space).Simulation})
 }
 
 func (s *Server) branch(w http.ResponseWriter, r *http.Request) error {
