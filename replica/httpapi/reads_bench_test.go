@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica"
+	ht "github.com/witan-dev/witan/replica/house/housetest"
 )
 
 // readSizes are the session sizes BenchmarkStateReadsHTTP builds, in
@@ -119,4 +119,3 @@ func BenchmarkStateReadsHTTP(b *testing.B) {
 		}
 	}
 }
-
