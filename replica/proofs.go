@@ -14,7 +14,6 @@ import (
 	"fmt"
 
 	"github.com/witan-dev/witan/dag"
-	"github.com/witan-dev/witan/replica/house"
 	"github.com/witan-dev/witan/replica/mlog"
 )
 
@@ -180,33 +179,4 @@ func (r *Replica) ConsistencyProof(ctx context.Context, spaceName string, from, 
 		return ConsistencyProof{}, err
 	}
 	return ConsistencyProof{FirstSize: from, SecondSize: to, ConsistencyPath: ids(path), FirstRoot: ids([][]byte{r1})[0], SecondRoot: ids([][]byte{r2})[0]}, nil
-}
-
-// MREvidence is what an evidence extract of an MR is made of (30k D45,
-// httpapi's extract.go): the MR as this replica serves it (its
-// determinations re-evaluated over exactly their ballots), the ids of its
-// mr.open entries and the inputs of its live poll (its frozen electorate,
-// the ballots it counts with their authors, the facts it is evaluated
-// with).
-type MREvidence struct {
-	MR    MR
-	Opens []dag.ID
-	Poll  house.PollInputs
-}
-
-// MREvidence returns the evidence of MR id of the session, or an error
-// wrapping dag.ErrNotFound. It costs O(ballots of the MR).
-func (r *Replica) MREvidence(ctx context.Context, spaceName string, id dag.ID) (MREvidence, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	sp, err := r.session(ctx, spaceName)
-	if err != nil {
-		return MREvidence{}, err
-	}
-	v, ok := sp.h.MR(id)
-	in, okP := sp.h.PollInputs(id)
-	if !ok || !okP {
-		return MREvidence{}, fmt.Errorf("replica: MR %s: %w", id, dag.ErrNotFound)
-	}
-	return MREvidence{MR: r.mrOf(ctx, sp, v), Opens: sp.h.Opens(id), Poll: in}, nil
 }

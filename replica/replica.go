@@ -113,9 +113,6 @@ type Replica struct {
 	refusals *refusalLog
 	// drafts indexes the node-local store of restricted drafts (drafts.go).
 	drafts *draftStore
-	// cuts caches records as of cuts other than the whole log, for /stats
-	// and rankings (markets.go).
-	cuts cutCache
 	// witnessed holds witnesses' cosignatures of this node's checkpoints
 	// (witness.go).
 	witnessed witnessed

@@ -130,7 +130,7 @@ func run(ctx context.Context, w io.Writer) (*outcome, error) {
 	// 5. Read the derived state: provisional until a checkpoint.
 	r := n.Replica()
 	o := &outcome{}
-	t, err := r.Tally(ctx, space.String(), mr)
+	t, err := n.Views().Tally(ctx, space.String(), mr)
 	if err != nil {
 		return nil, err
 	}

@@ -82,7 +82,7 @@ func (s *Server) extract(w http.ResponseWriter, r *http.Request) error {
 			spaces = []string{space}
 		}
 		for _, space := range spaces {
-			if _, merr := s.rep.MR(ctx, space, id); merr == nil {
+			if _, merr := s.view.MR(ctx, space, id); merr == nil {
 				return s.mrExtract(w, r, space, id)
 			}
 		}

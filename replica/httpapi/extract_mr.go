@@ -153,7 +153,7 @@ func IsMRExtract(b []byte) bool {
 
 func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string, id dag.ID) error {
 	ctx := r.Context()
-	ev, err := s.rep.MREvidence(ctx, space, id)
+	ev, err := s.view.MREvidence(ctx, space, id)
 	if err != nil {
 		return err
 	}

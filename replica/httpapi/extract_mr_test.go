@@ -12,11 +12,11 @@ import (
 	"testing"
 
 	"github.com/witan-dev/witan/dag"
-	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/httpapi"
 	"github.com/witan-dev/witan/replica/node"
+	"github.com/witan-dev/witan/replica/view"
 	"pgregory.net/rapid"
 )
 
@@ -268,7 +268,7 @@ func TestMRExtractTallyRapid(t *testing.T) {
 			if err != nil || resp.StatusCode != http.StatusOK {
 				t.Fatalf("plan %+v: %d %v", p, resp.StatusCode, err)
 			}
-			var live replica.Tally
+			var live view.Tally
 			if err := n.c.Get(context.Background(), "/merge-requests/"+mr.String()+"/tally", nil, &live); err != nil {
 				t.Fatal(err)
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/witan-dev/witan/replica/node"
 	"github.com/witan-dev/witan/replica/opinion"
 	"github.com/witan-dev/witan/replica/statute"
+	"github.com/witan-dev/witan/replica/view"
 	"github.com/witan-dev/witan/rules"
 )
 
@@ -234,7 +235,7 @@ func (s *Server) derivedChange(w http.ResponseWriter, r *http.Request, id dag.ID
 		spaces = []string{space}
 	}
 	for _, sp := range spaces {
-		c, err := s.rep.Change(ctx, sp, id)
+		c, err := s.view.Change(ctx, sp, id)
 		if errors.Is(err, dag.ErrNotFound) {
 			if ok, err := s.mrObject(w, r, sp, id); ok || err != nil {
 				return err
@@ -258,7 +259,7 @@ func (s *Server) derivedChange(w http.ResponseWriter, r *http.Request, id dag.ID
 // space has no such MR.
 func (s *Server) mrObject(w http.ResponseWriter, r *http.Request, space string, id dag.ID) (bool, error) {
 	ctx := r.Context()
-	m, err := s.rep.MR(ctx, space, id)
+	m, err := s.view.MR(ctx, space, id)
 	if errors.Is(err, dag.ErrNotFound) || (err == nil && len(m.OpenedBy) == 0) {
 		return false, nil
 	}
@@ -481,7 +482,7 @@ type TreeAnswer struct {
 // subtree returns the subtree at nid (the root when nid is empty) of the
 // snapshot of change, as the replica holds it.
 func (s *Server) subtree(ctx context.Context, space string, change dag.ID, nid string) (*statute.NodeSpec, string, error) {
-	t, err := s.rep.Snapshot(ctx, space, change)
+	t, err := s.view.Snapshot(ctx, space, change)
 	if err != nil {
 		return nil, "", err
 	}
@@ -526,7 +527,7 @@ func (s *Server) mrs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ms, err := s.rep.MRs(ctx, space)
+	ms, err := s.view.MRs(ctx, space)
 	if err != nil {
 		return err
 	}
@@ -540,7 +541,7 @@ func (s *Server) mrs(w http.ResponseWriter, r *http.Request) error {
 		ms = kept
 	}
 	if ms == nil {
-		ms = []replica.MR{}
+		ms = []view.MR{}
 	}
 	f := replica.FinalAdvisory
 	for _, m := range ms {
@@ -557,12 +558,12 @@ func (s *Server) mr(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.rep.MR(ctx, space, id)
+	m, err := s.view.MR(ctx, space, id)
 	if err != nil {
 		return err
 	}
 	return writeJSON(w, struct {
-		replica.MR
+		view.MR
 		sessionLabels
 	}{m, s.labels(ctx, space)})
 }
@@ -578,7 +579,7 @@ type TallyAnswer struct {
 	Finality replica.Finality `json:"finality"`
 	// Stakes are the latest stakes each member declared on the MR, next
 	// to their ballot (D32); members who declared none are not listed.
-	Stakes []replica.MemberStakes `json:"stakes"`
+	Stakes []view.MemberStakes `json:"stakes"`
 	// Rotations are the session's key rotations (D62), left out when
 	// there are none: the tally names members by the key they had at the
 	// MR's open, and a rotated member's current key is its "new" (a
@@ -594,7 +595,7 @@ type TallyAnswer struct {
 type TallyByAnswer struct {
 	sessionLabels
 	Status string `json:"status"`
-	replica.TallyBreakdown
+	view.TallyBreakdown
 }
 
 func (s *Server) tally(w http.ResponseWriter, r *http.Request) error {
@@ -603,23 +604,23 @@ func (s *Server) tally(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.rep.MR(ctx, space, id)
+	m, err := s.view.MR(ctx, space, id)
 	if err != nil {
 		return err
 	}
 	if q := r.URL.Query(); q.Has("by") {
-		br, err := s.rep.TallyBy(ctx, space, id, q.Get("by"))
+		br, err := s.view.TallyBy(ctx, space, id, q.Get("by"))
 		if err != nil {
 			return err
 		}
 		return writeJSON(w, TallyByAnswer{sessionLabels: s.labels(ctx, space), Status: m.Status, TallyBreakdown: br})
 	}
-	t, err := s.rep.Tally(ctx, space, id)
+	t, err := s.view.Tally(ctx, space, id)
 	if err != nil {
 		return err
 	}
 	a := TallyAnswer{sessionLabels: s.labels(ctx, space), MR: id, Status: m.Status, Result: t.Result, Finality: t.Finality}
-	if a.Stakes, err = s.rep.Stakes(ctx, space, id); err != nil {
+	if a.Stakes, err = s.view.Stakes(ctx, space, id); err != nil {
 		return err
 	}
 	if st, _, err := s.rep.State(ctx, space); err == nil { // rotation hook
@@ -655,7 +656,7 @@ func (s *Server) law(w http.ResponseWriter, r *http.Request) error {
 	if q := r.URL.Query(); q.Get("date") != "" || q.Get("jurisdiction") != "" {
 		return s.lawOn(w, r, space, q.Get("date"), q.Get("jurisdiction"))
 	}
-	l, err := s.rep.Law(ctx, space)
+	l, err := s.view.Law(ctx, space)
 	if err != nil {
 		return err
 	}

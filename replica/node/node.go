@@ -21,6 +21,7 @@ import (
 	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/internal/par"
 	"github.com/witan-dev/witan/replica/statute"
+	"github.com/witan-dev/witan/replica/view"
 	"github.com/witan-dev/witan/sessions/meetstore"
 	"github.com/witan-dev/witan/sync"
 )
@@ -147,6 +148,7 @@ func (o Options) withDefaults() (Options, error) {
 // the sync.Local a sync.Node runs on. It is safe for concurrent use.
 type Node struct {
 	rep   *replica.Replica
+	views *view.Reader
 	store dag.Store
 
 	mu   gosync.Mutex
@@ -201,7 +203,7 @@ func Open(ctx context.Context, o Options) (*Node, error) {
 		}
 		return nil, err
 	}
-	n := &Node{rep: rep, store: st, ownsStore: owns, log: o.Logger, subs: map[int]func(string){},
+	n := &Node{rep: rep, views: view.New(rep), store: st, ownsStore: owns, log: o.Logger, subs: map[int]func(string){},
 		witnesses: slices.Clone(o.Witnesses)}
 	if err := n.loadPeerRecords(ctx); err != nil {
 		return nil, errors.Join(err, n.Close())
@@ -236,10 +238,15 @@ func (n *Node) Close() error {
 	return n.closeErr
 }
 
-// Replica returns the replica, for its derived views (State, MR, Tally,
-// Law, …) and Checkpoint. Submit and Ingest go through the node, or its
-// subscribers (sync) do not hear of them.
+// Replica returns the replica (the write core), for its own reads (State,
+// Heads, Log, proofs) and Checkpoint. Submit and Ingest go through the
+// node, or its subscribers (sync) do not hear of them.
 func (n *Node) Replica() *replica.Replica { return n.rep }
+
+// Views returns the derived, finality-labelled reads of the node's
+// sessions (MR, Tally, Law, opinions, stats…): one Reader per node, so
+// that its cache is shared.
+func (n *Node) Views() *view.Reader { return n.views }
 
 // Store returns the store, for reads (it also holds the replica's
 // node-local spaces, which the node's own reads hide). Never write to it:
