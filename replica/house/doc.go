@@ -33,7 +33,7 @@
 // concurrent_append, concurrent_open, contradictory_determination — never a
 // silent pick (docs/replica.md, docs/deviations.md).
 //
-// # What admission decides from the causal past (l1.go)
+// # What admission decides from the causal past (causal_checks.go)
 //
 // Besides authorisation, admission decides from the entry and its causal
 // past only: whether a merge MR into the root reverts text (D41, fed to the
