@@ -1,8 +1,8 @@
-package httpapi
+package extract
 
-// This file is GET /extract/{hash} (30k D45): an offline-verifiable
-// evidence extract of one log entry, and VerifyExtract, which checks one
-// with no network at all (witan verify-extract FILE).
+// This file is the extract of one log entry (30k D45, GET
+// /extract/{hash} for a tx id), and Verify, which checks one with no
+// network at all (witan verify-extract FILE).
 //
 // An extract is the canonical JSON (JCS) of
 //
@@ -10,7 +10,7 @@ package httpapi
 //	 "finality":"final_advisory","inclusion":{leaf_index,tree_size,inclusion_path},
 //	 "object":<the envelope>,"session":"sha256:…","simulation":bool,"supporting":[<attachments>],"tx":"sha256:…"}
 //
-// VerifyExtract checks everything in it, so that one byte changed anywhere
+// Verify checks everything in it, so that one byte changed anywhere
 // fails: the file is exactly its canonical form with no unknown member;
 // the envelope decodes, is canonical and its signature verifies, and its
 // id is tx and its session is session; every supporting object is in wire
@@ -20,42 +20,41 @@ package httpapi
 // (RFC 9162, transparency-dev/merkle's verifier); and the checkpoint's
 // signature verifies by its node key (which a caller may pin). Extracts are
 // served for log entries (tx ids) already in a checkpoint of this node,
-// and for MR ids (extract_mr.go: the MR's opens, ballots and
+// and for MR ids (mr.go: the MR's opens, ballots and
 // determinations, with a tally a stranger recomputes).
-// cosigned holds witnesses' cosignatures of the checkpoint (witness.go,
-// replica/witness.go), each of which must verify; VerifyExtractWitnessed
+// cosigned holds witnesses' cosignatures of the checkpoint
+// (checkpoint.Cosignature), each of which must verify; VerifyWitnessed
 // also requires one by each key the reader trusts.
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/witan-dev/witan/dag"
-	"github.com/witan-dev/witan/replica"
+	"github.com/witan-dev/witan/replica/checkpoint"
 )
 
-// ExtractInclusion is an extract's inclusion proof.
-type ExtractInclusion struct {
+// Inclusion is an extract's inclusion proof.
+type Inclusion struct {
 	LeafIndex     uint64   `json:"leaf_index"`
 	TreeSize      uint64   `json:"tree_size"`
 	InclusionPath []dag.ID `json:"inclusion_path"`
 }
 
-// Extract is GET /extract/{hash}'s answer.
-type Extract struct {
+// Entry is GET /extract/{hash}'s answer.
+type Entry struct {
 	Authoritative bool            `json:"authoritative"`
 	Checkpoint    json.RawMessage `json:"checkpoint"`
 	// Cosigned are witnesses' cosignatures of Checkpoint
-	// (replica.Cosignature), sorted by witness key.
-	Cosigned  []replica.Cosignature `json:"cosigned"`
-	Finality  replica.Finality      `json:"finality"`
-	Inclusion ExtractInclusion      `json:"inclusion"`
-	Object    json.RawMessage       `json:"object"`
-	Session   string                `json:"session"`
+	// (checkpoint.Cosignature), sorted by witness key.
+	Cosigned  []checkpoint.Cosignature `json:"cosigned"`
+	Finality  checkpoint.Finality      `json:"finality"`
+	Inclusion Inclusion                `json:"inclusion"`
+	Object    json.RawMessage          `json:"object"`
+	Session   string                   `json:"session"`
 	// Simulation is the node's D54 label of the session; the session's
 	// session.create is not in the extract, so it is not checked offline.
 	Simulation bool              `json:"simulation"`
@@ -63,93 +62,20 @@ type Extract struct {
 	Tx         dag.ID            `json:"tx"`
 }
 
-func (s *Server) extract(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
-	id, err := dag.ParseID(r.PathValue("hash"))
-	if err != nil {
-		return problemf(dag.CodeSchema, "hash: %v", err)
-	}
-	e, err := s.n.Get(ctx, id)
-	if err != nil {
-		// Not a log entry: an MR id (extract_mr.go) of the session named,
-		// or of whichever session holds it (an MR id names one session).
-		spaces := s.rep.Sessions()
-		if r.URL.Query().Get("session") != "" {
-			space, serr := s.spaceOf(r)
-			if serr != nil {
-				return serr
-			}
-			spaces = []string{space}
-		}
-		for _, space := range spaces {
-			if _, merr := s.view.MR(ctx, space, id); merr == nil {
-				return s.mrExtract(w, r, space, id)
-			}
-		}
-		return problemf(CodeNotFound, "%s is not a log entry or an MR of this node (extracts are served for tx ids and MR ids): %v", id, err)
-	}
-	cp, ok := s.rep.LastCheckpoint(e.Space)
-	if !ok {
-		return problemf(CodeNotFound, "%s is not in a checkpoint of this node yet", id)
-	}
-	// The checkpoint: the newest that witnesses co-signed and that holds
-	// the entry, else the newest.
-	var p replica.InclusionProof
-	found := false
-	for _, c := range s.rep.CosignedCheckpoints(e.Space) {
-		if q, err := s.rep.InclusionProof(ctx, e.Space, id, c.Size); err == nil {
-			cp, p, found = c, q, true
-			break
-		}
-	}
-	if !found {
-		if p, err = s.rep.InclusionProof(ctx, e.Space, id, cp.Size); err != nil {
-			return problemf(CodeNotFound, "%s is not in a checkpoint of this node yet: %v", id, err)
-		}
-	}
-	att, err := s.n.Attachments(ctx, e)
-	if err != nil {
-		return err
-	}
-	x := Extract{Checkpoint: mustJSON(cp), Cosigned: s.rep.Cosignatures(cp), Finality: replica.FinalAdvisory,
-		Inclusion: ExtractInclusion{LeafIndex: p.LeafIndex, TreeSize: p.TreeSize, InclusionPath: p.InclusionPath},
-		Object:    e.Data, Session: e.Space, Simulation: s.labels(ctx, e.Space).Simulation, Supporting: make([]json.RawMessage, len(att)), Tx: id}
-	for i, a := range att {
-		if x.Supporting[i], err = AttachmentWire(a); err != nil {
-			return err
-		}
-	}
-	b, err := dag.Marshal(x)
-	if err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_, err = w.Write(b)
-	return err
-}
-
-func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
-
-// VerifyExtract checks an extract offline (see the file comment). pin, if
+// Verify checks an extract offline (see the file comment). pin, if
 // valid, is the node key the checkpoint must be signed by.
-func VerifyExtract(b []byte, pin dag.Key) (*Extract, replica.Checkpoint, error) {
-	return VerifyExtractWitnessed(b, pin, nil)
+func Verify(b []byte, pin dag.Key) (*Entry, checkpoint.Checkpoint, error) {
+	return VerifyWitnessed(b, pin, nil)
 }
 
-// VerifyExtractWitnessed is VerifyExtract that also requires a valid
+// VerifyWitnessed is Verify that also requires a valid
 // cosignature of the checkpoint by each key in witnesses. Every
 // cosignature in the extract must verify whether required or not.
-func VerifyExtractWitnessed(b []byte, pin dag.Key, witnesses []dag.Key) (*Extract, replica.Checkpoint, error) {
-	fail := func(format string, args ...any) (*Extract, replica.Checkpoint, error) {
-		return nil, replica.Checkpoint{}, fmt.Errorf("extract: "+format, args...)
+func VerifyWitnessed(b []byte, pin dag.Key, witnesses []dag.Key) (*Entry, checkpoint.Checkpoint, error) {
+	fail := func(format string, args ...any) (*Entry, checkpoint.Checkpoint, error) {
+		return nil, checkpoint.Checkpoint{}, fmt.Errorf("extract: "+format, args...)
 	}
-	var x Extract
+	var x Entry
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&x); err != nil {
@@ -162,7 +88,7 @@ func VerifyExtractWitnessed(b []byte, pin dag.Key, witnesses []dag.Key) (*Extrac
 	if err != nil || !bytes.Equal(again, b) {
 		return fail("not in canonical form (JCS, no other member): the file was changed or is not an extract")
 	}
-	if x.Authoritative || x.Finality != replica.FinalAdvisory {
+	if x.Authoritative || x.Finality != checkpoint.FinalAdvisory {
 		return fail("authoritative %v, finality %q: not what an extract says", x.Authoritative, x.Finality)
 	}
 	env, canon, id, err := dag.DecodeEnvelope(x.Object)
@@ -185,7 +111,7 @@ func VerifyExtractWitnessed(b []byte, pin dag.Key, witnesses []dag.Key) (*Extrac
 	if err != nil {
 		return fail("%v", err)
 	}
-	p := replica.InclusionProof{Tx: x.Tx, LeafIndex: x.Inclusion.LeafIndex, TreeSize: x.Inclusion.TreeSize, InclusionPath: x.Inclusion.InclusionPath, Root: cp.Root}
+	p := checkpoint.InclusionProof{Tx: x.Tx, LeafIndex: x.Inclusion.LeafIndex, TreeSize: x.Inclusion.TreeSize, InclusionPath: x.Inclusion.InclusionPath, Root: cp.Root}
 	if p.TreeSize != cp.Size {
 		return fail("inclusion is against size %d, the checkpoint's is %d", p.TreeSize, cp.Size)
 	}
@@ -202,11 +128,11 @@ func VerifyExtractWitnessed(b []byte, pin dag.Key, witnesses []dag.Key) (*Extrac
 func verifySupporting(texts []string, supporting []json.RawMessage, sorted bool) error {
 	objs := make([][]byte, len(supporting))
 	for i, raw := range supporting {
-		obj, err := AttachmentObject(raw)
+		obj, err := dag.AttachmentObject(raw)
 		if err != nil {
 			return fmt.Errorf("supporting %d: %v", i, err)
 		}
-		if w, err := AttachmentWire(obj); err != nil || !bytes.Equal(w, raw) {
+		if w, err := dag.AttachmentWire(obj); err != nil || !bytes.Equal(w, raw) {
 			return fmt.Errorf("supporting %d is not in wire form", i)
 		}
 		objs[i] = obj
@@ -237,8 +163,8 @@ func verifySupporting(texts []string, supporting []json.RawMessage, sorted bool)
 // verifyCheckpoint checks an extract's checkpoint: canonical, signed (by
 // pin when pin is valid), of session, with every cosignature valid and one
 // by each of witnesses.
-func verifyCheckpoint(raw json.RawMessage, cosigned []replica.Cosignature, session string, pin dag.Key, witnesses []dag.Key) (replica.Checkpoint, error) {
-	cp, err := DecodeCheckpoint(raw)
+func verifyCheckpoint(raw json.RawMessage, cosigned []checkpoint.Cosignature, session string, pin dag.Key, witnesses []dag.Key) (checkpoint.Checkpoint, error) {
+	cp, err := checkpoint.Decode(raw)
 	if err != nil {
 		return cp, err
 	}

@@ -81,7 +81,7 @@ func send(t *testing.T, srv *httptest.Server, r req) (int, dag.Code) {
 func txBody(tx ht.Tx) []byte {
 	t := httpapi.Transaction{Envelope: tx.Bytes}
 	for _, a := range tx.Attach {
-		w, err := httpapi.AttachmentWire(a)
+		w, err := dag.AttachmentWire(a)
 		if err != nil {
 			panic(err)
 		}

@@ -186,7 +186,7 @@ func (s *Server) logPage(w http.ResponseWriter, r *http.Request) error {
 		}
 		le := LogEntry{Position: after + uint64(i) + 1, Tx: id, Envelope: e.Data, Attachments: make([]json.RawMessage, len(att)), Finality: finalityAt(after+uint64(i)+1, covered)}
 		for k, a := range att {
-			if le.Attachments[k], err = AttachmentWire(a); err != nil {
+			if le.Attachments[k], err = dag.AttachmentWire(a); err != nil {
 				return err
 			}
 		}
@@ -310,8 +310,8 @@ func (s *Server) object(w http.ResponseWriter, r *http.Request) error {
 	// themselves: provisional (docs/http-api.md). A plain-text document
 	// (a rule's text) is served as a JSON string with its media type.
 	a := ObjectAnswer{ID: id, Kind: "object", Object: b, Finality: replica.Provisional}
-	if IsText(b) {
-		if a.Object, err = AttachmentWire(b); err != nil {
+	if dag.IsText(b) {
+		if a.Object, err = dag.AttachmentWire(b); err != nil {
 			return fmt.Errorf("httpapi: stored object %s: %w", id, err)
 		}
 		a.MediaType = "text/plain; charset=utf-8"

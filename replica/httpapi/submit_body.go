@@ -76,7 +76,7 @@ func buildSubmission[A ~[]byte](env []byte, atts []A) (*submission, error) {
 	}
 	sub := &submission{env: env, signed: se, atts: make([][]byte, 0, len(atts))}
 	for i, a := range atts {
-		c, err := AttachmentObject(json.RawMessage(a))
+		c, err := dag.AttachmentObject(json.RawMessage(a))
 		if err != nil {
 			sub.atts, sub.attErr = nil, problemf(dag.CodeSchema, "attachment %d: %v", i, err)
 			break

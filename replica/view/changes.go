@@ -96,7 +96,7 @@ type Review struct {
 	VersusBase        *statute.Diff
 	RankedAboveWinner []statute.RankedAbove
 	// Estimates are the accepted estimates on the MR (D53, D69), for
-	// estimates and estimate_totals (parts.go).
+	// estimates and estimate_totals (estimates.go).
 	Estimates []statute.Estimate
 }
 
@@ -158,7 +158,7 @@ func (r *Reader) Review(ctx context.Context, spaceName string, mr dag.ID) (*Revi
 		}
 	}
 	contestFacts(sp.House(), rv) // contest hook
-	partsFacts(sp.House(), rv)   // estimates, ... (parts.go)
+	partsFacts(sp.House(), rv)   // estimates, ... (estimates.go)
 	return rv, nil
 }
 

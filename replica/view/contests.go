@@ -52,7 +52,7 @@ func (r *Reader) Contest(ctx context.Context, spaceName string, id dag.ID) (hous
 				opened = c.TS
 			}
 		}
-		opened = r.fiscalNoticeStart(ctx, sp, o, opened) // a fiscal option's notice starts at its first estimate (D53, parts.go)
+		opened = r.fiscalNoticeStart(ctx, sp, o, opened) // a fiscal option's notice starts at its first estimate (D53, estimates.go)
 		if opened.IsZero() {
 			cctx.NoticeStart = time.Time{}
 			break

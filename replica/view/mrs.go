@@ -95,7 +95,7 @@ func (r *Reader) mrOf(ctx context.Context, sp *replica.Session, v house.MRView) 
 		if opened != nil {
 			ctxR.NoticeStart = *opened
 		}
-		ctxR.NoticeStart = r.fiscalNoticeStart(ctx, sp, v.ID, ctxR.NoticeStart) // D53 (parts.go)
+		ctxR.NoticeStart = r.fiscalNoticeStart(ctx, sp, v.ID, ctxR.NoticeStart) // D53 (estimates.go)
 		e.Result, _ = sp.House().Evaluate(d.Tx, ctxR)
 		m.Evaluations = append(m.Evaluations, e)
 		if d.Executed && e.Finality == replica.FinalAdvisory && v.Status != house.StatusOpen {
@@ -200,7 +200,7 @@ func (r *Reader) LawAt(ctx context.Context, spaceName string, d statute.Date, ju
 			return nil, err
 		}
 	}
-	in, err := law.At(d, jurisdiction, sp.House().OptIns(), sp.House()) // D73 choices (house parts.go)
+	in, err := law.At(d, jurisdiction, sp.House().OptIns(), sp.House()) // D73 choices (house opinion_members.go)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +214,7 @@ func (r *Reader) LawAt(ctx context.Context, spaceName string, d statute.Date, ju
 			out.Finality = replica.Provisional
 		}
 	}
-	if jurisdiction != "" && !r.choicesCheckpointed(ctx, sp) { // D73 (parts.go)
+	if jurisdiction != "" && !r.choicesCheckpointed(ctx, sp) { // D73 (estimates.go)
 		out.Finality = replica.Provisional
 	}
 	return out, nil

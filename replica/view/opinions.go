@@ -33,7 +33,7 @@ type Opinion struct {
 	CorrectedBy        []dag.ID        `json:"corrected_by"`
 	RepliesFromSubject []dag.ID        `json:"replies_from_subject"`
 	// Affiliations shows, for each organization the disclosure lists,
-	// the attesting key or "unattested" (D76; parts.go).
+	// the attesting key or "unattested" (D76; house opinion_members.go).
 	Affiliations []opinion.Affiliation `json:"affiliations"`
 	// ObserverReplies, on a complaint only (D79): the observer opinions
 	// whose responds_to names it, sorted by id.
@@ -107,7 +107,7 @@ func (r *Reader) opinionOf(ctx context.Context, sp *replica.Session, v house.Opi
 		g := "group:" + v.OnBehalfOf
 		o.OnBehalfOf = &g
 	}
-	o.Affiliations, _ = sp.House().Affiliations(v.ID) // D76 (parts.go)
+	o.Affiliations, _ = sp.House().Affiliations(v.ID) // D76 (house opinion_members.go)
 	return o
 }
 
