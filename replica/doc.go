@@ -5,7 +5,7 @@
 // in the store, derives each session's state with the pure
 // state machine of replica/house, and labels what it serves with its own
 // finality: provisional until one of this replica's signed checkpoints
-// includes it, final_advisory after; never final (30k §5, ARCHITECTURE.md).
+// includes it, final_advisory after; never final (30k §5, D45).
 //
 // A space is one 30k session, named by the session id's string form
 // ("sha256:…"). The store may hold other spaces (CAT7 memory spaces); the

@@ -8,8 +8,8 @@
 //
 // It imports neither Badger nor libp2p, starts no goroutine, reads no clock
 // and never depends on map iteration order: the State of a House is a
-// function of the SET of admitted entries (ARCHITECTURE.md, "The rules that
-// keep replicas convergent").
+// function of the SET of admitted entries, so replicas holding the same
+// entries converge (docs/replica.md).
 //
 // # How validation stays cheap and order-free
 //

@@ -1,6 +1,6 @@
 package httpapi
 
-// This file reads POST /transactions's body on the hot path (issue 22):
+// This file reads POST /transactions's body on the hot path:
 // one pass over the bytes finds the envelope and the attachments of the
 // usual body, {"envelope":{...},"attachments":[...]}, where
 // encoding/json's Decoder (reflection, a scanner per byte, a copy of each

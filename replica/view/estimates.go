@@ -1,6 +1,6 @@
 package view
 
-// This file feeds the opinion members of issue 18's second half to the
+// This file feeds the opinion members beyond the first part to the
 // views: the accepted estimates to the fact sheet (D53, D69) and the
 // start of fiscal notice (D53); jurisdiction choices to /law's finality
 // (D73).
@@ -88,7 +88,7 @@ type MREstimates struct {
 	MR            dag.ID         `json:"mr"`
 	Estimates     []EstimateView `json:"estimates"`
 	Authoritative bool           `json:"authoritative"` // always false (D45): no estimate is official
-	// replica.Finality is final_advisory once every listed estimate is in a
+	// Finality is final_advisory once every listed estimate is in a
 	// checkpoint of this replica (a new estimate may still arrive).
 	Finality replica.Finality `json:"finality"`
 }

@@ -34,7 +34,7 @@ type NodeReport struct {
 	// Consistency is the node's declared consistency (capability
 	// document); null when unknown.
 	Consistency *string `json:"consistency"`
-	// Assertion is holds, fails or undetermined, and replica.Finality the
+	// Assertion is holds, fails or undetermined, and Finality the
 	// finality it was reported at; both null when unreachable.
 	Assertion *string           `json:"assertion"`
 	Finality  *replica.Finality `json:"finality"`

@@ -20,7 +20,7 @@ import (
 // MR is one merge request as this replica serves it.
 type MR struct {
 	house.MRView
-	// replica.Finality is final_advisory once the MR's outcome is decided by an
+	// Finality is final_advisory once the MR's outcome is decided by an
 	// executed determination that a checkpoint of this replica includes;
 	// an open MR is always provisional (30k §5).
 	Finality replica.Finality `json:"finality"`

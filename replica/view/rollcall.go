@@ -16,7 +16,7 @@ import (
 // RollCall is the roll-call matrix of a session: Choices[i][j] is member
 // Members[i]'s effective choice on MR MRs[j] — "approve", "reject",
 // "abstain", "void" (the member equivocated, D-rules) or "" for no counted
-// ballot —, and replica.Finality[j] the MR's finality.
+// ballot —, and Finality[j] the MR's finality.
 type RollCall struct {
 	Members  []dag.Key
 	MRs      []dag.ID
