@@ -34,9 +34,6 @@ const MemoryPrefix = "mem:"
 // MaxRefObjects bounds the objects that travel with one entry.
 const MaxRefObjects = sync.MaxItemObjects
 
-// DefaultPendingCache is Options.PendingCache's default (the replica's).
-const DefaultPendingCache = replica.DefaultPendingCache
-
 // Options configure Open. Exactly one of Store, Dir and InMemory says where
 // the entries live; the zero value of every other field works.
 type Options struct {
@@ -68,25 +65,13 @@ type Options struct {
 	// MeetingClock is the meetings' clock (reads by age, midnight
 	// forgetting); the system clock when nil. Tests inject one.
 	MeetingClock meetstore.Clock
-	// PendingCache bounds, in bytes of envelope, the verified entries the
-	// replica keeps in memory while they wait for a parent
-	// (replica.Options.PendingCache). Zero means DefaultPendingCache;
-	// negative keeps nothing.
-	PendingCache int
-	// Bounds on what hostile peers and clients can make the node keep
-	// (docs/security.md): the quarantine's record per source and in all,
-	// and the entries waiting for parents per source, per space and in
-	// all (replica.Options). Zero means the replica's defaults.
-	QuarantinePerSource, QuarantineMax            int
-	PendingPerSource, PendingPerSpace, PendingMax int
-	// GCAfterDropped is how many bytes of evicted pending entries start the
-	// store's value-log GC (replica.Options.GCAfterDropped; zero: the
-	// replica's default, negative: never).
-	GCAfterDropped int64
-	// MaxDrafts and MaxDraftBytes bound the restricted drafts deposited
-	// with the node, for its lifetime (replica.Options). Zero means the
-	// replica's defaults.
-	MaxDrafts, MaxDraftBytes int
+	// Replica configures the replica the node opens: its caches and the
+	// bounds on what hostile peers and clients can make it keep
+	// (docs/security.md: pending entries, the quarantine's record, the
+	// refusal log, drafts, the value-log GC), each zero meaning the
+	// replica's default. Its Store, Dir, InMemory, NodeKey, Clock and
+	// Logger are the node's fields above and must be left zero here.
+	Replica replica.Options
 
 	// Witnesses, if not empty, are the only node keys whose cosignatures
 	// of this node's checkpoints it keeps when peers send them over
@@ -119,6 +104,9 @@ func (o Options) validate() error {
 	if o.NodeKey == nil && !o.InMemory {
 		return errors.New("node: Options.NodeKey is required unless InMemory (a node that keeps its entries must keep its key)")
 	}
+	if r := o.Replica; r.Store != nil || r.Dir != "" || r.InMemory || r.NodeKey != nil || r.Clock != nil || r.Logger != nil {
+		return errors.New("node: Options.Replica's Store, Dir, InMemory, NodeKey, Clock and Logger are the node's own: set them on node.Options")
+	}
 	return nil
 }
 
@@ -136,9 +124,6 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	if o.PendingCache == 0 {
-		o.PendingCache = DefaultPendingCache
 	}
 	return o, nil
 }
@@ -193,10 +178,9 @@ func Open(ctx context.Context, o Options) (*Node, error) {
 		}
 		st, owns = bs, true
 	}
-	rep, err := replica.Open(ctx, replica.Options{Store: st, NodeKey: o.NodeKey, Clock: o.Clock, Logger: o.Logger,
-		PendingCache: o.PendingCache, QuarantinePerSource: o.QuarantinePerSource, QuarantineMax: o.QuarantineMax,
-		PendingPerSource: o.PendingPerSource, PendingPerSpace: o.PendingPerSpace, PendingMax: o.PendingMax,
-		MaxDrafts: o.MaxDrafts, MaxDraftBytes: o.MaxDraftBytes, GCAfterDropped: o.GCAfterDropped})
+	ro := o.Replica
+	ro.Store, ro.NodeKey, ro.Clock, ro.Logger = st, o.NodeKey, o.Clock, o.Logger
+	rep, err := replica.Open(ctx, ro)
 	if err != nil {
 		if owns {
 			st.Close()
