@@ -212,6 +212,10 @@ func Open(ctx context.Context, o Options) (*Replica, error) {
 		}
 		r.store, r.ownsStore = st, true
 	}
+	if err := r.checkIdentity(ctx); err != nil { // identity.go
+		r.Close()
+		return nil, err
+	}
 	names, err := r.store.Spaces(ctx)
 	if err != nil {
 		r.Close()
