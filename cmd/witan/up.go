@@ -141,8 +141,11 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 		}
 		// A session created here is joined at once, so peers hear of it
 		// (the node joins every space that changes on it).
-		if *loopbackP2P && len(listen) == 0 {
-			listen = listFlag{"/ip4/127.0.0.1/tcp/0", "/ip4/127.0.0.1/udp/0/quic-v1"}
+		if len(listen) == 0 {
+			listen = listFlag(sync.AllInterfaces) // the LAN, for a classroom
+			if *loopbackP2P {
+				listen = listFlag(sync.Loopback)
+			}
 		}
 		o.Sync = &sync.Config{ListenAddrs: listen, Identity: id, Peers: peers, MDNS: *mdns, Spaces: sessions, Interval: *announce, Logger: logger}
 		if *verbose {
