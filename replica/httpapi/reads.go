@@ -626,15 +626,6 @@ func (s *Server) tally(w http.ResponseWriter, r *http.Request) error {
 	if st, _, err := s.rep.State(ctx, space); err == nil { // rotation hook
 		a.Rotations = st.Rotations
 	}
-	if m.Finality == replica.FinalAdvisory {
-		// The outcome is decided by an executed, checkpointed
-		// determination: the tally it was decided on is final_advisory.
-		for _, e := range m.Evaluations {
-			if e.Finality == replica.FinalAdvisory {
-				a.Result, a.Finality = e.Result, replica.FinalAdvisory
-			}
-		}
-	}
 	return writeJSON(w, a)
 }
 

@@ -105,16 +105,23 @@ func (r *Reader) mrOf(ctx context.Context, sp *replica.Session, v house.MRView) 
 	return m
 }
 
-// Tally is the live tally of an MR under its rule, with both shares and the
-// rule's share (D50). A live tally is always provisional (30k §5).
+// Tally is an MR's tally under its rule, with both shares and the rule's
+// share (D50), and its finality, the same in Go and over HTTP (GET
+// /merge-requests/{id}/tally): while the MR is open, or its outcome rests
+// on nothing this node has checkpointed, the live tally, provisional (30k
+// §5); once its outcome is decided by an executed determination that one
+// of this node's checkpoints includes, the tally it was decided on,
+// final_advisory.
 type Tally struct {
 	MR       dag.ID           `json:"mr"`
 	Result   rules.Result     `json:"result"`
 	Finality replica.Finality `json:"finality"`
 }
 
-// Tally returns an MR's live tally in O(1): the poll is folded as ballots
-// arrive.
+// Tally returns an MR's tally: the live one in O(1) while the MR is open
+// (the poll is folded as ballots arrive); once it is decided, the
+// determinations are evaluated again (O(their ballots)) to find the one
+// that makes it final_advisory.
 func (r *Reader) Tally(ctx context.Context, spaceName string, mr dag.ID) (Tally, error) {
 	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
@@ -125,7 +132,17 @@ func (r *Reader) Tally(ctx context.Context, spaceName string, mr dag.ID) (Tally,
 	if !ok {
 		return Tally{}, fmt.Errorf("replica: MR %s: %w", mr, dag.ErrNotFound)
 	}
-	return Tally{MR: mr, Result: res, Finality: replica.Provisional}, nil
+	t := Tally{MR: mr, Result: res, Finality: replica.Provisional}
+	if v, ok := sp.House().MR(mr); ok && v.Status != house.StatusOpen {
+		if m := r.mrOf(ctx, sp, v); m.Finality == replica.FinalAdvisory {
+			for _, e := range m.Evaluations {
+				if e.Finality == replica.FinalAdvisory {
+					t.Result, t.Finality = e.Result, replica.FinalAdvisory
+				}
+			}
+		}
+	}
+	return t, nil
 }
 
 // Law is the root text as it stands at the root branch's head.
