@@ -8,6 +8,7 @@ package replica
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 
 	"github.com/witan-dev/witan/dag"
@@ -160,3 +161,51 @@ func (r *Replica) receipt(ctx context.Context, envelope []byte, o Outcome) (*Rec
 }
 
 func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
+
+// ErrRejected is matched (errors.Is) by every Rejection.
+var ErrRejected = errors.New("replica: rejected")
+
+// Rejection is a rejected submission as a Go error, carrying the node's
+// signed receipt (the evidence a rejection is: keep it). errors.As finds
+// it; errors.Is matches ErrRejected; dag.CodeOf gives the receipt's first
+// code, the spec's code of the refusal.
+type Rejection struct {
+	Receipt *Receipt
+}
+
+func (e *Rejection) Error() string {
+	if len(e.Receipt.Errors) == 0 {
+		return "replica: rejected " + e.Receipt.Tx.String()
+	}
+	x := e.Receipt.Errors[0]
+	return fmt.Sprintf("replica: rejected %s: %s: %s", e.Receipt.Tx, x.Code, x.Detail)
+}
+
+// Is matches ErrRejected.
+func (e *Rejection) Is(target error) bool { return target == ErrRejected }
+
+// Unwrap is the receipt's first error as a *dag.ProtocolError, so that
+// dag.CodeOf and errors.As(err, **dag.ProtocolError) read its code.
+func (e *Rejection) Unwrap() error {
+	if len(e.Receipt.Errors) == 0 {
+		return nil
+	}
+	return &dag.ProtocolError{Code: e.Receipt.Errors[0].Code, Detail: e.Receipt.Errors[0].Detail}
+}
+
+// Err returns nil for an accepted receipt and a *Rejection carrying it
+// for a rejected one, so a caller can write
+//
+//	rc, err := n.Submit(ctx, env, atts)
+//	if err == nil {
+//		err = rc.Err()
+//	}
+//
+// and test a rejection with errors.As or errors.Is instead of comparing
+// Status with a string.
+func (rc *Receipt) Err() error {
+	if rc == nil || rc.Status == string(Accepted) {
+		return nil
+	}
+	return &Rejection{Receipt: rc}
+}
