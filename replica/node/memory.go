@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/witan-dev/witan/dag"
@@ -104,7 +105,7 @@ func (n *Node) PutBlock(ctx context.Context, name string, b memoryblock.Block) (
 		return dag.ID{}, err
 	}
 	n.rep.ReleasePending(put.Applied) // pending blocks it completed
-	n.notify(space)
+	n.notifyMemory(space, put.Applied)
 	return e.ID, nil
 }
 
@@ -260,7 +261,7 @@ func (n *Node) ingestBlocks(ctx context.Context, space string, items []sync.Item
 	if err := n.rep.ChargePending(ctx, space, dag.SourceOf(ctx), charge); err != nil {
 		return res, err
 	}
-	n.notify(space)
+	n.notifyMemory(space, put.Applied)
 	return res, nil
 }
 
@@ -275,15 +276,46 @@ func (n *Node) MemoryHeads(ctx context.Context, name string) ([]dag.ID, error) {
 }
 
 // SubscribeMemory calls fn with a memory space's name (without
-// MemoryPrefix) after blocks were applied there, by PutBlock or from a
-// peer, until cancel is called. fn must not block; it may be called from
-// any goroutine.
-func (n *Node) SubscribeMemory(fn func(name string)) (cancel func()) {
-	return n.Subscribe(func(space string) {
-		if name, ok := strings.CutPrefix(space, MemoryPrefix); ok {
-			fn(name)
-		}
-	})
+// MemoryPrefix) and the ids of the blocks applied there (one PutBlock's
+// block, a peer's batch, and any held block their arrival completed),
+// after they were applied, until cancel is called. fn must not block; it
+// may be called from any goroutine.
+func (n *Node) SubscribeMemory(fn func(name string, blocks []dag.ID)) (cancel func()) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	id := n.next
+	n.next++
+	n.memSubs[id] = fn
+	return func() {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		delete(n.memSubs, id)
+	}
+}
+
+// notifyMemory tells the node's subscribers that blocks were applied in
+// memory space space: every Subscribe (the space's name) and every
+// SubscribeMemory (its name and the blocks), in subscription order.
+func (n *Node) notifyMemory(space string, blocks []dag.ID) {
+	n.notify(space)
+	if len(blocks) == 0 {
+		return
+	}
+	name, _ := strings.CutPrefix(space, MemoryPrefix)
+	n.mu.Lock()
+	ids := make([]int, 0, len(n.memSubs))
+	for id := range n.memSubs {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	fns := make([]func(string, []dag.ID), 0, len(ids))
+	for _, id := range ids {
+		fns = append(fns, n.memSubs[id])
+	}
+	n.mu.Unlock()
+	for _, fn := range fns {
+		fn(name, slices.Clone(blocks))
+	}
 }
 
 // quarantineBlock records that block id of space, sent by

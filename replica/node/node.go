@@ -138,6 +138,8 @@ type Node struct {
 
 	mu   gosync.Mutex
 	subs map[int]func(string)
+	// memSubs are SubscribeMemory's, told which blocks arrived.
+	memSubs map[int]func(name string, blocks []dag.ID)
 	next int
 	// (Refused memory blocks are in the replica's quarantine record.)
 	ownsStore bool
@@ -187,7 +189,7 @@ func Open(ctx context.Context, o Options) (*Node, error) {
 		}
 		return nil, err
 	}
-	n := &Node{rep: rep, views: view.New(rep), store: st, ownsStore: owns, log: o.Logger, subs: map[int]func(string){},
+	n := &Node{rep: rep, views: view.New(rep), store: st, ownsStore: owns, log: o.Logger, subs: map[int]func(string){}, memSubs: map[int]func(string, []dag.ID){},
 		witnesses: slices.Clone(o.Witnesses)}
 	if err := n.loadPeerRecords(ctx); err != nil {
 		return nil, errors.Join(err, n.Close())
