@@ -140,7 +140,7 @@ type Node struct {
 	subs map[int]func(string)
 	// memSubs are SubscribeMemory's, told which blocks arrived.
 	memSubs map[int]func(name string, blocks []dag.ID)
-	next int
+	next    int
 	// (Refused memory blocks are in the replica's quarantine record.)
 	ownsStore bool
 	closeOnce gosync.Once
