@@ -213,7 +213,7 @@ func TestCheckpointsSurviveRestart(t *testing.T) {
 	}
 	var local []string
 	for _, s := range all {
-		if replica.IsLocalSpace(s) {
+		if replica.IsLocalSpace(s) && s != replica.IdentitySpace {
 			local = append(local, s)
 		}
 	}

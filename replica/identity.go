@@ -15,8 +15,8 @@ import (
 	"github.com/witan-dev/witan/dag"
 )
 
-// identitySpace is the node-local space that names the store's node key.
-const identitySpace = LocalPrefix + "identity"
+// IdentitySpace is the node-local space that names the store's node key.
+const IdentitySpace = LocalPrefix + "identity"
 
 // ErrOtherNodeKey is wrapped by Open when the store was first opened with
 // another node key.
@@ -29,7 +29,7 @@ type identityRecord struct {
 // checkIdentity records r's node key in a store that names none, and
 // refuses a store that names another.
 func (r *Replica) checkIdentity(ctx context.Context) error {
-	es, err := localLog(ctx, r.store, identitySpace)
+	es, err := localLog(ctx, r.store, IdentitySpace)
 	if err != nil {
 		return err
 	}
@@ -47,7 +47,7 @@ func (r *Replica) checkIdentity(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	e := dag.Entry{ID: dag.Sum(b), Space: identitySpace, Data: b}
+	e := dag.Entry{ID: dag.Sum(b), Space: IdentitySpace, Data: b}
 	if _, err := r.store.Put(ctx, dag.Batch{Entries: []dag.Entry{e}}); err != nil {
 		return fmt.Errorf("replica: record the node key: %w", err)
 	}
