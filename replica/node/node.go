@@ -271,6 +271,9 @@ func (n *Node) Heads(ctx context.Context, space string) ([]dag.ID, error) {
 	if replica.IsLocalSpace(space) {
 		return nil, nil
 	}
+	if err := CheckSpace(space); err != nil {
+		return nil, err
+	}
 	return n.store.Heads(ctx, space)
 }
 
