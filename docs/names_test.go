@@ -59,11 +59,7 @@ func readCode(t *testing.T, root string) code {
 		if err != nil {
 			return err
 		}
-		pkg := f.Name.Name
-		if strings.HasSuffix(pkg, "_test") {
-			pkg = strings.TrimSuffix(pkg, "_test")
-		}
-		c.pkgs[pkg] = c.pkgs[pkg]
+		pkg := strings.TrimSuffix(f.Name.Name, "_test")
 		if c.pkgs[pkg] == nil {
 			c.pkgs[pkg] = map[string]bool{}
 		}
