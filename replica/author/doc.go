@@ -13,6 +13,11 @@
 // contest.go, key.go, and rules.go for rule references); a new family of
 // kinds adds a file.
 //
+// The short path to a vote: Author.NewSession makes a session's create,
+// roster and registrar in one call, with a majority merge rule on the root
+// and the rules' texts attached (newsession.go); an MR under its Rule and
+// ballots follow.
+//
 // The author builds envelopes; it does not judge them: an envelope the
 // house would refuse (a ballot outside the electorate, a change whose
 // base is not the branch head) is built and signed, and the node's
