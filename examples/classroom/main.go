@@ -164,8 +164,8 @@ func run(ctx context.Context, w io.Writer, o options) (*outcome, error) {
 		if err != nil {
 			return err
 		}
-		if rc.Status != "accepted" {
-			return fmt.Errorf("%s's %s refused: %v", l.name, tx.Env.Type, rc.Errors)
+		if err := rc.Err(); err != nil { // a *replica.Rejection, carrying the signed receipt
+			return fmt.Errorf("%s's %s: %w", l.name, tx.Env.Type, err)
 		}
 		return nil
 	}

@@ -165,8 +165,8 @@ func submit(ctx context.Context, n *node.Node, tx author.Tx) (*replica.Receipt, 
 	if err := rc.Verify(); err != nil {
 		return nil, err
 	}
-	if rc.Status != "accepted" {
-		return nil, fmt.Errorf("%s refused: %v", tx.Env.Type, rc.Errors)
+	if err := rc.Err(); err != nil { // a *replica.Rejection, carrying the signed receipt
+		return nil, fmt.Errorf("%s: %w", tx.Env.Type, err)
 	}
 	return rc, nil
 }
