@@ -48,7 +48,8 @@ func room(t testing.TB, n int) []*laptop {
 		}
 		o := classroom.Options{Node: nd, API: api, Voter: l.key}
 		if i == 0 {
-			o.Names = filepath.Join(t.TempDir(), "names.json")
+			l.names = filepath.Join(t.TempDir(), "names.json")
+			o.Names = l.names
 		}
 		if l.page, err = classroom.New(o); err != nil {
 			t.Fatal(err)
