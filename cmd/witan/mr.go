@@ -168,11 +168,12 @@ func (c *MRCommand) close(ctx context.Context, s *writer, mr dag.ID) error {
 	out := c.main.Stdout
 	fmt.Fprintf(out, "determination of %s\n", mr)
 	fmt.Fprintf(out, "  outcome     %s\n", d.Outcome)
-	fmt.Fprintf(out, "  ballots     %d (%d approve, %d reject, %d abstain", len(d.Ballots), tl.Approve, tl.Reject, tl.Abstain)
+	fmt.Fprintf(out, "  ballots     %d, every ballot cast on it that the node holds\n", len(d.Ballots))
+	fmt.Fprintf(out, "  tally       %d approve, %d reject, %d abstain", tl.Approve, tl.Reject, tl.Abstain)
 	if tl.Void > 0 {
 		fmt.Fprintf(out, ", %d voided", tl.Void)
 	}
-	fmt.Fprintf(out, " of an electorate of %d)\n", tl.Electorate)
+	fmt.Fprintf(out, " of an electorate of %d\n", tl.Electorate)
 	if rs := tl.RuleShare; rs != nil {
 		fmt.Fprintf(out, "  rule        %s %d/%d, threshold %s %d/%d\n", rs.Name, rs.Share.Num, rs.Share.Den, rs.Cmp, rs.Threshold.Num, rs.Threshold.Den)
 	}
@@ -184,7 +185,14 @@ func (c *MRCommand) close(ctx context.Context, s *writer, mr dag.ID) error {
 	if err != nil {
 		return err
 	}
-	return s.submit(ctx, []author.Tx{tx})
+	if err := s.submit(ctx, []author.Tx{tx}); err != nil {
+		return err
+	}
+	if err := s.client.Get(ctx, "/merge-requests/"+mr.String(), nil, &m); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%s is %s (%s)\n", mr, m.Status, m.Finality)
+	return nil
 }
 
 func (c *VoteCommand) Run(ctx context.Context, args []string) error {
@@ -373,10 +381,13 @@ func (s *writer) submit(ctx context.Context, txs []author.Tx) error {
 		if rc == nil {
 			return err
 		}
-		fmt.Fprintf(out, "%s  %s  %s\n", rc.Status, tx.Env.Type, tx.ID)
+		// The receipt's log_index counts from 0; witan log numbers
+		// entries from 1, and so does this line.
+		entry := ""
 		if rc.LogIndex != nil {
-			fmt.Fprintf(out, "  log entry   %d (as witan log numbers it)\n", *rc.LogIndex+1)
+			entry = fmt.Sprintf("  log entry %d", *rc.LogIndex+1)
 		}
+		fmt.Fprintf(out, "%s  %-14s  %s%s\n", rc.Status, tx.Env.Type, tx.ID, entry)
 		for _, e := range rc.Errors {
 			fmt.Fprintf(out, "  error       %s: %s\n", e.Code, httpapi.PlainDetail(e.Detail))
 		}

@@ -140,7 +140,7 @@ func TestVoteWalkUp(t *testing.T) {
 
 	// 2. Answered "y", it signs and opens exactly that MR.
 	out, errOut, code = witan("y\n", "ana", "mr", "open", "-summary", "Two weeks", "/us/t1/s1", newText)
-	if code != exitOK || !strings.HasSuffix(out, "opened "+wantMR.String()+"\n") || strings.Count(out, "accepted  ") != 4 {
+	if code != exitOK || !strings.HasSuffix(out, "opened "+wantMR.String()+"\n") || strings.Count(out, "accepted  ") != 4 || !strings.Contains(out, "accepted  mr.open         sha256:") {
 		t.Fatalf("mr open: %d\n%s\n%s", code, out, errOut)
 	}
 	var m replica.MR
@@ -182,13 +182,14 @@ func TestVoteWalkUp(t *testing.T) {
 
 	// 4. Closing: the plan, then the signature.
 	out, errOut, code = witan("", "teacher", "mr", "close", "-dry-run", mr)
-	want := "determination of " + mr + "\n  outcome     approved\n  ballots     3 (2 approve, 0 reject, 0 abstain of an electorate of 3)\n" +
+	want := "determination of " + mr + "\n  outcome     approved\n  ballots     3, every ballot cast on it that the node holds\n" +
+		"  tally       2 approve, 0 reject, 0 abstain of an electorate of 3\n" +
 		"  rule        approve_of_electorate 2/3, threshold gt 1/2\n"
 	if code != exitOK || !strings.HasPrefix(out, want) || !strings.HasSuffix(out, "dry run: nothing signed\n") {
 		t.Fatalf("mr close -dry-run: %d\n%s\nwant prefix\n%s%s", code, out, want, errOut)
 	}
 	out, errOut, code = witan("yes\n", "teacher", "mr", "close", mr)
-	if code != exitOK || !strings.Contains(out, "? [y/N] accepted  mr.determine  ") {
+	if code != exitOK || !strings.Contains(out, "? [y/N] accepted  mr.determine    ") || !strings.HasSuffix(out, mr+" is merged (provisional)\n") {
 		t.Fatalf("mr close: %d\n%s\n%s", code, out, errOut)
 	}
 	if err := client.Get(ctx, "/merge-requests/"+mr, map[string][]string{"session": {sid.String()}}, &m); err != nil {

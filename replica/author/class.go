@@ -8,6 +8,8 @@ package author
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -48,8 +50,11 @@ func ClassSeed() *statute.Tree {
 // ClassSession returns the template's session.create: an education
 // session (so a simulation) on ClassSeed, whose root rule is a majority
 // of the class with the 72 hours of notice D42 requires and whose root
-// governance rule is two thirds (D38), both texts attached.
-func ClassSession(label string) (Session, error) {
+// governance rule is two thirds (D38), both texts attached. registrar is
+// the registrar group's id: the one part of the body StartClass makes
+// unique, since the session's id is the hash of its body and two classes
+// of the same name must not be one session.
+func ClassSession(label, registrar string) (Session, error) {
 	if strings.TrimSpace(label) == "" {
 		label = "Class rules"
 	}
@@ -61,16 +66,21 @@ func ClassSession(label string) (Session, error) {
 	if err != nil {
 		return Session{}, err
 	}
-	return Session{Label: label, Seed: ClassSeed(), Simulation: true, Education: true, Registrar: "registrar", Roster: "roster",
+	return Session{Label: label, Seed: ClassSeed(), Simulation: true, Education: true, Registrar: registrar, Roster: "roster",
 		RootRule: maj, RootGovernanceRule: two, Texts: [][]byte{ClassMajorityText, ClassTwoThirdsText}}, nil
 }
 
 // StartClass signs the three transactions that start a class from the
 // template: the session.create, and the roster and registrar groups with
 // the teacher (this author) as their one member and admin. Each names the
-// one before as its parent; submit them in order.
+// one before as its parent; submit them in order. The registrar group's
+// id carries 48 random bits, so every class is a session of its own.
 func (a *Author) StartClass(ctx context.Context, label string) ([]Tx, error) {
-	s, err := ClassSession(label)
+	var nonce [6]byte
+	if _, err := rand.Read(nonce[:]); err != nil {
+		return nil, err
+	}
+	s, err := ClassSession(label, "registrar-"+hex.EncodeToString(nonce[:]))
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +93,7 @@ func (a *Author) StartClass(ctx context.Context, label string) ([]Tx, error) {
 	if err != nil {
 		return nil, err
 	}
-	reg, err := a.GroupCreate(ctx, create.Made, Group{ID: "registrar", Members: me, Admins: me}, []dag.ID{roster.ID})
+	reg, err := a.GroupCreate(ctx, create.Made, Group{ID: s.Registrar, Members: me, Admins: me}, []dag.ID{roster.ID})
 	if err != nil {
 		return nil, err
 	}

@@ -60,6 +60,10 @@ func TestClassTemplateWalk(t *testing.T) {
 	if st := state(); st.Label != "Class rules" || !st.Education || !st.Simulation {
 		t.Fatalf("session %q education %v simulation %v", st.Label, st.Education, st.Simulation)
 	}
+	// A second class of the same name is another session.
+	if again, err := au(teacher).StartClass(ctx, ""); err != nil || again[0].Made == sid {
+		t.Fatalf("a second class of the same name: %v, session %s", err, again[0].Made)
+	}
 	g, added, err := author.Enrol(state(), []dag.Key{ana.Key(), ben.Key(), ana.Key(), teacher.Key()})
 	if err != nil {
 		t.Fatal(err)

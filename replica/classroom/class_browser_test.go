@@ -225,7 +225,7 @@ func TestBrowserClassFromThePage(t *testing.T) {
 	if got := text(t, tctx, ".close-outcome"); got != "approved" {
 		t.Fatalf("the determination shown is %q, want approved (3 of 4 > 1/2, quorum 3 of 4 >= 1/2)", got)
 	}
-	if !strings.Contains(text(t, tctx, "#close-plan-"+tag), "over 3 ballots (3 approve, 0 reject, 0 abstain of an electorate of 4)") {
+	if !strings.Contains(text(t, tctx, "#close-plan-"+tag), "Tally: 3 approve, 0 reject, 0 abstain of an electorate of 4, over the 3 ballots cast on it.") {
 		t.Errorf("the plan reads %q", text(t, tctx, "#close-plan-"+tag))
 	}
 	browsertest.Screenshot(tctx, t, "06-teacher-determination-before-signing")

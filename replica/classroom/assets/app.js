@@ -559,8 +559,9 @@
     const p = c.plan;
     const t = p.result.tally;
     parts.push(el('p', { class: 'close-plan', id: 'close-plan-' + tag }, 'Closing now: ', el('strong', { class: 'close-outcome', text: p.outcome }),
-      ', over ' + p.ballots.length + (p.ballots.length === 1 ? ' ballot' : ' ballots') + ' (' + t.approve + ' approve, ' + t.reject + ' reject, ' + t.abstain +
-      ' abstain of an electorate of ' + t.electorate + '). Every laptop re-counts exactly these ballots and refuses the determination if it disagrees.'));
+      '. Tally: ' + t.approve + ' approve, ' + t.reject + ' reject, ' + t.abstain + ' abstain of an electorate of ' + t.electorate +
+      (t.void ? ' (' + t.void + ' voided)' : '') + ', over the ' + p.ballots.length + (p.ballots.length === 1 ? ' ballot' : ' ballots') +
+      ' cast on it. Every laptop re-counts exactly these ballots and refuses the determination if it disagrees.'));
     parts.push(el('div', { class: 'buttons' },
       el('button', { type: 'button', id: 'close-sign-' + tag, onclick: () => signClose(session, m, p) }, 'Sign the determination: ' + p.outcome),
       el('button', { type: 'button', id: 'close-cancel-' + tag, onclick: () => { delete st.closing[m.id]; refresh(); } }, 'Cancel')));
