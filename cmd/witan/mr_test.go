@@ -46,7 +46,7 @@ func TestVoteWalkUp(t *testing.T) {
 	keyFile := func(who string) string { return filepath.Join(dir, who+".key") }
 	witan := func(stdin, who string, args ...string) (string, string, int) {
 		t.Helper()
-		full := append([]string{args[0]}, args[1:]...)
+		var full []string
 		if len(args) > 1 && args[0] == "mr" {
 			full = append([]string{"mr", args[1], "-key", keyFile(who), "-node", nodeURL}, args[2:]...)
 		} else {
