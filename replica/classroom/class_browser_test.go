@@ -220,6 +220,9 @@ func TestBrowserClassFromThePage(t *testing.T) {
 
 	// 6. The teacher works out the determination, sees it, signs it.
 	until(t, tctx, tallyExpr(mr)+`.startsWith("3 approve, 0 reject, 0 abstain of an electorate of 4")`, "three approvals on the teacher's laptop", wait)
+	if got := text(t, tctx, fmt.Sprintf(`article.mr[data-mr=%q] .opener strong`, mr.String())); got != "Ana" {
+		t.Errorf("the teacher's page names the MR's proposer %q, want Ana", got)
+	}
 	click(t, tctx, "close-"+tag)
 	until(t, tctx, `document.querySelector(".close-outcome") !== null`, "the determination before signing", wait)
 	if got := text(t, tctx, ".close-outcome"); got != "approved" {

@@ -47,6 +47,7 @@
     closing: {}, // mr id -> {plan} or {error}
     notes: {}, // id -> a message shown under a form
     homeTimer: 0,
+    openers: {}, // mr id -> the key that opened it
     joining: '',
   };
 
@@ -384,6 +385,12 @@
       diff: m.status === 'open' ? await getJSON('/merge-requests/' + m.id + '/diff' + qs).catch((e) => ({ error: e })) : null,
     })));
     const byID = Object.fromEntries(details.map((d) => [d.m.id, d]));
+    await Promise.all(mrs.merge_requests.map(async (m) => {
+      if (st.openers[m.id] || !(m.opened_by || []).length) return;
+      try {
+        st.openers[m.id] = (await getJSON('/objects/' + m.opened_by[0])).object.author;
+      } catch (e) { /* shown without its proposer */ }
+    }));
     let peers = null;
     if (st.teacher) peers = await fetch('/classroom/v0/peers?' + q(id)).then((r) => r.json()).catch(() => null);
 
@@ -490,6 +497,8 @@
     const hid = 'mr-' + m.id.slice(7, 19);
     const parts = [
       el('h3', { id: hid, text: m.summary || 'Merge request ' + short(m.id) }),
+      st.openers[m.id] ? el('p', { class: 'opener' }, 'Proposed by ', keyLabel(st.openers[m.id]),
+        m.summary ? '. The title is the proposer\'s own summary, not an official one; the diff is the neutral view.' : '.') : null,
       el('p', null, 'Status: ', el('strong', { class: 'status', text: m.status }), m.reason ? ' (' + m.reason + ')' : '',
         '. Into ', el('strong', { text: m.target.branch }), m.source ? ' from ' + m.source.branch : '',
         '. Electorate: ' + m.electorate + '. Rule: ' + (m.rule && m.rule.kind ? m.rule.kind : 'unknown') + '. ',
