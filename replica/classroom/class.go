@@ -70,7 +70,7 @@ func openBook(path string) (*addressBook, error) {
 func (b *addressBook) list() []Name {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return slices.Clone(b.names)
+	return append([]Name{}, b.names...)
 }
 
 // set records name (and peer, if given) for key, replacing an earlier
@@ -146,26 +146,42 @@ func (h *Handler) voter() (*author.Author, error) {
 	return author.New(author.Options{Signer: h.o.Voter, Clock: h.o.Clock, Heads: h.o.Node})
 }
 
-// submitAll submits txs in order and answers their receipts; it stops at
-// the first one refused and answers 422.
-func (h *Handler) submitAll(ctx context.Context, w http.ResponseWriter, session dag.ID, made *dag.ID, txs []author.Tx) error {
+// submitTxs submits txs in order and answers their receipts; it stops at
+// the first one refused and reports whether every one was accepted.
+func (h *Handler) submitTxs(ctx context.Context, session dag.ID, made *dag.ID, txs []author.Tx) (Answer, bool, error) {
 	a := Answer{Session: session, Made: made, Finality: replica.Provisional, Simulation: true}
 	for _, tx := range txs {
 		rc, err := h.o.Node.Submit(ctx, tx.Bytes, tx.Attach)
 		if err != nil {
-			return err
+			return a, false, err
 		}
 		a.Receipts = append(a.Receipts, rc)
 		if rc.Status != "accepted" {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusUnprocessableEntity)
-			break
+			return a, false, nil
 		}
 	}
 	if st, _, err := h.o.Node.Replica().State(ctx, session.String()); err == nil {
 		a.Simulation = st.Simulation
 	}
+	return a, true, nil
+}
+
+// writeAnswer writes a, with 422 when a transaction was refused.
+func writeAnswer(w http.ResponseWriter, a Answer, ok bool) error {
+	if !ok {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnprocessableEntity)
+	}
 	return writeJSON(w, a)
+}
+
+// submitAll submits txs and writes the answer.
+func (h *Handler) submitAll(ctx context.Context, w http.ResponseWriter, session dag.ID, made *dag.ID, txs []author.Tx) (bool, error) {
+	a, ok, err := h.submitTxs(ctx, session, made, txs)
+	if err != nil {
+		return false, err
+	}
+	return ok, writeAnswer(w, a, ok)
 }
 
 // StartRequest is POST /classroom/v0/start's body.
@@ -192,7 +208,8 @@ func (h *Handler) start(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	sid := txs[0].Made
-	return h.submitAll(r.Context(), w, sid, &sid, txs)
+	_, err = h.submitAll(r.Context(), w, sid, &sid, txs)
+	return err
 }
 
 // EnrolRequest is POST /classroom/v0/enrol's body: the code a student's
@@ -236,19 +253,34 @@ func (h *Handler) enrol(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return schemaf("%v", err)
 	}
-	if name != "" {
-		if err := h.book.set(Name{Key: key, Name: name, Peer: peer}); err != nil {
-			return err
+	// The name is kept once the key is in the roster: a refused
+	// enrolment leaves the address book as it was.
+	remember := func() error {
+		if name == "" {
+			return nil
 		}
+		return h.book.set(Name{Key: key, Name: name, Peer: peer})
 	}
 	if len(added) == 0 {
+		if err := remember(); err != nil {
+			return err
+		}
 		return writeJSON(w, Answer{Session: sid, Receipts: []*replica.Receipt{}, Finality: replica.Provisional, Simulation: st.Simulation})
 	}
 	tx, err := a.GroupUpdate(ctx, sid, g, nil)
 	if err != nil {
 		return err
 	}
-	return h.submitAll(ctx, w, sid, nil, []author.Tx{tx})
+	ans, ok, err := h.submitTxs(ctx, sid, nil, []author.Tx{tx})
+	if err != nil {
+		return err
+	}
+	if ok {
+		if err := remember(); err != nil {
+			return err
+		}
+	}
+	return writeAnswer(w, ans, ok)
 }
 
 // names answers the address book: GET /classroom/v0/names.
@@ -363,7 +395,8 @@ func (h *Handler) propose(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return h.submitAll(ctx, w, sid, &p.MRID, txs)
+	_, err = h.submitAll(ctx, w, sid, &p.MRID, txs)
+	return err
 }
 
 // CloseRequest is POST /classroom/v0/close's body. Without Sign the node
@@ -444,7 +477,8 @@ func (h *Handler) close(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return h.submitAll(ctx, w, sid, nil, []author.Tx{tx})
+	_, err = h.submitAll(ctx, w, sid, nil, []author.Tx{tx})
+	return err
 }
 
 // ballotsOn lists the ballots on mr in this node's log, in log order.

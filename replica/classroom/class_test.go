@@ -12,6 +12,7 @@ import (
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica/classroom"
+	ht "github.com/witan-dev/witan/replica/house/housetest"
 )
 
 // The class endpoints over HTTP on real listeners, two laptops syncing
@@ -97,6 +98,15 @@ func TestClassEndpoints(t *testing.T) {
 		h2, _ := ana.node.Heads(ctx, space)
 		return len(h1) > 0 && len(h2) == len(h1) && h2[0] == h1[0]
 	}, "the class on ana's laptop")
+	// Ana is no roster admin: her laptop's enrolment is refused (a signed
+	// rejection) and her address book keeps no name.
+	if st, a := post(t, at(ana, "enrol"), ana.page.Token(), "", map[string]string{"session": space, "code": ht.Member(7).Key().String(), "name": "Zed"}); st != 422 ||
+		a["receipts"].([]any)[0].(map[string]any)["errors"].([]any)[0].(map[string]any)["code"] != "not_authorized" {
+		t.Errorf("a student's enrolment: %d %v", st, a)
+	}
+	if _, b, _ := getText(t, at(ana, "names")); !strings.Contains(b, `"names":[]`) {
+		t.Errorf("a refused enrolment kept a name: %s", b)
+	}
 	prop := map[string]any{"session": space, "nid": "/us/t1/s2", "text": "Phones may be used for class work.", "summary": ""}
 	st, plan := post(t, at(ana, "propose"), ana.page.Token(), "", prop)
 	if st != 200 || plan["diff"] != "@@ /us/t1/s2 (modified) @@\n [section] Phones\n-Phones stay in bags during lessons.\n+Phones may be used for class work.\n" ||
