@@ -39,8 +39,9 @@ func (c *ClassCommand) Run(ctx context.Context, args []string) error {
 		} else {
 			fmt.Fprintln(w, "witan class: say start or enrol")
 		}
-		fmt.Fprintln(w, "Usage: witan class start -key FILE [-node URL] [-label NAME]")
-		fmt.Fprintln(w, "       witan class enrol -key FILE [-node URL] [-session ID] CODE...")
+		c.main.verbHelp(w, "class", []string{
+			"class start -key FILE [-node URL] [-label NAME]",
+			"class enrol -key FILE [-node URL] [-session ID] CODE..."})
 		return err
 	}
 	verb := args[0]

@@ -47,6 +47,24 @@ type VoteCommand struct {
 	now  func() time.Time
 }
 
+// verbHelp prints the usage of a command with verbs: each verb's line,
+// what the command is for, its example, and where each verb's flags are.
+func (m *Main) verbHelp(w io.Writer, name string, usages []string) {
+	for i, u := range usages {
+		if i == 0 {
+			fmt.Fprintf(w, "Usage: witan %s\n", u)
+		} else {
+			fmt.Fprintf(w, "       witan %s\n", u)
+		}
+	}
+	for _, c := range m.commands() {
+		if c.name == name {
+			fmt.Fprintf(w, "\n%s.\n\nExample:\n  %s\n", upperFirst(c.summary), c.example)
+		}
+	}
+	fmt.Fprintf(w, "\n-node URL names the node ($WITAN_NODE sets the default, else %s); \"witan %s VERB -h\" lists a verb's flags.\n", "http://127.0.0.1:8030", name)
+}
+
 // errDeclined: the user did not confirm; nothing was signed.
 var errDeclined = errors.New("not signed")
 
@@ -61,8 +79,9 @@ func (c *MRCommand) Run(ctx context.Context, args []string) error {
 		} else {
 			fmt.Fprintln(w, "witan mr: say open or close")
 		}
-		fmt.Fprintln(w, "Usage: witan mr open -key FILE [-node URL] [-session ID] [-summary TEXT] [-yes|-dry-run] NID TEXT")
-		fmt.Fprintln(w, "       witan mr close -key FILE [-node URL] [-session ID] [-yes|-dry-run] MR")
+		c.main.verbHelp(w, "mr", []string{
+			"mr open -key FILE [-node URL] [-session ID] [-summary TEXT] [-yes|-dry-run] NID TEXT",
+			"mr close -key FILE [-node URL] [-session ID] [-yes|-dry-run] MR"})
 		return err
 	}
 	verb := args[0]
