@@ -8,6 +8,10 @@
 //	                  node's signed receipt
 //	witan sync PEER   make the running node pull from a peer now
 //	witan join ID     make the running node join a peer's session and pull it
+//	witan class       start a class from the template; enrol students
+//	witan mr open     propose a section's new text as an MR (diff shown first)
+//	witan vote        cast a ballot on an MR
+//	witan mr close    sign the determination an MR's rule allows (shown first)
 //	witan verify URL  the L0 verifier: replay a node's log, match its checkpoint
 //	witan log         a session's log in the node's order, with finality
 //	witan heads       a session's causal frontier
@@ -105,6 +109,12 @@ func (m *Main) commands() []commandInfo {
 			func(m *Main) command { return &SessionsCommand{main: m} }},
 		{"join", "make the running node join a session a peer holds, and pull it", "witan join -wait 30s sha256:…",
 			func(m *Main) command { return &JoinCommand{main: m} }},
+		{"class", "start a class from the template, or enrol students by their codes", "witan class start -key teacher.key -label 'Class rules'",
+			func(m *Main) command { return &ClassCommand{main: m} }},
+		{"mr", "open an MR amending a section (diff shown first), or close one (determination shown first)", "witan mr open -key me.key /us/t1/s1 'Homework is due 14 days after it is set.'",
+			func(m *Main) command { return &MRCommand{main: m} }},
+		{"vote", "cast your ballot on an MR (superseding your earlier one)", "witan vote -key me.key sha256:… approve",
+			func(m *Main) command { return &VoteCommand{main: m} }},
 		{"memory", "put, read and trace CAT7 memory blocks on a node", "witan memory get -level 2 notes sha256:…",
 			func(m *Main) command { return &MemoryCommand{main: m} }},
 		{"verify", "L0 verifier: replay a node's log and match its checkpoint", "witan verify -node http://127.0.0.1:8030",
@@ -154,6 +164,8 @@ func (m *Main) ExitCode(err error) int {
 		return exitOK // the help asked for has been printed on stdout
 	case errors.Is(err, errUsage), errors.Is(err, flag.ErrHelp):
 		return exitUsage
+	case errors.Is(err, errDeclined):
+		return exitFailure // "nothing signed" has been printed
 	case errors.Is(err, errRejected):
 		return exitRefused // the receipt has been printed
 	case errors.Is(err, errVerify):

@@ -174,7 +174,7 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	// The classroom page at "/", in front of the API. Served beyond
 	// loopback (-public), it is read-only.
 	page, err := classroom.New(classroom.Options{Node: local, API: srv, Voter: voter,
-		ReadOnly: checkLoopback(*httpAddr, false) != nil})
+		ReadOnly: checkLoopback(*httpAddr, false) != nil, Names: filepath.Join(*dataDir, "names.json")})
 	if err != nil {
 		return err
 	}
