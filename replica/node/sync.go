@@ -96,6 +96,8 @@ type syncState struct {
 	sn     *sync.Node
 	unsub  func()
 	joined map[string]bool
+	// stopWitness stops the witness loop (p2pcheck.go) and waits for it.
+	stopWitness func()
 }
 
 // StartSync starts sync over libp2p on this node with cfg (Options.Sync
@@ -133,6 +135,9 @@ func (n *Node) StartSync(ctx context.Context, cfg sync.Config) (*sync.Node, erro
 			n.sync.joined[s] = true
 		}
 		n.sync.unsub = n.Subscribe(n.joinChanged)
+		if n.witnessEvery > 0 {
+			n.sync.stopWitness = n.startWitnessLoop(sn, n.witnessEvery)
+		}
 	}
 	return sn, nil
 }
@@ -178,11 +183,14 @@ func (n *Node) Sync() *sync.Node {
 // stopSync stops sync, if it runs.
 func (n *Node) stopSync() error {
 	n.sync.mu.Lock()
-	sn, unsub := n.sync.sn, n.sync.unsub
-	n.sync.sn, n.sync.unsub = nil, nil
+	sn, unsub, stopWitness := n.sync.sn, n.sync.unsub, n.sync.stopWitness
+	n.sync.sn, n.sync.unsub, n.sync.stopWitness = nil, nil, nil
 	n.sync.mu.Unlock()
 	if unsub != nil {
 		unsub()
+	}
+	if stopWitness != nil {
+		stopWitness()
 	}
 	if sn == nil {
 		return nil
