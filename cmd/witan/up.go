@@ -126,6 +126,12 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	if *verbose {
 		logger = slog.New(slog.NewTextHandler(c.main.Stderr, nil))
 	}
+	// A -key that cannot be read is said before anything is made.
+	if *voterKey != "" {
+		if _, err := readKeyFile(*voterKey); err != nil {
+			return fmt.Errorf("-key: %w", err)
+		}
+	}
 	if err := os.MkdirAll(*dataDir, 0o700); err != nil {
 		return err
 	}
