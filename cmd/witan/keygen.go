@@ -81,7 +81,7 @@ func writeKeyFile(path string, s *dag.Signer, force bool) error {
 func readKeyFile(path string) (*dag.Signer, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("no key file %s: make one with \"witan keygen -out %s\", or name another with -key FILE", path, path)
+		return nil, noKeyFile{path}
 	}
 	if err != nil {
 		return nil, err
@@ -114,3 +114,14 @@ func readKeyFile(path string) (*dag.Signer, error) {
 	}
 	return s, nil
 }
+
+// noKeyFile is readKeyFile's error for a file that is not there: it says
+// how to make one, and is os.ErrNotExist to callers that make one
+// themselves (witan up's node key).
+type noKeyFile struct{ path string }
+
+func (e noKeyFile) Error() string {
+	return fmt.Sprintf("no key file %s: make one with \"witan keygen -out %s\", or name another with -key FILE", e.path, e.path)
+}
+
+func (e noKeyFile) Unwrap() error { return os.ErrNotExist }
