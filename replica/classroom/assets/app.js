@@ -324,7 +324,7 @@
     const es = new EventSource(API + '/events?' + q(session));
     es.addEventListener('entry', (ev) => {
       const d = JSON.parse(ev.data);
-      schedule('New ' + d.type + ' (log position ' + d.position + ', ' + d.finality.replace('_', ' ') + ').');
+      schedule('New ' + d.type + ' (log index ' + (d.position - 1) + ', ' + d.finality.replace('_', ' ') + ').');
     });
     es.addEventListener('checkpoint', (ev) => {
       const d = JSON.parse(ev.data);
