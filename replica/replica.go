@@ -615,6 +615,10 @@ type item struct {
 	// src is who sent the entry (dag.SourceOf), charged for its refusal or
 	// its wait; "" for the source of the call's context.
 	src string
+	// missing is the object a client's submission names and the node
+	// does not hold, when that refused it (errSubmitHeld): its receipt
+	// says which.
+	missing dag.ID
 }
 
 // Ingest takes envelopes from a peer or a client: it decodes them, checks
@@ -1032,6 +1036,9 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 		}
 		o := Outcome{Tx: it.id, Space: name}
 		r.settle(sp, &o)
+		if o.Status == Pending && it.missing.Valid() {
+			o.Detail = missingObjectDetail(it.env, it.missing)
+		}
 		out[it.i] = o
 	}
 	return nil
@@ -1121,6 +1128,7 @@ func (r *Replica) admitStored(sp *space, e dag.Entry, it *item) error {
 	var mo *house.MissingObject
 	if errors.As(err, &mo) {
 		if it != nil && !it.hold && it.i >= 0 {
+			it.missing = mo.ID
 			return errSubmitHeld // the client's own entry (see errSubmitHeld)
 		}
 		// A peer's entry, or one that a client's entry promotes or whose

@@ -134,8 +134,11 @@ func (r *Replica) receipt(ctx context.Context, envelope []byte, o Outcome) (*Rec
 		sp = r.spaces[o.Space] // a refused entry makes no space
 	}
 	if o.Status == Pending {
+		detail := o.Detail // an object the entry names, not held (missingObjectDetail)
 		o.Status, o.Code, o.Detail = Rejected, dag.CodeUnknownParent, "a parent is not held by this node"
-		if sp == nil || sp.h.Counts().Entries == 0 {
+		if detail != "" {
+			o.Detail = detail
+		} else if sp == nil || sp.h.Counts().Entries == 0 {
 			// Nothing of the session is here: say so, not which parent.
 			o.Detail = fmt.Sprintf("unknown session %s: this node holds none of it (sync it from a peer that does)", o.Space)
 		}

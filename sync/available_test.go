@@ -86,3 +86,49 @@ func compare(a, b string) int {
 	}
 	return 0
 }
+
+// TestLeave: a space a node joined and then left is no longer offered to
+// its connected peer (gossipsub's unsubscription), is not listed among
+// its own spaces, and can be joined again; leaving twice is a no-op.
+func TestLeave(t *testing.T) {
+	ctx := context.Background()
+	open := func() *ws.Node {
+		n, err := ws.NewNode(ctx, synctest.NewMem(synctest.Options{}), ws.Config{ListenAddrs: []string{"/ip4/127.0.0.1/tcp/0"}, Manual: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { n.Close() })
+		return n
+	}
+	na, nb := open(), open()
+	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := nb.Connect(cctx, na.Addrs()[0]); err != nil {
+		t.Fatal(err)
+	}
+	offered := func() bool {
+		for _, o := range nb.Available() {
+			if o.Space == "mem:left" && slices.Contains(o.Peers, na.ID()) {
+				return true
+			}
+		}
+		return false
+	}
+	if err := na.Join("mem:left"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "A's join offered to B", offered)
+	for range 2 {
+		if err := na.Leave("mem:left"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if slices.Contains(na.Spaces(), "mem:left") {
+		t.Fatalf("A still lists it: %v", na.Spaces())
+	}
+	waitFor(t, 20*time.Second, "A's leave seen by B", func() bool { return !offered() })
+	if err := na.Join("mem:left"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "A's second join offered to B", offered)
+}

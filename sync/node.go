@@ -509,6 +509,35 @@ func (n *Node) Join(space string) error {
 	return nil
 }
 
+// Leave undoes Join: the node stops listening to space's announcements
+// and leaves its topic, so that gossipsub tells every connected peer it
+// no longer subscribes (Available on their side drops it) and no pull of
+// it starts any more. A pull already running ends by itself; what it
+// brings stays in Local. Leaving a space not joined is a no-op. A space
+// Local changes later is joined again by whoever calls Join for it (the
+// node does, for every space that changes on it).
+func (n *Node) Leave(space string) error {
+	n.mu.Lock()
+	st, ok := n.spaces[space]
+	if !ok {
+		n.mu.Unlock()
+		return nil
+	}
+	delete(n.spaces, space)
+	if st.timer != nil {
+		st.timer.Stop()
+	}
+	n.mu.Unlock()
+	st.sub.Cancel() // ends listen
+	if err := st.topic.Close(); err != nil {
+		return fmt.Errorf("sync: leave %s: %w", space, err)
+	}
+	if err := n.ps.UnregisterTopicValidator(TopicPrefix + space); err != nil {
+		return fmt.Errorf("sync: leave %s: %w", space, err)
+	}
+	return nil
+}
+
 // listen handles space's announcements.
 func (n *Node) listen(space string, sub *pubsub.Subscription) {
 	defer n.wg.Done()

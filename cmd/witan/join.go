@@ -61,7 +61,9 @@ func (c *JoinCommand) Run(ctx context.Context, args []string) error {
 			return ctx.Err()
 		}
 		if (err != nil && wctx.Err() != nil) || (err == nil && len(got.Heads) == 0) {
-			return fmt.Errorf("joined %s, but no peer sent it within %s: is a peer holding it connected (witan sync PEER)?", fs.Arg(0), *wait)
+			// The node undoes a join that brought nothing when the wait
+			// ends (POST /join, streamed), unless it had joined before.
+			return fmt.Errorf("no peer sent %s within %s, so the node did not keep the join: is a peer holding it connected? witan sessions -available lists what connected peers announce; witan sync PEER connects one", fs.Arg(0), *wait)
 		}
 		if err != nil {
 			return err
@@ -78,7 +80,7 @@ func (c *JoinCommand) Run(ctx context.Context, args []string) error {
 			fmt.Fprintf(c.main.Stdout, "    %s\n", h)
 		}
 	} else {
-		fmt.Fprintln(c.main.Stdout, "  the node pulls it from the peers that announce it; witan heads -session shows it arriving")
+		fmt.Fprintln(c.main.Stdout, "  the node pulls it from the peers that announce it; witan heads -session shows it arriving (witan leave undoes the join)")
 	}
 	return nil
 }

@@ -85,14 +85,53 @@ func TestTwoLaptopsJoin(t *testing.T) {
 	if len(ha) != 1 || ha[0] != last || !slices.Equal(ha, hb) {
 		t.Fatalf("heads a %v, b %v", ha, hb)
 	}
-	// A session nobody announces: join says so after -wait.
-	_, errOut, code = run(ctx, "", "join", "-node", bURL, "-wait", "1s", dag.Sum([]byte("nothing")).String())
-	if code != exitFailure || !strings.Contains(errOut, "no peer sent it within 1s") {
+	// A session nobody announces: join says so after -wait, and the node
+	// does not stay joined: A stops seeing B announce it, B does not list
+	// it as joined.
+	nothing := dag.Sum([]byte("nothing")).String()
+	offeredByB := func() bool {
+		for _, o := range a.Sync().Available() {
+			if o.Space == nothing && slices.Contains(o.Peers, b.Sync().ID()) {
+				return true
+			}
+		}
+		return false
+	}
+	_, errOut, code = run(ctx, "", "join", "-node", bURL, "-wait", "1s", nothing)
+	if code != exitFailure || !strings.Contains(errOut, "no peer sent "+nothing+" within 1s, so the node did not keep the join") {
 		t.Fatalf("unknown session: exit %d %q", code, errOut)
+	}
+	waitUntil(t, 20*time.Second, "B's failed join no longer joined", func() bool { return !b.Joined(nothing) && !offeredByB() })
+	// Joined without -wait, it is announced until witan leave.
+	if _, errOut, code = run(ctx, "", "join", "-node", bURL, nothing); code != 0 {
+		t.Fatalf("join without -wait: exit %d %q", code, errOut)
+	}
+	waitUntil(t, 20*time.Second, "B's join announced to A", offeredByB)
+	out, errOut, code = run(ctx, "", "leave", "-node", bURL, nothing)
+	if code != 0 || out != "left "+nothing+"\n" {
+		t.Fatalf("witan leave: exit %d\n%s%s", code, out, errOut)
+	}
+	waitUntil(t, 20*time.Second, "B's leave seen by A", func() bool { return !offeredByB() })
+	// A session B holds is not left.
+	_, errOut, code = run(ctx, "", "leave", "-node", bURL, session)
+	if code != exitFailure || !strings.Contains(errOut, "this node holds entries of "+session) || !b.Joined(session) {
+		t.Fatalf("leave a held session: exit %d %q", code, errOut)
 	}
 	_, errOut, code = run(ctx, "", "join", "-node", bURL, "not-a-session")
 	if code != exitFailure || !strings.Contains(errOut, "neither a session id") {
 		t.Fatalf("bad id: exit %d %q", code, errOut)
+	}
+}
+
+// waitUntil polls cond until it holds, or fails the test at the deadline.
+func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s", what, d)
+		}
+		time.Sleep(50 * time.Millisecond) // a poll interval, not a wait for an outcome
 	}
 }
 

@@ -79,23 +79,18 @@ func writeKeyFile(path string, s *dag.Signer, force bool) error {
 // readKeyFile loads a key written by writeKeyFile and checks that only its
 // owner can read it and that its seed and public key agree.
 func readKeyFile(path string) (*dag.Signer, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	// Like ssh: a secret others can read is refused, not used.
-	if perm := st.Mode().Perm(); perm&0o077 != 0 {
-		return nil, fmt.Errorf("%s is readable by others (mode %o); chmod 600 it", path, perm)
-	}
 	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, noKeyFile{path}
+	}
 	if err != nil {
 		return nil, err
 	}
 	var kf keyFile
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&kf); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if err := dec.Decode(&kf); err != nil || kf.Key == "" || kf.Seed == "" {
+		return nil, fmt.Errorf("%s is not a witan key file (witan keygen makes one; -key names it)", path)
 	}
 	seed, err := base64.RawURLEncoding.DecodeString(kf.Seed)
 	if err != nil {
@@ -108,5 +103,25 @@ func readKeyFile(path string) (*dag.Signer, error) {
 	if s.Key().String() != kf.Key {
 		return nil, fmt.Errorf("%s: key %s does not match its seed", path, kf.Key)
 	}
+	// Like ssh: a secret others can read is refused, not used. Checked
+	// once the file is known to be a key, so the advice fits.
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 {
+		return nil, fmt.Errorf("the key file %s is readable by others (mode %o); chmod 600 %s", path, perm, path)
+	}
 	return s, nil
 }
+
+// noKeyFile is readKeyFile's error for a file that is not there: it says
+// how to make one, and is os.ErrNotExist to callers that make one
+// themselves (witan up's node key).
+type noKeyFile struct{ path string }
+
+func (e noKeyFile) Error() string {
+	return fmt.Sprintf("no key file %s: make one with \"witan keygen -out %s\", or name another with -key FILE", e.path, e.path)
+}
+
+func (e noKeyFile) Unwrap() error { return os.ErrNotExist }

@@ -44,9 +44,11 @@ func (c *LogCommand) Run(ctx context.Context, args []string) error {
 			} else {
 				env, _, _, err := dag.DecodeEnvelope(e.Envelope)
 				if err != nil {
-					return fmt.Errorf("entry %d: %w", e.Position, err)
+					return fmt.Errorf("log index %d: %w", e.Position-1, err)
 				}
-				fmt.Fprintf(c.main.Stdout, "%5d  %s  %-14s  %s  %s  %s\n", e.Position, e.Tx, env.Type, env.Author, env.TS, e.Finality)
+				// People read the protocol's 0-based log_index, as receipts
+				// carry it; /log's position counts from 1.
+				fmt.Fprintf(c.main.Stdout, "%5d  %s  %-14s  %s  %s  %s\n", e.Position-1, e.Tx, env.Type, env.Author, env.TS, e.Finality)
 			}
 			shown++
 		}

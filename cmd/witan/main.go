@@ -9,7 +9,12 @@
 //	witan sync PEER   make the running node pull from a peer now
 //	witan sessions    the sessions a node holds, or (-available) its peers'
 //	witan join ID     make the running node join a peer's session and pull it
+//	witan leave ID    undo a join that brought nothing
 //	witan memory      put, read and trace CAT7 memory blocks on a node
+//	witan class       start a class from the template; enrol students
+//	witan mr open     propose a section's new text as an MR (diff shown first)
+//	witan vote        cast a ballot on an MR
+//	witan mr close    sign the determination an MR's rule allows (shown first)
 //	witan verify URL  the L0 verifier: replay a node's log, match its checkpoint
 //	witan verify-extract FILE
 //	                  check an evidence extract offline (no network)
@@ -109,13 +114,21 @@ func (m *Main) commands() []commandInfo {
 			func(m *Main) command { return &SessionsCommand{main: m} }},
 		{"join", "make the running node join a session a peer holds, and pull it", "witan join -wait 30s sha256:…",
 			func(m *Main) command { return &JoinCommand{main: m} }},
+		{"leave", "undo a join that brought nothing: stop pulling a session the node holds nothing of", "witan leave sha256:…",
+			func(m *Main) command { return &LeaveCommand{main: m} }},
+		{"class", "start a class from the template, or enrol students by their codes", "witan class start -key teacher.key -label 'Class rules'",
+			func(m *Main) command { return &ClassCommand{main: m} }},
+		{"mr", "open an MR amending a section (diff shown first), or close one (determination shown first)", "witan mr open -key me.key /us/t1/s1 'Homework is due 14 days after it is set.'",
+			func(m *Main) command { return &MRCommand{main: m} }},
+		{"vote", "cast your ballot on an MR (superseding your earlier one)", "witan vote -key me.key sha256:… approve",
+			func(m *Main) command { return &VoteCommand{main: m} }},
 		{"memory", "put, read and trace CAT7 memory blocks on a node", "witan memory get -level 2 notes sha256:…",
 			func(m *Main) command { return &MemoryCommand{main: m} }},
 		{"verify", "L0 verifier: replay a node's log and match its checkpoint", "witan verify -node http://127.0.0.1:8030",
 			func(m *Main) command { return &VerifyCommand{main: m} }},
 		{"verify-extract", "check an evidence extract offline (GET /extract/{hash})", "witan verify-extract extract.json",
 			func(m *Main) command { return &VerifyExtractCommand{main: m} }},
-		{"log", "list a session's log in the node's order", "witan log -limit 20",
+		{"log", "list a session's log in the node's order, by log index (from 0)", "witan log -limit 20",
 			func(m *Main) command { return &LogCommand{main: m} }},
 		{"heads", "show a session's causal frontier", "witan heads -session sha256:…",
 			func(m *Main) command { return &HeadsCommand{main: m} }},
@@ -132,6 +145,9 @@ func (m *Main) commands() []commandInfo {
 
 // Run runs the subcommand named by args[0].
 func (m *Main) Run(ctx context.Context, args []string) error {
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
+		args = append([]string{"version"}, args[1:]...)
+	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		m.usage(m.Stdout)
 		if len(args) == 0 {
@@ -158,6 +174,8 @@ func (m *Main) ExitCode(err error) int {
 		return exitOK // the help asked for has been printed on stdout
 	case errors.Is(err, errUsage), errors.Is(err, flag.ErrHelp):
 		return exitUsage
+	case errors.Is(err, errDeclined):
+		return exitFailure // "nothing signed" has been printed
 	case errors.Is(err, errRejected):
 		return exitRefused // the receipt has been printed
 	case errors.Is(err, errVerify):
@@ -177,8 +195,12 @@ func (m *Main) usage(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Usage: witan <command> [flags]")
 	fmt.Fprintln(w)
+	width := 0
 	for _, c := range m.commands() {
-		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+		width = max(width, len(c.name))
+	}
+	for _, c := range m.commands() {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, `Run "witan <command> -h" for a command's flags.`)
@@ -207,7 +229,7 @@ var errHelp = errors.New("help shown")
 // after a mistake, to stderr (see parse).
 func (m *Main) newFlagSet(name, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet("witan "+name, flag.ContinueOnError)
-	out := &flagOutput{stdout: m.Stdout, stderr: m.Stderr}
+	out := &flagOutput{stdout: m.Stdout, stderr: m.Stderr, usage: usage}
 	fs.SetOutput(out)
 	var info commandInfo
 	for _, c := range m.commands() {
@@ -215,6 +237,7 @@ func (m *Main) newFlagSet(name, usage string) *flag.FlagSet {
 			info = c
 		}
 	}
+	out.example = info.example
 	fs.Usage = func() {
 		w := fs.Output()
 		fmt.Fprintf(w, "Usage: witan %s\n\n", usage)
@@ -227,6 +250,42 @@ func (m *Main) newFlagSet(name, usage string) *flag.FlagSet {
 	return fs
 }
 
+// verbHelp is one verb of a command that has verbs (memory, meeting).
+type verbHelp struct {
+	usage, what string
+}
+
+// groupHelp answers a command with verbs called without a known verb:
+// with -h (or help), its help on stdout; otherwise what is wrong and the
+// same help on stderr.
+func (m *Main) groupHelp(args []string, name string, verbs []verbHelp) error {
+	w, err := m.Stderr, errUsage
+	switch {
+	case len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help"):
+		w, err = m.Stdout, errHelp
+	case len(args) == 0:
+		fmt.Fprintf(w, "witan %s: missing the verb\n\n", name)
+	default:
+		fmt.Fprintf(w, "witan %s: unknown verb %q\n\n", name, args[0])
+	}
+	var info commandInfo
+	for _, c := range m.commands() {
+		if c.name == name {
+			info = c
+		}
+	}
+	fmt.Fprintf(w, "Usage: witan %s VERB [flags] ARGS\n\n%s.\n\nVerbs:\n", name, upperFirst(info.summary))
+	width := 0
+	for _, v := range verbs {
+		width = max(width, len(v.usage))
+	}
+	for _, v := range verbs {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, v.usage, v.what)
+	}
+	fmt.Fprintf(w, "\nExample:\n  %s\n\nRun \"witan %s VERB -h\" for a verb's flags.\n", info.example, name)
+	return err
+}
+
 func upperFirst(s string) string {
 	if s == "" {
 		return s
@@ -235,10 +294,81 @@ func upperFirst(s string) string {
 }
 
 // flagOutput is a FlagSet's output: stderr, except while parse holds what
-// the FlagSet prints until it knows whether it was asked for (-h).
+// the FlagSet prints until it knows whether it was asked for (-h). It
+// also keeps the command's usage line and example, for parseArgs.
 type flagOutput struct {
 	stdout, stderr io.Writer
 	held           *bytes.Buffer
+	usage, example string
+}
+
+// flagAliases are flags people try that witan spells otherwise, with the
+// flag to use; "%s" is the value given.
+var flagAliases = map[string]string{
+	"port":    "-http 127.0.0.1:%s",
+	"addr":    "-http %s",
+	"listen":  "-http %s (HTTP) or -p2p-listen %s (libp2p)",
+	"dir":     "-data %s",
+	"datadir": "-data %s",
+	"version": "witan version",
+	"peers":   "-peer %s",
+	"url":     "-node %s",
+	"server":  "-node %s",
+}
+
+// flagMistake says what is wrong with a command line the flag package
+// refused: for an unknown flag, the flag meant when witan can tell.
+func flagMistake(fs *flag.FlagSet, args []string, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !ok {
+		return err.Error()
+	}
+	value := ""
+	for i, a := range args {
+		if strings.TrimLeft(a, "-") == name && i+1 < len(args) {
+			value = args[i+1]
+		} else if v, ok := strings.CutPrefix(strings.TrimLeft(a, "-"), name+"="); ok {
+			value = v
+		}
+	}
+	msg := fmt.Sprintf("unknown flag -%s", name)
+	if alias, ok := flagAliases[strings.ToLower(name)]; ok && (fs.Lookup(strings.Fields(strings.TrimPrefix(alias, "-"))[0]) != nil || !strings.HasPrefix(alias, "-")) {
+		if value == "" {
+			value = "…"
+		}
+		return msg + "; did you mean " + strings.ReplaceAll(alias, "%s", value) + "?"
+	}
+	best, bestD := "", 3
+	fs.VisitAll(func(f *flag.Flag) {
+		if d := editDistance(name, f.Name); d < bestD {
+			best, bestD = f.Name, d
+		}
+	})
+	if best != "" {
+		return msg + "; did you mean -" + best + "?"
+	}
+	return msg
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 func (o *flagOutput) Write(p []byte) (int, error) {
@@ -269,16 +399,79 @@ func addNodeFlags(fs *flag.FlagSet, sessionHelp, jsonHelp string) nodeFlags {
 }
 
 // parseArgs parses args into fs for a command that takes exactly n
-// arguments after its flags; any other count prints the usage.
+// arguments after its flags; any other count says which argument is
+// missing or extra, then shows the usage line and the example.
 func parseArgs(fs *flag.FlagSet, args []string, n int) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != n {
+	if fs.NArg() == n {
+		return nil
+	}
+	o, _ := fs.Output().(*flagOutput)
+	if o == nil {
 		fs.Usage()
 		return errUsage
 	}
-	return nil
+	usage, example := o.usage, o.example
+	names := positionals(usage)
+	switch {
+	case fs.NArg() < n && fs.NArg() < len(names):
+		fmt.Fprintf(o.stderr, "%s: missing %s\n", fs.Name(), strings.Join(names[fs.NArg():], " "))
+	case fs.NArg() < n:
+		fmt.Fprintf(o.stderr, "%s: %d arguments missing\n", fs.Name(), n-fs.NArg())
+	default:
+		fmt.Fprintf(o.stderr, "%s: unexpected argument %q (flags go before the arguments)\n", fs.Name(), fs.Arg(n))
+	}
+	fmt.Fprintf(o.stderr, "Usage: witan %s\n", usage)
+	if example != "" {
+		fmt.Fprintf(o.stderr, "Example: %s\n", example)
+	}
+	fmt.Fprintf(o.stderr, "Run \"%s -h\" for its flags.\n", fs.Name())
+	return errUsage
+}
+
+// positionals are the argument names of a usage line ("sync [-node URL]
+// PEER" → PEER): its words outside brackets after the command's.
+func positionals(usage string) []string {
+	var out []string
+	depth := 0
+	var word strings.Builder
+	afterFlag := false // the word after "-key" is its value
+	flush := func() {
+		w := word.String()
+		word.Reset()
+		if w == "" {
+			return
+		}
+		if w != "..." && !strings.HasPrefix(w, "-") && !afterFlag {
+			out = append(out, w)
+		}
+		afterFlag = strings.HasPrefix(w, "-")
+	}
+	for _, r := range usage {
+		switch {
+		case r == '[':
+			flush()
+			depth++
+		case r == ']':
+			depth--
+		case depth > 0:
+		case r == ' ':
+			flush()
+		default:
+			word.WriteRune(r)
+		}
+	}
+	flush()
+	// The command's own words are lower case; arguments are upper case.
+	var args []string
+	for _, w := range out {
+		if strings.ToUpper(w) == w || strings.ContainsAny(w, ".|") {
+			args = append(args, w)
+		}
+	}
+	return args
 }
 
 // parse parses args into fs, mapping every failure to errUsage (the
@@ -292,10 +485,13 @@ func parse(fs *flag.FlagSet, args []string) error {
 	if o != nil {
 		held := o.held
 		o.held = nil
-		if errors.Is(err, flag.ErrHelp) {
+		switch {
+		case errors.Is(err, flag.ErrHelp):
 			o.stdout.Write(held.Bytes())
-		} else {
-			o.stderr.Write(held.Bytes())
+		case err != nil:
+			// The mistake and what to do, not the whole help.
+			fmt.Fprintf(o.stderr, "%s: %s\n", fs.Name(), flagMistake(fs, args, err))
+			fmt.Fprintf(o.stderr, "Run \"%s -h\" for its flags.\n", fs.Name())
 		}
 	}
 	if err != nil {

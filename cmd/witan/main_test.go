@@ -106,8 +106,40 @@ func newFixture(t *testing.T) *fixture {
 			t.Fatal(err)
 		}
 	}
+	// Files errors.txt uses: a draft with a trailing comma on its second
+	// line, a draft readable by others (named as -key by mistake), and a
+	// session.create whose rules name a text not attached.
+	for name, body := range map[string]string{
+		"broken.json": "{\"type\": \"ballot.cast\",\n \"body\": {},}\n",
+		"roster.json": draft,
+		"notext.json": notextDraft,
+	} {
+		if err := os.WriteFile(filepath.Join(f.dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(filepath.Join(f.dir, "roster.json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	return f
 }
+
+// notextDraft is a session.create whose rules name, as text_ref, the
+// SHA-256 of "A motion passes with more than half of the votes." without
+// attaching that text.
+const notextDraft = `{"type": "session.create", "ts": "2026-09-21T12:00:00Z",
+ "body": {"label": "No text", "seed": "sha256:4ce6fa30c85ec3fbf315cf225303706f0f97d3115bde05a7e9a6135a0038e702",
+          "simulation": true, "education": false, "profile": "uslm-1",
+          "registrar": "group:registrar", "roster": "group:roster",
+          "root_rule": {"kind": "threshold_vote", "version": 1, "min_notice": 259200,
+                        "params": {"num": 1, "den": 2, "cmp": "gt", "basis": "electorate",
+                                   "quorum_num": 1, "quorum_den": 2, "closing": "on_threshold"},
+                        "text_ref": "sha256:9ae869853a668c01580f551af052139903ddcb815f9385a15ac0a008ee333cf4"},
+          "root_governance_rule": {"kind": "threshold_vote", "version": 1, "min_notice": null,
+                        "params": {"num": 2, "den": 3, "cmp": "gte", "basis": "electorate",
+                                   "quorum_num": 1, "quorum_den": 2, "closing": "on_threshold"},
+                        "text_ref": "sha256:9ae869853a668c01580f551af052139903ddcb815f9385a15ac0a008ee333cf4"}},
+ "attachments": [{"nid": "/us", "kind": "root", "heading": "", "text": "Everyone may read the law.", "children": []}]}`
 
 // The CAT7 hashes of the blocks memory.txt puts, worked out by hand from
 // the hashed form docs/memory-blocks.md defines (["witan/cat7/v1", then

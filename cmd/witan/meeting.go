@@ -21,12 +21,9 @@ type MeetingCommand struct {
 
 func (c *MeetingCommand) Run(ctx context.Context, args []string) error {
 	if len(args) == 0 || args[0] != "replay" {
-		w, err := c.main.Stderr, errUsage
-		if len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
-			w, err = c.main.Stdout, errHelp
-		}
-		fmt.Fprintln(w, "Usage: witan meeting replay [-profile NAME] [-locale en|es] [-json] FILE")
-		return err
+		return c.main.groupHelp(args, "meeting", []verbHelp{
+			{"replay FILE", "replay a meeting transcript (one JSON event per line; - for stdin) offline: its outcomes and the note it leaves"},
+		})
 	}
 	fs := c.main.newFlagSet("meeting replay", "meeting replay [-profile NAME] [-locale en|es] [-json] FILE (- for stdin)")
 	profile := fs.String("profile", "goldfish-v01", "the profile")
@@ -37,6 +34,9 @@ func (c *MeetingCommand) Run(ctx context.Context, args []string) error {
 	}
 	var in io.Reader = c.main.Stdin
 	if name := fs.Arg(0); name != "-" {
+		if st, err := os.Stat(name); err == nil && st.IsDir() {
+			return fmt.Errorf("%s is a folder: name a transcript file in it (one JSON event per line), or - for stdin", name)
+		}
 		f, err := os.Open(name)
 		if err != nil {
 			return err

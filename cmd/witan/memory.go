@@ -32,18 +32,27 @@ type MemoryCommand struct {
 
 func (c *MemoryCommand) Run(ctx context.Context, args []string) error {
 	verbs := map[string]int{"put": 2, "get": 2, "ancestry": 2, "heads": 1}
+	usages := map[string]string{
+		"put":      "memory put [-node URL] SPACE FILE",
+		"get":      "memory get [-node URL] [-level N] SPACE HASH",
+		"ancestry": "memory ancestry [-node URL] SPACE HASH",
+		"heads":    "memory heads [-node URL] SPACE",
+	}
 	if len(args) == 0 || verbs[args[0]] == 0 {
-		w, err := c.main.Stderr, errUsage
-		if len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
-			w, err = c.main.Stdout, errHelp
-		}
-		fmt.Fprintln(w, "Usage: witan memory put|get|ancestry|heads [-node URL] [-level N] SPACE [FILE|HASH]")
-		return err
+		return c.main.groupHelp(args, "memory", []verbHelp{
+			{"put SPACE FILE", "seal the block whose fields FILE holds (JSON) and store it; its lineage is the space's heads unless FILE names one"},
+			{"get SPACE HASH", "read a block at an authority -level: the fields it may see, and why not the others"},
+			{"ancestry SPACE HASH", "a block's lineage, back to its roots"},
+			{"heads SPACE", "the space's newest blocks"},
+		})
 	}
 	verb := args[0]
-	fs := c.main.newFlagSet("memory "+verb, "memory put SPACE FILE | get [-level N] SPACE HASH | ancestry SPACE HASH | heads SPACE")
+	fs := c.main.newFlagSet("memory "+verb, usages[verb])
 	node := fs.String("node", defaultNode(), nodeHelp)
-	level := fs.Int("level", 0, "get: the authority level to read at")
+	level := new(int)
+	if verb == "get" {
+		level = fs.Int("level", 0, "the authority level to read at")
+	}
 	if err := parseArgs(fs, args[1:], verbs[verb]); err != nil {
 		return err
 	}

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/witan-dev/witan/dag"
@@ -50,19 +52,24 @@ func (c *SubmitCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	var in io.Reader = c.main.Stdin
+	name := "stdin"
 	if p := fs.Arg(0); p != "-" {
 		f, err := os.Open(p)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		in = f
+		in, name = f, p
+	}
+	raw, err := io.ReadAll(io.LimitReader(in, httpapi.DefaultMaxBodyBytes))
+	if err != nil {
+		return err
 	}
 	var d draft
-	dec := json.NewDecoder(io.LimitReader(in, httpapi.DefaultMaxBodyBytes))
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&d); err != nil {
-		return fmt.Errorf("envelope draft: %w", err)
+		return draftError(name, raw, dec.InputOffset(), err)
 	}
 	signer, err := readKeyFile(*keyPath)
 	if err != nil {
@@ -125,9 +132,9 @@ func (c *SubmitCommand) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(w, "%s  %s\n", rc.Status, id)
 		fmt.Fprintf(w, "  session     %s\n", env.Session)
 		if rc.LogIndex != nil {
-			// The receipt's log_index counts from 0; witan log numbers
-			// entries from 1, and so does this line.
-			fmt.Fprintf(w, "  log entry   %d (as witan log numbers it)\n", *rc.LogIndex+1)
+			// The receipt's log_index, from 0, as witan log numbers
+			// entries.
+			fmt.Fprintf(w, "  log index   %d\n", *rc.LogIndex)
 		}
 		for _, e := range rc.Errors {
 			fmt.Fprintf(w, "  error       %s: %s\n", e.Code, httpapi.PlainDetail(e.Detail))
@@ -153,4 +160,47 @@ func (h clientHeads) Heads(ctx context.Context, space string) ([]dag.ID, error) 
 		return nil, fmt.Errorf("reading the node's heads for parents: %w", err)
 	}
 	return a.Heads, nil
+}
+
+// draftError says where a draft is not the JSON witan submit reads: the
+// file, line and column, as editors number them, and what is wrong there.
+func draftError(name string, raw []byte, at int64, err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	what := strings.TrimPrefix(err.Error(), "json: ")
+	switch {
+	case errors.As(err, &se):
+		at, what = se.Offset-1, "not valid JSON: "+what // Offset is just past the bad byte
+	case errors.As(err, &te):
+		at = te.Offset
+		what = fmt.Sprintf("%q must be a JSON %s, not %s", te.Field, jsonKindOf(te.Type.Kind().String()), te.Value)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		at, what = int64(len(raw)), "the JSON ends too early (an object not closed?)"
+	case strings.HasPrefix(what, "unknown field"):
+		what += ` (a draft has "type", "session", "parents", "body", "ts" and "attachments")`
+	}
+	line, col := 1, 1
+	for _, c := range raw[:min(max(at, 0), int64(len(raw)))] {
+		if c == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return fmt.Errorf("%s:%d:%d: %s", name, line, col, what)
+}
+
+// jsonKindOf names a Go kind as JSON does.
+func jsonKindOf(kind string) string {
+	switch kind {
+	case "struct", "map":
+		return "object"
+	case "slice", "array":
+		return "array"
+	case "string":
+		return "string"
+	case "bool":
+		return "boolean"
+	}
+	return "number"
 }

@@ -84,6 +84,7 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	noP2P := fs.Bool("no-p2p", false, "run without libp2p (HTTP only)")
 	announce := fs.Duration("announce-every", 0, "re-announce heads and redial peers this often (0: sync's default)")
 	every := fs.Duration("checkpoint-every", 5*time.Second, "sign a checkpoint of each session that grew this often (0: never)")
+	witnessEvery := fs.Duration("witness-every", node.DefaultWitnessEvery, "ask each libp2p peer for its latest checkpoint of each session both hold this often, and co-sign a new one (0: only after pulls)")
 	asJSON := fs.Bool("json", false, "print the startup line as JSON")
 	verbose := fs.Bool("v", false, "log sync events to stderr")
 	voterKey := fs.String("key", "", "the member key this node votes with from its page (witan keygen; default DATA/voter.key if present)")
@@ -125,6 +126,12 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	if *verbose {
 		logger = slog.New(slog.NewTextHandler(c.main.Stderr, nil))
 	}
+	// A -key that cannot be read is said before anything is made.
+	if *voterKey != "" {
+		if _, err := readKeyFile(*voterKey); err != nil {
+			return fmt.Errorf("-key: %w", err)
+		}
+	}
 	if err := os.MkdirAll(*dataDir, 0o700); err != nil {
 		return err
 	}
@@ -133,7 +140,10 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	o := node.Options{Dir: filepath.Join(*dataDir, "badger"), NodeKey: key, Logger: logger, Witnesses: witnesses,
-		MeetingsDir: filepath.Join(*dataDir, "meetings")}
+		MeetingsDir: filepath.Join(*dataDir, "meetings"), WitnessEvery: *witnessEvery}
+	if *witnessEvery <= 0 {
+		o.WitnessEvery = -1 // node.Options: only after pulls
+	}
 	if !*noP2P {
 		id, err := loadOrCreateP2PKey(filepath.Join(*dataDir, "p2p.key"))
 		if err != nil {
@@ -177,7 +187,7 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	// The classroom page at "/", in front of the API. Served beyond
 	// loopback (-public), it is read-only.
 	page, err := classroom.New(classroom.Options{Node: local, API: srv, Voter: voter,
-		ReadOnly: checkLoopback(*httpAddr, false) != nil})
+		ReadOnly: checkLoopback(*httpAddr, false) != nil, Names: filepath.Join(*dataDir, "names.json")})
 	if err != nil {
 		return err
 	}

@@ -55,7 +55,8 @@ func TestEveryCommandHelp(t *testing.T) {
 			t.Errorf("%s -h: no -node flag naming $WITAN_NODE:\n%s", c.name, out)
 		}
 	}
-	if _, errOut, code := run(context.Background(), "", "heads", "-bogus"); code != exitUsage || !strings.Contains(errOut, "Usage: witan heads") {
+	// A bad flag: the mistake and where the flags are, not the whole help.
+	if _, errOut, code := run(context.Background(), "", "heads", "-bogus"); code != exitUsage || errOut != "witan heads: unknown flag -bogus\nRun \"witan heads -h\" for its flags.\n" {
 		t.Fatalf("bad flag: exit %d %q", code, errOut)
 	}
 	if out, _, code := run(context.Background(), "", "-h"); code != 0 || !strings.Contains(out, "version") {

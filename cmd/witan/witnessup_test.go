@@ -18,20 +18,23 @@ import (
 	"github.com/witan-dev/witan/replica/httpapi"
 )
 
-// TestWitnessOverLibp2pUp (issue 20, two witan up processes on loopback,
-// libp2p between them, no HTTP): B runs with -peer A and A's session; its
-// own pulls check A's checkpoint over /witan/checkpoint/1 and send its
-// cosignature back there, so A's extract comes to verify with B's key
-// required. A is stopped and started again on the same data directory:
-// its extract still carries B's cosignature, and with both processes
-// gone witan verify-extract -witness B passes on it.
+// TestWitnessOverLibp2pUp (two witan up processes on loopback, libp2p
+// between them, no HTTP): B runs with -peer A and A's session; it checks
+// A's checkpoint over /witan/checkpoint/1 and sends its cosignature back
+// there, so A's extract comes to verify with B's key required. A signs
+// its first checkpoint (-checkpoint-every 3s) after B has pulled
+// everything, and nothing is written afterwards: B sees the checkpoint by
+// its -witness-every loop (default 10 s), not by a pull. A is stopped and
+// started again on the same data directory: its extract still carries
+// B's cosignature, and with both processes gone witan verify-extract
+// -witness B passes on it.
 func TestWitnessOverLibp2pUp(t *testing.T) {
 	bin := buildWitan(t)
 	ctx := context.Background()
 	b := ht.New(ht.Options{Label: "witness over libp2p"})
 	space := b.Session.String()
 	dirA := t.TempDir()
-	a := startUp(t, bin, dirA, "-session", space)
+	a := startUp(t, bin, dirA, "-session", space, "-checkpoint-every", "3s")
 	ca := &httpapi.Client{BaseURL: a.info.HTTP, Session: space}
 	roster := b.GroupCreate(ht.Member(0), "roster", ht.Members(0, 5), ht.Members(0, 1), b.Create.ID)
 	for _, tx := range []ht.Tx{b.Create, roster} {
@@ -60,7 +63,9 @@ func TestWitnessOverLibp2pUp(t *testing.T) {
 		}
 		return true, "", raw
 	}
-	eventually(t, "A's extract carries B's cosignature, sent over libp2p", 30*time.Second, func() (bool, string) {
+	// 3 s to A's checkpoint, up to 12.5 s to B's next look: the rest is
+	// room for a loaded machine.
+	eventually(t, "A's extract carries B's cosignature, sent over libp2p", 60*time.Second, func() (bool, string) {
 		ok, why, _ := getExtract(a.info.HTTP)
 		return ok, why
 	})

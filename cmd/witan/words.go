@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"syscall"
 
 	"github.com/witan-dev/witan/replica/httpapi"
@@ -24,5 +25,32 @@ func userMessage(err error) string {
 		}
 		return fmt.Sprintf("cannot reach the node at %s: %s", where, httpapi.PlainDetail(ue.Err.Error()))
 	}
+	var he *httpapi.Error
+	if errors.As(err, &he) {
+		// "DETAIL (CODE)", then the next step where there is one: the
+		// code is for looking up, the detail for reading.
+		msg := fmt.Sprintf("HTTP %d (%s)", he.Status, string(he.Problem.Code))
+		if he.Problem.Detail != "" {
+			msg = fmt.Sprintf("%s (%s)", httpapi.PlainDetail(he.Problem.Detail), string(he.Problem.Code))
+		}
+		if hint := nextStep(he); hint != "" {
+			msg += "; " + hint
+		}
+		return httpapi.PlainDetail(strings.Replace(err.Error(), he.Error(), msg, 1))
+	}
 	return httpapi.PlainDetail(err.Error())
+}
+
+// nextStep says what to do about a node's refusal, when witan knows.
+func nextStep(e *httpapi.Error) string {
+	d := httpapi.PlainDetail(e.Problem.Detail)
+	switch {
+	case e.Problem.Code == httpapi.CodeNotFound && strings.HasPrefix(d, "unknown space"):
+		return "witan sessions lists the sessions this node holds, witan sessions -available those its peers announce"
+	case e.Problem.Code == httpapi.CodeNotFound && strings.HasPrefix(d, "block "):
+		if _, space, ok := strings.Cut(strings.TrimSuffix(d, ": not found"), " in "); ok {
+			return "witan memory heads " + space + " shows the space's newest blocks"
+		}
+	}
+	return ""
 }

@@ -11,7 +11,10 @@
 // replica/house/housetest builds its test sessions on it. Constructors are
 // grouped one file per family (session.go, group.go, branch.go, mr.go,
 // contest.go, key.go, and rules.go for rule references); a new family of
-// kinds adds a file.
+// kinds adds a file. class.go is the classroom's steps built on them:
+// StartClass from a template, Enrol, and PlanAmendment / PlanClose, which
+// work out what Amend and Determine will sign (the diff and the MR's id;
+// the determination the rule allows) before anything is signed.
 //
 // The short path to a vote: Author.NewSession makes a session's create,
 // roster and registrar in one call, with a majority merge rule on the root

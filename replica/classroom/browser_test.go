@@ -144,8 +144,15 @@ func TestBrowserClassroom(t *testing.T) {
 
 	// 2. Ben votes on his own laptop; the ballot reaches Ana's node over
 	// libp2p and her page shows it without reloading.
-	c.ballot(t, ben, "approve")
+	benBallot := c.ballot(t, ben, "approve")
 	until(t, ctx, tallyExpr(c.mr)+`.startsWith("1 approve, 0 reject")`, "ben's ballot on ana's page", wait)
+	// The update line numbers it as people read it everywhere: its
+	// 0-based log index on ana's node.
+	benPos, err := ana.node.Position(context.Background(), benBallot.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	until(t, ctx, fmt.Sprintf(`document.getElementById("live").textContent === "Updated: New ballot.cast (log index %d, provisional)."`, benPos-1), "the update line with ben's ballot's log index", wait)
 	if got := js[string](t, ctx, shareExpr(c.mr, "approve_of_cast")); got != "Approve of cast: 1 of 1 (100.0%)" {
 		t.Errorf("approve_of_cast shows %q", got)
 	}
@@ -197,6 +204,18 @@ func TestBrowserClassroom(t *testing.T) {
 	if js[string](t, ctx, `document.activeElement.id`) != "vote-approve-"+tag {
 		t.Error("focus left the button after the page updated")
 	}
+	// One number for people: the receipt says the ballot's 0-based log
+	// index on ana's node (its position, from 1, less one), as the update
+	// line did for ben's, and as witan log and witan submit do.
+	pos, err := ana.node.Position(context.Background(), anaBallot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := fmt.Sprintf("log index %d", pos-1)
+	if got := js[string](t, ctx, `document.querySelector(".receipt p").textContent`); !strings.Contains(got, idx+".") {
+		t.Errorf("the receipt says %q, want %q", got, idx)
+	}
+
 	browsertest.Screenshot(ctx, t, "3-voted-receipt")
 	tour(t, ctx, "classroom-receipt", ".receipt")
 

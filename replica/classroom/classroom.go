@@ -68,6 +68,10 @@ type Options struct {
 	Peers Peers
 	// Clock stamps ballots' ts (time.Now if nil).
 	Clock func() time.Time
+	// Names is the file of the node-local address book: the names the
+	// teacher types for members' keys (witan up keeps DATA/names.json).
+	// Empty: the names live in memory only.
+	Names string
 }
 
 // Handler serves the page, its endpoints, and the API behind them.
@@ -76,7 +80,8 @@ type Handler struct {
 	mux   *http.ServeMux
 	token string
 	index []byte
-	voteM gosync.Mutex // one ballot at a time, so each supersedes the last
+	voteM gosync.Mutex // one signed write at a time, so each builds on the last
+	book  *addressBook
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -93,7 +98,11 @@ func New(o Options) (*Handler, error) {
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, err
 	}
-	h := &Handler{o: o, mux: http.NewServeMux(), token: base64.RawURLEncoding.EncodeToString(b[:])}
+	book, err := openBook(o.Names)
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{o: o, mux: http.NewServeMux(), token: base64.RawURLEncoding.EncodeToString(b[:]), book: book}
 	idx, err := assets.ReadFile("assets/index.html")
 	if err != nil {
 		return nil, err
@@ -104,6 +113,12 @@ func New(o Options) (*Handler, error) {
 	h.mux.HandleFunc("POST "+Prefix+"/vote", h.guard(h.vote))
 	h.mux.HandleFunc("POST "+Prefix+"/checkpoint", h.guard(h.checkpoint))
 	h.mux.HandleFunc("GET "+Prefix+"/peers", h.peers)
+	h.mux.HandleFunc("POST "+Prefix+"/start", h.guard(h.start))
+	h.mux.HandleFunc("POST "+Prefix+"/enrol", h.guard(h.enrol))
+	h.mux.HandleFunc("POST "+Prefix+"/join", h.guard(h.join))
+	h.mux.HandleFunc("POST "+Prefix+"/propose", h.guard(h.propose))
+	h.mux.HandleFunc("POST "+Prefix+"/close", h.guard(h.close))
+	h.mux.HandleFunc("GET "+Prefix+"/names", h.names)
 	h.mux.HandleFunc(Prefix+"/", func(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteProblem(w, httpapi.CodeNotFound, "no endpoint at "+r.Method+" "+r.URL.Path)
 	})
@@ -127,8 +142,16 @@ func (h *Handler) page(idx []byte) []byte {
 	if h.o.Voter != nil {
 		voter = h.o.Voter.Key().String()
 	}
+	peer := ""
+	if sn := h.o.Node.Sync(); sn != nil {
+		peer = sn.ID().String()
+	}
+	code := ""
+	if h.o.Voter != nil {
+		code = EnrolCode(h.o.Voter.Key(), peer)
+	}
 	r := strings.NewReplacer("{{csrf}}", tok, "{{voter}}", voter, "{{readonly}}", ro,
-		"{{node}}", h.o.Node.Replica().NodeKey().String())
+		"{{node}}", h.o.Node.Replica().NodeKey().String(), "{{peer}}", peer, "{{code}}", code)
 	return []byte(r.Replace(string(idx)))
 }
 

@@ -4,8 +4,9 @@
 // checkpoint from a browser. witan up serves it at "/", in front of the
 // /oth/v0 API.
 //
-// The page reads only the public API. Its three writes are this package's
-// own endpoints under /classroom/v0:
+// The page reads only the public API. Its writes are this package's own
+// endpoints under /classroom/v0; each is signed on this node with the
+// member key it holds (Options.Voter), never with a key the page sees:
 //
 //   - POST /classroom/v0/vote {session, mr, choice}: the node signs a
 //     ballot.cast with the voter's key (Options.Voter, which lives on the
@@ -14,8 +15,26 @@
 //     the signed receipt and the envelope.
 //   - POST /classroom/v0/checkpoint {session}: the node signs a checkpoint,
 //     which turns everything it covers final_advisory.
+//   - POST /classroom/v0/start {label}: a class from the template
+//     (author.StartClass): a short seed statute, the rules filled in and
+//     their texts attached, the key the roster's first member and admin.
+//   - POST /classroom/v0/enrol {session, code, name}: the key of a
+//     student's code (EnrolCode: the key, and the laptop's libp2p peer id)
+//     joins the roster (a group.update); the name goes only into the
+//     node-local address book (Options.Names), never into an envelope.
+//   - POST /classroom/v0/join {session}: join a session a peer announces.
+//   - POST /classroom/v0/propose {session, nid, text, summary, sign, mr}:
+//     without sign, the plan of the amendment (author.PlanAmendment: the
+//     diff, the MR's id) and nothing signed; with sign, the drafting
+//     group, branch, change and MR are signed only if the MR's id is still
+//     mr, the one the page showed (else stale_mr).
+//   - POST /classroom/v0/close {session, mr, sign, outcome, ballots}:
+//     without sign, the determination the MR's rule allows over every
+//     ballot on it in this node's log (author.PlanClose); with sign, it is
+//     signed only if it still has that outcome over that many ballots.
 //   - GET /classroom/v0/peers?session=: connected peers and how far each is
 //     behind this node's log, from the heads each last announced.
+//   - GET /classroom/v0/names: the address book.
 //
 // # The caller's duties
 //
@@ -28,6 +47,7 @@
 //     the browser sends Origin, comes from the page's own origin.
 //  3. Keep the voter's key file readable only by its owner (witan keygen
 //     writes it so); the page never sees the key, only its public half.
+//     The address book file is written with mode 0600 too.
 //
 // Not for use in real elections or governance: every view says so, and
 // says "simulation" for a simulated session (D54).

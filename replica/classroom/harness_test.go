@@ -31,6 +31,8 @@ type laptop struct {
 	sync *sync.Node
 	page *classroom.Handler
 	srv  *httptest.Server
+	// names is the page's address book file, if it has one.
+	names string
 }
 
 // class is a session on several laptops: laptop 0 is the teacher's, who

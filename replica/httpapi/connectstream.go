@@ -174,21 +174,33 @@ func (l *lineWriter) flush() {
 // joinStream joins space and streams the reports of its pulls, from any
 // peer, until one ends with the space held here (the answer then carries
 // its heads), the client goes, or MaxJoinWait passes (an answer without
-// heads). A space already held is answered at once.
+// heads). A space already held is answered at once. A join this request
+// made that brought nothing by then (the client gone, or MaxJoinWait) is
+// undone (node.Leave), so that the node neither keeps pulling a space no
+// peer sends nor tells its peers it holds it; the answer then says Left.
 func (s *Server) joinStream(w http.ResponseWriter, r *http.Request, space string) error {
 	ctx := r.Context()
 	q := newProgressQueue()
 	cancel := s.n.WatchPulls(space, q.report) // before Join, which starts the pulls
 	defer cancel()
+	before := s.n.Joined(space)
 	if err := s.n.Join(ctx, space); err != nil {
 		return err
 	}
+	left := false
+	defer func() {
+		if !before && !left {
+			// The client went first: nothing arrived while it waited.
+			s.leaveEmpty(space)
+		}
+	}()
 	st := newLineWriter(w)
 	answer := func(heads []dag.ID) error {
 		st.write(JoinEvent{Answer: &JoinAnswer{Joined: space, Heads: heads, Finality: string(replica.Provisional)}})
 		return nil
 	}
 	if hs, err := s.n.Heads(ctx, space); err == nil && len(hs) > 0 {
+		left = true // nothing to undo
 		return answer(hs)
 	}
 	limit := time.NewTimer(MaxJoinWait)
@@ -198,7 +210,11 @@ func (s *Server) joinStream(w http.ResponseWriter, r *http.Request, space string
 		case <-ctx.Done():
 			return nil
 		case <-limit.C:
-			return answer(nil)
+			if !before {
+				left = s.leaveEmpty(space)
+			}
+			st.write(JoinEvent{Answer: &JoinAnswer{Joined: space, Left: left, Finality: string(replica.Provisional)}})
+			return nil
 		case <-q.signal:
 		}
 		for _, ev := range q.take() {
@@ -207,11 +223,22 @@ func (s *Server) joinStream(w http.ResponseWriter, r *http.Request, space string
 				continue
 			}
 			if hs, err := s.n.Heads(ctx, space); err == nil && len(hs) > 0 {
+				left = true // nothing to undo
 				return answer(hs)
 			}
 		}
 		st.flush()
 	}
+}
+
+// leaveEmpty undoes the join of a space that brought nothing, and says
+// whether it did (not when an entry arrived meanwhile: node.ErrHeld).
+func (s *Server) leaveEmpty(space string) bool {
+	err := s.n.Leave(context.Background(), space)
+	if err != nil && !errors.Is(err, node.ErrHeld) {
+		s.log.Warn("httpapi: leave a join that brought nothing", "space", space, "err", err)
+	}
+	return err == nil
 }
 
 // JoinStream is POST /join with its progress streamed: fn is called with

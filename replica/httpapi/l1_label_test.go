@@ -96,6 +96,7 @@ func TestSimulationLabelEveryEndpoint(t *testing.T) {
 		"/oth/v0/stats":                                 {"/stats?metric=mrs_opened", "/stats?metric=approve_share&scope=" + mr.String()},
 		"/oth/v0/transactions":                          nil, // POST, above
 		"/oth/v0/join":                                  nil, // POST, node-local: names no session the node holds yet
+		"/oth/v0/leave":                                 nil, // POST, node-local: a space the node holds nothing of
 		"/oth/v0/witness":                               nil, // POST, a witness's cosignature (TestWitnessHTTP)
 		"/oth/v0/restricted":                            nil, // POST (drafts.go), tested in restricted_test.go
 		"/oth/v0/restricted/challenge":                  nil, // POST, names no session

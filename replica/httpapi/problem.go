@@ -45,6 +45,8 @@ func statusOf(c dag.Code) int {
 	switch c {
 	case CodeNotFound:
 		return http.StatusNotFound
+	case CodeHeld:
+		return http.StatusConflict
 	case CodeMethodNotAllowed:
 		return http.StatusMethodNotAllowed
 	case CodeTooLarge:

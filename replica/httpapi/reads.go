@@ -775,9 +775,51 @@ type JoinRequest struct {
 // JoinAnswer is POST /join's answer. Heads are the space's heads when
 // the streamed answer ends because the space arrived.
 type JoinAnswer struct {
-	Joined   string   `json:"joined"`
-	Heads    []dag.ID `json:"heads,omitempty"`
-	Finality string   `json:"finality"`
+	Joined string   `json:"joined"`
+	Heads  []dag.ID `json:"heads,omitempty"`
+	// Left: the streamed join brought nothing within MaxJoinWait and the
+	// node left the space again (POST /leave).
+	Left     bool   `json:"left,omitempty"`
+	Finality string `json:"finality"`
+}
+
+// LeaveRequest is POST /leave's body: the space to leave.
+type LeaveRequest struct {
+	Space string `json:"space"`
+}
+
+// LeaveAnswer is POST /leave's answer.
+type LeaveAnswer struct {
+	Left string `json:"left"`
+}
+
+// CodeHeld: POST /leave of a space the node holds entries of.
+const CodeHeld dag.Code = "witan:held"
+
+// leave undoes a join of a space the node holds nothing of (witan
+// leave): the node stops pulling it and its peers stop listing it as
+// this node's.
+func (s *Server) leave(w http.ResponseWriter, r *http.Request) error {
+	if s.n.Sync() == nil {
+		return problemf(CodeNotImplemented, "this node runs without sync")
+	}
+	if !s.operator(r) {
+		return problemf(CodeForbidden, "POST /leave changes what the node syncs: an operator action (send the operator token, or ask from loopback on a node that allows it)")
+	}
+	var req LeaveRequest
+	if err := readJSON(r, &req); err != nil {
+		return err
+	}
+	if _, err := dag.ParseID(req.Space); err != nil && !strings.HasPrefix(req.Space, node.MemoryPrefix) {
+		return problemf(dag.CodeSchema, "space %q is neither a session id nor %s<name>", req.Space, node.MemoryPrefix)
+	}
+	if err := s.n.Leave(r.Context(), req.Space); err != nil {
+		if errors.Is(err, node.ErrHeld) {
+			return problemf(CodeHeld, "this node holds entries of %s: leave undoes a join that brought nothing, and a session held stays synced", req.Space)
+		}
+		return err
+	}
+	return writeJSON(w, LeaveAnswer{Left: req.Space})
 }
 
 // join joins a space without naming a peer: the node pulls it from the

@@ -276,6 +276,7 @@ func (s *Server) routes() {
 	s.route(Base+"/history/{nid...}", get(s.history))              // history.go
 	s.route(Base+"/peers", map[string]handlerFunc{http.MethodGet: s.peers, http.MethodPost: s.connect})
 	s.route(Base+"/join", post(s.join))
+	s.route(Base+"/leave", post(s.leave))
 	s.route(Base+"/restricted", post(s.depositDraft))             // drafts.go
 	s.route(Base+"/restricted/challenge", post(s.draftChallenge)) // drafts.go
 	s.route(Base+"/restricted/{commitment}", get(s.readDraft))    // drafts.go

@@ -33,7 +33,9 @@
 // (PullHTTP) — the node checks the peer's latest checkpoint against the
 // last one it verified of that peer with one code path (peercheck.go),
 // reports fork_detected when the peer rewrote its history, and co-signs a
-// checkpoint that holds as a witness. As a sync.CheckpointServer it serves
+// checkpoint that holds as a witness; with sync running it also does so
+// every Options.WitnessEvery for the sessions its connected peers
+// announce, since a checkpoint of entries already pulled brings no pull. As a sync.CheckpointServer it serves
 // its own checkpoints and keeps its peers' cosignatures (Options.Witnesses
 // names the only witnesses it keeps, when set). What it verified of each
 // peer, and the forks it found with both checkpoints as evidence (Forks),

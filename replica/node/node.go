@@ -34,6 +34,11 @@ const MemoryPrefix = "mem:"
 // MaxRefObjects bounds the objects that travel with one entry.
 const MaxRefObjects = sync.MaxItemObjects
 
+// DefaultWitnessEvery is Options.WitnessEvery's default: a peer's
+// checkpoint signed without new entries is co-signed within about this
+// long (one small request per peer and session each time).
+const DefaultWitnessEvery = 10 * time.Second
+
 // Options configure Open. Exactly one of Store, Dir and InMemory says where
 // the entries live; the zero value of every other field works.
 type Options struct {
@@ -80,6 +85,15 @@ type Options struct {
 	// same for POST /witness: witan up passes both the same keys.
 	Witnesses []dag.Key
 
+	// WitnessEvery is how often the node, while sync runs (not Manual),
+	// asks each connected libp2p peer for its latest checkpoint of each
+	// session both hold and co-signs one it has not yet co-signed, as it
+	// does after each pull: a peer signs checkpoints of entries this node
+	// already holds, and no pull follows then (docs/sync-protocol.md,
+	// "Checkpoints"). Zero means DefaultWitnessEvery; negative checks
+	// only after pulls.
+	WitnessEvery time.Duration
+
 	// Sync, when set, starts sync over libp2p at Open with this config
 	// (StartSync); nil runs without sync until StartSync is called. Its
 	// Logger defaults to Logger.
@@ -125,6 +139,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.WitnessEvery == 0 {
+		o.WitnessEvery = DefaultWitnessEvery
+	}
 	return o, nil
 }
 
@@ -149,6 +166,8 @@ type Node struct {
 	log       *slog.Logger
 	sync      syncState
 	witnesses []dag.Key
+	// witnessEvery is Options.WitnessEvery.
+	witnessEvery time.Duration
 	// checked is what the node verified of its libp2p peers'
 	// checkpoints (p2pcheck.go).
 	checked p2pChecks
@@ -190,7 +209,7 @@ func Open(ctx context.Context, o Options) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{rep: rep, views: view.New(rep), store: st, ownsStore: owns, log: o.Logger, subs: map[int]func(string){}, memSubs: map[int]func(string, []dag.ID){},
-		witnesses: slices.Clone(o.Witnesses)}
+		witnesses: slices.Clone(o.Witnesses), witnessEvery: o.WitnessEvery}
 	if err := n.loadPeerRecords(ctx); err != nil {
 		return nil, errors.Join(err, n.Close())
 	}

@@ -8,7 +8,9 @@ package node
 // (sync's /witan/checkpoint/1), runs the one check of peercheck.go
 // (fork_detected when the peer rewrote its history: logged as an error,
 // and in Connect's SyncResult), and sends back its cosignature of a
-// checkpoint that holds. The other side is the node as a
+// checkpoint that holds; and the same every Options.WitnessEvery for the
+// sessions its connected peers announce, since a peer's checkpoint of
+// entries already pulled brings no pull. The other side is the node as a
 // sync.CheckpointServer: it serves its own latest checkpoint and proof,
 // and keeps its peers' cosignatures (replica.AddCosignature, the same as
 // POST /witness, and Options.Witnesses as httpapi's). What it verified
@@ -21,9 +23,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	gosync "sync"
+	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
@@ -205,6 +209,12 @@ func (n *Node) afterPull(ctx context.Context, p peer.ID, space string) {
 	if sn == nil {
 		return
 	}
+	n.checkAndLog(ctx, sn, p, space)
+}
+
+// checkAndLog checks p's checkpoint of space and logs what only the log
+// can tell: a fork, a check that failed, a cosignature sent or refused.
+func (n *Node) checkAndLog(ctx context.Context, sn *sync.Node, p peer.ID, space string) {
 	r, err := n.checkPeer(ctx, sn, p, space)
 	switch {
 	case errors.Is(err, ErrForkDetected):
@@ -216,5 +226,50 @@ func (n *Node) afterPull(ctx context.Context, p peer.ID, space string) {
 		n.log.Info("libp2p peer checkpoint co-signed", "peer", p, "session", space)
 	case strings.HasPrefix(r.Witness, "not_kept"):
 		n.log.Debug("libp2p peer did not keep our cosignature", "peer", p, "session", space, "why", r.Witness)
+	}
+}
+
+// startWitnessLoop checks, every period spread by up to a quarter either
+// way, the checkpoint of each joined session of each connected peer that
+// announces it, as after a pull: a peer signs a checkpoint of entries
+// this node already holds, and no announcement then leads to a pull (its
+// heads did not move), so without it a witness would co-sign a peer's
+// checkpoint only when the peer next wrote something. It returns the
+// function that stops the loop and waits for it.
+func (n *Node) startWitnessLoop(sn *sync.Node, period time.Duration) func() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			t := time.NewTimer(period + time.Duration(rand.Int64N(int64(period)/2+1)) - period/4)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			n.witnessRound(ctx, sn)
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// witnessRound checks once the checkpoint of every joined session of every
+// connected peer that announces it. Memory spaces have none.
+func (n *Node) witnessRound(ctx context.Context, sn *sync.Node) {
+	for _, o := range sn.Available() {
+		if !o.Joined || strings.HasPrefix(o.Space, MemoryPrefix) {
+			continue
+		}
+		for _, p := range o.Peers {
+			if ctx.Err() != nil {
+				return
+			}
+			n.checkAndLog(ctx, sn, p, o.Space)
+		}
 	}
 }

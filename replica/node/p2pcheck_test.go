@@ -97,3 +97,59 @@ func TestKeepCosignatureOverLibp2p(t *testing.T) {
 		t.Fatalf("B's cosignature: kept %+v", got)
 	}
 }
+
+// TestWitnessSeesCheckpointWithoutPull: a witness co-signs a peer's
+// checkpoint signed after the witness pulled everything, with no entry
+// after it (so no announcement leads to a pull). A holds a session; B
+// (Options.WitnessEvery 100 ms) and C (negative: only after pulls) join
+// it over loopback libp2p and pull it while A has no checkpoint. A then
+// signs one: B's cosignature of it reaches A within a few rounds of B's
+// loop; C's does not, even after B's arrived and ten more of its rounds.
+func TestWitnessSeesCheckpointWithoutPull(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	seed := func(b byte) *dag.Signer { k, _ := dag.SignerFromSeed(bytes.Repeat([]byte{b}, 32)); return k }
+	hb := ht.New(ht.Options{})
+	space := hb.Session.String()
+	open := func(k *dag.Signer, every time.Duration) *node.Node {
+		cfg := loopback()
+		cfg.Spaces = []string{space}
+		n, err := node.Open(ctx, node.Options{InMemory: true, NodeKey: k, WitnessEvery: every, Sync: &cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { n.Close() })
+		return n
+	}
+	a := open(seed(41), -1)
+	submit(t, a, hb.Create)
+	b, c := open(seed(42), 100*time.Millisecond), open(seed(43), -1)
+	for _, w := range []*node.Node{b, c} {
+		if err := w.Sync().Connect(ctx, a.Sync().Addrs()[0]); err != nil {
+			t.Fatal(err)
+		}
+		eventually(ctx, t, "the session pulled", func() bool {
+			st, err := w.Has(ctx, hb.Create.ID)
+			return err == nil && st == dag.Applied
+		})
+	}
+	// The pulls' own checks (they found no checkpoint) are over by now.
+	time.Sleep(500 * time.Millisecond)
+	cp, err := a.Replica().Checkpoint(ctx, space)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cosignedBy := func(k *dag.Signer) bool {
+		for _, cs := range a.Replica().Cosignatures(cp) {
+			if cs.Witness == k.Key() {
+				return true
+			}
+		}
+		return false
+	}
+	eventually(ctx, t, "B's cosignature of A's new checkpoint", func() bool { return cosignedBy(seed(42)) })
+	time.Sleep(time.Second)
+	if cosignedBy(seed(43)) {
+		t.Fatal("C co-signed without a pull and without its loop: the test no longer shows the loop at work")
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	gosync "sync"
 
@@ -96,6 +97,8 @@ type syncState struct {
 	sn     *sync.Node
 	unsub  func()
 	joined map[string]bool
+	// stopWitness stops the witness loop (p2pcheck.go) and waits for it.
+	stopWitness func()
 }
 
 // StartSync starts sync over libp2p on this node with cfg (Options.Sync
@@ -133,6 +136,9 @@ func (n *Node) StartSync(ctx context.Context, cfg sync.Config) (*sync.Node, erro
 			n.sync.joined[s] = true
 		}
 		n.sync.unsub = n.Subscribe(n.joinChanged)
+		if n.witnessEvery > 0 {
+			n.sync.stopWitness = n.startWitnessLoop(sn, n.witnessEvery)
+		}
 	}
 	return sn, nil
 }
@@ -154,6 +160,43 @@ func (n *Node) Join(ctx context.Context, space string) error {
 		return ErrNoSync
 	}
 	return sn.Join(space)
+}
+
+// ErrHeld is returned by Leave for a space this node holds entries of.
+var ErrHeld = errors.New("node: this node holds entries of the space")
+
+// Joined reports whether the node's sync has joined space (at start, by
+// Join, or because it changed here).
+func (n *Node) Joined(space string) bool {
+	sn := n.Sync()
+	return sn != nil && slices.Contains(sn.Spaces(), space)
+}
+
+// Leave undoes Join for a space this node holds nothing of (a join that
+// brought nothing): sync stops pulling it and tells the peers it no
+// longer subscribes, so they stop listing it as this node's. A space the
+// node holds entries of is refused (ErrHeld): leaving would only stop
+// its sync until the next change or restart joins it again. Leaving a
+// space not joined is a no-op.
+func (n *Node) Leave(ctx context.Context, space string) error {
+	if _, err := dag.ParseID(space); err != nil && !strings.HasPrefix(space, MemoryPrefix) {
+		return fmt.Errorf("node: %q is neither a session id nor %sNAME", space, MemoryPrefix)
+	}
+	n.sync.mu.Lock()
+	defer n.sync.mu.Unlock()
+	sn := n.sync.sn
+	if sn == nil {
+		return ErrNoSync
+	}
+	heads, err := n.Heads(ctx, space)
+	if err != nil {
+		return err
+	}
+	if len(heads) > 0 {
+		return fmt.Errorf("%w: %s", ErrHeld, space)
+	}
+	delete(n.sync.joined, space)
+	return sn.Leave(space)
 }
 
 // joinChanged joins space once, off the notifying goroutine (Subscribe's
@@ -178,11 +221,14 @@ func (n *Node) Sync() *sync.Node {
 // stopSync stops sync, if it runs.
 func (n *Node) stopSync() error {
 	n.sync.mu.Lock()
-	sn, unsub := n.sync.sn, n.sync.unsub
-	n.sync.sn, n.sync.unsub = nil, nil
+	sn, unsub, stopWitness := n.sync.sn, n.sync.unsub, n.sync.stopWitness
+	n.sync.sn, n.sync.unsub, n.sync.stopWitness = nil, nil, nil
 	n.sync.mu.Unlock()
 	if unsub != nil {
 		unsub()
+	}
+	if stopWitness != nil {
+		stopWitness()
 	}
 	if sn == nil {
 		return nil

@@ -10,6 +10,7 @@
   };
   const CSRF = meta('witan-csrf');
   const VOTER = meta('witan-voter');
+  const CODE = meta('witan-code');
   const READONLY = meta('witan-readonly') === 'true' || CSRF === '';
   const API = '/oth/v0';
   const RULE_WORDS = {
@@ -40,6 +41,14 @@
     again: false,
     receipts: {},
     reason: '',
+    names: {}, // member key -> the name the teacher typed (this laptop only)
+    peerNames: {}, // libp2p peer id -> name
+    draft: null, // {nid, heading, text, summary, plan, error}
+    closing: {}, // mr id -> {plan} or {error}
+    notes: {}, // id -> a message shown under a form
+    homeTimer: 0,
+    openers: {}, // mr id -> the key that opened it
+    joining: '',
   };
 
   function el(tag, props, ...kids) {
@@ -103,7 +112,56 @@
   }
 
   function keyLabel(k) {
-    return el('span', { class: 'id', title: k }, short(k), k === VOTER ? ' (you)' : '');
+    const you = k === VOTER ? ' (you)' : '';
+    if (st.names[k]) {
+      return el('span', { class: 'member', title: k }, el('strong', { text: st.names[k] }), ' ', el('span', { class: 'id', text: '(' + short(k) + ')' }), you);
+    }
+    return el('span', { class: 'id', title: k }, short(k), you);
+  }
+
+  async function loadNames() {
+    try {
+      const r = await fetch('/classroom/v0/names', { headers: { Accept: 'application/json' } });
+      const b = await r.json();
+      const names = {};
+      const peers = {};
+      for (const n of b.names || []) {
+        names[n.key] = n.name;
+        if (n.peer) peers[n.peer] = n.name;
+      }
+      st.names = names;
+      st.peerNames = peers;
+    } catch (e) {
+      // No address book: keys are shown.
+    }
+  }
+
+  function note(id) {
+    const n = st.notes[id];
+    if (!n) return null;
+    return el('p', { class: n.ok ? 'note ok' : 'note error', role: n.ok ? 'status' : 'alert', id: id + '-note', text: n.text });
+  }
+
+  function problem(res) {
+    const b = res.body || {};
+    if (b.receipts) {
+      const bad = b.receipts.find((r) => r.status !== 'accepted');
+      if (bad) return 'refused: ' + (bad.errors || []).map((e) => e.code + ': ' + e.detail).join('; ');
+    }
+    return b.detail || 'HTTP ' + res.status;
+  }
+
+  function codeBlock() {
+    if (!CODE) return null;
+    return el('div', { class: 'code' },
+      el('label', { for: 'my-code', text: 'Your enrolment code (give it to your teacher to paste):' }),
+      el('input', { id: 'my-code', class: 'id', readonly: true, value: CODE, size: '60', 'data-keep': 'no' }),
+      el('button', { type: 'button', id: 'copy-code', onclick: () => {
+        const f = document.getElementById('my-code');
+        f.select();
+        (navigator.clipboard ? navigator.clipboard.writeText(CODE) : Promise.reject(new Error('no clipboard')))
+          .then(() => setLive('Your code is copied.'), () => setLive('Select the code and copy it.'));
+      } }, 'Copy the code'));
   }
 
   // ---- routing -------------------------------------------------------
@@ -131,9 +189,13 @@
     document.getElementById('mode').textContent = READONLY
       ? 'Read-only page: served beyond this laptop, it cannot vote or checkpoint.'
       : VOTER ? 'Voting as ' + short(VOTER) + ' (key on this laptop).' : 'No voter key on this laptop.';
+    clearInterval(st.homeTimer);
+    await loadNames();
     if (!st.session) {
       renderHome();
       listen('');
+      st.homeTimer = setInterval(pollHome, 1000);
+      pollHome();
       return;
     }
     listen(st.session);
@@ -165,15 +227,86 @@
 
   function renderHome() {
     const view = document.getElementById('view');
+    const canWrite = !READONLY && VOTER;
     view.replaceChildren(
       el('h2', { text: 'Sessions on this node' }),
       st.sessions.length === 0
-        ? el('p', { text: 'This node holds no session yet. Create one with witan submit, or connect to a classmate\'s laptop.' })
+        ? el('p', { text: 'This node holds no session yet. Start a class below, or join one a classmate\'s laptop announces.' })
         : el('ul', null, st.sessions.map((s) => el('li', null,
           el('a', { href: '#/s/' + s }, st.labels[s].label), ' ',
           st.labels[s].sim ? el('span', { class: 'badge simulation', text: 'Simulation' }) : null, ' ',
-          el('span', { class: 'id', text: short(s) })))));
+          el('span', { class: 'id', text: short(s) })))),
+      canWrite ? el('section', { 'aria-labelledby': 'h-code' }, el('h2', { id: 'h-code', text: 'Your key' }), codeBlock()) : null,
+      el('section', { 'aria-labelledby': 'h-available' },
+        el('h2', { id: 'h-available', text: 'Sessions the laptops around you announce' }),
+        el('div', { id: 'available' }, el('p', { text: 'Looking…' })), note('join')),
+      canWrite ? el('section', { 'aria-labelledby': 'h-start' },
+        el('h2', { id: 'h-start', text: 'Start a class (teacher)' }),
+        el('p', { text: 'Starts a simulated session from the template: three short class rules, changed by a majority of the class (two thirds to change how they are changed). You are its first member; enrol your students from the teacher\'s view.' }),
+        el('label', { for: 'start-label', text: 'Name of the class' }), ' ',
+        el('input', { id: 'start-label', type: 'text', value: 'Class rules', maxlength: '80' }), ' ',
+        el('button', { type: 'button', id: 'start', onclick: startClass }, 'Start the class'),
+        note('start')) : null);
     document.title = 'witan classroom (simulation)';
+  }
+
+  async function pollHome() {
+    if (st.session) return;
+    let sessions = st.sessions;
+    try {
+      sessions = (await getJSON('/sessions')).sessions || [];
+    } catch (e) { /* keep the last list */ }
+    if (st.joining && sessions.includes(st.joining)) {
+      const id = st.joining;
+      st.joining = '';
+      location.hash = '#/s/' + id;
+      return;
+    }
+    let avail = [];
+    try {
+      avail = (await getJSON('/peers')).available || [];
+    } catch (e) { /* a node without sync announces nothing */ }
+    const box = document.getElementById('available');
+    if (!box) return;
+    avail = avail.filter((o) => o.space.startsWith('sha256:') && !sessions.includes(o.space));
+    const want = JSON.stringify(avail.map((o) => o.space));
+    if (box.getAttribute('data-list') === want) return;
+    box.setAttribute('data-list', want);
+    box.replaceChildren(avail.length === 0
+      ? el('p', { text: 'None yet: no connected laptop announces a session this one does not hold.' })
+      : el('ul', null, avail.map((o) => el('li', { 'data-available': o.space },
+        el('span', { class: 'id', text: o.space }), ' ',
+        READONLY ? null : el('button', { type: 'button', class: 'join', id: 'join-' + o.space.slice(7, 19), onclick: () => joinSession(o.space) }, 'Join this session')))));
+  }
+
+  async function joinSession(id) {
+    const res = await post('/classroom/v0/join', { session: id }).catch((e) => ({ ok: false, body: { detail: e.message } }));
+    st.notes.join = res.ok
+      ? { ok: true, text: 'Joined: this laptop is fetching the session from its peers; it opens when it arrives.' }
+      : { ok: false, text: 'Could not join: ' + problem(res) };
+    if (res.ok) st.joining = id;
+    const box = document.getElementById('available');
+    if (box && box.parentNode) {
+      const old = document.getElementById('join-note');
+      if (old) old.remove();
+      box.parentNode.append(note('join'));
+    }
+  }
+
+  async function startClass() {
+    const b = document.getElementById('start');
+    b.disabled = true;
+    const label = document.getElementById('start-label').value;
+    const res = await post('/classroom/v0/start', { label }).catch((e) => ({ ok: false, body: { detail: e.message } }));
+    if (res.ok) {
+      location.hash = '#/s/' + res.body.made + '/teacher';
+      return;
+    }
+    b.disabled = false;
+    st.notes.start = { ok: false, text: 'The class was not started: ' + problem(res) };
+    const old = document.getElementById('start-note');
+    if (old) old.remove();
+    b.after(note('start'));
   }
 
   function showError(text) {
@@ -191,7 +324,7 @@
     const es = new EventSource(API + '/events?' + q(session));
     es.addEventListener('entry', (ev) => {
       const d = JSON.parse(ev.data);
-      schedule('New ' + d.type + ' (log position ' + d.position + ', ' + d.finality.replace('_', ' ') + ').');
+      schedule('New ' + d.type + ' (log index ' + (d.position - 1) + ', ' + d.finality.replace('_', ' ') + ').');
     });
     es.addEventListener('checkpoint', (ev) => {
       const d = JSON.parse(ev.data);
@@ -252,16 +385,33 @@
       diff: m.status === 'open' ? await getJSON('/merge-requests/' + m.id + '/diff' + qs).catch((e) => ({ error: e })) : null,
     })));
     const byID = Object.fromEntries(details.map((d) => [d.m.id, d]));
+    await Promise.all(mrs.merge_requests.map(async (m) => {
+      if (st.openers[m.id] || !(m.opened_by || []).length) return;
+      try {
+        st.openers[m.id] = (await getJSON('/objects/' + m.opened_by[0])).object.author;
+      } catch (e) { /* shown without its proposer */ }
+    }));
     let peers = null;
     if (st.teacher) peers = await fetch('/classroom/v0/peers?' + q(id)).then((r) => r.json()).catch(() => null);
 
     const focused = document.activeElement && document.activeElement.id;
+    const saved = {};
+    for (const f of document.getElementById('view').querySelectorAll('input[id], textarea[id]')) {
+      if (f.getAttribute('data-keep') !== 'no') saved[f.id] = f.value;
+    }
+    for (const id of st.clear || []) delete saved[id];
+    st.clear = [];
+    const roster = s.groups.find((g) => g.id === 'roster');
+    const member = !!(roster && VOTER && roster.members.includes(VOTER));
     const parts = [
       el('h2', null, (st.teacher ? "Teacher's view: " : '') + (s.label || 'Session'), ' ', simBadge(s.simulation)),
       el('p', null, 'Session ', el('span', { class: 'id', text: id }), '. ', finality(sess.finality),
         '. ', s.entries + ' entries, ' + s.ballots + ' ballots.'),
       s.simulation ? el('p', { class: 'notice', text: 'Simulated session: every vote, merge and law text here is invented for the class.' }) : null,
       s.flags.length ? el('div', null, s.flags.map(flagLine)) : null,
+      VOTER && !READONLY && !member
+        ? el('div', { class: 'notice', id: 'not-enrolled' }, el('p', { text: 'Your key is not in this class\'s roster yet, so you cannot vote or propose here. Give your teacher your code:' }), codeBlock())
+        : null,
     ];
     if (st.teacher) parts.push(teacherPanel(id, s, cp, peers));
     parts.push(el('section', { 'aria-labelledby': 'h-mrs' },
@@ -273,10 +423,14 @@
         el('h2', { id: 'h-closed', text: 'Decided and closed merge requests' }),
         closed.map((m) => mrBlock(id, byID[m.id], s))));
     }
-    parts.push(lawSection(law));
+    parts.push(lawSection(law, id, member));
     parts.push(rosterSection(s));
     parts.push(branchSection(s));
     document.getElementById('view').replaceChildren(...parts.filter((p) => p !== null && p !== undefined));
+    for (const [fid, v] of Object.entries(saved)) {
+      const f = document.getElementById(fid);
+      if (f && !f.readOnly) f.value = v;
+    }
     document.title = (st.teacher ? "Teacher's view: " : '') + (s.label || 'Session') + (s.simulation ? ' (simulation)' : '') + ' · witan classroom';
     if (focused) {
       const f = document.getElementById(focused);
@@ -343,6 +497,8 @@
     const hid = 'mr-' + m.id.slice(7, 19);
     const parts = [
       el('h3', { id: hid, text: m.summary || 'Merge request ' + short(m.id) }),
+      st.openers[m.id] ? el('p', { class: 'opener' }, 'Proposed by ', keyLabel(st.openers[m.id]),
+        m.summary ? '. The title is the proposer\'s own summary, not an official one; the diff is the neutral view.' : '.') : null,
       el('p', null, 'Status: ', el('strong', { class: 'status', text: m.status }), m.reason ? ' (' + m.reason + ')' : '',
         '. Into ', el('strong', { text: m.target.branch }), m.source ? ' from ' + m.source.branch : '',
         '. Electorate: ' + m.electorate + '. Rule: ' + (m.rule && m.rule.kind ? m.rule.kind : 'unknown') + '. ',
@@ -354,6 +510,7 @@
       tallyBlock(d),
     ];
     if (m.status === 'open') parts.push(voteBlock(session, m, s));
+    if (m.status === 'open' && st.teacher && !READONLY && VOTER) parts.push(closeBlock(session, m));
     if (st.receipts[m.id]) parts.push(receiptBlock(st.receipts[m.id]));
     if (d.diff) {
       parts.push(el('details', { open: true },
@@ -396,6 +553,47 @@
     if (f) f.focus();
   }
 
+  // ---- closing a vote (teacher) --------------------------------------
+
+  function closeBlock(session, m) {
+    const tag = m.id.slice(7, 19);
+    const c = st.closing[m.id];
+    const parts = [el('h4', { text: 'Close the vote' })];
+    if (!c || c.error) {
+      parts.push(el('p', { class: 'hint', text: 'This laptop works out the determination the rule allows over every ballot it holds, and shows it before anything is signed.' }));
+      parts.push(el('button', { type: 'button', id: 'close-' + tag, onclick: () => planClose(session, m) }, 'Work out the determination'));
+      if (c && c.error) parts.push(el('p', { class: 'error', role: 'alert', id: 'close-error-' + tag, text: c.error }));
+      return el('div', { class: 'close', 'data-close': m.id }, parts);
+    }
+    const p = c.plan;
+    const t = p.result.tally;
+    parts.push(el('p', { class: 'close-plan', id: 'close-plan-' + tag }, 'Closing now: ', el('strong', { class: 'close-outcome', text: p.outcome }),
+      '. Tally: ' + t.approve + ' approve, ' + t.reject + ' reject, ' + t.abstain + ' abstain of an electorate of ' + t.electorate +
+      (t.void ? ' (' + t.void + ' voided)' : '') + ', over the ' + p.ballots.length + (p.ballots.length === 1 ? ' ballot' : ' ballots') +
+      ' cast on it. Every laptop re-counts exactly these ballots and refuses the determination if it disagrees.'));
+    parts.push(el('div', { class: 'buttons' },
+      el('button', { type: 'button', id: 'close-sign-' + tag, onclick: () => signClose(session, m, p) }, 'Sign the determination: ' + p.outcome),
+      el('button', { type: 'button', id: 'close-cancel-' + tag, onclick: () => { delete st.closing[m.id]; refresh(); } }, 'Cancel')));
+    return el('div', { class: 'close', 'data-close': m.id }, parts);
+  }
+
+  async function planClose(session, m) {
+    const res = await post('/classroom/v0/close', { session, mr: m.id, sign: false }).catch((e) => ({ ok: false, body: { detail: e.message } }));
+    st.closing[m.id] = res.ok ? { plan: res.body } : { error: 'No determination: ' + problem(res) };
+    await refresh();
+    const f = document.getElementById((res.ok ? 'close-sign-' : 'close-') + m.id.slice(7, 19));
+    if (f) f.focus();
+  }
+
+  async function signClose(session, m, p) {
+    const res = await post('/classroom/v0/close', { session, mr: m.id, sign: true, outcome: p.outcome, ballots: p.ballots.length })
+      .catch((e) => ({ ok: false, body: { detail: e.message } }));
+    delete st.closing[m.id];
+    if (!res.ok) st.closing[m.id] = { error: 'The determination was not taken: ' + problem(res) };
+    st.reason = res.ok ? 'the determination (' + p.outcome + ') was signed and accepted.' : 'the determination was not taken.';
+    await refresh();
+  }
+
   function receiptBlock(r) {
     const b = r.res.body;
     const rc = b.receipt;
@@ -419,10 +617,11 @@
     const size = cp && cp.checkpoint ? cp.checkpoint.size : 0;
     const logSize = peers ? peers.log_size : s.entries;
     const rows = peers && peers.peers ? peers.peers.map((p) => el('tr', { 'data-peer': p.id },
-      el('td', null, el('span', { class: 'id', text: short(p.id) })),
+      el('td', null, st.peerNames[p.id] ? el('strong', { text: st.peerNames[p.id] }) : null, st.peerNames[p.id] ? ' ' : null, el('span', { class: 'id', title: p.id, text: short(p.id) })),
       el('td', { class: 'peer-status', text: peerWords(p) }))) : [];
     return el('section', { 'aria-labelledby': 'h-teacher' },
       el('h2', { id: 'h-teacher', text: 'Laptops and checkpoints' }),
+      READONLY || !VOTER ? null : enrolForm(id),
       el('h3', { text: 'Connected laptops (' + rows.length + ')' }),
       rows.length
         ? el('div', { class: 'table-wrap' }, el('table', null,
@@ -437,6 +636,33 @@
         ? el('p', { text: 'Read-only page: checkpoints are signed from the laptop itself.' })
         : el('button', { type: 'button', id: 'checkpoint', onclick: () => checkpoint(id) }, 'Sign a checkpoint now'),
       el('p', { class: 'hint', text: 'A checkpoint turns the figures it covers from provisional to final advisory on this laptop. It is never final: another laptop may disagree.' }));
+  }
+
+  function enrolForm(id) {
+    return el('div', { class: 'enrol' },
+      el('h3', { text: 'Enrol a student' }),
+      el('p', { class: 'hint', text: 'Each student\'s page shows a code. Paste it here with the student\'s name: the code\'s key joins the roster (signed with your key); the name stays on this laptop and is never sent to anyone.' }),
+      el('div', { class: 'field' }, el('label', { for: 'enrol-code', text: 'Student\'s code' }), el('input', { id: 'enrol-code', type: 'text', class: 'id', autocomplete: 'off', spellcheck: 'false' })),
+      el('div', { class: 'field' }, el('label', { for: 'enrol-name', text: 'Name (kept on this laptop only)' }), el('input', { id: 'enrol-name', type: 'text', maxlength: '80', autocomplete: 'off' })),
+      el('button', { type: 'button', id: 'enrol', onclick: () => enrol(id) }, 'Enrol'),
+      note('enrol'));
+  }
+
+  async function enrol(id) {
+    const code = document.getElementById('enrol-code').value;
+    const name = document.getElementById('enrol-name').value;
+    const res = await post('/classroom/v0/enrol', { session: id, code, name }).catch((e) => ({ ok: false, body: { detail: e.message } }));
+    if (res.ok) {
+      st.clear = ['enrol-code', 'enrol-name'];
+      await loadNames();
+    }
+    st.notes.enrol = res.ok
+      ? { ok: true, text: (name || 'The student') + (res.body.receipts.length ? ' is enrolled.' : ' was enrolled already; the name is saved.') }
+      : { ok: false, text: 'Not enrolled: ' + problem(res) };
+    st.reason = res.ok ? (name || 'a student') + ' enrolled.' : '';
+    await refresh();
+    const f = document.getElementById('enrol-code');
+    if (f) f.focus();
   }
 
   function peerWords(p) {
@@ -461,23 +687,93 @@
 
   // ---- law, roster, branches ----------------------------------------
 
-  function lawNode(n, depth) {
+  function lawNode(n, depth, session, canPropose) {
     if (!n || depth > 12) return null;
-    const kids = (n.children || []).map((c) => lawNode(c, depth + 1));
+    const kids = (n.children || []).map((c) => lawNode(c, depth + 1, session, canPropose));
+    const leaf = (n.children || []).length === 0 && n.kind !== 'root';
+    const tag = n.nid.replace(/[^A-Za-z0-9]/g, '_');
+    const drafting = st.draft && st.draft.nid === n.nid;
     return el('li', { 'data-nid': n.nid },
       n.heading ? el('span', { class: 'heading', text: n.heading + ' ' }) : null,
-      n.text ? el('span', { text: n.text }) : null,
+      n.text ? el('span', { class: 'law-text', text: n.text }) : null,
       el('span', { class: 'id', text: ' ' + n.nid }),
+      leaf && canPropose && !drafting
+        ? [' ', el('button', { type: 'button', class: 'propose', id: 'propose-' + tag, 'aria-label': 'Propose a change to ' + (n.heading || n.nid),
+          onclick: () => { st.draft = { nid: n.nid, heading: n.heading || n.nid, text: n.text || '' }; st.clear = ['draft-text', 'draft-summary']; refresh().then(() => { const f = document.getElementById('draft-text'); if (f) f.focus(); }); } }, 'Propose a change')]
+        : null,
+      drafting ? draftForm(session, n) : null,
       kids.length ? el('ol', null, kids) : null);
   }
 
-  function lawSection(law) {
+  function draftForm(session, n) {
+    const d = st.draft;
+    const planned = !!d.plan;
+    const parts = [
+      el('h3', { text: 'Your amendment to ' + d.heading }),
+      el('div', { class: 'field' }, el('label', { for: 'draft-text', text: 'New text of ' + d.heading }),
+        el('textarea', { id: 'draft-text', rows: '3', readonly: planned, 'data-keep': planned ? 'no' : null }, planned ? d.plan.text : d.text)),
+      el('div', { class: 'field' }, el('label', { for: 'draft-summary', text: 'Your summary (optional; shown as yours)' }),
+        el('input', { id: 'draft-summary', type: 'text', maxlength: '280', readonly: planned, value: planned ? d.plan.summary : '', 'data-keep': planned ? 'no' : null })),
+    ];
+    if (!planned) {
+      parts.push(el('div', { class: 'buttons' },
+        el('button', { type: 'button', id: 'draft-preview', onclick: () => previewDraft(session) }, 'Show the change'),
+        el('button', { type: 'button', id: 'draft-cancel', onclick: () => { st.draft = null; refresh(); } }, 'Cancel')));
+    } else {
+      parts.push(el('p', null, 'Nothing is signed yet. Signing opens merge request ', el('span', { class: 'id', id: 'draft-mr', text: d.plan.mr }),
+        ' into the law, voted on by the ' + d.plan.electorate + ' members of the roster now (' + d.plan.transactions + ' transactions signed with your key).'));
+      parts.push(el('pre', { class: 'diff', id: 'draft-diff', tabindex: '0', 'aria-label': 'What your amendment changes (diff)', text: d.plan.diff }));
+      parts.push(el('div', { class: 'buttons' },
+        el('button', { type: 'button', id: 'draft-sign', onclick: () => signDraft(session) }, 'Sign and open the merge request'),
+        el('button', { type: 'button', id: 'draft-edit', onclick: () => { st.draft.text = d.plan.text; st.draft.plan = null; refresh(); } }, 'Edit again'),
+        el('button', { type: 'button', id: 'draft-cancel', onclick: () => { st.draft = null; refresh(); } }, 'Cancel')));
+    }
+    if (d.error) parts.push(el('p', { class: 'error', role: 'alert', text: d.error }));
+    return el('div', { class: 'draft', id: 'draft' }, parts);
+  }
+
+  async function previewDraft(session) {
+    const text = document.getElementById('draft-text').value;
+    const summary = document.getElementById('draft-summary').value;
+    const res = await post('/classroom/v0/propose', { session, nid: st.draft.nid, text, summary, sign: false })
+      .catch((e) => ({ ok: false, body: { detail: e.message } }));
+    st.draft.text = text;
+    st.draft.error = res.ok ? '' : 'No change to show: ' + problem(res);
+    st.draft.plan = res.ok ? Object.assign({ text, summary }, res.body) : null;
+    await refresh();
+    const f = document.getElementById(res.ok ? 'draft-sign' : 'draft-text');
+    if (f) f.focus();
+  }
+
+  async function signDraft(session) {
+    const p = st.draft.plan;
+    const res = await post('/classroom/v0/propose', { session, nid: st.draft.nid, text: p.text, summary: p.summary, sign: true, mr: p.mr })
+      .catch((e) => ({ ok: false, body: { detail: e.message } }));
+    if (res.ok) {
+      st.draft = null;
+      st.clear = ['draft-text', 'draft-summary'];
+      st.reason = 'your merge request ' + short(p.mr) + ' is open: it is below, ready for votes.';
+    } else {
+      st.draft.plan = null;
+      st.draft.error = 'Not opened: ' + problem(res);
+    }
+    await refresh();
+    const f = document.querySelector('article.mr[data-mr="' + p.mr + '"] h3');
+    if (res.ok && f) {
+      f.setAttribute('tabindex', '-1');
+      f.focus();
+    }
+  }
+
+  function lawSection(law, session, member) {
+    const canPropose = member && !READONLY && !!VOTER;
     return el('section', { 'aria-labelledby': 'h-law', class: 'law' },
       el('h2', { id: 'h-law', text: 'The law in force' }),
       law.error
         ? el('p', { text: 'No law to show: ' + law.error.message })
         : [el('p', null, finality(law.finality), '. Snapshot ', el('span', { class: 'id', text: short(law.snapshot) })),
-          el('ol', null, lawNode(law.root, 0))]);
+          canPropose ? el('p', { class: 'hint', text: 'To propose an amendment, edit a section\'s text: you see the change before you sign it, and it becomes law only if the class approves it.' }) : null,
+          el('ol', null, lawNode(law.root, 0, session, canPropose))]);
   }
 
   function rosterSection(s) {
