@@ -106,6 +106,9 @@ func TestMkdirAll(t *testing.T) {
 // in a loop and cut at a random moment holds one of the versions written,
 // whole, never an empty or partial one.
 func TestPowerCut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("mounts a LazyFS disk and cuts its power; skipped with -short")
+	}
 	rng := crashtest.Rand(t, "WITAN_POWERLOSS_SEED", 3)
 	d := crashtest.Mount(t)
 	dir := filepath.Join(d.Mnt, "data", "keys")

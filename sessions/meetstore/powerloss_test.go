@@ -53,6 +53,9 @@ func TestPowerLossChild(t *testing.T) {
 // returned before the cut, read back whole. WITAN_POWERLOSS_MEET sets
 // the number of cuts (default 3).
 func TestPowerLoss(t *testing.T) {
+	if testing.Short() {
+		t.Skip("mounts a LazyFS disk and cuts its power; skipped with -short")
+	}
 	rounds := crashtest.Count(t, "WITAN_POWERLOSS_MEET", 3)
 	rng := crashtest.Rand(t, "WITAN_POWERLOSS_SEED", 4)
 	for round := range rounds {
