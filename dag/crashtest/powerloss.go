@@ -111,7 +111,22 @@ func (d *Disk) Remount() error {
 	return d.mount()
 }
 
+// mount mounts Root at Mnt, trying up to three times: LazyFS takes
+// "--config-path P" as absent when P contains "-o" in any case, and the
+// script's configuration file has a random name that sometimes does
+// (then LazyFS looks for config/default.toml and aborts); each try gets a
+// new name.
 func (d *Disk) mount() error {
+	var err error
+	for range 3 {
+		if err = d.mountOnce(); err == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+func (d *Disk) mountOnce() error {
 	var stderr bytes.Buffer
 	cmd := exec.Command("bash", d.script, "mount", d.Root, d.Mnt)
 	cmd.Stderr = &stderr
