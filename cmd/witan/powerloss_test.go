@@ -23,6 +23,7 @@ import (
 // a seeded generator (WITAN_POWERLOSS_SEED replays one), the process
 // killed right after, the node started again on what reached the disk.
 // WITAN_POWERLOSS_ROUNDS sets the cuts of the loaded node (default 10),
+// WITAN_POWERLOSS_WINDOW_MS the longest load before a cut (default 2000),
 // WITAN_POWERLOSS_NEW the brand-new nodes cut in their first seconds
 // (default 5).
 
@@ -67,13 +68,14 @@ func sessionLog(t *testing.T, base, session string) map[dag.ID]bool {
 
 // TestPowerLossUnderLoad: `witan up` on a LazyFS disk, checkpointing every
 // 100 ms, takes signed ballots from 16 concurrent HTTP writers; the power
-// is cut at a random moment 0.2–2 s into each round. After each cut the
+// is cut at a random moment 0.2–2 s into each round (WITAN_POWERLOSS_WINDOW_MS). After each cut the
 // node starts again on the disk, with the node key it had, and every
 // ballot whose receipt said "accepted" is in the session's GET /log.
 func TestPowerLossUnderLoad(t *testing.T) {
 	d := crashtest.Mount(t)
 	bin := buildWitan(t)
 	rounds := crashtest.Count(t, "WITAN_POWERLOSS_ROUNDS", 10)
+	window := crashtest.Count(t, "WITAN_POWERLOSS_WINDOW_MS", 2000)
 	rng := crashtest.Rand(t, "WITAN_POWERLOSS_SEED", 1)
 	dir := filepath.Join(d.Mnt, "data")
 	extra := []string{"-gc-every", "300ms"}
@@ -82,7 +84,7 @@ func TestPowerLossUnderLoad(t *testing.T) {
 	nodeKey := p.info.NodeKey
 	b := ht.New(ht.Options{Simulation: true, Label: "power loss"})
 	client := &httpapi.Client{BaseURL: p.info.HTTP, Session: b.Session.String()}
-	const perRound = 6000
+	perRound := max(6000, 4*window) // more than 16 writers submit in the window
 	ballots := b.BallotLoad(rounds*perRound, 2000, func(tx ht.Tx) {
 		if rc, err := client.Submit(context.Background(), tx.Bytes, tx.Attach); err != nil || rc.Status != "accepted" {
 			t.Fatalf("%s: %v %+v", tx.Env.Type, err, rc)
@@ -92,7 +94,7 @@ func TestPowerLossUnderLoad(t *testing.T) {
 	lost := 0
 	for round := range rounds {
 		batch := ballots[round*perRound : (round+1)*perRound]
-		cutAfter := time.Duration(200+rng.IntN(1800)) * time.Millisecond
+		cutAfter := time.Duration(200+rng.IntN(max(window-200, 1))) * time.Millisecond
 		got := submitUntilCut(p.info.HTTP, batch, 16, cutAfter, func() { cutUp(t, d, p) })
 		for _, id := range got {
 			accepted[id] = true
