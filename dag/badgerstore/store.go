@@ -165,7 +165,7 @@ type Store struct {
 	watch *watcher
 	// bl holds the entry bodies of a store on disk (nil in memory, where
 	// they stay in Badger under their keys).
-	bl *bodyLog
+	bl  *bodyLog
 	dir string
 	// Stats: Badger commits and the time they took.
 	commits, commitWait atomic.Int64
