@@ -111,11 +111,10 @@ func (d *Disk) Remount() error {
 	return d.mount()
 }
 
-// mount mounts Root at Mnt, trying up to three times: LazyFS takes
-// "--config-path P" as absent when P contains "-o" in any case, and the
-// script's configuration file has a random name that sometimes does
-// (then LazyFS looks for config/default.toml and aborts); each try gets a
-// new name.
+// mount mounts Root at Mnt, trying up to three times: LazyFS takes a
+// config path that holds "-o" (the script's temporary file name is
+// random) for an option and then fails to start, which a new name
+// avoids.
 func (d *Disk) mount() error {
 	var err error
 	for range 3 {
