@@ -23,7 +23,8 @@ import (
 // a seeded generator (WITAN_POWERLOSS_SEED replays one), the process
 // killed right after, the node started again on what reached the disk.
 // WITAN_POWERLOSS_ROUNDS sets the cuts of the loaded node (default 10),
-// WITAN_POWERLOSS_WINDOW_MS the longest load before a cut (default 2000),
+// WITAN_POWERLOSS_WINDOW_MS the longest load after a round's first receipt
+// before its cut (default 2000),
 // WITAN_POWERLOSS_NEW the brand-new nodes cut in their first seconds
 // (default 5).
 
@@ -67,10 +68,11 @@ func sessionLog(t *testing.T, base, session string) map[dag.ID]bool {
 }
 
 // TestPowerLossUnderLoad: `witan up` on a LazyFS disk, checkpointing every
-// 100 ms, takes signed ballots from 16 concurrent HTTP writers; the power
-// is cut at a random moment 0.2–2 s into each round (WITAN_POWERLOSS_WINDOW_MS). After each cut the
-// node starts again on the disk, with the node key it had, and every
-// ballot whose receipt said "accepted" is in the session's GET /log.
+// 100 ms and running GC every 300 ms, takes signed ballots from 16
+// concurrent HTTP writers; the power is cut at a random moment 0.2–2 s
+// after the round's first receipt (WITAN_POWERLOSS_WINDOW_MS). After each
+// cut the node starts again on the disk, with the node key it had, and
+// every ballot whose receipt said "accepted" is in the session's GET /log.
 func TestPowerLossUnderLoad(t *testing.T) {
 	d := crashtest.Mount(t)
 	bin := buildWitan(t)
@@ -95,7 +97,10 @@ func TestPowerLossUnderLoad(t *testing.T) {
 	for round := range rounds {
 		batch := ballots[round*perRound : (round+1)*perRound]
 		cutAfter := time.Duration(200+rng.IntN(max(window-200, 1))) * time.Millisecond
-		got := submitUntilCut(p.info.HTTP, batch, 16, cutAfter, func() { cutUp(t, d, p) })
+		got, first := submitUntilCut(p.info.HTTP, batch, 16, cutAfter, func() { cutUp(t, d, p) })
+		if len(got) == 0 {
+			t.Errorf("round %d: no receipt in a minute of load", round)
+		}
 		for _, id := range got {
 			accepted[id] = true
 		}
@@ -113,8 +118,8 @@ func TestPowerLossUnderLoad(t *testing.T) {
 				missing++
 			}
 		}
-		t.Logf("round %d: cut %v into the load, %d ballots accepted in the round, %d accepted in all, %d of them missing from /log",
-			round, cutAfter, len(got), len(accepted), missing)
+		t.Logf("round %d: first receipt after %v, cut %v later, %d ballots accepted in the round, %d accepted in all, %d of them missing from /log",
+			round, first.Round(time.Millisecond), cutAfter, len(got), len(accepted), missing)
 		lost += missing
 		if missing > 0 {
 			t.Errorf("round %d: %d of %d accepted ballots are not in the log after the power cut", round, missing, len(accepted))
@@ -127,15 +132,20 @@ func TestPowerLossUnderLoad(t *testing.T) {
 }
 
 // submitUntilCut posts the envelopes from writers concurrent clients, each
-// on its own connection, until cut (called once, after the delay) ends
-// them, and returns the transactions whose receipts said "accepted".
-func submitUntilCut(base string, txs []ht.Tx, writers int, after time.Duration, cut func()) []dag.ID {
+// on its own connection, until cut ends them, and returns the transactions
+// whose receipts said "accepted". cut is called once, the delay after the
+// first receipt (a node just restarted takes a moment to answer, and a
+// cut before any receipt would check nothing), or after a minute without
+// one.
+func submitUntilCut(base string, txs []ht.Tx, writers int, after time.Duration, cut func()) (ids []dag.ID, firstAfter time.Duration) {
 	var (
 		next atomic.Int64
 		mu   sync.Mutex
 		got  []dag.ID
 		wg   sync.WaitGroup
+		once sync.Once
 	)
+	first := make(chan struct{})
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	for range writers {
@@ -155,9 +165,16 @@ func submitUntilCut(base string, txs []ht.Tx, writers int, after time.Duration, 
 				mu.Lock()
 				got = append(got, rc.Tx)
 				mu.Unlock()
+				once.Do(func() { close(first) })
 			}
 		}()
 	}
+	start := time.Now()
+	select {
+	case <-first:
+	case <-time.After(time.Minute):
+	}
+	firstAfter = time.Since(start)
 	time.Sleep(after)
 	// The receipts read before the cut are the acknowledged ones; a
 	// receipt that arrives while it happens was acknowledged too.
@@ -166,14 +183,14 @@ func submitUntilCut(base string, txs []ht.Tx, writers int, after time.Duration, 
 	wg.Wait()
 	mu.Lock()
 	defer mu.Unlock()
-	return append([]dag.ID(nil), got...)
+	return append([]dag.ID(nil), got...), firstAfter
 }
 
 // TestPowerLossNewNode: a brand-new node (its node key and libp2p key
 // made on this start) accepts a session's first transaction, and the power
 // is cut at a random moment in the next 0–1.5 s. The node starts again on
-// what reached the disk, with the same node key and peer id, and the session's create
-// is in its log.
+// what reached the disk, with the same node key and peer id, and the
+// session's create is in its log.
 func TestPowerLossNewNode(t *testing.T) {
 	bin := buildWitan(t)
 	n := crashtest.Count(t, "WITAN_POWERLOSS_NEW", 5)
