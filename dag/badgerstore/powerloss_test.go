@@ -49,7 +49,9 @@ import (
 //     checks that the Put fails, closes the store and opens it again in the
 //     same process, goes on ingesting, and the power is cut shortly after.
 //
-// WITAN_POWERLOSS_CUTS sets the cuts per test (defaults 12, 10 and 8);
+// WITAN_POWERLOSS_CUTS sets the cuts per test (defaults 12, 10 and 8;
+// about four minutes in all; skipped with -short, so scripts/test.sh's
+// full run, which CI runs, has them and its -quick and -race runs not);
 // WITAN_POWERLOSS_SEED replays the cut timings of a logged run (the
 // moments still depend on the machine's speed).
 
@@ -195,6 +197,9 @@ type plRun struct {
 func runPowerLoss(t *testing.T, mode string, defCuts int, stream uint64) {
 	if os.Getenv(plChildEnv) != "" {
 		t.Skip("in the child")
+	}
+	if testing.Short() {
+		t.Skip("power-loss test: minutes of LazyFS mounts and cuts; runs without -short")
 	}
 	cuts := crashtest.Count(t, "WITAN_POWERLOSS_CUTS", defCuts)
 	r := &plRun{t: t, mode: mode, rng: crashtest.Rand(t, "WITAN_POWERLOSS_SEED", stream), disk: crashtest.Mount(t), acked: -1}
