@@ -55,7 +55,10 @@ echo "== staticcheck ${staticcheck_version}"
 go run "honnef.co/go/tools/cmd/staticcheck@${staticcheck_version}" ./...
 
 echo "== go test ./..."
-go test -count=1 ./...
+# dag/badgerstore's power-loss tests take some minutes of the package's
+# time (LazyFS mounts and power cuts): more than go test's default 10m
+# per package leaves on a loaded machine.
+go test -count=1 -timeout 30m ./...
 
 # Packages that start goroutines or share state across them.
 race_pkgs=()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -8,9 +9,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/dag/durable"
 )
 
 // KeygenCommand makes an Ed25519 key and writes its seed to a file that only
@@ -48,37 +49,64 @@ func (c *KeygenCommand) Run(ctx context.Context, args []string) error {
 	return nil
 }
 
+// writeKeyFile writes s's key file at path (durably: after a power cut the
+// file is there whole or not at all), refusing to replace a file unless
+// force.
 func writeKeyFile(path string, s *dag.Signer, force bool) error {
-	b, err := json.MarshalIndent(keyFile{Key: s.Key().String(), Seed: base64.RawURLEncoding.EncodeToString(s.Seed())}, "", "  ")
+	b, err := keyFileBytes(s)
 	if err != nil {
 		return err
 	}
 	if dir := filepath.Dir(path); dir != "." {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
+		if err := durable.MkdirAll(dir, 0o700); err != nil {
 			return err
 		}
 	}
-	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
 	if force {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+		return durable.WriteFile(path, b, 0o600)
 	}
-	f, err := os.OpenFile(path, flags, 0o600)
-	if err != nil {
+	if err := durable.CreateFile(path, b, 0o600); err != nil {
 		if errors.Is(err, os.ErrExist) {
 			return fmt.Errorf("%s exists (use -force to overwrite)", path)
 		}
 		return err
 	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return nil
 }
 
-// readKeyFile loads a key written by writeKeyFile and checks that only its
-// owner can read it and that its seed and public key agree.
-func readKeyFile(path string) (*dag.Signer, error) {
+// keyFileBytes is the key file of s.
+func keyFileBytes(s *dag.Signer) ([]byte, error) {
+	b, err := json.MarshalIndent(keyFile{Key: s.Key().String(), Seed: base64.RawURLEncoding.EncodeToString(s.Seed())}, "", "  ")
+	return append(b, '\n'), err
+}
+
+// The advice a damaged key file's error gives, by what the key is.
+const (
+	adviceMemberKey = "restore it from a backup, or make a new key with witan keygen (a new key is a new member id)"
+	adviceNodeKey   = "restore it from a backup, or move it aside to start this node with a new identity (what it signed so far names the old key)"
+	adviceP2PKey    = "restore it from a backup, or move it aside to start this node with a new libp2p peer id (peers given its old address must be given the new one)"
+)
+
+// damagedKey is the error of a key file that is there but holds no key:
+// empty (a key written without fsync and cut by a power loss), cut short
+// or changed. It says what to do; the node never replaces such a key by
+// itself.
+func damagedKey(path, advice string, cause error) error {
+	return fmt.Errorf("%s is empty or damaged (%w): %s", path, cause, advice)
+}
+
+// readKeyFile loads a member's key written by writeKeyFile (readKeyFileAs
+// with the advice for a member's key).
+func readKeyFile(path string) (*dag.Signer, error) { return readKeyFileAs(path, adviceMemberKey) }
+
+// readKeyFileAs loads a key written by writeKeyFile and checks that its
+// seed and public key agree and that only its owner can read it. A file
+// that is not there is noKeyFile; one that holds nothing, or a key file cut
+// short or changed, is an error that gives advice; a file of another kind
+// named as a member's key (a roster, a draft) says it is not a key file.
+// The node's own key file holds nothing but a key, so anything else in it
+// is damage.
+func readKeyFileAs(path, advice string) (*dag.Signer, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, noKeyFile{path}
@@ -86,22 +114,31 @@ func readKeyFile(path string) (*dag.Signer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, damagedKey(path, advice, errEmptyKey)
+	}
 	var kf keyFile
-	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&kf); err != nil || kf.Key == "" || kf.Seed == "" {
-		return nil, fmt.Errorf("%s is not a witan key file (witan keygen makes one; -key names it)", path)
+		if advice == adviceMemberKey && !bytes.Contains(b, []byte(`"seed"`)) {
+			return nil, fmt.Errorf("%s is not a witan key file (witan keygen makes one; -key names it)", path)
+		}
+		if err == nil {
+			err = errors.New("its key or seed is missing")
+		}
+		return nil, damagedKey(path, advice, err)
 	}
 	seed, err := base64.RawURLEncoding.DecodeString(kf.Seed)
 	if err != nil {
-		return nil, fmt.Errorf("%s: seed: %w", path, err)
+		return nil, damagedKey(path, advice, err)
 	}
 	s, err := dag.SignerFromSeed(seed)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, damagedKey(path, advice, err)
 	}
 	if s.Key().String() != kf.Key {
-		return nil, fmt.Errorf("%s: key %s does not match its seed", path, kf.Key)
+		return nil, damagedKey(path, advice, fmt.Errorf("key %s does not match its seed", kf.Key))
 	}
 	// Like ssh: a secret others can read is refused, not used. Checked
 	// once the file is known to be a key, so the advice fits.
@@ -125,3 +162,6 @@ func (e noKeyFile) Error() string {
 }
 
 func (e noKeyFile) Unwrap() error { return os.ErrNotExist }
+
+// errEmptyKey is the cause of a damaged key file that holds nothing.
+var errEmptyKey = errors.New("the file is empty")

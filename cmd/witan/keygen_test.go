@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	ht "github.com/witan-dev/witan/replica/house/housetest"
 )
 
 func TestKeygen(t *testing.T) {
@@ -88,5 +90,62 @@ func TestCheckLoopback(t *testing.T) {
 		if err := checkLoopback(c.addr, c.public); (err == nil) != c.ok {
 			t.Errorf("checkLoopback(%q, %v) = %v", c.addr, c.public, err)
 		}
+	}
+}
+
+// TestDamagedKeyIsNotReplaced: a node key or libp2p key that is empty
+// (what a power cut leaves of a key written without fsync), cut short or
+// garbled stops witan up with an error that names the file and says what
+// to do; the file is left as it was and no new identity is made.
+func TestDamagedKeyIsNotReplaced(t *testing.T) {
+	ctx := context.Background()
+	// Any valid key file serves to be cut short.
+	kp := filepath.Join(t.TempDir(), "k")
+	if err := writeKeyFile(kp, ht.Member(7), false); err != nil {
+		t.Fatal(err)
+	}
+	good, _ := os.ReadFile(kp)
+	for _, c := range []struct {
+		name, file string
+		data       []byte
+		want       string
+	}{
+		{"empty node key", "node.key", nil, "node.key is empty or damaged (the file is empty): restore it from a backup, or move it aside to start this node with a new identity"},
+		{"node key cut short", "node.key", good[:len(good)/2], "node.key is empty or damaged (unexpected EOF): restore it from a backup, or move it aside"},
+		{"node key garbled", "node.key", []byte("\x00\x00\x00\x00"), "node.key is empty or damaged (invalid character"},
+		{"empty p2p key", "p2p.key", nil, "p2p.key is empty or damaged (the file is empty): restore it from a backup, or move it aside to start this node with a new libp2p peer id"},
+		{"p2p key garbled", "p2p.key", []byte("\x08\x01\x12\x03abc"), "p2p.key is empty or damaged ("},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if c.file == "p2p.key" {
+				if err := writeKeyFile(filepath.Join(dir, "node.key"), ht.Member(7), false); err != nil {
+					t.Fatal(err)
+				}
+			}
+			path := filepath.Join(dir, c.file)
+			if err := os.WriteFile(path, c.data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, errOut, code := run(ctx, "", "up", "-data", dir, "-http", "127.0.0.1:0", "-mdns=false", "-p2p-listen", "/ip4/127.0.0.1/tcp/0")
+			if code != exitFailure || !strings.Contains(errOut, path+" ") || !strings.Contains(errOut, c.want) {
+				t.Fatalf("witan up on a damaged %s: exit %d, stderr %q; want it to contain %q", c.file, code, errOut, c.want)
+			}
+			if b, _ := os.ReadFile(path); string(b) != string(c.data) {
+				t.Errorf("%s was changed to %q", c.file, b)
+			}
+			ents, _ := os.ReadDir(dir)
+			for _, e := range ents {
+				if e.Name() != "node.key" && e.Name() != "p2p.key" {
+					t.Errorf("witan up made %s before refusing the damaged key", e.Name())
+				}
+			}
+		})
+	}
+	// A member's key file says to make a new key, not a new identity.
+	p := filepath.Join(t.TempDir(), "voter.key")
+	os.WriteFile(p, nil, 0o600)
+	if _, err := readKeyFile(p); err == nil || !strings.Contains(err.Error(), "voter.key is empty or damaged (the file is empty): restore it from a backup, or make a new key with witan keygen") {
+		t.Errorf("an empty member key: %v", err)
 	}
 }

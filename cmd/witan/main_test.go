@@ -185,7 +185,7 @@ func TestMemoryHashesByHand(t *testing.T) {
 	if !strings.Contains(s, "{{NOTE1}}") || !strings.Contains(s, "{{NOTE2}}") || strings.Count(strings.ReplaceAll(s, zero, ""), "sha256:") != 0 {
 		t.Fatalf("memory.txt must name its blocks {{NOTE1}} and {{NOTE2}} (hashes worked out by hand) and no other hash:\n%s", s)
 	}
-	tour := strings.Join(tourSection(t, "## 6. Memory blocks"), "\n")
+	tour := strings.Join(tourSection(t, "## 7. Memory blocks"), "\n")
 	if !strings.Contains(tour, note1) || !strings.Contains(tour, note2) || strings.Count(strings.ReplaceAll(strings.ReplaceAll(strings.ReplaceAll(tour, note1, ""), note2, ""), zero, ""), "sha256:") != 0 {
 		t.Fatalf("docs/tour.md's memory section must show the blocks %s and %s and no other hash:\n%s", note1, note2, tour)
 	}

@@ -345,7 +345,7 @@ func (s *writer) ballots(ctx context.Context, keep func(*dag.Envelope, ballotBod
 		for _, e := range p.Entries {
 			env, _, _, err := dag.DecodeEnvelope(e.Envelope)
 			if err != nil {
-				return nil, fmt.Errorf("log entry %d: %w", e.Position, err)
+				return nil, fmt.Errorf("log index %d: %w", e.Position-1, err)
 			}
 			if env.Type != dag.TxBallotCast {
 				continue
@@ -400,11 +400,11 @@ func (s *writer) submit(ctx context.Context, txs []author.Tx) error {
 		if rc == nil {
 			return err
 		}
-		// The receipt's log_index counts from 0; witan log numbers
-		// entries from 1, and so does this line.
+		// The receipt's log_index counts from 0, as witan log, witan
+		// submit and the page number entries.
 		entry := ""
 		if rc.LogIndex != nil {
-			entry = fmt.Sprintf("  log entry %d", *rc.LogIndex+1)
+			entry = fmt.Sprintf("  log index %d", *rc.LogIndex)
 		}
 		fmt.Fprintf(out, "%s  %-14s  %s%s\n", rc.Status, tx.Env.Type, tx.ID, entry)
 		for _, e := range rc.Errors {

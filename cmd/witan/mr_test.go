@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -134,7 +135,7 @@ func TestVoteWalkUp(t *testing.T) {
 		t.Fatalf("a declined mr open signed something: log %d -> %d", n0, n)
 	}
 	// A stranger's key is refused before anything is shown as signable.
-	if _, errOut, code := witan("y\n", "nobody-missing", "mr", "open", "/us/t1/s1", newText); code != exitFailure || !strings.Contains(errOut, "no such file") {
+	if _, errOut, code := witan("y\n", "nobody-missing", "mr", "open", "/us/t1/s1", newText); code != exitFailure || !strings.Contains(errOut, "no key file") || !strings.Contains(errOut, "witan keygen -out") {
 		t.Errorf("mr open with no key: %d %s", code, errOut)
 	}
 
@@ -156,7 +157,9 @@ func TestVoteWalkUp(t *testing.T) {
 	// rule allows nothing yet (1 of 3 is not more than half; 2 more
 	// approvals can still come).
 	mr := wantMR.String()
-	if out, errOut, code := witan("", "teacher", "vote", mr, "reject"); code != exitOK || !strings.HasPrefix(out, "accepted  ballot.cast  ") {
+	nBefore := logSize()
+	out, errOut, code = witan("", "teacher", "vote", mr, "reject")
+	if code != exitOK || !strings.HasPrefix(out, "accepted  ballot.cast  ") {
 		t.Fatalf("vote: %d %s %s", code, out, errOut)
 	}
 	var first dag.ID
@@ -164,6 +167,11 @@ func TestVoteWalkUp(t *testing.T) {
 		var p httpapi.LogPage
 		client.Get(ctx, "/log", map[string][]string{"session": {sid.String()}, "limit": {"1000"}}, &p)
 		first = p.Entries[len(p.Entries)-1].Tx
+	}
+	// The receipt line numbers the ballot as witan log and the protocol's
+	// log_index do, from 0: after nBefore entries, it is the one at nBefore.
+	if want := fmt.Sprintf("accepted  ballot.cast     %s  log index %d\n", first, nBefore); out != want {
+		t.Fatalf("vote's receipt line:\n%q\nwant\n%q", out, want)
 	}
 	out, errOut, code = witan("", "teacher", "vote", mr, "approve")
 	if code != exitOK || !strings.HasPrefix(out, "replaces your ballot "+first.String()+"\naccepted  ballot.cast  ") {

@@ -59,10 +59,12 @@ var tourToken = regexp.MustCompile(`ed25519:[A-Za-z0-9_-]{43}` + // a key
 	`|12D3KooW[1-9A-HJ-NP-Za-km-z]{44}` + // a libp2p peer id
 	`|/ip4/127\.0\.0\.1/(?:tcp|udp)/\d+` + // a libp2p port
 	`|127\.0\.0\.1:\d+` + // an HTTP port
+	`|amend-[0-9a-f]{12}` + // an amendment's branch, named by its change
+	`|drafts-[A-Za-z0-9_-]{12}` + // a drafting group, named by its member's key
 	`|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z` + // a time (free)
 	`|go1\.\d+(?:\.\d+)?`) // the Go release (free)
 
-func freeToken(s string) bool { return strings.HasPrefix(s, "go1.") || strings.HasSuffix(s, "Z") }
+func freeToken(s string) bool { k := kindOf(s); return k == "go1." || k == "time" }
 
 // tourBindings maps the tour's values to this run's.
 type tourBindings struct {
@@ -134,7 +136,7 @@ func (b tourBindings) matchLine(want, got string) bool {
 
 // kindOf names a token's kind.
 func kindOf(tok string) string {
-	for _, k := range []string{"ed25519:", "12D3KooW", "/ip4/", "127.0.0.1:", "go1."} {
+	for _, k := range []string{"ed25519:", "12D3KooW", "/ip4/", "127.0.0.1:", "amend-", "drafts-", "go1."} {
 		if strings.HasPrefix(tok, k) {
 			return k
 		}
@@ -346,7 +348,10 @@ func freePort(t *testing.T) string {
 // the background and "kill %1" stops it; a witan up without "&" runs in
 // the foreground until a "^C" line, after which its last words are
 // compared; "export" sets the environment of what follows; curl -s URL
-// is an HTTP GET. A "```json NAME" block is a file the reader writes.
+// is an HTTP GET; double quotes group words as a shell's do. A command
+// that asks "? [y/N] " before it signs reads the answer the tour shows
+// after the question. A command writes to stderr exactly when it fails.
+// A "```json NAME" block is a file the reader writes.
 //
 // What differs from run to run is matched by kind, not by value: keys,
 // ids (full, or shortened to 8 digits and "…"), peer ids and ports are
@@ -422,7 +427,16 @@ func TestTour(t *testing.T) {
 		if c, _, ok := strings.Cut(cmdline, "  #"); ok {
 			cmdline = strings.TrimSpace(c) // a comment for the reader
 		}
-		args := strings.Fields(b.input(cmdline))
+		args := shellWords(b.input(cmdline))
+		// A command that asks before it signs reads the answer the tour
+		// shows typed after its question.
+		stdin, answer := "", ""
+		for _, w := range st.want {
+			if i := strings.LastIndex(w, confirmPrompt); i >= 0 && i+len(confirmPrompt) < len(w) {
+				answer = w[i+len(confirmPrompt):]
+				stdin = answer + "\n"
+			}
+		}
 		var out []string
 		var run func() []string
 		switch {
@@ -460,7 +474,7 @@ func TestTour(t *testing.T) {
 				}
 			}
 			args = append([]string{examples[name]}, args[3:]...)
-			run = func() []string { return runTourCmd(t, where, dir, env, args) }
+			run = func() []string { return runTourCmd(t, where, dir, env, args, "", "") }
 		case strings.Join(args[:min(3, len(args))], " ") == "go run ./cmd/witan" || args[0] == "./witan":
 			if args[0] == "go" {
 				args = append([]string{"./witan"}, args[3:]...)
@@ -503,7 +517,7 @@ func TestTour(t *testing.T) {
 				}
 				break
 			}
-			run = func() []string { return runTourCmd(t, where, dir, env, args) }
+			run = func() []string { return runTourCmd(t, where, dir, env, args, stdin, answer) }
 		default:
 			t.Fatalf("%s: the test does not know how to type %q", where, cmdline)
 		}
@@ -538,24 +552,66 @@ func TestTour(t *testing.T) {
 	}
 }
 
+// confirmPrompt ends the question a command asks before it signs.
+const confirmPrompt = "? [y/N] "
+
 // runTourCmd runs one command of the tour and returns its output (stdout
-// then stderr, as a terminal shows them for these short commands).
-func runTourCmd(t *testing.T, where, dir string, env, args []string) []string {
+// then stderr, as a terminal shows them for these short commands). It
+// types stdin, and shows the answer after the question as a terminal
+// echoes it. A command must write to stderr exactly when it fails.
+func runTourCmd(t *testing.T, where, dir string, env, args []string, stdin, answer string) []string {
 	t.Helper()
 	c := exec.Command(args[0], args[1:]...)
-	c.Dir, c.Env = dir, env
+	c.Dir, c.Env, c.Stdin = dir, env, strings.NewReader(stdin)
 	var stdout, stderr strings.Builder
 	c.Stdout, c.Stderr = &stdout, &stderr
 	err := c.Run()
 	if _, ok := err.(*exec.ExitError); err != nil && !ok {
 		t.Fatalf("%s: %v", where, err)
 	}
-	s := strings.TrimSuffix(stdout.String()+stderr.String(), "\n")
+	if failed := err != nil; failed != (stderr.Len() > 0) {
+		t.Fatalf("%s: %s: %v with stderr %q", where, strings.Join(args, " "), err, stderr.String())
+	}
+	o := stdout.String()
+	if answer != "" {
+		o = strings.ReplaceAll(o, confirmPrompt, confirmPrompt+answer+"\n")
+	}
+	s := strings.TrimSuffix(o+stderr.String(), "\n")
 	if s == "" {
 		return nil
 	}
 	return strings.Split(s, "\n")
 }
+
+// shellWords splits a command line as a shell does the tour's: words
+// separated by spaces, double quotes grouping.
+func shellWords(s string) []string {
+	var out []string
+	var cur strings.Builder
+	in, any := false, false
+	for _, r := range s {
+		switch {
+		case r == '"':
+			in, any = !in, true
+		case r == ' ' && !in:
+			if any {
+				out = append(out, cur.String())
+			}
+			cur.Reset()
+			any = false
+		default:
+			cur.WriteRune(r)
+			any = true
+		}
+	}
+	if any {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+// lanPort matches a port of the documentation's LAN address.
+var lanPort = regexp.MustCompile(`/ip4/192\.0\.2\.2/((?:tcp|udp)/\d+)`)
 
 // writeTour rewrites docs/tour.md with this run's outputs and the values
 // its inputs take from them (-update-tour).
@@ -591,6 +647,15 @@ func writeTour(t *testing.T, doc []string, steps []tourStep, got map[int][]strin
 					return r
 				}
 				return tok
+			})
+			// A node listens on one port on every interface: its LAN
+			// addresses (not compared) take its loopback port's value.
+			l = lanPort.ReplaceAllStringFunc(l, func(a string) string {
+				m := lanPort.FindStringSubmatch(a)
+				if r, ok := b.toRun["/ip4/127.0.0.1/"+m[1]]; ok {
+					return "/ip4/192.0.2.2/" + strings.TrimPrefix(r, "/ip4/127.0.0.1/")
+				}
+				return a
 			})
 		}
 		out = append(out, l)

@@ -21,6 +21,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/crypto"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/dag/durable"
 	"github.com/witan-dev/witan/replica/classroom"
 	"github.com/witan-dev/witan/replica/httpapi"
 	"github.com/witan-dev/witan/replica/node"
@@ -132,7 +133,7 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 			return fmt.Errorf("-key: %w", err)
 		}
 	}
-	if err := os.MkdirAll(*dataDir, 0o700); err != nil {
+	if err := durable.MkdirAll(*dataDir, 0o700); err != nil {
 		return err
 	}
 	key, err := loadOrCreateKey(filepath.Join(*dataDir, "node.key"))
@@ -342,30 +343,43 @@ func loadVoter(named, store string) (*dag.Signer, error) {
 }
 
 // loadOrCreateKey reads the node key at path, creating it on first start.
+// A key file that is there but damaged is an error, never a new identity.
 func loadOrCreateKey(path string) (*dag.Signer, error) {
-	s, err := readKeyFile(path)
-	if err == nil {
-		return s, nil
-	}
+	s, err := readKeyFileAs(path, adviceNodeKey)
 	if !errors.Is(err, os.ErrNotExist) {
-		return nil, err
+		return s, err
 	}
 	s, err = dag.GenerateSigner(nil)
 	if err != nil {
 		return nil, err
 	}
-	if err := writeKeyFile(path, s, false); err != nil {
+	b, err := keyFileBytes(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := durable.CreateFile(path, b, 0o600); err != nil {
+		if errors.Is(err, os.ErrExist) { // another start made it meanwhile
+			return readKeyFileAs(path, adviceNodeKey)
+		}
 		return nil, err
 	}
 	return s, nil
 }
 
 // loadOrCreateP2PKey keeps the libp2p identity, so a node's peer id (and
-// so the addresses its peers were given) survives a restart.
+// so the addresses its peers were given) survives a restart. Like the node
+// key, it is created once, durably, and a damaged one is an error.
 func loadOrCreateP2PKey(path string) (crypto.PrivKey, error) {
 	b, err := os.ReadFile(path)
 	if err == nil {
-		return crypto.UnmarshalPrivateKey(b)
+		if len(b) == 0 {
+			return nil, damagedKey(path, adviceP2PKey, errEmptyKey)
+		}
+		k, err := crypto.UnmarshalPrivateKey(b)
+		if err != nil {
+			return nil, damagedKey(path, adviceP2PKey, err)
+		}
+		return k, nil
 	}
 	if !errors.Is(err, os.ErrNotExist) {
 		return nil, err
@@ -378,7 +392,10 @@ func loadOrCreateP2PKey(path string) (crypto.PrivKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(path, b, 0o600); err != nil {
+	if err := durable.CreateFile(path, b, 0o600); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return loadOrCreateP2PKey(path)
+		}
 		return nil, err
 	}
 	return k, nil

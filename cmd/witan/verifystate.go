@@ -23,6 +23,7 @@ import (
 	"strconv"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/dag/durable"
 	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/httpapi"
 )
@@ -84,15 +85,11 @@ func (st *verifyState) save(path string) error {
 		return err
 	}
 	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := durable.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return durable.WriteFile(path, append(b, '\n'), 0o644)
 }
 
 // checkHistory compares the verified checkpoint cp and the replayed log

@@ -256,7 +256,7 @@ func BenchmarkIngest(b *testing.B) {
 		for _, mode := range []struct {
 			name string
 			o    badgerstore.Options
-		}{{"sync", benchOptions(badgerstore.Options{})}, {"nosync", benchOptions(badgerstore.Options{NoSync: true})}, {"badgersync", badgerSync(benchOptions(badgerstore.Options{}))}} {
+		}{{"sync", benchOptions(badgerstore.Options{})}, {"nosync", benchOptions(badgerstore.Options{NoSync: true})}} {
 			b.Run(sizeName(n)+"/"+mode.name, func(b *testing.B) {
 				var peak, half, end, liveHalf, liveEnd int64
 				var cpu time.Duration
@@ -303,7 +303,6 @@ func BenchmarkIngest(b *testing.B) {
 				runs := float64(b.N)
 				b.ReportMetric(float64(putTime.Milliseconds())/runs, "put-ms")
 				b.ReportMetric(float64(st.CommitWait.Milliseconds())/runs, "commit-ms")
-				b.ReportMetric(float64(st.LogSyncWait.Milliseconds())/runs, "logsync-ms")
 				b.ReportMetric(float64(st.BodySyncWait.Milliseconds())/runs, "bodysync-ms")
 				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
 				b.ReportMetric(float64(n)*float64(b.N)/cpu.Seconds(), "entries/cpu-s")
@@ -737,25 +736,9 @@ func warmUp(b *testing.B) {
 func addStats(a, b badgerstore.Stats) badgerstore.Stats {
 	a.Commits += b.Commits
 	a.CommitWait += b.CommitWait
-	a.LogSyncs += b.LogSyncs
-	a.LogSyncWait += b.LogSyncWait
-	a.LogBytes += b.LogBytes
 	a.BodySyncs += b.BodySyncs
 	a.BodySyncWait += b.BodySyncWait
 	return a
-}
-
-// badgerSync is o with Badger's own syncs instead of the store's commit
-// log: how each commit was made durable before it, to compare.
-func badgerSync(o badgerstore.Options) badgerstore.Options {
-	tune := o.Tune
-	o.Tune = func(bo badger.Options) badger.Options {
-		if tune != nil {
-			bo = tune(bo)
-		}
-		return bo.WithSyncWrites(true)
-	}
-	return o
 }
 
 func benchBatch() int {

@@ -20,7 +20,13 @@ package badgerstore
 //
 // Open truncates the current file to the committed end (a torn or
 // uncommitted append) and removes files after it (created by a
-// transaction that did not commit). Deleting a body writes its tombstone
+// transaction that did not commit). When it cut bytes off, the next
+// append goes to a new file: those bytes may have been an append whose
+// fdatasync failed, and after such a failure the kernel may report a
+// later fdatasync of the same file as a success without the disk having
+// what the cache holds. A failed fdatasync also stops every write of the
+// process to the body files (ErrSync): nothing is appended after it, and
+// the failed batch is neither committed nor acknowledged. Deleting a body writes its tombstone
 // (tombKey) and counts its record's bytes as dead for its file
 // (keyBodyDead), in the same transaction; GC copies the live records of a
 // sealed file at least half dead to the current file, moves their runs,
@@ -229,9 +235,11 @@ type bodyLog struct {
 	// sync makes a file's writes durable; tests replace it to fail.
 	sync func(*os.File) error
 
-	// Under Store.mu: the committed current file and its end.
-	cur uint32
-	end int64
+	// Under Store.mu: the committed current file and its end; fresh:
+	// the next append starts a new file (Open cut the current one).
+	cur   uint32
+	end   int64
+	fresh bool
 
 	// gate: views hold it shared for their transaction's life, so that GC
 	// deletes a file only once no reader can hold a location in it.
@@ -318,13 +326,14 @@ func openBodyLog(db *badger.DB, dir string, o Options) (*bodyLog, error) {
 		}
 		size := fi.Size()
 		if file == bl.cur && size > bl.end {
-			// A torn or uncommitted append.
+			// A torn or uncommitted append, perhaps one whose fdatasync
+			// failed: cut, and never appended to again.
 			if err := f.Truncate(bl.end); err != nil {
 				f.Close()
 				bl.close()
 				return nil, err
 			}
-			size = bl.end
+			size, bl.fresh = bl.end, true
 		}
 		bl.files[file], bl.sizes[file] = f, size
 	}
@@ -361,7 +370,7 @@ func (bl *bodyLog) file(n uint32) (*os.File, error) {
 // next returns where the next append goes: the current file's end, or a
 // new file once the current one is full. Call with Store.mu held.
 func (bl *bodyLog) next() (uint32, int64) {
-	if bl.end >= bl.size {
+	if bl.end >= bl.size || bl.fresh {
 		return bl.cur + 1, 0
 	}
 	return bl.cur, bl.end
@@ -388,9 +397,9 @@ func (bl *bodyLog) write(file uint32, off int64, buf []byte) error {
 
 // writeAsync writes buf at off of file (creating it when it is new) and
 // starts its fdatasync (unless NoSync), whose end the returned func waits
-// for: the commit log's record is written and synced meanwhile. Call with
-// Store.mu held, and wait before the commit that references what buf
-// holds.
+// for. Call with Store.mu held, and wait before the commit that
+// references what buf holds. Once an fdatasync failed, it writes nothing
+// (ErrSync).
 func (bl *bodyLog) writeAsync(file uint32, off int64, buf []byte) (wait func() error, err error) {
 	if err := bl.syncFailure(); err != nil {
 		return nil, err
@@ -432,8 +441,7 @@ type syncStats struct {
 }
 
 // start runs sync(f) in a goroutine and returns a func that waits for its
-// end and returns fail(err) if it failed: a body file's bodies and the
-// commit log's record are synced at once.
+// end and returns fail(err) if it failed.
 func (st *syncStats) start(f *os.File, sync func(*os.File) error, fail func(error) error) func() error {
 	done := make(chan error, 1)
 	go func() {
@@ -465,7 +473,7 @@ func (bl *bodyLog) committed(file uint32, end int64) {
 	if file != bl.cur {
 		bl.sizes[bl.cur] = bl.end // sealed
 	}
-	bl.cur, bl.end = file, end
+	bl.cur, bl.end, bl.fresh = file, end, false
 	bl.sizes[file] = end
 }
 

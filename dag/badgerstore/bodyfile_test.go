@@ -184,7 +184,8 @@ func TestBodyFileTornTail(t *testing.T) {
 
 // A failed fdatasync of a body file fails the Put (ErrSync) and every
 // Put after it, before Badger commits anything that names the bodies;
-// what was acknowledged before reads back after a reopen. The failure is
+// what was acknowledged before reads back after a reopen, which cuts the
+// failed bodies off and never appends to that file again. The failure is
 // injected at the fdatasync call (SetBodySync): on a real failing device
 // see TestBodyFsyncFailureDevice.
 func TestBodyFsyncFailureFailsThePut(t *testing.T) {
@@ -196,6 +197,11 @@ func TestBodyFsyncFailureFailsThePut(t *testing.T) {
 	ctx := context.Background()
 	es := bodyChain("f", 6, 300)
 	putAll(t, s, es[:100], 50)
+	cur := filepath.Join(dir, "bodies", "00000001.dat")
+	before, err := os.Stat(cur)
+	if err != nil {
+		t.Fatal(err)
+	}
 	badgerstore.SetBodySync(s, func(*os.File) error { return errors.New("EIO (injected)") })
 	if _, err := s.Put(ctx, dag.Batch{Entries: es[100:150]}); !errors.Is(err, badgerstore.ErrSync) {
 		t.Fatalf("Put with a failing fdatasync: %v, want ErrSync", err)
@@ -207,12 +213,33 @@ func TestBodyFsyncFailureFailsThePut(t *testing.T) {
 	if _, err := s.Put(ctx, dag.Batch{Entries: es[100:150]}); !errors.Is(err, badgerstore.ErrSync) {
 		t.Fatalf("Put after the failure: %v, want ErrSync", err)
 	}
+	size := func() int64 {
+		fi, err := os.Stat(cur)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	if n := size(); n <= before.Size() {
+		t.Fatalf("the failed Put's bodies are not in %s: %d bytes", cur, n)
+	}
 	s.Close()
 	if s, err = badgerstore.Open(dir, badgerstore.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	// The reopened store cut the bytes whose fdatasync failed (the cache
+	// may hold what the disk does not) and appends to a new file.
+	if n := size(); n != before.Size() {
+		t.Fatalf("%s after the reopen: %d bytes, want the %d committed", cur, n, before.Size())
+	}
 	putAll(t, s, es[100:], 100)
+	if n := size(); n != before.Size() {
+		t.Fatalf("%s was appended to after the failed fdatasync: %d bytes, want %d", cur, n, before.Size())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bodies", "00000002.dat")); err != nil {
+		t.Fatalf("no new body file after the reopen: %v", err)
+	}
 	readAll(t, s, es)
 }
 

@@ -12,13 +12,18 @@
 // the next Put in the space after Open, or by Resume (see Unfinished).
 // Each transaction is durable before Put returns (Options.NoSync trades
 // that for speed; then call Sync before acknowledging): on disk, its
-// writes are appended to the store's commit log (commits.wal, wal.go) and
-// made durable with fdatasync while Badger commits it (once its bodies are
-// durable), Badger's own SyncWrites off (its msync cost more than a fifth
-// of an ingest). Open writes the log's records newer than Badger's last
-// commit to Badger again, which gives back any commit a crash of the
-// machine took from Badger's files; the log is emptied each time it passes
-// 32 MiB, once Badger's files are synced, and at Close. Store format 9.
+// bodies are appended to a body file and made durable with fdatasync,
+// then Badger commits the transaction with SyncWrites on, which returns
+// once Badger's log of it is synced and makes it visible to readers only
+// then. Every record of the store stays in Badger's tree (ValueThreshold
+// is the largest Badger takes; a longer record fails its transaction);
+// only an object that long goes to Badger's value log, synced with its
+// commit. A failed fdatasync of a body file fails the Put and every write
+// after it (ErrSync), and the next Open cuts the unacknowledged bytes off
+// and appends to a new body file. The power-loss tests (powerloss_test.go,
+// on a LazyFS disk) cut the power during ingest, memtable flushes and
+// compactions, GC, and after a failed fdatasync, and find every
+// acknowledged entry whole. Store format 10.
 //
 // On disk, entry bodies live in witan's own body files (bodyfile.go),
 // packed (ids, keys and signatures as bytes rather than text, exactly

@@ -21,9 +21,9 @@ import (
 // fails. Badger v4 only logs a failed value-log fsync and acknowledges the
 // write; the store must not: every Put after the failure fails (ErrSync),
 // and what it acknowledged fits on the device. On 9f8fa68 it acknowledged
-// everything written (20 MiB here). With the commit log (wal.go), what a
-// Put acknowledged is durable in the log, on the good disk, and the failed
-// sync of the value log is found when the log is emptied.
+// everything written (20 MiB here). The objects are longer than the
+// longest value Badger keeps in its tree (1 MiB), so they go to the value
+// log, which Badger syncs with each commit (SyncWrites).
 //
 // It runs only where WITAN_FAULT_DIR names such a device's mount point.
 func TestFsyncFailureFailsThePut(t *testing.T) {
@@ -49,12 +49,8 @@ func TestFsyncFailureFailsThePut(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	// The commit log is on a good disk: Badger's files (the value log
-	// here) are synced when it is emptied, which then fails. Emptied every
-	// MiB, the failure is found before 8 MiB are acknowledged.
-	badgerstore.SetWALLimit(s, 1<<20)
 	ctx := context.Background()
-	const chunk = 256 << 10
+	const chunk = 2 << 20
 	acked, total := 0, 20<<20
 	var failed error
 	for i := 0; acked < total; i++ {

@@ -25,10 +25,11 @@ type Options struct {
 	// InMemory keeps everything in memory: nothing is written to disk and
 	// the directory given to Open is ignored. For tests.
 	InMemory bool
-	// NoSync skips the fsync of each committed batch. A batch that Put
-	// acknowledged then survives a crash of the process (the data is in
-	// the kernel's page cache) but not a crash of the machine. Call Sync
-	// before acknowledging to peers.
+	// NoSync skips the fsync of each committed batch (Badger's SyncWrites
+	// off, and the body files' fdatasync). A batch that Put acknowledged
+	// then survives a crash of the process (the data is in the kernel's
+	// page cache) but not a crash of the machine. Call Sync before
+	// acknowledging to peers.
 	NoSync bool
 	// MemTableSize is the size of one Badger memtable; if 0,
 	// DefaultMemTableSize on disk and DefaultInMemoryMemTableSize in
@@ -65,17 +66,10 @@ type Options struct {
 	// Badger's error lines for a failed fsync and then fails Put (ErrSync).
 	Logger badger.Logger
 	// Tune, when set, may change the Badger options after witan's defaults
-	// are applied. For experiments. A store on disk makes its commits
-	// durable with its own commit log (wal.go), Badger's SyncWrites off; a
-	// Tune that turns SyncWrites on gets a store without the log, durable
-	// by Badger's syncs as before it (to compare the two).
+	// are applied. For experiments and tests: a Tune that turns SyncWrites
+	// off or lowers ValueThreshold voids the store's durability.
 	Tune func(badger.Options) badger.Options
 }
-
-// ValueLogThreshold is the size from which a value goes to Badger's value
-// log in a store on disk (objects, long log runs). Entry bodies go to the
-// body files instead, and their location records stay in the tree.
-const ValueLogThreshold = 128
 
 // Defaults for Options.
 const (
@@ -103,8 +97,9 @@ func (o Options) badger(dir string) badger.Options {
 		o.ValueLogFileSize = DefaultValueLogFileSize
 	}
 	bo = bo.
-		// The commit log makes each commit durable (wal.go).
-		WithSyncWrites(false).
+		// Each commit is durable when Badger returns it: its memtable's
+		// log is synced (msync), and a value in the value log too.
+		WithSyncWrites(!o.NoSync).
 		WithLogger(o.Logger).
 		WithMemTableSize(o.MemTableSize).
 		WithNumMemtables(2).
@@ -116,9 +111,8 @@ func (o Options) badger(dir string) badger.Options {
 		// less CPU per Put, for some 2 bytes per entry on disk).
 		WithBloomFalsePositive(0.001).
 		WithMetricsEnabled(false).
-		// The LSM tree holds keys and small values (entry bodies go to
-		// the body files on disk, larger values to the value log, below);
-		// its blocks compress well.
+		// The LSM tree holds keys and the store's records (entry bodies
+		// go to the body files on disk, below); its blocks compress well.
 		WithCompression(options.Snappy).
 		// Put serialises writers itself, so Badger need not track reads.
 		WithDetectConflicts(false).
@@ -136,19 +130,17 @@ func (o Options) badger(dir string) badger.Options {
 	// so the peak RSS of a long ingest follows the table sizes
 	// (docs/storage.md).
 	bo.BaseTableSize = 1 << 20
-	// On disk, every value of ValueLogThreshold bytes or more (log runs,
-	// long body runs, objects) goes to Badger's value log, written once
-	// and never again: compactions move only keys and 12-byte pointers.
-	// With entries in the tree, compactions rewrote each one about ten
-	// times, and at a million entries they took most of the ingest's CPU
-	// (docs/storage.md); entry bodies now go to witan's body files
-	// (bodyfile.go). Such values also count only their key toward
-	// Badger's transaction limit. An in-memory store has no value log:
-	// there every value, bodies included, stays in the tree, up to 1 MiB.
+	// Every record of the store stays in the tree: the threshold from
+	// which Badger puts a value in its value log is the largest it takes,
+	// the transaction limit (15 % of a memtable, at most 1 MiB), and a
+	// record that long fails its transaction (wtxn.Set). Entry bodies,
+	// the store's bulk, are in the body files on disk (bodyfile.go), so
+	// compactions move only the small records. Only an object that long
+	// goes to the value log, synced with its commit. The tree alone then
+	// holds every record: a power-loss test checks what Badger keeps, not
+	// how two of its files agree. In memory every value, bodies
+	// included, stays in the tree, up to 1 MiB.
 	bo.ValueThreshold = min(bo.ValueThreshold, o.MemTableSize*15/100)
-	if !o.InMemory {
-		bo.ValueThreshold = ValueLogThreshold
-	}
 	if o.ZSTD {
 		bo = bo.WithCompression(options.ZSTD).WithZSTDCompressionLevel(1)
 	}
@@ -173,19 +165,8 @@ type Store struct {
 	watch *watcher
 	// bl holds the entry bodies of a store on disk (nil in memory, where
 	// they stay in Badger under their keys).
-	bl *bodyLog
-	// wal is the commit log (nil in memory, with NoSync, or when Badger
-	// syncs its own writes); wmu orders its records as Badger's commits.
-	wal  *walLog
-	wmu  sync.Mutex
-	dir  string
-	vdir string // Badger's ValueDir
-	// vlogSynced: every value-log file numbered below it is sealed and
-	// durable (syncBadger); under wmu.
-	vlogSynced uint32
-	// walSeq is the number of the last commit made through the commit
-	// log (keyWALSeq); under wmu.
-	walSeq uint64
+	bl  *bodyLog
+	dir string
 	// Stats: Badger commits and the time they took.
 	commits, commitWait atomic.Int64
 	spaces              sync.Map  // space name → uint32 id, and uint32 id → name; only committed spaces
@@ -201,8 +182,6 @@ type Store struct {
 	testRound      int               // tests: promotions planned per round instead of promoteRound, when not 0
 	valueThreshold int64             // Badger's ValueThreshold, for sizing transactions
 	promoteHook    func(k int) error // tests: called before promotion transaction k+1; an error stops the Put there
-	testCrash      func()            // tests: called between a commit's log record and its Badger commit
-	testKeepLog    bool              // tests: Close leaves the commit log as it is
 	testLimits     [2]budget         // tests: limit and wholeLimit instead of Badger's, when not zero
 
 	closeOnce sync.Once
@@ -244,26 +223,13 @@ func Open(dir string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("badgerstore: open %s: %w", dir, err)
 	}
-	s := &Store{db: db, dir: dir, vdir: bo.ValueDir, closed: make(chan struct{}), pending: map[uint32]int{}, valueThreshold: bo.ValueThreshold, watch: w}
+	s := &Store{db: db, dir: dir, closed: make(chan struct{}), pending: map[uint32]int{}, valueThreshold: bo.ValueThreshold, watch: w}
 	if o.InMemory {
 		s.maxVal = 1 << 20
 	}
 	bdir := o.BodyDir
 	if bdir == "" {
 		bdir = filepath.Join(dir, "bodies")
-	}
-	if !o.InMemory {
-		// A log left by a run that kept one is replayed whatever this one
-		// keeps: a store opened without it and then with it again would
-		// otherwise replay old records over newer commits.
-		if err := s.openWAL(bdir); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("badgerstore: open %s: %w", dir, err)
-		}
-		if o.NoSync || bo.SyncWrites {
-			s.wal.close()
-			s.wal = nil
-		}
 	}
 	err = db.View(func(txn *badger.Txn) error {
 		q := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{pQueue}})
@@ -311,55 +277,9 @@ func Open(dir string, o Options) (*Store, error) {
 	}
 	if err != nil {
 		db.Close()
-		if s.wal != nil {
-			s.wal.close()
-		}
 		return nil, fmt.Errorf("badgerstore: open %s: %w", dir, err)
 	}
 	return s, nil
-}
-
-// openWAL opens the commit log and writes what it holds to Badger again,
-// then makes that durable and empties it. A last record whose bodies did
-// not all reach the body files in bodyDir is dropped first.
-func (s *Store) openWAL(bodyDir string) (err error) {
-	w, recs, err := openWAL(s.dir)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			w.close()
-			s.wal = nil
-		}
-	}()
-	s.wal = w
-	if n := len(recs); n > 0 && !bodiesWhole(bodyDir, recs[n-1]) {
-		if err := w.dropLast(recs[n-1]); err != nil {
-			return err
-		}
-		recs = recs[:n-1]
-	}
-	if s.walSeq, err = s.readWALSeq(); err != nil || len(recs) == 0 {
-		return err
-	}
-	if s.walSeq, err = replay(s.db, recs, s.walSeq); err != nil {
-		return fmt.Errorf("replay of the commit log: %w", err)
-	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	return s.checkpoint()
-}
-
-// readWALSeq reads the number of the last commit Badger holds.
-func (s *Store) readWALSeq() (uint64, error) {
-	var n uint64
-	err := s.db.View(func(txn *badger.Txn) error {
-		var err error
-		n, err = readCounter(txn, keyWALSeq, "commit number")
-		return err
-	})
-	return n, err
 }
 
 // checkFormat refuses a store in another key layout, and marks a new one.
@@ -379,13 +299,6 @@ func checkFormatTxn(txn *wtxn) error {
 			v, err := item.ValueCopy(nil)
 			if err != nil {
 				return err
-			}
-			if len(v) == 4 && binary.BigEndian.Uint32(v) == 8 {
-				// Format 8 is format 9's layout without the commit log:
-				// marked 9 from now on, so that a version that knows no
-				// log refuses it (it would write commits the log's
-				// records, replayed later, would undo).
-				return txn.Set(keyFormat, binary.BigEndian.AppendUint32(nil, format))
 			}
 			if len(v) != 4 || binary.BigEndian.Uint32(v) != format {
 				return fmt.Errorf("%w %x (this version reads %d): move the directory aside and sync the store again from a peer", ErrFormat, v, format)
@@ -460,9 +373,6 @@ var (
 	keyLastSID = []byte{pMeta, 's', 'i', 'd'}
 	keyFormat  = []byte{pMeta, 'f', 'm', 't'}
 	keyLastSeq = []byte{pMeta, 's', 'e', 'q'}
-	// keyWALSeq: m "wseq" → the number of the last commit written through
-	// the commit log (8 bytes), set by each such commit (wal.go).
-	keyWALSeq = []byte{pMeta, 'w', 's', 'e', 'q'}
 )
 
 // format is the version of the key layout. Format 1 (before log runs) had
@@ -473,11 +383,12 @@ var (
 // in the tree, per entry); format 6 kept only ids in a log run, so serving
 // the log looked up each entry's status for its body number; format 7 kept
 // bodies in Badger's value log; format 8 keeps them in witan's own body
-// files (bodyfile.go), with a location record under the body's key, and
-// format 9 is format 8 with the commit log (wal.go): Open marks a format-8
-// store 9, so that a version that does not replay the log refuses it.
-// This version refuses the older stores rather than misread them.
-const format = 9
+// files (bodyfile.go), with a location record under the body's key;
+// format 9 added a commit log of its own beside Badger's, and format 10
+// has none: Badger syncs its writes, and every record of the store stays
+// in Badger's tree (a format-9 store may hold commits only that log
+// had). This version refuses the older stores rather than misread them.
+const format = 10
 
 // Format is the store format (the version of the key layout) this package
 // reads and writes; Open refuses a store written in another with ErrFormat.
@@ -1291,7 +1202,7 @@ func (s *Store) commit(p *putTxn, c chunk, first bool) error {
 			s.bl.abandon(p.bfile, p.boff)
 			return err
 		}
-		// The bodies are synced while the commit log's record is.
+		// Badger commits once the bodies are durable.
 		p.txn.before = wait
 		if err := s.commitTxn(p.txn); err != nil {
 			s.abandonBodies(p.bfile, p.boff)
@@ -2091,10 +2002,9 @@ func (s *Store) Sync() error {
 }
 
 // abandonBodies cuts the bodies of a commit that failed off the body
-// file, unless the store failed (ErrSync): then the commit's log record
-// may be on disk and be replayed at the next Open, which needs them, and
-// the store writes nothing more after them (Open cuts them if no record
-// names them).
+// file, unless the store failed (ErrSync): then it writes nothing more to
+// any body file, and the next Open cuts what no commit names and appends
+// to a new file (openBodyLog).
 func (s *Store) abandonBodies(file uint32, off int64) {
 	if s.syncFailure() == nil {
 		s.bl.abandon(file, off)
@@ -2104,11 +2014,6 @@ func (s *Store) abandonBodies(file uint32, off int64) {
 // syncFailure returns ErrSync once a write could not be made durable:
 // Badger's (its log line) or a body file's.
 func (s *Store) syncFailure() error {
-	if s.wal != nil {
-		if err := s.wal.failure(); err != nil {
-			return err
-		}
-	}
 	if s.bl != nil {
 		if err := s.bl.syncFailure(); err != nil {
 			return err
@@ -2152,24 +2057,12 @@ func (s *Store) GC(ctx context.Context) (int, error) {
 // detector reports (TestSybilFloodFlat under -race); no Put commits while
 // s.mu is held, so the writer is idle but for the GC's own rewrite. Writes
 // wait for one file's rewrite at most: the lock is released between files.
-//
-// With the commit log, Badger's SyncWrites is off, and its GC deletes the
-// file it rewrote before the rewrite is synced: the store syncs Badger's
-// files right after each round that rewrote one (a checkpoint), so that
-// the window in which a stopped machine loses those values is the GC's
-// own milliseconds, not the kernel's writeback delay.
+// Only objects too long for the tree are in the value log; with
+// SyncWrites, the GC's rewrite is synced before it deletes a file.
 func (s *Store) runValueLogGC() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	err := s.db.RunValueLogGC(0.5)
-	if err == nil && s.wal != nil {
-		s.wmu.Lock()
-		defer s.wmu.Unlock()
-		if cerr := s.checkpoint(); cerr != nil {
-			return cerr
-		}
-	}
-	return err
+	return s.db.RunValueLogGC(0.5)
 }
 
 // Compact rewrites the LSM tree into as few levels as it can and collects
@@ -2213,22 +2106,7 @@ func (s *Store) Close() error {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		close(s.closed)
-		err = nil
-		if s.wal != nil && s.wal.size > 0 && s.syncFailure() == nil && !s.testKeepLog {
-			// Everything durable in Badger's files, the log empty: the
-			// next Open has nothing to replay.
-			s.wmu.Lock()
-			err = s.checkpoint()
-			s.wmu.Unlock()
-		}
-		if cerr := s.db.Close(); err == nil {
-			err = cerr
-		}
-		if s.wal != nil {
-			if cerr := s.wal.close(); err == nil {
-				err = cerr
-			}
-		}
+		err = s.db.Close()
 		if s.bl != nil {
 			if cerr := s.bl.close(); err == nil {
 				err = cerr

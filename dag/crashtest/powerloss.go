@@ -111,7 +111,21 @@ func (d *Disk) Remount() error {
 	return d.mount()
 }
 
+// mount mounts Root at Mnt, trying up to three times: LazyFS takes a
+// config path that holds "-o" (the script's temporary file name is
+// random) for an option and then fails to start, which a new name
+// avoids.
 func (d *Disk) mount() error {
+	var err error
+	for range 3 {
+		if err = d.mountOnce(); err == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+func (d *Disk) mountOnce() error {
 	var stderr bytes.Buffer
 	cmd := exec.Command("bash", d.script, "mount", d.Root, d.Mnt)
 	cmd.Stderr = &stderr

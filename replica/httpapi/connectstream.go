@@ -167,8 +167,12 @@ func (l *lineWriter) write(v any) {
 	l.enc.Encode(v) //nolint:errcheck // a client gone is seen by the request's ctx
 }
 
+// flush sends the lines written so far; before the first there is
+// nothing to send (the headers go with it).
 func (l *lineWriter) flush() {
-	l.rc.Flush() //nolint:errcheck // best effort: the lines are written either way
+	if l.started {
+		l.rc.Flush() //nolint:errcheck // best effort: the lines are written either way
+	}
 }
 
 // joinStream joins space and streams the reports of its pulls, from any

@@ -17,7 +17,10 @@ import (
 // labelWriter holds an answer until the handler is done, so the label can
 // be added to it. An event stream (text/event-stream, GET /events) is the
 // exception: it never ends, so it is passed through as written, and each of
-// its events carries the label itself. So is an answer whose handler set
+// its events carries the label itself. So are the progress streams of POST
+// /join and POST /peers (application/x-ndjson, connectstream.go): their
+// lines must reach the client as the pulls go, and only an answer that is
+// one JSON object is labelled. So is an answer whose handler set
 // HeaderStreamed (the streamed Popolo export, popolo.go): it writes
 // the labels at the top of its object itself, and is too large to hold.
 type labelWriter struct {
@@ -38,7 +41,8 @@ func (lw *labelWriter) WriteHeader(st int) {
 		return
 	}
 	lw.status = st
-	if lw.h.Get(HeaderStreamed) != "" || strings.HasPrefix(lw.h.Get("Content-Type"), "text/event-stream") {
+	ct := lw.h.Get("Content-Type")
+	if lw.h.Get(HeaderStreamed) != "" || strings.HasPrefix(ct, "text/event-stream") || strings.HasPrefix(ct, ContentTypeNDJSON) {
 		lw.stream = true
 		lw.w.WriteHeader(st)
 	}
@@ -53,8 +57,18 @@ func (lw *labelWriter) Write(b []byte) (int, error) {
 	return lw.buf.Write(b)
 }
 
+// FlushError flushes a stream (http.ResponseController calls it). A held
+// answer has nothing to flush: sending its headers now would leave
+// serveLabelled's status superfluous and the label out.
+func (lw *labelWriter) FlushError() error {
+	if !lw.stream {
+		return nil
+	}
+	return http.NewResponseController(lw.w).Flush()
+}
+
 // Unwrap lets http.ResponseController reach the connection: an event
-// stream flushes each event and sets write deadlines.
+// stream sets write deadlines.
 func (lw *labelWriter) Unwrap() http.ResponseWriter { return lw.w }
 
 // anySimulated reports whether the node holds a simulated session.

@@ -14,13 +14,14 @@ import (
 	"strings"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/dag/durable"
 )
 
 // LoadOrCreateKey returns the node key kept in the file at path, creating
 // the file with a fresh key (and its directory) when there is none. A file
 // others may read, that does not decode, or whose key is not its seed's is
-// an error, never replaced. The new file is synced, with its directory,
-// before the key is returned: a node that signs with it must find it again
+// an error, never replaced. The new file is written through dag/durable
+// (synced, with its directory) before the key is returned: a node that signs with it must find it again
 // after a power cut. Open refuses a store first opened with another key
 // (replica.ErrOtherNodeKey).
 func LoadOrCreateKey(path string) (*dag.Signer, error) {
@@ -79,32 +80,13 @@ func writeKey(path string, s *dag.Signer) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := durable.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("node: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return fmt.Errorf("node: %w", err)
-	}
-	_, err = f.Write(append(b, '\n'))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
+	// A new file, synced with its directory before it is named: a crash
+	// leaves the old state (no key) or the whole key, never a part.
+	if err := durable.CreateFile(path, append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("node: write %s: %w", path, err)
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("node: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("node: sync %s: %w", dir, err)
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/dag/badgerstore"
+	"github.com/witan-dev/witan/dag/durable"
 	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/internal/par"
 	"github.com/witan-dev/witan/replica/statute"
@@ -193,6 +194,14 @@ func Open(ctx context.Context, o Options) (*Node, error) {
 	}
 	st, owns := o.Store, false
 	if st == nil {
+		// Badger makes a missing directory without syncing its parent; made
+		// here, the directory's name survives a power cut with what Badger
+		// syncs inside it.
+		if !o.InMemory {
+			if err := durable.MkdirAll(o.Dir, 0o700); err != nil {
+				return nil, fmt.Errorf("node: open store: %w", err)
+			}
+		}
 		bs, err := badgerstore.Open(o.Dir, badgerstore.Options{InMemory: o.InMemory, Logger: badgerstore.SlogLogger(o.Logger)})
 		if err != nil {
 			return nil, fmt.Errorf("node: open store: %w", err)

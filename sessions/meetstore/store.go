@@ -22,6 +22,7 @@ import (
 	"github.com/dgraph-io/badger/v4/options"
 
 	"github.com/witan-dev/witan/dag/badgerstore"
+	"github.com/witan-dev/witan/dag/durable"
 )
 
 // Errors.
@@ -201,6 +202,10 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	}
 	if opts.Entropy == nil {
 		opts.Entropy = rand.Reader
+	}
+	// Badger makes a missing directory without syncing its parent.
+	if err := durable.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("meetstore: %w", err)
 	}
 	bo := badger.DefaultOptions(dir).
 		WithSyncWrites(true).
