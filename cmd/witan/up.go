@@ -317,8 +317,8 @@ func checkpointAll(ctx context.Context, l *node.Node) {
 	rep := l.Replica()
 	for _, s := range rep.Sessions() {
 		var last uint64
-		if cps := rep.Checkpoints(s); len(cps) > 0 {
-			last = cps[len(cps)-1].Size
+		if cp, ok := rep.LastCheckpoint(s); ok {
+			last = cp.Size
 		}
 		more, err := rep.Log(ctx, s, last, 1)
 		if err != nil || len(more) == 0 {
