@@ -542,10 +542,10 @@ func WriteFrame(w io.Writer, body []byte) error {
 
 // conn frames a stream and counts its bytes.
 type conn struct {
-	r     *bufio.Reader
-	w     *bufio.Writer
-	in    atomic.Uint64 // read by Pull while a reader goroutine may still add
-	out   uint64
+	r      *bufio.Reader
+	w      *bufio.Writer
+	in     atomic.Uint64 // read by Pull while a reader goroutine may still add
+	out    uint64
 	scope  memoryScope // nil when the stream offers none
 	frames framer      // nil when the stream offers none
 }
