@@ -178,6 +178,9 @@ type AnnounceStats struct {
 	// Busy counts inbound sync streams answered busy (no slot free);
 	// Evicted those whose slot a peer holding fewer took.
 	Busy, Evicted uint64
+	// Flooded counts gossip RPCs dropped because their sender was over
+	// GossipRate.
+	Flooded uint64
 }
 
 // Node is a replica's presence on the network. Close it when done.
@@ -198,7 +201,7 @@ type Node struct {
 	closed bool // set by Close before it waits: no goroutine starts after
 	spaces map[string]*spaceState
 	jobs   map[jobKey]*job
-	seen   map[jobKey][32]byte // last announcement digest per (peer, space)
+	seen   *seenSet // last announcement digest per (sender, space), bounded
 	// claimed holds the heads a peer announced itself, until a pull from
 	// it has been tried: heads it then fails to produce are charged to it.
 	claimed map[jobKey]claim
@@ -210,7 +213,10 @@ type Node struct {
 
 	sent, suppressed, received, repeats, dropped, triggered atomic.Uint64
 
-	slots *slots // inbound sync streams served now (slots.go)
+	slots   *slots // inbound sync streams served now (slots.go)
+	joined  *joinedTopics
+	flood   *floodGate
+	flooded atomic.Uint64
 
 	// offers are the spaces each connected peer announces (available.go).
 	omu           gosync.Mutex
@@ -305,14 +311,21 @@ func NewNode(ctx context.Context, local Local, cfg Config) (*Node, error) {
 		cancel:  cancel,
 		spaces:  map[string]*spaceState{},
 		jobs:    map[jobKey]*job{},
-		seen:    map[jobKey][32]byte{},
+		seen:    newSeenSet(maxSeen),
 		claimed: map[jobKey]claim{},
 		pulling: map[jobKey]chan struct{}{},
 		offers:  map[peer.ID]map[string]bool{},
 		slots:   newSlots(cfg.Limits.withDefaults()),
+		joined:  &joinedTopics{m: map[string]bool{}},
+		flood:   &floodGate{peers: map[peer.ID]*floodBucket{}},
 	}
 	n.engine = NewEngine(local, cfg.Engine)
-	n.ps, err = pubsub.NewGossipSub(nctx, h, pubsub.WithAppSpecificRpcInspector(n.inspect))
+	score, thresholds := scoreParams(n.flood)
+	n.ps, err = pubsub.NewGossipSub(nctx, h,
+		pubsub.WithAppSpecificRpcInspector(n.inspect),
+		pubsub.WithSubscriptionFilter(pubsub.WrapLimitSubscriptionFilter(topicFilter{n.joined}, MaxSubscriptionsPerRPC)),
+		pubsub.WithMaxMessageSize(MaxGossipMessage),
+		pubsub.WithPeerScore(score, thresholds))
 	if err != nil {
 		n.Close()
 		return nil, fmt.Errorf("sync: gossipsub: %w", err)
@@ -396,7 +409,7 @@ func (n *Node) Stats() AnnounceStats {
 		Sent: n.sent.Load(), Suppressed: n.suppressed.Load(), Received: n.received.Load(),
 		Repeats: n.repeats.Load(), Dropped: n.dropped.Load(), Triggered: n.triggered.Load(),
 		OffersIgnored: n.offersIgnored.Load(),
-		Busy: n.slots.busy.Load(), Evicted: n.slots.evicted.Load(),
+		Busy:          n.slots.busy.Load(), Evicted: n.slots.evicted.Load(), Flooded: n.flooded.Load(),
 	}
 }
 
@@ -483,6 +496,7 @@ func (n *Node) Join(space string) error {
 		return nil
 	}
 	name := TopicPrefix + space
+	n.joined.add(name) // peers' subscriptions to it are admitted from now
 	if err := n.ps.RegisterTopicValidator(name, func(_ context.Context, _ peer.ID, m *pubsub.Message) pubsub.ValidationResult {
 		a, err := DecodeAnnouncement(m.Data)
 		if err != nil || a.Space != space {
@@ -540,13 +554,18 @@ func (n *Node) listen(space string, sub *pubsub.Subscription) {
 		d := sha256.Sum256(m.Data)
 		k := jobKey{from, space}
 		n.mu.Lock()
-		repeat := n.seen[k] == d
-		n.seen[k] = d
+		repeat := n.seen.put(k, d)
 		n.mu.Unlock()
 		if repeat {
 			n.repeats.Add(1)
 		}
-		n.engine.Seen(from.String(), space, a.Heads)
+		connected := n.host.Network().Connectedness(from) == network.Connected
+		if connected {
+			// Heads of a peer this node can pull from: the next pull
+			// names them as Common. An announcer not connected (relayed,
+			// or any signing key at all) costs no engine state.
+			n.engine.Seen(from.String(), space, a.Heads)
+		}
 		unknown, err := n.unknown(a.Heads)
 		if err != nil || !unknown {
 			continue
@@ -554,7 +573,7 @@ func (n *Node) listen(space string, sub *pubsub.Subscription) {
 		// Pull from the announcer if connected, else from whoever passed
 		// the announcement on.
 		src := from
-		if n.host.Network().Connectedness(from) != network.Connected {
+		if !connected {
 			src = m.ReceivedFrom
 		} else {
 			n.mu.Lock()
