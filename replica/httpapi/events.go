@@ -724,4 +724,3 @@ type sendError struct{ err error }
 
 func (e sendError) Error() string { return "httpapi: event stream write: " + e.err.Error() }
 func (e sendError) Unwrap() error { return e.err }
-
