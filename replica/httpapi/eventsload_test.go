@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,8 +25,15 @@ import (
 // alternate (none, streams, none, streams, …) so that the machine's noise
 // falls on both alike. Writers are 8 HTTP clients POSTing ballots to a
 // node (Badger in memory) on a real listener; each stream is an HTTP
-// client on GET /events of the ballots' session that reads everything.
-func writesWithStreams(t testing.TB, streams, rounds, perRound int) (none, with float64) {
+// client on GET /events of the ballots' session that reads everything
+// (read) or nothing at all.
+//
+// It returns the writes per second of all the rounds without streams and
+// with, and the median over the pairs of rounds of the ratio of the one
+// with streams to the one before it without: the measure the tests hold,
+// since a neighbour's burst on the shared machine falls on a round or two,
+// not on the median.
+func writesWithStreams(t testing.TB, streams, rounds, perRound int, read bool) (none, with, median float64) {
 	t.Helper()
 	l, err := node.Open(context.Background(), node.Options{InMemory: true})
 	if err != nil {
@@ -81,6 +89,10 @@ func writesWithStreams(t testing.TB, streams, rounds, perRound int) (none, with 
 			// Read everything as it comes, as raw bytes (the chunks
 			// unparsed) in large reads: the reader's own cost stays small
 			// beside the node's, which is what is measured.
+			if !read {
+				cs = append(cs, c)
+				continue
+			}
 			go func() {
 				br.Discard(br.Buffered())                                                //nolint:errcheck
 				io.CopyBuffer(struct{ io.Writer }{io.Discard}, c, make([]byte, 256<<10)) //nolint:errcheck // until closed
@@ -90,8 +102,10 @@ func writesWithStreams(t testing.TB, streams, rounds, perRound int) (none, with 
 		return cs
 	}
 	var tNone, tWith time.Duration
+	var ratios []float64
 	next := 0
 	for range rounds {
+		var elNone time.Duration
 		for _, withStreams := range []bool{false, true} {
 			var cs []net.Conn
 			if withStreams {
@@ -108,6 +122,7 @@ func writesWithStreams(t testing.TB, streams, rounds, perRound int) (none, with 
 			next += perRound
 			if withStreams {
 				tWith += el
+				ratios = append(ratios, elNone.Seconds()/el.Seconds())
 				for _, c := range cs {
 					c.Close()
 				}
@@ -116,27 +131,42 @@ func writesWithStreams(t testing.TB, streams, rounds, perRound int) (none, with 
 				}
 			} else {
 				tNone += el
+				elNone = el
 			}
 		}
 	}
 	n := float64(rounds * perRound)
-	return n / tNone.Seconds(), n / tWith.Seconds()
+	slices.Sort(ratios)
+	return n / tNone.Seconds(), n / tWith.Seconds(), ratios[len(ratios)/2]
 }
 
-// Event streams do not starve writes: with 200 streams open and reading,
-// writes stay at 80 % or more of writes with none, in one run. (On the
-// node that had each stream read and encode every entry itself, woken by
-// the writer one by one, they fell to a tenth.) WITAN_HOSTILE_FULL=1 runs
-// more rounds.
+// Event streams do not starve writes: with 200 streams open, reading
+// everything or nothing, writes stay at 80 % or more of writes with none,
+// in one run (the median over alternating pairs of rounds). (On the node that had each stream read and encode every
+// entry itself, woken by the writer one by one, they fell to a tenth.)
+// WITAN_HOSTILE_FULL=1 runs more rounds.
 func TestEventStreamsDoNotStarveWrites(t *testing.T) {
-	rounds := 6
+	rounds := 7
 	if os.Getenv("WITAN_HOSTILE_FULL") != "" {
-		rounds = 16
+		rounds = 15
 	}
-	none, with := writesWithStreams(t, 200, rounds, 2000)
-	t.Logf("writes/s: %.0f with no stream, %.0f with 200 event streams: %.0f %%", none, with, 100*with/none)
-	if with < 0.8*none {
-		t.Errorf("writes with 200 event streams are %.0f %% of writes with none, below 80 %%", 100*with/none)
+	for _, read := range []bool{true, false} {
+		// A second try when the first is under the bound: the two cores
+		// are shared, and a neighbour's minute-long load can fall on most
+		// rounds with streams. The fan-out this test guards against cost
+		// 90 % of the writes, under any load.
+		for try := 1; ; try++ {
+			none, with, median := writesWithStreams(t, 200, rounds, 1500, read)
+			t.Logf("writes/s: %.0f with no stream, %.0f with 200 event streams (reading: %v): %.0f %% in all, median of %d pairs of rounds %.0f %%",
+				none, with, read, 100*with/none, rounds, 100*median)
+			if median >= 0.8 {
+				break
+			}
+			if try == 2 {
+				t.Errorf("writes with 200 event streams (reading: %v) are %.0f %% of writes with none (median), below 80 %%", read, 100*median)
+				break
+			}
+		}
 	}
 }
 
@@ -145,10 +175,11 @@ func TestEventStreamsDoNotStarveWrites(t *testing.T) {
 //	go test ./replica/httpapi -run '^$' -bench WritesWithEventStreams -benchtime 1x
 func BenchmarkWritesWithEventStreams(b *testing.B) {
 	for range b.N {
-		none, with := writesWithStreams(b, 200, 4, 1500)
+		none, with, median := writesWithStreams(b, 200, 7, 1500, true)
 		b.ReportMetric(none, "writes/s-none")
 		b.ReportMetric(with, "writes/s-200streams")
-		b.ReportMetric(100*with/none, "%")
+		b.ReportMetric(100*with/none, "%-all")
+		b.ReportMetric(100*median, "%-median")
 		b.ReportMetric(0, "ns/op")
 	}
 }
