@@ -11,6 +11,7 @@ package sync
 import (
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
@@ -35,10 +36,15 @@ type Offer struct {
 	Joined bool
 }
 
-// inspect is gossipsub's RPC inspector: it records the peer's topic
-// subscriptions and never refuses an RPC. It runs in gossipsub's event
-// loop, so it must not call into gossipsub.
+// inspect is gossipsub's RPC inspector: it drops an RPC whose messages
+// put its sender over GossipRate (gossip.go), and records the peer's topic
+// subscriptions. It runs in gossipsub's event loop, so it must not call
+// into gossipsub.
 func (n *Node) inspect(from peer.ID, rpc *pubsub.RPC) error {
+	if k := len(rpc.GetPublish()); k > 0 && !n.flood.admit(from, k, time.Now()) {
+		n.flooded.Add(1)
+		return errFlood
+	}
 	subs := rpc.GetSubscriptions()
 	if len(subs) == 0 {
 		return nil
@@ -80,6 +86,7 @@ func (n *Node) forgetOffers(_ network.Network, c network.Conn) {
 	n.omu.Lock()
 	delete(n.offers, p)
 	n.omu.Unlock()
+	n.flood.forget(p)
 }
 
 // Available returns the spaces the connected peers announce, sorted by

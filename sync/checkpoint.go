@@ -188,6 +188,7 @@ func (n *Node) handleCheckpoint(s network.Stream) {
 		}
 		ans = CheckpointAnswer{Error: &CheckpointError{Code: c, Detail: d}}
 	}
+	rw.FrameRead() // the request must arrive whole within the deadline
 	err := readCheckpointMessage(bufio.NewReader(io.LimitReader(rw, MaxCheckpointMessage+binary.MaxVarintLen32)), &req)
 	switch {
 	case err != nil && CodeOf(err) == CodeMalformed:
@@ -217,6 +218,7 @@ func (n *Node) handleCheckpoint(s network.Stream) {
 		n.engine.charge(p, chargeMalformed, 1) //nolint:errcheck // the stream ends anyway
 		refuse(dag.CodeSchema, "a %q request with these members is not one of /witan/checkpoint/1", req.Kind)
 	}
+	rw.FrameWrite()
 	if err := writeCheckpointMessage(rw, ans); err != nil {
 		n.log.Debug("checkpoint answer", "peer", p, "err", err)
 		s.Reset()
@@ -251,6 +253,7 @@ func (n *Node) checkpointCall(ctx context.Context, p peer.ID, req CheckpointRequ
 	defer stop()
 	rw := &deadlined{s: s, d: n.cfg.StreamTimeout}
 	var ans CheckpointAnswer
+	rw.FrameWrite()
 	if err := writeCheckpointMessage(rw, req); err != nil {
 		s.Reset()
 		return ans, fmt.Errorf("sync: checkpoint request to %s: %w", p, err)
@@ -259,6 +262,7 @@ func (n *Node) checkpointCall(ctx context.Context, p peer.ID, req CheckpointRequ
 		s.Reset()
 		return ans, fmt.Errorf("sync: checkpoint request to %s: %w", p, err)
 	}
+	rw.FrameRead()
 	if err := readCheckpointMessage(bufio.NewReader(io.LimitReader(rw, MaxCheckpointMessage+binary.MaxVarintLen32)), &ans); err != nil {
 		s.Reset()
 		if CodeOf(err) == CodeMalformed {

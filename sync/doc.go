@@ -23,6 +23,13 @@
 //     gossipsub topic per space, and a scheduler that pulls from a peer
 //     when it connects or announces a head this replica lacks. Available
 //     lists the spaces connected peers announce (their subscriptions).
+//     What peers can make a Node hold is bounded: inbound sync streams are
+//     served in slots (slots.go; a peer with none takes the oldest slot of
+//     the peer holding most, a stream with none is answered busy) with one
+//     deadline per frame, and gossip is rate-limited per connected peer,
+//     admits subscriptions only to joined spaces and remembers a bounded
+//     set of senders (gossip.go). Only what a peer sent is charged to it:
+//     a busy answer, a reset or a deadline is charged to nobody.
 //     When Local is a CheckpointServer, Node also serves
 //     /witan/checkpoint/1 (checkpoint.go): a peer's latest signed
 //     checkpoint with a consistency proof, and cosignatures sent back;

@@ -73,7 +73,10 @@ type Config struct {
 	// Interval is the period of re-announcement and redialling, spread by
 	// up to a quarter either way (DefaultInterval).
 	Interval time.Duration
-	// StreamTimeout ends a stream that moves no byte for this long.
+	// StreamTimeout bounds each frame of a sync stream (and each message
+	// of a checkpoint stream): it must arrive, or be sent, whole within
+	// this long from when it is due. A peer that trickles a byte now and
+	// then does not push the deadline back.
 	StreamTimeout time.Duration
 	// Allow, if set, is asked before any connection to or from a peer;
 	// false refuses it. Tests cut partitions with it.
@@ -101,15 +104,24 @@ type Config struct {
 
 // Limits bound the /witan/sync/2 streams other peers may open to a node
 // and the memory their frames take while they arrive (docs/security.md).
-// They are libp2p resource-manager limits on the protocol's scope; the
-// rest of the host keeps go-libp2p's defaults, scaled to the machine. A
-// stream over a limit is refused by libp2p (reset); a frame whose memory
-// does not fit ends its stream as malformed.
+//
+// Streams are served in slots: at most StreamsPerPeer per peer and
+// Streams in all. When every slot is taken, a peer holding fewer than the
+// peer holding the most takes the oldest slot of that one (its stream is
+// reset), so any number of peer ids cannot keep a peer with no stream
+// out; otherwise the stream is answered busy (CodeBusy) and closed. A
+// slot is lost when a frame does not arrive whole within StreamTimeout.
+// libp2p's resource manager holds twice as many streams (a stream past a
+// slot limit must reach the node to be told it is busy), and the memory
+// limits; the rest of the host keeps go-libp2p's defaults, scaled to the
+// machine. A frame whose memory does not fit ends its stream, charged to
+// nobody.
 type Limits struct {
 	// StreamsPerPeer bounds the inbound sync streams one peer may have
-	// open at once (default 16).
+	// served at once (default 16).
 	StreamsPerPeer int
-	// Streams bounds the inbound sync streams of all peers (default 256).
+	// Streams bounds the inbound sync streams of all peers served at once
+	// (default 256).
 	Streams int
 	// MemoryPerPeer bounds, in bytes, the frames arriving from one peer
 	// on sync streams (default 32 MiB: a few frames of MaxFrame).
@@ -148,11 +160,13 @@ func resourceManager(l Limits) (network.ResourceManager, error) {
 	l = l.withDefaults()
 	cfg := rcmgr.DefaultLimits
 	libp2p.SetDefaultServiceLimits(&cfg)
+	// Twice the slots: a stream past a slot limit must reach the handler
+	// to be answered busy (or to take a slot of the peer holding most).
 	cfg.AddProtocolLimit(protocol.ID(ProtocolID), rcmgr.BaseLimit{
-		StreamsInbound: l.Streams, StreamsOutbound: 4 * l.Streams, Streams: 5 * l.Streams, Memory: l.Memory,
+		StreamsInbound: 2 * l.Streams, StreamsOutbound: 4 * l.Streams, Streams: 6 * l.Streams, Memory: l.Memory,
 	}, rcmgr.BaseLimitIncrease{})
 	cfg.AddProtocolPeerLimit(protocol.ID(ProtocolID), rcmgr.BaseLimit{
-		StreamsInbound: l.StreamsPerPeer, StreamsOutbound: 4 * l.StreamsPerPeer, Streams: 5 * l.StreamsPerPeer, Memory: l.MemoryPerPeer,
+		StreamsInbound: 2 * l.StreamsPerPeer, StreamsOutbound: 4 * l.StreamsPerPeer, Streams: 6 * l.StreamsPerPeer, Memory: l.MemoryPerPeer,
 	}, rcmgr.BaseLimitIncrease{})
 	// /witan/checkpoint/1 carries one message of at most 64 KiB each way
 	// per stream.
@@ -171,6 +185,12 @@ type AnnounceStats struct {
 	// OffersIgnored counts peers' space subscriptions past
 	// MaxOffersPerPeer, not listed by Available.
 	OffersIgnored uint64
+	// Busy counts inbound sync streams answered busy (no slot free);
+	// Evicted those whose slot a peer holding fewer took.
+	Busy, Evicted uint64
+	// Flooded counts gossip RPCs dropped because their sender was over
+	// GossipRate.
+	Flooded uint64
 }
 
 // Node is a replica's presence on the network. Close it when done.
@@ -191,7 +211,7 @@ type Node struct {
 	closed bool // set by Close before it waits: no goroutine starts after
 	spaces map[string]*spaceState
 	jobs   map[jobKey]*job
-	seen   map[jobKey][32]byte // last announcement digest per (peer, space)
+	seen   *seenSet // last announcement digest per (sender, space), bounded
 	// claimed holds the heads a peer announced itself, until a pull from
 	// it has been tried: heads it then fails to produce are charged to it.
 	claimed map[jobKey]claim
@@ -202,6 +222,11 @@ type Node struct {
 	pulling map[jobKey]chan struct{}
 
 	sent, suppressed, received, repeats, dropped, triggered atomic.Uint64
+
+	slots   *slots // inbound sync streams served now (slots.go)
+	joined  *joinedTopics
+	flood   *floodGate
+	flooded atomic.Uint64
 
 	// offers are the spaces each connected peer announces (available.go).
 	omu           gosync.Mutex
@@ -296,13 +321,21 @@ func NewNode(ctx context.Context, local Local, cfg Config) (*Node, error) {
 		cancel:  cancel,
 		spaces:  map[string]*spaceState{},
 		jobs:    map[jobKey]*job{},
-		seen:    map[jobKey][32]byte{},
+		seen:    newSeenSet(maxSeen),
 		claimed: map[jobKey]claim{},
 		pulling: map[jobKey]chan struct{}{},
 		offers:  map[peer.ID]map[string]bool{},
+		slots:   newSlots(cfg.Limits.withDefaults()),
+		joined:  &joinedTopics{m: map[string]bool{}},
+		flood:   &floodGate{peers: map[peer.ID]*floodBucket{}},
 	}
 	n.engine = NewEngine(local, cfg.Engine)
-	n.ps, err = pubsub.NewGossipSub(nctx, h, pubsub.WithAppSpecificRpcInspector(n.inspect))
+	score, thresholds := scoreParams(n.flood)
+	n.ps, err = pubsub.NewGossipSub(nctx, h,
+		pubsub.WithAppSpecificRpcInspector(n.inspect),
+		pubsub.WithSubscriptionFilter(pubsub.WrapLimitSubscriptionFilter(topicFilter{n.joined}, MaxSubscriptionsPerRPC)),
+		pubsub.WithMaxMessageSize(MaxGossipMessage),
+		pubsub.WithPeerScore(score, thresholds))
 	if err != nil {
 		n.Close()
 		return nil, fmt.Errorf("sync: gossipsub: %w", err)
@@ -386,6 +419,7 @@ func (n *Node) Stats() AnnounceStats {
 		Sent: n.sent.Load(), Suppressed: n.suppressed.Load(), Received: n.received.Load(),
 		Repeats: n.repeats.Load(), Dropped: n.dropped.Load(), Triggered: n.triggered.Load(),
 		OffersIgnored: n.offersIgnored.Load(),
+		Busy:          n.slots.busy.Load(), Evicted: n.slots.evicted.Load(), Flooded: n.flooded.Load(),
 	}
 }
 
@@ -472,6 +506,7 @@ func (n *Node) Join(space string) error {
 		return nil
 	}
 	name := TopicPrefix + space
+	n.joined.add(name) // peers' subscriptions to it are admitted from now
 	if err := n.ps.RegisterTopicValidator(name, func(_ context.Context, _ peer.ID, m *pubsub.Message) pubsub.ValidationResult {
 		a, err := DecodeAnnouncement(m.Data)
 		if err != nil || a.Space != space {
@@ -558,13 +593,18 @@ func (n *Node) listen(space string, sub *pubsub.Subscription) {
 		d := sha256.Sum256(m.Data)
 		k := jobKey{from, space}
 		n.mu.Lock()
-		repeat := n.seen[k] == d
-		n.seen[k] = d
+		repeat := n.seen.put(k, d)
 		n.mu.Unlock()
 		if repeat {
 			n.repeats.Add(1)
 		}
-		n.engine.Seen(from.String(), space, a.Heads)
+		connected := n.host.Network().Connectedness(from) == network.Connected
+		if connected {
+			// Heads of a peer this node can pull from: the next pull
+			// names them as Common. An announcer not connected (relayed,
+			// or any signing key at all) costs no engine state.
+			n.engine.Seen(from.String(), space, a.Heads)
+		}
 		unknown, err := n.unknown(a.Heads)
 		if err != nil || !unknown {
 			continue
@@ -572,7 +612,7 @@ func (n *Node) listen(space string, sub *pubsub.Subscription) {
 		// Pull from the announcer if connected, else from whoever passed
 		// the announcement on.
 		src := from
-		if n.host.Network().Connectedness(from) != network.Connected {
+		if !connected {
 			src = m.ReceivedFrom
 		} else {
 			n.mu.Lock()
@@ -699,11 +739,26 @@ func (n *Node) schedule(p peer.ID, space string) {
 	n.mu.Unlock()
 	go func() {
 		defer n.wg.Done()
+		busy := 0
 		for {
 			n.mu.Lock()
 			began := n.claims
 			n.mu.Unlock()
 			_, err := n.SyncWith(n.ctx, p, space)
+			if CodeOf(err) == CodeBusy && busy < maxBusyRetries {
+				// The peer had no slot free: nothing is held against it,
+				// and the pull is tried again once its streams may have
+				// moved on.
+				busy++
+				if !sleepCtx(n.ctx, busyBackoff(busy)) {
+					n.mu.Lock()
+					delete(n.jobs, k)
+					n.mu.Unlock()
+					return
+				}
+				continue
+			}
+			busy = 0
 			if err != nil {
 				n.log.Debug("pull", "peer", p, "space", space, "err", err)
 			} else if n.cfg.AfterPull != nil {
@@ -733,6 +788,29 @@ func (n *Node) schedule(p peer.ID, space string) {
 			n.mu.Unlock()
 		}
 	}()
+}
+
+// maxBusyRetries bounds the retries of an automatic pull answered busy;
+// the next announcement or re-announcement starts it again.
+const maxBusyRetries = 5
+
+// busyBackoff is the wait before the n-th retry of a pull answered busy:
+// 0.5 s doubling, spread by up to a half.
+func busyBackoff(n int) time.Duration {
+	d := 500 * time.Millisecond << (n - 1)
+	return d + time.Duration(rand.Int64N(int64(d)/2+1))
+}
+
+// sleepCtx waits d, or less if ctx ends first (reported false).
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // SyncWith pulls space from peer p now, over a new stream. A pull of the
@@ -781,7 +859,7 @@ func (n *Node) SyncWith(ctx context.Context, p peer.ID, space string) (Stats, er
 	return st, s.Close()
 }
 
-// handle serves an inbound stream.
+// handle serves an inbound stream in a slot, or answers it busy.
 func (n *Node) handle(s network.Stream) {
 	n.mu.Lock()
 	if n.closed {
@@ -793,6 +871,12 @@ func (n *Node) handle(s network.Stream) {
 	n.mu.Unlock()
 	defer n.wg.Done()
 	p := s.Conn().RemotePeer()
+	sl := n.slots.take(p, s)
+	if sl == nil {
+		n.refuseBusy(s)
+		return
+	}
+	defer n.slots.release(sl)
 	stop := context.AfterFunc(n.ctx, func() { s.Reset() })
 	defer stop()
 	err := n.engine.Serve(n.ctx, p.String(), &deadlined{s: s, d: n.cfg.StreamTimeout})
@@ -804,26 +888,42 @@ func (n *Node) handle(s network.Stream) {
 	s.Close()
 }
 
-// deadlined pushes a stream's deadline forward on every read and write, so
-// a peer that stops moving bytes is cut after the timeout.
+// refuseBusy answers a stream that got no slot: one error frame, busy,
+// then the stream is closed (which frees it at once in libp2p).
+func (n *Node) refuseBusy(s network.Stream) {
+	s.SetWriteDeadline(time.Now().Add(time.Second)) //nolint:errcheck // best effort
+	if WriteFrame(s, EncodeError(CodeBusy, "no stream slot free; retry in a moment")) != nil {
+		s.Reset()
+		return
+	}
+	s.Close()
+}
+
+// deadlined gives each frame of a stream one deadline, set when the frame
+// is due (framer): a peer that trickles a byte now and then loses the
+// stream once a frame has taken the timeout.
 type deadlined struct {
 	s network.Stream
 	d time.Duration
 }
 
-func (x *deadlined) Read(p []byte) (int, error) {
+func (x *deadlined) Read(p []byte) (int, error) { return x.s.Read(p) }
+
+// FrameRead starts the deadline of the next frame to read.
+func (x *deadlined) FrameRead() {
 	x.s.SetReadDeadline(time.Now().Add(x.d)) //nolint:errcheck // best effort
-	return x.s.Read(p)
+}
+
+// FrameWrite starts the deadline of the next frame to write.
+func (x *deadlined) FrameWrite() {
+	x.s.SetWriteDeadline(time.Now().Add(x.d)) //nolint:errcheck // best effort
 }
 
 // MemoryScope lets the framing reserve the memory of frames in the
 // stream's resource scope.
 func (x *deadlined) MemoryScope() memoryScope { return x.s.Scope() }
 
-func (x *deadlined) Write(p []byte) (int, error) {
-	x.s.SetWriteDeadline(time.Now().Add(x.d)) //nolint:errcheck // best effort
-	return x.s.Write(p)
-}
+func (x *deadlined) Write(p []byte) (int, error) { return x.s.Write(p) }
 
 // Close stops the node: its loops, its pulls and its host.
 func (n *Node) Close() error {

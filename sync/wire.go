@@ -61,6 +61,11 @@ const (
 	// CodeTooLarge: the request asks for more than the responder serves
 	// in one go (a walk past MaxWalk entries).
 	CodeTooLarge Code = 5
+	// CodeBusy: the responder has no stream slot free for this peer now
+	// (Limits); retry in a moment. Sent as the stream's first frame, before
+	// any request is read. It says nothing against either side: neither
+	// charges it.
+	CodeBusy Code = 6
 )
 
 var codeNames = map[Code]string{
@@ -69,6 +74,7 @@ var codeNames = map[Code]string{
 	CodeRefused:    "refused",
 	CodeInternal:   "internal",
 	CodeTooLarge:   "too_large",
+	CodeBusy:       "busy",
 }
 
 func (c Code) String() string {
@@ -536,11 +542,22 @@ func WriteFrame(w io.Writer, body []byte) error {
 
 // conn frames a stream and counts its bytes.
 type conn struct {
-	r     *bufio.Reader
-	w     *bufio.Writer
-	in    atomic.Uint64 // read by Pull while a reader goroutine may still add
-	out   uint64
-	scope memoryScope // nil when the stream offers none
+	r      *bufio.Reader
+	w      *bufio.Writer
+	in     atomic.Uint64 // read by Pull while a reader goroutine may still add
+	out    uint64
+	scope  memoryScope // nil when the stream offers none
+	frames framer      // nil when the stream offers none
+}
+
+// framer is what a stream may offer to bound each frame in time: the
+// framing calls FrameRead before reading a frame (its length included)
+// and FrameWrite before writing one, and the stream gives the whole frame
+// one deadline from then. A peer that trickles a byte now and then does
+// not push it back (Node's streams; docs/sync-protocol.md).
+type framer interface {
+	FrameRead()
+	FrameWrite()
 }
 
 func newConn(rw io.ReadWriter) *conn {
@@ -548,11 +565,17 @@ func newConn(rw io.ReadWriter) *conn {
 	if s, ok := rw.(interface{ MemoryScope() memoryScope }); ok {
 		c.scope = s.MemoryScope()
 	}
+	if f, ok := rw.(framer); ok {
+		c.frames = f
+	}
 	return c
 }
 
 // write writes one frame (type byte first in f).
 func (c *conn) write(f []byte) error {
+	if c.frames != nil {
+		c.frames.FrameWrite()
+	}
 	var hdr [binary.MaxVarintLen64]byte
 	n := binary.PutUvarint(hdr[:], uint64(len(f)))
 	if _, err := c.w.Write(hdr[:n]); err != nil {
@@ -587,16 +610,17 @@ type memoryScope interface {
 // growth is reserved there while the frame is incomplete (released once
 // it is read, or the read fails): half-open frames are what a hostile
 // peer could hold on to, and the resource manager bounds them.
+//
+// Only what the peer sent is malformed: an error of the stream itself (a
+// reset, a deadline) and a reservation the resource manager refuses are
+// returned as they are, and charged to nobody.
 func (c *conn) read() (byte, []byte, error) {
-	n, err := binary.ReadUvarint(c.r)
+	if c.frames != nil {
+		c.frames.FrameRead()
+	}
+	n, err := c.frameLen()
 	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return 0, nil, io.EOF
-		}
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return 0, nil, err
-		}
-		return 0, nil, malformed("frame length: %v", err)
+		return 0, nil, err
 	}
 	if n == 0 || n > MaxFrame {
 		return 0, nil, malformed("frame of %d bytes (limit %d)", n, MaxFrame)
@@ -614,7 +638,7 @@ func (c *conn) read() (byte, []byte, error) {
 			grow := min(size-len(buf), max(cap(buf), frameChunk))
 			if c.scope != nil {
 				if err := c.scope.ReserveMemory(grow, reservePriority); err != nil {
-					return 0, nil, malformed("frame of %d bytes: no memory for it: %v", n, err)
+					return 0, nil, fmt.Errorf("sync: frame of %d bytes: no memory for it now: %w", n, err)
 				}
 				reserved += grow
 			}
@@ -633,6 +657,29 @@ func (c *conn) read() (byte, []byte, error) {
 	}
 	c.in.Add(uint64(len(binary.AppendUvarint(nil, n))) + n)
 	return buf[0], buf[1:], nil
+}
+
+// frameLen reads a frame's length: io.EOF before its first byte (a clean
+// end between frames), the stream's own error as it is, malformed only for
+// bytes that are not a length.
+func (c *conn) frameLen() (uint64, error) {
+	var n uint64
+	for i := 0; ; i++ {
+		b, err := c.r.ReadByte()
+		if err != nil {
+			if i > 0 && errors.Is(err, io.EOF) {
+				return 0, io.ErrUnexpectedEOF
+			}
+			return 0, err
+		}
+		if i == binary.MaxVarintLen64-1 && b > 1 {
+			return 0, malformed("frame length: varint overflows 64 bits")
+		}
+		n |= uint64(b&0x7f) << (7 * i)
+		if b < 0x80 {
+			return n, nil
+		}
+	}
 }
 
 // reservePriority is the priority of a frame's reservation in libp2p's

@@ -173,6 +173,9 @@ func call(ctx context.Context, method, url string, body, out any) error {
 	if err != nil {
 		return err
 	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json") // the node refuses a write that is not JSON
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err

@@ -129,8 +129,23 @@ func New(o Options) (*Handler, error) {
 // Token returns the page's CSRF token (for tests and embedders).
 func (h *Handler) Token() string { return h.token }
 
-// ServeHTTP implements http.Handler.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+// ServeHTTP implements http.Handler. When the API has a front door
+// (httpapi.Server.Front) every request passes it first, the page's own
+// paths too: one Host check, one answer for unclean paths, one guard for
+// every write.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if f, ok := h.o.API.(frontDoor); ok {
+		if r, ok = f.Front(w, r); !ok {
+			return
+		}
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+// frontDoor is httpapi.Server's Front.
+type frontDoor interface {
+	Front(w http.ResponseWriter, r *http.Request) (*http.Request, bool)
+}
 
 // page fills the index's placeholders: the token (empty when read-only)
 // and the voter's public key.

@@ -114,8 +114,9 @@ func checkVote(t *testing.T, a map[string]any, nodeKey, voter dag.Key, mr dag.ID
 }
 
 // TestWriteGuard: a write without the page's token, with another's token,
-// from another origin, to a non-loopback Host (DNS rebinding), or to a
-// read-only page is refused with not_authorized; a bad body is schema;
+// to a non-loopback Host (DNS rebinding), or to a read-only page is
+// refused with not_authorized, one from another origin with the API's
+// witan:forbidden (the front door every request passes first); a bad body is schema;
 // an unknown MR is 404; and nothing refused is stored.
 func TestWriteGuard(t *testing.T) {
 	c := newClass(t, 2, 1)
@@ -132,7 +133,7 @@ func TestWriteGuard(t *testing.T) {
 	}{
 		"no token":      {"", "", good, 403, "not_authorized"},
 		"wrong token":   {"x" + ana.page.Token()[1:], "", good, 403, "not_authorized"},
-		"other origin":  {ana.page.Token(), "http://evil.example", good, 403, "not_authorized"},
+		"other origin":  {ana.page.Token(), "http://evil.example", good, 403, "witan:forbidden"}, // the API's front door
 		"bad choice":    {ana.page.Token(), "", map[string]string{"session": c.space, "mr": c.mr.String(), "choice": "yes"}, 400, "schema"},
 		"unknown field": {ana.page.Token(), "", map[string]string{"session": c.space, "mr": c.mr.String(), "choice": "approve", "as": "teacher"}, 400, "schema"},
 		"bad session":   {ana.page.Token(), "", map[string]string{"session": "nope", "mr": c.mr.String(), "choice": "approve"}, 400, "schema"},

@@ -3,14 +3,18 @@ package httpapi
 // This file is GET /events (30k §5): server-sent events for new log
 // entries of one session, each with its finality.
 //
-// A client holds no queue on the node. Each stream keeps only its cursor
-// (the log position of the last entry it sent, which is also the SSE event
-// id) and, when woken, reads the log after it, a page at a time, as GET
-// /log does. So the node's write path never waits for a reader: the
-// notification that entries were applied is a non-blocking send into a
-// one-slot channel, and a client that stops reading is dropped when a write
-// to it does not finish within EventOptions.WriteTimeout. A dropped or
-// disconnected client resumes with Last-Event-ID and loses nothing.
+// The streams of one session share a feed: one subscription to the node,
+// woken by a non-blocking send into a one-slot channel whatever the number
+// of streams, so a write costs the writer O(1) however many streams are
+// open. The feed reads each new entry once, encodes its event once, and
+// keeps the last feedKeep events; each stream keeps only its cursor (the
+// log position of the last entry it sent, which is also the SSE event id)
+// and copies the events after it into its own connection. A stream behind
+// the feed's window (one resumed from an old Last-Event-ID, or slow to
+// read) reads the log itself, a page at a time, as GET /log does, until it
+// is back in the window. A client that stops reading is dropped when a
+// write to it does not finish within EventOptions.WriteTimeout. A dropped
+// or disconnected client resumes with Last-Event-ID and loses nothing.
 //
 // Finality moves with checkpoints, which are not log entries: a stream
 // watches the session's latest checkpoint and, when it grows, sends a
@@ -23,6 +27,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
@@ -41,6 +46,7 @@ const (
 	DefaultEventHeartbeat    = 15 * time.Second
 	DefaultEventPoll         = 250 * time.Millisecond
 	DefaultEventWriteTimeout = 10 * time.Second
+	DefaultEventCoalesce     = 250 * time.Millisecond
 	// eventPage is how many log entries a stream reads at a time.
 	eventPage = 100
 	// maxLastEventID bounds the digits of Last-Event-ID.
@@ -48,6 +54,9 @@ const (
 	// maxTouchCache bounds a filtered stream's memory of which MRs and
 	// changes touch its prefix.
 	maxTouchCache = 4096
+	// feedKeep is how many encoded events a session's feed keeps for its
+	// streams.
+	feedKeep = 4096
 )
 
 // CodeTooManyClients is the problem code of an event stream refused
@@ -69,6 +78,11 @@ type EventOptions struct {
 	// WriteTimeout drops a client that does not take a write within it
 	// (DefaultEventWriteTimeout).
 	WriteTimeout time.Duration
+	// Coalesce is the least time between two writes of events to one
+	// stream (DefaultEventCoalesce): the events of a burst of writes go
+	// out together, so a stream costs a few writes a second however fast
+	// the log grows.
+	Coalesce time.Duration
 }
 
 func (o EventOptions) withDefaults() EventOptions {
@@ -83,6 +97,9 @@ func (o EventOptions) withDefaults() EventOptions {
 	}
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = DefaultEventWriteTimeout
+	}
+	if o.Coalesce <= 0 {
+		o.Coalesce = DefaultEventCoalesce
 	}
 	return o
 }
@@ -112,11 +129,15 @@ type CheckpointEvent struct {
 	Simulation bool             `json:"simulation,omitempty"`
 }
 
-// eventHub counts the streams served, and ends them all on StopEvents.
+// eventHub counts the streams served, holds the feed of each session
+// streamed, and ends them all on StopEvents.
 type eventHub struct {
 	clients  atomic.Int64
 	stopOnce gosync.Once
 	stop     chan struct{}
+
+	mu    gosync.Mutex
+	feeds map[string]*feed
 }
 
 // EventClients returns how many event streams the server is serving now.
@@ -169,16 +190,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 
-	wake := make(chan struct{}, 1)
-	cancel := s.n.Subscribe(func(sp string) {
-		if sp == space {
-			select {
-			case wake <- struct{}{}:
-			default:
-			}
-		}
-	})
-	defer cancel()
+	f, err := s.joinFeed(ctx, space, labels)
+	if err != nil {
+		return err
+	}
+	defer s.leaveFeed(f)
 
 	rc := http.NewResponseController(w)
 	// witan up's ReadTimeout would end the stream: an expired read
@@ -198,28 +214,274 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 	}
 	heartbeat := time.NewTicker(eo.Heartbeat)
 	defer heartbeat.Stop()
-	poll := time.NewTicker(eo.Poll)
-	defer poll.Stop()
+	coalesce := time.NewTimer(0)
+	defer coalesce.Stop()
 	for {
-		if err := st.catchUp(ctx); err != nil {
+		changed, sent, err := st.follow(ctx, f)
+		if err != nil {
 			var se sendError
 			if ctx.Err() == nil && !errors.As(err, &se) {
 				s.log.Error("httpapi: event stream", "session", space, "err", err)
 			}
 			return nil // headers are sent: the stream just ends
 		}
+		if sent {
+			// What comes in the next Coalesce (on average: spread by half
+			// of it either way, so that the streams, woken together by
+			// one write, do not go on writing all at the same instants)
+			// goes out in one write.
+			coalesce.Reset(eo.Coalesce/2 + rand.N(eo.Coalesce))
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-s.hub.stop:
+				return nil
+			case <-coalesce.C:
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-s.hub.stop:
 			return nil
-		case <-wake:
-		case <-poll.C:
+		case <-changed:
 		case <-heartbeat.C:
 			if err := st.send(": heartbeat\n\n"); err != nil {
 				return nil
 			}
 		}
+	}
+}
+
+// feed is the one reader of a session's log for all its streams.
+type feed struct {
+	s      *Server
+	space  string
+	labels sessionLabels
+	stop   chan struct{}
+
+	mu      gosync.Mutex
+	streams int        // streams following it (under hub.mu)
+	items   []feedItem // the events of positions pos-len(items)+1 … pos
+	pos     uint64     // last position read
+	cp      []byte     // the latest checkpoint's event, encoded
+	cpSize  uint64
+	changed chan struct{} // closed, and replaced, when items or cp change
+	arena   []byte        // the arena being filled (only read's goroutine appends)
+	arenaN  int
+}
+
+// feedItem is one entry's event, encoded once, and what a filtered
+// stream needs to decide whether it keeps it. The events are written one
+// after the other into arenas that are never reallocated (a new one is
+// started when one is full), so the events of a run of positions are
+// mostly one slice of one arena, which a stream writes as it is, without
+// copying.
+type feedItem struct {
+	pos    uint64
+	arena  int // which arena
+	a      []byte
+	start  int // the event is a[start:end]
+	end    int
+	mr     *dag.ID
+	change *dag.ID // of a branch.append
+}
+
+func (it *feedItem) event() []byte { return it.a[it.start:it.end] }
+
+// feedArena is the size of a feed's arenas.
+const feedArena = 1 << 20
+
+// joinFeed returns space's feed, started if no stream follows it yet.
+func (s *Server) joinFeed(ctx context.Context, space string, labels sessionLabels) (*feed, error) {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	f := s.hub.feeds[space]
+	if f == nil {
+		size, err := s.rep.LogSize(ctx, space)
+		if err != nil {
+			return nil, err
+		}
+		f = &feed{s: s, space: space, labels: labels, stop: make(chan struct{}), pos: size, changed: make(chan struct{})}
+		if s.hub.feeds == nil {
+			s.hub.feeds = map[string]*feed{}
+		}
+		s.hub.feeds[space] = f
+		go f.run()
+	}
+	f.streams++
+	return f, nil
+}
+
+// leaveFeed stops f when its last stream leaves.
+func (s *Server) leaveFeed(f *feed) {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	if f.streams--; f.streams == 0 {
+		delete(s.hub.feeds, f.space)
+		close(f.stop)
+	}
+}
+
+// run reads the log and the checkpoints as they grow, until stopped.
+func (f *feed) run() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	wake := make(chan struct{}, 1)
+	unsub := f.s.n.Subscribe(func(sp string) {
+		if sp == f.space {
+			select {
+			case wake <- struct{}{}:
+			default:
+			}
+		}
+	})
+	defer unsub()
+	poll := time.NewTicker(f.s.o.Events.Poll)
+	defer poll.Stop()
+	for {
+		if err := f.read(ctx); err != nil {
+			f.s.log.Error("httpapi: event feed", "session", f.space, "err", err)
+		}
+		select {
+		case <-f.stop:
+			return
+		case <-wake:
+		case <-poll.C:
+		}
+	}
+}
+
+// read encodes the entries after f.pos and a newer checkpoint, and tells
+// the streams.
+func (f *feed) read(ctx context.Context) error {
+	for {
+		f.mu.Lock()
+		pos := f.pos
+		f.mu.Unlock()
+		ids, err := f.s.rep.Log(ctx, f.space, pos, eventPage)
+		if err != nil || len(ids) == 0 {
+			if err != nil {
+				return err
+			}
+			break
+		}
+		covered := uint64(0)
+		if cp, ok := f.s.rep.LastCheckpoint(f.space); ok {
+			covered = cp.Size
+		}
+		add := make([]feedItem, 0, len(ids))
+		for i, id := range ids {
+			p := pos + uint64(i) + 1
+			ev, change, err := f.s.entryEvent(ctx, f.space, f.labels, p, id, covered)
+			if err != nil {
+				return err
+			}
+			data, err := json.Marshal(ev)
+			if err != nil {
+				return err
+			}
+			ev1 := fmt.Appendf(nil, "id: %d\nevent: entry\ndata: %s\n\n", p, data)
+			if len(f.arena)+len(ev1) > cap(f.arena) {
+				f.arena = make([]byte, 0, max(feedArena, len(ev1)))
+				f.arenaN++
+			}
+			start := len(f.arena)
+			f.arena = append(f.arena, ev1...) // within its capacity: never moves
+			add = append(add, feedItem{pos: p, arena: f.arenaN, a: f.arena[:cap(f.arena)], start: start, end: len(f.arena), mr: ev.MR, change: change})
+		}
+		f.mu.Lock()
+		f.items = append(f.items, add...)
+		if len(f.items) > feedKeep {
+			f.items = f.items[len(f.items)-feedKeep:]
+		}
+		f.pos += uint64(len(ids))
+		f.signal()
+		f.mu.Unlock()
+		if len(ids) < eventPage {
+			break
+		}
+	}
+	cp, ok := f.s.rep.LastCheckpoint(f.space)
+	f.mu.Lock()
+	newer := ok && cp.Size > f.cpSize
+	f.mu.Unlock()
+	if !newer {
+		return nil
+	}
+	ev, err := checkpointEvent(f.space, cp, f.labels)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	f.cp, f.cpSize = ev, cp.Size
+	f.signal()
+	f.mu.Unlock()
+	return nil
+}
+
+// signal wakes the streams waiting on f. Called with f.mu held.
+func (f *feed) signal() {
+	close(f.changed)
+	f.changed = make(chan struct{})
+}
+
+// since returns the events after position pos and the latest checkpoint's,
+// with the channel closed at the next change; behind is true when pos is
+// before the events f keeps (the stream must read the log itself).
+func (f *feed) since(pos uint64) (items []feedItem, cp []byte, cpSize uint64, changed chan struct{}, behind bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	cp, cpSize, changed = f.cp, f.cpSize, f.changed
+	if f.pos <= pos {
+		return nil, cp, cpSize, changed, false
+	}
+	first := f.pos - uint64(len(f.items)) + 1
+	if pos+1 < first {
+		return nil, cp, cpSize, changed, true
+	}
+	return f.items[pos+1-first:], cp, cpSize, changed, false
+}
+
+// follow sends the stream what f has after its cursor (reading the log
+// itself while it is behind f's window), then f's checkpoint if newer than
+// the last one sent, in one write. It returns the channel closed at f's
+// next change, and whether it wrote.
+func (st *stream) follow(ctx context.Context, f *feed) (chan struct{}, bool, error) {
+	for {
+		items, cp, cpSize, changed, behind := f.since(st.pos)
+		if behind {
+			if err := st.catchUp(ctx); err != nil {
+				return nil, false, err
+			}
+			continue
+		}
+		// The events to send, as runs of adjacent bytes of one arena.
+		var runs [][]byte
+		prevKept := false
+		for i := range items {
+			it := &items[i]
+			st.pos = it.pos
+			if st.prefix != "" && !st.keeps(ctx, it.mr, it.change) {
+				prevKept = false
+				continue
+			}
+			if prevKept && items[i-1].arena == it.arena && items[i-1].end == it.start {
+				last := &runs[len(runs)-1]
+				*last = (*last)[:len(*last)+it.end-it.start]
+			} else {
+				runs = append(runs, it.event())
+			}
+			prevKept = true
+		}
+		if cpSize > st.cpSize {
+			runs = append(runs, cp)
+			st.cpSize = cpSize
+		}
+		if len(runs) == 0 {
+			return changed, false, nil
+		}
+		return changed, true, st.sendRuns(runs)
 	}
 }
 
@@ -288,11 +550,11 @@ func (st *stream) catchUp(ctx context.Context) error {
 		var b strings.Builder
 		for i, id := range ids {
 			pos := st.pos + uint64(i) + 1
-			ev, keep, err := st.entry(ctx, pos, id, covered)
+			ev, change, err := st.s.entryEvent(ctx, st.space, st.labels, pos, id, covered)
 			if err != nil {
 				return err
 			}
-			if !keep {
+			if st.prefix != "" && !st.keeps(ctx, ev.MR, change) {
 				continue
 			}
 			data, err := json.Marshal(ev)
@@ -315,35 +577,44 @@ func (st *stream) catchUp(ctx context.Context) error {
 	if !ok || cp.Size <= st.cpSize {
 		return nil
 	}
-	raw, err := cp.MarshalJSON()
+	ev, err := checkpointEvent(st.space, cp, st.labels)
 	if err != nil {
 		return err
 	}
-	data, err := json.Marshal(CheckpointEvent{Session: st.space, Size: cp.Size, Checkpoint: raw,
-		Finality: replica.FinalAdvisory, Simulation: st.labels.Simulation})
-	if err != nil {
-		return err
-	}
-	if err := st.send("event: checkpoint\ndata: " + string(data) + "\n\n"); err != nil {
+	if err := st.send(string(ev)); err != nil {
 		return err
 	}
 	st.cpSize = cp.Size
 	return nil
 }
 
-// entry makes the event of the entry at pos, and says whether the
-// stream's nid_prefix filter keeps it.
-func (st *stream) entry(ctx context.Context, pos uint64, id dag.ID, covered uint64) (EntryEvent, bool, error) {
-	e, err := st.s.n.Get(ctx, id)
+// checkpointEvent encodes the "checkpoint" event of cp.
+func checkpointEvent(space string, cp replica.Checkpoint, labels sessionLabels) ([]byte, error) {
+	raw, err := cp.MarshalJSON()
 	if err != nil {
-		return EntryEvent{}, false, err
+		return nil, err
+	}
+	data, err := json.Marshal(CheckpointEvent{Session: space, Size: cp.Size, Checkpoint: raw,
+		Finality: replica.FinalAdvisory, Simulation: labels.Simulation})
+	if err != nil {
+		return nil, err
+	}
+	return fmt.Appendf(nil, "event: checkpoint\ndata: %s\n\n", data), nil
+}
+
+// entryEvent makes the event of the entry at pos, and returns the change
+// a branch.append adds (what a nid_prefix filter needs besides the MR).
+func (s *Server) entryEvent(ctx context.Context, space string, labels sessionLabels, pos uint64, id dag.ID, covered uint64) (EntryEvent, *dag.ID, error) {
+	e, err := s.n.Get(ctx, id)
+	if err != nil {
+		return EntryEvent{}, nil, err
 	}
 	env, _, _, err := dag.DecodeEnvelope(e.Data)
 	if err != nil {
-		return EntryEvent{}, false, err
+		return EntryEvent{}, nil, err
 	}
-	ev := EntryEvent{Session: st.space, Position: pos, Tx: id, Type: env.Type, Author: env.Author,
-		Finality: finalityAt(pos, covered), Simulation: st.labels.Simulation}
+	ev := EntryEvent{Session: space, Position: pos, Tx: id, Type: env.Type, Author: env.Author,
+		Finality: finalityAt(pos, covered), Simulation: labels.Simulation}
 	var body struct {
 		MR     *dag.ID `json:"mr"`
 		Change *dag.ID `json:"change"`
@@ -356,16 +627,23 @@ func (st *stream) entry(ctx context.Context, pos uint64, id dag.ID, covered uint
 	case body.MR != nil:
 		ev.MR = body.MR
 	}
-	if st.prefix == "" {
-		return ev, true, nil
+	var change *dag.ID
+	if env.Type == dag.TxBranchAppend {
+		change = body.Change
 	}
+	return ev, change, nil
+}
+
+// keeps reports whether the stream's nid_prefix filter keeps an entry of
+// MR mr (if any) or adding change (if any).
+func (st *stream) keeps(ctx context.Context, mr, change *dag.ID) bool {
 	switch {
-	case ev.MR != nil:
-		return ev, st.mrTouches(ctx, *ev.MR), nil
-	case env.Type == dag.TxBranchAppend && body.Change != nil:
-		return ev, st.changeTouches(ctx, *body.Change), nil
+	case mr != nil:
+		return st.mrTouches(ctx, *mr)
+	case change != nil:
+		return st.changeTouches(ctx, *change)
 	}
-	return ev, false, nil
+	return false
 }
 
 // mrTouches reports whether the MR's diff touches a nid under the prefix.
@@ -425,10 +703,14 @@ func (st *stream) anyUnder(nids []string) bool {
 
 // send writes and flushes s, or fails if the client does not take it
 // within the write timeout: a slow client is dropped, never waited for.
-func (st *stream) send(s string) error {
+func (st *stream) send(s string) error { return st.sendRuns([][]byte{[]byte(s)}) }
+
+func (st *stream) sendRuns(runs [][]byte) error {
 	_ = st.rc.SetWriteDeadline(time.Now().Add(st.timeout))
-	if _, err := st.w.Write([]byte(s)); err != nil {
-		return sendError{err}
+	for _, b := range runs {
+		if _, err := st.w.Write(b); err != nil {
+			return sendError{err}
+		}
 	}
 	if err := st.rc.Flush(); err != nil {
 		return sendError{err}

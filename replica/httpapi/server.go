@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path"
+	"slices"
 	"strings"
 	gosync "sync"
 
@@ -143,7 +144,8 @@ type Server struct {
 
 	labelMu    gosync.Mutex
 	labelCache map[string]sessionLabels
-	patterns   []string // every routed path, for the D54 walk test
+	patterns   []string            // every routed path, for the D54 walk test
+	methods    map[string][]string // the methods each routed path takes
 
 	hub             eventHub
 	limits, keyRegs *buckets
@@ -184,6 +186,7 @@ func New(o Options) (*Server, error) {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.hub.stop = make(chan struct{})
+	s.methods = map[string][]string{}
 	s.routes()
 	return s, nil
 }
@@ -203,6 +206,7 @@ func (s *Server) route(path string, methods map[string]handlerFunc) {
 		allow = append(allow, http.MethodHead)
 	}
 	s.patterns = append(s.patterns, path)
+	s.methods[path] = allow
 	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 		m := r.Method
 		if m == http.MethodHead {
@@ -214,16 +218,17 @@ func (s *Server) route(path string, methods map[string]handlerFunc) {
 			WriteProblem(w, CodeMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path)
 			return
 		}
-		if m == http.MethodPost {
-			var ok bool
-			if r, ok = s.guardWrite(w, r); !ok {
-				return
-			}
-		}
 		if err := h(w, r); err != nil {
 			s.writeErr(w, r, err)
 		}
 	})
+}
+
+// refuses reports whether pattern is a path of the route table that takes
+// no request of method (its route answers 405).
+func (s *Server) refuses(pattern, method string) bool {
+	ms, ok := s.methods[pattern]
+	return ok && !slices.Contains(ms, method)
 }
 
 func get(h handlerFunc) map[string]handlerFunc  { return map[string]handlerFunc{http.MethodGet: h} }
@@ -299,17 +304,40 @@ func (s *Server) routes() {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r, ok := s.Front(w, r)
+	if !ok {
+		return
+	}
+	s.serveLabelled(w, r) // D54's label, in one place (label.go)
+}
+
+// frontKey marks a request's context once Front has admitted it.
+type frontKey struct{}
+
+// Front is the node's one door, run before any routing: the Host must
+// name this node, the headers fit MaxHeaderBytes, the path is clean
+// (else a 301 problem to the clean one), and every request that is not a
+// GET or HEAD — whatever its path: the route table, the meeting API, a
+// page in front of the API — passes guardWrite (not from another site's
+// page, JSON, within its client's rate). It writes the refusal and
+// returns false, or returns the request to serve. A handler in front of
+// the server (the classroom page) calls it first, so that its own paths
+// get the same answers; a request admitted once is not checked again.
+func (s *Server) Front(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+	if r.Context().Value(frontKey{}) != nil {
+		return r, true
+	}
 	if r.Body != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, s.o.MaxBodyBytes)
 	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "no-store")
 	if !s.guard(w, r) {
-		return
+		return nil, false
 	}
 	if headerBytes(r) > MaxHeaderBytes {
 		WriteProblem(w, CodeHeadersTooLarge, fmt.Sprintf("the request's headers exceed %d bytes", MaxHeaderBytes))
-		return
+		return nil, false
 	}
 	if c := cleanPath(r.URL.Path); c != r.URL.Path {
 		// What http.ServeMux would answer with an HTML redirect, as a
@@ -317,9 +345,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		u := *r.URL
 		u.Path, u.RawPath = c, ""
 		writeMoved(w, u.String())
-		return
+		return nil, false
 	}
-	s.serveLabelled(w, r) // D54's label, in one place (label.go)
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		if !s.originAllowed(r) {
+			WriteProblem(w, CodeForbidden, "a write from another site's page ("+r.Header.Get("Origin")+") is refused")
+			return nil, false
+		}
+		// A method no route of the table takes is left to the route,
+		// which answers 405; everything else is a write.
+		if _, pat := s.mux.Handler(r); !s.refuses(pat, r.Method) {
+			var ok bool
+			if r, ok = s.guardWrite(w, r); !ok {
+				return nil, false
+			}
+		}
+	}
+	return r.WithContext(context.WithValue(r.Context(), frontKey{}, true)), true
 }
 
 // MaxHeaderBytes bounds a request's header lines (names and values): past

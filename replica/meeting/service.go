@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/sessions"
 	"github.com/witan-dev/witan/sessions/meetstore"
 )
@@ -93,6 +94,14 @@ type Options struct {
 	// transcripts of one meeting (default 1 MiB). So the open meetings
 	// hold at most MaxOpen × MaxTexts of text in RAM.
 	MaxOpen, MaxEvents, MaxText, MaxTexts int
+	// MaxOpenPerClient bounds the meetings one client (dag.SourceOf the
+	// start's ctx: "http:<address>" over HTTP) may have open at once
+	// (default 4), so one client cannot take every slot of MaxOpen.
+	MaxOpenPerClient int
+	// IdleAfter ends a meeting that has had no event for this long
+	// (default 30 minutes, read on Options.Clock): it is ended at its last
+	// event and filed, as End would, when a meeting is next started.
+	IdleAfter time.Duration
 	// Publisher, if set, lets PublishOutcomes put a note's Outcomes section
 	// in a memory space.
 	Publisher Publisher
@@ -130,6 +139,10 @@ type live struct {
 	textLen int
 	nextRef uint64
 	log     []sessions.Outcome
+	// client is who started it (dag.SourceOf); touched is its last start
+	// or event, on Options.Clock.
+	client  string
+	touched time.Time
 }
 
 // New returns a service over a store.
@@ -155,7 +168,34 @@ func New(o Options) (*Service, error) {
 	if o.MaxTexts <= 0 {
 		o.MaxTexts = 1 << 20
 	}
+	if o.MaxOpenPerClient <= 0 {
+		o.MaxOpenPerClient = 4
+	}
+	if o.IdleAfter <= 0 {
+		o.IdleAfter = DefaultIdleAfter
+	}
 	return &Service{o: o, open: map[ID]*live{}}, nil
+}
+
+// DefaultIdleAfter is Options.IdleAfter's default.
+const DefaultIdleAfter = 30 * time.Minute
+
+// expireIdle ends and files the meetings idle for IdleAfter, at their last
+// event. A meeting whose filing fails is dropped all the same: it would
+// hold its slot for ever. Called with s.mu held.
+func (s *Service) expireIdle(ctx context.Context) {
+	now := s.o.Clock.Now()
+	for id, m := range s.open {
+		if now.Sub(m.touched) < s.o.IdleAfter {
+			continue
+		}
+		if st := m.eng.State(); st.Open {
+			if out, err := m.eng.Step(sessions.End{At: st.Last}); err == nil {
+				s.absorb(ctx, m, out) //nolint:errcheck // dropped below whatever happens
+			}
+		}
+		delete(s.open, id)
+	}
 }
 
 // StartOptions start a meeting.
@@ -201,13 +241,25 @@ func (s *Service) Start(ctx context.Context, so StartOptions) (ID, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.expireIdle(ctx)
+	client := dag.SourceOf(ctx)
+	mine := 0
+	for _, m := range s.open {
+		if m.client == client {
+			mine++
+		}
+	}
+	if mine >= s.o.MaxOpenPerClient {
+		return id, &Error{Code: CodeTooMany, Detail: fmt.Sprintf("%d meetings of this client are open (end one, or it ends after %s without events)", mine, s.o.IdleAfter)}
+	}
 	if len(s.open) >= s.o.MaxOpen {
 		return id, &Error{Code: CodeTooMany, Detail: fmt.Sprintf("%d meetings are open", len(s.open))}
 	}
 	if _, err := io.ReadFull(s.o.Entropy, id[:]); err != nil {
 		return id, fmt.Errorf("meeting: id: %w", err)
 	}
-	s.open[id] = &live{id: id, p: p, locale: p.Locales[0], start: start, eng: eng, texts: map[uint64]string{}}
+	s.open[id] = &live{id: id, p: p, locale: p.Locales[0], start: start, eng: eng, texts: map[uint64]string{},
+		client: client, touched: s.o.Clock.Now()}
 	return id, nil
 }
 
@@ -264,6 +316,7 @@ func (s *Service) Step(ctx context.Context, id ID, ev Event) ([]Result, error) {
 		return nil, stepError(err)
 	}
 	m.events++
+	m.touched = s.o.Clock.Now()
 	if sp, ok := e.(sessions.Speech); ok && sp.Text != "" {
 		m.texts[sp.Ref] = sp.Text
 		m.textLen += len(sp.Text)
