@@ -4,10 +4,14 @@ import (
 	"context"
 	"net"
 	"slices"
+	gosync "sync"
 	"testing"
 	"time"
 
 	"github.com/libp2p/go-libp2p"
+	"github.com/libp2p/go-libp2p/core/control"
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/p2p/transport/quicreuse"
 	"github.com/marcopolo/simnet"
@@ -149,4 +153,127 @@ func TestNATPeersMeetBySpaceAndHolePunch(t *testing.T) {
 	if b.DHTMode() != "client" || a.Reachability() != "private" {
 		t.Fatalf("dht mode %q, reachability %q: want client, private", b.DHTMode(), a.Reachability())
 	}
+}
+
+// relayOnly refuses every connection between two peers that is not
+// relayed: their NATs are symmetric, so hole punching fails and the relay
+// is all they have.
+type relayOnly struct{ a, b *peer.ID }
+
+func (g relayOnly) pair(p peer.ID) bool            { return p == *g.a || p == *g.b }
+func (g relayOnly) InterceptPeerDial(peer.ID) bool { return true }
+func (g relayOnly) InterceptAddrDial(p peer.ID, a ma.Multiaddr) bool {
+	_, err := a.ValueForProtocol(ma.P_CIRCUIT)
+	return !g.pair(p) || err == nil
+}
+func (g relayOnly) InterceptAccept(network.ConnMultiaddrs) bool { return true }
+func (g relayOnly) InterceptSecured(_ network.Direction, p peer.ID, c network.ConnMultiaddrs) bool {
+	_, err := c.RemoteMultiaddr().ValueForProtocol(ma.P_CIRCUIT)
+	return !g.pair(p) || err == nil
+}
+func (g relayOnly) InterceptUpgraded(network.Conn) (bool, control.DisconnectReason) { return true, 0 }
+
+// TestRelayLimitCutsResume: two peers that only a relay joins, and a relay
+// that resets each relayed connection after 64 KiB each way, far less than
+// the space. Pulls run over the relayed connection after waiting in vain
+// for a direct one; each cut keeps what it ingested, and the next pull, on
+// the next relayed connection, resumes there: the replicas converge, with
+// no peer banned for the cuts.
+func TestRelayLimitCutsResume(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	router := &simnet.SimpleFirewallRouter{}
+	relayAddr := &net.UDPAddr{IP: net.IPv4(1, 2, 0, 1), Port: 4001}
+	relay, err := ws.NewRelay(ctx, ws.RelayConfig{
+		ListenAddrs: []string{"/ip4/1.2.0.1/udp/4001/quic-v1"},
+		Data:        64 << 10,
+		HostOptions: []libp2p.Option{onSimnet(router, relayAddr, true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer relay.Close()
+	boot := relay.Addrs()[0]
+
+	src, space := build(t, 800)
+	dst := synctest.NewMem(synctest.Options{})
+	var idA, idB peer.ID
+	gate := relayOnly{&idA, &idB}
+	var mu gosync.Mutex
+	cut, done := 0, 0
+	onEvent := func(e ws.Event) {
+		if e.Kind != ws.EventSyncDone {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if e.Err != nil {
+			cut++
+		} else {
+			done++
+		}
+	}
+	start := func(r *synctest.Replica, ip net.IP, join []string, key crypto.PrivKey, eo ws.Options) *ws.Node {
+		a := &net.UDPAddr{IP: ip, Port: 8000}
+		n, err := ws.NewNode(ctx, r, ws.Config{
+			ListenAddrs: []string{"/ip4/" + ip.String() + "/udp/8000/quic-v1"},
+			Identity:    key,
+			Engine:      eo,
+			Spaces:      join,
+			Interval:    time.Second,
+			Discovery: ws.Discovery{
+				Bootstrap:    []string{boot},
+				Space:        func(string) bool { return true },
+				FindEvery:    time.Second,
+				DirectWait:   300 * time.Millisecond,
+				Reachability: "private",
+			},
+			HostOptions: []libp2p.Option{onSimnet(router, a, false), libp2p.ConnectionGater(gate)},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	keyA, _, _ := crypto.GenerateEd25519Key(nil)
+	keyB, _, _ := crypto.GenerateEd25519Key(nil)
+	idA, _ = peer.IDFromPrivateKey(keyA)
+	idB, _ = peer.IDFromPrivateKey(keyB)
+	// a answers in batches of 8 KiB, so that each relayed connection
+	// carries a few before the relay cuts it (a batch larger than the
+	// relay's limit would never get through: witan relay's limit is far
+	// above the 1 MiB default batch).
+	a := start(src, net.IPv4(2, 2, 0, 1), nil, keyA, ws.Options{MaxBatchBytes: 8 << 10})
+	defer a.Close()
+	b := start(dst, net.IPv4(3, 3, 0, 1), []string{space}, keyB, ws.Options{OnEvent: onEvent})
+	defer b.Close()
+
+	relayed := 0
+	for !sameHeads(t, space, src, dst) {
+		if ctx.Err() != nil {
+			t.Fatalf("not converged: %d of 801 entries, conns %+v", count(t, dst, space), b.Conns(a.ID()))
+		}
+		for _, c := range b.Conns(a.ID()) {
+			if c.Kind != ws.ConnRelayed {
+				t.Fatalf("a connection that is not relayed: %+v", c)
+			}
+			relayed++
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if relayed == 0 {
+		t.Fatal("never saw the relayed connection")
+	}
+	if n := count(t, dst, space); n != 801 {
+		t.Fatalf("dst holds %d entries, want 801", n)
+	}
+	if banned, _ := b.Engine().Banned(a.ID().String()); banned {
+		t.Fatal("a was banned for the relay's cuts")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if cut == 0 {
+		t.Fatal("no pull was cut: the relay's limit was never reached, the test proves nothing")
+	}
+	t.Logf("%d pulls cut by the relay's limit, then %d completed", cut, done)
 }

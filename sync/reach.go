@@ -339,7 +339,17 @@ func (n *Node) onlyLimited(p peer.ID) bool {
 // ingested: the next pull (on reconnection, or the periodic one) resumes
 // where it stopped (docs/sync-protocol.md, "Resume").
 func (n *Node) openSync(ctx context.Context, p peer.ID) (network.Stream, error) {
-	if !n.cfg.Discovery.on() || !n.onlyLimited(p) {
+	if !n.cfg.Discovery.on() {
+		return n.host.NewStream(ctx, p, protocol.ID(ProtocolID))
+	}
+	if n.host.Network().Connectedness(p) != network.Connected {
+		// Dial first: the connection may come through a relay, and then
+		// the choice below applies.
+		if err := n.host.Connect(ctx, peer.AddrInfo{ID: p}); err != nil {
+			return nil, err
+		}
+	}
+	if !n.onlyLimited(p) {
 		return n.host.NewStream(ctx, p, protocol.ID(ProtocolID))
 	}
 	wait := n.cfg.Discovery.withDefaults().DirectWait
@@ -354,8 +364,25 @@ func (n *Node) openSync(ctx context.Context, p peer.ID) (network.Stream, error) 
 		return nil, err
 	}
 	n.log.Debug("sync over relay", "peer", p)
-	return n.host.NewStream(network.WithAllowLimitedConn(ctx, "witan sync"), p, protocol.ID(ProtocolID))
+	// A relayed connection the relay has just cut can look open for a
+	// while: give the stream a short time, and on failure close the
+	// relayed connections so that the next pull dials a fresh one.
+	sctx, cancel := context.WithTimeout(ctx, relayStreamTimeout)
+	defer cancel()
+	s, err = n.host.NewStream(network.WithAllowLimitedConn(sctx, "witan sync"), p, protocol.ID(ProtocolID))
+	if err != nil {
+		for _, c := range n.host.Network().ConnsToPeer(p) {
+			if c.Stat().Limited {
+				c.Close()
+			}
+		}
+	}
+	return s, err
 }
+
+// relayStreamTimeout bounds opening a sync stream over a relayed
+// connection.
+const relayStreamTimeout = 3 * time.Second
 
 // pullRelayed schedules a pull of every joined space from each peer
 // connected only through a relay: gossipsub waits for a direct connection

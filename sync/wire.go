@@ -5,6 +5,7 @@ package sync
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -579,6 +580,13 @@ type memoryScope interface {
 	ReleaseMemory(size int)
 }
 
+// errVarintOverflow is encoding/binary's error for a varint longer than
+// 64 bits, the only error ReadUvarint makes itself.
+var errVarintOverflow = func() error {
+	_, err := binary.ReadUvarint(bytes.NewReader(bytes.Repeat([]byte{0xff}, 11)))
+	return err
+}()
+
 // read reads one frame and returns its type and payload. io.EOF means the
 // peer closed the stream cleanly between frames.
 //
@@ -594,6 +602,11 @@ func (c *conn) read() (byte, []byte, error) {
 			return 0, nil, io.EOF
 		}
 		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return 0, nil, err
+		}
+		if !errors.Is(err, errVarintOverflow) {
+			// The transport failed (a reset, a relay's limit), not the
+			// peer's framing: not malformed, and the pull resumes.
 			return 0, nil, err
 		}
 		return 0, nil, malformed("frame length: %v", err)
