@@ -62,7 +62,9 @@ type Discovery struct {
 	// private node is a DHT client and serves nothing.
 	Server bool
 	// FindEvery is how often each discovered space's providers are
-	// looked up and the unconnected ones dialled (DefaultFindEvery).
+	// looked up and the unconnected ones dialled (DefaultFindEvery);
+	// while some space has none connected, after 1 s, 2 s, 4 s… up to
+	// FindEvery.
 	// Provider records are re-published as libp2p's routing discovery
 	// advises (every 7/8 of its 3 h TTL), whatever FindEvery is.
 	FindEvery time.Duration
@@ -168,21 +170,34 @@ func (n *Node) startDiscovery(ctx context.Context) error {
 	return nil
 }
 
-// loop advertises and looks up every space Space allows, at once and then
-// every FindEvery (faster while a space has no provider yet).
+// loop advertises and looks up every space Space allows, once the routing
+// table has a peer, and then every FindEvery (sooner while a space has no
+// provider connected).
 func (d *discovery) loop() {
 	defer d.n.wg.Done()
-	wait := time.Duration(0)
+	// A lookup before the routing table holds a peer finds nothing: wait
+	// a little for the bootstrap peers' identify.
+	for i := 0; i < 50 && d.dht.RoutingTable().Size() == 0; i++ {
+		select {
+		case <-d.n.ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	wait, lonelyWait := time.Duration(0), time.Second
 	for {
 		select {
 		case <-d.n.ctx.Done():
 			return
 		case <-time.After(wait):
 		}
-		lonely := d.round()
 		wait = d.cfg.FindEvery
-		if lonely && wait > 5*time.Second {
-			wait = 5 * time.Second
+		if d.round() {
+			// Some space has no provider connected yet: look again
+			// soon, backing off to FindEvery.
+			wait, lonelyWait = min(wait, lonelyWait), min(2*lonelyWait, time.Minute)
+		} else {
+			lonelyWait = time.Second
 		}
 	}
 }

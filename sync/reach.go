@@ -23,6 +23,7 @@ import (
 	"github.com/libp2p/go-libp2p/p2p/host/autorelay"
 	"github.com/libp2p/go-libp2p/p2p/protocol/holepunch"
 	ma "github.com/multiformats/go-multiaddr"
+	manet "github.com/multiformats/go-multiaddr/net"
 )
 
 // How a peer is connected, in PeerConn.Kind.
@@ -332,7 +333,8 @@ func (n *Node) onlyLimited(p peer.ID) bool {
 
 // openSync opens a sync stream to p. When p is reachable only through a
 // relay that bounds the connection, it first waits up to DirectWait for
-// hole punching to give a direct connection (the pull then runs there,
+// hole punching to give a direct connection (unless this host has no
+// public address, without which go-libp2p's hole punching never runs) (the pull then runs there,
 // none of it through the relay); failing that it runs over the relayed
 // connection (network.WithAllowLimitedConn). A relay that cuts the
 // connection at its limit cuts the pull, which keeps every batch it
@@ -352,16 +354,19 @@ func (n *Node) openSync(ctx context.Context, p peer.ID) (network.Stream, error) 
 	if !n.onlyLimited(p) {
 		return n.host.NewStream(ctx, p, protocol.ID(ProtocolID))
 	}
-	wait := n.cfg.Discovery.withDefaults().DirectWait
-	s, err := n.host.NewStream(network.WithDialPeerTimeout(ctx, wait), p, protocol.ID(ProtocolID))
-	if err == nil {
-		return s, nil
-	}
-	if ctx.Err() != nil {
-		return nil, err
-	}
-	if !errors.Is(err, network.ErrLimitedConn) && !errors.Is(err, context.DeadlineExceeded) && !n.onlyLimited(p) {
-		return nil, err
+	var err error
+	if n.canHolePunch() {
+		wait := n.cfg.Discovery.withDefaults().DirectWait
+		s, err := n.host.NewStream(network.WithDialPeerTimeout(ctx, wait), p, protocol.ID(ProtocolID))
+		if err == nil {
+			return s, nil
+		}
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		if !errors.Is(err, network.ErrLimitedConn) && !errors.Is(err, context.DeadlineExceeded) && !n.onlyLimited(p) {
+			return nil, err
+		}
 	}
 	n.log.Debug("sync over relay", "peer", p)
 	// A relayed connection the relay has just cut can look open for a
@@ -369,7 +374,7 @@ func (n *Node) openSync(ctx context.Context, p peer.ID) (network.Stream, error) 
 	// relayed connections so that the next pull dials a fresh one.
 	sctx, cancel := context.WithTimeout(ctx, relayStreamTimeout)
 	defer cancel()
-	s, err = n.host.NewStream(network.WithAllowLimitedConn(sctx, "witan sync"), p, protocol.ID(ProtocolID))
+	s, err := n.host.NewStream(network.WithAllowLimitedConn(sctx, "witan sync"), p, protocol.ID(ProtocolID))
 	if err != nil {
 		for _, c := range n.host.Network().ConnsToPeer(p) {
 			if c.Stat().Limited {
@@ -383,6 +388,18 @@ func (n *Node) openSync(ctx context.Context, p peer.ID) (network.Stream, error) 
 // relayStreamTimeout bounds opening a sync stream over a relayed
 // connection.
 const relayStreamTimeout = 3 * time.Second
+
+// canHolePunch reports whether this host has a public address that is
+// not relayed: go-libp2p's hole punching service starts only then, on
+// either side of a hole punch.
+func (n *Node) canHolePunch() bool {
+	for _, a := range n.host.Addrs() {
+		if _, relayed := relayOf(a); !relayed && manet.IsPublicAddr(a) {
+			return true
+		}
+	}
+	return false
+}
 
 // pullRelayed schedules a pull of every joined space from each peer
 // connected only through a relay: gossipsub waits for a direct connection
