@@ -134,7 +134,7 @@ echo "$peers" >"$work/b.peers"
 echo "$peers" | grep -o "\"conns\":\[[^]]*\]" | sed "s/^/  B conns: /"
 
 # mDNS on A's LAN, the DHT off on this node.
-up wl-a2 "$work/a2" -mdns=true -session "$space"
+up wl-a2 "$work/a2" -mdns=true -session "$space" ${NATLAB_V:+-v}
 t2=$(date +%s%N)
 mdns=""
 while :; do
