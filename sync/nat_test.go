@@ -150,6 +150,9 @@ func TestNATPeersMeetBySpaceAndHolePunch(t *testing.T) {
 		t.Fatalf("b's connections to a: %v, want one DCUtR made", kinds)
 	}
 	t.Logf("b's connections to a: %v", kinds)
+	if len(a.RelayAddrs()) == 0 {
+		t.Fatalf("a has no relayed address (what witan up prints): %v", a.Addrs())
+	}
 	if b.DHTMode() != "client" || a.Reachability() != "private" {
 		t.Fatalf("dht mode %q, reachability %q: want client, private", b.DHTMode(), a.Reachability())
 	}
