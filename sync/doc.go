@@ -36,6 +36,13 @@
 //     PeerCheckpoint and SendCosignature are its requester side, and
 //     Config.AfterPull the hook after each automatic pull where the
 //     caller (replica/node) checks them. sync only carries the bytes.
+//   - Config.Discovery takes a Node beyond the LAN (discovery.go,
+//     reach.go): witan's own Kademlia DHT with provider records keyed by
+//     a hash of each space id the caller's policy allows, AutoNAT,
+//     circuit relay v2 and DCUtR hole punching; a pull from a peer reached
+//     only through a relay waits for a direct connection, then runs over
+//     the relay and resumes after the relay's limit cuts it. Relay is what
+//     witan relay runs: a relay and DHT server. docs/networking.md.
 //   - sync/simnet runs the same Engine in process with seeded faults, for
 //     property tests.
 //

@@ -98,6 +98,13 @@ type Config struct {
 	AfterPull func(ctx context.Context, p peer.ID, space string)
 	// Engine configures the protocol engine.
 	Engine Options
+	// Discovery finds peers beyond the LAN (a witan DHT) and reaches them
+	// behind NATs (AutoNAT, relays, hole punching): discovery.go,
+	// reach.go, docs/networking.md. The zero value is off.
+	Discovery Discovery
+	// HostOptions are more libp2p options for the host, applied last
+	// (tests give simulated transports).
+	HostOptions []libp2p.Option
 	// Logger receives debug lines; discarded if nil.
 	Logger *slog.Logger
 }
@@ -207,6 +214,10 @@ type Node struct {
 	wg     gosync.WaitGroup
 	unsub  func()
 
+	reach    *reach     // reach.go
+	disc     *discovery // discovery.go; nil without bootstrap peers
+	dhtReady dhtPtr
+
 	mu     gosync.Mutex
 	closed bool // set by Close before it waits: no goroutine starts after
 	spaces map[string]*spaceState
@@ -307,6 +318,12 @@ func NewNode(ctx context.Context, local Local, cfg Config) (*Node, error) {
 	if cfg.Allow != nil {
 		opts = append(opts, libp2p.ConnectionGater(gater{cfg.Allow}))
 	}
+	r, self := newReach()
+	ropts, err := reachOptions(cfg.Discovery, r, self)
+	if err != nil {
+		return nil, err
+	}
+	opts = append(append(opts, ropts...), cfg.HostOptions...)
 	h, err := libp2p.New(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("sync: libp2p host: %w", err)
@@ -328,7 +345,9 @@ func NewNode(ctx context.Context, local Local, cfg Config) (*Node, error) {
 		slots:   newSlots(cfg.Limits.withDefaults()),
 		joined:  &joinedTopics{m: map[string]bool{}},
 		flood:   &floodGate{peers: map[peer.ID]*floodBucket{}},
+		reach:   r,
 	}
+	self.Store(n)
 	n.engine = NewEngine(local, cfg.Engine)
 	score, thresholds := scoreParams(n.flood)
 	n.ps, err = pubsub.NewGossipSub(nctx, h,
@@ -372,6 +391,10 @@ func NewNode(ctx context.Context, local Local, cfg Config) (*Node, error) {
 			n.Close()
 			return nil, fmt.Errorf("sync: mdns: %w", err)
 		}
+	}
+	if err := n.startReach(ctx); err != nil {
+		n.Close()
+		return nil, err
 	}
 	n.dialPeers(ctx)
 	n.wg.Add(1)
@@ -710,6 +733,7 @@ func (n *Node) periodic() {
 		case <-t.C:
 		}
 		n.dialPeers(n.ctx)
+		n.pullRelayed()
 		for _, s := range n.Spaces() {
 			n.announce(s, true)
 		}
@@ -845,7 +869,7 @@ func (n *Node) SyncWith(ctx context.Context, p peer.ID, space string) (Stats, er
 		delete(n.pulling, k)
 		n.mu.Unlock()
 	}()
-	s, err := n.host.NewStream(ctx, p, protocol.ID(ProtocolID))
+	s, err := n.openSync(ctx, p)
 	if err != nil {
 		return Stats{}, fmt.Errorf("sync: open stream to %s: %w", p, err)
 	}
@@ -942,6 +966,9 @@ func (n *Node) Close() error {
 	var errs []error
 	if n.mdns != nil {
 		errs = append(errs, n.mdns.Close())
+	}
+	if n.disc != nil {
+		errs = append(errs, n.disc.close())
 	}
 	errs = append(errs, n.host.Close())
 	n.wg.Wait()

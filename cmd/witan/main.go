@@ -104,6 +104,8 @@ func (m *Main) commands() []commandInfo {
 	return []commandInfo{
 		{"up", "run a replica (Badger store, HTTP API on loopback)", "witan up -data ./witan-data -session sha256:…",
 			func(m *Main) command { return &UpCommand{main: m} }},
+		{"relay", "run a relay and DHT bootstrap node on a public address, for nodes behind NATs", "witan relay -listen /ip4/0.0.0.0/tcp/4001",
+			func(m *Main) command { return &RelayCommand{main: m} }},
 		{"keygen", "make an Ed25519 signing key", "witan keygen -out alice.key",
 			func(m *Main) command { return &KeygenCommand{main: m} }},
 		{"submit", "sign an envelope from JSON and post it to a node", "witan submit -key alice.key ballot.json",

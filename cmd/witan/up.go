@@ -13,9 +13,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	gosync "sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/crypto"
@@ -59,6 +61,9 @@ type upInfo struct {
 	P2P     []string `json:"p2p"`
 	MDNS    bool     `json:"mdns"`
 	Spaces  []string `json:"spaces"`
+	// Reach is set when discovery beyond the LAN is on (-bootstrap,
+	// -relay).
+	Reach *reachInfo `json:"reach,omitempty"`
 }
 
 func (c *UpCommand) Run(ctx context.Context, args []string) error {
@@ -82,6 +87,12 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	loopbackOperator := fs.Bool("loopback-operator", true, "let loopback clients take operator actions (POST /peers) without the token in WITAN_OPERATOR_TOKEN")
 	fs.Var(&sessions, "session", "a session id or mem:NAME space to join at start (repeatable; spaces are agreed out of band)")
 	mdns := fs.Bool("mdns", true, "find peers on the LAN with mDNS")
+	var bootstrap, relays, discover listFlag
+	fs.Var(&bootstrap, "bootstrap", "a witan DHT node's multiaddr with /p2p/ part, such as a witan relay's (repeatable): turns on discovery beyond the LAN, AutoNAT, relays and hole punching")
+	fs.Var(&relays, "relay", "a circuit relay's multiaddr with /p2p/ part to reserve a slot on when behind a NAT (repeatable; default: relays found through -bootstrap)")
+	fs.Var(&discover, "discover", "a session id or mem:NAME to join, advertise and look up in the DHT (repeatable; needs -bootstrap)")
+	discoverSessions := fs.Bool("discover-sessions", false, "advertise and look up in the DHT every session held that is not an education session (memory spaces only by -discover)")
+	reachability := fs.String("reachability", "", "public or private: what AutoNAT would find, for a node that knows (default: AutoNAT decides)")
 	noP2P := fs.Bool("no-p2p", false, "run without libp2p (HTTP only)")
 	announce := fs.Duration("announce-every", 0, "re-announce heads and redial peers this often (0: sync's default)")
 	every := fs.Duration("checkpoint-every", 5*time.Second, "sign a checkpoint of each session that grew this often (0: never)")
@@ -104,6 +115,16 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 		if err := sync.CheckPeerAddr(p); err != nil {
 			fmt.Fprintln(c.main.Stderr, "witan up: -peer:", strings.TrimPrefix(err.Error(), "sync: "))
 			return errUsage
+		}
+	}
+	disc, named, err := discoveryFlags(bootstrap, relays, discover, *discoverSessions, *reachability)
+	if err != nil {
+		fmt.Fprintln(c.main.Stderr, "witan up:", err)
+		return errUsage
+	}
+	for _, sp := range discover {
+		if !slices.Contains(sessions, sp) {
+			sessions = append(sessions, sp)
 		}
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
@@ -136,6 +157,7 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	if err := durable.MkdirAll(*dataDir, 0o700); err != nil {
 		return err
 	}
+	var opened atomic.Pointer[node.Node] // for the discovery policy, once open
 	key, err := loadOrCreateKey(filepath.Join(*dataDir, "node.key"))
 	if err != nil {
 		return err
@@ -159,6 +181,13 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 			}
 		}
 		o.Sync = &sync.Config{ListenAddrs: listen, Identity: id, Peers: peers, MDNS: *mdns, Spaces: sessions, Interval: *announce, Logger: logger}
+		if disc.Bootstrap != nil || disc.Relays != nil {
+			disc.Space = func(space string) bool {
+				n := opened.Load()
+				return n != nil && n.Discoverable(context.Background(), space, named, *discoverSessions)
+			}
+			o.Sync.Discovery = disc
+		}
 		if *verbose {
 			o.Sync.Engine.OnEvent = func(e sync.Event) {
 				logger.Info("sync", "event", e.Kind.String(), "peer", e.Peer, "space", e.Space, "err", e.Err)
@@ -170,6 +199,7 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer local.Close()
+	opened.Store(local)
 
 	voter, err := loadVoter(*voterKey, filepath.Join(*dataDir, "voter.key"))
 	if err != nil {
@@ -178,6 +208,9 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	info := upInfo{NodeKey: key.Key().String(), Data: *dataDir, MDNS: *mdns && !*noP2P, P2P: []string{}, Spaces: []string(sessions)}
 	if sn := local.Sync(); sn != nil {
 		info.PeerID, info.P2P = sn.ID().String(), sn.Addrs()
+		if o.Sync.Discovery.Bootstrap != nil || o.Sync.Discovery.Relays != nil {
+			info.Reach = &reachInfo{Reachability: sn.Reachability(), DHT: sn.DHTMode(), Bootstrap: bootstrap, Discover: discover}
+		}
 	}
 	srv, err := httpapi.New(httpapi.Options{Node: local, Logger: logger, Witnesses: witnesses, ReportPeers: append(append([]string{}, httpPeers...), reportPeers...),
 		AllowedHosts: allowHosts, OperatorToken: os.Getenv("WITAN_OPERATOR_TOKEN"), LoopbackOperator: *loopbackOperator,
@@ -235,6 +268,13 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 		}()
 	}
 	c.printInfo(info, *asJSON)
+	if info.Reach != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.watchReach(cpCtx, local.Sync(), *asJSON)
+		}()
+	}
 
 	var serveErr error
 	select {
@@ -276,6 +316,10 @@ func (c *UpCommand) printInfo(info upInfo, asJSON bool) {
 			fmt.Fprintf(w, "  p2p       %s\n", a)
 		}
 		fmt.Fprintf(w, "  mdns      %v\n", info.MDNS)
+		if r := info.Reach; r != nil {
+			fmt.Fprintf(w, "  dht       %s, bootstrap %d, discover %s\n", r.DHT, len(r.Bootstrap), strings.Join(r.Discover, " "))
+			fmt.Fprintf(w, "  reach     %s (AutoNAT; changes are printed as they come)\n", r.Reachability)
+		}
 	}
 	fmt.Fprintln(w, "Press Ctrl-C to stop.")
 }

@@ -28,6 +28,9 @@ var ErrNoSync = errors.New("node: this node runs without sync")
 type Peer struct {
 	ID    string   `json:"id"`
 	Addrs []string `json:"addrs"`
+	// Conns says how the peer is connected, one item per connection:
+	// direct, hole-punched or relayed (via which relay), since when.
+	Conns []sync.ConnInfo `json:"conns"`
 }
 
 // Pull is the progress of one running pull.
@@ -245,9 +248,12 @@ func (n *Node) Peers() []Peer {
 	h := sn.Host()
 	var out []Peer
 	for _, id := range h.Network().Peers() {
-		pe := Peer{ID: id.String(), Addrs: []string{}}
+		pe := Peer{ID: id.String(), Addrs: []string{}, Conns: sn.Conns(id)}
 		for _, c := range h.Network().ConnsToPeer(id) {
 			pe.Addrs = append(pe.Addrs, c.RemoteMultiaddr().String())
+		}
+		if pe.Conns == nil {
+			pe.Conns = []sync.ConnInfo{}
 		}
 		out = append(out, pe)
 	}

@@ -1,0 +1,282 @@
+package sync_test
+
+import (
+	"context"
+	"net"
+	"slices"
+	gosync "sync"
+	"testing"
+	"time"
+
+	"github.com/libp2p/go-libp2p"
+	"github.com/libp2p/go-libp2p/core/control"
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/p2p/transport/quicreuse"
+	"github.com/marcopolo/simnet"
+	ma "github.com/multiformats/go-multiaddr"
+
+	ws "github.com/witan-dev/witan/sync"
+	"github.com/witan-dev/witan/sync/synctest"
+)
+
+// fixedSource answers quicreuse's question "which local IP reaches this
+// destination" with the one address a simulated host has.
+type fixedSource struct{ ip net.IP }
+
+func (f fixedSource) PreferredSourceIPForDestination(*net.UDPAddr) (net.IP, error) {
+	return f.ip, nil
+}
+
+// onSimnet makes a host's QUIC run over simnet's simulated UDP, through
+// router, at addr. Public hosts take packets from anyone; the others only
+// from addresses they have sent to (simnet's firewall: a NAT's filtering
+// without its translation, as go-libp2p's hole punching tests use it).
+func onSimnet(router *simnet.SimpleFirewallRouter, addr *net.UDPAddr, public bool) libp2p.Option {
+	return libp2p.QUICReuse(quicreuse.NewConnManager,
+		quicreuse.OverrideSourceIPSelector(func() (quicreuse.SourceIPSelector, error) {
+			return fixedSource{addr.IP}, nil
+		}),
+		quicreuse.OverrideListenUDP(func(_ string, a *net.UDPAddr) (net.PacketConn, error) {
+			if public {
+				router.SetAddrPubliclyReachable(a)
+			}
+			c := simnet.NewSimConn(a)
+			c.SetUpPacketReceiver(router)
+			router.AddNode(a, c)
+			return c, nil
+		}))
+}
+
+// TestNATPeersMeetBySpaceAndHolePunch: a relay on a public address, two
+// nodes behind firewalls that drop unsolicited packets, given only the
+// space id and the relay as bootstrap and relay. The one that lacks the
+// space finds the other as a provider of the space in the witan DHT,
+// connects through the relay, DCUtR upgrades the connection to a direct
+// one, and the pull runs there to equal heads.
+func TestNATPeersMeetBySpaceAndHolePunch(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	router := &simnet.SimpleFirewallRouter{}
+
+	relayAddr := &net.UDPAddr{IP: net.IPv4(1, 2, 0, 1), Port: 4001}
+	relay, err := ws.NewRelay(ctx, ws.RelayConfig{
+		ListenAddrs: []string{"/ip4/1.2.0.1/udp/4001/quic-v1"},
+		HostOptions: []libp2p.Option{onSimnet(router, relayAddr, true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer relay.Close()
+	boot := relay.Addrs()[0]
+
+	src, space := build(t, 300)
+	dst := synctest.NewMem(synctest.Options{})
+	start := func(r *synctest.Replica, ip net.IP, join []string, findEvery time.Duration) *ws.Node {
+		a := &net.UDPAddr{IP: ip, Port: 8000}
+		n, err := ws.NewNode(ctx, r, ws.Config{
+			ListenAddrs: []string{"/ip4/" + ip.String() + "/udp/8000/quic-v1"},
+			Spaces:      join,
+			Interval:    time.Second,
+			Discovery: ws.Discovery{
+				Bootstrap:    []string{boot},
+				Space:        func(string) bool { return true },
+				FindEvery:    findEvery,
+				Reachability: "private",
+			},
+			HostOptions: []libp2p.Option{onSimnet(router, a, false)},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// a looks up the space only at start (then none holds it) and in an
+	// hour: b is the one that finds and dials, so that the two do not
+	// dial each other directly at once, which simnet's firewall lets
+	// through like a hole punch without DCUtR.
+	a := start(src, net.IPv4(2, 2, 0, 1), nil, time.Hour)
+	defer a.Close()
+	b := start(dst, net.IPv4(3, 3, 0, 1), []string{space}, time.Second)
+	defer b.Close()
+
+	// A host behind no relay cannot reach a: simnet's firewall drops it.
+	probeAddr := &net.UDPAddr{IP: net.IPv4(4, 4, 0, 1), Port: 8000}
+	probe, err := libp2p.New(libp2p.ListenAddrStrings("/ip4/4.4.0.1/udp/8000/quic-v1"), onSimnet(router, probeAddr, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Close()
+	dctx, dcancel := context.WithTimeout(ctx, 2*time.Second)
+	direct := peer.AddrInfo{ID: a.ID()}
+	for _, ad := range a.Host().Addrs() {
+		if _, err := ad.ValueForProtocol(ma.P_CIRCUIT); err != nil {
+			direct.Addrs = append(direct.Addrs, ad)
+		}
+	}
+	err = probe.Connect(dctx, direct)
+	dcancel()
+	if err == nil {
+		t.Fatal("a direct dial through the firewall succeeded; the test would prove nothing")
+	}
+
+	began := time.Now()
+	for !sameHeads(t, space, src, dst) {
+		if ctx.Err() != nil {
+			t.Fatalf("not converged: found %v, conns %+v", b.Found(space), b.Conns(a.ID()))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// A pull over the relayed connection starts only after DirectWait
+	// without a direct one: converging sooner means the entries came
+	// over the direct connection.
+	if took := time.Since(began); took >= ws.DefaultDirectWait {
+		t.Fatalf("converged after %v: the pull waited for no direct connection", took)
+	}
+	if n := count(t, dst, space); n != 301 {
+		t.Fatalf("dst holds %d entries, want 301", n)
+	}
+	if !slices.Contains(b.Found(space), a.ID()) {
+		t.Fatalf("b did not find a in the DHT: found %v", b.Found(space))
+	}
+	// The connection that stays is a hole-punched one; the relayed one
+	// may still be open beside it.
+	var kinds []string
+	for _, c := range b.Conns(a.ID()) {
+		kinds = append(kinds, c.Kind)
+	}
+	if !slices.Contains(kinds, ws.ConnHolePunched) {
+		t.Fatalf("b's connections to a: %v, want one DCUtR made", kinds)
+	}
+	t.Logf("b's connections to a: %v", kinds)
+	if len(a.RelayAddrs()) == 0 {
+		t.Fatalf("a has no relayed address (what witan up prints): %v", a.Addrs())
+	}
+	if b.DHTMode() != "client" || a.Reachability() != "private" {
+		t.Fatalf("dht mode %q, reachability %q: want client, private", b.DHTMode(), a.Reachability())
+	}
+}
+
+// relayOnly refuses every connection between two peers that is not
+// relayed: their NATs are symmetric, so hole punching fails and the relay
+// is all they have.
+type relayOnly struct{ a, b *peer.ID }
+
+func (g relayOnly) pair(p peer.ID) bool            { return p == *g.a || p == *g.b }
+func (g relayOnly) InterceptPeerDial(peer.ID) bool { return true }
+func (g relayOnly) InterceptAddrDial(p peer.ID, a ma.Multiaddr) bool {
+	_, err := a.ValueForProtocol(ma.P_CIRCUIT)
+	return !g.pair(p) || err == nil
+}
+func (g relayOnly) InterceptAccept(network.ConnMultiaddrs) bool { return true }
+func (g relayOnly) InterceptSecured(_ network.Direction, p peer.ID, c network.ConnMultiaddrs) bool {
+	_, err := c.RemoteMultiaddr().ValueForProtocol(ma.P_CIRCUIT)
+	return !g.pair(p) || err == nil
+}
+func (g relayOnly) InterceptUpgraded(network.Conn) (bool, control.DisconnectReason) { return true, 0 }
+
+// TestRelayLimitCutsResume: two peers that only a relay joins, and a relay
+// that resets each relayed connection after 64 KiB each way, far less than
+// the space. Pulls run over the relayed connection after waiting in vain
+// for a direct one; each cut keeps what it ingested, and the next pull, on
+// the next relayed connection, resumes there: the replicas converge, with
+// no peer banned for the cuts.
+func TestRelayLimitCutsResume(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	router := &simnet.SimpleFirewallRouter{}
+	relayAddr := &net.UDPAddr{IP: net.IPv4(1, 2, 0, 1), Port: 4001}
+	relay, err := ws.NewRelay(ctx, ws.RelayConfig{
+		ListenAddrs: []string{"/ip4/1.2.0.1/udp/4001/quic-v1"},
+		Data:        64 << 10,
+		HostOptions: []libp2p.Option{onSimnet(router, relayAddr, true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer relay.Close()
+	boot := relay.Addrs()[0]
+
+	src, space := build(t, 800)
+	dst := synctest.NewMem(synctest.Options{})
+	var idA, idB peer.ID
+	gate := relayOnly{&idA, &idB}
+	var mu gosync.Mutex
+	cut, done := 0, 0
+	onEvent := func(e ws.Event) {
+		if e.Kind != ws.EventSyncDone {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if e.Err != nil {
+			cut++
+		} else {
+			done++
+		}
+	}
+	start := func(r *synctest.Replica, ip net.IP, join []string, key crypto.PrivKey, eo ws.Options) *ws.Node {
+		a := &net.UDPAddr{IP: ip, Port: 8000}
+		n, err := ws.NewNode(ctx, r, ws.Config{
+			ListenAddrs: []string{"/ip4/" + ip.String() + "/udp/8000/quic-v1"},
+			Identity:    key,
+			Engine:      eo,
+			Spaces:      join,
+			Interval:    time.Second,
+			Discovery: ws.Discovery{
+				Bootstrap:    []string{boot},
+				Space:        func(string) bool { return true },
+				FindEvery:    time.Second,
+				DirectWait:   300 * time.Millisecond,
+				Reachability: "private",
+			},
+			HostOptions: []libp2p.Option{onSimnet(router, a, false), libp2p.ConnectionGater(gate)},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	keyA, _, _ := crypto.GenerateEd25519Key(nil)
+	keyB, _, _ := crypto.GenerateEd25519Key(nil)
+	idA, _ = peer.IDFromPrivateKey(keyA)
+	idB, _ = peer.IDFromPrivateKey(keyB)
+	// a answers in batches of 8 KiB, so that each relayed connection
+	// carries a few before the relay cuts it (a batch larger than the
+	// relay's limit would never get through: witan relay's limit is far
+	// above the 1 MiB default batch).
+	a := start(src, net.IPv4(2, 2, 0, 1), nil, keyA, ws.Options{MaxBatchBytes: 8 << 10})
+	defer a.Close()
+	b := start(dst, net.IPv4(3, 3, 0, 1), []string{space}, keyB, ws.Options{OnEvent: onEvent})
+	defer b.Close()
+
+	relayed := 0
+	for !sameHeads(t, space, src, dst) {
+		if ctx.Err() != nil {
+			t.Fatalf("not converged: %d of 801 entries, conns %+v", count(t, dst, space), b.Conns(a.ID()))
+		}
+		for _, c := range b.Conns(a.ID()) {
+			if c.Kind != ws.ConnRelayed {
+				t.Fatalf("a connection that is not relayed: %+v", c)
+			}
+			relayed++
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if relayed == 0 {
+		t.Fatal("never saw the relayed connection")
+	}
+	if n := count(t, dst, space); n != 801 {
+		t.Fatalf("dst holds %d entries, want 801", n)
+	}
+	if banned, _ := b.Engine().Banned(a.ID().String()); banned {
+		t.Fatal("a was banned for the relay's cuts")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if cut == 0 {
+		t.Fatal("no pull was cut: the relay's limit was never reached, the test proves nothing")
+	}
+	t.Logf("%d pulls cut by the relay's limit, then %d completed", cut, done)
+}

@@ -1,0 +1,423 @@
+package sync
+
+// Reachability behind NATs with libp2p's own parts: AutoNAT (v1 service
+// and v2) to learn whether the node is public, circuit relay v2 as a
+// client (static relays or relays found in the DHT), DCUtR hole punching,
+// and the choice of connection a pull runs on. docs/networking.md.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	gosync "sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/libp2p/go-libp2p"
+	dht "github.com/libp2p/go-libp2p-kad-dht"
+	"github.com/libp2p/go-libp2p/core/event"
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/core/protocol"
+	"github.com/libp2p/go-libp2p/p2p/host/autorelay"
+	"github.com/libp2p/go-libp2p/p2p/protocol/holepunch"
+	ma "github.com/multiformats/go-multiaddr"
+	manet "github.com/multiformats/go-multiaddr/net"
+)
+
+// How a peer is connected, in PeerConn.Kind.
+const (
+	ConnDirect      = "direct"
+	ConnHolePunched = "hole-punched"
+	ConnRelayed     = "relayed"
+)
+
+// ConnInfo is one connection to a peer.
+type ConnInfo struct {
+	// Kind is ConnDirect, ConnHolePunched or ConnRelayed. A hole-punched
+	// connection is a direct one made after the peers met through a
+	// relay: by DCUtR's hole punch, or by its dial back when one side's
+	// NAT let that through.
+	Kind string `json:"kind"`
+	// Relay is the relay's peer id when Kind is ConnRelayed.
+	Relay string `json:"relay,omitempty"`
+	// Addr is the peer's address on this connection.
+	Addr string `json:"addr"`
+	// Direction is "inbound" or "outbound".
+	Direction string `json:"direction"`
+	// Since is when the connection opened.
+	Since time.Time `json:"since"`
+	// Limited is true on a relayed connection the relay bounds in time
+	// and bytes.
+	Limited bool `json:"limited,omitempty"`
+}
+
+// reach is a node's reachability state.
+type reach struct {
+	mu           gosync.Mutex
+	reachability network.Reachability
+	// upgraded holds, per peer, when DCUtR's last successful attempt
+	// began (this side ran it) or when the peer was first met through a
+	// relay: a direct connection opened after it is an upgrade.
+	upgraded map[peer.ID]time.Time
+}
+
+// Trace is holepunch's EventTracer: it remembers successful hole punches
+// so that the direct connections they made are told from others.
+func (r *reach) Trace(e *holepunch.Event) {
+	if e == nil {
+		return
+	}
+	var at time.Time
+	switch ev := e.Evt.(type) {
+	case *holepunch.EndHolePunchEvt:
+		if !ev.Success {
+			return
+		}
+		at = time.Unix(0, e.Timestamp).Add(-ev.EllapsedTime)
+	case *holepunch.DirectDialEvt:
+		if !ev.Success {
+			return
+		}
+		at = time.Unix(0, e.Timestamp).Add(-ev.EllapsedTime)
+	default:
+		return
+	}
+	r.mu.Lock()
+	if old, ok := r.upgraded[e.Remote]; !ok || at.Before(old) {
+		r.upgraded[e.Remote] = at
+	}
+	r.mu.Unlock()
+}
+
+// connected notes when a peer is first met through a relay.
+func (r *reach) connected(_ network.Network, c network.Conn) {
+	if _, relayed := relayOf(c.RemoteMultiaddr()); !relayed {
+		return
+	}
+	r.mu.Lock()
+	if _, ok := r.upgraded[c.RemotePeer()]; !ok {
+		r.upgraded[c.RemotePeer()] = c.Stat().Opened
+	}
+	r.mu.Unlock()
+}
+
+// disconnected forgets a peer no longer connected at all.
+func (r *reach) disconnected(nw network.Network, c network.Conn) {
+	if nw.Connectedness(c.RemotePeer()) == network.Connected {
+		return
+	}
+	r.mu.Lock()
+	delete(r.upgraded, c.RemotePeer())
+	r.mu.Unlock()
+}
+
+// newReach returns a node's reachability state, and the pointer its
+// relay peer source reads the node from once it exists.
+func newReach() (*reach, *atomic.Pointer[Node]) {
+	return &reach{upgraded: map[peer.ID]time.Time{}}, new(atomic.Pointer[Node])
+}
+
+// reachOptions are the libp2p options d turns on.
+func reachOptions(d Discovery, r *reach, self *atomic.Pointer[Node]) ([]libp2p.Option, error) {
+	if !d.on() {
+		return nil, nil
+	}
+	if err := d.check(); err != nil {
+		return nil, err
+	}
+	opts := []libp2p.Option{
+		libp2p.EnableRelay(),
+		libp2p.EnableHolePunching(holepunch.WithTracer(r)),
+		libp2p.EnableAutoNATv2(),
+		// AutoNAT v1's service too: the DHT's client/server switch and
+		// autorelay follow the reachability it reports.
+		libp2p.EnableNATService(),
+	}
+	switch d.Reachability {
+	case "public":
+		opts = append(opts, libp2p.ForceReachabilityPublic())
+	case "private":
+		opts = append(opts, libp2p.ForceReachabilityPrivate())
+	}
+	ar := []autorelay.Option{autorelay.WithBootDelay(0), autorelay.WithMinCandidates(1), autorelay.WithBackoff(30 * time.Second)}
+	if static := addrInfos(d.Relays); len(static) > 0 {
+		opts = append(opts, libp2p.EnableAutoRelayWithStaticRelays(static, ar...))
+	} else if !d.Server {
+		source := func(ctx context.Context, num int) <-chan peer.AddrInfo {
+			if n := self.Load(); n != nil {
+				return n.relayCandidates(ctx, num)
+			}
+			ch := make(chan peer.AddrInfo)
+			close(ch)
+			return ch
+		}
+		opts = append(opts, libp2p.EnableAutoRelayWithPeerSource(source, ar...))
+	}
+	return opts, nil
+}
+
+// startReach follows AutoNAT's findings and starts discovery.
+func (n *Node) startReach(ctx context.Context) error {
+	if !n.cfg.Discovery.on() {
+		return nil
+	}
+	n.host.Network().Notify(&network.NotifyBundle{ConnectedF: n.reach.connected, DisconnectedF: n.reach.disconnected})
+	if err := n.watchReachability(); err != nil {
+		return err
+	}
+	return n.startDiscovery(ctx)
+}
+
+// relayCandidates is autorelay's peer source: the bootstrap peers, then the
+// peers of the DHT's routing table. Autorelay keeps those that speak the
+// relay protocol.
+func (n *Node) relayCandidates(ctx context.Context, num int) <-chan peer.AddrInfo {
+	ch := make(chan peer.AddrInfo, num)
+	go func() {
+		defer close(ch)
+		var ids []peer.ID
+		for _, pi := range addrInfos(n.cfg.Discovery.Bootstrap) {
+			n.host.Peerstore().AddAddrs(pi.ID, pi.Addrs, time.Hour)
+			ids = append(ids, pi.ID)
+		}
+		if kad := n.dhtReady.Load(); kad != nil {
+			ids = append(ids, kad.RoutingTable().ListPeers()...)
+		}
+		seen := map[peer.ID]bool{}
+		for _, id := range ids {
+			if seen[id] || len(seen) >= num {
+				continue
+			}
+			seen[id] = true
+			select {
+			case ch <- n.host.Peerstore().PeerInfo(id):
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return ch
+}
+
+// knownRelays are the relays the node may reach a peer through: its static
+// relays, else its bootstrap peers.
+func (n *Node) knownRelays() []peer.ID {
+	var out []peer.ID
+	for _, pi := range addrInfos(n.cfg.Discovery.Relays) {
+		out = append(out, pi.ID)
+	}
+	if len(out) == 0 {
+		for _, pi := range addrInfos(n.cfg.Discovery.Bootstrap) {
+			out = append(out, pi.ID)
+		}
+	}
+	return out
+}
+
+// watchReachability records what AutoNAT reports.
+func (n *Node) watchReachability() error {
+	sub, err := n.host.EventBus().Subscribe(new(event.EvtLocalReachabilityChanged))
+	if err != nil {
+		return fmt.Errorf("sync: reachability events: %w", err)
+	}
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		defer sub.Close()
+		for {
+			select {
+			case <-n.ctx.Done():
+				return
+			case e, ok := <-sub.Out():
+				if !ok {
+					return
+				}
+				if ev, ok := e.(event.EvtLocalReachabilityChanged); ok {
+					n.reach.mu.Lock()
+					n.reach.reachability = ev.Reachability
+					n.reach.mu.Unlock()
+					n.log.Debug("reachability", "now", ev.Reachability)
+				}
+			}
+		}
+	}()
+	return nil
+}
+
+// Reachability returns what AutoNAT found: "public", "private" or
+// "unknown" (always "unknown" without Discovery).
+func (n *Node) Reachability() string {
+	n.reach.mu.Lock()
+	defer n.reach.mu.Unlock()
+	switch n.reach.reachability {
+	case network.ReachabilityPublic:
+		return "public"
+	case network.ReachabilityPrivate:
+		return "private"
+	}
+	return "unknown"
+}
+
+// RelayAddrs returns the node's relayed addresses (with /p2p-circuit), each
+// with its /p2p/ part: those a peer behind another NAT dials.
+func (n *Node) RelayAddrs() []string {
+	var out []string
+	for _, a := range n.Addrs() {
+		m, err := ma.NewMultiaddr(a)
+		if err != nil {
+			continue
+		}
+		if _, err := m.ValueForProtocol(ma.P_CIRCUIT); err == nil {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Conns returns how p is connected now: one ConnInfo per connection,
+// oldest first.
+func (n *Node) Conns(p peer.ID) []ConnInfo {
+	n.reach.mu.Lock()
+	since, upgraded := n.reach.upgraded[p]
+	n.reach.mu.Unlock()
+	var out []ConnInfo
+	for _, c := range n.host.Network().ConnsToPeer(p) {
+		st := c.Stat()
+		ci := ConnInfo{Kind: ConnDirect, Addr: c.RemoteMultiaddr().String(), Direction: st.Direction.String(),
+			Since: st.Opened, Limited: st.Limited}
+		if relay, ok := relayOf(c.RemoteMultiaddr()); ok {
+			ci.Kind, ci.Relay = ConnRelayed, relay
+		} else if upgraded && !st.Opened.Before(since) {
+			ci.Kind = ConnHolePunched
+		}
+		out = append(out, ci)
+	}
+	slices.SortFunc(out, func(a, b ConnInfo) int { return a.Since.Compare(b.Since) })
+	return out
+}
+
+// relayOf returns the relay's peer id of a /p2p-circuit address.
+func relayOf(a ma.Multiaddr) (string, bool) {
+	relay := ""
+	circuit := false
+	ma.ForEach(a, func(c ma.Component) bool {
+		switch c.Protocol().Code {
+		case ma.P_P2P:
+			if !circuit {
+				relay = c.Value()
+			}
+		case ma.P_CIRCUIT:
+			circuit = true
+		}
+		return true
+	})
+	return relay, circuit
+}
+
+// onlyLimited reports whether every connection to p is limited (a relayed
+// one the relay bounds).
+func (n *Node) onlyLimited(p peer.ID) bool {
+	cs := n.host.Network().ConnsToPeer(p)
+	if len(cs) == 0 {
+		return false
+	}
+	for _, c := range cs {
+		if !c.Stat().Limited {
+			return false
+		}
+	}
+	return true
+}
+
+// openSync opens a sync stream to p. When p is reachable only through a
+// relay that bounds the connection, it first waits up to DirectWait for
+// hole punching to give a direct connection (unless this host has no
+// public address, without which go-libp2p's hole punching never runs) (the pull then runs there,
+// none of it through the relay); failing that it runs over the relayed
+// connection (network.WithAllowLimitedConn). A relay that cuts the
+// connection at its limit cuts the pull, which keeps every batch it
+// ingested: the next pull (on reconnection, or the periodic one) resumes
+// where it stopped (docs/sync-protocol.md, "Resume").
+func (n *Node) openSync(ctx context.Context, p peer.ID) (network.Stream, error) {
+	if !n.cfg.Discovery.on() {
+		return n.host.NewStream(ctx, p, protocol.ID(ProtocolID))
+	}
+	if n.host.Network().Connectedness(p) != network.Connected {
+		// Dial first: the connection may come through a relay, and then
+		// the choice below applies.
+		if err := n.host.Connect(ctx, peer.AddrInfo{ID: p}); err != nil {
+			return nil, err
+		}
+	}
+	if !n.onlyLimited(p) {
+		return n.host.NewStream(ctx, p, protocol.ID(ProtocolID))
+	}
+	var err error
+	if n.canHolePunch() {
+		wait := n.cfg.Discovery.withDefaults().DirectWait
+		s, err := n.host.NewStream(network.WithDialPeerTimeout(ctx, wait), p, protocol.ID(ProtocolID))
+		if err == nil {
+			return s, nil
+		}
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		if !errors.Is(err, network.ErrLimitedConn) && !errors.Is(err, context.DeadlineExceeded) && !n.onlyLimited(p) {
+			return nil, err
+		}
+	}
+	n.log.Debug("sync over relay", "peer", p)
+	// A relayed connection the relay has just cut can look open for a
+	// while: give the stream a short time, and on failure close the
+	// relayed connections so that the next pull dials a fresh one.
+	sctx, cancel := context.WithTimeout(ctx, relayStreamTimeout)
+	defer cancel()
+	s, err := n.host.NewStream(network.WithAllowLimitedConn(sctx, "witan sync"), p, protocol.ID(ProtocolID))
+	if err != nil {
+		for _, c := range n.host.Network().ConnsToPeer(p) {
+			if c.Stat().Limited {
+				c.Close()
+			}
+		}
+	}
+	return s, err
+}
+
+// relayStreamTimeout bounds opening a sync stream over a relayed
+// connection.
+const relayStreamTimeout = 3 * time.Second
+
+// canHolePunch reports whether this host has a public address that is
+// not relayed: go-libp2p's hole punching service starts only then, on
+// either side of a hole punch.
+func (n *Node) canHolePunch() bool {
+	for _, a := range n.host.Addrs() {
+		if _, relayed := relayOf(a); !relayed && manet.IsPublicAddr(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// pullRelayed schedules a pull of every joined space from each peer
+// connected only through a relay: gossipsub waits for a direct connection
+// before it carries announcements, so over a relay only these periodic
+// pulls bring new entries.
+func (n *Node) pullRelayed() {
+	if !n.cfg.Discovery.on() {
+		return
+	}
+	for _, p := range n.host.Network().Peers() {
+		if n.onlyLimited(p) {
+			for _, s := range n.Spaces() {
+				n.schedule(p, s)
+			}
+		}
+	}
+}
+
+// dhtPtr holds the DHT once it runs (autorelay's peer source starts
+// before it).
+type dhtPtr = atomic.Pointer[dht.IpfsDHT]
