@@ -31,8 +31,9 @@ const (
 	// MaxSubscriptionsPerRPC bounds the subscriptions of one RPC
 	// (pubsub.WrapLimitSubscriptionFilter): an RPC with more is dropped
 	// whole. Those admitted are only to topics of spaces this node
-	// joined, so a peer holds at most one entry per joined space in
-	// gossipsub's topic table however many it sends.
+	// joined or among the peer's MaxOffersPerPeer offers, so a peer
+	// holds at most one entry per joined space plus MaxOffersPerPeer in
+	// gossipsub's topic table however many it sends (topicFilter).
 	MaxSubscriptionsPerRPC = 1024
 	// GossipRate and GossipBurst bound the messages one connected peer
 	// may send (its own announcements and those it relays): a token
