@@ -77,6 +77,18 @@ func (n *Node) inspect(from peer.ID, rpc *pubsub.RPC) error {
 	return nil
 }
 
+// offered reports whether p's subscription to topic is among its offers
+// (the inspector records them before the subscription filter runs).
+func (n *Node) offered(p peer.ID, topic string) bool {
+	space, ok := strings.CutPrefix(topic, TopicPrefix)
+	if !ok {
+		return false
+	}
+	n.omu.Lock()
+	defer n.omu.Unlock()
+	return n.offers[p][space]
+}
+
 // forgetOffers drops what a peer offered once it has no connection left.
 func (n *Node) forgetOffers(_ network.Network, c network.Conn) {
 	p := c.RemotePeer()

@@ -27,7 +27,8 @@
 //     served in slots (slots.go; a peer with none takes the oldest slot of
 //     the peer holding most, a stream with none is answered busy) with one
 //     deadline per frame, and gossip is rate-limited per connected peer,
-//     admits subscriptions only to joined spaces and remembers a bounded
+//     admits subscriptions only to joined spaces and to those a peer
+//     offers (a bounded number per peer), and remembers a bounded
 //     set of senders (gossip.go). Only what a peer sent is charged to it:
 //     a busy answer, a reset or a deadline is charged to nobody.
 //     When Local is a CheckpointServer, Node also serves

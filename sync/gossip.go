@@ -31,8 +31,9 @@ const (
 	// MaxSubscriptionsPerRPC bounds the subscriptions of one RPC
 	// (pubsub.WrapLimitSubscriptionFilter): an RPC with more is dropped
 	// whole. Those admitted are only to topics of spaces this node
-	// joined, so a peer holds at most one entry per joined space in
-	// gossipsub's topic table however many it sends.
+	// joined or among the peer's MaxOffersPerPeer offers, so a peer
+	// holds at most one entry per joined space plus MaxOffersPerPeer in
+	// gossipsub's topic table however many it sends (topicFilter).
 	MaxSubscriptionsPerRPC = 1024
 	// GossipRate and GossipBurst bound the messages one connected peer
 	// may send (its own announcements and those it relays): a token
@@ -69,18 +70,36 @@ func (j *joinedTopics) has(topic string) bool {
 	return j.m[topic]
 }
 
-// topicFilter admits, of a peer's subscriptions, only those to spaces
-// this node joined; this node may itself subscribe to any well-formed
-// space topic.
-type topicFilter struct{ joined *joinedTopics }
+// topicFilter admits, of a peer's subscriptions, those to spaces this
+// node joined and those the RPC inspector recorded among the peer's
+// offers (at most MaxOffersPerPeer, available.go), and every
+// unsubscription (it only removes). A peer thus holds at most one entry
+// per joined space plus MaxOffersPerPeer in gossipsub's topic table,
+// however many it sends; and a peer already subscribed to a space when
+// this node joins it is in the topic table from the start, so this
+// node's first announcements reach it (gossipsub sends a peer's
+// subscriptions once, when it connects or subscribes; one filtered out
+// then is never sent again). This node may itself subscribe to any
+// well-formed space topic.
+type topicFilter struct {
+	joined  *joinedTopics
+	offered func(peer.ID, string) bool
+}
 
 func (f topicFilter) CanSubscribe(topic string) bool {
 	space, ok := strings.CutPrefix(topic, TopicPrefix)
 	return ok && space != "" && len(space) <= dag.MaxSpaceLen && utf8.ValidString(space)
 }
 
-func (f topicFilter) FilterIncomingSubscriptions(_ peer.ID, subs []*pb.RPC_SubOpts) ([]*pb.RPC_SubOpts, error) {
-	return pubsub.FilterSubscriptions(subs, f.joined.has), nil
+func (f topicFilter) FilterIncomingSubscriptions(p peer.ID, subs []*pb.RPC_SubOpts) ([]*pb.RPC_SubOpts, error) {
+	admit := map[string]bool{}
+	for _, so := range subs {
+		t := so.GetTopicid()
+		if !so.GetSubscribe() || f.joined.has(t) || f.offered(p, t) {
+			admit[t] = true
+		}
+	}
+	return pubsub.FilterSubscriptions(subs, func(t string) bool { return admit[t] }), nil
 }
 
 // floodGate is a token bucket per connected peer for gossip messages,

@@ -352,7 +352,7 @@ func NewNode(ctx context.Context, local Local, cfg Config) (*Node, error) {
 	score, thresholds := scoreParams(n.flood)
 	n.ps, err = pubsub.NewGossipSub(nctx, h,
 		pubsub.WithAppSpecificRpcInspector(n.inspect),
-		pubsub.WithSubscriptionFilter(pubsub.WrapLimitSubscriptionFilter(topicFilter{n.joined}, MaxSubscriptionsPerRPC)),
+		pubsub.WithSubscriptionFilter(pubsub.WrapLimitSubscriptionFilter(topicFilter{n.joined, n.offered}, MaxSubscriptionsPerRPC)),
 		pubsub.WithMaxMessageSize(MaxGossipMessage),
 		pubsub.WithPeerScore(score, thresholds))
 	if err != nil {

@@ -202,9 +202,10 @@ func postRaw(t testing.TB, url, token, ct, host string, body any) int {
 	return resp.StatusCode
 }
 
-// TestClassWriteGuard: every new write passes the page's guard: no token,
-// another origin, another Content-Type, a rebinding Host, or a read-only
-// page are refused, and nothing is stored.
+// TestClassWriteGuard: every new write passes the API's front door and the
+// page's guard: another origin (403 witan:forbidden), another Content-Type
+// (415), a rebinding Host (403), no token or a read-only page (403
+// not_authorized) are refused, and nothing is stored.
 func TestClassWriteGuard(t *testing.T) {
 	c := newClass(t, 2, 0)
 	teacher := c.laps[0]
@@ -224,13 +225,13 @@ func TestClassWriteGuard(t *testing.T) {
 		if st, a := post(t, url, "", "", body); st != 403 || a["code"] != "not_authorized" {
 			t.Errorf("%s without the token: %d %v", p, st, a)
 		}
-		if st, a := post(t, url, teacher.page.Token(), "http://evil.example", body); st != 403 || a["code"] != "not_authorized" {
+		if st, a := post(t, url, teacher.page.Token(), "http://evil.example", body); st != 403 || a["code"] != "witan:forbidden" {
 			t.Errorf("%s from another origin: %d %v", p, st, a)
 		}
 		if st, a := post(t, ro.srv.URL+"/classroom/v0/"+p, ro.page.Token(), "", body); st != 403 || a["code"] != "not_authorized" {
 			t.Errorf("%s on a read-only page: %d %v", p, st, a)
 		}
-		if st := postRaw(t, url, teacher.page.Token(), "text/plain", "", body); st != 400 {
+		if st := postRaw(t, url, teacher.page.Token(), "text/plain", "", body); st != 415 {
 			t.Errorf("%s as text/plain: %d", p, st)
 		}
 		if st := postRaw(t, url, teacher.page.Token(), "application/json", "evil.example", body); st != 403 {
