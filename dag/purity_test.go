@@ -22,6 +22,7 @@ var purePackages = []string{
 	"github.com/witan-dev/witan/replica/house",
 	"github.com/witan-dev/witan/replica/mlog",
 	"github.com/witan-dev/witan/replica/opinion",
+	"github.com/witan-dev/witan/replica/checkpoint",
 }
 
 // forbiddenImports: storage, networking and process control belong to the

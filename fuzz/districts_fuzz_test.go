@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/witan-dev/witan/dag"
-	"github.com/witan-dev/witan/replica"
+	"github.com/witan-dev/witan/replica/view"
 )
 
 // FuzzReplicaDistricts: any bytes either decode to a district table
@@ -19,14 +19,14 @@ func FuzzReplicaDistricts(f *testing.F) {
 	f.Add([]byte(`{"attributes":{"density":["a","a"],"region":["b"]},"members":{}}`))
 	f.Add([]byte(`{"members":{},"attributes":{}}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		d, err := replica.DecodeDistricts(in)
+		d, err := view.DecodeDistricts(in)
 		if err != nil {
 			if c := dag.CodeOf(err); c != dag.CodeSchema && c != dag.CodeDistrictAttributeInvalid {
 				t.Fatalf("error without a protocol code: %v", err)
 			}
 			return
 		}
-		if len(d.Values) != 2 || len(d.Values[replica.AttrRegion]) == 0 || len(d.Values[replica.AttrDensity]) == 0 {
+		if len(d.Values) != 2 || len(d.Values[view.AttrRegion]) == 0 || len(d.Values[view.AttrDensity]) == 0 {
 			t.Fatalf("decoded table declares %v", d.Values)
 		}
 		for k, m := range d.Members {

@@ -28,6 +28,7 @@ import (
 	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/statute"
+	"github.com/witan-dev/witan/replica/view"
 	"github.com/witan-dev/witan/rules"
 )
 
@@ -357,7 +358,7 @@ func BenchmarkS11Tally(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
-		if _, err := r.Tally(ctx, space, d.mrs[i%len(d.mrs)]); err != nil {
+		if _, err := view.New(r).Tally(ctx, space, d.mrs[i%len(d.mrs)]); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(start))

@@ -46,8 +46,8 @@ type checkpointRecord struct {
 // checkpointEntry returns the store entry of checkpoint c, the seq-th of
 // its session, after the entry prev (zero for the first).
 func checkpointEntry(c Checkpoint, seq uint64, prev dag.ID) (dag.Entry, error) {
-	w := c.wire()
-	b, err := dag.Marshal(checkpointRecord{Node: w.Node, Root: w.Root, Seq: seq, Session: c.Space, Sig: b64(c.Sig), Size: w.Size, TS: w.TS})
+	ts := c.TS.UTC().Format(time.RFC3339Nano) // the wire form's ts
+	b, err := dag.Marshal(checkpointRecord{Node: c.Node, Root: c.Root, Seq: seq, Session: c.Space, Sig: b64(c.Sig), Size: c.Size, TS: ts})
 	if err != nil {
 		return dag.Entry{}, err
 	}

@@ -5,7 +5,7 @@
 // in the store, derives each session's state with the pure
 // state machine of replica/house, and labels what it serves with its own
 // finality: provisional until one of this replica's signed checkpoints
-// includes it, final_advisory after; never final (30k §5, ARCHITECTURE.md).
+// includes it, final_advisory after; never final (30k §5, D45).
 //
 // A space is one 30k session, named by the session id's string form
 // ("sha256:…"). The store may hold other spaces (CAT7 memory spaces); the
@@ -44,9 +44,12 @@
 //     Checkpoints, and the witnesses' cosignatures of them that
 //     AddCosignature keeps (witness.go), are written to node-local spaces
 //     (witan-local/…, never synced) and survive a restart.
-//  5. Read derived state with State (and its hash: equal on every replica
-//     holding the same entries), MR, MRs, Tally, Group, Branch, Law,
-//     Quarantine, Heads and Log.
+//  5. Read what the core keeps with State (and its hash: equal on every
+//     replica holding the same entries), Group, Branches, Branch,
+//     Quarantine, Heads, Log, LogSize and the checkpoints; what is derived
+//     and labelled with finality (MRs, tallies, the law, reviews,
+//     opinions, stats…) is replica/view's, read through ReadSession's
+//     read-only Session. The core never imports the views.
 //
 // A Replica is safe for concurrent use; ingest and reads are serialised.
 // Concurrent submissions share store transactions (group commit), and

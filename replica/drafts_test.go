@@ -89,7 +89,7 @@ func TestDraftStoreBoundsSurviveRestart(t *testing.T) {
 	}
 	defer st.Close()
 	spaces, err := st.Spaces(ctx)
-	if err != nil || !slices.Equal(spaces, []string{replica.DraftSpace}) || !replica.IsLocalSpace(replica.DraftSpace) {
-		t.Fatalf("store spaces %v %v, want only %s", spaces, err, replica.DraftSpace)
+	if err != nil || !slices.Equal(spaces, []string{replica.DraftSpace, replica.IdentitySpace}) || !replica.IsLocalSpace(replica.DraftSpace) {
+		t.Fatalf("store spaces %v %v, want only %s and %s", spaces, err, replica.DraftSpace, replica.IdentitySpace)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
+	"github.com/witan-dev/witan/replica/view"
 )
 
 // diskNode opens and reopens a replica on one Badger directory.
@@ -99,7 +100,7 @@ func finalitySnapshot(t *testing.T, r *replica.Replica, space string, txs []ht.T
 		}
 		fmt.Fprintf(&b, "%s %s %s\n", tx.Env.Type, tx.ID, f)
 	}
-	mrs, err := r.MRs(ctx, space)
+	mrs, err := view.New(r).MRs(ctx, space)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func TestCheckpointsSurviveRestart(t *testing.T) {
 	if !strings.Contains(want, "final_advisory") || !strings.Contains(want, "provisional") {
 		t.Fatalf("the snapshot should hold both labels:\n%s", want)
 	}
-	if m, _ := n.r.MR(ctx, space, mr); m.Finality != replica.FinalAdvisory {
+	if m, _ := view.New(n.r).MR(ctx, space, mr); m.Finality != replica.FinalAdvisory {
 		t.Fatalf("MR before restart: %s", m.Finality)
 	}
 
@@ -212,7 +213,7 @@ func TestCheckpointsSurviveRestart(t *testing.T) {
 	}
 	var local []string
 	for _, s := range all {
-		if replica.IsLocalSpace(s) {
+		if replica.IsLocalSpace(s) && s != replica.IdentitySpace {
 			local = append(local, s)
 		}
 	}

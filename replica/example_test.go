@@ -10,6 +10,7 @@ import (
 	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/statute"
+	"github.com/witan-dev/witan/replica/view"
 )
 
 // A session from genesis to a merged amendment: submit signed envelopes,
@@ -47,16 +48,16 @@ func Example() {
 		submit(tx)
 		ballots = append(ballots, tx.ID)
 	}
-	tally, _ := r.Tally(ctx, b.Session.String(), mr)
+	tally, _ := view.New(r).Tally(ctx, b.Session.String(), mr)
 	fmt.Println("tally:", tally.Result.Tally.Approve, "of", tally.Result.Tally.Electorate, tally.Result.IfClosed, tally.Finality)
 	submit(b.Determine(ht.Member(4), mr, ballots, "approved", last))
-	m, _ := r.MR(ctx, b.Session.String(), mr)
+	m, _ := view.New(r).MR(ctx, b.Session.String(), mr)
 	fmt.Println("mr:", m.Status, m.Finality)
 	now = now.Add(72 * time.Hour)
 	if _, err := r.Checkpoint(ctx, b.Session.String()); err != nil {
 		panic(err)
 	}
-	m, _ = r.MR(ctx, b.Session.String(), mr)
+	m, _ = view.New(r).MR(ctx, b.Session.String(), mr)
 	fmt.Println("mr:", m.Status, m.Finality)
 	// Output:
 	// tally: 3 of 5 approved provisional

@@ -1,6 +1,6 @@
 package replica
 
-// This file is the group commit of client submissions (issue 22): the
+// This file is the group commit of client submissions: the
 // envelopes that HTTP clients submit at the same time share one store
 // transaction, so one fsync makes a whole group durable, and each client
 // is answered only once its own entry is (Submit returns after the

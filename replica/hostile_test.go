@@ -105,13 +105,13 @@ func TestRefusedLeavesNothing(t *testing.T) {
 			t.Fatalf("an attachment of a refused submission is stored (%v)", err)
 		}
 	}
-	// Besides the session, the store holds the node's own refusal log
+	// Besides the session, the store holds the node key's record and the node's own refusal log
 	// (D40, node-local): one record, for the unauthorised entry, the one
 	// refusal here the log keeps (bad signatures are not logged, so the
 	// forgeries leave nothing there either).
 	spaces, err := st.Spaces(ctx)
-	if err != nil || !slices.Equal(spaces, []string{space, "witan-local/refusals"}) {
-		t.Fatalf("store spaces %v %v, want only %s and the refusal log", spaces, err, space)
+	if err != nil || !slices.Equal(spaces, []string{space, replica.IdentitySpace, "witan-local/refusals"}) {
+		t.Fatalf("store spaces %v %v, want only %s, the node key's record and the refusal log", spaces, err, space)
 	}
 	if recs, size := r.RefusalLog(0, 0); size != 1 || recs[0].Code != dag.CodeNotAuthorized {
 		t.Fatalf("refusal log %+v (size %d), want the one not_authorized refusal", recs, size)

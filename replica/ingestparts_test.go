@@ -10,6 +10,7 @@ import (
 	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
+	"github.com/witan-dev/witan/replica/view"
 )
 
 // One Ingest call of more than MaxIngestPart envelopes is judged in parts,
@@ -151,7 +152,7 @@ func TestIngestPartsKeyRotate(t *testing.T) {
 			t.Fatalf("envelope %d (%s): %+v", i, txs[i].Env.Type, o)
 		}
 	}
-	tl, err := r.Tally(context.Background(), b.Session.String(), mr)
+	tl, err := view.New(r).Tally(context.Background(), b.Session.String(), mr)
 	if err != nil {
 		t.Fatal(err)
 	}

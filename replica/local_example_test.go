@@ -39,4 +39,5 @@ func ExampleIsLocalSpace() {
 	// Output:
 	// <session>: offer to peers
 	// witan-local/checkpoints/<session>: keep to this node
+	// witan-local/identity: keep to this node
 }

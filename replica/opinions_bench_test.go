@@ -21,6 +21,7 @@ import (
 	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
+	"github.com/witan-dev/witan/replica/view"
 )
 
 var (
@@ -148,7 +149,7 @@ func BenchmarkS11TallyOpinions(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
-		if _, err := r.Tally(ctx, space, d.mrs[i%len(d.mrs)]); err != nil {
+		if _, err := view.New(r).Tally(ctx, space, d.mrs[i%len(d.mrs)]); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(start))
@@ -160,7 +161,7 @@ func BenchmarkS11TallyOpinions(b *testing.B) {
 	lat = lat[:0]
 	for i := 0; i < 200; i++ {
 		start := time.Now()
-		if _, err := r.Stakes(ctx, space, d.mrs[i%len(d.mrs)]); err != nil {
+		if _, err := view.New(r).Stakes(ctx, space, d.mrs[i%len(d.mrs)]); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(start))
@@ -186,18 +187,18 @@ func BenchmarkOpinionsPage(b *testing.B) {
 	}
 	for _, c := range []struct {
 		name string
-		f    replica.OpinionFilter
+		f    view.OpinionFilter
 	}{
-		{"all", replica.OpinionFilter{}},
-		{"author", replica.OpinionFilter{Author: ht.Member(3).Key()}},
-		{"subject", replica.OpinionFilter{Subject: d.mrs[0].String()}},
+		{"all", view.OpinionFilter{}},
+		{"author", view.OpinionFilter{Author: ht.Member(3).Key()}},
+		{"subject", view.OpinionFilter{Subject: d.mrs[0].String()}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			lat := make([]time.Duration, 0, b.N)
 			var after dag.ID
 			for i := 0; i < b.N; i++ {
 				start := time.Now()
-				page, next, err := r.Opinions(ctx, space, c.f, after, 100)
+				page, next, err := view.New(r).Opinions(ctx, space, c.f, after, 100)
 				if err != nil {
 					b.Fatal(err)
 				}

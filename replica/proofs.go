@@ -14,7 +14,7 @@ import (
 	"fmt"
 
 	"github.com/witan-dev/witan/dag"
-	"github.com/witan-dev/witan/replica/house"
+	"github.com/witan-dev/witan/replica/checkpoint"
 	"github.com/witan-dev/witan/replica/mlog"
 )
 
@@ -22,53 +22,12 @@ import (
 // log, an entry outside the tree asked, or from > to.
 var ErrProofRange = mlog.ErrRange
 
-// InclusionProof proves that Tx is leaf LeafIndex of the log's first
-// TreeSize entries, whose RFC 9162 root is Root.
-type InclusionProof struct {
-	Tx            dag.ID   `json:"tx"`
-	LeafIndex     uint64   `json:"leaf_index"`
-	TreeSize      uint64   `json:"tree_size"`
-	InclusionPath []dag.ID `json:"inclusion_path"`
-	Root          dag.ID   `json:"root"`
-}
-
-// Verify checks the proof by RFC 9162 (transparency-dev/merkle's verifier).
-func (p InclusionProof) Verify() error {
-	d := p.Tx.Digest()
-	if err := mlog.VerifyInclusion(p.LeafIndex, p.TreeSize, mlog.LeafHash(d[:]), hashes(p.InclusionPath), digest(p.Root)); err != nil {
-		return fmt.Errorf("replica: inclusion of %s: %w", p.Tx, err)
-	}
-	return nil
-}
-
-// ConsistencyProof proves that the log of FirstSize entries with root
-// FirstRoot is a prefix of the log of SecondSize entries with root
-// SecondRoot.
-type ConsistencyProof struct {
-	FirstSize       uint64   `json:"first"`
-	SecondSize      uint64   `json:"second"`
-	ConsistencyPath []dag.ID `json:"consistency_path"`
-	FirstRoot       dag.ID   `json:"first_root"`
-	SecondRoot      dag.ID   `json:"second_root"`
-}
-
-// Verify checks the proof by RFC 9162.
-func (p ConsistencyProof) Verify() error {
-	if err := mlog.VerifyConsistency(p.FirstSize, p.SecondSize, hashes(p.ConsistencyPath), digest(p.FirstRoot), digest(p.SecondRoot)); err != nil {
-		return fmt.Errorf("replica: consistency %d..%d: %w", p.FirstSize, p.SecondSize, err)
-	}
-	return nil
-}
-
-func hashes(ids []dag.ID) [][]byte {
-	hs := make([][]byte, len(ids))
-	for i, id := range ids {
-		hs[i] = digest(id)
-	}
-	return hs
-}
-
-func digest(id dag.ID) []byte { d := id.Digest(); return d[:] }
+// InclusionProof and ConsistencyProof are RFC 9162 proofs over a log
+// (replica/checkpoint, pure).
+type (
+	InclusionProof   = checkpoint.InclusionProof
+	ConsistencyProof = checkpoint.ConsistencyProof
+)
 
 func ids(hs [][]byte) []dag.ID {
 	out := make([]dag.ID, len(hs))
@@ -180,33 +139,4 @@ func (r *Replica) ConsistencyProof(ctx context.Context, spaceName string, from, 
 		return ConsistencyProof{}, err
 	}
 	return ConsistencyProof{FirstSize: from, SecondSize: to, ConsistencyPath: ids(path), FirstRoot: ids([][]byte{r1})[0], SecondRoot: ids([][]byte{r2})[0]}, nil
-}
-
-// MREvidence is what an evidence extract of an MR is made of (30k D45,
-// httpapi's extract.go): the MR as this replica serves it (its
-// determinations re-evaluated over exactly their ballots), the ids of its
-// mr.open entries and the inputs of its live poll (its frozen electorate,
-// the ballots it counts with their authors, the facts it is evaluated
-// with).
-type MREvidence struct {
-	MR    MR
-	Opens []dag.ID
-	Poll  house.PollInputs
-}
-
-// MREvidence returns the evidence of MR id of the session, or an error
-// wrapping dag.ErrNotFound. It costs O(ballots of the MR).
-func (r *Replica) MREvidence(ctx context.Context, spaceName string, id dag.ID) (MREvidence, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	sp, err := r.session(ctx, spaceName)
-	if err != nil {
-		return MREvidence{}, err
-	}
-	v, ok := sp.h.MR(id)
-	in, okP := sp.h.PollInputs(id)
-	if !ok || !okP {
-		return MREvidence{}, fmt.Errorf("replica: MR %s: %w", id, dag.ErrNotFound)
-	}
-	return MREvidence{MR: r.mrOf(ctx, sp, v), Opens: sp.h.Opens(id), Poll: in}, nil
 }

@@ -1,6 +1,6 @@
 package replica
 
-// This file is the receipt's canonical JSON written by hand (issue 22):
+// This file is the receipt's canonical JSON written by hand:
 // every submission's answer is a receipt encoded twice (its signing bytes,
 // then its wire form), and dag.Marshal (encoding/json's reflection, then
 // a JCS pass over the result) was a tenth of the CPU of a submission.

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/checkpoint"
 	"github.com/witan-dev/witan/replica/mlog"
 )
 
@@ -40,7 +41,7 @@ import (
 const DomainRefusalCheckpoint = "oth/0.10-refusal-checkpoint\n"
 
 // RefusalSpace is the node-local space of the refusal log.
-const RefusalSpace = LocalPrefix + "refusals"
+const RefusalSpace = checkpoint.RefusalSpace // LocalPrefix + "refusals"
 
 // DefaultMaxRefusals is Options.MaxRefusals's default.
 const DefaultMaxRefusals = 1 << 20

@@ -113,9 +113,6 @@ type Replica struct {
 	refusals *refusalLog
 	// drafts indexes the node-local store of restricted drafts (drafts.go).
 	drafts *draftStore
-	// cuts caches records as of cuts other than the whole log, for /stats
-	// and rankings (markets.go).
-	cuts cutCache
 	// witnessed holds witnesses' cosignatures of this node's checkpoints
 	// (witness.go).
 	witnessed witnessed
@@ -214,6 +211,10 @@ func Open(ctx context.Context, o Options) (*Replica, error) {
 			return nil, fmt.Errorf("replica: open store: %w", err)
 		}
 		r.store, r.ownsStore = st, true
+	}
+	if err := r.checkIdentity(ctx); err != nil { // identity.go
+		r.Close()
+		return nil, err
 	}
 	names, err := r.store.Spaces(ctx)
 	if err != nil {

@@ -34,24 +34,20 @@ import (
 	"time"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/checkpoint"
 )
 
-// DomainWitness prefixes a checkpoint's signing bytes (the JCS of the
-// checkpoint without "sig", SigningBytes) when a witness co-signs it
-// (docs/wire-format.md).
-const DomainWitness = "oth/0.10-witness\n"
+// DomainWitness prefixes a checkpoint's signing bytes when a witness
+// co-signs it (checkpoint.DomainWitness).
+const DomainWitness = checkpoint.DomainWitness
 
 // MaxWitnesses bounds the witnesses whose cosignatures a node keeps per
 // session; a cosignature from one more witness is refused.
 const MaxWitnesses = 32
 
-// Cosignature is a witness's signature over a checkpoint of another node:
-// {"witness":"ed25519:…","sig":"<base64url>"} over
-// DomainWitness + checkpoint.SigningBytes().
-type Cosignature struct {
-	Witness dag.Key `json:"witness"`
-	Sig     string  `json:"sig"`
-}
+// Cosignature is a witness's signature over a checkpoint of another node
+// (checkpoint.Cosignature).
+type Cosignature = checkpoint.Cosignature
 
 // Cosign returns this node's cosignature of c, a checkpoint of another
 // node that the caller has verified (signature and consistency).
@@ -61,19 +57,6 @@ func (r *Replica) Cosign(c Checkpoint) (Cosignature, error) {
 		return Cosignature{}, err
 	}
 	return Cosignature{Witness: r.key.Key(), Sig: b64(r.key.Sign(DomainWitness, msg))}, nil
-}
-
-// Verify checks that cs is a valid cosignature of c.
-func (cs Cosignature) Verify(c Checkpoint) error {
-	msg, err := c.SigningBytes()
-	if err != nil {
-		return err
-	}
-	sig, err := b64d(cs.Sig)
-	if err != nil || !dag.Verify(cs.Witness, DomainWitness, msg, sig) {
-		return &dag.ProtocolError{Code: dag.CodeBadSignature, Detail: fmt.Sprintf("cosignature by %s does not verify", cs.Witness)}
-	}
-	return nil
 }
 
 // witnessed holds the cosignatures this node keeps, per session and
@@ -112,8 +95,8 @@ type witnessRecord struct {
 }
 
 func witnessEntry(c Checkpoint, cs Cosignature) (dag.Entry, error) {
-	w := c.wire()
-	b, err := dag.Marshal(witnessRecord{CpSig: b64(c.Sig), Node: w.Node, Root: w.Root, Session: c.Space, Sig: cs.Sig, Size: w.Size, TS: w.TS, Witness: cs.Witness})
+	ts := c.TS.UTC().Format(time.RFC3339Nano) // the wire form's ts
+	b, err := dag.Marshal(witnessRecord{CpSig: b64(c.Sig), Node: c.Node, Root: c.Root, Session: c.Space, Sig: cs.Sig, Size: c.Size, TS: ts, Witness: cs.Witness})
 	if err != nil {
 		return dag.Entry{}, err
 	}

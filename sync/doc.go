@@ -9,7 +9,7 @@
 //
 //   - Local is what sync needs from the replica: the store's reads and
 //     Ingest, which validates everything a peer sends exactly like a local
-//     submission. The replica package implements it; sync/synctest has a
+//     submission. The node (replica/node) implements it; sync/synctest has a
 //     small real one (a dag.Store plus envelope validation and quarantine).
 //     A Local that is also a LogReader serves a space's log in runs read
 //     in one go (LogEntries) rather than one Get per entry.

@@ -41,11 +41,21 @@ const (
 	DefaultMDNSTag       = "witan"
 )
 
-// Config configures a Node. The zero value listens on every interface
-// over TCP and QUIC, with no configured peers and mDNS off.
+// Loopback and AllInterfaces are listen addresses for Config.ListenAddrs:
+// TCP and QUIC on random ports, on loopback (the default: nothing off this
+// machine can reach the node) or on every interface (a classroom's LAN;
+// witan up's default).
+var (
+	Loopback      = []string{"/ip4/127.0.0.1/tcp/0", "/ip4/127.0.0.1/udp/0/quic-v1"}
+	AllInterfaces = []string{"/ip4/0.0.0.0/tcp/0", "/ip4/0.0.0.0/udp/0/quic-v1"}
+)
+
+// Config configures a Node. The zero value listens on loopback only, over
+// TCP and QUIC, with no configured peers and mDNS off: a node is opened
+// to the network by naming its addresses (ListenAddrs: AllInterfaces, or
+// one interface's).
 type Config struct {
-	// ListenAddrs are multiaddrs to listen on; tests use
-	// "/ip4/127.0.0.1/tcp/0" and "/ip4/127.0.0.1/udp/0/quic-v1".
+	// ListenAddrs are multiaddrs to listen on; Loopback when empty.
 	ListenAddrs []string
 	// Identity is the libp2p key (not an envelope key); random if nil.
 	Identity crypto.PrivKey
@@ -286,7 +296,7 @@ func NewNode(ctx context.Context, local Local, cfg Config) (*Node, error) {
 		cfg.MDNSTag = DefaultMDNSTag
 	}
 	if len(cfg.ListenAddrs) == 0 {
-		cfg.ListenAddrs = []string{"/ip4/0.0.0.0/tcp/0", "/ip4/0.0.0.0/udp/0/quic-v1"}
+		cfg.ListenAddrs = Loopback
 	}
 	for _, a := range cfg.Peers {
 		if err := CheckPeerAddr(a); err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/extract"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/httpapi"
 )
@@ -64,7 +65,7 @@ func TestHTTPFederationUp(t *testing.T) {
 		if resp.StatusCode != http.StatusOK {
 			return false, fmt.Sprintf("%d %s", resp.StatusCode, raw)
 		}
-		if _, _, err := httpapi.VerifyExtractWitnessed(raw, keyA, []dag.Key{keyB}); err != nil {
+		if _, _, err := extract.VerifyWitnessed(raw, keyA, []dag.Key{keyB}); err != nil {
 			return false, err.Error()
 		}
 		return true, ""

@@ -7,13 +7,17 @@
 //	witan submit      sign an envelope drafted in JSON and post it; print the
 //	                  node's signed receipt
 //	witan sync PEER   make the running node pull from a peer now
+//	witan sessions    the sessions a node holds, or (-available) its peers'
 //	witan join ID     make the running node join a peer's session and pull it
 //	witan leave ID    undo a join that brought nothing
+//	witan memory      put, read and trace CAT7 memory blocks on a node
 //	witan class       start a class from the template; enrol students
 //	witan mr open     propose a section's new text as an MR (diff shown first)
 //	witan vote        cast a ballot on an MR
 //	witan mr close    sign the determination an MR's rule allows (shown first)
 //	witan verify URL  the L0 verifier: replay a node's log, match its checkpoint
+//	witan verify-extract FILE
+//	                  check an evidence extract offline (no network)
 //	witan log         a session's log in the node's order, with finality
 //	witan heads       a session's causal frontier
 //	witan quarantine  what the node refused, with 30k codes

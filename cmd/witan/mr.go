@@ -14,11 +14,11 @@ import (
 	"time"
 
 	"github.com/witan-dev/witan/dag"
-	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/author"
 	"github.com/witan-dev/witan/replica/house"
 	"github.com/witan-dev/witan/replica/httpapi"
 	"github.com/witan-dev/witan/replica/statute"
+	"github.com/witan-dev/witan/replica/view"
 )
 
 // MRCommand opens and closes merge requests, so a whole vote can be
@@ -164,7 +164,7 @@ func (c *MRCommand) open(ctx context.Context, s *writer, nid, text, summary stri
 }
 
 func (c *MRCommand) close(ctx context.Context, s *writer, mr dag.ID) error {
-	var m replica.MR
+	var m view.MR
 	if err := s.client.Get(ctx, "/merge-requests/"+mr.String(), nil, &m); err != nil {
 		return err
 	}

@@ -9,11 +9,11 @@ import (
 	"testing"
 
 	"github.com/witan-dev/witan/dag"
-	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/author"
 	"github.com/witan-dev/witan/replica/house"
 	"github.com/witan-dev/witan/replica/httpapi"
 	"github.com/witan-dev/witan/replica/statute"
+	"github.com/witan-dev/witan/replica/view"
 )
 
 // TestVoteWalkUp walks a whole vote from the command line against a real
@@ -144,7 +144,7 @@ func TestVoteWalkUp(t *testing.T) {
 	if code != exitOK || !strings.HasSuffix(out, "opened "+wantMR.String()+"\n") || strings.Count(out, "accepted  ") != 4 || !strings.Contains(out, "accepted  mr.open         sha256:") {
 		t.Fatalf("mr open: %d\n%s\n%s", code, out, errOut)
 	}
-	var m replica.MR
+	var m view.MR
 	if err := client.Get(ctx, "/merge-requests/"+wantMR.String(), map[string][]string{"session": {sid.String()}}, &m); err != nil {
 		t.Fatal(err)
 	}

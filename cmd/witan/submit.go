@@ -98,7 +98,7 @@ func (c *SubmitCommand) Run(ctx context.Context, args []string) error {
 	for i, a := range d.Attachments {
 		// A JSON string is a plain-text document, such as a rule's text
 		// (docs/wire-format.md, open point 1).
-		if atts[i], err = httpapi.AttachmentObject(a); err != nil {
+		if atts[i], err = dag.AttachmentObject(a); err != nil {
 			return fmt.Errorf("attachment %d: %w", i, err)
 		}
 	}

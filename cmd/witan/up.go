@@ -174,8 +174,11 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 		}
 		// A session created here is joined at once, so peers hear of it
 		// (the node joins every space that changes on it).
-		if *loopbackP2P && len(listen) == 0 {
-			listen = listFlag{"/ip4/127.0.0.1/tcp/0", "/ip4/127.0.0.1/udp/0/quic-v1"}
+		if len(listen) == 0 {
+			listen = listFlag(sync.AllInterfaces) // the LAN, for a classroom
+			if *loopbackP2P {
+				listen = listFlag(sync.Loopback)
+			}
 		}
 		o.Sync = &sync.Config{ListenAddrs: listen, Identity: id, Peers: peers, MDNS: *mdns, Spaces: sessions, Interval: *announce, Logger: logger}
 		if disc.Bootstrap != nil || disc.Relays != nil {
@@ -358,8 +361,8 @@ func checkpointAll(ctx context.Context, l *node.Node) {
 	rep := l.Replica()
 	for _, s := range rep.Sessions() {
 		var last uint64
-		if cps := rep.Checkpoints(s); len(cps) > 0 {
-			last = cps[len(cps)-1].Size
+		if cp, ok := rep.LastCheckpoint(s); ok {
+			last = cp.Size
 		}
 		more, err := rep.Log(ctx, s, last, 1)
 		if err != nil || len(more) == 0 {

@@ -149,7 +149,7 @@ func (c *VerifyCommand) verify(ctx context.Context, node, session string, earlie
 			lc.entry(e)
 			subs[i] = replica.Submission{Envelope: e.Envelope}
 			for _, a := range e.Attachments {
-				obj, err := httpapi.AttachmentObject(a)
+				obj, err := dag.AttachmentObject(a)
 				if err != nil {
 					return nil, fmt.Errorf("log: position %d: %w", e.Position, err)
 				}

@@ -1,7 +1,7 @@
 package main
 
 // This file holds the checks of witan verify that catch a node that lies
-// (issue 16, L0's negative side): a served entry whose envelope does not
+// (L0's negative side): a served entry whose envelope does not
 // hash to its tx id (altered), positions that skip or repeat (removed),
 // an entry served before one of its parents (reordered), a checkpoint
 // whose root the served log does not reproduce, and checkpoints read at

@@ -6,12 +6,12 @@ import (
 	"os"
 
 	"github.com/witan-dev/witan/dag"
-	"github.com/witan-dev/witan/replica/httpapi"
+	"github.com/witan-dev/witan/replica/extract"
 )
 
 // VerifyExtractCommand checks an evidence extract (GET /extract/{hash},
-// D45) with no network access: httpapi.VerifyExtract for one entry,
-// httpapi.VerifyMRExtract for an MR (its tallies recomputed).
+// D45) with no network access: extract.Verify for one entry,
+// extract.VerifyMR for an MR (its tallies recomputed).
 type VerifyExtractCommand struct {
 	main *Main
 }
@@ -37,10 +37,10 @@ func (c *VerifyExtractCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if httpapi.IsMRExtract(b) {
+	if extract.IsMR(b) {
 		return c.runMR(b, pin, witnesses)
 	}
-	x, cp, err := httpapi.VerifyExtractWitnessed(b, pin, witnesses)
+	x, cp, err := extract.VerifyWitnessed(b, pin, witnesses)
 	if err != nil {
 		fmt.Fprintf(c.main.Stdout, "FAIL %v\n", err)
 		return errVerify
@@ -58,10 +58,10 @@ func (c *VerifyExtractCommand) Run(ctx context.Context, args []string) error {
 	return nil
 }
 
-// runMR checks an MR extract (httpapi.VerifyMRExtract): the MR's opens,
+// runMR checks an MR extract (extract.VerifyMR): the MR's opens,
 // ballots and determinations, and every tally it states recomputed.
 func (c *VerifyExtractCommand) runMR(b []byte, pin dag.Key, witnesses []dag.Key) error {
-	x, cp, err := httpapi.VerifyMRExtract(b, pin, witnesses)
+	x, cp, err := extract.VerifyMR(b, pin, witnesses)
 	if err != nil {
 		fmt.Fprintf(c.main.Stdout, "FAIL %v\n", err)
 		return errVerify

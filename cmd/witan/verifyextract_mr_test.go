@@ -15,6 +15,7 @@ import (
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
+	"github.com/witan-dev/witan/replica/extract"
 	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/httpapi"
@@ -92,7 +93,7 @@ func TestVerifyMRExtractOffline(t *testing.T) {
 		}
 		return c
 	}
-	type extract struct {
+	type mrFile struct {
 		Finality       string
 		Electorate     []string
 		Entries        []struct{ Tx dag.ID }
@@ -108,7 +109,7 @@ func TestVerifyMRExtractOffline(t *testing.T) {
 			Tally    json.RawMessage
 		}
 	}
-	entries := func(x extract) []dag.ID {
+	entries := func(x mrFile) []dag.ID {
 		var out []dag.ID
 		for _, e := range x.Entries {
 			out = append(out, e.Tx)
@@ -126,7 +127,7 @@ func TestVerifyMRExtractOffline(t *testing.T) {
 	if st != http.StatusOK {
 		t.Fatalf("extract of the open MR: %d %s", st, early)
 	}
-	var x1 extract
+	var x1 mrFile
 	if err := json.Unmarshal(early, &x1); err != nil {
 		t.Fatal(err)
 	}
@@ -141,11 +142,11 @@ func TestVerifyMRExtractOffline(t *testing.T) {
 		t.Fatal(err)
 	}
 	submitAll(t, n, []ht.Tx{b3, det})
-	if m, err := n.Replica().MR(ctx, b.Session.String(), mr); err != nil || m.Status != house.StatusMerged || m.Finality != replica.FinalAdvisory {
+	if m, err := n.Views().MR(ctx, b.Session.String(), mr); err != nil || m.Status != house.StatusMerged || m.Finality != replica.FinalAdvisory {
 		t.Fatalf("the MR: %+v %v", m, err)
 	}
 	st, late := get("/extract/" + mr.String())
-	var x2 extract
+	var x2 mrFile
 	if err := json.Unmarshal(late, &x2); st != http.StatusOK || err != nil {
 		t.Fatalf("extract of the merged MR: %d %v %s", st, err, late)
 	}
@@ -197,7 +198,7 @@ func TestVerifyMRExtractOffline(t *testing.T) {
 	for i := range late {
 		y := bytes.Clone(late)
 		y[i] ^= 0x01
-		if _, _, err := httpapi.VerifyMRExtract(y, dag.Key{}, nil); err == nil {
+		if _, _, err := extract.VerifyMR(y, dag.Key{}, nil); err == nil {
 			t.Fatalf("byte %d changed (%q -> %q) still verifies: ...%s...", i, late[i], y[i], y[max(0, i-80):min(len(y), i+20)])
 		}
 	}

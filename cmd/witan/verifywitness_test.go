@@ -14,6 +14,7 @@ import (
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
+	"github.com/witan-dev/witan/replica/extract"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/httpapi"
 	"github.com/witan-dev/witan/replica/node"
@@ -166,7 +167,7 @@ func TestVerifyExtractOtherSession(t *testing.T) {
 	raw, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	srv.Close()
-	x, cp, err := httpapi.VerifyExtract(raw, keyA.Key())
+	x, cp, err := extract.Verify(raw, keyA.Key())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/extract"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/httpapi"
 )
@@ -47,7 +48,7 @@ func TestWitnessOverLibp2pUp(t *testing.T) {
 	if errA != nil || errB != nil {
 		t.Fatalf("node keys %q %q: %v %v", a.info.NodeKey, bn.info.NodeKey, errA, errB)
 	}
-	extract := func(base string) (bool, string, []byte) {
+	getExtract := func(base string) (bool, string, []byte) {
 		resp, err := http.Get(base + httpapi.Base + "/extract/" + roster.ID.String())
 		if err != nil {
 			return false, err.Error(), nil
@@ -57,7 +58,7 @@ func TestWitnessOverLibp2pUp(t *testing.T) {
 		if resp.StatusCode != http.StatusOK {
 			return false, fmt.Sprintf("%d %s", resp.StatusCode, raw), nil
 		}
-		if _, _, err := httpapi.VerifyExtractWitnessed(raw, keyA, []dag.Key{keyB}); err != nil {
+		if _, _, err := extract.VerifyWitnessed(raw, keyA, []dag.Key{keyB}); err != nil {
 			return false, err.Error(), nil
 		}
 		return true, "", raw
@@ -65,14 +66,14 @@ func TestWitnessOverLibp2pUp(t *testing.T) {
 	// 3 s to A's checkpoint, up to 12.5 s to B's next look: the rest is
 	// room for a loaded machine.
 	eventually(t, "A's extract carries B's cosignature, sent over libp2p", 60*time.Second, func() (bool, string) {
-		ok, why, _ := extract(a.info.HTTP)
+		ok, why, _ := getExtract(a.info.HTTP)
 		return ok, why
 	})
 	bn.stop(t)
 	a.stop(t)
 
 	a = startUp(t, bin, dirA, "-session", space)
-	ok, why, raw := extract(a.info.HTTP)
+	ok, why, raw := getExtract(a.info.HTTP)
 	a.stop(t)
 	if !ok {
 		t.Fatalf("A's extract after its restart: %s", why)

@@ -11,6 +11,7 @@ import (
 	"github.com/witan-dev/witan/dag/badgerstore"
 	"github.com/witan-dev/witan/replica"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
+	"github.com/witan-dev/witan/replica/view"
 )
 
 // A replica opened over a store where a crash cut a promotion off
@@ -100,11 +101,11 @@ func TestReplicaFinishesCutPromotionAtOpen(t *testing.T) {
 	if len(got) != len(want) {
 		t.Fatalf("log of %d entries, want %d", len(got), len(want))
 	}
-	tg, err := r.Tally(ctx, space, mr)
+	tg, err := view.New(r).Tally(ctx, space, mr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tw, _ := ref.Tally(ctx, space, mr)
+	tw, _ := view.New(ref).Tally(ctx, space, mr)
 	jg, _ := json.Marshal(tg)
 	jw, _ := json.Marshal(tw)
 	if string(jg) != string(jw) {

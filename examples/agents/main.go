@@ -172,7 +172,7 @@ func run(ctx context.Context, w io.Writer) (*outcome, error) {
 // looking again whenever blocks land in it on either side.
 func converge(ctx context.Context, a, b *agent) error {
 	changed := make(chan struct{}, 1)
-	poke := func(name string) {
+	poke := func(name string, _ []dag.ID) {
 		if name != space {
 			return
 		}

@@ -164,8 +164,8 @@ func run(ctx context.Context, w io.Writer, o options) (*outcome, error) {
 		if err != nil {
 			return err
 		}
-		if rc.Status != "accepted" {
-			return fmt.Errorf("%s's %s refused: %v", l.name, tx.Env.Type, rc.Errors)
+		if err := rc.Err(); err != nil { // a *replica.Rejection, carrying the signed receipt
+			return fmt.Errorf("%s's %s: %w", l.name, tx.Env.Type, err)
 		}
 		return nil
 	}
@@ -261,7 +261,7 @@ func run(ctx context.Context, w io.Writer, o options) (*outcome, error) {
 	}
 	out := &outcome{Laptops: len(laps)}
 	for _, l := range laps {
-		t, err := l.local.Replica().Tally(ctx, space, mr)
+		t, err := l.local.Views().Tally(ctx, space, mr)
 		if err != nil {
 			return nil, err
 		}
@@ -285,7 +285,7 @@ func run(ctx context.Context, w io.Writer, o options) (*outcome, error) {
 		if _, err := l.local.Replica().Checkpoint(ctx, space); err != nil {
 			return nil, err
 		}
-		m, err := l.local.Replica().MR(ctx, space, mr)
+		m, err := l.local.Views().MR(ctx, space, mr)
 		if err != nil {
 			return nil, err
 		}

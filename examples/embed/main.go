@@ -66,48 +66,24 @@ func run(ctx context.Context, w io.Writer) (*outcome, error) {
 	}
 	chair := members[0]
 
-	// 3. The session: a seed statute, its rules, a roster of three, and an
-	//    MR that amends nothing (a first vote).
-	ruleText := []byte("Rules of the embed example.") // the rules' plain-language text, attached to session.create
-	text := dag.Sum(ruleText)
-	majority, err := author.Majority(house.MinRootNotice, text)
-	if err != nil {
-		return nil, err
-	}
-	twoThirds, err := author.TwoThirds(text)
-	if err != nil {
-		return nil, err
-	}
+	// 3. The session: a seed statute and a roster of three, with a majority
+	//    rule on the root (author.NewSession chooses the rules and attaches
+	//    their texts), and an MR that amends nothing (a first vote).
 	seed := statute.MustTree(&statute.NodeSpec{NID: "/us", Kind: "root", Children: []statute.NodeSpec{
 		{NID: "/us/t1", Kind: "title", Heading: "Title 1", Children: []statute.NodeSpec{
 			{NID: "/us/t1/s1", Kind: "section", Heading: "Section 1", Text: "The period is 30 days."}}}}})
-	create, err := chair.SessionCreate(ctx, author.Session{Label: "embed", Seed: seed, Simulation: true,
-		Registrar: "registrar", Roster: "roster", RootRule: majority, RootGovernanceRule: twoThirds, Texts: [][]byte{ruleText}})
+	s, err := chair.NewSession(ctx, "embed", seed, keys, true)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := submit(ctx, n, create); err != nil {
-		return nil, err
-	}
-	space := create.Made
-	genesis, err := house.Genesis(seed.Hash()).ID()
-	if err != nil {
-		return nil, err
-	}
-	for _, g := range []author.Group{
-		{ID: "roster", Members: keys, Admins: keys[:1]},
-		{ID: "registrar", Members: keys[:1], Admins: keys[:1]},
-	} {
-		tx, err := chair.GroupCreate(ctx, space, g, nil)
-		if err != nil {
-			return nil, err
-		}
+	for _, tx := range s.Txs {
 		if _, err := submit(ctx, n, tx); err != nil {
 			return nil, err
 		}
 	}
-	open, err := chair.MROpen(ctx, space, author.MR{Source: house.RootBranch, SourceHead: genesis, TargetHead: genesis,
-		Members: keys, Rule: majority, Summary: "A first vote"}, nil)
+	space := s.Session
+	open, err := chair.MROpen(ctx, space, author.MR{Source: house.RootBranch, SourceHead: s.Genesis, TargetHead: s.Genesis,
+		Members: keys, Rule: s.Rule, Summary: "A first vote"}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +106,7 @@ func run(ctx context.Context, w io.Writer) (*outcome, error) {
 	// 5. Read the derived state: provisional until a checkpoint.
 	r := n.Replica()
 	o := &outcome{}
-	t, err := r.Tally(ctx, space.String(), mr)
+	t, err := n.Views().Tally(ctx, space.String(), mr)
 	if err != nil {
 		return nil, err
 	}
@@ -165,8 +141,8 @@ func submit(ctx context.Context, n *node.Node, tx author.Tx) (*replica.Receipt, 
 	if err := rc.Verify(); err != nil {
 		return nil, err
 	}
-	if rc.Status != "accepted" {
-		return nil, fmt.Errorf("%s refused: %v", tx.Env.Type, rc.Errors)
+	if err := rc.Err(); err != nil { // a *replica.Rejection, carrying the signed receipt
+		return nil, fmt.Errorf("%s: %w", tx.Env.Type, err)
 	}
 	return rc, nil
 }

@@ -16,6 +16,11 @@
 // work out what Amend and Determine will sign (the diff and the MR's id;
 // the determination the rule allows) before anything is signed.
 //
+// The short path to a vote: Author.NewSession makes a session's create,
+// roster and registrar in one call, with a majority merge rule on the root
+// and the rules' texts attached (newsession.go); an MR under its Rule and
+// ballots follow.
+//
 // The author builds envelopes; it does not judge them: an envelope the
 // house would refuse (a ballot outside the electorate, a change whose
 // base is not the branch head) is built and signed, and the node's

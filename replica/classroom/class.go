@@ -368,11 +368,11 @@ func (h *Handler) propose(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	law, err := rep.Law(ctx, space)
+	law, err := h.o.Node.Views().Law(ctx, space)
 	if err != nil {
 		return err
 	}
-	tree, err := rep.Snapshot(ctx, space, law.Head)
+	tree, err := h.o.Node.Views().Snapshot(ctx, space, law.Head)
 	if err != nil {
 		return err
 	}
@@ -447,7 +447,7 @@ func (h *Handler) close(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, err := rep.MR(ctx, space, mr)
+	m, err := h.o.Node.Views().MR(ctx, space, mr)
 	if err != nil {
 		return err
 	}
@@ -458,7 +458,7 @@ func (h *Handler) close(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	t, err := rep.Tally(ctx, space, mr)
+	t, err := h.o.Node.Views().Tally(ctx, space, mr)
 	if err != nil {
 		return err
 	}

@@ -351,7 +351,7 @@ func (h *Handler) vote(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := rep.MR(ctx, space, mr); err != nil {
+	if _, err := h.o.Node.Views().MR(ctx, space, mr); err != nil {
 		return err
 	}
 	h.voteM.Lock()
@@ -485,7 +485,7 @@ func (h *Handler) peers(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, err)
 		return
 	}
-	log, err := h.o.Node.Log(ctx, space, 0, 0)
+	size, err := h.o.Node.Replica().LogSize(ctx, space) // not the log itself
 	if err != nil {
 		httpapi.WriteError(w, err)
 		return
@@ -501,13 +501,13 @@ func (h *Handler) peers(w http.ResponseWriter, r *http.Request) {
 			if heads := peers.Announced(p, space); len(heads) > 0 {
 				ps.Announced = true
 				held, ahead := h.ancestry(ctx, heads)
-				ps.Behind, ps.Ahead = max(0, len(log)-held), ahead
+				ps.Behind, ps.Ahead = max(0, int(size)-held), ahead
 			}
 			out = append(out, ps)
 		}
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, map[string]any{"session": space, "log_size": len(log), "peers": out, "finality": replica.Provisional, "simulation": st.Simulation})
+	writeJSON(w, map[string]any{"session": space, "log_size": size, "peers": out, "finality": replica.Provisional, "simulation": st.Simulation})
 }
 
 // ancestry counts the entries this node holds that are heads or

@@ -118,7 +118,7 @@ func (v *admission) sessionCreate() error {
 	if msgs := statute.Structure(v.seed, v.env0(s, v.profile)); len(msgs) > 0 {
 		return dag.Errorf(dag.CodeSchema, "house: the seed snapshot fails structure: %s", msgs[0].Detail)
 	}
-	if err := v.h.checkDistricts(s); err != nil { // D72 at admission (l1.go)
+	if err := v.h.checkDistricts(s); err != nil { // D72 at admission (causal_checks.go)
 		return err
 	}
 	return v.h.checkRuleTexts(&s.RootRule, &s.RootGovernanceRule)
@@ -422,11 +422,11 @@ func (v *admission) mrOpen() error {
 		info.patch = op.Patch
 		env := v.env0(h.body, h.profile)
 		env.MR, env.Fiscal, env.Effective = id, m.Fiscal, m.Effective
-		env.Published = v.publishedRecorder(info) // D56 from the causal past (l1.go)
+		env.Published = v.publishedRecorder(info) // D56 from the causal past (causal_checks.go)
 		info.checks = statute.Structure(op.Patch.Result, env)
 		info.facts.StructureFailed = len(info.checks) > 0
 		if th, ok := rule.Threshold(); ok && th.Reversion != nil {
-			if err := v.revertFacts(info, m); err != nil { // D41 (l1.go)
+			if err := v.revertFacts(info, m); err != nil { // D41 (causal_checks.go)
 				return err
 			}
 		}
@@ -435,7 +435,7 @@ func (v *admission) mrOpen() error {
 		return err
 	}
 	if old := h.mrs[id]; old != nil {
-		v.mergeOpen(old, info) // published: what every open's past publishes (l1.go)
+		v.mergeOpen(old, info) // published: what every open's past publishes (causal_checks.go)
 		info = old             // the same body opened again concurrently: same patch and facts
 	}
 	v.mr = info
@@ -607,7 +607,7 @@ func (v *admission) mrDetermine() error {
 	if res.IfClosed != d.Outcome {
 		return notAuth("determination says %s; re-evaluating its %d ballots gives %s", d.Outcome, len(d.Ballots), res.IfClosed)
 	}
-	if err := v.checkFiscal(info, d); err != nil { // D53 (l1.go)
+	if err := v.checkFiscal(info, d); err != nil { // D53 (causal_checks.go)
 		return err
 	}
 	v.det = &detRec{tx: v.id, body: d, result: res, el: el}
@@ -622,7 +622,7 @@ func (v *admission) commitStatic(g int32) {
 	if v.env.Type == dag.TxMRDetermine {
 		det = v.det.body
 	}
-	h.recordNamed(h.gov[g], v.env.Type, v.env.Body, det) // what it publishes (l1.go)
+	h.recordNamed(h.gov[g], v.env.Type, v.env.Body, det) // what it publishes (causal_checks.go)
 	switch v.env.Type {
 	case dag.TxSessionCreate:
 		if h.body == nil {

@@ -208,7 +208,7 @@ func DecodeSessionBody(b []byte) (*SessionBody, error) {
 			}
 			seen[j.Code] = true
 		}
-		if err := checkJurisdictionKeys(s); err != nil { // D73 (house parts.go)
+		if err := checkJurisdictionKeys(s); err != nil { // D73 (opinion_members.go)
 			return nil, err
 		}
 	}

@@ -454,7 +454,7 @@ func (v *admission) contestDetermine() error {
 		return notAuth("determination says %s (winner %q); re-running ranked pairs over its %d rankings gives %s (winner %q)",
 			d.Outcome, d.Winner, len(d.Rankings), res.IfClosed, res.Winner)
 	}
-	if err := v.checkContestFiscal(res); err != nil { // D53 (parts.go)
+	if err := v.checkContestFiscal(res); err != nil { // D53 (estimates.go)
 		return err
 	}
 	v.cdet = &contestDet{tx: v.id, body: d, result: res, options: reg.options}

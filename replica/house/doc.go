@@ -8,8 +8,8 @@
 //
 // It imports neither Badger nor libp2p, starts no goroutine, reads no clock
 // and never depends on map iteration order: the State of a House is a
-// function of the SET of admitted entries (ARCHITECTURE.md, "The rules that
-// keep replicas convergent").
+// function of the SET of admitted entries, so replicas holding the same
+// entries converge (docs/replica.md).
 //
 // # How validation stays cheap and order-free
 //
@@ -33,7 +33,7 @@
 // concurrent_append, concurrent_open, contradictory_determination — never a
 // silent pick (docs/replica.md, docs/deviations.md).
 //
-// # What admission decides from the causal past (l1.go)
+// # What admission decides from the causal past (causal_checks.go)
 //
 // Besides authorisation, admission decides from the entry and its causal
 // past only: whether a merge MR into the root reverts text (D41, fed to the

@@ -90,7 +90,7 @@ type House struct {
 	signers map[int32]dag.Key
 
 	// named maps an object id to the governance entries (entry indexes)
-	// whose bodies name it: what they publish in the session (l1.go).
+	// whose bodies name it: what they publish in the session (causal_checks.go).
 	named map[dag.ID][]int32
 	// estimateInPast reports whether an accepted opinion with an estimate
 	// on mr is in the causal past of an entry with these parents (D53).
@@ -100,7 +100,7 @@ type House struct {
 	counts Counts
 	ops    opinionState // opinions (opinion.go)
 	past   pastRecord   // the causal past opinion.Check reads (opinionPublish)
-	parts  partsState   // estimates, ... (parts.go)
+	parts  partsState   // estimates, ... (opinion_members.go)
 	// The MR of the last ballot judged and the governance state it was
 	// judged in (states are never changed once made): ballots come in
 	// runs on one MR.
@@ -160,7 +160,7 @@ type mrInfo struct {
 	patch  *statute.Patch // merge only
 	checks []statute.Message
 	// published records, for each sha256 reference in the merged text,
-	// whether it was published in the causal past of the open (l1.go).
+	// whether it was published in the causal past of the open (causal_checks.go).
 	published map[dag.ID]bool
 	// cast lists the MR's ballots (indexes in House.ballots) in the order
 	// they were admitted, which is the order a determination usually lists

@@ -181,7 +181,7 @@ func (v *admission) opinionPublish() error {
 	if err != nil {
 		return err
 	}
-	if err := v.checkParts(o); err != nil { // estimates, ... (parts.go)
+	if err := v.checkParts(o); err != nil { // estimates, ... (opinion_members.go)
 		return err
 	}
 	v.opn, v.opnMember, v.opnObserver = o, s.Member, s.Observer
@@ -319,7 +319,7 @@ func (v *admission) commitOpinion(ei int32) {
 	if o.Formalization != nil {
 		ops.formal = append(ops.formal, ri)
 	}
-	h.commitParts(ri, o) // estimates, ... (parts.go)
+	h.commitParts(ri, o) // estimates, ... (opinion_members.go)
 	if len(o.Proposes) > 0 && opinion.NonMember(o.AuthorKind) {
 		ops.proposers = append(ops.proposers, ri)
 		for _, c := range o.Proposes {

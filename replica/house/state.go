@@ -154,6 +154,38 @@ func (h *House) State() *State {
 	return s
 }
 
+// Branches returns State's branches, sorted by name, without deriving the
+// rest of the state: O(branches).
+func (h *House) Branches() []BranchView {
+	st := h.global()
+	out := make([]BranchView, 0, len(st.branches))
+	for _, name := range sortedKeys(st.branches) {
+		out = append(out, h.branchView(name, st.branches[name]))
+	}
+	return out
+}
+
+// Branch returns one of State's branches without deriving the rest.
+func (h *House) Branch(name string) (BranchView, bool) {
+	r, ok := h.global().branches[name]
+	if !ok {
+		return BranchView{}, false
+	}
+	return h.branchView(name, r), true
+}
+
+// Group returns one of State's groups, its members' rotated keys included,
+// without deriving the rest: O(the group's members + rotations).
+func (h *House) Group(id string) (GroupView, bool) {
+	r, ok := h.global().groups[id]
+	if !ok {
+		return GroupView{}, false
+	}
+	s := &State{Groups: []GroupView{groupView(id, r)}}
+	h.rotationViews(s) // rotation hook (rotate.go)
+	return s.Groups[0], true
+}
+
 // Hash returns the state hash: the SHA-256 of the state's canonical JSON.
 func (s *State) Hash() (dag.ID, error) {
 	id, _, err := dag.HashJSON(s)

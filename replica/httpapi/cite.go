@@ -60,13 +60,13 @@ func (s *Server) cite(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.rep.Change(ctx, space, id); err != nil {
+	if _, err := s.view.Change(ctx, space, id); err != nil {
 		if errors.Is(err, dag.ErrNotFound) {
 			return s.citeRecord(w, r, space, id)
 		}
 		return err
 	}
-	t, err := s.rep.Snapshot(ctx, space, id)
+	t, err := s.view.Snapshot(ctx, space, id)
 	if err != nil {
 		return err
 	}
@@ -76,11 +76,10 @@ func (s *Server) cite(w http.ResponseWriter, r *http.Request) error {
 	}
 	a := CiteAnswer{sessionLabels: s.labels(ctx, space), Object: spec, NID: nid, AsOf: id, Snapshot: t.Hash(),
 		CorrectedBy: []dag.ID{}, Status: "current", Finality: s.stateFinality(ctx, space)}
-	st, _, err := s.rep.State(ctx, space)
+	bs, err := s.rep.Branches(ctx, space)
 	if err != nil {
 		return err
 	}
-	bs := append([]house.BranchView(nil), st.Branches...)
 	sort.SliceStable(bs, func(i, j int) bool {
 		if (bs[i].Name == house.RootBranch) != (bs[j].Name == house.RootBranch) {
 			return bs[i].Name == house.RootBranch
@@ -117,7 +116,7 @@ func (s *Server) descends(ctx context.Context, space string, head, id dag.ID) bo
 			continue
 		}
 		seen[c] = true
-		ch, err := s.rep.Change(ctx, space, c)
+		ch, err := s.view.Change(ctx, space, c)
 		if err != nil {
 			continue
 		}
@@ -170,10 +169,10 @@ func (s *Server) citeRecord(w http.ResponseWriter, r *http.Request, space string
 			a.Latest, a.Status = &cur, "superseded"
 		}
 	}
-	if o, err := s.rep.Opinion(ctx, space, id); err == nil {
+	if o, err := s.view.Opinion(ctx, space, id); err == nil {
 		a.Kind, a.Object, a.CorrectedBy, a.Finality = "opinion", o.Body, o.CorrectedBy, o.Finality
 		latest(func(c dag.ID) (dag.ID, bool) {
-			o, err := s.rep.Opinion(ctx, space, c)
+			o, err := s.view.Opinion(ctx, space, c)
 			if err != nil || len(o.CorrectedBy) == 0 {
 				return dag.ID{}, false
 			}
@@ -183,7 +182,7 @@ func (s *Server) citeRecord(w http.ResponseWriter, r *http.Request, space string
 	} else if !errors.Is(err, dag.ErrNotFound) {
 		return err
 	}
-	mr, err := s.rep.MR(ctx, space, id)
+	mr, err := s.view.MR(ctx, space, id)
 	if errors.Is(err, dag.ErrNotFound) {
 		return problemf(CodeNotFound, "%s is not a change, an opinion or an MR of session %s", id, space)
 	}
@@ -207,7 +206,7 @@ func (s *Server) citeRecord(w http.ResponseWriter, r *http.Request, space string
 	}
 	obj := env.Body
 	a.Kind, a.Object, a.Finality = "mr", obj, mr.Finality
-	all, err := s.rep.MRs(ctx, space)
+	all, err := s.view.MRs(ctx, space)
 	if err != nil {
 		return err
 	}
@@ -268,14 +267,14 @@ func (s *Server) citeDiff(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	for _, c := range []dag.ID{from, to} {
-		if _, err := s.rep.Change(ctx, space, c); err != nil {
+		if _, err := s.view.Change(ctx, space, c); err != nil {
 			if errors.Is(err, dag.ErrNotFound) {
 				return problemf(CodeNotFound, "%s is not a change of session %s", c, space)
 			}
 			return err
 		}
 	}
-	ft, err := s.rep.Snapshot(ctx, space, from)
+	ft, err := s.view.Snapshot(ctx, space, from)
 	if err != nil {
 		return err
 	}
@@ -283,7 +282,7 @@ func (s *Server) citeDiff(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	tt, err := s.rep.Snapshot(ctx, space, to)
+	tt, err := s.view.Snapshot(ctx, space, to)
 	if err != nil {
 		return err
 	}

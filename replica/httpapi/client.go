@@ -153,7 +153,7 @@ func (c *Client) Get(ctx context.Context, path string, q url.Values, out any) er
 func (c *Client) Submit(ctx context.Context, envelope []byte, attachments [][]byte) (*replica.Receipt, error) {
 	tx := Transaction{Envelope: envelope, Attachments: make([]json.RawMessage, len(attachments))}
 	for i, a := range attachments {
-		w, err := AttachmentWire(a)
+		w, err := dag.AttachmentWire(a)
 		if err != nil {
 			return nil, err
 		}

@@ -7,9 +7,11 @@
 // no state of its own but a cache of session labels. Client talks to a
 // Server (the witan command uses it).
 //
-// The Server derives nothing: states, tallies, reviews (diff, checks,
-// fact sheet), snapshots, the Change DAG and the law on a date are read
-// from the replica, which holds the one derivation of each session.
+// The Server derives nothing: states are read from the replica (the
+// write core, which holds the one derivation of each session); tallies,
+// reviews (diff, checks, fact sheet), snapshots, the Change DAG and the
+// law on a date from its views (replica/view, node.Views); extracts are
+// built and checked with replica/extract.
 //
 // Every answer carries "finality" (provisional or final_advisory; an
 // eventual node never says final). Errors are RFC 9457 problem+json with

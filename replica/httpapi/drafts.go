@@ -90,7 +90,7 @@ func (s *Server) depositDraft(w http.ResponseWriter, r *http.Request) error {
 	}
 	var change dag.ID
 	for i, o := range d.Objects {
-		b, err := AttachmentObject(o)
+		b, err := dag.AttachmentObject(o)
 		if err != nil {
 			return problemf(dag.CodeSchema, "objects[%d]: %v", i, err)
 		}

@@ -15,6 +15,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/author"
 	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
@@ -237,7 +238,7 @@ func TestRestrictedDepositNoLeakHTTPRapid(t *testing.T) {
 // member 1's deposit of C2, committed on the same branch, is refused,
 // and member 1's challenge for C2 answers 404 while C1 is still read.
 func TestRestrictedDraftBoundHTTP(t *testing.T) {
-	a, _ := newDirNodeWith(t, node.Options{Dir: t.TempDir(), MaxDrafts: 1})
+	a, _ := newDirNodeWith(t, node.Options{Dir: t.TempDir(), Replica: replica.Options{MaxDrafts: 1}})
 	s := startSession(t, a, ht.Options{}, 5)
 	b := s.b
 	const br = "r-b1"

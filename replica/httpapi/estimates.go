@@ -7,13 +7,13 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/witan-dev/witan/replica"
+	"github.com/witan-dev/witan/replica/view"
 )
 
 // EstimatesAnswer is GET /merge-requests/{id}/estimates's answer.
 type EstimatesAnswer struct {
 	sessionLabels
-	replica.MREstimates
+	view.MREstimates
 }
 
 func (s *Server) estimates(w http.ResponseWriter, r *http.Request) error {
@@ -22,7 +22,7 @@ func (s *Server) estimates(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	e, err := s.rep.Estimates(ctx, space, id)
+	e, err := s.view.Estimates(ctx, space, id)
 	if err != nil {
 		return err
 	}

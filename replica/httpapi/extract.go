@@ -1,67 +1,26 @@
 package httpapi
 
 // This file is GET /extract/{hash} (30k D45): an offline-verifiable
-// evidence extract of one log entry, and VerifyExtract, which checks one
-// with no network at all (witan verify-extract FILE).
-//
-// An extract is the canonical JSON (JCS) of
-//
-//	{"authoritative":false,"checkpoint":{size,root,ts,node,session,sig},"cosigned":[{sig,witness}…],
-//	 "finality":"final_advisory","inclusion":{leaf_index,tree_size,inclusion_path},
-//	 "object":<the envelope>,"session":"sha256:…","simulation":bool,"supporting":[<attachments>],"tx":"sha256:…"}
-//
-// VerifyExtract checks everything in it, so that one byte changed anywhere
-// fails: the file is exactly its canonical form with no unknown member;
-// the envelope decodes, is canonical and its signature verifies, and its
-// id is tx and its session is session; every supporting object is in wire
-// form and named (as "sha256:<hex>") by the envelope or by a supporting
-// object the envelope names; the inclusion path
-// leads from tx at leaf_index to the checkpoint's root at its size
-// (RFC 9162, transparency-dev/merkle's verifier); and the checkpoint's
-// signature verifies by its node key (which a caller may pin). Extracts are
-// served for log entries (tx ids) already in a checkpoint of this node,
-// and for MR ids (extract_mr.go: the MR's opens, ballots and
-// determinations, with a tally a stranger recomputes).
-// cosigned holds witnesses' cosignatures of the checkpoint (witness.go,
-// replica/witness.go), each of which must verify; VerifyExtractWitnessed
-// also requires one by each key the reader trusts.
+// evidence extract of one log entry, or of an MR for an MR id. Their form
+// and their offline verifiers (witan verify-extract FILE) are
+// replica/extract's; this file gathers what the node holds into one and
+// checks it as a stranger will before serving it.
 
 import (
+	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
+	"strconv"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
+	"github.com/witan-dev/witan/replica/extract"
+	"github.com/witan-dev/witan/replica/house"
 )
-
-// ExtractInclusion is an extract's inclusion proof.
-type ExtractInclusion struct {
-	LeafIndex     uint64   `json:"leaf_index"`
-	TreeSize      uint64   `json:"tree_size"`
-	InclusionPath []dag.ID `json:"inclusion_path"`
-}
-
-// Extract is GET /extract/{hash}'s answer.
-type Extract struct {
-	Authoritative bool            `json:"authoritative"`
-	Checkpoint    json.RawMessage `json:"checkpoint"`
-	// Cosigned are witnesses' cosignatures of Checkpoint
-	// (replica.Cosignature), sorted by witness key.
-	Cosigned  []replica.Cosignature `json:"cosigned"`
-	Finality  replica.Finality      `json:"finality"`
-	Inclusion ExtractInclusion      `json:"inclusion"`
-	Object    json.RawMessage       `json:"object"`
-	Session   string                `json:"session"`
-	// Simulation is the node's D54 label of the session; the session's
-	// session.create is not in the extract, so it is not checked offline.
-	Simulation bool              `json:"simulation"`
-	Supporting []json.RawMessage `json:"supporting"`
-	Tx         dag.ID            `json:"tx"`
-}
 
 func (s *Server) extract(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
@@ -82,19 +41,18 @@ func (s *Server) extract(w http.ResponseWriter, r *http.Request) error {
 			spaces = []string{space}
 		}
 		for _, space := range spaces {
-			if _, merr := s.rep.MR(ctx, space, id); merr == nil {
+			if _, merr := s.view.MR(ctx, space, id); merr == nil {
 				return s.mrExtract(w, r, space, id)
 			}
 		}
 		return problemf(CodeNotFound, "%s is not a log entry or an MR of this node (extracts are served for tx ids and MR ids): %v", id, err)
 	}
-	cps := s.rep.Checkpoints(e.Space)
-	if len(cps) == 0 {
+	cp, ok := s.rep.LastCheckpoint(e.Space)
+	if !ok {
 		return problemf(CodeNotFound, "%s is not in a checkpoint of this node yet", id)
 	}
 	// The checkpoint: the newest that witnesses co-signed and that holds
 	// the entry, else the newest.
-	cp := cps[len(cps)-1]
 	var p replica.InclusionProof
 	found := false
 	for _, c := range s.rep.CosignedCheckpoints(e.Space) {
@@ -112,11 +70,11 @@ func (s *Server) extract(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	x := Extract{Checkpoint: mustJSON(cp), Cosigned: s.rep.Cosignatures(cp), Finality: replica.FinalAdvisory,
-		Inclusion: ExtractInclusion{LeafIndex: p.LeafIndex, TreeSize: p.TreeSize, InclusionPath: p.InclusionPath},
+	x := extract.Entry{Checkpoint: mustJSON(cp), Cosigned: s.rep.Cosignatures(cp), Finality: replica.FinalAdvisory,
+		Inclusion: extract.Inclusion{LeafIndex: p.LeafIndex, TreeSize: p.TreeSize, InclusionPath: p.InclusionPath},
 		Object:    e.Data, Session: e.Space, Simulation: s.labels(ctx, e.Space).Simulation, Supporting: make([]json.RawMessage, len(att)), Tx: id}
 	for i, a := range att {
-		if x.Supporting[i], err = AttachmentWire(a); err != nil {
+		if x.Supporting[i], err = dag.AttachmentWire(a); err != nil {
 			return err
 		}
 	}
@@ -137,143 +95,274 @@ func mustJSON(v any) json.RawMessage {
 	return b
 }
 
-// VerifyExtract checks an extract offline (see the file comment). pin, if
-// valid, is the node key the checkpoint must be signed by.
-func VerifyExtract(b []byte, pin dag.Key) (*Extract, replica.Checkpoint, error) {
-	return VerifyExtractWitnessed(b, pin, nil)
-}
+// MaxExtractEntries bounds the entries of an MR extract by default
+// (Options.MaxExtractEntries). An entry is 1.7 KB at a log of 11,000
+// entries (BenchmarkMRExtractS11) and about 2.3 KB at S11's ~3.3M (an
+// inclusion path of ~22 hashes), so the bound is about 90 MB; S11's
+// largest MR (11,000 members, each superseding a ballot once) needs
+// ~22,000 entries, ~50 MB.
+const MaxExtractEntries = 40000
 
-// VerifyExtractWitnessed is VerifyExtract that also requires a valid
-// cosignature of the checkpoint by each key in witnesses. Every
-// cosignature in the extract must verify whether required or not.
-func VerifyExtractWitnessed(b []byte, pin dag.Key, witnesses []dag.Key) (*Extract, replica.Checkpoint, error) {
-	fail := func(format string, args ...any) (*Extract, replica.Checkpoint, error) {
-		return nil, replica.Checkpoint{}, fmt.Errorf("extract: "+format, args...)
-	}
-	var x Extract
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&x); err != nil {
-		return fail("not an extract: %v", err)
-	}
-	if dec.More() {
-		return fail("trailing data")
-	}
-	again, err := dag.Marshal(x)
-	if err != nil || !bytes.Equal(again, b) {
-		return fail("not in canonical form (JCS, no other member): the file was changed or is not an extract")
-	}
-	if x.Authoritative || x.Finality != replica.FinalAdvisory {
-		return fail("authoritative %v, finality %q: not what an extract says", x.Authoritative, x.Finality)
-	}
-	env, canon, id, err := dag.DecodeEnvelope(x.Object)
-	if err != nil {
-		return fail("object: %v", err)
-	}
-	if !bytes.Equal(canon, x.Object) || id != x.Tx {
-		return fail("object is not the canonical envelope of tx %s", x.Tx)
-	}
-	if err := env.VerifySignature(); err != nil {
-		return fail("object's signature: %v", err)
-	}
-	if env.Session.String() != x.Session {
-		return fail("object is of session %s, the extract says %s", env.Session, x.Session)
-	}
-	if err := verifySupporting([]string{string(env.Body)}, x.Supporting, false); err != nil {
-		return fail("%v", err)
-	}
-	cp, err := verifyCheckpoint(x.Checkpoint, x.Cosigned, x.Session, pin, witnesses)
-	if err != nil {
-		return fail("%v", err)
-	}
-	p := replica.InclusionProof{Tx: x.Tx, LeafIndex: x.Inclusion.LeafIndex, TreeSize: x.Inclusion.TreeSize, InclusionPath: x.Inclusion.InclusionPath, Root: cp.Root}
-	if p.TreeSize != cp.Size {
-		return fail("inclusion is against size %d, the checkpoint's is %d", p.TreeSize, cp.Size)
-	}
-	if err := p.Verify(); err != nil {
-		return fail("%v", err)
-	}
-	return &x, cp, nil
-}
+// HeaderPendingEntries is the response header of an MR extract that
+// counts the MR's entries this node holds beyond the extract's checkpoint.
+const HeaderPendingEntries = "Witan-Pending-Entries"
 
-// verifySupporting checks that every supporting object is in wire form and
-// named ("sha256:<hex>") by one of the texts or by a supporting object
-// they reach; sorted, when set, also requires them in increasing order of
-// their ids without repeats.
-func verifySupporting(texts []string, supporting []json.RawMessage, sorted bool) error {
-	objs := make([][]byte, len(supporting))
-	for i, raw := range supporting {
-		obj, err := AttachmentObject(raw)
+// CodeExtractTooLarge: the MR has more entries than MaxExtractEntries.
+const CodeExtractTooLarge dag.Code = "witan:extract_too_large"
+
+func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string, id dag.ID) error {
+	ctx := r.Context()
+	ev, err := s.view.MREvidence(ctx, space, id)
+	if err != nil {
+		return err
+	}
+	unsupported := func(format string, args ...any) error {
+		return problemf(CodeNotImplemented, "MR %s: "+format+": its tally cannot be recomputed from an extract alone", append([]any{id}, args...)...)
+	}
+	approvers, isApprovers := ev.Poll.Rule.Approvers()
+	cp, ok := s.rep.LastCheckpoint(space)
+	if !ok || len(ev.Opens) == 0 {
+		return problemf(CodeNotFound, "MR %s is not in a checkpoint of this node yet", id)
+	}
+	var rotations []house.RotationView // D62: loaded when a ballot needs one
+	rotationsLoaded := false
+
+	// The entries: opens, counted and listed ballots, determinations.
+	authors := map[dag.ID]dag.Key{} // ballot → the member the node counts it for
+	txs := slices.Clone(ev.Opens)
+	if isApprovers { // the group writes that pin the approvers (D45)
+		txs = append(txs, ev.Poll.ApproverWrites...)
+	}
+	for _, b := range ev.Poll.Ballots {
+		authors[b.Tx] = b.Author
+		txs = append(txs, b.Tx)
+	}
+	dets := map[dag.ID]house.DeterminationView{}
+	for _, d := range ev.MR.Determinations {
+		dets[d.Tx] = d
+		txs = append(txs, d.Tx)
+	}
+	x := extract.MR{Checkpoint: mustJSON(cp), Cosigned: s.rep.Cosignatures(cp), Determinations: []extract.Determination{},
+		Facts: extract.Facts{Emergency: ev.Poll.Facts.Emergency, Reverts: ev.Poll.Facts.Reverts, StructureFailed: ev.Poll.Facts.StructureFailed},
+		Kind:  "mr", MR: id, Session: space, Simulation: s.labels(ctx, space).Simulation, Supporting: []json.RawMessage{},
+		Entries: []extract.LogEntry{}, Finality: ev.MR.Finality}
+	pending := 0
+	seen := map[dag.ID]bool{}
+	envs := map[dag.ID]*dag.Envelope{}
+	var attach [][]byte
+	// The proofs in one batch (one lock, one root); a ballot a
+	// determination lists that is not among them is proved on its own.
+	slices.SortFunc(txs, dag.ID.Compare)
+	txs = slices.Compact(txs)
+	if len(txs) > s.o.MaxExtractEntries {
+		return problemf(CodeExtractTooLarge, "MR %s has more than %d entries: too large for one extract", id, s.o.MaxExtractEntries)
+	}
+	batch, inCp, err := s.rep.InclusionProofs(ctx, space, txs, cp.Size)
+	if err != nil {
+		return err
+	}
+	proved := make(map[dag.ID]replica.InclusionProof, len(txs))
+	for i, tx := range txs {
+		if inCp[i] {
+			proved[tx] = batch[i]
+		}
+	}
+	for i := 0; i < len(txs); i++ {
+		tx := txs[i]
+		if seen[tx] {
+			continue
+		}
+		seen[tx] = true
+		if len(seen) > s.o.MaxExtractEntries {
+			return problemf(CodeExtractTooLarge, "MR %s has more than %d entries: too large for one extract", id, s.o.MaxExtractEntries)
+		}
+		p, ok := proved[tx]
+		if !ok {
+			if i < len(batch) { // in the batch, and not in the checkpoint
+				pending++
+				continue
+			}
+			if p, err = s.rep.InclusionProof(ctx, space, tx, cp.Size); err != nil {
+				pending++ // not in the checkpoint (yet)
+				continue
+			}
+		}
+		e, err := s.n.Get(ctx, tx)
 		if err != nil {
-			return fmt.Errorf("supporting %d: %v", i, err)
+			return err
 		}
-		if w, err := AttachmentWire(obj); err != nil || !bytes.Equal(w, raw) {
-			return fmt.Errorf("supporting %d is not in wire form", i)
+		env, _, _, err := dag.DecodeEnvelope(e.Data)
+		if err != nil {
+			return err
 		}
-		objs[i] = obj
-		if sorted && i > 0 && dag.Sum(objs[i-1]).Compare(dag.Sum(obj)) >= 0 {
-			return fmt.Errorf("supporting is not sorted by id without repeats")
-		}
-	}
-	reached := make([]bool, len(objs))
-	texts = slices.Clone(texts)
-	for len(texts) > 0 {
-		t := texts[len(texts)-1]
-		texts = texts[:len(texts)-1]
-		for i, obj := range objs {
-			if !reached[i] && strings.Contains(t, dag.Sum(obj).String()) {
-				reached[i] = true
-				texts = append(texts, string(obj))
+		envs[tx] = env
+		x.Entries = append(x.Entries, extract.LogEntry{Inclusion: extract.Inclusion{LeafIndex: p.LeafIndex, TreeSize: p.TreeSize, InclusionPath: p.InclusionPath},
+			Object: e.Data, Tx: tx})
+		switch env.Type {
+		case dag.TxMROpen, dag.TxGroupUpdate: // its objects; a group update's group object
+			if env.Type == dag.TxMROpen && x.Object == nil {
+				x.Object = env.Body
+			}
+			att, err := s.n.Attachments(ctx, e)
+			if err != nil {
+				return err
+			}
+			attach = append(attach, att...)
+		case dag.TxMRDetermine:
+			d, err := house.DecodeDetermination(env.Body)
+			if err != nil {
+				return err
+			}
+			txs = append(txs, d.Ballots...) // listed ballots, in its causal past
+		case dag.TxBallotCast: // counted for another member: the rotations to it (D62)
+			member, ok := authors[tx]
+			if !ok || member == env.Author {
+				break
+			}
+			if !rotationsLoaded {
+				st, _, err := s.rep.State(ctx, space)
+				if err != nil {
+					return err
+				}
+				rotations, rotationsLoaded = st.Rotations, true
+			}
+			for k, n := env.Author, 0; k != member && n <= len(rotations); n++ {
+				i := slices.IndexFunc(rotations, func(r house.RotationView) bool { return r.New == k })
+				if i < 0 {
+					break // not reached: refused below
+				}
+				txs, k = append(txs, rotations[i].Tx), rotations[i].Member
 			}
 		}
 	}
-	for i, ok := range reached {
-		if !ok {
-			return fmt.Errorf("supporting %d (%s) is not named by the object or what it names", i, dag.Sum(objs[i]))
+	slices.SortFunc(x.Entries, func(a, b extract.LogEntry) int { return cmp.Compare(a.Inclusion.LeafIndex, b.Inclusion.LeafIndex) })
+	// The newest checkpoint that witnesses co-signed (largest first), when
+	// it holds every entry the newest one does, so that -witness can be
+	// required; none further down the list can hold them all if it does not.
+	if n, cs := len(x.Entries), s.rep.CosignedCheckpoints(space); n > 0 && len(cs) > 0 {
+		c := cs[0]
+		newest := c.Size == cp.Size && c.Root == cp.Root && c.TS.Equal(cp.TS) // co-signed itself
+		if !newest && c.Size > x.Entries[n-1].Inclusion.LeafIndex {
+			etx := make([]dag.ID, n)
+			for i, e := range x.Entries {
+				etx[i] = e.Tx
+			}
+			ps, in, err := s.rep.InclusionProofs(ctx, space, etx, c.Size)
+			if err != nil {
+				return err
+			}
+			for i, e := range x.Entries {
+				if !in[i] {
+					return fmt.Errorf("httpapi: %s is not in checkpoint %d", e.Tx, c.Size)
+				}
+				p := ps[i]
+				x.Entries[i].Inclusion = extract.Inclusion{LeafIndex: p.LeafIndex, TreeSize: p.TreeSize, InclusionPath: p.InclusionPath}
+			}
+			cp = c
+			x.Checkpoint, x.Cosigned = mustJSON(cp), s.rep.Cosignatures(cp)
 		}
 	}
-	return nil
+	if x.Object == nil {
+		return problemf(CodeNotFound, "MR %s: no mr.open of it is in a checkpoint of this node yet", id)
+	}
+	slices.SortFunc(attach, func(a, b []byte) int { return dag.Sum(a).Compare(dag.Sum(b)) })
+	attach = slices.CompactFunc(attach, func(a, b []byte) bool { return bytes.Equal(a, b) })
+	for _, a := range attach {
+		wire, err := dag.AttachmentWire(a)
+		if err != nil {
+			return err
+		}
+		x.Supporting = append(x.Supporting, wire)
+	}
+	body, err := house.DecodeMR(x.Object)
+	if err != nil {
+		return err
+	}
+	x.Electorate = ev.Poll.Electorate.Members() // a copy, sorted by string form
+	if isApprovers {
+		gid, err := house.ParseGroupRef(approvers.Group)
+		if err != nil {
+			return err
+		}
+		pinned, err := x.ApproversElectorate(gid)
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(pinned, x.Electorate) {
+			return unsupported("its approvers are not what the group writes it carries define")
+		}
+	} else if ev.Poll.Electorate.Snapshot() != body.Snapshot {
+		return unsupported("its electorate narrowed under concurrent opens")
+	}
+	mem := extract.NewMembers(&x)
+	// The determinations as the node derived them; the tally over every
+	// ballot entry as a stranger will compute it. Then the whole is
+	// checked as extract.VerifyMR will, so that what is served verifies.
+	for _, en := range x.Entries {
+		env := envs[en.Tx]
+		switch env.Type {
+		case dag.TxBallotCast:
+			if a, ok := authors[en.Tx]; ok {
+				if m := mem.Of(env.Author, en.Inclusion.LeafIndex); m != a {
+					return unsupported("ballot %s is counted for %s but signed by %s, which the extract's key rotations do not map to it (a rotated key)", en.Tx, a, env.Author)
+				}
+			}
+		case dag.TxMRDetermine:
+			dv := dets[en.Tx]
+			x.Determinations = append(x.Determinations, extract.Determination{IfClosed: dv.Evaluation.IfClosed, Outcome: dv.Outcome, Tally: dv.Evaluation.Tally, Tx: en.Tx})
+		}
+	}
+	if err := x.SetTally(body); err != nil {
+		return err
+	}
+	if err := x.Recompute(body); err != nil {
+		return unsupported("%v", err)
+	}
+	// What is beyond the checkpoint cannot be checked offline, so it is
+	// not in the extract (every byte of which is checked); a header says
+	// how much there is.
+	w.Header().Set(HeaderPendingEntries, strconv.Itoa(pending))
+	return writeMRExtract(w, &x)
 }
 
-// verifyCheckpoint checks an extract's checkpoint: canonical, signed (by
-// pin when pin is valid), of session, with every cosignature valid and one
-// by each of witnesses.
-func verifyCheckpoint(raw json.RawMessage, cosigned []replica.Cosignature, session string, pin dag.Key, witnesses []dag.Key) (replica.Checkpoint, error) {
-	cp, err := DecodeCheckpoint(raw)
-	if err != nil {
-		return cp, err
-	}
-	if cb, err := json.Marshal(cp); err != nil || !bytes.Equal(cb, raw) {
-		return cp, fmt.Errorf("checkpoint is not in canonical form")
-	}
-	if err := cp.Verify(); err != nil {
-		return cp, fmt.Errorf("checkpoint: %v", err)
-	}
-	if pin.Valid() && cp.Node != pin {
-		return cp, fmt.Errorf("checkpoint is signed by %s, not %s", cp.Node, pin)
-	}
-	if !cp.Legacy && cp.Space != session {
-		return cp, fmt.Errorf("checkpoint is of session %s, the extract says %s", cp.Space, session)
-	}
-	for i, cs := range cosigned {
-		if i > 0 && cs.Witness.String() <= cosigned[i-1].Witness.String() {
-			return cp, fmt.Errorf("cosigned is not sorted by witness key without repeats")
+// writeMRExtract writes x's canonical JSON member by member (the members
+// of extract.MR in code-point order, as JCS sorts them), each entry
+// canonicalised on its own, so that a large MR is never held as one
+// buffer.
+func writeMRExtract(w http.ResponseWriter, x *extract.MR) error {
+	w.Header().Set("Content-Type", "application/json")
+	bw := bufio.NewWriterSize(w, 64<<10)
+	members := []struct {
+		key string
+		val any
+	}{{"authoritative", x.Authoritative}, {"checkpoint", x.Checkpoint}, {"cosigned", x.Cosigned}, {"determinations", x.Determinations},
+		{"electorate", x.Electorate}, {"entries", nil}, {"facts", x.Facts}, {"finality", x.Finality}, {"kind", x.Kind}, {"mr", x.MR},
+		{"object", x.Object}, {"session", x.Session}, {"simulation", x.Simulation}, {"supporting", x.Supporting}, {"tally", x.Tally}}
+	bw.WriteByte('{')
+	for i, m := range members {
+		if i > 0 {
+			bw.WriteByte(',')
 		}
-		if cs.Witness == cp.Node {
-			return cp, fmt.Errorf("cosignature %d is by the checkpoint's own node", i)
+		bw.WriteString(`"` + m.key + `":`)
+		if m.key == "entries" {
+			bw.WriteByte('[')
+			var buf []byte
+			for j, e := range x.Entries {
+				if j > 0 {
+					bw.WriteByte(',')
+				}
+				buf = extract.AppendEntry(buf[:0], e)
+				bw.Write(buf)
+			}
+			bw.WriteByte(']')
+			continue
 		}
-		if err := cs.Verify(cp); err != nil {
-			return cp, fmt.Errorf("cosignature %d: %v", i, err)
+		b, err := dag.Marshal(m.val)
+		if err != nil {
+			return err
 		}
+		bw.Write(b)
 	}
-	for _, w := range witnesses {
-		found := false
-		for _, cs := range cosigned {
-			found = found || cs.Witness == w
-		}
-		if !found {
-			return cp, fmt.Errorf("witness %s has not co-signed the checkpoint", w)
-		}
-	}
-	return cp, nil
+	bw.WriteByte('}')
+	return bw.Flush()
 }

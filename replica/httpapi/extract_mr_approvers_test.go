@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/extract"
 	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/httpapi"
@@ -58,7 +59,7 @@ func TestMRExtractApproversHTTP(t *testing.T) {
 	}
 	n.srv.Close() // offline from here on
 
-	x, _, err := httpapi.VerifyMRExtract(body, dag.Key{}, nil)
+	x, _, err := extract.VerifyMR(body, dag.Key{}, nil)
 	if err != nil {
 		t.Fatalf("verify: %v\n%s", err, body)
 	}
@@ -88,14 +89,14 @@ func TestMRExtractApproversHTTP(t *testing.T) {
 	if at < 0 || bytes.Equal(forged, body) {
 		t.Fatal("M3 not found in the extract")
 	}
-	if _, _, err := httpapi.VerifyMRExtract(forged, dag.Key{}, nil); err == nil || !strings.Contains(err.Error(), "not the approvers group") {
+	if _, _, err := extract.VerifyMR(forged, dag.Key{}, nil); err == nil || !strings.Contains(err.Error(), "not the approvers group") {
 		t.Fatalf("an electorate without M3 verifies: %v", err)
 	}
 	// Every byte changed anywhere fails.
 	for i := range body {
 		y := bytes.Clone(body)
 		y[i] ^= 0x01
-		if _, _, err := httpapi.VerifyMRExtract(y, dag.Key{}, nil); err == nil {
+		if _, _, err := extract.VerifyMR(y, dag.Key{}, nil); err == nil {
 			t.Fatalf("byte %d changed (%q -> %q) still verifies: ...%s...", i, body[i], y[i], y[max(0, i-80):min(len(y), i+20)])
 		}
 	}
@@ -136,7 +137,7 @@ func TestMRExtractApproversConcurrentOpensHTTP(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	x, _, err := httpapi.VerifyMRExtract(body, dag.Key{}, nil)
+	x, _, err := extract.VerifyMR(body, dag.Key{}, nil)
 	if resp.StatusCode != http.StatusOK || err != nil {
 		t.Fatalf("extract: %d %v %s", resp.StatusCode, err, body)
 	}

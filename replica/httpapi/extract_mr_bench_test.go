@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/extract"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/httpapi"
 )
@@ -46,7 +47,7 @@ func BenchmarkMRExtractS11(b *testing.B) {
 	})
 	b.Run("verify", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			x, _, err := httpapi.VerifyMRExtract(body, dag.Key{}, nil)
+			x, _, err := extract.VerifyMR(body, dag.Key{}, nil)
 			if err != nil || x.Tally.Tally.Ballots != voters {
 				b.Fatalf("%v", err)
 			}

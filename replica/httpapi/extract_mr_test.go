@@ -12,11 +12,12 @@ import (
 	"testing"
 
 	"github.com/witan-dev/witan/dag"
-	"github.com/witan-dev/witan/replica"
+	"github.com/witan-dev/witan/replica/extract"
 	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/httpapi"
 	"github.com/witan-dev/witan/replica/node"
+	"github.com/witan-dev/witan/replica/view"
 	"pgregory.net/rapid"
 )
 
@@ -61,7 +62,7 @@ func TestMRExtractBoundsHTTP(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || resp.Header.Get(httpapi.HeaderPendingEntries) != "0" {
 		t.Fatalf("within the default bound: %d %s", resp.StatusCode, body)
 	}
-	x, _, err := httpapi.VerifyMRExtract(body, dag.Key{}, nil)
+	x, _, err := extract.VerifyMR(body, dag.Key{}, nil)
 	if err != nil || len(x.Entries) != 4 || x.Tally.Tally.Approve != 3 || x.Tally.Tally.Electorate != 10 || x.Finality != "provisional" {
 		t.Fatalf("the extract: %v %+v", err, x)
 	}
@@ -91,7 +92,7 @@ func TestMRExtractBoundsHTTP(t *testing.T) {
 	}
 	body, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if x, _, err := httpapi.VerifyMRExtract(body, dag.Key{}, nil); resp.StatusCode != http.StatusOK || err != nil || len(x.Entries) != 2 ||
+	if x, _, err := extract.VerifyMR(body, dag.Key{}, nil); resp.StatusCode != http.StatusOK || err != nil || len(x.Entries) != 2 ||
 		x.Entries[1].Tx != open.ID || len(x.Electorate) != 2 || x.Tally.IfClosed != "pending" {
 		t.Fatalf("designated_approvers: %d %v %s", resp.StatusCode, err, body)
 	}
@@ -132,7 +133,7 @@ func TestMRExtractRotatedKeyHTTP(t *testing.T) {
 		}
 		return body
 	}
-	if x, _, err := httpapi.VerifyMRExtract(get(), dag.Key{}, nil); err != nil || x.Tally.Tally.Approve != 2 || x.Tally.IfClosed != "pending" {
+	if x, _, err := extract.VerifyMR(get(), dag.Key{}, nil); err != nil || x.Tally.Tally.Approve != 2 || x.Tally.IfClosed != "pending" {
 		t.Fatalf("before the rotation: %v %+v", err, x)
 	}
 	newKey := ht.Member(33)
@@ -141,7 +142,7 @@ func TestMRExtractRotatedKeyHTTP(t *testing.T) {
 	n.checkpointNow(t, s.b.Session.String())
 	body := get()
 	n.srv.Close() // offline from here on
-	x, _, err := httpapi.VerifyMRExtract(body, dag.Key{}, nil)
+	x, _, err := extract.VerifyMR(body, dag.Key{}, nil)
 	if err != nil {
 		t.Fatalf("after the rotation: %v\n%s", err, body)
 	}
@@ -157,7 +158,7 @@ func TestMRExtractRotatedKeyHTTP(t *testing.T) {
 	for i := range body {
 		y := bytes.Clone(body)
 		y[i] ^= 0x01
-		if _, _, err := httpapi.VerifyMRExtract(y, dag.Key{}, nil); err == nil {
+		if _, _, err := extract.VerifyMR(y, dag.Key{}, nil); err == nil {
 			t.Fatalf("byte %d changed (%q -> %q) still verifies: ...%s...", i, body[i], y[i], y[max(0, i-80):min(len(y), i+20)])
 		}
 	}
@@ -182,7 +183,7 @@ func TestMRExtractWitnessedHTTP(t *testing.T) {
 	if res, err := w.node.PullHTTP(ctx, node.NewHTTPPeer(a.srv.URL, nil)); err != nil || len(res) != 1 || res[0].Witness != "sent" {
 		t.Fatalf("pull: %+v %v", res, err)
 	}
-	extract := func() *httpapi.MRExtract {
+	getExtract := func() *extract.MR {
 		t.Helper()
 		resp, err := http.Get(a.srv.URL + httpapi.Base + "/extract/" + s.mr.String())
 		if err != nil {
@@ -190,11 +191,11 @@ func TestMRExtractWitnessedHTTP(t *testing.T) {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		x, _, err := httpapi.VerifyMRExtract(body, keyA.Key(), nil)
+		x, _, err := extract.VerifyMR(body, keyA.Key(), nil)
 		if err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("extract: %d %v", resp.StatusCode, err)
 		}
-		_, _, errW := httpapi.VerifyMRExtract(body, keyA.Key(), []dag.Key{keyW.Key()})
+		_, _, errW := extract.VerifyMR(body, keyA.Key(), []dag.Key{keyW.Key()})
 		if (len(x.Cosigned) == 1) != (errW == nil) {
 			t.Fatalf("cosigned %+v, but requiring the witness: %v", x.Cosigned, errW)
 		}
@@ -202,7 +203,7 @@ func TestMRExtractWitnessedHTTP(t *testing.T) {
 	}
 	a.submit(t, s, s.b.GroupCreate(ht.Member(0), "extra", ht.Members(0, 2), ht.Members(0, 1), s.last))
 	a.checkpointNow(t, s.space)
-	x := extract()
+	x := getExtract()
 	cps := a.node.Replica().Checkpoints(s.space)
 	if len(x.Cosigned) != 1 || x.Cosigned[0].Witness != keyW.Key() || len(x.Entries) != 3 || len(cps) < 2 ||
 		x.Entries[0].Inclusion.TreeSize != cps[len(cps)-2].Size || x.Entries[0].Inclusion.TreeSize == cps[len(cps)-1].Size {
@@ -210,7 +211,7 @@ func TestMRExtractWitnessedHTTP(t *testing.T) {
 	}
 	a.submit(t, s, s.b.Ballot(ht.Member(2), s.mr, "approve", dag.ID{}, s.last))
 	a.checkpointNow(t, s.space)
-	x = extract()
+	x = getExtract()
 	cps = a.node.Replica().Checkpoints(s.space)
 	if len(x.Cosigned) != 0 || len(x.Entries) != 4 || x.Entries[0].Inclusion.TreeSize != cps[len(cps)-1].Size {
 		t.Fatalf("with a ballot beyond the co-signed checkpoint: %+v", x)
@@ -264,11 +265,11 @@ func TestMRExtractTallyRapid(t *testing.T) {
 			}
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			x, _, err := httpapi.VerifyMRExtract(body, dag.Key{}, nil)
+			x, _, err := extract.VerifyMR(body, dag.Key{}, nil)
 			if err != nil || resp.StatusCode != http.StatusOK {
 				t.Fatalf("plan %+v: %d %v", p, resp.StatusCode, err)
 			}
-			var live replica.Tally
+			var live view.Tally
 			if err := n.c.Get(context.Background(), "/merge-requests/"+mr.String()+"/tally", nil, &live); err != nil {
 				t.Fatal(err)
 			}
@@ -307,7 +308,7 @@ func TestMRExtractStolenKeyHTTP(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	x, _, err := httpapi.VerifyMRExtract(body, dag.Key{}, nil)
+	x, _, err := extract.VerifyMR(body, dag.Key{}, nil)
 	if resp.StatusCode != http.StatusOK || err != nil {
 		t.Fatalf("extract: %d %v %s", resp.StatusCode, err, body)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/httpapi"
 	"github.com/witan-dev/witan/replica/node"
@@ -81,7 +82,7 @@ func send(t *testing.T, srv *httptest.Server, r req) (int, dag.Code) {
 func txBody(tx ht.Tx) []byte {
 	t := httpapi.Transaction{Envelope: tx.Bytes}
 	for _, a := range tx.Attach {
-		w, err := httpapi.AttachmentWire(a)
+		w, err := dag.AttachmentWire(a)
 		if err != nil {
 			panic(err)
 		}
@@ -224,7 +225,7 @@ func TestWriteLimits(t *testing.T) {
 // Forgeries posted by one client leave a bounded record, paged, charged to
 // that client; nothing of them is stored.
 func TestQuarantinePagedAndBounded(t *testing.T) {
-	n, err := node.Open(context.Background(), node.Options{InMemory: true, QuarantinePerSource: 3})
+	n, err := node.Open(context.Background(), node.Options{InMemory: true, Replica: replica.Options{QuarantinePerSource: 3}})
 	if err != nil {
 		t.Fatal(err)
 	}

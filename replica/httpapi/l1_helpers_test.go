@@ -42,7 +42,7 @@ func wireTx(t testing.TB, tx ht.Tx) []byte {
 	t.Helper()
 	atts := make([]json.RawMessage, 0, len(tx.Attach))
 	for _, a := range tx.Attach {
-		w, err := httpapi.AttachmentWire(a)
+		w, err := dag.AttachmentWire(a)
 		if err != nil {
 			t.Fatal(err)
 		}

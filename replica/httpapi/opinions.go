@@ -19,6 +19,7 @@ import (
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/opinion"
+	"github.com/witan-dev/witan/replica/view"
 )
 
 // OpinionPolicy is the node's opinion_policy: witan accepts every
@@ -116,10 +117,10 @@ func (lm *limiter) refused() uint64 {
 // OpinionsAnswer is GET /opinions's answer.
 type OpinionsAnswer struct {
 	sessionLabels
-	Opinions      []replica.Opinion `json:"opinions"`
-	Next          *string           `json:"next"` // the cursor of the next page, null at the end
-	Authoritative bool              `json:"authoritative"`
-	Finality      replica.Finality  `json:"finality"`
+	Opinions      []view.Opinion   `json:"opinions"`
+	Next          *string          `json:"next"` // the cursor of the next page, null at the end
+	Authoritative bool             `json:"authoritative"`
+	Finality      replica.Finality `json:"finality"`
 }
 
 func (s *Server) opinions(w http.ResponseWriter, r *http.Request) error {
@@ -129,7 +130,7 @@ func (s *Server) opinions(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	f := replica.OpinionFilter{Subject: q.Get("subject"), Kind: q.Get("kind"), SubjectType: q.Get("subject_type")}
+	f := view.OpinionFilter{Subject: q.Get("subject"), Kind: q.Get("kind"), SubjectType: q.Get("subject_type")}
 	if a := q.Get("author"); a != "" {
 		k, err := dag.ParseKey(a)
 		if err != nil {
@@ -146,12 +147,12 @@ func (s *Server) opinions(w http.ResponseWriter, r *http.Request) error {
 	limit := 100
 	if l := q.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > replica.MaxOpinionPage {
-			return problemf(dag.CodeSchema, "limit: 1 to %d", replica.MaxOpinionPage)
+		if err != nil || n < 1 || n > view.MaxOpinionPage {
+			return problemf(dag.CodeSchema, "limit: 1 to %d", view.MaxOpinionPage)
 		}
 		limit = n
 	}
-	page, next, err := s.rep.Opinions(ctx, space, f, after, limit)
+	page, next, err := s.view.Opinions(ctx, space, f, after, limit)
 	if err != nil {
 		return err
 	}
@@ -174,7 +175,7 @@ func (s *Server) opinions(w http.ResponseWriter, r *http.Request) error {
 // OpinionAnswer is GET /opinions/{id}'s answer.
 type OpinionAnswer struct {
 	sessionLabels
-	replica.Opinion
+	view.Opinion
 }
 
 func (s *Server) opinion(w http.ResponseWriter, r *http.Request) error {
@@ -183,7 +184,7 @@ func (s *Server) opinion(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	o, err := s.rep.Opinion(ctx, space, id)
+	o, err := s.view.Opinion(ctx, space, id)
 	if err != nil {
 		return err
 	}
@@ -193,7 +194,7 @@ func (s *Server) opinion(w http.ResponseWriter, r *http.Request) error {
 // EvaluationAnswer is GET /opinions/{id}/evaluation's answer.
 type EvaluationAnswer struct {
 	sessionLabels
-	replica.OpinionEvaluation
+	view.OpinionEvaluation
 }
 
 func (s *Server) evaluation(w http.ResponseWriter, r *http.Request) error {
@@ -202,7 +203,7 @@ func (s *Server) evaluation(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ev, err := s.rep.Evaluation(ctx, space, id)
+	ev, err := s.view.Evaluation(ctx, space, id)
 	if err != nil {
 		return err
 	}
@@ -222,7 +223,7 @@ func (s *Server) claimReview(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	o, err := s.rep.Opinion(ctx, space, id)
+	o, err := s.view.Opinion(ctx, space, id)
 	if err != nil {
 		return err
 	}

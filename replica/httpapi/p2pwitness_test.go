@@ -16,6 +16,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/crypto"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/extract"
 	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/httpapi"
@@ -111,10 +112,10 @@ func TestWitnessOverLibp2p(t *testing.T) {
 		}
 	}
 	raw := witnessed(roster.ID)
-	if _, cp, err := httpapi.VerifyExtractWitnessed(raw, keyA.Key(), []dag.Key{keyB.Key()}); err != nil || cp.Size != 2 {
+	if _, cp, err := extract.VerifyWitnessed(raw, keyA.Key(), []dag.Key{keyB.Key()}); err != nil || cp.Size != 2 {
 		t.Fatalf("A's extract with B required: size %d, %v\n%s", cp.Size, err, raw)
 	}
-	if _, _, err := httpapi.VerifyExtractWitnessed(raw, keyA.Key(), []dag.Key{keyC.Key()}); err == nil {
+	if _, _, err := extract.VerifyWitnessed(raw, keyA.Key(), []dag.Key{keyC.Key()}); err == nil {
 		t.Fatal("C required, C never co-signed: verifies")
 	}
 
@@ -123,7 +124,7 @@ func TestWitnessOverLibp2p(t *testing.T) {
 	open, _ := b.Open(ht.Member(1), ht.MR{Source: house.RootBranch, SourceHead: b.Genesis, TargetHead: b.Genesis, Members: ht.Members(0, 5), Rule: ht.Majority(house.MinRootNotice)}, roster.ID)
 	submitCheckpointed(t, a, open)
 	raw = witnessed(open.ID)
-	if _, cp, err := httpapi.VerifyExtractWitnessed(raw, keyA.Key(), []dag.Key{keyB.Key()}); err != nil || cp.Size != 3 {
+	if _, cp, err := extract.VerifyWitnessed(raw, keyA.Key(), []dag.Key{keyB.Key()}); err != nil || cp.Size != 3 {
 		t.Fatalf("A's extract of the new entry with B required: size %d, %v\n%s", cp.Size, err, raw)
 	}
 }

@@ -5,7 +5,7 @@ package httpapi
 // Organization, Membership, Motion, VoteEvent, Count, Vote, with Popolo's
 // field names), each object with witan's "finality" beside Popolo's
 // fields. At S11 scale the answer is about a hundred megabytes, so it is
-// streamed: the replica's snapshot (replica.Popolo: one byte per member
+// streamed: the replica's snapshot (view.Popolo: one byte per member
 // per MR) is taken under its lock, then written out through a small
 // buffer, never held whole. The answer carries its own labels (session,
 // simulation, ephemeral, authoritative, finality) at the top of the
@@ -66,7 +66,7 @@ func (s *Server) popolo(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, err := s.rep.Popolo(ctx, space)
+	p, err := s.view.Popolo(ctx, space)
 	if err != nil {
 		return err
 	}

@@ -53,12 +53,10 @@ func sizeParam(r *http.Request, name string) (n uint64, ok bool, err error) {
 
 // checkpointOfSize returns this node's latest signed checkpoint of the
 // given size, as JSON, or null.
-func checkpointOfSize(cps []replica.Checkpoint, size uint64) json.RawMessage {
-	for i := len(cps) - 1; i >= 0; i-- {
-		if cps[i].Size == size {
-			b, _ := json.Marshal(cps[i])
-			return b
-		}
+func (s *Server) checkpointOfSize(space string, size uint64) json.RawMessage {
+	if c, ok := s.rep.CheckpointOfSize(space, size); ok {
+		b, _ := json.Marshal(c)
+		return b
 	}
 	return json.RawMessage("null")
 }
@@ -94,15 +92,14 @@ func (s *Server) inclusion(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	cps := s.rep.Checkpoints(space)
 	if !ok {
 		// The latest checkpoint, if it includes tx; else the log as it is.
 		if size, err = s.rep.LogSize(ctx, space); err != nil {
 			return err
 		}
-		if n := len(cps); n > 0 {
-			if p, err := s.rep.InclusionProof(ctx, space, tx, cps[n-1].Size); err == nil {
-				return s.writeInclusion(w, r, space, p, cps)
+		if cp, ok := s.rep.LastCheckpoint(space); ok {
+			if p, err := s.rep.InclusionProof(ctx, space, tx, cp.Size); err == nil {
+				return s.writeInclusion(w, r, space, p)
 			}
 		}
 	}
@@ -110,12 +107,12 @@ func (s *Server) inclusion(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return proofErr(err)
 	}
-	return s.writeInclusion(w, r, space, p, cps)
+	return s.writeInclusion(w, r, space, p)
 }
 
-func (s *Server) writeInclusion(w http.ResponseWriter, r *http.Request, space string, p replica.InclusionProof, cps []replica.Checkpoint) error {
+func (s *Server) writeInclusion(w http.ResponseWriter, r *http.Request, space string, p replica.InclusionProof) error {
 	a := InclusionAnswer{sessionLabels: s.labels(r.Context(), space), InclusionProof: p,
-		Checkpoint: checkpointOfSize(cps, p.TreeSize), Finality: replica.Provisional}
+		Checkpoint: s.checkpointOfSize(space, p.TreeSize), Finality: replica.Provisional}
 	if string(a.Checkpoint) != "null" {
 		a.Finality = replica.FinalAdvisory
 	}
@@ -141,14 +138,13 @@ func (s *Server) consistency(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return problemf(dag.CodeSchema, "from is required")
 	}
-	cps := s.rep.Checkpoints(space)
 	to, ok, err := sizeParam(r, "to")
 	if err != nil {
 		return err
 	}
 	if !ok {
-		if n := len(cps); n > 0 {
-			to = cps[n-1].Size
+		if cp, ok := s.rep.LastCheckpoint(space); ok {
+			to = cp.Size
 		} else if to, err = s.rep.LogSize(ctx, space); err != nil {
 			return err
 		}
@@ -158,7 +154,7 @@ func (s *Server) consistency(w http.ResponseWriter, r *http.Request) error {
 		return proofErr(err)
 	}
 	a := ConsistencyAnswer{sessionLabels: s.labels(ctx, space), ConsistencyProof: p,
-		FirstCheckpoint: checkpointOfSize(cps, from), SecondCheckpoint: checkpointOfSize(cps, to), Finality: replica.Provisional}
+		FirstCheckpoint: s.checkpointOfSize(space, from), SecondCheckpoint: s.checkpointOfSize(space, to), Finality: replica.Provisional}
 	if string(a.SecondCheckpoint) != "null" {
 		a.Finality = replica.FinalAdvisory
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/witan-dev/witan/replica/node"
 	"github.com/witan-dev/witan/replica/opinion"
 	"github.com/witan-dev/witan/replica/statute"
+	"github.com/witan-dev/witan/replica/view"
 	"github.com/witan-dev/witan/rules"
 )
 
@@ -95,11 +96,8 @@ func (s *Server) capability(w http.ResponseWriter, r *http.Request) error {
 // checkpointed returns the log size covered by the space's latest
 // checkpoint: entries at positions up to it are final_advisory.
 func (s *Server) checkpointed(space string) uint64 {
-	cps := s.rep.Checkpoints(space)
-	if len(cps) == 0 {
-		return 0
-	}
-	return cps[len(cps)-1].Size
+	c, _ := s.rep.LastCheckpoint(space)
+	return c.Size
 }
 
 func finalityAt(pos, covered uint64) replica.Finality {
@@ -188,7 +186,7 @@ func (s *Server) logPage(w http.ResponseWriter, r *http.Request) error {
 		}
 		le := LogEntry{Position: after + uint64(i) + 1, Tx: id, Envelope: e.Data, Attachments: make([]json.RawMessage, len(att)), Finality: finalityAt(after+uint64(i)+1, covered)}
 		for k, a := range att {
-			if le.Attachments[k], err = AttachmentWire(a); err != nil {
+			if le.Attachments[k], err = dag.AttachmentWire(a); err != nil {
 				return err
 			}
 		}
@@ -237,7 +235,7 @@ func (s *Server) derivedChange(w http.ResponseWriter, r *http.Request, id dag.ID
 		spaces = []string{space}
 	}
 	for _, sp := range spaces {
-		c, err := s.rep.Change(ctx, sp, id)
+		c, err := s.view.Change(ctx, sp, id)
 		if errors.Is(err, dag.ErrNotFound) {
 			if ok, err := s.mrObject(w, r, sp, id); ok || err != nil {
 				return err
@@ -261,7 +259,7 @@ func (s *Server) derivedChange(w http.ResponseWriter, r *http.Request, id dag.ID
 // space has no such MR.
 func (s *Server) mrObject(w http.ResponseWriter, r *http.Request, space string, id dag.ID) (bool, error) {
 	ctx := r.Context()
-	m, err := s.rep.MR(ctx, space, id)
+	m, err := s.view.MR(ctx, space, id)
 	if errors.Is(err, dag.ErrNotFound) || (err == nil && len(m.OpenedBy) == 0) {
 		return false, nil
 	}
@@ -312,8 +310,8 @@ func (s *Server) object(w http.ResponseWriter, r *http.Request) error {
 	// themselves: provisional (docs/http-api.md). A plain-text document
 	// (a rule's text) is served as a JSON string with its media type.
 	a := ObjectAnswer{ID: id, Kind: "object", Object: b, Finality: replica.Provisional}
-	if IsText(b) {
-		if a.Object, err = AttachmentWire(b); err != nil {
+	if dag.IsText(b) {
+		if a.Object, err = dag.AttachmentWire(b); err != nil {
 			return fmt.Errorf("httpapi: stored object %s: %w", id, err)
 		}
 		a.MediaType = "text/plain; charset=utf-8"
@@ -336,19 +334,19 @@ func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	cps := s.rep.Checkpoints(space)
-	if len(cps) == 0 {
+	cp, ok := s.rep.LastCheckpoint(space)
+	if !ok {
 		return problemf(CodeNotFound, "no checkpoint of %s yet", space)
 	}
-	b, err := json.Marshal(cps[len(cps)-1])
+	b, err := json.Marshal(cp)
 	if err != nil {
 		return err
 	}
-	all, err := s.rep.Log(ctx, space, 0, 0)
+	size, err := s.rep.LogSize(ctx, space)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, CheckpointAnswer{sessionLabels: s.labels(ctx, space), Checkpoint: b, LogSize: uint64(len(all)), Finality: replica.FinalAdvisory})
+	return writeJSON(w, CheckpointAnswer{sessionLabels: s.labels(ctx, space), Checkpoint: b, LogSize: size, Finality: replica.FinalAdvisory})
 }
 
 // HeadsAnswer is GET /heads's answer.
@@ -388,13 +386,10 @@ func (s *Server) heads(w http.ResponseWriter, r *http.Request) error {
 }
 
 // stateFinality is final_advisory when the latest checkpoint covers the
-// whole log: the state is then exactly what the checkpoint commits to.
-func (s *Server) stateFinality(ctx context.Context, space string) replica.Finality {
-	all, err := s.rep.Log(ctx, space, 0, 0)
-	if err != nil || len(all) == 0 {
-		return replica.Provisional
-	}
-	return finalityAt(uint64(len(all)), s.checkpointed(space))
+// whole log: the state is then exactly what the checkpoint commits to
+// (Replica.StateFinality, from two numbers the replica keeps).
+func (s *Server) stateFinality(_ context.Context, space string) replica.Finality {
+	return s.rep.StateFinality(space)
 }
 
 func (s *Server) sessions(w http.ResponseWriter, r *http.Request) error {
@@ -453,15 +448,11 @@ func (s *Server) branches(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	st, _, err := s.rep.State(ctx, space)
+	bs, err := s.rep.Branches(ctx, space)
 	if err != nil {
 		return err
 	}
-	bs := st.Branches
-	if bs == nil {
-		bs = []house.BranchView{}
-	}
-	return writeJSON(w, map[string]any{"session": space, "branches": bs, "finality": s.stateFinality(ctx, space), "simulation": st.Simulation})
+	return writeJSON(w, map[string]any{"session": space, "branches": bs, "finality": s.stateFinality(ctx, space), "simulation": s.labels(ctx, space).Simulation})
 }
 
 func (s *Server) branch(w http.ResponseWriter, r *http.Request) error {
@@ -491,7 +482,7 @@ type TreeAnswer struct {
 // subtree returns the subtree at nid (the root when nid is empty) of the
 // snapshot of change, as the replica holds it.
 func (s *Server) subtree(ctx context.Context, space string, change dag.ID, nid string) (*statute.NodeSpec, string, error) {
-	t, err := s.rep.Snapshot(ctx, space, change)
+	t, err := s.view.Snapshot(ctx, space, change)
 	if err != nil {
 		return nil, "", err
 	}
@@ -536,7 +527,7 @@ func (s *Server) mrs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ms, err := s.rep.MRs(ctx, space)
+	ms, err := s.view.MRs(ctx, space)
 	if err != nil {
 		return err
 	}
@@ -550,7 +541,7 @@ func (s *Server) mrs(w http.ResponseWriter, r *http.Request) error {
 		ms = kept
 	}
 	if ms == nil {
-		ms = []replica.MR{}
+		ms = []view.MR{}
 	}
 	f := replica.FinalAdvisory
 	for _, m := range ms {
@@ -567,12 +558,12 @@ func (s *Server) mr(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.rep.MR(ctx, space, id)
+	m, err := s.view.MR(ctx, space, id)
 	if err != nil {
 		return err
 	}
 	return writeJSON(w, struct {
-		replica.MR
+		view.MR
 		sessionLabels
 	}{m, s.labels(ctx, space)})
 }
@@ -588,7 +579,7 @@ type TallyAnswer struct {
 	Finality replica.Finality `json:"finality"`
 	// Stakes are the latest stakes each member declared on the MR, next
 	// to their ballot (D32); members who declared none are not listed.
-	Stakes []replica.MemberStakes `json:"stakes"`
+	Stakes []view.MemberStakes `json:"stakes"`
 	// Rotations are the session's key rotations (D62), left out when
 	// there are none: the tally names members by the key they had at the
 	// MR's open, and a rotated member's current key is its "new" (a
@@ -604,7 +595,7 @@ type TallyAnswer struct {
 type TallyByAnswer struct {
 	sessionLabels
 	Status string `json:"status"`
-	replica.TallyBreakdown
+	view.TallyBreakdown
 }
 
 func (s *Server) tally(w http.ResponseWriter, r *http.Request) error {
@@ -613,36 +604,27 @@ func (s *Server) tally(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.rep.MR(ctx, space, id)
+	m, err := s.view.MR(ctx, space, id)
 	if err != nil {
 		return err
 	}
 	if q := r.URL.Query(); q.Has("by") {
-		br, err := s.rep.TallyBy(ctx, space, id, q.Get("by"))
+		br, err := s.view.TallyBy(ctx, space, id, q.Get("by"))
 		if err != nil {
 			return err
 		}
 		return writeJSON(w, TallyByAnswer{sessionLabels: s.labels(ctx, space), Status: m.Status, TallyBreakdown: br})
 	}
-	t, err := s.rep.Tally(ctx, space, id)
+	t, err := s.view.Tally(ctx, space, id)
 	if err != nil {
 		return err
 	}
 	a := TallyAnswer{sessionLabels: s.labels(ctx, space), MR: id, Status: m.Status, Result: t.Result, Finality: t.Finality}
-	if a.Stakes, err = s.rep.Stakes(ctx, space, id); err != nil {
+	if a.Stakes, err = s.view.Stakes(ctx, space, id); err != nil {
 		return err
 	}
 	if st, _, err := s.rep.State(ctx, space); err == nil { // rotation hook
 		a.Rotations = st.Rotations
-	}
-	if m.Finality == replica.FinalAdvisory {
-		// The outcome is decided by an executed, checkpointed
-		// determination: the tally it was decided on is final_advisory.
-		for _, e := range m.Evaluations {
-			if e.Finality == replica.FinalAdvisory {
-				a.Result, a.Finality = e.Result, replica.FinalAdvisory
-			}
-		}
 	}
 	return writeJSON(w, a)
 }
@@ -665,7 +647,7 @@ func (s *Server) law(w http.ResponseWriter, r *http.Request) error {
 	if q := r.URL.Query(); q.Get("date") != "" || q.Get("jurisdiction") != "" {
 		return s.lawOn(w, r, space, q.Get("date"), q.Get("jurisdiction"))
 	}
-	l, err := s.rep.Law(ctx, space)
+	l, err := s.view.Law(ctx, space)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/opinion"
+	"github.com/witan-dev/witan/replica/view"
 )
 
 // ReportTimeout bounds the time spent asking one report peer.
@@ -28,13 +29,13 @@ const ReportTimeout = 3 * time.Second
 
 // fillReports replaces the unreachable reports of ev's resolution with
 // those its listed nodes give, and recomputes the resolution.
-func (s *Server) fillReports(ctx context.Context, space string, id dag.ID, ev *replica.OpinionEvaluation) {
+func (s *Server) fillReports(ctx context.Context, space string, id dag.ID, ev *view.OpinionEvaluation) {
 	res := ev.Resolution
 	if res == nil || len(s.o.ReportPeers) == 0 {
 		return
 	}
 	for _, base := range s.o.ReportPeers {
-		if !slices.ContainsFunc(res.Reports, func(r replica.NodeReport) bool { return r.Source == replica.ReportUnreachable }) {
+		if !slices.ContainsFunc(res.Reports, func(r view.NodeReport) bool { return r.Source == view.ReportUnreachable }) {
 			break
 		}
 		s.askPeer(ctx, base, space, id, res)
@@ -42,7 +43,7 @@ func (s *Server) fillReports(ctx context.Context, space string, id dag.ID, ev *r
 	ev.RefreshResolution()
 }
 
-func (s *Server) askPeer(ctx context.Context, base, space string, id dag.ID, res *replica.ResolutionEval) {
+func (s *Server) askPeer(ctx context.Context, base, space string, id dag.ID, res *view.ResolutionEval) {
 	ctx, cancel := context.WithTimeout(ctx, ReportTimeout)
 	defer cancel()
 	c := &Client{BaseURL: base}
@@ -53,20 +54,20 @@ func (s *Server) askPeer(ctx context.Context, base, space string, id dag.ID, res
 	if err := c.Get(ctx, "/.well-known/oth", nil, &capDoc); err != nil {
 		return
 	}
-	i := slices.IndexFunc(res.Reports, func(r replica.NodeReport) bool {
-		return r.Node == capDoc.NodeKey && r.Source == replica.ReportUnreachable
+	i := slices.IndexFunc(res.Reports, func(r view.NodeReport) bool {
+		return r.Node == capDoc.NodeKey && r.Source == view.ReportUnreachable
 	})
 	if i < 0 || (capDoc.Consistency != "strong" && capDoc.Consistency != "eventual") {
 		return
 	}
 	cons := capDoc.Consistency
 	res.Reports[i].Consistency = &cons
-	var theirs replica.OpinionEvaluation
+	var theirs view.OpinionEvaluation
 	if err := c.Get(ctx, "/opinions/"+id.String()+"/evaluation", url.Values{"session": {space}, "reports": {"self"}}, &theirs); err != nil || theirs.Resolution == nil {
 		return
 	}
 	for _, r := range theirs.Resolution.Reports {
-		if r.Node != capDoc.NodeKey || r.Source != replica.ReportSelf || r.Assertion == nil || r.Finality == nil {
+		if r.Node != capDoc.NodeKey || r.Source != view.ReportSelf || r.Assertion == nil || r.Finality == nil {
 			continue
 		}
 		a, f := *r.Assertion, *r.Finality
@@ -81,7 +82,7 @@ func (s *Server) askPeer(ctx context.Context, base, space string, id dag.ID, res
 		default:
 			return
 		}
-		res.Reports[i] = replica.NodeReport{Node: r.Node, Source: replica.ReportPeer, Consistency: &cons, Assertion: &a, Finality: &f}
+		res.Reports[i] = view.NodeReport{Node: r.Node, Source: view.ReportPeer, Consistency: &cons, Assertion: &a, Finality: &f}
 		return
 	}
 }

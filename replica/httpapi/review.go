@@ -1,7 +1,7 @@
 package httpapi
 
 // This file serves an MR's derived review — /diff, /checks and /facts —
-// from the replica's own record of the MR (replica.Review: the patch its
+// from the replica's own record of the MR (view.Review: the patch its
 // House derived at open, against the open-time target head, and the
 // Change DAG as the House executed it). Nothing here derives the session
 // again.
@@ -12,12 +12,13 @@ import (
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
+	"github.com/witan-dev/witan/replica/view"
 	"github.com/witan-dev/witan/rules"
 )
 
 // mrFinality is the finality of what describes an MR's outcome.
 func (s *Server) mrFinality(r *http.Request, space string, id dag.ID) replica.Finality {
-	if m, err := s.rep.MR(r.Context(), space, id); err == nil {
+	if m, err := s.view.MR(r.Context(), space, id); err == nil {
 		return m.Finality
 	}
 	return replica.Provisional
@@ -34,8 +35,8 @@ func (s *Server) reviewHandler(what string) handlerFunc {
 		if err != nil {
 			return err
 		}
-		rv, err := s.rep.Review(ctx, space, id)
-		if errors.Is(err, replica.ErrGovernanceMR) {
+		rv, err := s.view.Review(ctx, space, id)
+		if errors.Is(err, view.ErrGovernanceMR) {
 			return problemf(dag.CodeSchema, "MR %s is a governance MR: it changes rules, not text, so it has no diff, checks or fact sheet", id)
 		}
 		if err != nil {
@@ -82,7 +83,7 @@ type RuleThreshold struct {
 }
 
 // ruleThreshold returns rv's threshold, or nil for a rule without one.
-func ruleThreshold(rv *replica.Review) *RuleThreshold {
+func ruleThreshold(rv *view.Review) *RuleThreshold {
 	r, err := rules.Compile(rv.Body.Rule)
 	if err != nil {
 		return nil

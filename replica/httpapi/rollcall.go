@@ -1,7 +1,7 @@
 package httpapi
 
 // This file is GET /export/rollcall?session= (30k D46): the members-by-MRs
-// choice matrix for research, from replica.RollCall.
+// choice matrix for research, from view.RollCall.
 
 import (
 	"net/http"
@@ -31,7 +31,7 @@ func (s *Server) rollcall(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rc, err := s.rep.RollCall(ctx, space)
+	rc, err := s.view.RollCall(ctx, space)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/meeting"
 	"github.com/witan-dev/witan/replica/node"
+	"github.com/witan-dev/witan/replica/view"
 )
 
 // Base is the path every 30k endpoint lives under (30k §5).
@@ -136,8 +137,10 @@ type Server struct {
 	o   Options
 	n   *node.Node
 	rep *replica.Replica
-	mux *http.ServeMux
-	log *slog.Logger
+	// view derives what the handlers serve of a session (replica/view).
+	view *view.Reader
+	mux  *http.ServeMux
+	log  *slog.Logger
 
 	labelMu    gosync.Mutex
 	labelCache map[string]sessionLabels
@@ -176,7 +179,7 @@ func New(o Options) (*Server, error) {
 	if o.KeyRegisterPerHour == 0 {
 		o.KeyRegisterPerHour = DefaultKeyRegisterPerHour
 	}
-	s := &Server{o: o, n: o.Node, rep: o.Node.Replica(), mux: http.NewServeMux(), log: o.Logger, lim: &limiter{l: o.OpinionRateLimit},
+	s := &Server{o: o, n: o.Node, rep: o.Node.Replica(), view: o.Node.Views(), mux: http.NewServeMux(), log: o.Logger, lim: &limiter{l: o.OpinionRateLimit},
 		limits:  newBuckets(float64(o.WriteRate), float64(o.WriteBurst)),
 		keyRegs: newBuckets(float64(o.KeyRegisterPerHour)/3600, float64(max(o.KeyRegisterPerHour, 1)))}
 	if s.log == nil {

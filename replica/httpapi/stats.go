@@ -9,13 +9,13 @@ import (
 	"net/http"
 
 	"github.com/witan-dev/witan/dag"
-	"github.com/witan-dev/witan/replica"
+	"github.com/witan-dev/witan/replica/view"
 )
 
 // StatsAnswer is GET /stats's answer.
 type StatsAnswer struct {
 	sessionLabels
-	replica.Stat
+	view.Stat
 }
 
 // stats answers ?metric= (required; metric_unknown outside the registry),
@@ -43,7 +43,7 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
 			return problemf(dag.CodeSchema, "as_of: %v", err)
 		}
 	}
-	st, err := s.rep.Stats(ctx, space, metric, scope, asOf)
+	st, err := s.view.Stats(ctx, space, metric, scope, asOf)
 	if err != nil {
 		return err
 	}

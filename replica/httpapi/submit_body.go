@@ -1,6 +1,6 @@
 package httpapi
 
-// This file reads POST /transactions's body on the hot path (issue 22):
+// This file reads POST /transactions's body on the hot path:
 // one pass over the bytes finds the envelope and the attachments of the
 // usual body, {"envelope":{...},"attachments":[...]}, where
 // encoding/json's Decoder (reflection, a scanner per byte, a copy of each
@@ -76,7 +76,7 @@ func buildSubmission[A ~[]byte](env []byte, atts []A) (*submission, error) {
 	}
 	sub := &submission{env: env, signed: se, atts: make([][]byte, 0, len(atts))}
 	for i, a := range atts {
-		c, err := AttachmentObject(json.RawMessage(a))
+		c, err := dag.AttachmentObject(json.RawMessage(a))
 		if err != nil {
 			sub.atts, sub.attErr = nil, problemf(dag.CodeSchema, "attachment %d: %v", i, err)
 			break

@@ -13,6 +13,7 @@ import (
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
+	"github.com/witan-dev/witan/replica/extract"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/httpapi"
 	"github.com/witan-dev/witan/replica/node"
@@ -46,7 +47,7 @@ func TestWitnessHTTP(t *testing.T) {
 			t.Fatalf("pull: %+v %v, want checkpoint %s, witness %s", res, err, cp, witness)
 		}
 	}
-	extract := func(tx dag.ID) ([]byte, *httpapi.Extract, replica.Checkpoint) {
+	getExtract := func(tx dag.ID) ([]byte, *extract.Entry, replica.Checkpoint) {
 		t.Helper()
 		resp, err := http.Get(a.srv.URL + httpapi.Base + "/extract/" + tx.String())
 		if err != nil {
@@ -57,7 +58,7 @@ func TestWitnessHTTP(t *testing.T) {
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("extract: %d %s", resp.StatusCode, body)
 		}
-		x, cp, err := httpapi.VerifyExtract(body, keyA.Key())
+		x, cp, err := extract.Verify(body, keyA.Key())
 		if err != nil {
 			t.Fatalf("extract: %v\n%s", err, body)
 		}
@@ -65,14 +66,14 @@ func TestWitnessHTTP(t *testing.T) {
 	}
 	pull("first_seen", "sent")
 	pull("consistent", "already_sent")
-	raw, x, cp1 := extract(s.last)
+	raw, x, cp1 := getExtract(s.last)
 	if len(x.Cosigned) != 1 || x.Cosigned[0].Witness != keyB.Key() {
 		t.Fatalf("cosigned %+v", x.Cosigned)
 	}
-	if _, _, err := httpapi.VerifyExtractWitnessed(raw, keyA.Key(), []dag.Key{keyB.Key()}); err != nil {
+	if _, _, err := extract.VerifyWitnessed(raw, keyA.Key(), []dag.Key{keyB.Key()}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := httpapi.VerifyExtractWitnessed(raw, keyA.Key(), []dag.Key{keyC.Key()}); err == nil {
+	if _, _, err := extract.VerifyWitnessed(raw, keyA.Key(), []dag.Key{keyC.Key()}); err == nil {
 		t.Fatal("C required, C never co-signed: verifies")
 	}
 
@@ -81,7 +82,7 @@ func TestWitnessHTTP(t *testing.T) {
 	a.submit(t, s, s.b.Ballot(ht.Member(0), s.mr, "approve", dag.ID{}, s.last))
 	a.checkpointNow(t, s.space)
 	pull("consistent", "sent")
-	_, x, cp2 := extract(first)
+	_, x, cp2 := getExtract(first)
 	if cp2.Size != cp1.Size+1 || len(x.Cosigned) != 1 || x.Cosigned[0].Witness != keyB.Key() {
 		t.Fatalf("after A grew: checkpoint size %d (was %d), cosigned %+v", cp2.Size, cp1.Size, x.Cosigned)
 	}
@@ -131,18 +132,18 @@ func TestWitnessHTTP(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d %s", c.name, st, code, c.st, c.code)
 		}
 	}
-	if _, x, _ := extract(first); len(x.Cosigned) != 1 {
+	if _, x, _ := getExtract(first); len(x.Cosigned) != 1 {
 		t.Fatalf("a refused cosignature was kept: %+v", x.Cosigned)
 	}
 	// C's valid cosignature is kept beside B's, sorted by key.
 	if st, code := post(req(cp2, keyC.Key(), cosign(keyC, cp2))); st != 200 {
 		t.Fatalf("C's cosignature: %d %s", st, code)
 	}
-	raw, x, _ = extract(first)
+	raw, x, _ = getExtract(first)
 	if len(x.Cosigned) != 2 || x.Cosigned[0].Witness.String() >= x.Cosigned[1].Witness.String() {
 		t.Fatalf("cosigned %+v", x.Cosigned)
 	}
-	if _, _, err := httpapi.VerifyExtractWitnessed(raw, keyA.Key(), []dag.Key{keyB.Key(), keyC.Key()}); err != nil {
+	if _, _, err := extract.VerifyWitnessed(raw, keyA.Key(), []dag.Key{keyB.Key(), keyC.Key()}); err != nil {
 		t.Fatal(err)
 	}
 	// At most MaxWitnesses witnesses per session: two are kept, so
@@ -161,11 +162,11 @@ func TestWitnessHTTP(t *testing.T) {
 	a.clk.t = a.clk.t.Add(time.Hour)
 	a.checkpointNow(t, s.space)
 	pull("consistent", "sent")
-	raw, x, cp3 := extract(first)
+	raw, x, cp3 := getExtract(first)
 	if cp3.Size != cp2.Size || cp3.TS.Equal(cp2.TS) || len(x.Cosigned) != 1 || x.Cosigned[0].Witness != keyB.Key() {
 		t.Fatalf("same size again: checkpoint %d at %v (was %v), cosigned %+v", cp3.Size, cp3.TS, cp2.TS, x.Cosigned)
 	}
-	if _, _, err := httpapi.VerifyExtractWitnessed(raw, keyA.Key(), []dag.Key{keyB.Key()}); err != nil {
+	if _, _, err := extract.VerifyWitnessed(raw, keyA.Key(), []dag.Key{keyB.Key()}); err != nil {
 		t.Fatal(err)
 	}
 }

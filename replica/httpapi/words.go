@@ -9,7 +9,7 @@ import (
 )
 
 // internalPrefix matches the package prefixes witan's errors carry inside
-// (STYLE.md: "errors with package prefix inside"), at the start of a
+// (errors are wrapped with their package prefix inside), at the start of a
 // message or after another one's colon.
 var internalPrefix = regexp.MustCompile(`(^|: )(?:replica|dag|house|badgerstore|httpapi|node|sync|statute|rules|sessions|memoryblock|memory|author|meeting|json): `)
 

@@ -13,14 +13,20 @@
 //
 //  1. Open with exactly one of Options.Store (yours to close, after the
 //     node), Dir (a Badger directory) or InMemory; a node that keeps its
-//     entries needs its NodeKey (witan up keeps one beside its data).
-//     Open derives every stored session from genesis.
+//     entries needs its NodeKey, the same at every open (LoadOrCreateKey
+//     keeps one in a file; Open refuses a store first opened with another
+//     key). Options.Replica sets the replica's bounds. Open derives every
+//     stored session from genesis.
 //  2. Write only through the node (Submit, Ingest, PutBlock), never to its
 //     replica or store directly, or subscribers will not hear of it. Keep
-//     a Submit's signed Receipt: a signed rejection is evidence.
-//  3. Call Replica().Checkpoint now and then: finality moves only with
+//     a Submit's signed Receipt: a signed rejection is evidence, and
+//     Receipt.Err turns it into a Go error (replica.Rejection).
+//  3. Read derived state through Views (MRs, tallies, the law…) and the
+//     replica's own reads through Replica (state, heads, log, proofs).
+//     Name spaces as sync does: a session id, or mem:NAME (CheckSpace).
+//  4. Call Replica().Checkpoint now and then: finality moves only with
 //     checkpoints.
-//  4. Close the node once nothing uses it.
+//  5. Close the node once nothing uses it.
 //
 // Peers are held to their history (30k S10): after each pull of a session
 // from a peer — over libp2p (sync, /witan/checkpoint/1) or over HTTP

@@ -17,10 +17,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/memoryblock"
+	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/sync"
 )
 
@@ -31,8 +33,11 @@ const MaxMemorySpaceName = 128
 // long, or holds characters other than letters, digits, '-', '_' and '.'.
 var ErrBadSpaceName = errors.New("node: bad memory space name")
 
-// MemorySpace returns the store space of memory space name.
+// MemorySpace returns the store space of memory space name, given bare
+// ("notes") or as the space sync and Heads name it ("mem:notes"): both
+// spellings are accepted wherever a memory space is named.
 func MemorySpace(name string) (string, error) {
+	name = strings.TrimPrefix(name, MemoryPrefix)
 	if name == "" || len(name) > MaxMemorySpaceName {
 		return "", fmt.Errorf("%w: %q", ErrBadSpaceName, name)
 	}
@@ -104,7 +109,7 @@ func (n *Node) PutBlock(ctx context.Context, name string, b memoryblock.Block) (
 		return dag.ID{}, err
 	}
 	n.rep.ReleasePending(put.Applied) // pending blocks it completed
-	n.notify(space)
+	n.notifyMemory(space, put.Applied)
 	return e.ID, nil
 }
 
@@ -118,7 +123,7 @@ type BlockRead struct {
 	Accepted memoryblock.View      `json:"accepted"`
 	Refused  []memoryblock.Refusal `json:"refused"`
 	Fields   []memoryblock.Field   `json:"accepted_fields"`
-	Finality string                `json:"finality"`
+	Finality replica.Finality      `json:"finality"`
 }
 
 // Block reads block id of memory space name at authority level: only the
@@ -142,7 +147,7 @@ func (n *Node) Block(ctx context.Context, name string, id dag.ID, level memorybl
 		refused = []memoryblock.Refusal{}
 	}
 	return BlockRead{Hash: id, Space: name, Level: level, Band: level.Band(), Accepted: p.Accepted,
-		Refused: refused, Fields: p.Accepted.Fields(), Finality: "provisional"}, nil
+		Refused: refused, Fields: p.Accepted.Fields(), Finality: replica.Provisional}, nil
 }
 
 // heldPending returns the refusal of a block the store holds pending in
@@ -260,7 +265,7 @@ func (n *Node) ingestBlocks(ctx context.Context, space string, items []sync.Item
 	if err := n.rep.ChargePending(ctx, space, dag.SourceOf(ctx), charge); err != nil {
 		return res, err
 	}
-	n.notify(space)
+	n.notifyMemory(space, put.Applied)
 	return res, nil
 }
 
@@ -275,15 +280,46 @@ func (n *Node) MemoryHeads(ctx context.Context, name string) ([]dag.ID, error) {
 }
 
 // SubscribeMemory calls fn with a memory space's name (without
-// MemoryPrefix) after blocks were applied there, by PutBlock or from a
-// peer, until cancel is called. fn must not block; it may be called from
-// any goroutine.
-func (n *Node) SubscribeMemory(fn func(name string)) (cancel func()) {
-	return n.Subscribe(func(space string) {
-		if name, ok := strings.CutPrefix(space, MemoryPrefix); ok {
-			fn(name)
-		}
-	})
+// MemoryPrefix) and the ids of the blocks applied there (one PutBlock's
+// block, a peer's batch, and any held block their arrival completed),
+// after they were applied, until cancel is called. fn must not block; it
+// may be called from any goroutine.
+func (n *Node) SubscribeMemory(fn func(name string, blocks []dag.ID)) (cancel func()) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	id := n.next
+	n.next++
+	n.memSubs[id] = fn
+	return func() {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		delete(n.memSubs, id)
+	}
+}
+
+// notifyMemory tells the node's subscribers that blocks were applied in
+// memory space space: every Subscribe (the space's name) and every
+// SubscribeMemory (its name and the blocks), in subscription order.
+func (n *Node) notifyMemory(space string, blocks []dag.ID) {
+	n.notify(space)
+	if len(blocks) == 0 {
+		return
+	}
+	name, _ := strings.CutPrefix(space, MemoryPrefix)
+	n.mu.Lock()
+	ids := make([]int, 0, len(n.memSubs))
+	for id := range n.memSubs {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	fns := make([]func(string, []dag.ID), 0, len(ids))
+	for _, id := range ids {
+		fns = append(fns, n.memSubs[id])
+	}
+	n.mu.Unlock()
+	for _, fn := range fns {
+		fn(name, slices.Clone(blocks))
+	}
 }
 
 // quarantineBlock records that block id of space, sent by
@@ -293,4 +329,32 @@ func (n *Node) SubscribeMemory(fn func(name string)) (cancel func()) {
 // with its ancestors.
 func (n *Node) quarantineBlock(ctx context.Context, space string, id dag.ID, code dag.Code, reason string) {
 	n.rep.RecordRefusal(ctx, space, id, code, reason)
+}
+
+// ErrSpaceName is wrapped for a space named neither as a session
+// ("sha256:…") nor as a memory space ("mem:NAME").
+var ErrSpaceName = errors.New("node: not a space name")
+
+// CheckSpace reports whether space is spelt as the node's spaces are: a
+// session id, or MemoryPrefix and a memory space name. A bare memory
+// space name ("notes") is refused with a hint to write "mem:notes"; Heads,
+// Join and Connect refuse what it refuses, so a misspelt space is an
+// error, never an empty answer.
+func CheckSpace(space string) error {
+	if _, err := dag.ParseID(space); err == nil {
+		return nil
+	}
+	if rest, ok := strings.CutPrefix(space, MemoryPrefix); ok {
+		if _, err := MemorySpace(rest); err != nil || strings.HasPrefix(rest, MemoryPrefix) {
+			if err == nil {
+				err = ErrBadSpaceName
+			}
+			return fmt.Errorf("%w: %q: %w", ErrSpaceName, space, err)
+		}
+		return nil
+	}
+	if _, err := MemorySpace(space); err == nil {
+		return fmt.Errorf("%w: %q is neither a session id nor a memory space: write %s%s for the memory space %s", ErrSpaceName, space, MemoryPrefix, space, space)
+	}
+	return fmt.Errorf("%w: %q is neither a session id (sha256:…) nor %sNAME", ErrSpaceName, space, MemoryPrefix)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/witan-dev/witan/dag"
 	mb "github.com/witan-dev/witan/memoryblock"
+	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/node"
 	"github.com/witan-dev/witan/sync"
 )
@@ -92,7 +93,7 @@ func TestMemoryBlocksWithinPendingBounds(t *testing.T) {
 	dir := t.TempDir()
 	key, _ := dag.SignerFromSeed(bytes.Repeat([]byte{4}, 32))
 	open := func(perSource, perSpace int) *node.Node {
-		l, err := node.Open(ctx, node.Options{Dir: dir, NodeKey: key, PendingPerSource: perSource, PendingPerSpace: perSpace})
+		l, err := node.Open(ctx, node.Options{Dir: dir, NodeKey: key, Replica: replica.Options{PendingPerSource: perSource, PendingPerSpace: perSpace}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/internal/par"
 	"github.com/witan-dev/witan/replica/statute"
+	"github.com/witan-dev/witan/replica/view"
 	"github.com/witan-dev/witan/sessions/meetstore"
 	"github.com/witan-dev/witan/sync"
 )
@@ -38,9 +39,6 @@ const MaxRefObjects = sync.MaxItemObjects
 // checkpoint signed without new entries is co-signed within about this
 // long (one small request per peer and session each time).
 const DefaultWitnessEvery = 10 * time.Second
-
-// DefaultPendingCache is Options.PendingCache's default (the replica's).
-const DefaultPendingCache = replica.DefaultPendingCache
 
 // Options configure Open. Exactly one of Store, Dir and InMemory says where
 // the entries live; the zero value of every other field works.
@@ -73,25 +71,13 @@ type Options struct {
 	// MeetingClock is the meetings' clock (reads by age, midnight
 	// forgetting); the system clock when nil. Tests inject one.
 	MeetingClock meetstore.Clock
-	// PendingCache bounds, in bytes of envelope, the verified entries the
-	// replica keeps in memory while they wait for a parent
-	// (replica.Options.PendingCache). Zero means DefaultPendingCache;
-	// negative keeps nothing.
-	PendingCache int
-	// Bounds on what hostile peers and clients can make the node keep
-	// (docs/security.md): the quarantine's record per source and in all,
-	// and the entries waiting for parents per source, per space and in
-	// all (replica.Options). Zero means the replica's defaults.
-	QuarantinePerSource, QuarantineMax            int
-	PendingPerSource, PendingPerSpace, PendingMax int
-	// GCAfterDropped is how many bytes of evicted pending entries start the
-	// store's value-log GC (replica.Options.GCAfterDropped; zero: the
-	// replica's default, negative: never).
-	GCAfterDropped int64
-	// MaxDrafts and MaxDraftBytes bound the restricted drafts deposited
-	// with the node, for its lifetime (replica.Options). Zero means the
-	// replica's defaults.
-	MaxDrafts, MaxDraftBytes int
+	// Replica configures the replica the node opens: its caches and the
+	// bounds on what hostile peers and clients can make it keep
+	// (docs/security.md: pending entries, the quarantine's record, the
+	// refusal log, drafts, the value-log GC), each zero meaning the
+	// replica's default. Its Store, Dir, InMemory, NodeKey, Clock and
+	// Logger are the node's fields above and must be left zero here.
+	Replica replica.Options
 
 	// Witnesses, if not empty, are the only node keys whose cosignatures
 	// of this node's checkpoints it keeps when peers send them over
@@ -133,6 +119,9 @@ func (o Options) validate() error {
 	if o.NodeKey == nil && !o.InMemory {
 		return errors.New("node: Options.NodeKey is required unless InMemory (a node that keeps its entries must keep its key)")
 	}
+	if r := o.Replica; r.Store != nil || r.Dir != "" || r.InMemory || r.NodeKey != nil || r.Clock != nil || r.Logger != nil {
+		return errors.New("node: Options.Replica's Store, Dir, InMemory, NodeKey, Clock and Logger are the node's own: set them on node.Options")
+	}
 	return nil
 }
 
@@ -151,9 +140,6 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if o.PendingCache == 0 {
-		o.PendingCache = DefaultPendingCache
-	}
 	if o.WitnessEvery == 0 {
 		o.WitnessEvery = DefaultWitnessEvery
 	}
@@ -165,11 +151,14 @@ func (o Options) withDefaults() (Options, error) {
 // the sync.Local a sync.Node runs on. It is safe for concurrent use.
 type Node struct {
 	rep   *replica.Replica
+	views *view.Reader
 	store dag.Store
 
 	mu   gosync.Mutex
 	subs map[int]func(string)
-	next int
+	// memSubs are SubscribeMemory's, told which blocks arrived.
+	memSubs map[int]func(name string, blocks []dag.ID)
+	next    int
 	// (Refused memory blocks are in the replica's quarantine record.)
 	ownsStore bool
 	closeOnce gosync.Once
@@ -219,17 +208,16 @@ func Open(ctx context.Context, o Options) (*Node, error) {
 		}
 		st, owns = bs, true
 	}
-	rep, err := replica.Open(ctx, replica.Options{Store: st, NodeKey: o.NodeKey, Clock: o.Clock, Logger: o.Logger,
-		PendingCache: o.PendingCache, QuarantinePerSource: o.QuarantinePerSource, QuarantineMax: o.QuarantineMax,
-		PendingPerSource: o.PendingPerSource, PendingPerSpace: o.PendingPerSpace, PendingMax: o.PendingMax,
-		MaxDrafts: o.MaxDrafts, MaxDraftBytes: o.MaxDraftBytes, GCAfterDropped: o.GCAfterDropped})
+	ro := o.Replica
+	ro.Store, ro.NodeKey, ro.Clock, ro.Logger = st, o.NodeKey, o.Clock, o.Logger
+	rep, err := replica.Open(ctx, ro)
 	if err != nil {
 		if owns {
 			st.Close()
 		}
 		return nil, err
 	}
-	n := &Node{rep: rep, store: st, ownsStore: owns, log: o.Logger, subs: map[int]func(string){},
+	n := &Node{rep: rep, views: view.New(rep), store: st, ownsStore: owns, log: o.Logger, subs: map[int]func(string){}, memSubs: map[int]func(string, []dag.ID){},
 		witnesses: slices.Clone(o.Witnesses), witnessEvery: o.WitnessEvery}
 	if err := n.loadPeerRecords(ctx); err != nil {
 		return nil, errors.Join(err, n.Close())
@@ -264,10 +252,15 @@ func (n *Node) Close() error {
 	return n.closeErr
 }
 
-// Replica returns the replica, for its derived views (State, MR, Tally,
-// Law, …) and Checkpoint. Submit and Ingest go through the node, or its
-// subscribers (sync) do not hear of them.
+// Replica returns the replica (the write core), for its own reads (State,
+// Heads, Log, proofs) and Checkpoint. Submit and Ingest go through the
+// node, or its subscribers (sync) do not hear of them.
 func (n *Node) Replica() *replica.Replica { return n.rep }
+
+// Views returns the derived, finality-labelled reads of the node's
+// sessions (MR, Tally, Law, opinions, stats…): one Reader per node, so
+// that its cache is shared.
+func (n *Node) Views() *view.Reader { return n.views }
 
 // Store returns the store, for reads (it also holds the replica's
 // node-local spaces, which the node's own reads hide). Never write to it:
@@ -305,6 +298,9 @@ func (n *Node) Children(ctx context.Context, id dag.ID) ([]dag.ID, error) {
 func (n *Node) Heads(ctx context.Context, space string) ([]dag.ID, error) {
 	if replica.IsLocalSpace(space) {
 		return nil, nil
+	}
+	if err := CheckSpace(space); err != nil {
+		return nil, err
 	}
 	return n.store.Heads(ctx, space)
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/dag/badgerstore"
 	"github.com/witan-dev/witan/replica"
+	"github.com/witan-dev/witan/replica/house"
+	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/node"
 )
 
@@ -84,5 +86,44 @@ func TestOptionsStoreIsCallers(t *testing.T) {
 	}
 	if _, _, err := n.Replica().State(ctx, space); !errors.Is(err, replica.ErrClosed) {
 		t.Fatalf("the replica after Close: %v", err)
+	}
+}
+
+// TestOptionsReplicaReachesTheReplica: node.Options.Replica is the
+// replica's configuration, whole: MaxRefusals (which the node once
+// restated field by field, and lost) bounds the refusal log; the fields
+// that are the node's own are refused there.
+func TestOptionsReplicaReachesTheReplica(t *testing.T) {
+	ctx := context.Background()
+	b := ht.New(ht.Options{})
+	// Ballots of a session this node does not hold: refused
+	// unknown_parent, a refusal the log keeps.
+	_, mr := b.Open(ht.Member(0), ht.MR{Source: house.RootBranch, SourceHead: b.Genesis, TargetHead: b.Genesis,
+		Members: ht.Members(0, 3), Rule: ht.Majority(house.MinRootNotice)}, b.Create.ID)
+	logged := func(o node.Options) (int, bool) {
+		n, err := node.Open(ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer n.Close()
+		for i := 0; i < 3; i++ {
+			tx := b.Ballot(ht.Member(i), mr, "approve", dag.ID{}, b.Create.ID)
+			rc, err := n.Submit(ctx, tx.Bytes, tx.Attach)
+			if err != nil || rc.Status != "rejected" || rc.Errors[0].Code != dag.CodeUnknownParent {
+				t.Fatalf("ballot %d: %v %+v", i, err, rc)
+			}
+		}
+		recs, _ := n.Replica().RefusalLog(0, 10)
+		return len(recs), n.Replica().RefusalLogFull()
+	}
+	if got, full := logged(node.Options{InMemory: true}); got != 3 || full {
+		t.Errorf("default refusal log: %d records, full %v; want 3, not full", got, full)
+	}
+	if got, full := logged(node.Options{InMemory: true, Replica: replica.Options{MaxRefusals: 1}}); got != 1 || !full {
+		t.Errorf("Replica.MaxRefusals 1: %d records, full %v; want 1, full", got, full)
+	}
+	if n, err := node.Open(ctx, node.Options{InMemory: true, Replica: replica.Options{InMemory: true}}); err == nil {
+		n.Close()
+		t.Error("Options.Replica.InMemory accepted: the store is the node's to choose")
 	}
 }

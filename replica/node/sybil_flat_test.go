@@ -59,8 +59,8 @@ func TestSybilFloodFlat(t *testing.T) {
 		if st, err = badgerstore.Open(dir, stOpts); err != nil {
 			t.Fatal(err)
 		}
-		if n, err = node.Open(ctx, node.Options{Store: st, NodeKey: key, PendingPerSpace: perSpace,
-			PendingCache: 64 << 10, GCAfterDropped: 256 << 10}); err != nil {
+		if n, err = node.Open(ctx, node.Options{Store: st, NodeKey: key,
+			Replica: replica.Options{PendingPerSpace: perSpace, PendingCache: 64 << 10, GCAfterDropped: 256 << 10}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/protocol"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/node"
 	"github.com/witan-dev/witan/sync"
@@ -82,7 +83,7 @@ func TestSybilOrphansBounded(t *testing.T) {
 	roster := b.GroupCreate(ht.Member(0), "roster", ht.Members(0, 4), ht.Members(0, 1), b.Create.ID)
 	space := b.Session.String()
 
-	victimNode, err := node.Open(ctx, node.Options{InMemory: true, PendingPerSpace: perSpace})
+	victimNode, err := node.Open(ctx, node.Options{InMemory: true, Replica: replica.Options{PendingPerSpace: perSpace}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -150,8 +150,8 @@ func (n *Node) StartSync(ctx context.Context, cfg sync.Config) (*sync.Node, erro
 // the node subscribes to its announcements and pulls it from whichever
 // connected peer announces it (30k §4: spaces are agreed out of band).
 func (n *Node) Join(ctx context.Context, space string) error {
-	if _, err := dag.ParseID(space); err != nil && !strings.HasPrefix(space, MemoryPrefix) {
-		return fmt.Errorf("node: %q is neither a session id nor %sNAME", space, MemoryPrefix)
+	if err := CheckSpace(space); err != nil {
+		return err
 	}
 	n.sync.mu.Lock()
 	sn := n.sync.sn
@@ -331,6 +331,11 @@ func (n *Node) Connect(ctx context.Context, addr string, spaces []string) ([]Syn
 	sn := n.Sync()
 	if sn == nil {
 		return nil, ErrNoSync
+	}
+	for _, s := range spaces {
+		if err := CheckSpace(s); err != nil {
+			return nil, err
+		}
 	}
 	ai, err := peer.AddrInfoFromString(addr)
 	if err != nil {

@@ -85,8 +85,12 @@ func TestNodeSync(t *testing.T) {
 	// A memory block written on b reaches a: b joined the memory space
 	// when it changed, and a joins it when told of it by a subscription.
 	blk := mb.Block{Subject: mb.MustText("tide"), Body: mb.MustText("high water 06:10"), Lineage: mb.MustParents()}.Seal()
-	got := make(chan string, 4)
-	defer a.SubscribeMemory(func(name string) { got <- name })()
+	type arrival struct {
+		name   string
+		blocks []dag.ID
+	}
+	got := make(chan arrival, 4)
+	defer a.SubscribeMemory(func(name string, blocks []dag.ID) { got <- arrival{name, blocks} })()
 	if _, err := a.StartSync(ctx, loopback()); err == nil {
 		t.Fatal("StartSync on a node opened with Options.Sync succeeded")
 	}
@@ -100,9 +104,9 @@ func TestNodeSync(t *testing.T) {
 		return slices.Contains(b.Sync().Spaces(), node.MemoryPrefix+"harbour")
 	})
 	select {
-	case name := <-got:
-		if name != "harbour" {
-			t.Fatalf("SubscribeMemory told of %q", name)
+	case x := <-got:
+		if x.name != "harbour" || !slices.Equal(x.blocks, []dag.ID{blk.ID()}) {
+			t.Fatalf("SubscribeMemory told of %q %v, want harbour [%s]", x.name, x.blocks, blk.ID())
 		}
 	case <-ctx.Done():
 		t.Fatal("the block never reached a")

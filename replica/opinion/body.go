@@ -62,7 +62,7 @@ type Opinion struct {
 	Resolution *Resolution
 	Forecast   *Forecast
 	Ranking    *Ranking
-	Parts      // estimates, feasibility, attestations, ... (parts.go)
+	Parts      // estimates, feasibility, attestations, ... (members.go)
 	// Complaint is the complaint member (D39, complaint.go); RespondsTo
 	// the complaints an observer's opinion answers (D79).
 	Complaint  *Complaint
@@ -70,7 +70,7 @@ type Opinion struct {
 	// Restricted lists the members of §8's later parts (estimate,
 	// forecast, ...) present and not null: the observer rule (D78) reads
 	// them first; those this node does not serve are then refused, the
-	// others are decoded (markets.go, parts.go).
+	// others are decoded (markets.go, members.go).
 	Restricted []string
 }
 
@@ -458,7 +458,7 @@ func fromWire(w *wireOpinion) (*Opinion, error) {
 	if err := decodeMarkets(w, o); err != nil { // markets.go
 		return nil, err
 	}
-	if err := decodeParts(w, o); err != nil { // parts.go
+	if err := decodeParts(w, o); err != nil { // members.go
 		return nil, err
 	}
 	return o, nil

@@ -80,7 +80,7 @@ func CheckAuthor(o *Opinion, s Standing) error {
 		}
 	}
 	if o.Parts.err != nil {
-		return o.Parts.err // a malformed estimate, ... (parts.go)
+		return o.Parts.err // a malformed estimate, ... (members.go)
 	}
 	switch o.AuthorKind {
 	case "member":

@@ -7,7 +7,7 @@
 // resolution specs and Resolve over the listed nodes' reports, forecasts,
 // the closed metric registry (Stat) and rankings (EvaluateRanking) over a
 // StatsRecord the caller builds as of a cut (docs/markets.md);
-// and, of issue 18's second half (parts.go), cost estimates (D53, D69,
+// and, of the members beyond the first part (members.go), cost estimates (D53, D69,
 // D75: estimate.go, judged with CheckEstimate against an EstimateContext
 // the caller reads from the opinion's causal past), affiliation
 // attestations (D76: attest.go, Affiliations derives attested_by),

@@ -271,24 +271,32 @@ func (c *cutter) Read(p []byte) (int, error) {
 }
 
 // Converged reports whether every replica holds the same, non-empty heads
-// in space.
+// in space. A space no replica holds anything of is an error (a
+// misspelling: a session id, or mem:NAME for a memory space), not a
+// network that has yet to converge; so is a space a replica's Heads
+// refuses.
 func (n *Net) Converged(ctx context.Context, space string) (bool, error) {
 	var first []dag.ID
+	ok, held := true, false
 	for i, nd := range n.nodes {
 		hs, err := nd.Local.Heads(ctx, space)
 		if err != nil {
 			return false, err
 		}
+		held = held || len(hs) > 0
 		if len(hs) == 0 {
-			return false, nil
+			ok = false
 		}
 		if i == 0 {
 			first = hs
 		} else if !slices.Equal(first, hs) {
-			return false, nil
+			ok = false
 		}
 	}
-	return true, nil
+	if !held && len(n.nodes) > 0 {
+		return false, fmt.Errorf("simnet: no replica holds anything of space %q (a session id, or mem:NAME for a memory space)", space)
+	}
+	return ok, nil
 }
 
 // RunUntilConverged runs rounds until Converged, at most max of them, and

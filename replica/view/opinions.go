@@ -1,4 +1,4 @@
-package replica
+package view
 
 // This file serves the opinion layer (30k §8): opinions per session with
 // their corrections and the replies of the members they check, the
@@ -12,6 +12,7 @@ import (
 	"fmt"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/house"
 	"github.com/witan-dev/witan/replica/opinion"
 )
@@ -32,13 +33,13 @@ type Opinion struct {
 	CorrectedBy        []dag.ID        `json:"corrected_by"`
 	RepliesFromSubject []dag.ID        `json:"replies_from_subject"`
 	// Affiliations shows, for each organization the disclosure lists,
-	// the attesting key or "unattested" (D76; parts.go).
+	// the attesting key or "unattested" (D76; house opinion_members.go).
 	Affiliations []opinion.Affiliation `json:"affiliations"`
 	// ObserverReplies, on a complaint only (D79): the observer opinions
 	// whose responds_to names it, sorted by id.
-	ObserverReplies *[]dag.ID `json:"observer_replies,omitempty"`
-	Finality        Finality  `json:"finality"`
-	Authoritative   bool      `json:"authoritative"` // always false (D45)
+	ObserverReplies *[]dag.ID        `json:"observer_replies,omitempty"`
+	Finality        replica.Finality `json:"finality"`
+	Authoritative   bool             `json:"authoritative"` // always false (D45)
 	// Ignored is "key_rotated" for an opinion signed by a member's key
 	// that a key.rotate makes invalid for it (D62; docs/deviations.md,
 	// "Key rotation"): shown, never taken as the member's. Omitted
@@ -59,17 +60,16 @@ const MaxOpinionPage = 500
 // Opinions returns a page of the session's opinions matching f, sorted by
 // tx id, after the opinion after (zero: from the start). next is the last
 // id of the page when more match, else zero.
-func (r *Replica) Opinions(ctx context.Context, spaceName string, f OpinionFilter, after dag.ID, limit int) (page []Opinion, next dag.ID, err error) {
+func (r *Reader) Opinions(ctx context.Context, spaceName string, f OpinionFilter, after dag.ID, limit int) (page []Opinion, next dag.ID, err error) {
 	if limit <= 0 || limit > MaxOpinionPage {
 		limit = MaxOpinionPage
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	sp, err := r.session(ctx, spaceName)
+	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return nil, dag.ID{}, err
 	}
-	views, more := sp.h.Opinions(f, after, limit)
+	defer sp.Close()
+	views, more := sp.House().Opinions(f, after, limit)
 	page = make([]Opinion, 0, len(views))
 	for _, v := range views {
 		page = append(page, r.opinionOf(ctx, sp, v))
@@ -81,23 +81,22 @@ func (r *Replica) Opinions(ctx context.Context, spaceName string, f OpinionFilte
 }
 
 // Opinion returns one accepted opinion.
-func (r *Replica) Opinion(ctx context.Context, spaceName string, id dag.ID) (Opinion, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	sp, err := r.session(ctx, spaceName)
+func (r *Reader) Opinion(ctx context.Context, spaceName string, id dag.ID) (Opinion, error) {
+	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return Opinion{}, err
 	}
-	v, ok := sp.h.Opinion(id)
+	defer sp.Close()
+	v, ok := sp.House().Opinion(id)
 	if !ok {
 		return Opinion{}, fmt.Errorf("replica: opinion %s: %w", id, dag.ErrNotFound)
 	}
 	return r.opinionOf(ctx, sp, v), nil
 }
 
-func (r *Replica) opinionOf(ctx context.Context, sp *space, v house.OpinionView) Opinion {
+func (r *Reader) opinionOf(ctx context.Context, sp *replica.Session, v house.OpinionView) Opinion {
 	o := Opinion{ID: v.ID, Author: v.Author, AuthorKind: v.Kind, Subject: v.Subject, Stance: v.Stance, Summary: v.Summary,
-		Body: v.Body, CorrectedBy: v.CorrectedBy, RepliesFromSubject: v.RepliesFromSubject, Finality: r.opinionFinality(ctx, sp, v.ID)}
+		Body: v.Body, CorrectedBy: v.CorrectedBy, RepliesFromSubject: v.RepliesFromSubject, Finality: sp.OpinionFinality(ctx, v.ID)}
 	if v.Complaint {
 		o.ObserverReplies = &v.ObserverReplies
 	}
@@ -108,33 +107,17 @@ func (r *Replica) opinionOf(ctx context.Context, sp *space, v house.OpinionView)
 		g := "group:" + v.OnBehalfOf
 		o.OnBehalfOf = &g
 	}
-	o.Affiliations, _ = sp.h.Affiliations(v.ID) // D76 (parts.go)
+	o.Affiliations, _ = sp.House().Affiliations(v.ID) // D76 (house opinion_members.go)
 	return o
-}
-
-// opinionFinality is finality for an opinion, from the position the
-// space recorded when it logged it (a store read only if it did not).
-func (r *Replica) opinionFinality(ctx context.Context, sp *space, id dag.ID) Finality {
-	if len(sp.cps) == 0 {
-		return Provisional
-	}
-	pos, ok := sp.opPos[id]
-	if !ok {
-		pos = r.position(ctx, id)
-	}
-	if _, ok := sp.checkpointOf(pos); ok {
-		return FinalAdvisory
-	}
-	return Provisional
 }
 
 // EvaluationResult is one quote or assertion of an opinion evaluated
 // against the record as this replica holds it now.
 type EvaluationResult struct {
-	Kind     string   `json:"kind"` // quote | assertion | evidence (a complaint's, D39)
-	Index    int      `json:"index"`
-	Result   string   `json:"result"` // holds | fails | undetermined
-	Finality Finality `json:"finality"`
+	Kind     string           `json:"kind"` // quote | assertion | evidence (a complaint's, D39)
+	Index    int              `json:"index"`
+	Result   string           `json:"result"` // holds | fails | undetermined
+	Finality replica.Finality `json:"finality"`
 }
 
 // OpinionEvaluation is GET /opinions/{id}/evaluation.
@@ -142,7 +125,7 @@ type OpinionEvaluation struct {
 	Opinion       dag.ID             `json:"opinion"`
 	Results       []EvaluationResult `json:"results"`
 	Authoritative bool               `json:"authoritative"` // always false (D45)
-	Finality      Finality           `json:"finality"`      // the least final of the results, or the opinion's own
+	Finality      replica.Finality   `json:"finality"`      // the least final of the results, or the opinion's own
 	// Resolution is the resolution spec's evaluation (D31, markets.go);
 	// absent when the opinion carries none.
 	Resolution *ResolutionEval `json:"resolution,omitempty"`
@@ -153,42 +136,41 @@ type OpinionEvaluation struct {
 // result reads are in a checkpoint of this replica and the result reads
 // no MR without an executed determination; undetermined is always
 // provisional. It is recomputed on every call, so it follows the record.
-func (r *Replica) Evaluation(ctx context.Context, spaceName string, id dag.ID) (OpinionEvaluation, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	sp, err := r.session(ctx, spaceName)
+func (r *Reader) Evaluation(ctx context.Context, spaceName string, id dag.ID) (OpinionEvaluation, error) {
+	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return OpinionEvaluation{}, err
 	}
-	res, ok := sp.h.EvaluateOpinion(id)
+	defer sp.Close()
+	res, ok := sp.House().EvaluateOpinion(id)
 	if !ok {
 		return OpinionEvaluation{}, fmt.Errorf("replica: opinion %s: %w", id, dag.ErrNotFound)
 	}
-	own := r.finality(ctx, sp, id)
+	own := sp.Finality(ctx, id)
 	out := OpinionEvaluation{Opinion: id, Results: []EvaluationResult{}, Finality: own}
 	for _, x := range res {
 		f := own
 		if x.Open || x.Result == opinion.Undetermined {
-			f = Provisional
+			f = replica.Provisional
 		}
 		for _, d := range x.Deps {
-			if f == FinalAdvisory && d.Valid() && r.finality(ctx, sp, d) != FinalAdvisory {
-				f = Provisional
+			if f == replica.FinalAdvisory && d.Valid() && sp.Finality(ctx, d) != replica.FinalAdvisory {
+				f = replica.Provisional
 			}
 		}
-		if f == Provisional {
-			out.Finality = Provisional
+		if f == replica.Provisional {
+			out.Finality = replica.Provisional
 		}
 		out.Results = append(out.Results, EvaluationResult{Kind: x.Kind, Index: x.Index, Result: x.Result, Finality: f})
 	}
-	if v, ok := sp.h.Opinion(id); ok {
+	if v, ok := sp.House().Opinion(id); ok {
 		if o, err := opinion.DecodeCanonical(v.Body); err == nil && o.Complaint != nil {
 			for i, e := range o.Complaint.Evidence {
-				if res, ok := r.evidenceResult(e, own); ok {
+				if res, ok := evidenceResult(sp, e, own); ok {
 					res.Index = i
 					out.Results = append(out.Results, res)
-					if res.Finality == Provisional {
-						out.Finality = Provisional
+					if res.Finality == replica.Provisional {
+						out.Finality = replica.Provisional
 					}
 				}
 			}
@@ -205,19 +187,19 @@ func (r *Replica) Evaluation(ctx context.Context, spaceName string, id dag.ID) (
 // another node's log is "undetermined": the refusal log is node-local,
 // so both are provisional (docs/deviations.md). An envelope is not
 // judged (no result). r.mu is held.
-func (r *Replica) evidenceResult(e opinion.ComplaintEvidence, own Finality) (EvaluationResult, bool) {
+func evidenceResult(sp *replica.Session, e opinion.ComplaintEvidence, own replica.Finality) (EvaluationResult, bool) {
 	switch {
 	case e.Receipt != nil:
 		return EvaluationResult{Kind: "evidence", Result: opinion.Holds, Finality: own}, true
 	case e.Refusal != nil:
 		res := opinion.Undetermined
-		if e.Refusal.Node == r.key.Key() {
+		if e.Refusal.Node == sp.Node() {
 			res = opinion.Fails
-			if r.refusals != nil && e.Refusal.Index < uint64(len(r.refusals.recs)) {
+			if sp.RefusalLogged(e.Refusal.Index) {
 				res = opinion.Holds
 			}
 		}
-		return EvaluationResult{Kind: "evidence", Result: res, Finality: Provisional}, true
+		return EvaluationResult{Kind: "evidence", Result: res, Finality: replica.Provisional}, true
 	}
 	return EvaluationResult{}, false
 }
@@ -235,14 +217,13 @@ type MemberStakes struct {
 // Stakes lists, for every member who declared stakes on MR mr, the latest
 // declaration and the member's ballot, sorted by member. It costs
 // O(declaring members), never O(ballots).
-func (r *Replica) Stakes(ctx context.Context, spaceName string, mr dag.ID) ([]MemberStakes, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	sp, err := r.session(ctx, spaceName)
+func (r *Reader) Stakes(ctx context.Context, spaceName string, mr dag.ID) ([]MemberStakes, error) {
+	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return nil, err
 	}
-	return stakesOf(sp.h, mr), nil
+	defer sp.Close()
+	return stakesOf(sp.House(), mr), nil
 }
 
 func stakesOf(h *house.House, mr dag.ID) []MemberStakes {

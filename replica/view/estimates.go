@@ -1,6 +1,6 @@
-package replica
+package view
 
-// This file feeds the opinion members of issue 18's second half to the
+// This file feeds the opinion members beyond the first part to the
 // views: the accepted estimates to the fact sheet (D53, D69) and the
 // start of fiscal notice (D53); jurisdiction choices to /law's finality
 // (D73).
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/house"
 	"github.com/witan-dev/witan/replica/opinion"
 )
@@ -32,14 +33,14 @@ func partsFacts(h *house.House, rv *Review) {
 // checkpoint includes one. Notice is advisory on an eventual node (it is
 // recorded in each evaluation's timing, never refused); the refusal D53
 // also states is house's causal estimate_missing.
-func (r *Replica) fiscalNoticeStart(ctx context.Context, sp *space, mr dag.ID, opened time.Time) time.Time {
-	body, ok := sp.h.MRBody(mr)
+func (r *Reader) fiscalNoticeStart(ctx context.Context, sp *replica.Session, mr dag.ID, opened time.Time) time.Time {
+	body, ok := sp.House().MRBody(mr)
 	if !ok || !body.Fiscal {
 		return opened
 	}
 	var first time.Time
-	for _, id := range sp.h.EstimateOpinions(mr) {
-		if c, ok := sp.checkpointOf(r.position(ctx, id)); ok && (first.IsZero() || c.TS.Before(first)) {
+	for _, id := range sp.House().EstimateOpinions(mr) {
+		if c, ok := sp.CheckpointOf(ctx, id); ok && (first.IsZero() || c.TS.Before(first)) {
 			first = c.TS
 		}
 	}
@@ -56,9 +57,9 @@ func (r *Replica) fiscalNoticeStart(ctx context.Context, sp *space, mr dag.ID, o
 // (D73) is in a checkpoint of this replica: /law?jurisdiction= is
 // final_advisory only then, since a choice not yet checkpointed may still
 // change what is in force.
-func (r *Replica) choicesCheckpointed(ctx context.Context, sp *space) bool {
-	for _, id := range sp.h.ChoiceOpinions() {
-		if _, ok := sp.checkpointOf(r.position(ctx, id)); !ok {
+func (r *Reader) choicesCheckpointed(ctx context.Context, sp *replica.Session) bool {
+	for _, id := range sp.House().ChoiceOpinions() {
+		if _, ok := sp.CheckpointOf(ctx, id); !ok {
 			return false
 		}
 	}
@@ -76,9 +77,9 @@ type EstimateView struct {
 	Estimate   json.RawMessage `json:"estimate"`
 	// AsWritten sums by_year's outlays; IfPermanent sums if_permanent's,
 	// null when it is null or absent.
-	AsWritten   string   `json:"as_written"`
-	IfPermanent *string  `json:"if_permanent"`
-	Finality    Finality `json:"finality"`
+	AsWritten   string           `json:"as_written"`
+	IfPermanent *string          `json:"if_permanent"`
+	Finality    replica.Finality `json:"finality"`
 }
 
 // MREstimates is every accepted estimate on one MR, side by side (D53,
@@ -89,24 +90,23 @@ type MREstimates struct {
 	Authoritative bool           `json:"authoritative"` // always false (D45): no estimate is official
 	// Finality is final_advisory once every listed estimate is in a
 	// checkpoint of this replica (a new estimate may still arrive).
-	Finality Finality `json:"finality"`
+	Finality replica.Finality `json:"finality"`
 }
 
 // Estimates returns every accepted estimate on MR mr. An unknown MR wraps
 // dag.ErrNotFound.
-func (r *Replica) Estimates(ctx context.Context, spaceName string, mr dag.ID) (MREstimates, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	sp, err := r.session(ctx, spaceName)
+func (r *Reader) Estimates(ctx context.Context, spaceName string, mr dag.ID) (MREstimates, error) {
+	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return MREstimates{}, err
 	}
-	if _, ok := sp.h.MRBody(mr); !ok {
+	defer sp.Close()
+	if _, ok := sp.House().MRBody(mr); !ok {
 		return MREstimates{}, fmt.Errorf("replica: MR %s: %w", mr, dag.ErrNotFound)
 	}
-	out := MREstimates{MR: mr, Estimates: []EstimateView{}, Finality: FinalAdvisory}
-	for _, id := range sp.h.EstimateOpinions(mr) {
-		v, ok := sp.h.Opinion(id)
+	out := MREstimates{MR: mr, Estimates: []EstimateView{}, Finality: replica.FinalAdvisory}
+	for _, id := range sp.House().EstimateOpinions(mr) {
+		v, ok := sp.House().Opinion(id)
 		if !ok {
 			continue
 		}
@@ -121,13 +121,13 @@ func (r *Replica) Estimates(ctx context.Context, spaceName string, mr dag.ID) (M
 			continue
 		}
 		e := EstimateView{Opinion: id, Author: v.Author, AuthorKind: v.Kind, Estimate: members.Estimate,
-			AsWritten: sumAmounts(opinion.Outlays(o.Estimate.ByYear)), Finality: r.opinionFinality(ctx, sp, id)}
+			AsWritten: sumAmounts(opinion.Outlays(o.Estimate.ByYear)), Finality: sp.OpinionFinality(ctx, id)}
 		if o.Estimate.IfPermanent != nil {
 			p := sumAmounts(opinion.Outlays(o.Estimate.IfPermanent))
 			e.IfPermanent = &p
 		}
-		if e.Finality != FinalAdvisory {
-			out.Finality = Provisional
+		if e.Finality != replica.FinalAdvisory {
+			out.Finality = replica.Provisional
 		}
 		out.Estimates = append(out.Estimates, e)
 	}

@@ -1,4 +1,4 @@
-package replica
+package view
 
 // This file is the snapshot behind the Popolo export (30k D30, GET
 // /export/popolo): a session's members, groups and vote events, taken
@@ -10,6 +10,7 @@ package replica
 import (
 	"context"
 
+	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/house"
 	"github.com/witan-dev/witan/rules"
 )
@@ -27,7 +28,7 @@ type Popolo struct {
 	// It is conservative: a group unchanged since a checkpoint is still
 	// provisional while any later entry is unchecked, since the House
 	// does not say which entries made a group what it is.
-	StateFinality Finality
+	StateFinality replica.Finality
 	Groups        []house.GroupView
 	Events        []PopoloEvent // one per MR, sorted by MR id
 }
@@ -38,7 +39,7 @@ type Popolo struct {
 // house.Choices for the codes).
 type PopoloEvent struct {
 	MR         house.MRView
-	Finality   Finality
+	Finality   replica.Finality
 	Electorate *rules.Electorate
 	Choices    []uint8
 }
@@ -62,24 +63,23 @@ func (e *PopoloEvent) Vote(i int) (string, string) {
 // replica's lock for O(groups' members + MRs × electorate) simple steps
 // (tens of milliseconds at S11 scale); what it returns is never changed
 // by the replica afterwards.
-func (r *Replica) Popolo(ctx context.Context, spaceName string) (*Popolo, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	sp, err := r.session(ctx, spaceName)
+func (r *Reader) Popolo(ctx context.Context, spaceName string) (*Popolo, error) {
+	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return nil, err
 	}
-	st := sp.h.State()
-	p := &Popolo{Label: st.Label, Entries: uint64(len(sp.log)), Groups: st.Groups, StateFinality: Provisional}
-	if n := len(sp.cps); n > 0 {
-		p.Checkpointed = sp.cps[n-1].Size
+	defer sp.Close()
+	st := sp.House().State()
+	p := &Popolo{Label: st.Label, Entries: uint64(len(sp.Log())), Groups: st.Groups, StateFinality: replica.Provisional}
+	if n := len(sp.Checkpoints()); n > 0 {
+		p.Checkpointed = sp.Checkpoints()[n-1].Size
 		if p.Checkpointed >= p.Entries {
-			p.StateFinality = FinalAdvisory
+			p.StateFinality = replica.FinalAdvisory
 		}
 	}
 	for _, v := range st.MRs { // sorted by id
 		ev := PopoloEvent{MR: v, Finality: r.mrOf(ctx, sp, v).Finality}
-		if el, ch, ok := sp.h.Choices(v.ID); ok {
+		if el, ch, ok := sp.House().Choices(v.ID); ok {
 			ev.Electorate, ev.Choices = el, ch
 		} else {
 			ev.Electorate, _ = rules.NewElectorate(nil)

@@ -1,4 +1,4 @@
-package replica
+package view
 
 // This file holds the advisory flags of an eventual node (30K open point
 // 7): checks the prompt states in checkpoint time, which is per replica,

@@ -1,4 +1,4 @@
-package replica
+package view
 
 // This file serves 30k §8 "Resolutions, forecasts, and rankings" (D31,
 // D34, D35, D50): GET /stats as of a cut of the record, a ranking's
@@ -15,6 +15,7 @@ import (
 	"sort"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/house"
 	"github.com/witan-dev/witan/replica/opinion"
 )
@@ -35,18 +36,18 @@ type NodeReport struct {
 	Consistency *string `json:"consistency"`
 	// Assertion is holds, fails or undetermined, and Finality the
 	// finality it was reported at; both null when unreachable.
-	Assertion *string   `json:"assertion"`
-	Finality  *Finality `json:"finality"`
+	Assertion *string           `json:"assertion"`
+	Finality  *replica.Finality `json:"finality"`
 }
 
 // ResolutionEval is a resolution spec's evaluation (D31).
 type ResolutionEval struct {
-	Result           string       `json:"result"` // resolved_true | resolved_false | unresolved | unsatisfiable
-	Conflicting      bool         `json:"conflicting"`
-	RequiredFinality string       `json:"required_finality"`
-	MinAgree         int          `json:"min_agree"`
-	Reports          []NodeReport `json:"reports"` // one per listed node, in the spec's order
-	Finality         Finality     `json:"finality"`
+	Result           string           `json:"result"` // resolved_true | resolved_false | unresolved | unsatisfiable
+	Conflicting      bool             `json:"conflicting"`
+	RequiredFinality string           `json:"required_finality"`
+	MinAgree         int              `json:"min_agree"`
+	Reports          []NodeReport     `json:"reports"` // one per listed node, in the spec's order
+	Finality         replica.Finality `json:"finality"`
 	// opinionFinal: the opinion itself is in a checkpoint of this replica.
 	opinionFinal bool
 }
@@ -70,9 +71,9 @@ func (e *ResolutionEval) Recompute() {
 		reps = append(reps, x)
 	}
 	e.Result, e.Conflicting = opinion.Resolve(spec, reps)
-	e.Finality = Provisional
+	e.Finality = replica.Provisional
 	if e.opinionFinal && e.Result != opinion.Unresolved {
-		e.Finality = FinalAdvisory
+		e.Finality = replica.FinalAdvisory
 	}
 }
 
@@ -80,8 +81,8 @@ func (e *ResolutionEval) Recompute() {
 // node's own report; others unreachable until the door fills them), its
 // forecast (already among the results) and its ranking (recomputed as of
 // its cut). Under r.mu.
-func (r *Replica) markets(ctx context.Context, sp *space, id dag.ID, out OpinionEvaluation) (OpinionEvaluation, error) {
-	v, ok := sp.h.Opinion(id)
+func (r *Reader) markets(ctx context.Context, sp *replica.Session, id dag.ID, out OpinionEvaluation) (OpinionEvaluation, error) {
+	v, ok := sp.House().Opinion(id)
 	if !ok {
 		return out, nil
 	}
@@ -89,7 +90,7 @@ func (r *Replica) markets(ctx context.Context, sp *space, id dag.ID, out Opinion
 	if err != nil {
 		return out, err
 	}
-	own := r.finality(ctx, sp, id)
+	own := sp.Finality(ctx, id)
 	kept := out.Results[:0]
 	for _, x := range out.Results {
 		if x.Kind != "resolution_assertion" {
@@ -97,8 +98,8 @@ func (r *Replica) markets(ctx context.Context, sp *space, id dag.ID, out Opinion
 			continue
 		}
 		res := o.Resolution
-		e := &ResolutionEval{RequiredFinality: res.Finality, MinAgree: res.MinAgree, Reports: []NodeReport{}, opinionFinal: own == FinalAdvisory}
-		self := r.key.Key()
+		e := &ResolutionEval{RequiredFinality: res.Finality, MinAgree: res.MinAgree, Reports: []NodeReport{}, opinionFinal: own == replica.FinalAdvisory}
+		self := sp.Node()
 		for _, k := range res.Nodes {
 			nr := NodeReport{Node: k, Source: ReportUnreachable}
 			if k == self {
@@ -113,14 +114,14 @@ func (r *Replica) markets(ctx context.Context, sp *space, id dag.ID, out Opinion
 	}
 	out.Results = kept
 	if rk := o.Ranking; rk != nil {
-		res, fin := opinion.Undetermined, Provisional
-		if rk.Session == sp.h.Session() {
+		res, fin := opinion.Undetermined, replica.Provisional
+		if rk.Session == sp.House().Session() {
 			rec, f, err := r.recordAsOf(ctx, sp, rk.AsOf)
 			switch {
 			case err == nil:
 				res, fin = opinion.EvaluateRanking(rk, rec), f
-				if own != FinalAdvisory {
-					fin = Provisional
+				if own != replica.FinalAdvisory {
+					fin = replica.Provisional
 				}
 			case !errors.Is(err, dag.ErrNotFound):
 				return out, err
@@ -130,8 +131,8 @@ func (r *Replica) markets(ctx context.Context, sp *space, id dag.ID, out Opinion
 	}
 	out.Finality = own
 	for _, x := range out.Results {
-		if x.Finality != FinalAdvisory {
-			out.Finality = Provisional
+		if x.Finality != replica.FinalAdvisory {
+			out.Finality = replica.Provisional
 		}
 	}
 	return out, nil
@@ -139,14 +140,14 @@ func (r *Replica) markets(ctx context.Context, sp *space, id dag.ID, out Opinion
 
 // cpIndex returns the 1-based index of sp's first checkpoint that
 // includes entry id, or 0.
-func (r *Replica) cpIndex(ctx context.Context, sp *space) func(dag.ID) uint64 {
+func (r *Reader) cpIndex(ctx context.Context, sp *replica.Session) func(dag.ID) uint64 {
 	return func(id dag.ID) uint64 {
-		pos := r.position(ctx, id)
+		pos := sp.Position(ctx, id)
 		if pos == 0 {
 			return 0
 		}
-		i := sort.Search(len(sp.cps), func(i int) bool { return sp.cps[i].Size >= pos })
-		if i == len(sp.cps) {
+		i := sort.Search(len(sp.Checkpoints()), func(i int) bool { return sp.Checkpoints()[i].Size >= pos })
+		if i == len(sp.Checkpoints()) {
 			return 0
 		}
 		return uint64(i + 1)
@@ -160,45 +161,45 @@ func (r *Replica) cpIndex(ctx context.Context, sp *space) func(dag.ID) uint64 {
 // The record as of a cut other than the whole log is re-derived by
 // admitting the cut's entries, in log order, into a new House. Under
 // r.mu.
-func (r *Replica) recordAsOf(ctx context.Context, sp *space, asOf dag.ID) (*opinion.StatsRecord, Finality, error) {
+func (r *Reader) recordAsOf(ctx context.Context, sp *replica.Session, asOf dag.ID) (*opinion.StatsRecord, replica.Finality, error) {
 	var ids []dag.ID
-	fin := FinalAdvisory
+	fin := replica.FinalAdvisory
 	found := false
-	for i := len(sp.cps) - 1; i >= 0; i-- {
-		if sp.cps[i].Root == asOf {
-			ids, found = sp.log[:sp.cps[i].Size], true
+	for i := len(sp.Checkpoints()) - 1; i >= 0; i-- {
+		if sp.Checkpoints()[i].Root == asOf {
+			ids, found = sp.Log()[:sp.Checkpoints()[i].Size], true
 			break
 		}
 	}
-	if !found && !sp.h.Has(asOf) {
+	if !found && !sp.House().Has(asOf) {
 		return nil, "", fmt.Errorf("replica: as_of %s is neither a checkpoint root of this replica nor an accepted entry: %w", asOf, dag.ErrNotFound)
 	}
 	if !found {
-		fin = r.finality(ctx, sp, asOf)
+		fin = sp.Finality(ctx, asOf)
 	}
 	// A cut's entries never change, and the checkpoint indexes its
 	// record holds change only with the checkpoints.
-	key := cutKey{space: sp.name, cut: asOf, cps: len(sp.cps)}
+	key := cutKey{space: sp.Name(), cut: asOf, cps: len(sp.Checkpoints())}
 	if rec, ok := r.cuts.get(key); ok {
 		return rec, fin, nil
 	}
 	if !found {
-		past, err := r.causalPast(ctx, asOf)
+		past, err := causalPast(ctx, sp, asOf)
 		if err != nil {
 			return nil, "", err
 		}
-		for _, id := range sp.log {
+		for _, id := range sp.Log() {
 			if past[id] {
 				ids = append(ids, id)
 			}
 		}
 	}
-	if len(ids) == len(sp.log) {
-		return sp.h.StatsRecord(r.cpIndex(ctx, sp)), fin, nil
+	if len(ids) == len(sp.Log()) {
+		return sp.House().StatsRecord(r.cpIndex(ctx, sp)), fin, nil
 	}
-	h := house.New(sp.h.Session(), storeObjects{store: r.store})
+	h := house.New(sp.House().Session(), sp.Objects())
 	for _, id := range ids {
-		e, err := r.store.Get(ctx, id)
+		e, err := sp.Get(ctx, id)
 		if err != nil {
 			return nil, "", err
 		}
@@ -253,7 +254,7 @@ func (c *cutCache) put(k cutKey, rec *opinion.StatsRecord) {
 }
 
 // causalPast returns the entries in id's causal past, id included.
-func (r *Replica) causalPast(ctx context.Context, id dag.ID) (map[dag.ID]bool, error) {
+func causalPast(ctx context.Context, sp *replica.Session, id dag.ID) (map[dag.ID]bool, error) {
 	past := map[dag.ID]bool{}
 	stack := []dag.ID{id}
 	for len(stack) > 0 {
@@ -263,7 +264,7 @@ func (r *Replica) causalPast(ctx context.Context, id dag.ID) (map[dag.ID]bool, e
 			continue
 		}
 		past[x] = true
-		e, err := r.store.Get(ctx, x)
+		e, err := sp.Get(ctx, x)
 		if err != nil {
 			return nil, err
 		}
@@ -283,9 +284,9 @@ type Stat struct {
 	Value opinion.Value `json:"value"`
 	// Shares, for an MR's approve_share or approve_of_electorate, shows
 	// both shares and the one the MR's rule uses side by side (D50).
-	Shares        *Shares  `json:"shares,omitempty"`
-	Finality      Finality `json:"finality"`
-	Authoritative bool     `json:"authoritative"` // always false (D45)
+	Shares        *Shares          `json:"shares,omitempty"`
+	Finality      replica.Finality `json:"finality"`
+	Authoritative bool             `json:"authoritative"` // always false (D45)
 }
 
 // Shares are D50's three shares of one MR's tally.
@@ -301,7 +302,7 @@ type Shares struct {
 // have); dag.ErrNotFound for an unknown cut or MR. An MR-scope value is
 // provisional while the MR has no executed determination in the cut: its
 // tally is still live.
-func (r *Replica) Stats(ctx context.Context, spaceName, metric, scope string, asOf dag.ID) (Stat, error) {
+func (r *Reader) Stats(ctx context.Context, spaceName, metric, scope string, asOf dag.ID) (Stat, error) {
 	if _, err := opinion.ScopesOf(metric); err != nil {
 		return Stat{}, err
 	}
@@ -309,23 +310,22 @@ func (r *Replica) Stats(ctx context.Context, spaceName, metric, scope string, as
 	if err != nil {
 		return Stat{}, err
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	sp, err := r.session(ctx, spaceName)
+	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return Stat{}, err
 	}
-	if !asOf.Valid() && len(sp.cps) > 0 {
-		asOf = sp.cps[len(sp.cps)-1].Root
+	defer sp.Close()
+	if !asOf.Valid() && len(sp.Checkpoints()) > 0 {
+		asOf = sp.Checkpoints()[len(sp.Checkpoints())-1].Root
 	}
 	var rec *opinion.StatsRecord
-	fin := Provisional
+	fin := replica.Provisional
 	if asOf.Valid() {
 		if rec, fin, err = r.recordAsOf(ctx, sp, asOf); err != nil {
 			return Stat{}, err
 		}
 	} else {
-		rec = sp.h.StatsRecord(r.cpIndex(ctx, sp))
+		rec = sp.House().StatsRecord(r.cpIndex(ctx, sp))
 	}
 	v, err := opinion.Stat(rec, metric, sc)
 	if errors.Is(err, opinion.ErrNoSuchMR) {
@@ -341,7 +341,7 @@ func (r *Replica) Stats(ctx context.Context, spaceName, metric, scope string, as
 				continue
 			}
 			if !executedIn(m) {
-				fin = Provisional
+				fin = replica.Provisional
 			}
 			if metric == "approve_share" || metric == "approve_of_electorate" {
 				shares = &Shares{ApproveOfCast: opinion.Value{Num: m.Approve, Den: m.Approve + m.Reject, Frac: true},
@@ -353,7 +353,7 @@ func (r *Replica) Stats(ctx context.Context, spaceName, metric, scope string, as
 		}
 	}
 	if v.Null {
-		fin = Provisional
+		fin = replica.Provisional
 	}
 	out := Stat{Metric: metric, Scope: scope, Value: v, Shares: shares, Finality: fin}
 	if asOf.Valid() {
@@ -374,17 +374,17 @@ func (ev *OpinionEvaluation) RefreshResolution() {
 		return
 	}
 	e.Recompute()
-	ev.Finality = Provisional
+	ev.Finality = replica.Provisional
 	if e.opinionFinal {
-		ev.Finality = FinalAdvisory
+		ev.Finality = replica.FinalAdvisory
 	}
 	for i := range ev.Results {
 		x := &ev.Results[i]
 		if x.Kind == "resolution" {
 			x.Result, x.Finality = e.Result, e.Finality
 		}
-		if x.Finality != FinalAdvisory {
-			ev.Finality = Provisional
+		if x.Finality != replica.FinalAdvisory {
+			ev.Finality = replica.Provisional
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package replica
+package view
 
 // This file serves the derived state: sessions, groups, branches, MRs with
 // their status and tally, each labelled with this replica's finality, and
@@ -11,52 +11,11 @@ import (
 	"time"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/house"
 	"github.com/witan-dev/witan/replica/statute"
 	"github.com/witan-dev/witan/rules"
 )
-
-// Sessions returns the spaces that hold a session, sorted.
-func (r *Replica) Sessions() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []string
-	for name, sp := range r.spaces {
-		if sp.h.Counts().Entries > 0 {
-			out = append(out, name)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// State returns the derived state of a session (a pure function of the
-// accepted entries: identical on every replica holding them) and its hash.
-func (r *Replica) State(ctx context.Context, spaceName string) (*house.State, dag.ID, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	sp, err := r.session(ctx, spaceName)
-	if err != nil {
-		return nil, dag.ID{}, err
-	}
-	st := sp.h.State()
-	id, err := st.Hash()
-	return st, id, err
-}
-
-func (r *Replica) session(ctx context.Context, name string) (*space, error) {
-	if r.closed {
-		return nil, ErrClosed
-	}
-	sp, err := r.space(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	if sp.h.Counts().Entries == 0 {
-		return nil, fmt.Errorf("%w: %s", ErrUnknownSpace, name)
-	}
-	return sp, nil
-}
 
 // MR is one merge request as this replica serves it.
 type MR struct {
@@ -64,7 +23,7 @@ type MR struct {
 	// Finality is final_advisory once the MR's outcome is decided by an
 	// executed determination that a checkpoint of this replica includes;
 	// an open MR is always provisional (30k §5).
-	Finality Finality `json:"finality"`
+	Finality replica.Finality `json:"finality"`
 	// Evaluations are the determinations re-evaluated with this replica's
 	// checkpoint times: the elapsed notice and the deadline, advisory on an
 	// eventual node (30k §7).
@@ -80,215 +39,130 @@ type MR struct {
 // the checkpoint time of the checkpoint that first included it, with the
 // notice counted from the checkpoint that first included the MR's open.
 type Evaluation struct {
-	Tx            dag.ID       `json:"tx"`
-	At            *time.Time   `json:"checkpoint_time"`
-	OpenedAt      *time.Time   `json:"opened_checkpoint_time"`
-	Result        rules.Result `json:"result"`
-	Finality      Finality     `json:"finality"`
-	Authoritative bool         `json:"authoritative"` // always false (D45)
+	Tx            dag.ID           `json:"tx"`
+	At            *time.Time       `json:"checkpoint_time"`
+	OpenedAt      *time.Time       `json:"opened_checkpoint_time"`
+	Result        rules.Result     `json:"result"`
+	Finality      replica.Finality `json:"finality"`
+	Authoritative bool             `json:"authoritative"` // always false (D45)
 }
 
 // MRs lists the session's MRs, sorted by id.
-func (r *Replica) MRs(ctx context.Context, spaceName string) ([]MR, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	sp, err := r.session(ctx, spaceName)
+func (r *Reader) MRs(ctx context.Context, spaceName string) ([]MR, error) {
+	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return nil, err
 	}
+	defer sp.Close()
 	var out []MR
-	for _, v := range sp.h.State().MRs {
+	for _, v := range sp.House().State().MRs {
 		out = append(out, r.mrOf(ctx, sp, v))
 	}
 	return out, nil
 }
 
 // MR returns one merge request.
-func (r *Replica) MR(ctx context.Context, spaceName string, id dag.ID) (MR, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	sp, err := r.session(ctx, spaceName)
+func (r *Reader) MR(ctx context.Context, spaceName string, id dag.ID) (MR, error) {
+	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return MR{}, err
 	}
-	v, ok := sp.h.MR(id)
+	defer sp.Close()
+	v, ok := sp.House().MR(id)
 	if !ok {
 		return MR{}, fmt.Errorf("replica: MR %s: %w", id, dag.ErrNotFound)
 	}
 	return r.mrOf(ctx, sp, v), nil
 }
 
-func (r *Replica) mrOf(ctx context.Context, sp *space, v house.MRView) MR {
-	m := MR{MRView: v, Finality: Provisional, Evaluations: []Evaluation{}, Advisories: []Advisory{}}
+func (r *Reader) mrOf(ctx context.Context, sp *replica.Session, v house.MRView) MR {
+	m := MR{MRView: v, Finality: replica.Provisional, Evaluations: []Evaluation{}, Advisories: []Advisory{}}
 	var opened *time.Time
 	for _, tx := range v.OpenedBy {
-		if c, ok := sp.checkpointOf(r.position(ctx, tx)); ok && (opened == nil || c.TS.Before(*opened)) {
+		if c, ok := sp.CheckpointOf(ctx, tx); ok && (opened == nil || c.TS.Before(*opened)) {
 			t := c.TS
 			opened = &t
 		}
 	}
 	m.Advisories = advisories(v, opened)
 	for _, d := range v.Determinations {
-		e := Evaluation{Tx: d.Tx, OpenedAt: opened, Finality: Provisional}
+		e := Evaluation{Tx: d.Tx, OpenedAt: opened, Finality: replica.Provisional}
 		ctxR := rules.Context{}
-		if c, ok := sp.checkpointOf(r.position(ctx, d.Tx)); ok {
+		if c, ok := sp.CheckpointOf(ctx, d.Tx); ok {
 			t := c.TS
-			e.At, e.Finality, ctxR.At = &t, FinalAdvisory, t
+			e.At, e.Finality, ctxR.At = &t, replica.FinalAdvisory, t
 		}
 		if opened != nil {
 			ctxR.NoticeStart = *opened
 		}
-		ctxR.NoticeStart = r.fiscalNoticeStart(ctx, sp, v.ID, ctxR.NoticeStart) // D53 (parts.go)
-		e.Result, _ = sp.h.Evaluate(d.Tx, ctxR)
+		ctxR.NoticeStart = r.fiscalNoticeStart(ctx, sp, v.ID, ctxR.NoticeStart) // D53 (estimates.go)
+		e.Result, _ = sp.House().Evaluate(d.Tx, ctxR)
 		m.Evaluations = append(m.Evaluations, e)
-		if d.Executed && e.Finality == FinalAdvisory && v.Status != house.StatusOpen {
-			m.Finality = FinalAdvisory
+		if d.Executed && e.Finality == replica.FinalAdvisory && v.Status != house.StatusOpen {
+			m.Finality = replica.FinalAdvisory
 		}
 	}
 	return m
 }
 
-// Tally is the live tally of an MR under its rule, with both shares and the
-// rule's share (D50). A live tally is always provisional (30k §5).
+// Tally is an MR's tally under its rule, with both shares and the rule's
+// share (D50), and its finality, the same in Go and over HTTP (GET
+// /merge-requests/{id}/tally): while the MR is open, or its outcome rests
+// on nothing this node has checkpointed, the live tally, provisional (30k
+// §5); once its outcome is decided by an executed determination that one
+// of this node's checkpoints includes, the tally it was decided on,
+// final_advisory.
 type Tally struct {
-	MR       dag.ID       `json:"mr"`
-	Result   rules.Result `json:"result"`
-	Finality Finality     `json:"finality"`
+	MR       dag.ID           `json:"mr"`
+	Result   rules.Result     `json:"result"`
+	Finality replica.Finality `json:"finality"`
 }
 
-// Tally returns an MR's live tally in O(1): the poll is folded as ballots
-// arrive.
-func (r *Replica) Tally(ctx context.Context, spaceName string, mr dag.ID) (Tally, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	sp, err := r.session(ctx, spaceName)
+// Tally returns an MR's tally: the live one in O(1) while the MR is open
+// (the poll is folded as ballots arrive); once it is decided, the
+// determinations are evaluated again (O(their ballots)) to find the one
+// that makes it final_advisory.
+func (r *Reader) Tally(ctx context.Context, spaceName string, mr dag.ID) (Tally, error) {
+	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return Tally{}, err
 	}
-	res, ok := sp.h.Tally(mr, rules.Context{})
+	defer sp.Close()
+	res, ok := sp.House().Tally(mr, rules.Context{})
 	if !ok {
 		return Tally{}, fmt.Errorf("replica: MR %s: %w", mr, dag.ErrNotFound)
 	}
-	return Tally{MR: mr, Result: res, Finality: Provisional}, nil
-}
-
-// Group returns one group as derived.
-func (r *Replica) Group(ctx context.Context, spaceName, id string) (house.GroupView, error) {
-	st, _, err := r.State(ctx, spaceName)
-	if err != nil {
-		return house.GroupView{}, err
-	}
-	for _, g := range st.Groups {
-		if g.ID == id {
-			return g, nil
+	t := Tally{MR: mr, Result: res, Finality: replica.Provisional}
+	if v, ok := sp.House().MR(mr); ok && v.Status != house.StatusOpen {
+		if m := r.mrOf(ctx, sp, v); m.Finality == replica.FinalAdvisory {
+			for _, e := range m.Evaluations {
+				if e.Finality == replica.FinalAdvisory {
+					t.Result, t.Finality = e.Result, replica.FinalAdvisory
+				}
+			}
 		}
 	}
-	return house.GroupView{}, fmt.Errorf("replica: group %q: %w", id, dag.ErrNotFound)
-}
-
-// Branch returns one branch as derived.
-func (r *Replica) Branch(ctx context.Context, spaceName, name string) (house.BranchView, error) {
-	st, _, err := r.State(ctx, spaceName)
-	if err != nil {
-		return house.BranchView{}, err
-	}
-	for _, b := range st.Branches {
-		if b.Name == name {
-			return b, nil
-		}
-	}
-	return house.BranchView{}, fmt.Errorf("replica: branch %q: %w", name, dag.ErrNotFound)
+	return t, nil
 }
 
 // Law is the root text as it stands at the root branch's head.
 type Law struct {
-	Head     dag.ID   `json:"head"`
-	Snapshot dag.ID   `json:"snapshot"`
-	Finality Finality `json:"finality"`
+	Head     dag.ID           `json:"head"`
+	Snapshot dag.ID           `json:"snapshot"`
+	Finality replica.Finality `json:"finality"`
 }
 
 // Law returns the root branch's head and snapshot: the text as merged,
 // whatever the effective dates (LawAt applies those).
-func (r *Replica) Law(ctx context.Context, spaceName string) (Law, error) {
-	b, err := r.Branch(ctx, spaceName, house.RootBranch)
+func (r *Reader) Law(ctx context.Context, spaceName string) (Law, error) {
+	b, err := r.rep.Branch(ctx, spaceName, house.RootBranch)
 	if err != nil {
 		return Law{}, err
 	}
 	if len(b.Heads) != 1 || b.Snapshot == nil {
 		return Law{}, fmt.Errorf("replica: the root branch has %d heads", len(b.Heads))
 	}
-	return Law{Head: b.Heads[0], Snapshot: *b.Snapshot, Finality: Provisional}, nil
-}
-
-// Quarantine returns the refused entries of a space that the quarantine's
-// bounded record still holds, sorted by id. Nothing refused is stored:
-// the record is kept in memory, per source, oldest forgotten first.
-func (r *Replica) Quarantine(spaceName string) []house.Rejection {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.quar.rejections(spaceName)
-}
-
-// Refusals returns up to limit records of the quarantine for space (""
-// for every space) with Seq after after, oldest first, and whether more
-// follow: the quarantine's pages.
-func (r *Replica) Refusals(space string, after uint64, limit int) ([]Refusal, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.quar.page(space, after, limit)
-}
-
-// Refused returns the quarantine's record of id, if it holds one.
-func (r *Replica) Refused(id dag.ID) (Refusal, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	q, ok := r.quar.get(id)
-	if !ok {
-		return Refusal{}, false
-	}
-	return *q, true
-}
-
-// MissingFrom returns the parents, neither held nor refused, of the
-// pending entries of space that source sent (dag.WithSource): what to
-// ask that source for. Entries other sources sent are not its to
-// produce, so a flood from one peer never makes a pull from another ask
-// for more.
-func (r *Replica) MissingFrom(ctx context.Context, space, source string) ([]dag.ID, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.wait.missingFrom(ctx, r.store, r.quar, space, source)
-}
-
-// PendingStats returns the counters of the entries waiting for parents.
-func (r *Replica) PendingStats() PendingStats {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.wait.stats()
-}
-
-// QuarantineStats returns the quarantine's counters (a metric).
-func (r *Replica) QuarantineStats() QuarantineStats {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.quar.stats()
-}
-
-// Pending returns the entries of a space waiting for parents or for
-// objects, sorted: the store's pending entries, which survive a restart.
-func (r *Replica) Pending(ctx context.Context, spaceName string) ([]dag.ID, error) {
-	return r.store.Pending(ctx, spaceName)
-}
-
-// Heads returns the causal frontier of a space (GET /heads).
-func (r *Replica) Heads(ctx context.Context, spaceName string) ([]dag.ID, error) {
-	return r.store.Heads(ctx, spaceName)
-}
-
-// Log returns up to limit accepted entries of a space in this replica's
-// log order after position after (GET /log).
-func (r *Replica) Log(ctx context.Context, spaceName string, after uint64, limit int) ([]dag.ID, error) {
-	return r.store.Log(ctx, spaceName, after, limit)
+	return Law{Head: b.Heads[0], Snapshot: *b.Snapshot, Finality: replica.Provisional}, nil
 }
 
 // FarFuture is the effective date given to an on_merge merge whose
@@ -299,8 +173,8 @@ var FarFuture = statute.MustDate("9999-12-31")
 // LawInForce is the root text in force on a date (30k §6 item 7, D43).
 type LawInForce struct {
 	*statute.InForce
-	Date     statute.Date `json:"date"`
-	Finality Finality     `json:"finality"`
+	Date     statute.Date     `json:"date"`
+	Finality replica.Finality `json:"finality"`
 }
 
 // LawAt returns the law in force on date d, in jurisdiction (or "" for the
@@ -314,24 +188,23 @@ type LawInForce struct {
 // provisional. With no merge in force, Head is the genesis change. The
 // tree returned is hashed: it may be read concurrently,
 // never edited.
-func (r *Replica) LawAt(ctx context.Context, spaceName string, d statute.Date, jurisdiction string) (*LawInForce, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	sp, err := r.session(ctx, spaceName)
+func (r *Reader) LawAt(ctx context.Context, spaceName string, d statute.Date, jurisdiction string) (*LawInForce, error) {
+	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return nil, err
 	}
-	seed, ok := sp.h.Tree(sp.h.Genesis())
+	defer sp.Close()
+	seed, ok := sp.House().Tree(sp.House().Genesis())
 	if !ok {
 		return nil, fmt.Errorf("replica: %s has no seed snapshot", spaceName)
 	}
-	law := statute.NewLaw(seed, sp.h.Jurisdictions())
-	merges := sp.h.RootMerges()
+	law := statute.NewLaw(seed, sp.House().Jurisdictions())
+	merges := sp.House().RootMerges()
 	checkpointed := make([]bool, len(merges))
 	for i, m := range merges {
-		before, _ := sp.h.Tree(m.Before)
-		after, _ := sp.h.Tree(m.Change)
-		c, inCP := sp.checkpointOf(r.position(ctx, m.Determination))
+		before, _ := sp.House().Tree(m.Before)
+		after, _ := sp.House().Tree(m.Change)
+		c, inCP := sp.CheckpointOf(ctx, m.Determination)
 		checkpointed[i] = inCP
 		eff := FarFuture
 		switch {
@@ -344,22 +217,22 @@ func (r *Replica) LawAt(ctx context.Context, spaceName string, d statute.Date, j
 			return nil, err
 		}
 	}
-	in, err := law.At(d, jurisdiction, sp.h.OptIns(), sp.h) // D73 choices (house parts.go)
+	in, err := law.At(d, jurisdiction, sp.House().OptIns(), sp.House()) // D73 choices (house opinion_members.go)
 	if err != nil {
 		return nil, err
 	}
 	if in.Merges == 0 {
-		in.Head = sp.h.Genesis() // the seed's change
+		in.Head = sp.House().Genesis() // the seed's change
 	}
 	in.Tree.Hash()
-	out := &LawInForce{InForce: in, Date: d, Finality: FinalAdvisory}
+	out := &LawInForce{InForce: in, Date: d, Finality: replica.FinalAdvisory}
 	for _, ok := range checkpointed {
 		if !ok {
-			out.Finality = Provisional
+			out.Finality = replica.Provisional
 		}
 	}
-	if jurisdiction != "" && !r.choicesCheckpointed(ctx, sp) { // D73 (parts.go)
-		out.Finality = Provisional
+	if jurisdiction != "" && !r.choicesCheckpointed(ctx, sp) { // D73 (estimates.go)
+		out.Finality = replica.Provisional
 	}
 	return out, nil
 }
@@ -418,11 +291,11 @@ type GroupTally struct {
 // attribute. A breakdown's rule share is informative only: the rule
 // decides on the whole electorate.
 type TallyBreakdown struct {
-	MR       dag.ID       `json:"mr"`
-	By       string       `json:"by"`
-	Result   rules.Result `json:"result"`
-	Groups   []GroupTally `json:"groups"`
-	Finality Finality     `json:"finality"`
+	MR       dag.ID           `json:"mr"`
+	By       string           `json:"by"`
+	Result   rules.Result     `json:"result"`
+	Groups   []GroupTally     `json:"groups"`
+	Finality replica.Finality `json:"finality"`
 }
 
 // TallyBy returns an MR's live tally broken down by attribute by (region
@@ -431,34 +304,33 @@ type TallyBreakdown struct {
 // district_attribute_invalid; a table the store does not hold wraps
 // dag.ErrNotFound. Groups follow the table's declared order, then the
 // members it does not list ("") if any. Like Tally, it is provisional.
-func (r *Replica) TallyBy(ctx context.Context, spaceName string, mr dag.ID, by string) (TallyBreakdown, error) {
+func (r *Reader) TallyBy(ctx context.Context, spaceName string, mr dag.ID, by string) (TallyBreakdown, error) {
 	if by != AttrRegion && by != AttrDensity {
 		return TallyBreakdown{}, districtErr("by=%q: tallies break down by region or density only (D72)", trunc(by))
 	}
 	// What the House holds is copied out under the lock; the table is
 	// read and the groups folded after, without holding up ingest.
 	in, table, res, err := func() (house.PollInputs, dag.ID, rules.Result, error) {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		sp, err := r.session(ctx, spaceName)
+		sp, err := r.rep.ReadSession(ctx, spaceName)
 		if err != nil {
 			return house.PollInputs{}, dag.ID{}, rules.Result{}, err
 		}
-		in, ok := sp.h.PollInputs(mr)
+		defer sp.Close()
+		in, ok := sp.House().PollInputs(mr)
 		if !ok {
 			return in, dag.ID{}, rules.Result{}, fmt.Errorf("replica: MR %s: %w", mr, dag.ErrNotFound)
 		}
-		body := sp.h.SessionBody()
+		body := sp.House().SessionBody()
 		if body == nil || !body.Districts.Valid() {
 			return in, dag.ID{}, rules.Result{}, districtErr("the session declares no district attributes: by= is only for sessions with a districts table")
 		}
-		res, _ := sp.h.Tally(mr, rules.Context{})
+		res, _ := sp.House().Tally(mr, rules.Context{})
 		return in, body.Districts, res, nil
 	}()
 	if err != nil {
 		return TallyBreakdown{}, err
 	}
-	raw, err := r.store.Object(ctx, table)
+	raw, err := r.rep.Object(ctx, table)
 	if err != nil {
 		return TallyBreakdown{}, fmt.Errorf("replica: district table %s: %w", table, err)
 	}
@@ -466,7 +338,7 @@ func (r *Replica) TallyBy(ctx context.Context, spaceName string, mr dag.ID, by s
 	if err != nil {
 		return TallyBreakdown{}, err
 	}
-	out := TallyBreakdown{MR: mr, By: by, Result: res, Finality: Provisional}
+	out := TallyBreakdown{MR: mr, By: by, Result: res, Finality: replica.Provisional}
 	members := map[string][]dag.Key{}
 	for _, k := range in.Electorate.Members() {
 		v := ""
@@ -493,4 +365,32 @@ func (r *Replica) TallyBy(ctx context.Context, spaceName string, mr dag.ID, by s
 		out.Groups = append(out.Groups, GroupTally{Value: v, Tally: p.Tally(in.Facts)})
 	}
 	return out, nil
+}
+
+// MREvidence is what an evidence extract of an MR is made of (30k D45,
+// httpapi's extract.go): the MR as this replica serves it (its
+// determinations re-evaluated over exactly their ballots), the ids of its
+// mr.open entries and the inputs of its live poll (its frozen electorate,
+// the ballots it counts with their authors, the facts it is evaluated
+// with).
+type MREvidence struct {
+	MR    MR
+	Opens []dag.ID
+	Poll  house.PollInputs
+}
+
+// MREvidence returns the evidence of MR id of the session, or an error
+// wrapping dag.ErrNotFound. It costs O(ballots of the MR).
+func (r *Reader) MREvidence(ctx context.Context, spaceName string, id dag.ID) (MREvidence, error) {
+	sp, err := r.rep.ReadSession(ctx, spaceName)
+	if err != nil {
+		return MREvidence{}, err
+	}
+	defer sp.Close()
+	v, ok := sp.House().MR(id)
+	in, okP := sp.House().PollInputs(id)
+	if !ok || !okP {
+		return MREvidence{}, fmt.Errorf("replica: MR %s: %w", id, dag.ErrNotFound)
+	}
+	return MREvidence{MR: r.mrOf(ctx, sp, v), Opens: sp.House().Opens(id), Poll: in}, nil
 }

@@ -1,9 +1,9 @@
-package httpapi
+package extract
 
-// This file is GET /extract/{mr} for an MR id (the hash of the body of
-// its first mr.open; 30k D45, "for an MR or determination, its ballots and
+// This file is the extract of a merge request (GET /extract/{mr} for an
+// MR id, the hash of the body of its first mr.open; 30k D45, "for an MR or determination, its ballots and
 // open/determine transactions"): the evidence a stranger needs to check
-// the MR's outcome with the network off, and VerifyMRExtract, which checks
+// the MR's outcome with the network off, and VerifyMR, which checks
 // it (witan verify-extract FILE).
 //
 // An MR extract is the canonical JSON (JCS) of
@@ -31,7 +31,7 @@ package httpapi
 // electorate is the MR's frozen electorate, whose snapshot hash
 // (sha256 of its JCS, sorted) is the mr.open's electorate.snapshot; under
 // designated_approvers it is the approvers group instead (§7's n), the
-// members every carried group entry names (approversElectorate).
+// members every carried group entry names (MR.ApproversElectorate).
 // determinations state, for each mr.determine entry in order, the tally
 // and if_closed outcome this node derived over exactly its listed ballots;
 // tally states the tally over every ballot entry (always provisional: a
@@ -40,7 +40,7 @@ package httpapi
 // findings (they need the statute text, which the extract does not carry:
 // not checked offline).
 //
-// VerifyMRExtract re-checks everything from the file alone: canonical form
+// VerifyMR re-checks everything from the file alone: canonical form
 // (so one byte changed anywhere fails), the checkpoint and cosignatures as
 // for one entry, every envelope's id, signature, session, type (mr.open of
 // exactly the object, ballot.cast or mr.determine naming the MR) and
@@ -57,318 +57,80 @@ package httpapi
 // carried group writes), and MRs with a ballot
 // counted for a member that the carried key.rotate entries do not map its
 // signer to: their tallies cannot be recomputed from the extract alone. At most
-// Options.MaxExtractEntries entries (422 witan:extract_too_large).
+// httpapi.Options.MaxExtractEntries entries (422 witan:extract_too_large).
 
 import (
-	"bufio"
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/witan-dev/witan/dag"
-	"github.com/witan-dev/witan/replica"
+	"github.com/witan-dev/witan/replica/checkpoint"
 	"github.com/witan-dev/witan/replica/house"
 	"github.com/witan-dev/witan/rules"
 )
 
-// MaxExtractEntries bounds the entries of an MR extract by default
-// (Options.MaxExtractEntries). An entry is 1.7 KB at a log of 11,000
-// entries (BenchmarkMRExtractS11) and about 2.3 KB at S11's ~3.3M (an
-// inclusion path of ~22 hashes), so the bound is about 90 MB; S11's
-// largest MR (11,000 members, each superseding a ballot once) needs
-// ~22,000 entries, ~50 MB.
-const MaxExtractEntries = 40000
-
-// HeaderPendingEntries is the response header of an MR extract that
-// counts the MR's entries this node holds beyond the extract's checkpoint.
-const HeaderPendingEntries = "Witan-Pending-Entries"
-
-// CodeExtractTooLarge: the MR has more entries than MaxExtractEntries.
-const CodeExtractTooLarge dag.Code = "witan:extract_too_large"
-
-// ExtractEntry is one log entry of an MR extract with its inclusion proof.
-type ExtractEntry struct {
-	Inclusion ExtractInclusion `json:"inclusion"`
-	Object    json.RawMessage  `json:"object"`
-	Tx        dag.ID           `json:"tx"`
+// LogEntry is one log entry of an MR extract with its inclusion proof.
+type LogEntry struct {
+	Inclusion Inclusion       `json:"inclusion"`
+	Object    json.RawMessage `json:"object"`
+	Tx        dag.ID          `json:"tx"`
 }
 
-// ExtractDetermination is what the node derived for one mr.determine of
+// Determination is what the node derived for one mr.determine of
 // the extract: its signed outcome, and the tally and if_closed outcome of
 // exactly its listed ballots.
-type ExtractDetermination struct {
+type Determination struct {
 	IfClosed rules.Outcome `json:"if_closed"`
 	Outcome  rules.Outcome `json:"outcome"`
 	Tally    rules.Tally   `json:"tally"`
 	Tx       dag.ID        `json:"tx"`
 }
 
-// ExtractFacts are the facts an MR is evaluated with (rules.Facts).
-type ExtractFacts struct {
+// Facts are the facts an MR is evaluated with (rules.Facts).
+type Facts struct {
 	Emergency       bool `json:"emergency"`
 	Reverts         bool `json:"reverts"`
 	StructureFailed bool `json:"structure_failed"`
 }
 
-// ExtractTally is the tally over every ballot of an MR extract.
-type ExtractTally struct {
-	Finality replica.Finality `json:"finality"` // always provisional
-	IfClosed rules.Outcome    `json:"if_closed"`
-	Tally    rules.Tally      `json:"tally"`
+// Tally is the tally over every ballot of an MR extract.
+type Tally struct {
+	Finality checkpoint.Finality `json:"finality"` // always provisional
+	IfClosed rules.Outcome       `json:"if_closed"`
+	Tally    rules.Tally         `json:"tally"`
 }
 
-// MRExtract is GET /extract/{mr}'s answer for an MR id.
-type MRExtract struct {
-	Authoritative  bool                   `json:"authoritative"`
-	Checkpoint     json.RawMessage        `json:"checkpoint"`
-	Cosigned       []replica.Cosignature  `json:"cosigned"`
-	Determinations []ExtractDetermination `json:"determinations"`
-	Electorate     []dag.Key              `json:"electorate"`
-	Entries        []ExtractEntry         `json:"entries"`
-	Facts          ExtractFacts           `json:"facts"`
-	Finality       replica.Finality       `json:"finality"`
-	Kind           string                 `json:"kind"` // "mr"
-	MR             dag.ID                 `json:"mr"`
-	Object         json.RawMessage        `json:"object"`
-	Session        string                 `json:"session"`
-	Simulation     bool                   `json:"simulation"`
-	Supporting     []json.RawMessage      `json:"supporting"`
-	Tally          ExtractTally           `json:"tally"`
+// MR is GET /extract/{mr}'s answer for an MR id.
+type MR struct {
+	Authoritative  bool                     `json:"authoritative"`
+	Checkpoint     json.RawMessage          `json:"checkpoint"`
+	Cosigned       []checkpoint.Cosignature `json:"cosigned"`
+	Determinations []Determination          `json:"determinations"`
+	Electorate     []dag.Key                `json:"electorate"`
+	Entries        []LogEntry               `json:"entries"`
+	Facts          Facts                    `json:"facts"`
+	Finality       checkpoint.Finality      `json:"finality"`
+	Kind           string                   `json:"kind"` // "mr"
+	MR             dag.ID                   `json:"mr"`
+	Object         json.RawMessage          `json:"object"`
+	Session        string                   `json:"session"`
+	Simulation     bool                     `json:"simulation"`
+	Supporting     []json.RawMessage        `json:"supporting"`
+	Tally          Tally                    `json:"tally"`
 }
 
-// IsMRExtract reports whether b looks like an MR extract (kind "mr"),
-// which VerifyMRExtract checks; anything else goes to VerifyExtract.
-func IsMRExtract(b []byte) bool {
+// IsMR reports whether b looks like an MR extract (kind "mr"),
+// which VerifyMR checks; anything else goes to Verify.
+func IsMR(b []byte) bool {
 	var k struct {
 		Kind string `json:"kind"`
 	}
 	return json.Unmarshal(b, &k) == nil && k.Kind == "mr"
-}
-
-func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string, id dag.ID) error {
-	ctx := r.Context()
-	ev, err := s.rep.MREvidence(ctx, space, id)
-	if err != nil {
-		return err
-	}
-	unsupported := func(format string, args ...any) error {
-		return problemf(CodeNotImplemented, "MR %s: "+format+": its tally cannot be recomputed from an extract alone", append([]any{id}, args...)...)
-	}
-	approvers, isApprovers := ev.Poll.Rule.Approvers()
-	cps := s.rep.Checkpoints(space)
-	if len(cps) == 0 || len(ev.Opens) == 0 {
-		return problemf(CodeNotFound, "MR %s is not in a checkpoint of this node yet", id)
-	}
-	cp := cps[len(cps)-1]
-	var rotations []house.RotationView // D62: loaded when a ballot needs one
-	rotationsLoaded := false
-
-	// The entries: opens, counted and listed ballots, determinations.
-	authors := map[dag.ID]dag.Key{} // ballot → the member the node counts it for
-	txs := slices.Clone(ev.Opens)
-	if isApprovers { // the group writes that pin the approvers (D45)
-		txs = append(txs, ev.Poll.ApproverWrites...)
-	}
-	for _, b := range ev.Poll.Ballots {
-		authors[b.Tx] = b.Author
-		txs = append(txs, b.Tx)
-	}
-	dets := map[dag.ID]house.DeterminationView{}
-	for _, d := range ev.MR.Determinations {
-		dets[d.Tx] = d
-		txs = append(txs, d.Tx)
-	}
-	x := MRExtract{Checkpoint: mustJSON(cp), Cosigned: s.rep.Cosignatures(cp), Determinations: []ExtractDetermination{},
-		Facts: ExtractFacts{Emergency: ev.Poll.Facts.Emergency, Reverts: ev.Poll.Facts.Reverts, StructureFailed: ev.Poll.Facts.StructureFailed},
-		Kind:  "mr", MR: id, Session: space, Simulation: s.labels(ctx, space).Simulation, Supporting: []json.RawMessage{},
-		Entries: []ExtractEntry{}, Finality: ev.MR.Finality}
-	pending := 0
-	seen := map[dag.ID]bool{}
-	envs := map[dag.ID]*dag.Envelope{}
-	var attach [][]byte
-	// The proofs in one batch (one lock, one root); a ballot a
-	// determination lists that is not among them is proved on its own.
-	slices.SortFunc(txs, dag.ID.Compare)
-	txs = slices.Compact(txs)
-	if len(txs) > s.o.MaxExtractEntries {
-		return problemf(CodeExtractTooLarge, "MR %s has more than %d entries: too large for one extract", id, s.o.MaxExtractEntries)
-	}
-	batch, inCp, err := s.rep.InclusionProofs(ctx, space, txs, cp.Size)
-	if err != nil {
-		return err
-	}
-	proved := make(map[dag.ID]replica.InclusionProof, len(txs))
-	for i, tx := range txs {
-		if inCp[i] {
-			proved[tx] = batch[i]
-		}
-	}
-	for i := 0; i < len(txs); i++ {
-		tx := txs[i]
-		if seen[tx] {
-			continue
-		}
-		seen[tx] = true
-		if len(seen) > s.o.MaxExtractEntries {
-			return problemf(CodeExtractTooLarge, "MR %s has more than %d entries: too large for one extract", id, s.o.MaxExtractEntries)
-		}
-		p, ok := proved[tx]
-		if !ok {
-			if i < len(batch) { // in the batch, and not in the checkpoint
-				pending++
-				continue
-			}
-			if p, err = s.rep.InclusionProof(ctx, space, tx, cp.Size); err != nil {
-				pending++ // not in the checkpoint (yet)
-				continue
-			}
-		}
-		e, err := s.n.Get(ctx, tx)
-		if err != nil {
-			return err
-		}
-		env, _, _, err := dag.DecodeEnvelope(e.Data)
-		if err != nil {
-			return err
-		}
-		envs[tx] = env
-		x.Entries = append(x.Entries, ExtractEntry{Inclusion: ExtractInclusion{LeafIndex: p.LeafIndex, TreeSize: p.TreeSize, InclusionPath: p.InclusionPath},
-			Object: e.Data, Tx: tx})
-		switch env.Type {
-		case dag.TxMROpen, dag.TxGroupUpdate: // its objects; a group update's group object
-			if env.Type == dag.TxMROpen && x.Object == nil {
-				x.Object = env.Body
-			}
-			att, err := s.n.Attachments(ctx, e)
-			if err != nil {
-				return err
-			}
-			attach = append(attach, att...)
-		case dag.TxMRDetermine:
-			d, err := house.DecodeDetermination(env.Body)
-			if err != nil {
-				return err
-			}
-			txs = append(txs, d.Ballots...) // listed ballots, in its causal past
-		case dag.TxBallotCast: // counted for another member: the rotations to it (D62)
-			member, ok := authors[tx]
-			if !ok || member == env.Author {
-				break
-			}
-			if !rotationsLoaded {
-				st, _, err := s.rep.State(ctx, space)
-				if err != nil {
-					return err
-				}
-				rotations, rotationsLoaded = st.Rotations, true
-			}
-			for k, n := env.Author, 0; k != member && n <= len(rotations); n++ {
-				i := slices.IndexFunc(rotations, func(r house.RotationView) bool { return r.New == k })
-				if i < 0 {
-					break // not reached: refused below
-				}
-				txs, k = append(txs, rotations[i].Tx), rotations[i].Member
-			}
-		}
-	}
-	slices.SortFunc(x.Entries, func(a, b ExtractEntry) int { return cmp.Compare(a.Inclusion.LeafIndex, b.Inclusion.LeafIndex) })
-	// The newest checkpoint that witnesses co-signed (largest first), when
-	// it holds every entry the newest one does, so that -witness can be
-	// required; none further down the list can hold them all if it does not.
-	if n, cs := len(x.Entries), s.rep.CosignedCheckpoints(space); n > 0 && len(cs) > 0 {
-		c := cs[0]
-		newest := c.Size == cp.Size && c.Root == cp.Root && c.TS.Equal(cp.TS) // co-signed itself
-		if !newest && c.Size > x.Entries[n-1].Inclusion.LeafIndex {
-			etx := make([]dag.ID, n)
-			for i, e := range x.Entries {
-				etx[i] = e.Tx
-			}
-			ps, in, err := s.rep.InclusionProofs(ctx, space, etx, c.Size)
-			if err != nil {
-				return err
-			}
-			for i, e := range x.Entries {
-				if !in[i] {
-					return fmt.Errorf("httpapi: %s is not in checkpoint %d", e.Tx, c.Size)
-				}
-				p := ps[i]
-				x.Entries[i].Inclusion = ExtractInclusion{LeafIndex: p.LeafIndex, TreeSize: p.TreeSize, InclusionPath: p.InclusionPath}
-			}
-			cp = c
-			x.Checkpoint, x.Cosigned = mustJSON(cp), s.rep.Cosignatures(cp)
-		}
-	}
-	if x.Object == nil {
-		return problemf(CodeNotFound, "MR %s: no mr.open of it is in a checkpoint of this node yet", id)
-	}
-	slices.SortFunc(attach, func(a, b []byte) int { return dag.Sum(a).Compare(dag.Sum(b)) })
-	attach = slices.CompactFunc(attach, func(a, b []byte) bool { return bytes.Equal(a, b) })
-	for _, a := range attach {
-		wire, err := AttachmentWire(a)
-		if err != nil {
-			return err
-		}
-		x.Supporting = append(x.Supporting, wire)
-	}
-	body, err := house.DecodeMR(x.Object)
-	if err != nil {
-		return err
-	}
-	x.Electorate = ev.Poll.Electorate.Members() // a copy, sorted by string form
-	if isApprovers {
-		gid, err := house.ParseGroupRef(approvers.Group)
-		if err != nil {
-			return err
-		}
-		pinned, err := approversElectorate(&x, gid)
-		if err != nil {
-			return err
-		}
-		if !slices.Equal(pinned, x.Electorate) {
-			return unsupported("its approvers are not what the group writes it carries define")
-		}
-	} else if ev.Poll.Electorate.Snapshot() != body.Snapshot {
-		return unsupported("its electorate narrowed under concurrent opens")
-	}
-	mem := newMembers(&x)
-	// The determinations as the node derived them; the tally over every
-	// ballot entry as a stranger will compute it. Then the whole is
-	// checked as VerifyMRExtract will, so that what is served verifies.
-	for _, en := range x.Entries {
-		env := envs[en.Tx]
-		switch env.Type {
-		case dag.TxBallotCast:
-			if a, ok := authors[en.Tx]; ok {
-				if m := mem.of(env.Author, en.Inclusion.LeafIndex); m != a {
-					return unsupported("ballot %s is counted for %s but signed by %s, which the extract's key rotations do not map to it (a rotated key)", en.Tx, a, env.Author)
-				}
-			}
-		case dag.TxMRDetermine:
-			dv := dets[en.Tx]
-			x.Determinations = append(x.Determinations, ExtractDetermination{IfClosed: dv.Evaluation.IfClosed, Outcome: dv.Outcome, Tally: dv.Evaluation.Tally, Tx: en.Tx})
-		}
-	}
-	all, _, _, err := extractBallots(&x)
-	if err != nil {
-		return err
-	}
-	if x.Tally, err = liveTally(&x, body, all); err != nil {
-		return err
-	}
-	if err := recomputeDeterminations(&x, body); err != nil {
-		return unsupported("%v", err)
-	}
-	// What is beyond the checkpoint cannot be checked offline, so it is
-	// not in the extract (every byte of which is checked); a header says
-	// how much there is.
-	w.Header().Set(HeaderPendingEntries, strconv.Itoa(pending))
-	return writeMRExtract(w, &x)
 }
 
 func sortedKeys(ks []dag.Key) []dag.Key {
@@ -377,52 +139,10 @@ func sortedKeys(ks []dag.Key) []dag.Key {
 	return out
 }
 
-// writeMRExtract writes x's canonical JSON member by member (the members
-// of MRExtract in code-point order, as JCS sorts them), each entry
-// canonicalised on its own, so that a large MR is never held as one
-// buffer.
-func writeMRExtract(w http.ResponseWriter, x *MRExtract) error {
-	w.Header().Set("Content-Type", "application/json")
-	bw := bufio.NewWriterSize(w, 64<<10)
-	members := []struct {
-		key string
-		val any
-	}{{"authoritative", x.Authoritative}, {"checkpoint", x.Checkpoint}, {"cosigned", x.Cosigned}, {"determinations", x.Determinations},
-		{"electorate", x.Electorate}, {"entries", nil}, {"facts", x.Facts}, {"finality", x.Finality}, {"kind", x.Kind}, {"mr", x.MR},
-		{"object", x.Object}, {"session", x.Session}, {"simulation", x.Simulation}, {"supporting", x.Supporting}, {"tally", x.Tally}}
-	bw.WriteByte('{')
-	for i, m := range members {
-		if i > 0 {
-			bw.WriteByte(',')
-		}
-		bw.WriteString(`"` + m.key + `":`)
-		if m.key == "entries" {
-			bw.WriteByte('[')
-			var buf []byte
-			for j, e := range x.Entries {
-				if j > 0 {
-					bw.WriteByte(',')
-				}
-				buf = appendEntry(buf[:0], e)
-				bw.Write(buf)
-			}
-			bw.WriteByte(']')
-			continue
-		}
-		b, err := dag.Marshal(m.val)
-		if err != nil {
-			return err
-		}
-		bw.Write(b)
-	}
-	bw.WriteByte('}')
-	return bw.Flush()
-}
-
 // extractBallots decodes x's ballot.cast entries, each counted for its
 // envelope's signer, and its mr.determine entries.
-func extractBallots(x *MRExtract) (all []rules.Ballot, determines []*house.Determination, detTx []dag.ID, err error) {
-	mem := newMembers(x)
+func extractBallots(x *MR) (all []rules.Ballot, determines []*house.Determination, detTx []dag.ID, err error) {
+	mem := NewMembers(x)
 	for _, en := range x.Entries {
 		env, _, _, err := dag.DecodeEnvelope(en.Object)
 		if err != nil {
@@ -437,7 +157,7 @@ func extractBallots(x *MRExtract) (all []rules.Ballot, determines []*house.Deter
 			if bb.MR != x.MR {
 				return nil, nil, nil, fmt.Errorf("ballot %s is on MR %s, not %s", en.Tx, bb.MR, x.MR)
 			}
-			all = append(all, rules.Ballot{Tx: en.Tx, Author: mem.of(env.Author, en.Inclusion.LeafIndex), BallotBody: bb})
+			all = append(all, rules.Ballot{Tx: en.Tx, Author: mem.Of(env.Author, en.Inclusion.LeafIndex), BallotBody: bb})
 		case dag.TxMRDetermine:
 			d, err := house.DecodeDetermination(env.Body)
 			if err != nil {
@@ -452,24 +172,36 @@ func extractBallots(x *MRExtract) (all []rules.Ballot, determines []*house.Deter
 	return all, determines, detTx, nil
 }
 
-func (x *MRExtract) rulesContext() rules.Context {
+func (x *MR) rulesContext() rules.Context {
 	return rules.Context{Facts: rules.Facts{Emergency: x.Facts.Emergency, Reverts: x.Facts.Reverts, StructureFailed: x.Facts.StructureFailed}}
 }
 
-// liveTally is the tally over all, every ballot of x (extractBallots).
-func liveTally(x *MRExtract, body *house.MR, all []rules.Ballot) (ExtractTally, error) {
-	res, err := rules.Evaluate(body.Rule, x.Electorate, x.MR, all, x.rulesContext())
+// SetTally states x's live tally: rules.Evaluate over every ballot entry
+// of x, as a stranger computes it (the node serving x calls it; Recompute
+// checks it).
+func (x *MR) SetTally(body *house.MR) error {
+	all, _, _, err := extractBallots(x)
 	if err != nil {
-		return ExtractTally{}, err
+		return err
 	}
-	return ExtractTally{Finality: replica.Provisional, IfClosed: res.IfClosed, Tally: res.Tally}, nil
+	x.Tally, err = liveTally(x, body, all)
+	return err
 }
 
-// appendEntry appends e's canonical JSON: its members in code-point order,
+// liveTally is the tally over all, every ballot of x (extractBallots).
+func liveTally(x *MR, body *house.MR, all []rules.Ballot) (Tally, error) {
+	res, err := rules.Evaluate(body.Rule, x.Electorate, x.MR, all, x.rulesContext())
+	if err != nil {
+		return Tally{}, err
+	}
+	return Tally{Finality: checkpoint.Provisional, IfClosed: res.IfClosed, Tally: res.Tally}, nil
+}
+
+// AppendEntry appends e's canonical JSON: its members in code-point order,
 // the envelope already canonical, every other string an ASCII id or
 // number that JCS leaves as it is — so no JCS pass per entry (at S11
 // scale that pass was half the cost of serving).
-func appendEntry(b []byte, e ExtractEntry) []byte {
+func AppendEntry(b []byte, e LogEntry) []byte {
 	b = append(b, `{"inclusion":{"inclusion_path":[`...)
 	for i, h := range e.Inclusion.InclusionPath {
 		if i > 0 {
@@ -490,10 +222,10 @@ func appendEntry(b []byte, e ExtractEntry) []byte {
 	return append(b, `"}`...)
 }
 
-// recomputeDeterminations checks every stated determination of x against
+// Recompute checks every stated determination of x against
 // rules.Evaluate over exactly its listed ballots as the extract holds them
 // (its entries' envelopes), and the stated live tally over all of them.
-func recomputeDeterminations(x *MRExtract, body *house.MR) error {
+func (x *MR) Recompute(body *house.MR) error {
 	all, determines, detTx, err := extractBallots(x)
 	if err != nil {
 		return err
@@ -538,25 +270,25 @@ func recomputeDeterminations(x *MRExtract, body *house.MR) error {
 			return err
 		}
 		if err := same("determination "+detTx[i].String(), x.Determinations[i],
-			ExtractDetermination{IfClosed: r.IfClosed, Outcome: d.Outcome, Tally: r.Tally, Tx: detTx[i]}); err != nil {
+			Determination{IfClosed: r.IfClosed, Outcome: d.Outcome, Tally: r.Tally, Tx: detTx[i]}); err != nil {
 			return err
 		}
 		decided = decided || (r.IfClosed == d.Outcome && d.Outcome != rules.Pending)
 	}
-	if x.Finality == replica.FinalAdvisory && !decided {
+	if x.Finality == checkpoint.FinalAdvisory && !decided {
 		return fmt.Errorf("final_advisory, but no determination in the extract is borne out by its ballots")
 	}
 	return nil
 }
 
-// VerifyMRExtract checks an MR extract offline (see the file comment). pin,
+// VerifyMR checks an MR extract offline (see the file comment). pin,
 // if valid, is the node key the checkpoint must be signed by; witnesses
 // must each have co-signed it.
-func VerifyMRExtract(b []byte, pin dag.Key, witnesses []dag.Key) (*MRExtract, replica.Checkpoint, error) {
-	fail := func(format string, args ...any) (*MRExtract, replica.Checkpoint, error) {
-		return nil, replica.Checkpoint{}, fmt.Errorf("extract: "+format, args...)
+func VerifyMR(b []byte, pin dag.Key, witnesses []dag.Key) (*MR, checkpoint.Checkpoint, error) {
+	fail := func(format string, args ...any) (*MR, checkpoint.Checkpoint, error) {
+		return nil, checkpoint.Checkpoint{}, fmt.Errorf("extract: "+format, args...)
 	}
-	var x MRExtract
+	var x MR
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&x); err != nil {
@@ -569,7 +301,7 @@ func VerifyMRExtract(b []byte, pin dag.Key, witnesses []dag.Key) (*MRExtract, re
 	if err != nil || !bytes.Equal(again, b) {
 		return fail("not in canonical form (JCS, no other member): the file was changed or is not an extract")
 	}
-	if x.Kind != "mr" || x.Authoritative || (x.Finality != replica.Provisional && x.Finality != replica.FinalAdvisory) || x.Tally.Finality != replica.Provisional {
+	if x.Kind != "mr" || x.Authoritative || (x.Finality != checkpoint.Provisional && x.Finality != checkpoint.FinalAdvisory) || x.Tally.Finality != checkpoint.Provisional {
 		return fail("kind %q, authoritative %v, finality %q, tally finality %q: not what an MR extract says", x.Kind, x.Authoritative, x.Finality, x.Tally.Finality)
 	}
 	// The MR object: its hash is the MR id.
@@ -627,7 +359,7 @@ func VerifyMRExtract(b []byte, pin dag.Key, witnesses []dag.Key) (*MRExtract, re
 		if i > 0 && en.Inclusion.LeafIndex <= x.Entries[i-1].Inclusion.LeafIndex {
 			return fail("entries are not in increasing log order without repeats")
 		}
-		p := replica.InclusionProof{Tx: en.Tx, LeafIndex: en.Inclusion.LeafIndex, TreeSize: en.Inclusion.TreeSize, InclusionPath: en.Inclusion.InclusionPath, Root: cp.Root}
+		p := checkpoint.InclusionProof{Tx: en.Tx, LeafIndex: en.Inclusion.LeafIndex, TreeSize: en.Inclusion.TreeSize, InclusionPath: en.Inclusion.InclusionPath, Root: cp.Root}
 		if p.TreeSize != cp.Size {
 			return fail("entry %d: inclusion is against size %d, the checkpoint's is %d", i, p.TreeSize, cp.Size)
 		}
@@ -677,7 +409,7 @@ func VerifyMRExtract(b []byte, pin dag.Key, witnesses []dag.Key) (*MRExtract, re
 		if err != nil {
 			return fail("the MR's approvers: %v", err)
 		}
-		pinned, err := approversElectorate(&x, gid)
+		pinned, err := x.ApproversElectorate(gid)
 		if err != nil {
 			return fail("%v", err)
 		}
@@ -685,13 +417,13 @@ func VerifyMRExtract(b []byte, pin dag.Key, witnesses []dag.Key) (*MRExtract, re
 			return fail("electorate is not the approvers group %q that its group entries define", gid)
 		}
 	}
-	if err := recomputeDeterminations(&x, body); err != nil {
+	if err := x.Recompute(body); err != nil {
 		return fail("%v", err)
 	}
 	return &x, cp, nil
 }
 
-// approversElectorate is the approvers group gid as x's group.create and
+// ApproversElectorate is the approvers group gid as x's group.create and
 // group.update entries define it: the members every one of them names
 // (house: concurrent maximal writes apply their intersection), sorted.
 // Each must be of group gid, its object in the entry (group.create) or in
@@ -701,7 +433,7 @@ func VerifyMRExtract(b []byte, pin dag.Key, witnesses []dag.Key) (*MRExtract, re
 // That they are all of the group's maximal writes in the open's causal
 // past is the node's word: a log proves what is in it, not what is not
 // (docs/deviations.md).
-func approversElectorate(x *MRExtract, gid string) ([]dag.Key, error) {
+func (x *MR) ApproversElectorate(gid string) ([]dag.Key, error) {
 	lastOpen := uint64(0)
 	for _, en := range x.Entries {
 		if env, _, _, err := dag.DecodeEnvelope(en.Object); err == nil && env.Type == dag.TxMROpen {
@@ -710,7 +442,7 @@ func approversElectorate(x *MRExtract, gid string) ([]dag.Key, error) {
 	}
 	supporting := map[dag.ID][]byte{}
 	for _, raw := range x.Supporting {
-		if obj, err := AttachmentObject(raw); err == nil {
+		if obj, err := dag.AttachmentObject(raw); err == nil {
 			supporting[dag.Sum(obj)] = obj
 		}
 	}
@@ -764,10 +496,10 @@ func approversElectorate(x *MRExtract, gid string) ([]dag.Key, error) {
 	return slices.Compact(members), nil
 }
 
-// members maps the signers of an extract's ballots to the members they
+// Members maps the signers of an extract's ballots to the members they
 // count for (§7 (a), D62): the electorate, and the extract's key.rotate
 // entries by log position.
-type members struct {
+type Members struct {
 	el   map[dag.Key]bool
 	rots []extractRotation // in log order
 }
@@ -777,8 +509,9 @@ type extractRotation struct {
 	member, new dag.Key
 }
 
-func newMembers(x *MRExtract) members {
-	m := members{el: make(map[dag.Key]bool, len(x.Electorate))}
+// NewMembers indexes x's electorate and key rotations, once per extract.
+func NewMembers(x *MR) Members {
+	m := Members{el: make(map[dag.Key]bool, len(x.Electorate))}
 	for _, k := range x.Electorate {
 		m.el[k] = true
 	}
@@ -794,13 +527,13 @@ func newMembers(x *MRExtract) members {
 	return m
 }
 
-// of is the member a ballot signed by signer at log position leaf counts
+// Of is the member a ballot signed by signer at log position leaf counts
 // for: signer itself when it is in the electorate, else the member that
 // the extract's rotations, each before the ballot in the log, rotated to
 // it (following rotations of rotated-in keys). The node counts by a
 // rotation in the ballot's causal past; the file shows a log position
 // before it (an ancestor always has one).
-func (m members) of(signer dag.Key, leaf uint64) dag.Key {
+func (m Members) Of(signer dag.Key, leaf uint64) dag.Key {
 	member := signer
 	for n := 0; !m.el[member] && n < len(m.rots); n++ {
 		i := slices.IndexFunc(m.rots, func(r extractRotation) bool { return r.new == member && r.leaf < leaf })

@@ -1,4 +1,4 @@
-package replica
+package view
 
 // This file is the roll call (30k D46, GET /export/rollcall): the
 // members-by-MRs matrix of each member's effective choice on each MR.
@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/house"
 	"github.com/witan-dev/witan/rules"
 )
@@ -20,7 +21,7 @@ type RollCall struct {
 	Members  []dag.Key
 	MRs      []dag.ID
 	Choices  [][]string
-	Finality []Finality
+	Finality []replica.Finality
 }
 
 // RollCall returns the session's roll call over every MR (sorted by id)
@@ -29,14 +30,13 @@ type RollCall struct {
 // folded into a poll of the MR's rule and electorate (rules.Poll), so
 // superseding ballots and equivocation are resolved exactly as the tally
 // resolves them.
-func (r *Replica) RollCall(ctx context.Context, spaceName string) (*RollCall, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	sp, err := r.session(ctx, spaceName)
+func (r *Reader) RollCall(ctx context.Context, spaceName string) (*RollCall, error) {
+	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return nil, err
 	}
-	rc := &RollCall{MRs: sp.h.MRs()}
+	defer sp.Close()
+	rc := &RollCall{MRs: sp.House().MRs()}
 	slices.SortFunc(rc.MRs, func(a, b dag.ID) int { return a.Compare(b) })
 	type cell struct {
 		member dag.Key
@@ -46,9 +46,9 @@ func (r *Replica) RollCall(ctx context.Context, spaceName string) (*RollCall, er
 	var cells []cell
 	seen := map[dag.Key]bool{}
 	for j, mr := range rc.MRs {
-		v, _ := sp.h.MR(mr)
+		v, _ := sp.House().MR(mr)
 		rc.Finality = append(rc.Finality, r.mrOf(ctx, sp, v).Finality)
-		in, ok := sp.h.PollInputs(mr)
+		in, ok := sp.House().PollInputs(mr)
 		if !ok {
 			continue
 		}
@@ -101,24 +101,22 @@ func (r *Replica) RollCall(ctx context.Context, spaceName string) (*RollCall, er
 
 // RootMerges returns the session's merges into the root branch in the
 // order the derived state executed them (the law's history, /history).
-func (r *Replica) RootMerges(ctx context.Context, spaceName string) ([]house.Merge, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	sp, err := r.session(ctx, spaceName)
+func (r *Reader) RootMerges(ctx context.Context, spaceName string) ([]house.Merge, error) {
+	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return nil, err
 	}
-	return sp.h.RootMerges(), nil
+	defer sp.Close()
+	return sp.House().RootMerges(), nil
 }
 
 // Merges returns the session's executed merges into every branch, in the
 // order the derived state executed them (house.House.Merges).
-func (r *Replica) Merges(ctx context.Context, spaceName string) ([]house.Merge, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	sp, err := r.session(ctx, spaceName)
+func (r *Reader) Merges(ctx context.Context, spaceName string) ([]house.Merge, error) {
+	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return nil, err
 	}
-	return sp.h.Merges(), nil
+	defer sp.Close()
+	return sp.House().Merges(), nil
 }

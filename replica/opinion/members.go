@@ -1,8 +1,8 @@
 package opinion
 
-// This file attaches the opinion members of issue 18's second half
-// (estimates D53/D69/D75, feasibility D70, attestations D76, translations
-// D63, jurisdiction choices D73) to a decoded opinion. Each member is
+// This file attaches the opinion members beyond the opinion layer's first
+// part (estimates D53/D69/D75, feasibility D70, attestations D76,
+// translations D63, jurisdiction choices D73) to a decoded opinion. Each member is
 // decoded strictly in its own file; the other members of §8 that this
 // node does not serve are still refused schema (CheckAuthor).
 

@@ -1,4 +1,4 @@
-package replica
+package view
 
 // This file serves the session's Change DAG as the House recorded it —
 // changes, their snapshots, and a merge MR's review (the patch derived at
@@ -13,6 +13,7 @@ import (
 	"fmt"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/house"
 	"github.com/witan-dev/witan/replica/statute"
 	"github.com/witan-dev/witan/rules"
@@ -29,14 +30,13 @@ var ErrGovernanceMR = errors.New("replica: a governance MR has no text review")
 // executed on, which may have moved since the MR opened, and the source
 // head). The change is shared with the derived state: do not modify it.
 // An unknown change wraps dag.ErrNotFound.
-func (r *Replica) Change(ctx context.Context, spaceName string, id dag.ID) (*statute.Change, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	sp, err := r.session(ctx, spaceName)
+func (r *Reader) Change(ctx context.Context, spaceName string, id dag.ID) (*statute.Change, error) {
+	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return nil, err
 	}
-	c, ok := sp.h.Change(id)
+	defer sp.Close()
+	c, ok := sp.House().Change(id)
 	if !ok {
 		return nil, fmt.Errorf("replica: change %s: %w", id, dag.ErrNotFound)
 	}
@@ -47,14 +47,13 @@ func (r *Replica) Change(ctx context.Context, spaceName string, id dag.ID) (*sta
 // (a branch head, a merge change, the genesis change). The tree is shared
 // with the derived state: read it, never edit it (Clone first). An
 // unknown change wraps dag.ErrNotFound.
-func (r *Replica) Snapshot(ctx context.Context, spaceName string, change dag.ID) (*statute.Tree, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	sp, err := r.session(ctx, spaceName)
+func (r *Reader) Snapshot(ctx context.Context, spaceName string, change dag.ID) (*statute.Tree, error) {
+	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return nil, err
 	}
-	t, ok := sp.h.Tree(change)
+	defer sp.Close()
+	t, ok := sp.House().Tree(change)
 	if !ok {
 		return nil, fmt.Errorf("replica: change %s: %w", change, dag.ErrNotFound)
 	}
@@ -97,7 +96,7 @@ type Review struct {
 	VersusBase        *statute.Diff
 	RankedAboveWinner []statute.RankedAbove
 	// Estimates are the accepted estimates on the MR (D53, D69), for
-	// estimates and estimate_totals (parts.go).
+	// estimates and estimate_totals (estimates.go).
 	Estimates []statute.Estimate
 }
 
@@ -109,7 +108,7 @@ func (rv *Review) Diff() *statute.Diff { return rv.Review.Diff() }
 func (rv *Review) Checks() *statute.Checks { return statute.RunChecks(rv.Review, rv.Env) }
 
 // Facts computes the fact sheet of 30k §6 item 6, labelled with finality.
-func (rv *Review) Facts(finality Finality) (*statute.FactSheet, error) {
+func (rv *Review) Facts(finality replica.Finality) (*statute.FactSheet, error) {
 	return statute.Facts(rv.Review, rv.Env, statute.FactInputs{History: rv.History, Finality: string(finality),
 		VersusSuperseded: rv.VersusSuperseded, VersusBase: rv.VersusBase, RankedAboveWinner: rv.RankedAboveWinner,
 		Formalizations: rv.Formalizations, Proposals: rv.Proposals, Estimates: rv.Estimates})
@@ -117,50 +116,49 @@ func (rv *Review) Facts(finality Finality) (*statute.FactSheet, error) {
 
 // Review returns merge MR mr's review. An unknown MR wraps
 // dag.ErrNotFound; a governance MR is ErrGovernanceMR.
-func (r *Replica) Review(ctx context.Context, spaceName string, mr dag.ID) (*Review, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	sp, err := r.session(ctx, spaceName)
+func (r *Reader) Review(ctx context.Context, spaceName string, mr dag.ID) (*Review, error) {
+	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return nil, err
 	}
-	body, ok := sp.h.MRBody(mr)
+	defer sp.Close()
+	body, ok := sp.House().MRBody(mr)
 	if !ok {
 		return nil, fmt.Errorf("replica: MR %s: %w", mr, dag.ErrNotFound)
 	}
-	p, ok := sp.h.Patch(mr)
+	p, ok := sp.House().Patch(mr)
 	if !ok {
 		return nil, fmt.Errorf("%w: MR %s", ErrGovernanceMR, mr)
 	}
-	target, ok := sp.h.Tree(body.Target.Head)
+	target, ok := sp.House().Tree(body.Target.Head)
 	if !ok {
 		// An admitted merge MR's target head is in the Change DAG.
 		return nil, fmt.Errorf("replica: MR %s: target head %s has no snapshot", mr, body.Target.Head)
 	}
-	base, err := statute.MergeBase(houseChanges{sp.h}, body.Source.Head, body.Target.Head)
+	base, err := statute.MergeBase(houseChanges{sp.House()}, body.Source.Head, body.Target.Head)
 	if err != nil {
 		return nil, fmt.Errorf("replica: MR %s: merge-base: %w", mr, err)
 	}
 	target.Hash()
 	p.Result.Hash()
 	rv := &Review{MR: mr, Body: body, Base: base, Review: statute.ReviewOf(target, p)}
-	rv.Env = statute.Env{MR: mr, Profile: sp.h.Profile(), Jurisdictions: sp.h.Jurisdictions(),
+	rv.Env = statute.Env{MR: mr, Profile: sp.House().Profile(), Jurisdictions: sp.House().Jurisdictions(),
 		// Published as the House decided at admission, from the MR's
 		// causal past only (D56): /checks and admission agree.
-		Fiscal: body.Fiscal, Effective: body.Effective, Published: sp.h.Published(mr)}
+		Fiscal: body.Fiscal, Effective: body.Effective, Published: sp.House().Published(mr)}
 	if body.Target.Branch == house.RootBranch {
-		rv.History = rootHistory(sp.h, body.Target.Head)
+		rv.History = rootHistory(sp.House(), body.Target.Head)
 	}
-	rv.Formalizations = sp.h.Formalizations()
-	rv.Proposals = sp.h.Proposals(mr)
-	rv.RuleFacts, _ = sp.h.RuleFacts(mr)
+	rv.Formalizations = sp.House().Formalizations()
+	rv.Proposals = sp.House().Proposals(mr)
+	rv.RuleFacts, _ = sp.House().RuleFacts(mr)
 	if old := body.Supersedes; old.Valid() {
-		if op, ok := sp.h.Patch(old); ok {
+		if op, ok := sp.House().Patch(old); ok {
 			rv.VersusSuperseded = statute.Compare(op.Result, p.Result)
 		}
 	}
-	contestFacts(sp.h, rv) // contest hook
-	partsFacts(sp.h, rv)   // estimates, ... (parts.go)
+	contestFacts(sp.House(), rv) // contest hook
+	partsFacts(sp.House(), rv)   // estimates, ... (estimates.go)
 	return rv, nil
 }
 

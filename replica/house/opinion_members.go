@@ -1,9 +1,9 @@
 package house
 
-// This file admits and records the opinion members of issue 18's second
-// half (replica/opinion parts.go): cost estimates (D53, D69, D75) and
-// affiliation attestations (D76), jurisdiction choices (D73), feasibility
-// (D70).
+// This file admits and records the opinion members beyond the opinion
+// layer's first part (replica/opinion members.go): affiliation
+// attestations (D76), jurisdiction choices (D73), feasibility (D70), and
+// cost estimates (D53, D69, D75; their checks and lists are estimates.go).
 // Each is judged against the opinion's causal past only, so every replica
 // accepts the same opinions; what they feed (the fact sheet's estimates
 // and estimate_totals, fiscal notice) is read from the records here.
@@ -11,13 +11,11 @@ package house
 import (
 	"cmp"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica/opinion"
 	"github.com/witan-dev/witan/replica/statute"
-	"github.com/witan-dev/witan/rules"
 )
 
 // partsState is the House's record of those members.
@@ -155,59 +153,6 @@ func (h *House) OptIns() []statute.OptIn {
 	return out
 }
 
-// estimateContext reads what an estimate on mr must cover from the
-// estimate's causal past: the effective year (the MR's effective date,
-// else, for on_merge, the year of the estimate's witnessed time: the MR
-// cannot take effect before its estimate exists, docs/deviations.md),
-// whether the MR's fact sheet lists a sunset, and the declared regions
-// and densities.
-func (v *admission) estimateContext(mr dag.ID) (opinion.EstimateContext, error) {
-	h := v.h
-	var c opinion.EstimateContext
-	info := h.mrs[mr]
-	if v.st.mrs[mr] == nil || info == nil {
-		return c, dag.Errorf(dag.CodeUnknownParent, "house: estimate.mr %s is not an MR opened in the opinion's causal past", mr)
-	}
-	if eff := info.body.Effective; eff.Dated {
-		c.EffectiveYear, _ = strconv.Atoi(eff.Date.String()[:4])
-	} else {
-		c.EffectiveYear = time.Unix(v.wit, 0).UTC().Year()
-	}
-	c.Sunsets = h.mrSunsets(info)
-	if d := h.sessionDistricts(); d != nil {
-		c.Regions, c.Densities = d.Values["region"], d.Values["density"]
-		if c.Regions == nil {
-			c.Regions = []string{}
-		}
-		if c.Densities == nil {
-			c.Densities = []string{}
-		}
-	}
-	return c, nil
-}
-
-// mrSunsets reports whether merge MR info's fact sheet lists a sunset
-// (§6 item 6: a node of its patch carries a [[sunset:]] marker).
-func (h *House) mrSunsets(info *mrInfo) bool {
-	if info.patch == nil {
-		return false
-	}
-	if s, ok := h.parts.sunsets[info.id]; ok {
-		return s
-	}
-	target, err := h.tree(info.body.Target.Head)
-	if err != nil {
-		return false
-	}
-	fs, err := statute.Facts(statute.ReviewOf(target, info.patch), statute.Env{MR: info.id, Profile: h.profile}, statute.FactInputs{})
-	s := err == nil && len(fs.Sunsets) > 0
-	if h.parts.sunsets == nil {
-		h.parts.sunsets = map[dag.ID]bool{}
-	}
-	h.parts.sunsets[info.id] = s
-	return s
-}
-
 // sessionDistricts is the session's district table, nil without one.
 func (h *House) sessionDistricts() *Districts {
 	p := &h.parts
@@ -297,61 +242,6 @@ func (h *House) Affiliations(id dag.ID) ([]opinion.Affiliation, bool) {
 	return opinion.Affiliations(rec.author, o.Disclosure.Affiliations, recs, today), true
 }
 
-// estimatesInPast reports whether an accepted estimate on mr is in the
-// causal past of an entry with these parents (fiscal notice, D53). An
-// estimate signed by a key a rotation later makes invalid still counts
-// here (admission reads the causal past only; the views above skip it).
-func (h *House) estimatesInPast(mr dag.ID, parents []int32) bool {
-	for _, ri := range h.parts.estimates[mr] {
-		if len(h.ancestorsMissing(parents, []int32{h.ops.recs.at(ri).ent})) == 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// checkContestFiscal is D53's fiscal notice for a contest: a
-// contest.determine that approves a fiscal: true option is refused
-// estimate_missing unless an accepted estimate on that option is in its
-// causal past, as mr.determine is (l1.go checkFiscal).
-func (v *admission) checkContestFiscal(res rules.ContestResult) error {
-	if res.IfClosed != rules.Approved {
-		return nil
-	}
-	id, err := dag.ParseID(res.Winner)
-	if err != nil {
-		return nil // the status quo
-	}
-	info := v.h.mrs[id]
-	if info == nil || !info.body.Fiscal {
-		return nil
-	}
-	if v.h.estimateInPast != nil && v.h.estimateInPast(id, v.parents) {
-		return nil
-	}
-	return dag.Errorf(dag.CodeEstimateMissing, "house: contest approves fiscal MR %s, which has no accepted estimate in the determination's causal past (D53)", id)
-}
-
-// Estimates returns every accepted estimate on mr, sorted by opinion id,
-// as the fact sheet reads them (estimates, estimate_totals): all side by
-// side, none official.
-func (h *House) Estimates(mr dag.ID) []statute.Estimate {
-	var out []statute.Estimate
-	for _, ri := range h.parts.estimates[mr] {
-		if h.opinionIgnored(ri) { // signed by a rotated key (D62, rotate.go)
-			continue
-		}
-		rec := h.ops.recs.at(ri)
-		o, err := opinion.DecodeCanonical(rec.body)
-		if err != nil || o.Estimate == nil {
-			continue
-		}
-		out = append(out, statute.Estimate{Opinion: rec.id, Outlays: opinion.Outlays(o.Estimate.ByYear), IfPermanent: opinion.Outlays(o.Estimate.IfPermanent)})
-	}
-	slices.SortFunc(out, func(a, b statute.Estimate) int { return a.Opinion.Compare(b.Opinion) })
-	return out
-}
-
 // Feasibility returns every accepted feasibility opinion on mr (D70),
 // sorted by opinion id, as the checks (effective_before_feasible) and the
 // fact sheet (feasibility) read them: side by side, never blocking.
@@ -373,18 +263,5 @@ func (h *House) Feasibility(mr dag.ID) []statute.Feasibility {
 		out = append(out, statute.Feasibility{Opinion: rec.id, Nodes: o.Feasibility.Nodes, Earliest: d})
 	}
 	slices.SortFunc(out, func(a, b statute.Feasibility) int { return a.Opinion.Compare(b.Opinion) })
-	return out
-}
-
-// EstimateOpinions returns the ids of the accepted estimates on mr,
-// sorted (the first one a checkpoint includes starts fiscal notice, D53).
-func (h *House) EstimateOpinions(mr dag.ID) []dag.ID {
-	var out []dag.ID
-	for _, ri := range h.parts.estimates[mr] {
-		if !h.opinionIgnored(ri) {
-			out = append(out, h.ops.recs.at(ri).id)
-		}
-	}
-	slices.SortFunc(out, dag.ID.Compare)
 	return out
 }

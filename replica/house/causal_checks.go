@@ -1,7 +1,7 @@
 package house
 
-// This file holds the admission checks that make a House agree with the
-// 30k prompt where it once contradicted it (issue 16): the reversion
+// This file holds the admission checks decided from an entry's causal
+// past: the reversion
 // threshold of D41 fed from the MR's causal past, "published in the
 // session" (D56) decided from the causal past only, the district table
 // (D72) and rule texts (text_ref) checked at admission, and fiscal notice

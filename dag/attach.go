@@ -1,4 +1,4 @@
-package httpapi
+package dag
 
 // This file is the wire form of an attachment (POST /transactions, GET
 // /log): objects are JSON objects or arrays named by the hash of their
@@ -10,14 +10,12 @@ package httpapi
 import (
 	"encoding/json"
 	"unicode/utf8"
-
-	"github.com/witan-dev/witan/dag"
 )
 
 // IsText reports whether a stored object is a plain-text document rather
 // than a canonical JSON object or array.
 func IsText(obj []byte) bool {
-	return len(obj) == 0 || (obj[0] != '{' && obj[0] != '[') || !dag.IsCanonical(obj)
+	return len(obj) == 0 || (obj[0] != '{' && obj[0] != '[') || !IsCanonical(obj)
 }
 
 // AttachmentWire returns an object's wire form: the object itself, or a
@@ -28,7 +26,7 @@ func AttachmentWire(obj []byte) (json.RawMessage, error) {
 		return obj, nil
 	}
 	if !utf8.Valid(obj) {
-		return nil, dag.Errorf(dag.CodeSchema, "httpapi: a plain-text object must be UTF-8")
+		return nil, Errorf(CodeSchema, "dag: a plain-text object must be UTF-8")
 	}
 	return json.Marshal(string(obj))
 }
@@ -43,12 +41,12 @@ func AttachmentObject(raw json.RawMessage) ([]byte, error) {
 	if len(raw) > 0 && raw[0] == '"' {
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, dag.Errorf(dag.CodeSchema, "httpapi: attachment: %v", err)
+			return nil, Errorf(CodeSchema, "dag: attachment: %v", err)
 		}
 		if s == "" {
-			return nil, dag.Errorf(dag.CodeSchema, "httpapi: attachment: an empty document")
+			return nil, Errorf(CodeSchema, "dag: attachment: an empty document")
 		}
 		return []byte(s), nil
 	}
-	return dag.Canonicalize(raw)
+	return Canonicalize(raw)
 }

@@ -1,4 +1,4 @@
-package replica
+package view
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/house"
 	"github.com/witan-dev/witan/replica/statute"
 	"github.com/witan-dev/witan/rules"
@@ -17,42 +18,41 @@ import (
 // once the contest is decided by an executed determination that a
 // checkpoint of this replica includes (as for an MR), else provisional.
 // An unknown contest wraps dag.ErrNotFound.
-func (r *Replica) Contest(ctx context.Context, spaceName string, id dag.ID) (house.ContestView, Finality, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	sp, err := r.session(ctx, spaceName)
+func (r *Reader) Contest(ctx context.Context, spaceName string, id dag.ID) (house.ContestView, replica.Finality, error) {
+	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
-		return house.ContestView{}, Provisional, err
+		return house.ContestView{}, replica.Provisional, err
 	}
-	v, ok := sp.h.Contest(id)
+	defer sp.Close()
+	v, ok := sp.House().Contest(id)
 	if !ok {
-		return house.ContestView{}, Provisional, fmt.Errorf("replica: contest %s: %w", id, dag.ErrNotFound)
+		return house.ContestView{}, replica.Provisional, fmt.Errorf("replica: contest %s: %w", id, dag.ErrNotFound)
 	}
-	fin := Provisional
+	fin := replica.Provisional
 	// The clock, advisory: notice runs from the checkpoint time of the
 	// latest option's open (§7), the evaluation is at the checkpoint time
 	// of the executed determination; both this replica's.
 	var cctx rules.ContestContext
 	for _, d := range v.Determinations {
-		if c, ok := sp.checkpointOf(r.position(ctx, d.Tx)); ok && d.Executed {
+		if c, ok := sp.CheckpointOf(ctx, d.Tx); ok && d.Executed {
 			cctx.At = c.TS
 			if v.Status == house.ContestDecided {
-				fin = FinalAdvisory
+				fin = replica.FinalAdvisory
 			}
 		}
 	}
 	for _, o := range v.Options {
-		m, ok := sp.h.MR(o)
+		m, ok := sp.House().MR(o)
 		if !ok {
 			continue
 		}
 		var opened time.Time
 		for _, tx := range m.OpenedBy {
-			if c, ok := sp.checkpointOf(r.position(ctx, tx)); ok && (opened.IsZero() || c.TS.Before(opened)) {
+			if c, ok := sp.CheckpointOf(ctx, tx); ok && (opened.IsZero() || c.TS.Before(opened)) {
 				opened = c.TS
 			}
 		}
-		opened = r.fiscalNoticeStart(ctx, sp, o, opened) // a fiscal option's notice starts at its first estimate (D53, parts.go)
+		opened = r.fiscalNoticeStart(ctx, sp, o, opened) // a fiscal option's notice starts at its first estimate (D53, estimates.go)
 		if opened.IsZero() {
 			cctx.NoticeStart = time.Time{}
 			break
@@ -62,7 +62,7 @@ func (r *Replica) Contest(ctx context.Context, spaceName string, id dag.ID) (hou
 		}
 	}
 	if !cctx.At.IsZero() {
-		if tv, ok := sp.h.ContestAt(id, cctx); ok {
+		if tv, ok := sp.House().ContestAt(id, cctx); ok {
 			v = tv
 		}
 	}

@@ -1,4 +1,4 @@
-package replica_test
+package view_test
 
 import (
 	"context"
@@ -10,13 +10,14 @@ import (
 	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	"github.com/witan-dev/witan/replica/statute"
+	"github.com/witan-dev/witan/replica/view"
 )
 
 // Two amendments opened on the same root head both pass. The second
 // executes on the head the first moved the root to: its review is still
 // the patch the electorate voted on, its merge change records the head it
 // really executed on, and the law on a date has both, in order.
-func ExampleReplica_Review() {
+func ExampleReader_Review() {
 	ctx := context.Background()
 	node, _ := dag.SignerFromSeed(make([]byte, 32))
 	now := time.Date(2026, 9, 21, 0, 0, 0, 0, time.UTC)
@@ -56,19 +57,19 @@ func ExampleReplica_Review() {
 		}
 		submit(b.Determine(ht.Member(4), mr, ballots, "approved", last))
 	}
-	first, _ := r.MR(ctx, space, mrs[0])
-	second, _ := r.MR(ctx, space, mrs[1])
+	first, _ := view.New(r).MR(ctx, space, mrs[0])
+	second, _ := view.New(r).MR(ctx, space, mrs[1])
 
-	rv, _ := r.Review(ctx, space, mrs[1])
+	rv, _ := view.New(r).Review(ctx, space, mrs[1])
 	fmt.Println("second MR modifies:", rv.Diff().Modified, "merge-base is the genesis:", rv.Base == b.Genesis)
-	c, _ := r.Change(ctx, space, *second.Merge)
+	c, _ := view.New(r).Change(ctx, space, *second.Merge)
 	fmt.Println("its merge change follows the first merge:", c.Parents[0] == *first.Merge)
 
 	now = now.Add(72 * time.Hour)
 	if _, err := r.Checkpoint(ctx, space); err != nil {
 		panic(err)
 	}
-	law, _ := r.LawAt(ctx, space, statute.MustDate("2026-09-24"), "")
+	law, _ := view.New(r).LawAt(ctx, space, statute.MustDate("2026-09-24"), "")
 	s1, _ := law.Tree.Get("/us/t1/s1")
 	s2, _ := law.Tree.Get("/us/t1/s2")
 	fmt.Println("in force on 2026-09-24:", law.Merges, "merges;", s1.Text, s2.Text, law.Finality)

@@ -1,0 +1,174 @@
+package replica
+
+// This file is the core's own reads: the sessions it holds, a session's
+// state, groups and branches as derived, the quarantine, what waits for
+// parents, and the log. They are facts the core keeps, not labelled with
+// finality; what is derived and labelled is replica/view's.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/house"
+)
+
+// Sessions returns the spaces that hold a session, sorted.
+func (r *Replica) Sessions() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for name, sp := range r.spaces {
+		if sp.h.Counts().Entries > 0 {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// State returns the derived state of a session (a pure function of the
+// accepted entries: identical on every replica holding them) and its hash.
+func (r *Replica) State(ctx context.Context, spaceName string) (*house.State, dag.ID, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.session(ctx, spaceName)
+	if err != nil {
+		return nil, dag.ID{}, err
+	}
+	st := sp.h.State()
+	id, err := st.Hash()
+	return st, id, err
+}
+
+func (r *Replica) session(ctx context.Context, name string) (*space, error) {
+	if r.closed {
+		return nil, ErrClosed
+	}
+	sp, err := r.space(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if sp.h.Counts().Entries == 0 {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownSpace, name)
+	}
+	return sp, nil
+}
+
+// Group returns one group as derived, without deriving the whole state.
+func (r *Replica) Group(ctx context.Context, spaceName, id string) (house.GroupView, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.session(ctx, spaceName)
+	if err != nil {
+		return house.GroupView{}, err
+	}
+	if g, ok := sp.h.Group(id); ok {
+		return g, nil
+	}
+	return house.GroupView{}, fmt.Errorf("replica: group %q: %w", id, dag.ErrNotFound)
+}
+
+// Branches returns the session's branches as derived, sorted by name,
+// without deriving the whole state.
+func (r *Replica) Branches(ctx context.Context, spaceName string) ([]house.BranchView, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.session(ctx, spaceName)
+	if err != nil {
+		return nil, err
+	}
+	return sp.h.Branches(), nil
+}
+
+// Branch returns one branch as derived, without deriving the whole state.
+func (r *Replica) Branch(ctx context.Context, spaceName, name string) (house.BranchView, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.session(ctx, spaceName)
+	if err != nil {
+		return house.BranchView{}, err
+	}
+	if b, ok := sp.h.Branch(name); ok {
+		return b, nil
+	}
+	return house.BranchView{}, fmt.Errorf("replica: branch %q: %w", name, dag.ErrNotFound)
+}
+
+// Quarantine returns the refused entries of a space that the quarantine's
+// bounded record still holds, sorted by id. Nothing refused is stored:
+// the record is kept in memory, per source, oldest forgotten first.
+func (r *Replica) Quarantine(spaceName string) []house.Rejection {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.quar.rejections(spaceName)
+}
+
+// Refusals returns up to limit records of the quarantine for space (""
+// for every space) with Seq after after, oldest first, and whether more
+// follow: the quarantine's pages.
+func (r *Replica) Refusals(space string, after uint64, limit int) ([]Refusal, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.quar.page(space, after, limit)
+}
+
+// Refused returns the quarantine's record of id, if it holds one.
+func (r *Replica) Refused(id dag.ID) (Refusal, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	q, ok := r.quar.get(id)
+	if !ok {
+		return Refusal{}, false
+	}
+	return *q, true
+}
+
+// MissingFrom returns the parents, neither held nor refused, of the
+// pending entries of space that source sent (dag.WithSource): what to
+// ask that source for. Entries other sources sent are not its to
+// produce, so a flood from one peer never makes a pull from another ask
+// for more.
+func (r *Replica) MissingFrom(ctx context.Context, space, source string) ([]dag.ID, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.wait.missingFrom(ctx, r.store, r.quar, space, source)
+}
+
+// PendingStats returns the counters of the entries waiting for parents.
+func (r *Replica) PendingStats() PendingStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.wait.stats()
+}
+
+// QuarantineStats returns the quarantine's counters (a metric).
+func (r *Replica) QuarantineStats() QuarantineStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.quar.stats()
+}
+
+// Pending returns the entries of a space waiting for parents or for
+// objects, sorted: the store's pending entries, which survive a restart.
+func (r *Replica) Pending(ctx context.Context, spaceName string) ([]dag.ID, error) {
+	return r.store.Pending(ctx, spaceName)
+}
+
+// Heads returns the causal frontier of a space (GET /heads).
+func (r *Replica) Heads(ctx context.Context, spaceName string) ([]dag.ID, error) {
+	return r.store.Heads(ctx, spaceName)
+}
+
+// Log returns up to limit accepted entries of a space in this replica's
+// log order after position after (GET /log).
+func (r *Replica) Log(ctx context.Context, spaceName string, after uint64, limit int) ([]dag.ID, error) {
+	return r.store.Log(ctx, spaceName, after, limit)
+}
+
+// Object reads one stored object (a change, a district table): a raw
+// read of the store, without the replica's lock.
+func (r *Replica) Object(ctx context.Context, id dag.ID) ([]byte, error) {
+	return r.store.Object(ctx, id)
+}
