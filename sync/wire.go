@@ -5,7 +5,6 @@ package sync
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -602,13 +601,6 @@ type memoryScope interface {
 	ReserveMemory(size int, prio uint8) error
 	ReleaseMemory(size int)
 }
-
-// errVarintOverflow is encoding/binary's error for a varint longer than
-// 64 bits, the only error ReadUvarint makes itself.
-var errVarintOverflow = func() error {
-	_, err := binary.ReadUvarint(bytes.NewReader(bytes.Repeat([]byte{0xff}, 11)))
-	return err
-}()
 
 // read reads one frame and returns its type and payload. io.EOF means the
 // peer closed the stream cleanly between frames.
