@@ -50,3 +50,6 @@ func SetBodySync(s *Store, f func(*os.File) error) {
 	}
 	s.bl.sync = f
 }
+
+// SetViewHook makes f run inside each read's transaction, before the read.
+func SetViewHook(s *Store, f func()) { s.viewHook = f }

@@ -182,7 +182,10 @@ type Store struct {
 	testRound      int               // tests: promotions planned per round instead of promoteRound, when not 0
 	valueThreshold int64             // Badger's ValueThreshold, for sizing transactions
 	promoteHook    func(k int) error // tests: called before promotion transaction k+1; an error stops the Put there
-	testLimits     [2]budget         // tests: limit and wholeLimit instead of Badger's, when not zero
+	// viewHook, set by tests only, runs inside each read's Badger
+	// transaction before the read.
+	viewHook   func()
+	testLimits [2]budget // tests: limit and wholeLimit instead of Badger's, when not zero
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -1967,17 +1970,33 @@ func (s *Store) Spaces(ctx context.Context) ([]string, error) {
 	return out, err
 }
 
-func (s *Store) view(ctx context.Context, fn func(*badger.Txn) error) error {
+func (s *Store) view(ctx context.Context, fn func(*badger.Txn) error) (err error) {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
+	// A read runs without the store's lock, so Close can close Badger
+	// while it iterates; Badger then panics ("DB Closed") instead of
+	// returning an error. Such a read ends with dag.ErrClosed; any other
+	// panic goes on.
+	defer func() {
+		if r := recover(); r != nil {
+			if !s.closing.Load() {
+				panic(r)
+			}
+			err = dag.ErrClosed
+		}
+	}()
 	if s.bl != nil {
 		// GC deletes a body file only when no view can hold a location
 		// in it.
 		s.bl.gate.RLock()
 		defer s.bl.gate.RUnlock()
 	}
-	err := s.db.View(fn)
+	if h := s.viewHook; h != nil {
+		inner := fn
+		fn = func(txn *badger.Txn) error { h(); return inner(txn) }
+	}
+	err = s.db.View(fn)
 	if errors.Is(err, badger.ErrDBClosed) {
 		return dag.ErrClosed
 	}
