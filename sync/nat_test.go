@@ -147,7 +147,7 @@ func TestNATPeersMeetBySpaceAndHolePunch(t *testing.T) {
 		kinds = append(kinds, c.Kind)
 	}
 	if !slices.Contains(kinds, ws.ConnHolePunched) {
-		t.Fatalf("b's connections to a: %v, want one DCUtR made", kinds)
+		t.Fatalf("b's connections to a: %+v, want one DCUtR made; a's to b: %+v", b.Conns(a.ID()), a.Conns(b.ID()))
 	}
 	t.Logf("b's connections to a: %v", kinds)
 	if len(a.RelayAddrs()) == 0 {

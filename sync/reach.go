@@ -103,9 +103,14 @@ func (r *reach) connected(_ network.Network, c network.Conn) {
 	r.mu.Unlock()
 }
 
-// disconnected forgets a peer no longer connected at all.
+// disconnected forgets a peer no longer connected at all. A peer that
+// still has a relayed connection (Connectedness Limited) is kept: when a
+// hole punch's duplicate direct connection closes before the one that
+// stays is added, the peer is left with only its relayed connection for a
+// moment, and forgetting it then would call the direct connection that
+// follows a plain one.
 func (r *reach) disconnected(nw network.Network, c network.Conn) {
-	if nw.Connectedness(c.RemotePeer()) == network.Connected {
+	if nw.Connectedness(c.RemotePeer()) != network.NotConnected {
 		return
 	}
 	r.mu.Lock()
