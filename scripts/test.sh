@@ -60,14 +60,16 @@ echo "== go test ./..."
 # per package leaves on a loaded machine.
 go test -count=1 -timeout 30m ./...
 
-# Packages that start goroutines or share state across them.
+# Packages that start goroutines or share state across them. The race
+# detector makes replica/httpapi alone take most of ten minutes on a loaded
+# two-core machine, hence the same 30m per package as above.
 race_pkgs=()
 for p in ./dag ./dag/badgerstore ./heads ./replica ./replica/node ./replica/httpapi ./sync/... ./cmd/witan; do
 	if compgen -G "${p%/...}/*.go" >/dev/null; then race_pkgs+=("$p"); fi
 done
 if [ ${#race_pkgs[@]} -gt 0 ]; then
 	echo "== go test -race ${race_pkgs[*]}"
-	go test -count=1 -race -short "${race_pkgs[@]}"
+	go test -count=1 -race -short -timeout 30m "${race_pkgs[@]}"
 fi
 
 echo "== fuzz smoke (${fuzztime} per target)"
