@@ -4,11 +4,11 @@
 #   scripts/natlab.sh cone 10000        # endpoint-independent NATs
 #   scripts/natlab.sh symmetric 100000  # MASQUERADE --random-fully
 #
-# A "public" segment (a bridge in namespace wl-pub, 10.77.0.0/24) holds
-# witan relay (10.77.0.10). Two private LANs sit behind NAT router
-# namespaces: LAN A (192.168.77.0/24, router wl-ra at 10.77.0.1) with
+# A "public" segment (a bridge in namespace wl-pub, 11.77.0.0/24) holds
+# witan relay (11.77.0.10). Two private LANs sit behind NAT router
+# namespaces: LAN A (192.168.77.0/24, router wl-ra at 11.77.0.1) with
 # nodes wl-a and wl-a2, LAN B (192.168.78.0/24, router wl-rb at
-# 10.77.0.2) with node wl-b. The routers MASQUERADE onto the segment and
+# 11.77.0.2) with node wl-b. The routers MASQUERADE onto the segment and
 # drop what arrives unsolicited; nothing routes to the LANs. Node A holds
 # a session of N entries (seeded by TestNATLabSeed); node B is given only
 # the session id and the relay's address. The script measures the time
@@ -46,6 +46,7 @@ cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
 	for ns in $nss; do ip netns del "$ns" 2>/dev/null || true; done
+	if [ -n "${NATLAB_KEEP:-}" ]; then mkdir -p "$NATLAB_KEEP" && cp "$work"/*.err "$work"/*.out "$work"/*.peers "$NATLAB_KEEP"/ 2>/dev/null || true; fi
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -61,9 +62,9 @@ veth wl-relay eth0 wl-pub p-relay
 veth wl-ra wan wl-pub p-ra
 veth wl-rb wan wl-pub p-rb
 for p in p-relay p-ra p-rb; do nsx wl-pub ip link set "$p" master br0 up; done
-nsx wl-relay ip addr add 10.77.0.10/24 dev eth0
-nsx wl-ra ip addr add 10.77.0.1/24 dev wan
-nsx wl-rb ip addr add 10.77.0.2/24 dev wan
+nsx wl-relay ip addr add 11.77.0.10/24 dev eth0
+nsx wl-ra ip addr add 11.77.0.1/24 dev wan
+nsx wl-rb ip addr add 11.77.0.2/24 dev wan
 nsx wl-ra ip link add lan type bridge
 veth wl-a eth0 wl-ra la1
 veth wl-a2 eth0 wl-ra la2
@@ -95,11 +96,11 @@ go build -o "$work/witan" ./cmd/witan
 WITAN_NATLAB_SEED="$work/a" WITAN_NATLAB_N="$n" go test -count=1 -run '^TestNATLabSeed$' ./cmd/witan/ >/dev/null
 space=$(cat "$work/a/space")
 
-nsx wl-relay "$work/witan" relay -listen /ip4/10.77.0.10/tcp/4001 -listen /ip4/10.77.0.10/udp/4001/quic-v1 \
+nsx wl-relay "$work/witan" relay -listen /ip4/11.77.0.10/tcp/4001 -listen /ip4/11.77.0.10/udp/4001/quic-v1 \
 	-key "$work/relay.key" -json >"$work/relay.out" 2>"$work/relay.err" &
 pids+=($!)
 for _ in $(seq 100); do [ -s "$work/relay.out" ] && break; sleep 0.1; done
-relay=$(grep -o '/ip4/10.77.0.10/tcp/4001/p2p/[A-Za-z0-9]*' "$work/relay.out" | head -1)
+relay=$(grep -o '/ip4/11.77.0.10/tcp/4001/p2p/[A-Za-z0-9]*' "$work/relay.out" | head -1)
 [ -n "$relay" ] || { cat "$work/relay.err"; echo "natlab: relay did not start"; exit 1; }
 
 up() { # ns data extra...
@@ -109,10 +110,20 @@ up() { # ns data extra...
 }
 heads() { nsx "$1" curl -s --max-time 2 http://127.0.0.1:8030/oth/v0/heads?session="$space" 2>/dev/null | tr -d ' \n' || true; }
 
-up wl-a "$work/a" -mdns=true -bootstrap "$relay" -discover "$space" -reachability private
+up wl-a "$work/a" -mdns=true -bootstrap "$relay" -discover "$space" -reachability private ${NATLAB_V:+-v}
 for _ in $(seq 100); do [ -n "$(heads wl-a)" ] && break; sleep 0.1; done
 want=$(heads wl-a)
 case $want in *'"heads":["sha256'*) ;; *) cat "$work/a.err"; echo "natlab: A has no heads: $want"; exit 1 ;; esac
+aid=$(grep -o '"peer_id":"[A-Za-z0-9]*"' "$work/a.out" | head -1 | cut -d'"' -f4)
+# A holds the session a while before B comes: by then it speaks DCUtR
+# (the relay observed it at its NAT's public address).
+for _ in $(seq 300); do grep -q '"hole_punching":true' "$work/a.out" && break; sleep 0.1; done
+grep -q '"hole_punching":true' "$work/a.out" || { tail -n 5 "$work/a.out" "$work/a.err"; echo "natlab: A's hole punching did not start"; exit 1; }
+# Bytes sent by the relay, and received by B's LAN from the segment
+# (the wan side of its NAT), while B syncs.
+bytes() { nsx "$1" cat "/sys/class/net/$2/statistics/$3"; }
+relay0=$(bytes wl-relay eth0 tx_bytes)
+b0=$(bytes wl-rb wan rx_bytes)
 
 start=$(date +%s%N)
 up wl-b "$work/b" -mdns=false -bootstrap "$relay" -discover "$space" -reachability private ${NATLAB_V:+-v}
@@ -127,11 +138,16 @@ while :; do
 	fi
 	sleep 0.2
 done
+relayKB=$((($(bytes wl-relay eth0 tx_bytes) - relay0) / 1024))
+bKB=$((($(bytes wl-rb wan rx_bytes) - b0) / 1024))
 peers=$(nsx wl-b curl -s --max-time 2 http://127.0.0.1:8030/oth/v0/peers)
-kinds=$(echo "$peers" | grep -o '"kind":"[a-z-]*"' | sort | uniq -c | tr '\n' ' ')
-echo "natlab $mode: $n entries; B converged: ${converged:-NO (after ${limit}s)} s; B's connection kinds: $kinds"
 echo "$peers" >"$work/b.peers"
-echo "$peers" | grep -o "\"conns\":\[[^]]*\]" | sed "s/^/  B conns: /"
+# B's connections to A, from GET /peers.
+toA=$(echo "$peers" | grep -o "\"id\":\"$aid\",\"addrs\":\[[^]]*\],\"conns\":\[[^]]*\]" | grep -o '"conns":.*' || true)
+kinds=$(echo "$toA" | grep -o '"kind":"[a-z-]*"' | cut -d'"' -f4 | sort | tr '\n' ' ')
+echo "natlab $mode: $n entries; B converged: ${converged:-NO (after ${limit}s)} s; B's connections to A: ${kinds:-none}"
+echo "natlab $mode: while B synced, B's NAT received ${bKB} KiB from the segment, the relay sent ${relayKB} KiB"
+echo "  B to A: $toA"
 
 # mDNS on A's LAN, the DHT off on this node.
 up wl-a2 "$work/a2" -mdns=true -session "$space" ${NATLAB_V:+-v}
@@ -144,17 +160,29 @@ while :; do
 	sleep 0.2
 done
 echo "natlab $mode: mDNS node on A's LAN (no DHT) converged: ${mdns:-NO} s"
-if [ -z "$converged" ] || [ -z "$mdns" ]; then
+
+fail=""
+[ -n "$converged" ] || fail="$fail; B did not converge"
+[ -n "$mdns" ] || fail="$fail; the mDNS node did not converge"
+case $mode in
+cone)
+	# Behind cone NATs DCUtR upgrades B's relayed connection to A, and
+	# the pull waits for the direct connection: the entries do not cross
+	# the relay (what the relay sends B is DHT, reservation and DCUtR
+	# traffic, a small part of what B receives).
+	case " $kinds " in *" hole-punched "*) ;; *) fail="$fail; no hole-punched connection from B to A" ;; esac
+	[ $((relayKB * 4)) -lt "$bKB" ] || fail="$fail; the relay sent ${relayKB} KiB of the ${bKB} KiB B received"
+	;;
+symmetric)
+	# A symmetric NAT maps each destination to a new port: the hole punch
+	# cannot meet, and B converges through the relay.
+	case " $kinds " in *" relayed "*) ;; *) fail="$fail; no relayed connection from B to A" ;; esac
+	case " $kinds " in *" hole-punched "* | *" direct "*) fail="$fail; a direct connection through a symmetric NAT" ;; esac
+	;;
+esac
+if [ -n "$fail" ]; then
 	tail -n 5 "$work/b.err" "$work/a.err" "$work/a2.err" || true
-	if [ -n "${NATLAB_KEEP:-}" ]; then mkdir -p "$NATLAB_KEEP" && cp "$work"/*.err "$work"/*.out "$NATLAB_KEEP"/ || true; fi
+	echo "natlab $mode: FAILED${fail}"
 	exit 1
 fi
-# B's connection to A: hole-punched only where go-libp2p's hole punching
-# runs, which waits for a public address: with the private ranges used
-# here it never starts, so even behind cone NATs the pull runs over the
-# relay (docs/networking.md, "The namespace lab").
-if echo "$peers" | grep -q '"kind":"hole-punched"'; then
-	echo "natlab $mode: B's final connection to A is hole-punched"
-else
-	echo "natlab $mode: B's final connection to A is relayed (no hole punch)"
-fi
+echo "natlab $mode: ok"
