@@ -201,7 +201,7 @@ mdns=""
 while :; do
 	ms=$((($(date +%s%N) - t2) / 1000000))
 	if [ "$(logsize wl-a2)" = "$size" ]; then mdns=$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000))); break; fi
-	if [ $ms -gt 120000 ]; then break; fi
+	if [ $ms -gt $((limit * 1000)) ]; then break; fi
 	sleep 0.2
 done
 echo "natlab $mode: mDNS node on A's LAN (no DHT) converged: ${mdns:-NO} s"

@@ -121,11 +121,11 @@ func (n *Node) holePunchReady() bool {
 	return slices.Contains(n.host.Mux().Protocols(), holepunch.Protocol)
 }
 
-// awaitHolePunch waits up to max for this host to speak DCUtR when a peer
+// awaitHolePunch waits up to limit for this host to speak DCUtR when a peer
 // has observed it at a public address (without one it never will). It
 // reports whether the host speaks it.
-func (n *Node) awaitHolePunch(ctx context.Context, max time.Duration) bool {
-	deadline := time.NewTimer(max)
+func (n *Node) awaitHolePunch(ctx context.Context, limit time.Duration) bool {
+	deadline := time.NewTimer(limit)
 	defer deadline.Stop()
 	for {
 		n.punch.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,6 +96,13 @@ func TestUpDiscoversBySpace(t *testing.T) {
 		}
 		if len(p.Conns) == 0 || p.Conns[0].Kind != sync.ConnDirect || p.Conns[0].Since.IsZero() || time.Since(p.Conns[0].Since) > time.Minute {
 			t.Fatalf("B's connections to A: %+v, want a direct one opened in the last minute", p.Conns)
+		}
+		// witan peers says the same: A's id, then its direct connection
+		// at the address GET /peers gave.
+		out, err := exec.Command(bin, "peers", "-node", bn.info.HTTP).CombinedOutput()
+		want := a.info.PeerID + "\n  direct       " + p.Conns[0].Direction + " " + p.Conns[0].Addr + ", since "
+		if err != nil || !strings.Contains(string(out), want) {
+			t.Fatalf("witan peers: %v\n%s\nwant a part %q", err, out, want)
 		}
 		return
 	}
