@@ -185,7 +185,7 @@ while :; do
 done
 relayKB=$((($(bytes wl-relay eth0 tx_bytes) - relay0) / 1024))
 bKB=$((($(bytes wl-rb wan rx_bytes) - b0) / 1024))
-peers=$(nsx wl-b curl -s --max-time 2 http://127.0.0.1:8030/oth/v0/peers)
+peers=$(nsx wl-b curl -s --max-time 10 http://127.0.0.1:8030/oth/v0/peers)
 echo "$peers" >"$work/b.peers"
 # B's connections to A, from GET /peers.
 toA=$(echo "$peers" | grep -o "\"id\":\"$aid\",\"addrs\":\[[^]]*\],\"conns\":\[[^]]*\]" | grep -o '"conns":.*' || true)
