@@ -299,8 +299,13 @@ func (d *discovery) find(space string) bool {
 }
 
 // dialFound connects to a peer found in the DHT: at the addresses its
-// record carries, else through each relay the node knows.
+// record carries, else through each relay the node knows. Either may give
+// a relayed connection, which hole punching upgrades only if this host
+// already speaks DCUtR when it is made: a host a peer has observed at a
+// public address first waits (up to DirectWait) until it does
+// (holepunch.go).
 func (n *Node) dialFound(ctx context.Context, pi peer.AddrInfo) bool {
+	n.awaitHolePunch(ctx, n.cfg.Discovery.withDefaults().DirectWait)
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	err := n.host.Connect(dctx, pi)
 	cancel()

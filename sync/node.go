@@ -215,6 +215,7 @@ type Node struct {
 	unsub  func()
 
 	reach    *reach     // reach.go
+	punch    punchState // holepunch.go
 	disc     *discovery // discovery.go; nil without bootstrap peers
 	dhtReady dhtPtr
 

@@ -23,7 +23,6 @@ import (
 	"github.com/libp2p/go-libp2p/p2p/host/autorelay"
 	"github.com/libp2p/go-libp2p/p2p/protocol/holepunch"
 	ma "github.com/multiformats/go-multiaddr"
-	manet "github.com/multiformats/go-multiaddr/net"
 )
 
 // How a peer is connected, in PeerConn.Kind.
@@ -170,6 +169,9 @@ func (n *Node) startReach(ctx context.Context) error {
 	}
 	n.host.Network().Notify(&network.NotifyBundle{ConnectedF: n.reach.connected, DisconnectedF: n.reach.disconnected})
 	if err := n.watchReachability(); err != nil {
+		return err
+	}
+	if err := n.watchHolePunch(); err != nil {
 		return err
 	}
 	return n.startDiscovery(ctx)
@@ -338,9 +340,9 @@ func (n *Node) onlyLimited(p peer.ID) bool {
 
 // openSync opens a sync stream to p. When p is reachable only through a
 // relay that bounds the connection, it first waits up to DirectWait for
-// hole punching to give a direct connection (unless this host has no
-// public address, without which go-libp2p's hole punching never runs) (the pull then runs there,
-// none of it through the relay); failing that it runs over the relayed
+// hole punching to give a direct connection when both sides speak DCUtR
+// (holepunch.go; the pull then runs there, none of it through the
+// relay); failing that, or without DCUtR, it runs over the relayed
 // connection (network.WithAllowLimitedConn). A relay that cuts the
 // connection at its limit cuts the pull, which keeps every batch it
 // ingested: the next pull (on reconnection, or the periodic one) resumes
@@ -360,7 +362,8 @@ func (n *Node) openSync(ctx context.Context, p peer.ID) (network.Stream, error) 
 		return n.host.NewStream(ctx, p, protocol.ID(ProtocolID))
 	}
 	var err error
-	if n.canHolePunch() {
+	if n.canHolePunch(p) {
+		n.renewRelayed(ctx, p)
 		wait := n.cfg.Discovery.withDefaults().DirectWait
 		s, err := n.host.NewStream(network.WithDialPeerTimeout(ctx, wait), p, protocol.ID(ProtocolID))
 		if err == nil {
@@ -393,18 +396,6 @@ func (n *Node) openSync(ctx context.Context, p peer.ID) (network.Stream, error) 
 // relayStreamTimeout bounds opening a sync stream over a relayed
 // connection.
 const relayStreamTimeout = 3 * time.Second
-
-// canHolePunch reports whether this host has a public address that is
-// not relayed: go-libp2p's hole punching service starts only then, on
-// either side of a hole punch.
-func (n *Node) canHolePunch() bool {
-	for _, a := range n.host.Addrs() {
-		if _, relayed := relayOf(a); !relayed && manet.IsPublicAddr(a) {
-			return true
-		}
-	}
-	return false
-}
 
 // pullRelayed schedules a pull of every joined space from each peer
 // connected only through a relay: gossipsub waits for a direct connection

@@ -112,6 +112,8 @@ func (m *Main) commands() []commandInfo {
 			func(m *Main) command { return &SubmitCommand{main: m} }},
 		{"sync", "pull sessions from a peer into the running node now", "witan sync /ip4/192.168.1.7/tcp/4001/p2p/12D3KooW…",
 			func(m *Main) command { return &SyncCommand{main: m} }},
+		{"peers", "list the node's peers and how each is connected: direct, hole-punched or relayed, since when", "witan peers",
+			func(m *Main) command { return &PeersCommand{main: m} }},
 		{"sessions", "list the sessions a node holds, or (-available) those its peers announce", "witan sessions -available",
 			func(m *Main) command { return &SessionsCommand{main: m} }},
 		{"join", "make the running node join a session a peer holds, and pull it", "witan join -wait 30s sha256:…",

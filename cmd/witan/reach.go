@@ -20,6 +20,9 @@ type reachInfo struct {
 	Bootstrap    []string `json:"bootstrap"`
 	Discover     []string `json:"discover"`
 	RelayAddrs   []string `json:"relay_addrs,omitempty"`
+	// HolePunching is true once the node speaks DCUtR: it has a public
+	// address to offer, its own or one a peer observed it at.
+	HolePunching bool `json:"hole_punching"`
 }
 
 // discoveryFlags checks up's -bootstrap, -relay, -discover,
@@ -75,8 +78,8 @@ func (c *UpCommand) watchReach(ctx context.Context, sn *sync.Node, asJSON bool) 
 			return
 		case <-t.C:
 		}
-		r := reachInfo{Reachability: sn.Reachability(), DHT: sn.DHTMode(), RelayAddrs: sn.RelayAddrs()}
-		now := r.Reachability + " " + r.DHT + " " + strings.Join(r.RelayAddrs, " ")
+		r := reachInfo{Reachability: sn.Reachability(), DHT: sn.DHTMode(), RelayAddrs: sn.RelayAddrs(), HolePunching: sn.HolePunching()}
+		now := fmt.Sprint(r.Reachability, " ", r.DHT, " ", r.HolePunching, " ", strings.Join(r.RelayAddrs, " "))
 		if now == last {
 			continue
 		}
@@ -85,7 +88,11 @@ func (c *UpCommand) watchReach(ctx context.Context, sn *sync.Node, asJSON bool) 
 			json.NewEncoder(c.main.Stdout).Encode(map[string]any{"reach": r})
 			continue
 		}
-		fmt.Fprintf(c.main.Stdout, "  reach     %s, dht %s\n", r.Reachability, r.DHT)
+		punch := "off (no public address yet)"
+		if r.HolePunching {
+			punch = "on"
+		}
+		fmt.Fprintf(c.main.Stdout, "  reach     %s, dht %s, hole punching %s\n", r.Reachability, r.DHT, punch)
 		for _, a := range r.RelayAddrs {
 			fmt.Fprintf(c.main.Stdout, "  relayed   %s\n", a)
 		}

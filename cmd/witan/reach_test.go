@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,6 +66,9 @@ func TestUpDiscoversBySpace(t *testing.T) {
 	if a.info.Reach == nil || a.info.Reach.DHT != "client" && a.info.Reach.DHT != "server" {
 		t.Fatalf("startup line's reach: %+v", a.info.Reach)
 	}
+	if a.info.Reach.HolePunching {
+		t.Fatal("hole punching on for a node on loopback: it has no public address to offer")
+	}
 	if !slices.Contains(a.info.Spaces, space) {
 		t.Fatalf("-discover did not join %s: %v", space, a.info.Spaces)
 	}
@@ -95,6 +99,13 @@ func TestUpDiscoversBySpace(t *testing.T) {
 		}
 		if len(p.Conns) == 0 || p.Conns[0].Kind != sync.ConnDirect || p.Conns[0].Since.IsZero() || time.Since(p.Conns[0].Since) > time.Minute {
 			t.Fatalf("B's connections to A: %+v, want a direct one opened in the last minute", p.Conns)
+		}
+		// witan peers says the same: A's id, then its direct connection
+		// at the address GET /peers gave.
+		out, err := exec.Command(bin, "peers", "-node", bn.info.HTTP).CombinedOutput()
+		want := a.info.PeerID + "\n  direct       " + p.Conns[0].Direction + " " + p.Conns[0].Addr + ", since "
+		if err != nil || !strings.Contains(string(out), want) {
+			t.Fatalf("witan peers: %v\n%s\nwant a part %q", err, out, want)
 		}
 		return
 	}

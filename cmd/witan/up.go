@@ -209,7 +209,8 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	if sn := local.Sync(); sn != nil {
 		info.PeerID, info.P2P = sn.ID().String(), sn.Addrs()
 		if o.Sync.Discovery.Bootstrap != nil || o.Sync.Discovery.Relays != nil {
-			info.Reach = &reachInfo{Reachability: sn.Reachability(), DHT: sn.DHTMode(), Bootstrap: bootstrap, Discover: discover}
+			info.Reach = &reachInfo{Reachability: sn.Reachability(), DHT: sn.DHTMode(), Bootstrap: bootstrap, Discover: discover,
+				HolePunching: sn.HolePunching()}
 		}
 	}
 	srv, err := httpapi.New(httpapi.Options{Node: local, Logger: logger, Witnesses: witnesses, ReportPeers: append(append([]string{}, httpPeers...), reportPeers...),
