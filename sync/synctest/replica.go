@@ -237,6 +237,7 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 		return l()
 	}
 	defer land() //nolint:errcheck // an earlier error is returned
+
 	var own *dag.BatchVerifier // for chunks this goroutine verifies itself
 	var idx []int
 	for c := range chunks {
