@@ -16,6 +16,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"sync"
@@ -247,19 +248,56 @@ func BenchmarkS11Ingest(b *testing.B) {
 
 // startProfile starts a CPU profile into file, if named, and returns its
 // stop: WITAN_S11_CPUPROFILE profiles the ingest of BenchmarkS11Ingest
-// alone, without the generation of the session or the verify pass.
+// alone, without the generation of the session or the verify pass. So do,
+// for where the wall time goes, WITAN_S11_BLOCKPROFILE and
+// WITAN_S11_MUTEXPROFILE (every blocking event and contention, written
+// at the end) and WITAN_S11_TRACE (runtime/trace).
 func startProfile(b *testing.B, file string) (stop func()) {
-	if file == "" {
-		return func() {}
+	var stops []func()
+	create := func(name string) *os.File {
+		f, err := os.Create(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return f
 	}
-	f, err := os.Create(file)
-	if err != nil {
-		b.Fatal(err)
+	if file != "" {
+		f := create(file)
+		if err := pprof.StartCPUProfile(f); err != nil {
+			b.Fatal(err)
+		}
+		stops = append(stops, func() { pprof.StopCPUProfile(); f.Close() })
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		b.Fatal(err)
+	for _, p := range []struct{ env, name string }{{"WITAN_S11_BLOCKPROFILE", "block"}, {"WITAN_S11_MUTEXPROFILE", "mutex"}} {
+		name := os.Getenv(p.env)
+		if name == "" {
+			continue
+		}
+		if p.name == "block" {
+			runtime.SetBlockProfileRate(1)
+		} else {
+			runtime.SetMutexProfileFraction(1)
+		}
+		stops = append(stops, func() {
+			f := create(name)
+			pprof.Lookup(p.name).WriteTo(f, 0) //nolint:errcheck // a benchmark's profile
+			f.Close()
+			runtime.SetBlockProfileRate(0)
+			runtime.SetMutexProfileFraction(0)
+		})
 	}
-	return func() { pprof.StopCPUProfile(); f.Close() }
+	if name := os.Getenv("WITAN_S11_TRACE"); name != "" {
+		f := create(name)
+		if err := trace.Start(f); err != nil {
+			b.Fatal(err)
+		}
+		stops = append(stops, func() { trace.Stop(); f.Close() })
+	}
+	return func() {
+		for _, stop := range stops {
+			stop()
+		}
+	}
 }
 
 // BenchmarkS11Derive is the full derivation from genesis of the decoded,

@@ -213,10 +213,9 @@ func ingest(b *testing.B, s *badgerstore.Store, path string, batch, workers int,
 	}
 	ctx := context.Background()
 	applied := 0
-	for j := range order {
-		es := <-j.out
+	land := func(wait func() (dag.Result, error)) {
 		t0 := time.Now()
-		r, err := s.Put(ctx, dag.Batch{Entries: es})
+		r, err := wait()
 		putTime += time.Since(t0)
 		if err != nil {
 			b.Fatal(err)
@@ -225,6 +224,27 @@ func ingest(b *testing.B, s *badgerstore.Store, path string, batch, workers int,
 		if progress != nil {
 			progress(applied)
 		}
+	}
+	// Each batch is planned and written while the one before it is made
+	// durable (PutAsync); WITAN_BENCH_SERIAL=1 puts them one at a time.
+	serial := os.Getenv("WITAN_BENCH_SERIAL") != ""
+	var prev func() (dag.Result, error)
+	for j := range order {
+		es := <-j.out
+		t0 := time.Now()
+		wait := s.PutAsync(ctx, dag.Batch{Entries: es})
+		putTime += time.Since(t0)
+		if serial {
+			land(wait)
+			continue
+		}
+		if prev != nil {
+			land(prev)
+		}
+		prev = wait
+	}
+	if prev != nil {
+		land(prev)
 	}
 	wg.Wait()
 	return applied

@@ -614,6 +614,9 @@ func (s *Store) gcBodies(ctx context.Context) (int, error) {
 func (s *Store) bodyCandidate(skip map[uint32]bool) (uint32, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.drain(); err != nil {
+		return 0, false, err
+	}
 	if err := s.syncFailure(); err != nil {
 		return 0, false, err
 	}
@@ -812,6 +815,9 @@ func (s *Store) collectBodyFile(ctx context.Context, file uint32) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.drain(); err != nil {
+		return err
+	}
 	dt := s.newTxn()
 	defer dt.Discard()
 	if err := dt.Delete(bodyDeadKey(file)); err != nil {
@@ -827,6 +833,9 @@ func (s *Store) moveRecords(file uint32, recs []record) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(context.Background()); err != nil {
+		return err
+	}
+	if err := s.drain(); err != nil {
 		return err
 	}
 	if err := s.syncFailure(); err != nil {

@@ -25,6 +25,16 @@
 // compactions, GC, and after a failed fdatasync, and find every
 // acknowledged entry whole. Store format 10.
 //
+// PutAsync pipelines commits: it plans and writes a batch's transaction
+// and starts its commit, returning a func that waits for it (Put is both).
+// The next Put or PutAsync plans on top of it meanwhile, reading what the
+// running commit wrote from that transaction's record, while its bodies
+// are fdatasynced and Badger syncs it. Commits land one at a time, in
+// order, each once the one before succeeded; nothing is acknowledged or
+// visible to readers before its commit returned; a failed commit fails
+// what was planned on it and every later write until the store is
+// reopened (txn.go, docs/storage.md).
+//
 // On disk, entry bodies live in witan's own body files (bodyfile.go),
 // packed (ids, keys and signatures as bytes rather than text, exactly
 // reversible): each Put appends its bodies with one write and makes them

@@ -67,7 +67,7 @@ const (
 // plOptions are the store's options in each mode.
 func plOptions(mode string) badgerstore.Options {
 	switch mode {
-	case "ingest":
+	case "ingest", "pipeline":
 		return badgerstore.Options{
 			MemTableSize: 256 << 10,
 			Tune: func(o badger.Options) badger.Options {
@@ -142,6 +142,10 @@ func TestPowerLossChild(t *testing.T) {
 	}
 	fmt.Println("ready")
 	ctx := context.Background()
+	if mode == "pipeline" || mode == "pipefail" {
+		plPipelined(s, dir, o, start, failAt, fail)
+		return
+	}
 	for b := start; ; b++ {
 		chain, orphans, obj := plDelivery(mode, b)
 		batch := dag.Batch{Entries: append(chain, orphans...), Objects: []dag.Object{obj}}
@@ -181,6 +185,53 @@ func TestPowerLossChild(t *testing.T) {
 			fail(err)
 		}
 		os.Stdout.WriteString("gcdone\n")
+	}
+}
+
+// plPipelined is the child of modes pipeline and pipefail: each batch is
+// planned and written with PutAsync while the one before it is made
+// durable, and acknowledged once its wait returned. It prints "planned b"
+// once batch b is planned on top of b-1's running commit (the pipeline's
+// window, where the parent cuts in mode pipeline). In mode pipefail the
+// fdatasync of batch failAt fails: it and the batch planned on top of it
+// must fail with ErrSync, and the store is reopened and goes on from
+// failAt.
+func plPipelined(s *badgerstore.Store, dir string, o badgerstore.Options, start, failAt int, fail func(error)) {
+	ctx := context.Background()
+	var wait func() (dag.Result, error)
+	b := start
+	for {
+		if b == failAt {
+			badgerstore.SetBodySync(s, func(*os.File) error { return syscall.EIO })
+		}
+		chain, _, obj := plDelivery("ingest", b)
+		next := s.PutAsync(ctx, dag.Batch{Entries: chain, Objects: []dag.Object{obj}})
+		os.Stdout.WriteString("planned " + strconv.Itoa(b) + "\n")
+		if wait != nil {
+			_, err := wait()
+			switch {
+			case b-1 == failAt:
+				// The failed batch, and the one planned on top of it.
+				if _, err2 := next(); !errors.Is(err, badgerstore.ErrSync) || !errors.Is(err2, badgerstore.ErrSync) {
+					fail(fmt.Errorf("pipelined Puts with a failing fdatasync: %v and %v, want ErrSync", err, err2))
+				}
+				fmt.Println("failed", failAt)
+				s.Close() //nolint:errcheck // the store failed; Close reports it
+				var oerr error
+				if s, oerr = badgerstore.Open(dir, o); oerr != nil {
+					fail(fmt.Errorf("reopen after the failed fdatasync: %w", oerr))
+				}
+				fmt.Println("reopened")
+				wait, b, failAt = nil, failAt, -1
+				continue
+			case err != nil:
+				fail(err)
+			}
+			// Acknowledged only once its commit returned.
+			os.Stdout.WriteString("ack " + strconv.Itoa(b-1) + "\n")
+		}
+		wait = next
+		b++
 	}
 }
 
@@ -230,7 +281,7 @@ func runPowerLoss(t *testing.T, mode string, defCuts int, stream uint64) {
 func (r *plRun) round(k int) {
 	t := r.t
 	env := []string{plChildEnv + "=" + r.disk.Mnt, plModeEnv + "=" + r.mode, plStartEnv + "=" + strconv.Itoa(r.acked+1)}
-	if r.mode == "syncfail" {
+	if r.mode == "syncfail" || r.mode == "pipefail" {
 		env = append(env, plFailEnv+"="+strconv.Itoa(r.rng.IntN(20)))
 	}
 	cmd, out := crashtest.Start(t, "TestPowerLossChild", env...)
@@ -269,7 +320,10 @@ func (r *plRun) round(k int) {
 	// failed fdatasync.
 	var delay time.Duration
 	nthGC := 1 + r.rng.IntN(2)
+	nthPlanned := 2 + r.rng.IntN(60)
 	switch r.mode {
+	case "pipeline":
+		delay = time.Duration(r.rng.IntN(3_000)) * time.Microsecond
 	case "ingest":
 		delay = time.Duration(r.rng.IntN(800_000)) * time.Microsecond
 	case "gc":
@@ -281,7 +335,7 @@ func (r *plRun) round(k int) {
 	// came) is cut after 20 s.
 	guard := time.AfterFunc(20*time.Second, cutOnce)
 	defer guard.Stop()
-	gcs, failed := 0, false
+	gcs, planned, failed := 0, 0, false
 	var problem string
 	for line := range lines {
 		f := strings.Fields(line)
@@ -297,6 +351,12 @@ func (r *plRun) round(k int) {
 				problem = fmt.Sprintf("child acknowledged batch %d after %d", b, r.acked)
 			}
 			r.acked = b
+		case len(f) == 2 && f[0] == "planned":
+			// pipeline: 0 to 3 ms after a batch was planned on top of the
+			// commit running before it.
+			if planned++; r.mode == "pipeline" && planned == nthPlanned {
+				cutIn(delay)
+			}
 		case line == "gc":
 			gcs++
 			gcing.Store(true)
@@ -404,6 +464,18 @@ func TestPowerLossIngest(t *testing.T) { runPowerLoss(t, "ingest", 12, 11) }
 
 // TestPowerLossGC cuts the power during body-file and value-log GC.
 func TestPowerLossGC(t *testing.T) { runPowerLoss(t, "gc", 10, 12) }
+
+// TestPowerLossPipeline cuts the power inside the pipelined commit's
+// window: 0 to 3 ms after a batch was planned (PutAsync) on top of the
+// batch whose fdatasync and commit were running, with the small
+// memtables of TestPowerLossIngest.
+func TestPowerLossPipeline(t *testing.T) { runPowerLoss(t, "pipeline", 8, 14) }
+
+// TestPowerLossPipelineSyncFail makes a body-file fdatasync fail under a
+// pipelined ingest: the batch and the one planned on top of it fail, the
+// store is reopened in the same process and goes on; the power is cut
+// shortly after.
+func TestPowerLossPipelineSyncFail(t *testing.T) { runPowerLoss(t, "pipefail", 5, 15) }
 
 // TestPowerLossSyncFail cuts the power shortly after a failed fdatasync
 // of a body file, which the child followed by a reopen in the same

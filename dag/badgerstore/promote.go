@@ -340,7 +340,7 @@ func (s *Store) readyPending() (map[string][]dag.ID, error) {
 				return fmt.Errorf("%w: pending key %x", errCorrupt, k)
 			}
 			id := idFrom(k[5:])
-			e, st, _, err := s.lookup(txn, id, s.nameOf, true, false)
+			e, st, _, err := s.lookup(rtxn{txn}, id, s.nameOf, true, false)
 			if err != nil {
 				return err
 			}
@@ -349,7 +349,7 @@ func (s *Store) readyPending() (map[string][]dag.ID, error) {
 			}
 			ready := true
 			for _, par := range e.Parents {
-				pe, pst, _, err := s.lookup(txn, par, s.nameOf, false, true)
+				pe, pst, _, err := s.lookup(rtxn{txn}, par, s.nameOf, false, true)
 				if err != nil {
 					return err
 				}

@@ -187,6 +187,15 @@ type Store struct {
 	viewHook   func()
 	testLimits [2]budget // tests: limit and wholeLimit instead of Badger's, when not zero
 
+	// flight is the last commit started (txn.go), nil once drained; under
+	// mu. hand guards the hand-over of a flight's next transaction;
+	// flights counts the commits running; brokenErr is the failed commit
+	// that stopped the store's writes.
+	flight    *flight
+	hand      sync.Mutex
+	flights   sync.WaitGroup
+	brokenErr atomic.Pointer[error]
+
 	closeOnce sync.Once
 	closed    chan struct{}
 	// gcmu is held by a body-file GC for its whole run (it reads outside
@@ -246,7 +255,7 @@ func Open(dir string, o Options) (*Store, error) {
 		case !errors.Is(err, badger.ErrKeyNotFound):
 			return err
 		}
-		seq, err := readCounter(txn, keyLastSeq, "last body number")
+		seq, err := readCounter(rtxn{txn}, keyLastSeq, "last body number")
 		if err != nil {
 			return err
 		}
@@ -517,7 +526,7 @@ func bodyParents(id dag.ID, b []byte) ([]dag.ID, []byte, error) {
 }
 
 // readBody reads the body b of entry id in txn.
-func (s *Store) readBody(txn *badger.Txn, id dag.ID, b bref) (dag.Entry, error) {
+func (s *Store) readBody(txn getter, id dag.ID, b bref) (dag.Entry, error) {
 	var e dag.Entry
 	err := s.bodyBytes(txn, id, b, func(v []byte) error {
 		var err error
@@ -529,23 +538,24 @@ func (s *Store) readBody(txn *badger.Txn, id dag.ID, b bref) (dag.Entry, error) 
 
 // bodyBytes calls fn with the body b of entry id: the value of its key in
 // memory, read from its body file on disk.
-func (s *Store) bodyBytes(txn *badger.Txn, id dag.ID, b bref, fn func([]byte) error) error {
-	item, err := txn.Get(dataKey(b.run))
+func (s *Store) bodyBytes(txn getter, id dag.ID, b bref, fn func([]byte) error) error {
+	if s.bl == nil {
+		err := txn.value(dataKey(b.run), fn)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return fmt.Errorf("%w: no body for %s", errCorrupt, id)
+		}
+		return err
+	}
+	var l loc
+	err := txn.value(dataKey(b.run), func(v []byte) error {
+		var err error
+		l, err = runLoc(b.run, v, b.seq)
+		return err
+	})
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return fmt.Errorf("%w: no body for %s", errCorrupt, id)
 	}
 	if err != nil {
-		return err
-	}
-	if s.bl == nil {
-		return item.Value(fn)
-	}
-	var l loc
-	if err := item.Value(func(v []byte) error {
-		var err error
-		l, err = runLoc(b.run, v, b.seq)
-		return err
-	}); err != nil {
 		return fmt.Errorf("%w (body of %s)", err, id)
 	}
 	v, err := s.bl.read(b.seq, l)
@@ -562,12 +572,8 @@ func (s *Store) deleteBody(txn *wtxn, b bref, dead map[uint32]int64) error {
 	if s.bl == nil {
 		return txn.Delete(dataKey(b.run))
 	}
-	item, err := txn.Get(dataKey(b.run))
-	if err != nil {
-		return err
-	}
 	var l loc
-	if err := item.Value(func(v []byte) error {
+	if err := txn.value(dataKey(b.run), func(v []byte) error {
 		var err error
 		l, err = runLoc(b.run, v, b.seq)
 		return err
@@ -584,15 +590,12 @@ func (s *Store) deleteBody(txn *wtxn, b bref, dead map[uint32]int64) error {
 
 // readCounter reads the 8-byte counter under k (0 if absent); what names it
 // in the error of a corrupt one.
-func readCounter(txn *badger.Txn, k []byte, what string) (uint64, error) {
-	item, err := txn.Get(k)
+func readCounter(txn getter, k []byte, what string) (uint64, error) {
+	var v []byte
+	err := txn.value(k, func(b []byte) error { v = slices.Clone(b); return nil })
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return 0, nil
 	}
-	if err != nil {
-		return 0, err
-	}
-	v, err := item.ValueCopy(nil)
 	if err != nil {
 		return 0, err
 	}
@@ -609,7 +612,7 @@ func tombKey(seq uint64) []byte { return key(pDead, posb(seq)) }
 func addDead(txn *wtxn, dead map[uint32]int64) error {
 	for file, n := range dead {
 		k := bodyDeadKey(file)
-		was, err := readCounter(txn.Txn, k, fmt.Sprintf("dead count of body file %d", file))
+		was, err := readCounter(txn, k, fmt.Sprintf("dead count of body file %d", file))
 		if err != nil {
 			return err
 		}
@@ -639,40 +642,26 @@ func recordHead(id dag.ID, b []byte) (sid uint32, pos uint64, body bref, err err
 
 // statusOf reads the status record under k (an e, p or x key of id):
 // found is false when there is none.
-func statusOf(txn *badger.Txn, k []byte, id dag.ID) (sid uint32, pos uint64, body bref, found bool, err error) {
-	item, err := txn.Get(k)
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return 0, 0, bref{}, false, nil
-	}
-	if err != nil {
-		return 0, 0, bref{}, false, err
-	}
-	err = item.Value(func(v []byte) error {
+func statusOf(txn getter, k []byte, id dag.ID) (sid uint32, pos uint64, body bref, found bool, err error) {
+	err = txn.value(k, func(v []byte) error {
 		sid, pos, body, err = recordHead(id, v)
 		return err
 	})
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return 0, 0, bref{}, false, nil
+	}
 	return sid, pos, body, err == nil, err
 }
 
 // appliedAt returns the space number and log position of applied entry id
 // from its status record, without reading its body; ok is false when id
 // is not applied.
-func (s *Store) appliedAt(txn *badger.Txn, id dag.ID) (sid uint32, pos uint64, ok bool, err error) {
+func (s *Store) appliedAt(txn getter, id dag.ID) (sid uint32, pos uint64, ok bool, err error) {
 	if !s.ids.mayHold(id) {
 		return 0, 0, false, nil
 	}
-	item, err := txn.Get(key(pEntry, idb(id)))
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return 0, 0, false, nil
-	}
-	if err != nil {
-		return 0, 0, false, err
-	}
-	err = item.Value(func(v []byte) error {
-		sid, pos, _, err = recordHead(id, v)
-		return err
-	})
-	return sid, pos, err == nil, err
+	sid, pos, _, ok, err = statusOf(txn, key(pEntry, idb(id)), id)
+	return sid, pos, ok, err
 }
 
 func (s *Store) check(ctx context.Context) error {
@@ -713,7 +702,7 @@ func (s *Store) anyPending() bool {
 // absent. With pending (quar) false it does not look for a pending
 // (quarantined) record: Put knows when there is none, which saves a Get
 // per new entry.
-func (s *Store) lookup(txn *badger.Txn, id dag.ID, names func(uint32) string, pending, quar bool) (dag.Entry, dag.Status, uint64, error) {
+func (s *Store) lookup(txn getter, id dag.ID, names func(uint32) string, pending, quar bool) (dag.Entry, dag.Status, uint64, error) {
 	if !s.ids.mayHold(id) {
 		return dag.Entry{}, dag.Absent, 0, nil
 	}
@@ -727,23 +716,12 @@ func (s *Store) lookup(txn *badger.Txn, id dag.ID, names func(uint32) string, pe
 		case st == dag.Quarantined:
 			p = pQuar
 		}
-		item, err := txn.Get(key(p, idb(id)))
-		if errors.Is(err, badger.ErrKeyNotFound) {
+		sid, pos, b, found, err := statusOf(txn, key(p, idb(id)), id)
+		if err != nil {
+			return dag.Entry{}, dag.Absent, 0, err
+		}
+		if !found {
 			continue
-		}
-		if err != nil {
-			return dag.Entry{}, dag.Absent, 0, err
-		}
-		var sid uint32
-		var pos uint64
-		var b bref
-		err = item.Value(func(v []byte) error {
-			var err error
-			sid, pos, b, err = recordHead(id, v)
-			return err
-		})
-		if err != nil {
-			return dag.Entry{}, dag.Absent, 0, err
 		}
 		e, err := s.readBody(txn, id, b)
 		if err != nil {
@@ -807,7 +785,7 @@ func (p *putTxn) newBody(e dag.Entry) (bref, error) {
 
 // pendingBody returns the body of pending entry id.
 func (p *putTxn) pendingBody(id dag.ID) (bref, error) {
-	_, _, b, found, err := statusOf(p.txn.Txn, key(pPending, idb(id)), id)
+	_, _, b, found, err := statusOf(p.txn, key(pPending, idb(id)), id)
 	if err == nil && !found {
 		err = fmt.Errorf("%w: %s is not pending", errCorrupt, id)
 	}
@@ -829,7 +807,7 @@ func (p *putTxn) sid(space string) (uint32, bool) {
 }
 
 func (p *putTxn) Lookup(id dag.ID) (dag.Entry, dag.Status, error) {
-	e, st, pos, err := p.s.lookup(p.txn.Txn, id, p.name, p.s.anyPending(), p.s.anyQuar)
+	e, st, pos, err := p.s.lookup(p.txn, id, p.name, p.s.anyPending(), p.s.anyQuar)
 	if err == nil && st == dag.Applied {
 		p.remember(id, pos)
 	}
@@ -850,7 +828,7 @@ func (p *putTxn) position(id dag.ID) (uint64, error) {
 	if pos, ok := p.pos[id]; ok {
 		return pos, nil
 	}
-	_, pos, ok, err := p.s.appliedAt(p.txn.Txn, id)
+	_, pos, ok, err := p.s.appliedAt(p.txn, id)
 	if err != nil {
 		return 0, err
 	}
@@ -883,12 +861,12 @@ func (p *putTxn) Waiting(space string, parent dag.ID) ([]dag.ID, error) {
 func (p *putTxn) ensureSpace(space string) (uint32, error) {
 	if sid, ok := p.sid(space); ok {
 		if _, ok := p.next[sid]; !ok {
-			item, err := p.txn.Get(key(pSpace, []byte(space)))
+			var v []byte
+			err := p.txn.value(key(pSpace, []byte(space)), func(b []byte) error { v = slices.Clone(b); return nil })
 			if err != nil {
 				return 0, err
 			}
-			v, err := item.ValueCopy(nil)
-			if err != nil || len(v) != 12 {
+			if len(v) != 12 {
 				return 0, fmt.Errorf("%w: space %q", errCorrupt, space)
 			}
 			p.next[sid] = binary.BigEndian.Uint64(v[4:])
@@ -896,14 +874,14 @@ func (p *putTxn) ensureSpace(space string) (uint32, error) {
 		return sid, nil
 	}
 	if !p.loaded {
-		item, err := p.txn.Get(keyLastSID)
+		var v []byte
+		err := p.txn.value(keyLastSID, func(b []byte) error { v = slices.Clone(b); return nil })
 		switch {
 		case errors.Is(err, badger.ErrKeyNotFound):
 		case err != nil:
 			return 0, err
 		default:
-			v, err := item.ValueCopy(nil)
-			if err != nil || len(v) != 4 {
+			if len(v) != 4 {
 				return 0, fmt.Errorf("%w: last sid", errCorrupt)
 			}
 			p.lastSID = binary.BigEndian.Uint32(v)
@@ -949,6 +927,9 @@ func (s *Store) Unfinished(ctx context.Context) ([]string, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
+	if err := s.drain(); err != nil {
+		return nil, err
+	}
 	if !s.resume {
 		return nil, nil
 	}
@@ -982,12 +963,54 @@ func (s *Store) loadReady() error {
 // put is Put; a non-empty also names a space to resume besides those of
 // b's entries.
 func (s *Store) put(ctx context.Context, b dag.Batch, also string) (dag.Result, error) {
+	return s.putAsync(ctx, b, also)()
+}
+
+// PutAsync plans and writes b as Put does and starts its commit, and
+// returns once the next Put or PutAsync may plan on top of b: it returns
+// a func that waits for b's commit and returns what Put would have. b is
+// acknowledged (durable, visible to readers) only once that func returned
+// a nil error; b's bodies are fdatasynced and its Badger commit synced
+// meanwhile, while the caller goes on with the next batch, whose commit
+// runs after b's and only if b's succeeded. A failed commit fails the
+// writes planned on it too, and every later write, until the store is
+// reopened. A batch that makes ready more pending entries than one
+// transaction holds is committed in several, the last one asynchronously.
+func (s *Store) PutAsync(ctx context.Context, b dag.Batch) func() (dag.Result, error) {
+	return s.putAsync(ctx, b, "")
+}
+
+func (s *Store) putAsync(ctx context.Context, b dag.Batch, also string) func() (dag.Result, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	res, err := s.putLocked(ctx, b, also)
+	f := s.flight
+	s.mu.Unlock()
+	return func() (dag.Result, error) {
+		// Even when the Put failed: what it committed before the failure
+		// has landed when it returns.
+		if f != nil {
+			<-f.done
+		}
+		switch {
+		case err != nil:
+			return dag.Result{}, err
+		case f != nil && f.err != nil:
+			return dag.Result{}, f.err
+		}
+		return res, nil
+	}
+}
+
+// putLocked is put with s.mu held, up to the start of its last commit.
+func (s *Store) putLocked(ctx context.Context, b dag.Batch, also string) (dag.Result, error) {
 	if err := s.check(ctx); err != nil {
 		return dag.Result{}, err
 	}
-	// After a failed fsync nothing more is acknowledged (reads go on).
+	// After a failed fsync or commit nothing more is acknowledged (reads
+	// go on).
+	if err := s.broken(); err != nil {
+		return dag.Result{}, err
+	}
 	if err := s.syncFailure(); err != nil {
 		return dag.Result{}, err
 	}
@@ -1046,7 +1069,13 @@ func (s *Store) put(ctx context.Context, b dag.Batch, also string) (dag.Result, 
 				}
 			}
 		}
-		p := s.newPutTxn()
+		p, err := s.newPutTxn()
+		if err != nil {
+			if round > 0 {
+				return cut(err)
+			}
+			return dag.Result{}, err
+		}
 		plan, err := dag.PlanResume(batch, p, ready, max)
 		if err != nil {
 			p.txn.Discard()
@@ -1073,7 +1102,9 @@ func (s *Store) put(ctx context.Context, b dag.Batch, also string) (dag.Result, 
 			// The estimate was short: write the batch with only the
 			// promotions its own entries need, the rest after it.
 			c = first(budget{}, budget{})
-			err = s.commit(s.newPutTxn(), c, round == 0)
+			if p, err = s.newPutTxn(); err == nil {
+				err = s.commit(p, c, round == 0)
+			}
 		}
 		if err != nil {
 			if round > 0 {
@@ -1090,7 +1121,11 @@ func (s *Store) put(ctx context.Context, b dag.Batch, also string) (dag.Result, 
 			lim := s.limit()
 			for {
 				c := s.next(pr, lim)
-				err := s.commit(s.newPutTxn(), c, false)
+				p, err := s.newPutTxn()
+				if err != nil {
+					return cut(err)
+				}
+				err = s.commit(p, c, false)
 				if err == nil {
 					pr.consume(c)
 					break
@@ -1131,8 +1166,12 @@ func (s *Store) put(ctx context.Context, b dag.Batch, also string) (dag.Result, 
 	return res, nil
 }
 
-func (s *Store) newPutTxn() *putTxn {
-	return &putTxn{s: s, txn: s.newTxn(), newNames: map[uint32]string{}, newSIDs: map[string]uint32{}, next: map[uint32]uint64{}, seq: s.seq, dead: map[uint32]int64{}}
+func (s *Store) newPutTxn() (*putTxn, error) {
+	txn, err := s.nextTxn()
+	if err != nil {
+		return nil, err
+	}
+	return &putTxn{s: s, txn: txn, newNames: map[uint32]string{}, newSIDs: map[string]uint32{}, next: map[uint32]uint64{}, seq: s.seq, dead: map[uint32]int64{}}, nil
 }
 
 // promotes reports whether c promotes any pending entry.
@@ -1150,10 +1189,18 @@ func (c chunk) promotes() bool {
 	return false
 }
 
-// commit writes c in p's transaction, commits it and updates the store's
-// memory of what it holds. first marks the batch's own transaction.
+// commit writes c in p's transaction and starts its commit (a flight,
+// s.flight, after the one running), updating the store's memory of what
+// it holds as if it had committed: the next Put plans on top of it. Should
+// the commit fail, the store writes nothing more (broken). first marks
+// the batch's own transaction.
 func (s *Store) commit(p *putTxn, c chunk, first bool) error {
-	defer p.txn.Discard()
+	dispatched := false
+	defer func() {
+		if !dispatched {
+			p.txn.Discard()
+		}
+	}()
 	if s.bl != nil {
 		// The records of the new bodies, sized at once: growing the buffer
 		// by appending copied it some ten times over (0.22 of 3.3 CPU-s of
@@ -1207,22 +1254,15 @@ func (s *Store) commit(p *putTxn, c chunk, first bool) error {
 		}
 		// Badger commits once the bodies are durable.
 		p.txn.before = wait
-		if err := s.commitTxn(p.txn); err != nil {
-			s.abandonBodies(p.bfile, p.boff)
-			return fmt.Errorf("badgerstore: commit: %w", err)
-		}
+		// The next append goes after these bytes; should this commit
+		// fail, the store appends nothing more, and Open cuts them off.
 		s.bl.committed(p.bfile, end)
-	} else if err := s.commitTxn(p.txn); err != nil {
-		return fmt.Errorf("badgerstore: commit: %w", err)
 	}
+	dispatched = true
+	s.flight = s.dispatch(p.txn, s.flight)
 	// Badger holds the numbers this commit gave out, durable or not: none
 	// may be given again.
 	s.seq = p.seq
-	// Badger acknowledges a commit whose value log it failed to fsync,
-	// and only logs it: the write is not durable, so it fails here.
-	if err := s.syncFailure(); err != nil {
-		return err
-	}
 	for sid, name := range p.newNames {
 		s.spaces.Store(name, sid)
 		s.spaces.Store(sid, name)
@@ -1257,7 +1297,7 @@ func (p *putTxn) write(c chunk) error {
 	t := p.txn
 	for _, o := range c.objects {
 		k := key(pObject, idb(o.ID))
-		if _, err := t.Get(k); err == nil {
+		if err := t.value(k, func([]byte) error { return nil }); err == nil {
 			continue
 		} else if !errors.Is(err, badger.ErrKeyNotFound) {
 			return err
@@ -1451,7 +1491,7 @@ func (s *Store) Get(ctx context.Context, id dag.ID) (dag.Entry, error) {
 	err := s.view(ctx, func(txn *badger.Txn) error {
 		var st dag.Status
 		var err error
-		e, st, _, err = s.lookup(txn, id, s.nameOf, true, true)
+		e, st, _, err = s.lookup(rtxn{txn}, id, s.nameOf, true, true)
 		if err == nil && st != dag.Applied {
 			err = fmt.Errorf("badgerstore: entry %s: %w", id, dag.ErrNotFound)
 		}
@@ -1515,14 +1555,14 @@ func (s *Store) Object(ctx context.Context, id dag.ID) ([]byte, error) {
 func (s *Store) Parents(ctx context.Context, id dag.ID) ([]dag.ID, error) {
 	var ps []dag.ID
 	err := s.view(ctx, func(txn *badger.Txn) error {
-		_, _, seq, found, err := statusOf(txn, key(pEntry, idb(id)), id)
+		_, _, seq, found, err := statusOf(rtxn{txn}, key(pEntry, idb(id)), id)
 		if err != nil {
 			return err
 		}
 		if !found {
 			return fmt.Errorf("badgerstore: parents of %s: %w", id, dag.ErrNotFound)
 		}
-		return s.bodyBytes(txn, id, seq, func(v []byte) error {
+		return s.bodyBytes(rtxn{txn}, id, seq, func(v []byte) error {
 			// Decode only the parents, not the data.
 			var err error
 			ps, _, err = bodyParents(id, v)
@@ -1558,7 +1598,7 @@ func (s *Store) scan(ctx context.Context, prefix, seek []byte, limit int) ([]dag
 func (s *Store) Children(ctx context.Context, id dag.ID) ([]dag.ID, error) {
 	out := []dag.ID{}
 	err := s.view(ctx, func(txn *badger.Txn) error {
-		sid, pos, ok, err := s.appliedAt(txn, id)
+		sid, pos, ok, err := s.appliedAt(rtxn{txn}, id)
 		if err != nil || !ok {
 			return err // only applied entries have applied children
 		}
@@ -1697,7 +1737,7 @@ func (s *Store) Pending(ctx context.Context, space string) ([]dag.ID, error) {
 func (s *Store) Position(ctx context.Context, id dag.ID) (uint64, error) {
 	var pos uint64
 	err := s.view(ctx, func(txn *badger.Txn) error {
-		_, p, ok, err := s.appliedAt(txn, id)
+		_, p, ok, err := s.appliedAt(rtxn{txn}, id)
 		if err == nil && !ok {
 			err = fmt.Errorf("badgerstore: position of %s: %w", id, dag.ErrNotFound)
 		}
@@ -1916,7 +1956,7 @@ func (s *Store) Missing(ctx context.Context, space string) ([]dag.ID, error) {
 			}
 			last = slices.Clone(par)
 			id := idFrom(par)
-			e, st, _, err := s.lookup(txn, id, s.nameOf, true, true)
+			e, st, _, err := s.lookup(rtxn{txn}, id, s.nameOf, true, true)
 			if err != nil {
 				return err
 			}
@@ -2009,13 +2049,14 @@ func (s *Store) Sync() error {
 	if err := s.check(context.Background()); err != nil {
 		return err
 	}
-	if s.bl != nil {
-		s.mu.Lock()
-		err := s.bl.syncAll()
-		s.mu.Unlock()
-		if err != nil {
-			return err
-		}
+	s.mu.Lock()
+	err := s.drain()
+	if err == nil && s.bl != nil {
+		err = s.bl.syncAll()
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return err
 	}
 	return s.db.Sync()
 }
@@ -2081,6 +2122,9 @@ func (s *Store) GC(ctx context.Context) (int, error) {
 func (s *Store) runValueLogGC() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.drain(); err != nil {
+		return err
+	}
 	return s.db.RunValueLogGC(0.5)
 }
 
@@ -2124,6 +2168,8 @@ func (s *Store) Close() error {
 		defer s.gcmu.Unlock()
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		s.drain() //nolint:errcheck // a failed commit failed its Put
+		s.flights.Wait()
 		close(s.closed)
 		err = s.db.Close()
 		if s.bl != nil {
@@ -2148,6 +2194,9 @@ func (s *Store) DropPending(ctx context.Context, space string, ids []dag.ID) (in
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(ctx); err != nil {
+		return 0, err
+	}
+	if err := s.drain(); err != nil {
 		return 0, err
 	}
 	sid, ok := s.sidOf(space)
@@ -2182,14 +2231,14 @@ func (s *Store) dropPending(sid uint32, ids []dag.ID) (int, error) {
 	n := 0
 	dead := map[uint32]int64{}
 	for _, id := range ids {
-		esid, _, seq, found, err := statusOf(txn.Txn, key(pPending, idb(id)), id)
+		esid, _, seq, found, err := statusOf(txn, key(pPending, idb(id)), id)
 		if err != nil {
 			return 0, err
 		}
 		if !found || esid != sid {
 			continue
 		}
-		e, err := s.readBody(txn.Txn, id, seq)
+		e, err := s.readBody(txn, id, seq)
 		if err != nil {
 			return 0, err
 		}

@@ -226,6 +226,18 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 			}
 		}()
 	}
+	// landing waits for the batch put last and fills in its outcomes.
+	var landing func() error
+	land := func() error {
+		l := landing
+		landing, in.flying = nil, nil
+		if l == nil {
+			return nil
+		}
+		return l()
+	}
+	defer land() //nolint:errcheck // an earlier error is returned
+
 	var own *dag.BatchVerifier // for chunks this goroutine verifies itself
 	var idx []int
 	for c := range chunks {
@@ -251,14 +263,21 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 				return in.res, err
 			}
 		}
-		// Store what the chunks brought while the next ones verify.
+		// Store what the chunks brought while the next ones verify, and
+		// while the store makes the batch before it durable (PutAsync).
 		if len(in.batch.Entries) >= ingestPut || c == chunks-1 {
-			if err := r.put(ctx, space, &in.res, in.batch, in.index); err != nil {
+			next := r.putAsync(ctx, space, &in.res, in.batch, in.index)
+			if err := land(); err != nil {
+				next() //nolint:errcheck // planned on the failed one: it fails too
 				return in.res, err
 			}
+			landing, in.flying = next, in.batch.Objects
 			in.batch = dag.Batch{Entries: make([]dag.Entry, 0, min(ingestPut, len(items)))}
-			clear(in.index)
+			in.index = make(map[dag.ID]int, min(len(items), ingestPut))
 		}
+	}
+	if err := land(); err != nil {
+		return in.res, err
 	}
 	return in.res, nil
 }
@@ -303,6 +322,7 @@ type ingest struct {
 	seen        map[dag.ID]bool // ids met in this call
 	quarantined map[dag.ID]bool // ids refused in this call
 	batch       dag.Batch       // valid entries not yet put
+	flying      []dag.Object    // the objects of the batch whose Put runs
 	index       map[dag.ID]int  // batch entry id → item
 }
 
@@ -371,7 +391,8 @@ func (in *ingest) judge(ctx context.Context, i int, d *decoded) error {
 			objs = append(objs, in.items[i].Objects[k])
 			continue
 		}
-		if _, err := r.Object(ctx, ref); err == nil || slices.ContainsFunc(in.batch.Objects, func(o dag.Object) bool { return o.ID == ref }) {
+		has := func(o dag.Object) bool { return o.ID == ref }
+		if _, err := r.Object(ctx, ref); err == nil || slices.ContainsFunc(in.batch.Objects, has) || slices.ContainsFunc(in.flying, has) {
 			continue
 		}
 		in.quar(i, id, dag.CodeUnpublishedReference, "object %s is neither sent nor held", ref)
@@ -464,10 +485,36 @@ func (r *Replica) record(res sync.IngestResult) {
 // put stores batch and fills in each put item's outcome in res from the
 // store's result (index: id → position in res.Items).
 func (r *Replica) put(ctx context.Context, space string, res *sync.IngestResult, batch dag.Batch, index map[dag.ID]int) error {
+	return r.putAsync(ctx, space, res, batch, index)()
+}
+
+// asyncPutter is a store that plans a batch on top of the commit before it
+// (badgerstore.Store.PutAsync).
+type asyncPutter interface {
+	PutAsync(ctx context.Context, b dag.Batch) func() (dag.Result, error)
+}
+
+// putAsync starts storing batch and returns a func that waits until it is
+// stored and fills in each put item's outcome, as put does. With a store
+// that pipelines its commits, the next batch is planned while this one is
+// made durable.
+func (r *Replica) putAsync(ctx context.Context, space string, res *sync.IngestResult, batch dag.Batch, index map[dag.ID]int) func() error {
 	if len(batch.Entries) == 0 {
-		return nil
+		return func() error { return nil }
 	}
-	out, err := r.Put(ctx, batch)
+	var wait func() (dag.Result, error)
+	if p, ok := r.Store.(asyncPutter); ok {
+		wait = p.PutAsync(ctx, batch)
+	} else {
+		out, err := r.Put(ctx, batch)
+		wait = func() (dag.Result, error) { return out, err }
+	}
+	return func() error { return r.fill(space, res, wait, index) }
+}
+
+// fill waits for a Put and fills in its items' outcomes in res.
+func (r *Replica) fill(space string, res *sync.IngestResult, wait func() (dag.Result, error), index map[dag.ID]int) error {
+	out, err := wait()
 	if err != nil {
 		return err
 	}
