@@ -29,6 +29,7 @@ func (c *HarnessCommand) Run(ctx context.Context, args []string) error {
 	members := fs.Int("s11-members", 0, "S11 roster size (overrides -s11-full)")
 	mrs := fs.Int("s11-mrs", 0, "S11 MR count (overrides -s11-full)")
 	workers := fs.Int("s11-workers", 0, "S11 parallel submitters")
+	turnout := fs.Int("s11-turnout", 0, "S11 turnout per threshold MR, in percent of the roster")
 	var data listFlag
 	fs.Var(&data, "data", "a node's data directory, in the order of the URLs, to measure storage growth (repeatable)")
 	verbose := fs.Bool("v", false, "print progress to stderr")
@@ -52,6 +53,9 @@ func (c *HarnessCommand) Run(ctx context.Context, args []string) error {
 	}
 	if *mrs > 0 {
 		cfg.S11.MRs = *mrs
+	}
+	if *turnout > 0 {
+		cfg.S11.Turnout = *turnout
 	}
 	if *workers > 0 {
 		cfg.S11.Workers = *workers

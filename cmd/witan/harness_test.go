@@ -18,7 +18,8 @@ import (
 // listeners, each pulling the other over HTTP (-peer-http), at CI size;
 // S11 adds a third, fresh node to time its sync from genesis. Every
 // entry the harness runs must pass (or be not applicable or partial, with
-// the parts not run listed); S6 reports rule_not_supported; the report
+// the parts not run listed); S6 reports rule_not_supported; S8 floods
+// nodes limited to 5 opinions per key per hour; the report
 // and the summary are written and the command exits 0.
 // WITAN_HARNESS_S11_FULL=1 runs S11 at full size (11,000 members, 300
 // MRs), which takes minutes.
@@ -27,7 +28,7 @@ func TestHarnessTwoNodes(t *testing.T) {
 	pa, pb := "127.0.0.1:"+freePort(t), "127.0.0.1:"+freePort(t)
 	ua, ub := "http://"+pa, "http://"+pb
 	dirA := t.TempDir()
-	common := []string{"-no-p2p", "-checkpoint-every", "200ms", "-peer-http-every", "100ms"}
+	common := []string{"-no-p2p", "-checkpoint-every", "200ms", "-peer-http-every", "100ms", "-opinion-rate-limit", "5/1h"}
 	startUp(t, bin, dirA, append([]string{"-http", pa, "-peer-http", ub}, common...)...)
 	startUp(t, bin, t.TempDir(), append([]string{"-http", pb, "-peer-http", ua}, common...)...)
 	cfg := harness.Config{Nodes: []string{ua, ub}, Seed: "ci", DataDirs: []string{dirA}, S11: harness.SmallS11,
@@ -48,7 +49,7 @@ func TestHarnessTwoNodes(t *testing.T) {
 	rep.WriteSummary(&sum)
 	t.Logf("harness run: %s\n%s", time.Since(start).Round(time.Millisecond), sum.String())
 	want := map[string]string{"L0": harness.Pass, "S1": harness.Pass, "S2": harness.Pass, "S3": harness.Pass, "S4": harness.Pass,
-		"S5": harness.Pass, "S6": harness.NotApplicable, "S9": harness.Partial, "S11": harness.Pass, "S12": harness.Partial,
+		"S5": harness.Pass, "S6": harness.NotApplicable, "S8": harness.Pass, "S9": harness.Partial, "S11": harness.Pass, "S12": harness.Partial,
 		"S13": harness.Partial, "S14": harness.Partial}
 	for _, e := range rep.Entries {
 		if w, ok := want[e.ID]; ok && e.Result != w {
@@ -67,6 +68,11 @@ func TestHarnessTwoNodes(t *testing.T) {
 	m := rep.Metrics
 	if m.SustainedTxPerSec == nil || m.DecisiveToMergedP50Ms == nil || m.ConvergenceMs == nil || m.FreshNodeSyncMs == nil || m.FactsMs == nil || m.ChecksMs == nil {
 		t.Errorf("metrics missing: %+v", m)
+	}
+	// S8 by hand: 10 keys × 12 opinions under 5 per key per hour: 5
+	// accepted and 7 refused per key, 70 of 120.
+	if m.S8RateLimitedShare == nil || *m.S8RateLimitedShare != 70.0/120 {
+		t.Errorf("S8 share %v, want 70/120", m.S8RateLimitedShare)
 	}
 	// The command writes the report and the summary.
 	out := t.TempDir()

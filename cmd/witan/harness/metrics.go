@@ -57,7 +57,7 @@ func (m *Metrics) write(w io.Writer) {
 			fmt.Fprintf(w, "  %-44s not measured\n", name)
 			return
 		}
-		fmt.Fprintf(w, "  %-44s %.1f %s\n", name, *v, unit)
+		fmt.Fprintf(w, "  %-44s %.3f %s\n", name, *v, unit)
 	}
 	fmt.Fprintf(w, "metrics (S11: %d members, %d MRs, %d ballots):\n", m.Members, m.MRs, m.Ballots)
 	f("sustained tx/s", m.SustainedTxPerSec, "tx/s")
@@ -70,7 +70,7 @@ func (m *Metrics) write(w io.Writer) {
 	} else {
 		fmt.Fprintf(w, "  %-44s %d bytes\n", "storage growth per 1,000 ballots", *m.StoragePer1000Ballots)
 	}
-	f("S8 share rate-limited", m.S8RateLimitedShare, "")
+	f("S8 share rate-limited", m.S8RateLimitedShare, "(of the flood)")
 	f(fmt.Sprintf("/facts of the largest MR (%d nodes)", m.LargestMRNodes), m.FactsMs, "ms")
 	f("/checks of the largest MR", m.ChecksMs, "ms")
 	for _, n := range m.Notes {
@@ -172,6 +172,8 @@ func s11(s *sc) {
 		decisive int // index of the deciding ballot, -1 if none
 		outcome  string
 	}
+	// Ballots are kept as their bytes only (a full-size run holds many).
+	slim := func(tx Tx) Tx { tx.Envelope = nil; return tx }
 	parent := func(p *mrPlan) []string {
 		if len(p.ballots) == 0 {
 			return []string{p.open}
@@ -239,7 +241,7 @@ func s11(s *sc) {
 				} else {
 					rj++
 				}
-				p.ballots = append(p.ballots, ss.TxOn(mem, parent(p), "ballot.cast", map[string]any{"mr": p.id, "choice": choice, "supersedes": nil}))
+				p.ballots = append(p.ballots, slim(ss.TxOn(mem, parent(p), "ballot.cast", map[string]any{"mr": p.id, "choice": choice, "supersedes": nil})))
 				if p.outcome == "" {
 					pass := a*den > num*n
 					if cmpGte {

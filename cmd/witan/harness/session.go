@@ -34,9 +34,9 @@ type chanMutex chan struct{}
 func (m chanMutex) lock()   { m <- struct{}{} }
 func (m chanMutex) unlock() { <-m }
 
-// Member is the i-th member's key, derived from the seed.
+// member is the i-th member's key, derived from the seed and the run id.
 func (r *run) member(i int) *Signer {
-	return NewSigner(fmt.Sprintf("witan harness %s member %d", r.cfg.Seed, i))
+	return NewSigner(fmt.Sprintf("witan harness %s run %s member %d", r.cfg.Seed, r.cfg.RunID, i))
 }
 
 // Rule references (30k §4 "Rule reference").
