@@ -21,7 +21,7 @@ type HarnessCommand struct {
 }
 
 func (c *HarnessCommand) Run(ctx context.Context, args []string) error {
-	fs := c.main.newFlagSet("harness", "harness [flags] NODE_URL...")
+	fs := c.main.newFlagSet("harness", "harness [flags] [NODE_URL...]  (default: $WITAN_NODE, else http://127.0.0.1:8030)")
 	seed := fs.String("seed", "witan-harness", "seed of the synthetic roster, blocs and choices")
 	out := fs.String("out", ".", "directory for conformance-report.json and conformance-summary.txt")
 	only := fs.String("only", "", "comma-separated entries to run (S1,S2,…,L0; default all)")
@@ -36,11 +36,11 @@ func (c *HarnessCommand) Run(ctx context.Context, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		return errUsage
+	nodes := fs.Args()
+	if len(nodes) == 0 {
+		nodes = []string{defaultNode()}
 	}
-	cfg := harness.Config{Nodes: fs.Args(), Seed: *seed, DataDirs: data}
+	cfg := harness.Config{Nodes: nodes, Seed: *seed, DataDirs: data}
 	if *only != "" {
 		cfg.Only = strings.Split(*only, ",")
 	}
