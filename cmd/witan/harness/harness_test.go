@@ -3,12 +3,14 @@ package harness
 import (
 	"encoding/hex"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica/mlog"
+	"github.com/witan-dev/witan/replica/opinion"
 )
 
 // The harness's canonicalization against RFC 8785's own examples
@@ -119,6 +121,33 @@ func TestStdlibOnly(t *testing.T) {
 	for _, d := range strings.Fields(string(out)) {
 		if d != "github.com/witan-dev/witan/cmd/witan/harness" {
 			t.Errorf("the harness links %s", d)
+		}
+	}
+}
+
+// docs/opinions.md parses into its "###" items (ten opinions and three
+// open questions, counted by hand), each a body witan's own opinion
+// decoder accepts as an implementation's opinion on the spec.
+func TestOpinionsDoc(t *testing.T) {
+	raw, err := os.ReadFile("../../../docs/opinions.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, err := ParseOpinions(string(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ops) != 13 {
+		t.Fatalf("%d opinions, want 13", len(ops))
+	}
+	for _, o := range ops {
+		b := MustCanon(ImplementationOpinion(o))
+		op, err := opinion.Decode(b)
+		if err != nil {
+			t.Fatalf("%q: %v", o.Summary, err)
+		}
+		if op.AuthorKind != "implementation" || op.Summary != o.Summary {
+			t.Fatalf("decoded %+v", op)
 		}
 	}
 }

@@ -157,3 +157,20 @@ func (r *Report) WriteSummary(w io.Writer) {
 	r.Metrics.write(w)
 	fmt.Fprintf(w, "\n%s (%.1f s)\n", r.Verdict, r.Seconds)
 }
+
+// Markdown renders the entries as the table docs/conformance.md shows:
+// id, level, title, result and what was not run (or why not). It holds
+// nothing that changes from run to run, so a document can be checked
+// against a fresh report.
+func (r *Report) Markdown() string {
+	var b strings.Builder
+	b.WriteString("| Entry | Level | Scenario or requirement | Result | Not run, or why |\n|---|---|---|---|---|\n")
+	for _, e := range r.Entries {
+		why := e.Reason
+		if len(e.NotRun) > 0 {
+			why = strings.Join(e.NotRun, "; ")
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", e.ID, e.Level, e.Title, e.Result, why)
+	}
+	return b.String()
+}
