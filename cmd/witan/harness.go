@@ -24,6 +24,9 @@ func (c *HarnessCommand) Run(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "publish-opinions" {
 		return c.publishOpinions(ctx, args[1:])
 	}
+	if len(args) > 0 && args[0] == "research" {
+		return c.research(ctx, args[1:])
+	}
 	fs := c.main.newFlagSet("harness", "harness [flags] [NODE_URL...]  (default: $WITAN_NODE, else http://127.0.0.1:8030)")
 	seed := fs.String("seed", "witan-harness", "seed of the synthetic roster, blocs and choices")
 	out := fs.String("out", ".", "directory for conformance-report.json and conformance-summary.txt")

@@ -132,3 +132,53 @@ func checkConformanceDoc(t *testing.T, rep *harness.Report) {
 	}
 	t.Errorf("docs/conformance.md's harness table is not the report's (WITAN_UPDATE_CONFORMANCE=1 rewrites it):\n--- doc\n%s--- report\n%s", got, want)
 }
+
+// TestHarnessResearchReplicates runs a research session (30k §10: two
+// sessions of the same programmed voters under rule sets assigned by
+// seed) on one witan up process, then re-runs it from its
+// replication.json on a second, fresh one: every final log root is the
+// same byte for byte, every House outcome on the node is the harness's
+// own evaluation, and the output is labelled hypothetical.
+func TestHarnessResearchReplicates(t *testing.T) {
+	bin := buildWitan(t)
+	a := startUp(t, bin, t.TempDir(), "-no-p2p", "-http", "127.0.0.1:0")
+	b := startUp(t, bin, t.TempDir(), "-no-p2p", "-http", "127.0.0.1:0")
+	ctx := context.Background()
+	first, err := harness.Research(ctx, harness.ResearchConfig{Node: a.info.HTTP, Seed: "ci-research"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Failed || len(first.Outcomes) != 2*4 || len(first.Replication.FinalLogRoots) != 2 || len(first.Turnout) != 3 {
+		t.Fatalf("research: failed %v, %d outcomes, roots %v", first.Failed, len(first.Outcomes), first.Replication.FinalLogRoots)
+	}
+	raw, err := json.Marshal(first.Replication)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep harness.Replication
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	again, err := harness.Replicate(ctx, b.info.HTTP, rep, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Failed {
+		t.Fatalf("replication: %+v", again.Checks)
+	}
+	for label, root := range rep.FinalLogRoots {
+		if got := again.Replication.FinalLogRoots[label]; got != root || root == "" {
+			t.Errorf("%s: final log root %s on the fresh node, %s in replication.json", label, got, root)
+		}
+	}
+	var sum bytes.Buffer
+	again.WriteSummary(&sum)
+	if !bytes.HasPrefix(sum.Bytes(), []byte("HYPOTHETICAL.")) || !bytes.Contains(sum.Bytes(), []byte("not real legislators")) {
+		t.Errorf("summary not labelled:\n%s", sum.String())
+	}
+	// A changed preference model no longer matches its hash.
+	rep.Model.House++
+	if _, err := harness.Replicate(ctx, b.info.HTTP, rep, nil); err == nil {
+		t.Error("a replication.json whose model does not match its hash was run")
+	}
+}

@@ -151,3 +151,25 @@ func TestOpinionsDoc(t *testing.T) {
 		}
 	}
 }
+
+// houseOutcome against §7's threshold_vote worked out by hand for N = 30
+// (basis electorate, quorum 1/2, on_threshold).
+func TestHouseOutcome(t *testing.T) {
+	for _, c := range []struct {
+		rule      string
+		a, rj, ab int
+		want      string
+	}{
+		{"majority", 16, 0, 0, "approved"},    // 32 > 30, quorum 32 ≥ 30
+		{"majority", 15, 0, 0, "pending"},     // 30 > 30 fails; (30−0)·2 = 60 > 30
+		{"majority", 14, 15, 0, "rejected"},   // (30−15)·2 = 30 > 30 fails
+		{"majority", 14, 14, 0, "pending"},    // (30−14)·2 = 32 > 30
+		{"two-thirds", 20, 0, 0, "approved"},  // 60 ≥ 60
+		{"two-thirds", 19, 10, 0, "pending"},  // 57 ≥ 60 fails; (30−10)·3 = 60 ≥ 60
+		{"two-thirds", 19, 11, 0, "rejected"}, // (30−11)·3 = 57 ≥ 60 fails
+	} {
+		if got := houseOutcome(c.rule, 30, c.a, c.rj, c.ab); got != c.want {
+			t.Errorf("%s A=%d R=%d: %s, want %s", c.rule, c.a, c.rj, got, c.want)
+		}
+	}
+}
