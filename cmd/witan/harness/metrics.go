@@ -130,8 +130,9 @@ func dirSize(dir string) (int64, error) {
 // s11 is the scale scenario: a roster of S11.Members, S11.MRs MRs under
 // mixed rules (a quarter each into branches ruled by a majority of the
 // electorate, two thirds of it, designated approvers and always_allow),
-// each editing its own section so none goes stale, and MR 0 editing a
-// block of extra sections (the largest MR, for /facts and /checks).
+// each editing a section no other MR into its branch edits, so none goes
+// stale, and MR 0 editing a block of extra sections (the largest MR, for
+// /facts and /checks).
 //
 // Blocs and turnout, seeded: each threshold MR draws a support level,
 // "broad" (90 % of voters approve, the rest reject) or "narrow" (30 %
@@ -149,10 +150,15 @@ func s11(s *sc) {
 	m.Members, m.MRs = z.Members, z.MRs
 	largest := 20
 	if z.Members >= FullS11.Members {
-		largest = 200
+		largest = 100
 	}
+	// MRs into different branches never conflict, so MR i edits section
+	// i/4+1 of its own kind's branch: the seed stays small enough for a
+	// session.create to carry it to peers (a node sends at most 256
+	// objects with one entry).
+	perKind := (z.MRs + 3) / 4
 	m.LargestMRNodes = largest
-	ss := s.newSession(SessionOpts{Label: "S11", Roster: z.Members, Sections: z.MRs + largest})
+	ss := s.newSession(SessionOpts{Label: "S11", Roster: z.Members, Sections: perKind + largest})
 	r.keep(ss)
 	kinds := []string{"major", "two", "appr", "always"}
 	rules := map[string]map[string]any{
@@ -188,10 +194,10 @@ func s11(s *sc) {
 		k := kinds[i%len(kinds)]
 		src := fmt.Sprintf("s%d", i)
 		ss.Branch(src, "t-"+k, ss.Genesis, ss.AlwaysAllow())
-		edits := []Edit{{fmt.Sprintf("/us/t1/s%d", i+1), fmt.Sprintf("The period is %d days.", 31+i)}}
+		edits := []Edit{{fmt.Sprintf("/us/t1/s%d", i/4+1), fmt.Sprintf("The period is %d days.", 31+i)}}
 		if i == 0 {
 			for j := 0; j < largest; j++ {
-				edits = append(edits, Edit{fmt.Sprintf("/us/t1/s%d", z.MRs+1+j), fmt.Sprintf("The period is %d days.", 40+j)})
+				edits = append(edits, Edit{fmt.Sprintf("/us/t1/s%d", perKind+1+j), fmt.Sprintf("The period is %d days.", 40+j)})
 			}
 		}
 		c := ss.Amend(src, ss.Genesis, edits...)
