@@ -90,6 +90,7 @@ type run struct {
 type s1State struct {
 	ss                    *Session
 	mr, change, pre, head string
+	det                   string
 }
 
 // abort stops a scenario after a check it cannot go on without.

@@ -122,7 +122,7 @@ func s1(s *sc) {
 		Int(tl, "approve_of_cast", "num") == 6 && Int(tl, "approve_of_cast", "den") == 8 &&
 			Int(tl, "approve_of_electorate", "num") == 6 && Int(tl, "approve_of_electorate", "den") == 10 && Field(tl, "rule_share") != nil,
 		a, "tally %v", tl)
-	ss.Accept(ss.DetermineTx(3, mr, ballots, "approved"))
+	det := ss.Accept(ss.DetermineTx(3, mr, ballots, "approved"))
 	logIndex := Int(ss.LastReceipt, "log_index")
 	a, st = ss.Status(mr)
 	// The checkpoint read after the status: if it does not include the
@@ -192,7 +192,7 @@ func s1(s *sc) {
 			s.check("/facts byte-identical on every node (finality aside: each replica labels its own)", bytes.Equal(first, b), a, "differs from the first node's")
 		}
 	}
-	r.s1 = &s1State{ss: ss, mr: mr, change: change, pre: ss.Seed.Find("/us/t1/s1").Hash(), head: head}
+	r.s1 = &s1State{ss: ss, mr: mr, change: change, pre: ss.Seed.Find("/us/t1/s1").Hash(), head: head, det: det}
 }
 
 // waitFinality polls path until its finality is final_advisory (or
@@ -474,9 +474,10 @@ func s10(s *sc) {
 	s.e.Reason = "detecting a lying operator needs a node that lies; the harness verifies honest nodes' logs and checkpoints in L0"
 }
 
-// s12: citation of the pre-amendment text after S1's merge (§5
-// "Citations"): the object is the text as of the cited hash, and latest
-// names where it stands now.
+// s12: the events stream (s12Events) and the citation of the
+// pre-amendment text after S1's merge (§5 "Citations"): the object is the
+// text as of the cited hash, and latest names where it stands now. S1
+// checked the MR provisional until a checkpoint, then final_advisory.
 func s12(s *sc) {
 	r := s.r
 	if r.s1 == nil {
@@ -484,7 +485,7 @@ func s12(s *sc) {
 		s.e.Reason = "needs S1"
 		return
 	}
-	s.notRun("the /events stream's finality labels")
+	s12Events(s)
 	ss := r.s1.ss
 	for _, c := range r.clients {
 		a := c.Get(r.ctx, q("/cite/"+ss.Genesis+"?nid=/us/t1/s1", ss.ID))
