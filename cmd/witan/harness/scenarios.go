@@ -21,7 +21,7 @@ var scenarios = []scenario{
 	{id: "S4", level: "L1", title: "Equivocation (double ballot) voids the member's ballots", fn: s4},
 	{id: "S5", level: "L1", title: "Bait-and-switch: head moves after ballots, MR goes stale", fn: s5},
 	{id: "S6", level: "L2", title: "Contested capital_vote with quadratic cost", fn: s6},
-	{id: "S7", level: "L2", title: "Restricted draft is revealed, then merged", fn: notDriven},
+	{id: "S7", level: "L2", title: "Restricted draft is revealed, then merged", fn: s7},
 	{id: "S8", level: "L2", title: "Opinion flood from many keys; per-key rate limits; disclosure enforcement", fn: s8},
 	{id: "S9", level: "L3", title: "Partition and heal (eventual)", fn: s9},
 	{id: "S10", level: "L3", title: "Malicious operator withholds, reorders, or rewrites history; independent verifiers detect it", fn: s10},
