@@ -44,7 +44,7 @@ func opinionBody(kind, summary string, disclosure map[string]any) map[string]any
 // a disclosure failure.
 func s8(s *sc) {
 	r := s.r
-	ss := s.newSession(SessionOpts{Label: "S8"})
+	ss := s.newSession(SessionOpts{Label: "S8", KeySpace: "S8"})
 	r.keep(ss)
 	const perKey = 12
 	accepted := make([]int, len(ss.Members))

@@ -495,14 +495,13 @@ func s12(s *sc) {
 	}
 }
 
-// s13: the L1 part of the fact-check loop. S1 checked 30 → 45 byte for
-// byte; here a branch gives sections 2 and 3 the same [[def:period]]
+// s13: the fact-check loop. S1 checked 30 → 45 byte for byte; the
+// opinion parts are s13Opinions (s13.go); here a branch gives sections 2 and 3 the same [[def:period]]
 // with different text (scopes overlap: same parent) and makes them refer
 // to each other: /checks warns definitions and reference_cycles,
 // structure passes, nothing blocks.
 func s13(s *sc) {
 	r := s.r
-	s.notRun("findings, verified quotes, quote_mismatch, ballot_choice assertions, corrections and replies (opinions)")
 	ss := s.newSession(SessionOpts{Label: "S13"})
 	r.keep(ss)
 	ss.Branch("defs", "root", ss.Genesis, ss.AlwaysAllow())
@@ -517,6 +516,7 @@ func s13(s *sc) {
 			by["definitions"] == "warn" && by["reference_cycles"] == "warn" && by["structure"] == "pass" && Field(a.JSON, "checks", "blocked") == false,
 			a, "checks %v", by)
 	}
+	s13Opinions(s, ss)
 }
 
 func checkStatuses(a *Answer) map[string]string {
@@ -539,7 +539,6 @@ func checkStatuses(a *Answer) map[string]string {
 // Popolo export's counts for that MR equal /tally's on every node.
 func s14(s *sc) {
 	r := s.r
-	s.notRun("a formalization's anchor in anchor_drift (opinions)")
 	ss := s.newSession(SessionOpts{Label: "S14"})
 	r.keep(ss)
 	quorum := ss.ref("threshold_vote", map[string]any{"num": 1, "den": 2, "cmp": "gt", "basis": "electorate", "quorum_num": 3, "quorum_den": 4, "closing": "on_threshold"}, nil)

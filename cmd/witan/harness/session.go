@@ -81,6 +81,10 @@ type SessionOpts struct {
 	// Extra members of the session.create body (observers, districts...).
 	Extra  map[string]any
 	Attach [][]byte
+	// KeySpace, when set, gives the session a roster of its own keys
+	// (S8 spends its members' opinion budgets; other scenarios must not
+	// find them spent).
+	KeySpace string
 }
 
 // newSession creates a session on the first node: the session.create
@@ -100,6 +104,9 @@ func (s *sc) newSession(o SessionOpts) *Session {
 	ss.Members = make([]*Signer, o.Roster)
 	for i := range ss.Members {
 		ss.Members[i] = r.member(i)
+		if o.KeySpace != "" {
+			ss.Members[i] = NewSigner(fmt.Sprintf("witan harness %s run %s %s member %d", r.cfg.Seed, r.cfg.RunID, o.KeySpace, i))
+		}
 	}
 	if o.RootRule == nil {
 		o.RootRule = ss.Majority(RootNotice)
