@@ -30,7 +30,7 @@ var scenarios = []scenario{
 	{id: "S13", level: "L2", title: "Fact-check loop", fn: s13},
 	{id: "S14", level: "L2", title: "Formal grammar and rules", fn: s14},
 	{id: "S15", level: "L2", title: "Markets and rankings", fn: notDriven},
-	{id: "S16", level: "L2/L3", title: "Parties, interest groups, and complaints", fn: notDriven},
+	{id: "S16", level: "L2/L3", title: "Parties, interest groups, and complaints", fn: s16},
 	{id: "S17", level: "L2", title: "Procedure and evidence", fn: s17},
 	{id: "S18", level: "L2", title: "Simulation 1 replay", fn: notDriven},
 	{id: "S19", level: "L2", title: "Simulation 2 replay", fn: notDriven},
