@@ -35,7 +35,7 @@ var scenarios = []scenario{
 	{id: "S18", level: "L2", title: "Simulation 1 replay", fn: notDriven},
 	{id: "S19", level: "L2", title: "Simulation 2 replay", fn: notDriven},
 	{id: "S20", level: "L2", title: "Simulation 4 replay", fn: notDriven},
-	{id: "S21", level: "L2", title: "Simulation 5 replay", fn: notDriven},
+	{id: "S21", level: "L2", title: "Simulation 5 replay", fn: s21},
 	{id: "S22", level: "L2", title: "Observers", fn: s22},
 }
 
