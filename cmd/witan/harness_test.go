@@ -7,10 +7,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/witan-dev/witan/cmd/witan/harness"
+	"github.com/witan-dev/witan/dag"
+	ht "github.com/witan-dev/witan/replica/house/housetest"
+	"github.com/witan-dev/witan/replica/httpapi"
 )
 
 // TestHarnessTwoNodes runs the conformance harness (cmd/witan/harness)
@@ -180,5 +184,50 @@ func TestHarnessResearchReplicates(t *testing.T) {
 	rep.Model.House++
 	if _, err := harness.Replicate(ctx, b.info.HTTP, rep, nil); err == nil {
 		t.Error("a replication.json whose model does not match its hash was run")
+	}
+}
+
+// TestPublishOpinions runs witan harness publish-opinions against a
+// witan up process: -register registers the implementation's key, and
+// publishing right after is refused key_too_new for every opinion (a
+// non-member key publishes a day of witnessed time after its
+// registration, D61), exit 3; a document with an over-long heading is an
+// error before anything is signed.
+func TestPublishOpinions(t *testing.T) {
+	bin := buildWitan(t)
+	p := startUp(t, bin, t.TempDir(), "-no-p2p", "-http", "127.0.0.1:0")
+	ctx := context.Background()
+	b := ht.New(ht.Options{Simulation: true, Label: "publish opinions"})
+	c := &httpapi.Client{BaseURL: p.info.HTTP}
+	for _, tx := range []ht.Tx{b.Create, b.GroupCreate(ht.Member(0), "roster", ht.Members(0, 3), ht.Members(0, 1), b.Create.ID)} {
+		if rc, err := c.Submit(ctx, tx.Bytes, tx.Attach); err != nil || rc.Status != "accepted" {
+			t.Fatalf("%s: %v", tx.Env.Type, err)
+		}
+	}
+	dir := t.TempDir()
+	key := filepath.Join(dir, "impl.key")
+	s, err := dag.GenerateSigner(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeKeyFile(key, s, false); err != nil {
+		t.Fatal(err)
+	}
+	doc := filepath.Join("..", "..", "docs", "opinions.md")
+	base := []string{"harness", "publish-opinions", "-node", p.info.HTTP, "-key", key, "-session", b.Session.String(), "-doc", doc}
+	out, errOut, code := run(ctx, "", append(base, "-register")...)
+	if code != 0 || !strings.Contains(out, "accepted") {
+		t.Fatalf("-register: exit %d\n%s\n%s", code, out, errOut)
+	}
+	out, _, code = run(ctx, "", base...)
+	if code != exitRefused || strings.Count(out, "key_too_new") != 13 || strings.Contains(out, "accepted") {
+		t.Fatalf("publishing before key_aging: exit %d\n%s", code, out)
+	}
+	long := filepath.Join(dir, "long.md")
+	if err := os.WriteFile(long, []byte("### "+strings.Repeat("x", 281)+"\n\ntext\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := run(ctx, "", append(base[:len(base)-1], long)...); code == 0 || !strings.Contains(errOut, "280") {
+		t.Fatalf("an over-long heading: exit %d %s", code, errOut)
 	}
 }
