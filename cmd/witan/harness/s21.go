@@ -71,6 +71,10 @@ func s21(s *sc) {
 		}
 	}
 	ss.Accept(ss.DetermineTx(0, mr, yes, "approved"))
+	// /law by jurisdiction is the law in force: an on_merge merge has a
+	// date once a checkpoint includes its determination.
+	a, ok := s.waitFinality("/merge-requests/"+mr, ss)
+	s.must("the merge is checkpointed", ok, a, "finality %q", Str(a.JSON, "finality"))
 	s.converge(ss)
 	ca := ss.Get("/law?jurisdiction=CA")
 	ny := ss.Get("/law?jurisdiction=NY")
