@@ -32,7 +32,7 @@ var scenarios = []scenario{
 	{id: "S15", level: "L2", title: "Markets and rankings", fn: notDriven},
 	{id: "S16", level: "L2/L3", title: "Parties, interest groups, and complaints", fn: s16},
 	{id: "S17", level: "L2", title: "Procedure and evidence", fn: s17},
-	{id: "S18", level: "L2", title: "Simulation 1 replay", fn: notDriven},
+	{id: "S18", level: "L2", title: "Simulation 1 replay", fn: s18},
 	{id: "S19", level: "L2", title: "Simulation 2 replay", fn: s19},
 	{id: "S20", level: "L2", title: "Simulation 4 replay", fn: notDriven},
 	{id: "S21", level: "L2", title: "Simulation 5 replay", fn: s21},
