@@ -130,6 +130,8 @@ func (m *Main) commands() []commandInfo {
 			func(m *Main) command { return &MemoryCommand{main: m} }},
 		{"verify", "L0 verifier: replay a node's log and match its checkpoint", "witan verify -node http://127.0.0.1:8030",
 			func(m *Main) command { return &VerifyCommand{main: m} }},
+		{"harness", "run the 30k conformance harness against nodes: scenarios, convergence, metrics, conformance-report.json", "witan harness http://127.0.0.1:8030",
+			func(m *Main) command { return &HarnessCommand{main: m} }},
 		{"verify-extract", "check an evidence extract offline (GET /extract/{hash})", "witan verify-extract extract.json",
 			func(m *Main) command { return &VerifyExtractCommand{main: m} }},
 		{"log", "list a session's log in the node's order, by log index (from 0)", "witan log -limit 20",

@@ -100,6 +100,7 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 	asJSON := fs.Bool("json", false, "print the startup line as JSON")
 	verbose := fs.Bool("v", false, "log sync events to stderr")
 	voterKey := fs.String("key", "", "the member key this node votes with from its page (witan keygen; default DATA/voter.key if present)")
+	opinionLimit := fs.String("opinion-rate-limit", "", "at most N opinions per signing key per window from HTTP clients, as N/DURATION (5/1h); refused rate_limited (D51; default none)")
 	gcEvery := fs.Duration("gc-every", 10*time.Minute, "run the value log's garbage collection this often (0: never)")
 	memLimit := fs.String("memory-limit", "512MiB", "soft limit on the Go heap (as GOMEMLIMIT: 256MiB, 1GiB; 0: none); GOMEMLIMIT in the environment wins")
 	if err := parseArgs(fs, args, 0); err != nil {
@@ -213,9 +214,14 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 				HolePunching: sn.HolePunching()}
 		}
 	}
+	limit, err := parseOpinionLimit(*opinionLimit)
+	if err != nil {
+		return err
+	}
 	srv, err := httpapi.New(httpapi.Options{Node: local, Logger: logger, Witnesses: witnesses, ReportPeers: append(append([]string{}, httpPeers...), reportPeers...),
 		AllowedHosts: allowHosts, OperatorToken: os.Getenv("WITAN_OPERATOR_TOKEN"), LoopbackOperator: *loopbackOperator,
-		Implementation: httpapi.Implementation{Name: "witan", Version: version, Source: "https://github.com/witan-dev/witan"}})
+		Implementation:   httpapi.Implementation{Name: "witan", Version: version, Source: "https://github.com/witan-dev/witan"},
+		OpinionRateLimit: limit})
 	if err != nil {
 		return err
 	}
@@ -476,4 +482,22 @@ func gcLoop(ctx context.Context, gc func(context.Context) (int, error), d time.D
 		n, err := gc(ctx)
 		log.Info("value log gc", "files_rewritten", n, "took", time.Since(start), "err", err)
 	}
+}
+
+// parseOpinionLimit reads -opinion-rate-limit: "" is no limit, else
+// N/DURATION.
+func parseOpinionLimit(s string) (httpapi.OpinionLimit, error) {
+	if s == "" {
+		return httpapi.OpinionLimit{}, nil
+	}
+	n, d, ok := strings.Cut(s, "/")
+	per, err := strconv.Atoi(n)
+	if !ok || err != nil || per <= 0 {
+		return httpapi.OpinionLimit{}, fmt.Errorf("%w: -opinion-rate-limit %q: want N/DURATION, such as 5/1h", errUsage, s)
+	}
+	w, err := time.ParseDuration(d)
+	if err != nil || w <= 0 {
+		return httpapi.OpinionLimit{}, fmt.Errorf("%w: -opinion-rate-limit %q: want N/DURATION, such as 5/1h", errUsage, s)
+	}
+	return httpapi.OpinionLimit{PerKey: per, Window: w}, nil
 }

@@ -39,6 +39,9 @@ type partsState struct {
 	feasible map[dag.ID][]int32
 	// choices lists the records of accepted jurisdiction choices (D73).
 	choices []int32
+	// exchanges lists, per MR, the records of accepted exchanges on it
+	// (D67), in admission order.
+	exchanges map[dag.ID][]int32
 }
 
 type attestKey struct {
@@ -65,6 +68,11 @@ func (v *admission) checkParts(o *opinion.Opinion) error {
 	if f := o.Feasibility; f != nil {
 		if v.st.mrs[f.MR] == nil || v.h.mrs[f.MR] == nil {
 			return dag.Errorf(dag.CodeUnknownParent, "house: feasibility.mr %s is not an MR opened in the opinion's causal past", f.MR)
+		}
+	}
+	if x := o.Exchange; x != nil {
+		if err := v.checkExchange(x); err != nil {
+			return err
 		}
 	}
 	if o.JurisdictionChoice != nil {
@@ -194,6 +202,12 @@ func (h *House) commitParts(ri int32, o *opinion.Opinion) {
 		}
 		p.affiliated[ri] = true
 	}
+	if x := o.Exchange; x != nil {
+		if p.exchanges == nil {
+			p.exchanges = map[dag.ID][]int32{}
+		}
+		p.exchanges[x.MR] = append(p.exchanges[x.MR], ri)
+	}
 	if f := o.Feasibility; f != nil {
 		if p.feasible == nil {
 			p.feasible = map[dag.ID][]int32{}
@@ -263,5 +277,91 @@ func (h *House) Feasibility(mr dag.ID) []statute.Feasibility {
 		out = append(out, statute.Feasibility{Opinion: rec.id, Nodes: o.Feasibility.Nodes, Earliest: d})
 	}
 	slices.SortFunc(out, func(a, b statute.Feasibility) int { return a.Opinion.Compare(b.Opinion) })
+	return out
+}
+
+// checkExchange judges an exchange (D67) at the opinion's causal point:
+// only a research (simulation) session admits one (schema); its MR must
+// be opened and its offered change known in the causal past, as every
+// object a body names (unknown_parent); its prior, when set, must be an
+// accepted exchange on the same MR in the causal past (unknown_parent if
+// no such opinion is there, schema if it is one about another MR or no
+// exchange at all).
+func (v *admission) checkExchange(x *opinion.Exchange) error {
+	h := v.h
+	if !h.Simulation() {
+		return schemaf("exchange: only a research session (simulation: true) records exchanges (D67)")
+	}
+	if v.st.mrs[x.MR] == nil || h.mrs[x.MR] == nil {
+		return dag.Errorf(dag.CodeUnknownParent, "house: exchange.mr %s is not an MR opened in the opinion's causal past", x.MR)
+	}
+	if _, known := h.changes[x.Offer]; !known {
+		if _, err := h.object(x.Offer, "exchange offer"); err != nil {
+			return err
+		}
+	}
+	if !x.Prior.Valid() {
+		return nil
+	}
+	ri, ok := h.ops.byID[x.Prior]
+	if !ok || len(h.ancestorsMissing(v.parents, []int32{h.ops.recs.at(ri).ent})) > 0 {
+		return dag.Errorf(dag.CodeUnknownParent, "house: exchange.prior %s is not an opinion in the causal past", x.Prior)
+	}
+	p, err := opinion.DecodeCanonical(h.ops.recs.at(ri).body)
+	if err != nil || p.Exchange == nil || p.Exchange.MR != x.MR {
+		return schemaf("exchange.prior %s is not an exchange on MR %s", x.Prior, x.MR)
+	}
+	return nil
+}
+
+// ExchangeRecord is one accepted exchange (D67) as the views list it.
+type ExchangeRecord struct {
+	Opinion dag.ID
+	Author  dag.Key
+	opinion.Exchange
+}
+
+// Exchanges returns the accepted exchanges on mr in chain order: each
+// exchange after its prior, exchanges answering the same one (or first
+// offers) by opinion id. Every replica holding the same entries lists the
+// same.
+func (h *House) Exchanges(mr dag.ID) []ExchangeRecord {
+	var all []ExchangeRecord
+	for _, ri := range h.parts.exchanges[mr] {
+		if h.opinionIgnored(ri) {
+			continue
+		}
+		rec := h.ops.recs.at(ri)
+		o, err := opinion.DecodeCanonical(rec.body)
+		if err != nil || o.Exchange == nil {
+			continue
+		}
+		all = append(all, ExchangeRecord{Opinion: rec.id, Author: rec.author, Exchange: *o.Exchange})
+	}
+	slices.SortFunc(all, func(a, b ExchangeRecord) int { return a.Opinion.Compare(b.Opinion) })
+	answers := map[dag.ID][]ExchangeRecord{}
+	known := map[dag.ID]bool{}
+	for _, x := range all {
+		known[x.Opinion] = true
+	}
+	var roots []ExchangeRecord
+	for _, x := range all {
+		if x.Prior.Valid() && known[x.Prior] {
+			answers[x.Prior] = append(answers[x.Prior], x)
+		} else {
+			roots = append(roots, x)
+		}
+	}
+	out := make([]ExchangeRecord, 0, len(all))
+	var walk func(x ExchangeRecord)
+	walk = func(x ExchangeRecord) {
+		out = append(out, x)
+		for _, a := range answers[x.Opinion] {
+			walk(a)
+		}
+	}
+	for _, r := range roots {
+		walk(r)
+	}
 	return out
 }

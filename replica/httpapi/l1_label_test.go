@@ -71,6 +71,7 @@ func TestSimulationLabelEveryEndpoint(t *testing.T) {
 		"/oth/v0/merge-requests/{id}/facts":             {mrp + "/facts"},
 		"/oth/v0/merge-requests/{id}/tally":             {mrp + "/tally"},
 		"/oth/v0/merge-requests/{id}/estimates":         {mrp + "/estimates"},
+		"/oth/v0/merge-requests/{id}/exchanges":         {mrp + "/exchanges"},
 		"/oth/v0/law":                                   {"/law", "/law?date=2026-09-22"},
 		"/oth/v0/rules":                                 {"/rules"},
 		"/oth/v0/rules/{kind}":                          {"/rules/threshold_vote"},

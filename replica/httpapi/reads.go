@@ -75,7 +75,6 @@ func (s *Server) capability(w http.ResponseWriter, r *http.Request) error {
 		ConformanceLevel: ConformanceLevel, OpinionPolicy: OpinionPolicy, OpinionRateLimit: s.lim.l.describe(), RateLimited: s.lim.refused(),
 		NodeKey: s.rep.NodeKey(), Sessions: s.rep.Sessions(), Ephemeral: s.o.Ephemeral,
 		NotImplemented: []string{"L2 and L3 endpoints except /contests, /events, /opinions, /proofs, /refusals, /extract, /cite, /history, /export/rollcall, /export/popolo, /stats, /peers and /quarantine",
-			"opinion members " + strings.Join(opinion.NotServed, ", ") + " (refused schema)",
 			"refusal-log inclusion of complaint evidence judged at admission (reported in /opinions/{id}/evaluation), complaint re-validation (L3)"}, RefusalLog: true,
 		RestrictedBranches: true,
 		MemoryBlocks:       true, Finality: string(replica.Provisional), Contests: true,

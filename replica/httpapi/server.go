@@ -256,6 +256,7 @@ func (s *Server) routes() {
 	s.route(Base+"/merge-requests/{id}/tally", get(s.tally))
 	// estimates.go
 	s.route(Base+"/merge-requests/{id}/estimates", get(s.estimates))
+	s.route(Base+"/merge-requests/{id}/exchanges", get(s.exchanges))
 	s.route(Base+"/contests/{id}", get(s.contest)) // contests.go
 	s.route(Base+"/law", get(s.law))
 	s.route(Base+"/events", get(s.events))

@@ -192,10 +192,10 @@ var (
 	MirrorKinds   = []string{"statement", "denial"}
 )
 
-// NotServed are the optional members of §8 that belong to other L2 parts
-// (exchanges). A body that carries one (not null) is refused with schema,
-// after the observer rule.
-var NotServed = []string{"exchange"}
+// NotServed are the optional members of §8 that belong to L2 parts this
+// node does not serve (none now). A body that carries one (not null) is
+// refused with schema, after the observer rule.
+var NotServed []string
 
 type wireOpinion struct {
 	Subject            *Subject        `json:"subject"`

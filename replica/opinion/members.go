@@ -2,7 +2,8 @@ package opinion
 
 // This file attaches the opinion members beyond the opinion layer's first
 // part (estimates D53/D69/D75, feasibility D70, attestations D76,
-// translations D63, jurisdiction choices D73) to a decoded opinion. Each member is
+// translations D63, jurisdiction choices D73, exchanges D67) to a decoded
+// opinion. Each member is
 // decoded strictly in its own file; the other members of §8 that this
 // node does not serve are still refused schema (CheckAuthor).
 
@@ -17,6 +18,8 @@ type Parts struct {
 	Translation *Translation
 	// JurisdictionChoice is D73's choice (jchoice.go).
 	JurisdictionChoice *JurisdictionChoice
+	// Exchange is D67's offer (exchange.go).
+	Exchange *Exchange
 	// err is the first error decoding them: CheckAuthor returns it after
 	// the observer rule, so that an observer's opinion carrying one of
 	// them is observer_not_allowed however it is written (D78).
@@ -25,7 +28,7 @@ type Parts struct {
 
 // served are the member names Parts holds: present, they are decoded
 // instead of refused.
-var served = map[string]bool{"estimate": true, "attest": true, "jurisdiction_choice": true, "feasibility": true, "translation": true,
+var served = map[string]bool{"estimate": true, "exchange": true, "attest": true, "jurisdiction_choice": true, "feasibility": true, "translation": true,
 	"forecast": true, "ranking": true, "resolution": true} // the last three: markets.go
 
 // Served reports whether this node serves §8 member name.
@@ -57,6 +60,11 @@ func decodeEach(w *wireOpinion, o *Opinion) error {
 	}
 	if present(w.Feasibility) {
 		if o.Feasibility, err = decodeFeasibility(w.Feasibility); err != nil {
+			return err
+		}
+	}
+	if present(w.Exchange) {
+		if o.Exchange, err = decodeExchange(w.Exchange); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,25 @@
+// Package harness drives a 30k node (witan or any other implementation
+// that speaks /oth/v0) as a black box through the scenarios of 30k
+// Protocol v0.13 §10, checks that every node it is given converges on
+// the same root snapshot, measures the §10 metrics, and writes a
+// conformance report (conformance-report.json) and a readable summary.
+// `witan harness` is its command line.
+//
+// The package imports only the Go standard library, on purpose: it must
+// not trust the implementation it measures to compute what it checks. It
+// has its own RFC 8785 canonicalization (jcs.go), its own Ed25519
+// signing and envelope sealing (sign.go), its own statute node hashing
+// and change ids (statute.go) and its own RFC 9162 Merkle root (merkle.go),
+// all written from the spec's words. A bug shared with witan's dag or
+// statute packages therefore shows up as a failed check instead of
+// passing silently. A test (deps_test.go) keeps the import list to the
+// standard library. It lives under cmd/witan because it is a tool that
+// ships with the witan binary, not part of the replica library an
+// embedder links.
+//
+// Rosters, keys and voting blocs are synthetic and derived from a seed
+// (30k §3: simulation only): the same seed gives the same envelopes, so
+// a run can be repeated. Everything the harness writes is about
+// programmed voters, never real legislators. Not for use in real
+// elections or governance.
+package harness
