@@ -41,6 +41,9 @@ type Config struct {
 	Dup float64
 	// MaxDelay is the most rounds an announcement may arrive late.
 	MaxDelay int
+	// Shuffle delivers the announcements due in a round in a random
+	// order rather than in the order they were sent.
+	Shuffle bool
 }
 
 // Node is one replica on a Net.
@@ -93,6 +96,34 @@ func (n *Net) Add(name string, local sync.Local, o sync.Options) *Node {
 	nd := &Node{Name: name, Local: local, Engine: sync.NewEngine(local, o)}
 	n.nodes = append(n.nodes, nd)
 	return nd
+}
+
+// Restart replaces the process of the replica named name: a new Local
+// (typically the same store, opened again) and a fresh Engine, which
+// knows nothing of what the old one learnt of its peers. Announcements
+// on their way to the old process are lost, as pubsub loses them when a
+// process dies. o is as for Add.
+func (n *Net) Restart(name string, local sync.Local, o sync.Options) (*Node, error) {
+	k := slices.IndexFunc(n.nodes, func(nd *Node) bool { return nd.Name == name })
+	if k < 0 {
+		return nil, fmt.Errorf("simnet: no replica named %q", name)
+	}
+	if o.Rand == nil {
+		var seed [32]byte
+		seed[0], seed[1] = byte(k), byte(n.cfg.Seed)
+		seed[2], seed[3] = byte(n.cfg.Seed>>8), byte(n.stats.Rounds)
+		o.Rand = rand.NewChaCha8(seed)
+	}
+	old := n.nodes[k]
+	n.queue = slices.DeleteFunc(n.queue, func(m msg) bool { return m.to == old })
+	nd := &Node{Name: name, Local: local, Engine: sync.NewEngine(local, o)}
+	for i := range n.queue {
+		if n.queue[i].from == old {
+			n.queue[i].from = nd
+		}
+	}
+	n.nodes[k] = nd
+	return nd, nil
 }
 
 // Nodes returns the replicas in the order they were added.
@@ -158,6 +189,13 @@ func (n *Net) Round(ctx context.Context) error {
 					}
 					n.queue = append(n.queue, msg{at: n.stats.Rounds + delay, seq: n.seq, from: from, to: to, a: sync.Announcement{Space: sp, Heads: hs}})
 				}
+			}
+		}
+	}
+	if n.cfg.Shuffle {
+		for i := range n.queue {
+			if n.queue[i].at <= n.stats.Rounds {
+				n.queue[i].seq = n.rng.Int()
 			}
 		}
 	}
