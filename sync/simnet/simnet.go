@@ -25,6 +25,7 @@ import (
 	"net"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/sync"
@@ -44,6 +45,10 @@ type Config struct {
 	// Shuffle delivers the announcements due in a round in a random
 	// order rather than in the order they were sent.
 	Shuffle bool
+	// Gossip, if set, carries announcements as gossipsub does (a mesh,
+	// forwarding, IHAVE gossip, re-announcements; see Gossip) instead of
+	// from every replica to every other each round.
+	Gossip *Gossip
 }
 
 // Node is one replica on a Net.
@@ -59,6 +64,15 @@ type Stats struct {
 	// Entries counts entries received by pulls; Duplicates those already
 	// held.
 	Entries, Duplicates int
+	// With Config.Gossip: AnnounceBytes is the gossip sent (messages,
+	// forwarded or not, IHAVEs and IWANTs, at their wire size);
+	// Published the announcements replicas made, Suppressed those not
+	// made (heads as announced last, or a message id already seen);
+	// Repeats the messages that arrived at a replica that had seen them;
+	// IHaves and IWants the control messages. Announced counts each
+	// message sent to a peer.
+	AnnounceBytes                                  int64
+	Published, Suppressed, Repeats, IHaves, IWants int
 }
 
 type msg struct {
@@ -77,6 +91,10 @@ type Net struct {
 	seq   int
 	group map[string]int
 	stats Stats
+	g     *gossipState
+	// healed is the partition Heal ended, whose cut links reconnect at
+	// the next round (gossip model).
+	healed map[string]int
 }
 
 // New returns an empty network.
@@ -123,6 +141,9 @@ func (n *Net) Restart(name string, local sync.Local, o sync.Options) (*Node, err
 		}
 	}
 	n.nodes[k] = nd
+	if n.g != nil && k < len(n.g.nodes) {
+		n.subscribeGossip(n.g, k)
+	}
 	return nd, nil
 }
 
@@ -147,6 +168,27 @@ func (n *Net) Partition(groups ...[]string) {
 // Heal ends every partition.
 func (n *Net) Heal() { n.group = nil }
 
+// HealReconnect ends every partition as one that closed connections: in
+// the gossip model, the mesh links it cut reconnect at the next round,
+// and each side of each pulls every space from the other, as a new
+// connection does in sync.Node. Without the gossip model it is Heal.
+func (n *Net) HealReconnect() {
+	if n.group != nil && n.cfg.Gossip != nil {
+		n.healed = n.group
+	}
+	n.group = nil
+}
+
+// Elapsed is the simulated time so far: rounds times Gossip.RoundTime
+// (rounds of 100 ms without the gossip model).
+func (n *Net) Elapsed() time.Duration {
+	rt := 100 * time.Millisecond
+	if n.cfg.Gossip != nil {
+		rt = n.cfg.Gossip.withDefaults().RoundTime
+	}
+	return time.Duration(n.stats.Rounds) * rt
+}
+
 func (n *Net) reach(a, b *Node) bool {
 	return n.group == nil || n.group[a.Name] == n.group[b.Name]
 }
@@ -154,6 +196,17 @@ func (n *Net) reach(a, b *Node) bool {
 // Round runs one round: announcements out, due ones delivered, pulls run.
 func (n *Net) Round(ctx context.Context) error {
 	n.stats.Rounds++
+	if n.cfg.Gossip != nil {
+		if n.healed != nil {
+			n.ensureGossip()
+			healed := n.healed
+			n.healed = nil
+			if err := n.healGossip(ctx, healed); err != nil {
+				return err
+			}
+		}
+		return n.gossipRound(ctx)
+	}
 	for _, from := range n.nodes {
 		spaces, err := from.Local.Spaces(ctx)
 		if err != nil {
