@@ -285,14 +285,21 @@ func TestFleetGossip(t *testing.T) {
 }
 
 // TestFleetScale is the fleet benchmark: WITAN_FLEET=10,100,300,1000
-// runs those sizes with both kinds of message id, printing one line per
-// run (scripts/fleetplot reads them).
+// runs those sizes with both kinds of message id (WITAN_FLEET_IDS=seqno
+// or content for one), printing one line per run, which
+// scripts/syncplot reads. WITAN_FLEET_D sets the mesh degree and
+// WITAN_FLEET_FLOOD=1 turns on flood publishing (the classroom's shape).
 func TestFleetScale(t *testing.T) {
 	sizes := os.Getenv("WITAN_FLEET")
 	if sizes == "" {
 		t.Skip("WITAN_FLEET=10,100,300,1000 runs the fleet benchmark")
 	}
 	ctx := context.Background()
+	g := simnet.Gossip{}
+	if d, err := strconv.Atoi(os.Getenv("WITAN_FLEET_D")); err == nil {
+		g.D = d
+	}
+	g.FloodPublish = os.Getenv("WITAN_FLEET_FLOOD") != ""
 	modes := []bool{false, true}
 	if m := os.Getenv("WITAN_FLEET_IDS"); m == "content" {
 		modes = []bool{true}
@@ -305,7 +312,8 @@ func TestFleetScale(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, content := range modes {
-			res, err := fleetRun(ctx, n, simnet.Gossip{ContentIDs: content}, 1, 300, 600)
+			g.ContentIDs = content
+			res, err := fleetRun(ctx, n, g, 1, 300, 600)
 			if err != nil {
 				t.Fatalf("n=%d content=%v: %v", n, content, err)
 			}

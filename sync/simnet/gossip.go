@@ -63,6 +63,12 @@ type Gossip struct {
 	// same heads are announced once each period rather than once per
 	// SeenTTL.
 	ContentIDs bool
+	// FloodPublish sends a replica's own announcements to every other
+	// replica, not only its mesh, as gossipsub does by default for the
+	// peers it is connected to: a class on one Wi-Fi, connected to each
+	// other, is that; a fleet whose agents connect to a few peers each
+	// is not.
+	FloodPublish bool
 	// RoundTime is the simulated time of a round (100 ms if zero), for
 	// Stats.Time only.
 	RoundTime time.Duration
@@ -252,6 +258,14 @@ func (n *Net) publish(ctx context.Context, i int, space string) error {
 	}
 	n.stats.Published++
 	n.see(i, m)
+	if g.cfg.FloodPublish {
+		for j := range g.nodes {
+			if j != i {
+				n.send(i, j, m, 0)
+			}
+		}
+		return nil
+	}
 	for _, j := range gn.mesh {
 		n.send(i, j, m, 0)
 	}

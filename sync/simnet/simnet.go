@@ -10,7 +10,14 @@
 // arrives and names a head the receiver lacks makes the receiver pull from
 // the announcer. It is meant for property tests (pgregory.net/rapid):
 // random operations and partition schedules must end, once healed, with
-// every replica holding the same heads.
+// every replica holding the same heads. Restart replaces a replica's
+// process (a kill -9 and a reopened store) between rounds.
+//
+// That is N² announcements a round, which says nothing of traffic beyond
+// a few dozen replicas. With Config.Gossip the announcements travel as
+// gossipsub carries them instead (a mesh, forwarding, IHAVE gossip,
+// debounced and periodic announcements; see Gossip), and a round is one
+// hop: the model behind the fleet figures of docs/sync-protocol.md.
 //
 // The caller's duties: add replicas with Add before running rounds; keep
 // using each replica's Local only between rounds (a Net is not safe for
