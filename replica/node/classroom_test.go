@@ -326,7 +326,13 @@ type classFigures struct {
 	LateP50      time.Duration
 	LateP99      time.Duration
 	Lost         int64
+	// VoteCPU is the process's CPU time over the voting rounds (all
+	// laptops together, one process on the test machine's cores).
+	VoteCPU time.Duration
+	// IdleCPU is the process's CPU time over the idle window.
+	IdleCPU time.Duration
 }
+
 
 // runClassroom: n laptops, the session on the teacher's (laptop 0),
 // rounds of everyone voting at once; then idle for idle; then, if late
@@ -351,6 +357,7 @@ func runClassroom(ctx context.Context, t testing.TB, n, rounds int, idle time.Du
 		}
 	}
 	waitConverged(ctx, t, c.laptops, space)
+	t.Logf("%d laptops hold the class session", n)
 
 	vote := func(r int, laps []*laptop) []time.Duration {
 		a := newArrivals(laps)
@@ -384,16 +391,21 @@ func runClassroom(ctx context.Context, t testing.TB, n, rounds int, idle time.Du
 		return a.latencies()
 	}
 	var all []time.Duration
+	cpu0 := cpuTime()
 	for r := range rounds {
-		all = append(all, vote(r, c.laptops)...)
+		lat := vote(r, c.laptops)
+		t.Logf("round %d: %d ballots, slowest %v", r, len(lat), lat[len(lat)-1])
+		all = append(all, lat...)
 	}
+	fig.VoteCPU = cpuTime() - cpu0
 	slices.Sort(all)
 	fig.Ballots, fig.P50, fig.P99, fig.Max = len(all), pct(all, 50), pct(all, 99), all[len(all)-1]
 
 	if idle > 0 {
-		before := c.air.bytesSent()
+		before, cpu0 := c.air.bytesSent(), cpuTime()
 		time.Sleep(idle)
 		after := c.air.bytesSent()
+		fig.IdleCPU = cpuTime() - cpu0
 		var total int64
 		for k, v := range after {
 			total += v - before[k]
@@ -428,6 +440,7 @@ func runClassroom(ctx context.Context, t testing.TB, n, rounds int, idle time.Du
 			}
 		}
 		fig.LateEntries = len(txs)
+		t.Logf("last term's session (%d entries) on the teacher's laptop and two more", len(txs))
 		joiner := c.open(ctx, n, slices.Clone(c.laptops))
 		start := time.Now()
 		if err := joiner.n.Join(ctx, bspace); err != nil {
@@ -484,9 +497,10 @@ func waitConverged(ctx context.Context, t testing.TB, laps []*laptop, space stri
 }
 
 func (f classFigures) String() string {
-	return fmt.Sprintf("classroom laptops=%d ballots=%d ballot_p50=%v ballot_p99=%v ballot_max=%v idle_bytes_laptop_sec=%.0f late_entries=%d late_catchup=%v late_ballot_p50=%v late_ballot_p99=%v packets_lost=%d",
+	return fmt.Sprintf("classroom laptops=%d ballots=%d ballot_p50=%v ballot_p99=%v ballot_max=%v idle_bytes_laptop_sec=%.0f late_entries=%d late_catchup=%v late_ballot_p50=%v late_ballot_p99=%v packets_lost=%d vote_cpu=%v idle_cpu=%v",
 		f.Laptops, f.Ballots, f.P50.Round(time.Millisecond), f.P99.Round(time.Millisecond), f.Max.Round(time.Millisecond), f.IdleBytesSec,
-		f.LateEntries, f.LateCatchUp.Round(time.Millisecond), f.LateP50.Round(time.Millisecond), f.LateP99.Round(time.Millisecond), f.Lost)
+		f.LateEntries, f.LateCatchUp.Round(time.Millisecond), f.LateP50.Round(time.Millisecond), f.LateP99.Round(time.Millisecond), f.Lost,
+		f.VoteCPU.Round(time.Millisecond), f.IdleCPU.Round(time.Millisecond))
 }
 
 // TestClassroom: six laptops on the simulated Wi-Fi vote at once, twice;
