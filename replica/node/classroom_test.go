@@ -333,7 +333,6 @@ type classFigures struct {
 	IdleCPU time.Duration
 }
 
-
 // runClassroom: n laptops, the session on the teacher's (laptop 0),
 // rounds of everyone voting at once; then idle for idle; then, if late
 // > 0, a late laptop joins a session of late entries that the teacher
