@@ -223,13 +223,6 @@ func fleetRun(ctx context.Context, n int, g simnet.Gossip, seed uint64, busyRoun
 	return res, nil
 }
 
-func gossipRoundTime(g simnet.Gossip) time.Duration {
-	if g.RoundTime == 0 {
-		return 100 * time.Millisecond
-	}
-	return g.RoundTime
-}
-
 func (r fleetResult) String() string {
 	ids := "seqno"
 	if r.ContentIDs {

@@ -128,7 +128,6 @@ type gnode struct {
 	phase    int
 	seq      uint64
 	cancel   func()
-	reach    map[int]bool // peers reachable before the last partition
 	received int
 }
 
@@ -405,7 +404,7 @@ func (n *Net) gossipRound(ctx context.Context) error {
 			src = d.m.origin
 		}
 		n.nodes[d.to].Engine.Seen(n.nodes[d.m.origin].Name, a.Space, a.Heads)
-		lacks, err := lacksAny(ctx, n.nodes[d.to].Local, a.Heads)
+		lacks, err := sync.Wants(ctx, n.nodes[d.to].Local, a.Heads)
 		if err != nil {
 			return err
 		}

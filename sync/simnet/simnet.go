@@ -278,7 +278,7 @@ func (n *Net) Round(ctx context.Context) error {
 			return err
 		}
 		m.to.Engine.Seen(m.from.Name, a.Space, a.Heads)
-		lacks, err := lacksAny(ctx, m.to.Local, a.Heads)
+		lacks, err := sync.Wants(ctx, m.to.Local, a.Heads)
 		if err != nil {
 			return err
 		}
@@ -290,24 +290,6 @@ func (n *Net) Round(ctx context.Context) error {
 	}
 	n.queue = slices.Delete(n.queue, 0, i)
 	return nil
-}
-
-func lacksAny(ctx context.Context, l sync.Local, heads []dag.ID) (bool, error) {
-	for _, h := range heads {
-		st, err := l.Has(ctx, h)
-		if err != nil {
-			return false, err
-		}
-		if st != dag.Absent {
-			continue
-		}
-		if _, q, err := l.Quarantined(ctx, h); err != nil {
-			return false, err
-		} else if !q {
-			return true, nil
-		}
-	}
-	return false, nil
 }
 
 // Pull makes to pull space from from now, through the same faults as a
