@@ -5,6 +5,8 @@ package sync
 // pull from and what to name as Common.
 
 import (
+	"context"
+
 	"github.com/witan-dev/witan/dag"
 )
 
@@ -52,4 +54,29 @@ func DecodeAnnouncement(b []byte) (Announcement, error) {
 		return Announcement{}, malformed("empty space")
 	}
 	return a, nil
+}
+
+// Wants reports whether an announcement of heads in space should make l
+// pull: some head is neither held nor quarantined, or the announcement
+// is full (MaxAnnouncedHeads heads: the announcer may have more than it
+// carries). A replica that holds every announced head may still lack one
+// that a full announcement left out, and nothing in the announcement
+// tells: without the second rule it would never pull it. Node pulls on a
+// full announcement only when it is not a repeat of the sender's last.
+func Wants(ctx context.Context, l Local, heads []dag.ID) (bool, error) {
+	for _, h := range heads {
+		st, err := l.Has(ctx, h)
+		if err != nil {
+			return false, err
+		}
+		if st != dag.Absent {
+			continue
+		}
+		if _, q, err := l.Quarantined(ctx, h); err != nil {
+			return false, err
+		} else if !q {
+			return true, nil
+		}
+	}
+	return len(heads) >= MaxAnnouncedHeads, nil
 }

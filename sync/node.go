@@ -629,8 +629,8 @@ func (n *Node) listen(space string, sub *pubsub.Subscription) {
 			// or any signing key at all) costs no engine state.
 			n.engine.Seen(from.String(), space, a.Heads)
 		}
-		unknown, err := n.unknown(a.Heads)
-		if err != nil || !unknown {
+		unknown, err := Wants(n.ctx, n.local, a.Heads)
+		if err != nil || !unknown || (repeat && len(a.Heads) >= MaxAnnouncedHeads) {
 			continue
 		}
 		// Pull from the announcer if connected, else from whoever passed
@@ -647,12 +647,6 @@ func (n *Node) listen(space string, sub *pubsub.Subscription) {
 		n.triggered.Add(1)
 		n.schedule(src, space)
 	}
-}
-
-// unknown reports whether some of heads is neither held nor quarantined.
-func (n *Node) unknown(heads []dag.ID) (bool, error) {
-	c, err := n.countUnknown(heads)
-	return c > 0, err
 }
 
 // countUnknown counts the heads neither held nor quarantined.

@@ -10,7 +10,14 @@
 // arrives and names a head the receiver lacks makes the receiver pull from
 // the announcer. It is meant for property tests (pgregory.net/rapid):
 // random operations and partition schedules must end, once healed, with
-// every replica holding the same heads.
+// every replica holding the same heads. Restart replaces a replica's
+// process (a kill -9 and a reopened store) between rounds.
+//
+// That is N² announcements a round, which says nothing of traffic beyond
+// a few dozen replicas. With Config.Gossip the announcements travel as
+// gossipsub carries them instead (a mesh, forwarding, IHAVE gossip,
+// debounced and periodic announcements; see Gossip), and a round is one
+// hop: the model behind the fleet figures of docs/sync-protocol.md.
 //
 // The caller's duties: add replicas with Add before running rounds; keep
 // using each replica's Local only between rounds (a Net is not safe for
@@ -25,6 +32,7 @@ import (
 	"net"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/sync"
@@ -41,6 +49,13 @@ type Config struct {
 	Dup float64
 	// MaxDelay is the most rounds an announcement may arrive late.
 	MaxDelay int
+	// Shuffle delivers the announcements due in a round in a random
+	// order rather than in the order they were sent.
+	Shuffle bool
+	// Gossip, if set, carries announcements as gossipsub does (a mesh,
+	// forwarding, IHAVE gossip, re-announcements; see Gossip) instead of
+	// from every replica to every other each round.
+	Gossip *Gossip
 }
 
 // Node is one replica on a Net.
@@ -56,6 +71,15 @@ type Stats struct {
 	// Entries counts entries received by pulls; Duplicates those already
 	// held.
 	Entries, Duplicates int
+	// With Config.Gossip: AnnounceBytes is the gossip sent (messages,
+	// forwarded or not, IHAVEs and IWANTs, at their wire size);
+	// Published the announcements replicas made, Suppressed those not
+	// made (heads as announced last, or a message id already seen);
+	// Repeats the messages that arrived at a replica that had seen them;
+	// IHaves and IWants the control messages. Announced counts each
+	// message sent to a peer.
+	AnnounceBytes                                  int64
+	Published, Suppressed, Repeats, IHaves, IWants int
 }
 
 type msg struct {
@@ -74,6 +98,10 @@ type Net struct {
 	seq   int
 	group map[string]int
 	stats Stats
+	g     *gossipState
+	// healed is the partition Heal ended, whose cut links reconnect at
+	// the next round (gossip model).
+	healed map[string]int
 }
 
 // New returns an empty network.
@@ -93,6 +121,37 @@ func (n *Net) Add(name string, local sync.Local, o sync.Options) *Node {
 	nd := &Node{Name: name, Local: local, Engine: sync.NewEngine(local, o)}
 	n.nodes = append(n.nodes, nd)
 	return nd
+}
+
+// Restart replaces the process of the replica named name: a new Local
+// (typically the same store, opened again) and a fresh Engine, which
+// knows nothing of what the old one learnt of its peers. Announcements
+// on their way to the old process are lost, as pubsub loses them when a
+// process dies. o is as for Add.
+func (n *Net) Restart(name string, local sync.Local, o sync.Options) (*Node, error) {
+	k := slices.IndexFunc(n.nodes, func(nd *Node) bool { return nd.Name == name })
+	if k < 0 {
+		return nil, fmt.Errorf("simnet: no replica named %q", name)
+	}
+	if o.Rand == nil {
+		var seed [32]byte
+		seed[0], seed[1] = byte(k), byte(n.cfg.Seed)
+		seed[2], seed[3] = byte(n.cfg.Seed>>8), byte(n.stats.Rounds)
+		o.Rand = rand.NewChaCha8(seed)
+	}
+	old := n.nodes[k]
+	n.queue = slices.DeleteFunc(n.queue, func(m msg) bool { return m.to == old })
+	nd := &Node{Name: name, Local: local, Engine: sync.NewEngine(local, o)}
+	for i := range n.queue {
+		if n.queue[i].from == old {
+			n.queue[i].from = nd
+		}
+	}
+	n.nodes[k] = nd
+	if n.g != nil && k < len(n.g.nodes) {
+		n.subscribeGossip(n.g, k)
+	}
+	return nd, nil
 }
 
 // Nodes returns the replicas in the order they were added.
@@ -116,6 +175,27 @@ func (n *Net) Partition(groups ...[]string) {
 // Heal ends every partition.
 func (n *Net) Heal() { n.group = nil }
 
+// HealReconnect ends every partition as one that closed connections: in
+// the gossip model, the mesh links it cut reconnect at the next round,
+// and each side of each pulls every space from the other, as a new
+// connection does in sync.Node. Without the gossip model it is Heal.
+func (n *Net) HealReconnect() {
+	if n.group != nil && n.cfg.Gossip != nil {
+		n.healed = n.group
+	}
+	n.group = nil
+}
+
+// Elapsed is the simulated time so far: rounds times Gossip.RoundTime
+// (rounds of 100 ms without the gossip model).
+func (n *Net) Elapsed() time.Duration {
+	rt := 100 * time.Millisecond
+	if n.cfg.Gossip != nil {
+		rt = n.cfg.Gossip.withDefaults().RoundTime
+	}
+	return time.Duration(n.stats.Rounds) * rt
+}
+
 func (n *Net) reach(a, b *Node) bool {
 	return n.group == nil || n.group[a.Name] == n.group[b.Name]
 }
@@ -123,6 +203,17 @@ func (n *Net) reach(a, b *Node) bool {
 // Round runs one round: announcements out, due ones delivered, pulls run.
 func (n *Net) Round(ctx context.Context) error {
 	n.stats.Rounds++
+	if n.cfg.Gossip != nil {
+		if n.healed != nil {
+			n.ensureGossip()
+			healed := n.healed
+			n.healed = nil
+			if err := n.healGossip(ctx, healed); err != nil {
+				return err
+			}
+		}
+		return n.gossipRound(ctx)
+	}
 	for _, from := range n.nodes {
 		spaces, err := from.Local.Spaces(ctx)
 		if err != nil {
@@ -161,6 +252,13 @@ func (n *Net) Round(ctx context.Context) error {
 			}
 		}
 	}
+	if n.cfg.Shuffle {
+		for i := range n.queue {
+			if n.queue[i].at <= n.stats.Rounds {
+				n.queue[i].seq = n.rng.Int()
+			}
+		}
+	}
 	sort.Slice(n.queue, func(i, j int) bool {
 		if n.queue[i].at != n.queue[j].at {
 			return n.queue[i].at < n.queue[j].at
@@ -180,7 +278,7 @@ func (n *Net) Round(ctx context.Context) error {
 			return err
 		}
 		m.to.Engine.Seen(m.from.Name, a.Space, a.Heads)
-		lacks, err := lacksAny(ctx, m.to.Local, a.Heads)
+		lacks, err := sync.Wants(ctx, m.to.Local, a.Heads)
 		if err != nil {
 			return err
 		}
@@ -192,24 +290,6 @@ func (n *Net) Round(ctx context.Context) error {
 	}
 	n.queue = slices.Delete(n.queue, 0, i)
 	return nil
-}
-
-func lacksAny(ctx context.Context, l sync.Local, heads []dag.ID) (bool, error) {
-	for _, h := range heads {
-		st, err := l.Has(ctx, h)
-		if err != nil {
-			return false, err
-		}
-		if st != dag.Absent {
-			continue
-		}
-		if _, q, err := l.Quarantined(ctx, h); err != nil {
-			return false, err
-		} else if !q {
-			return true, nil
-		}
-	}
-	return false, nil
 }
 
 // Pull makes to pull space from from now, through the same faults as a
