@@ -244,6 +244,7 @@ func (s *Server) routes() {
 	s.route(Base+"/transactions", post(s.submit))
 	s.route(Base+"/sessions", get(s.sessions))
 	s.route(Base+"/sessions/{id}", get(s.session))
+	s.route(Base+"/sessions/{id}/state", get(s.sessionState))
 	s.route(Base+"/groups/{id}", get(s.group))
 	s.route(Base+"/branches", get(s.branches))
 	s.route(Base+"/branches/{name}", get(s.branch))
@@ -447,6 +448,17 @@ func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
 // writeJSON writes v as JSON with status 200.
 func writeJSON(w http.ResponseWriter, v any) error {
 	return writeJSONStatus(w, http.StatusOK, v)
+}
+
+// writeLabelled is writeJSON for an answer that carries its session's
+// labels itself (sessionLabels, or "session" and "simulation" of
+// Server.labels): serveLabelled passes it on as written instead of
+// decoding it again to label it.
+func writeLabelled(w http.ResponseWriter, v any) error {
+	if lw, ok := w.(*labelWriter); ok {
+		lw.labelled = true
+	}
+	return writeJSON(w, v)
 }
 
 func writeJSONStatus(w http.ResponseWriter, status int, v any) error {
