@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/witan-dev/witan/dag"
-	"github.com/witan-dev/witan/replica/httpapi"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
+	"github.com/witan-dev/witan/replica/httpapi"
 )
 
 // TestSessionSummaryAndState: GET /sessions/{id} answers the session's
