@@ -116,7 +116,7 @@ func run(ctx context.Context, w io.Writer, o options) (*outcome, error) {
 		if l.local, err = node.Open(ctx, node.Options{Dir: l.dir, NodeKey: key}); err != nil {
 			return nil, err
 		}
-		if l.a, err = author.New(author.Options{Signer: key, Clock: tick, Heads: l.local}); err != nil {
+		if l.a, err = author.New(author.Options{Signer: key, Clock: tick, Heads: l.local, Groups: l.local.Replica()}); err != nil {
 			return nil, err
 		}
 		laps = append(laps, l)
@@ -235,7 +235,7 @@ func run(ctx context.Context, w io.Writer, o options) (*outcome, error) {
 	if err := write(ana, tx, err); err != nil {
 		return nil, err
 	}
-	open, err := ana.a.MROpen(ctx, session, author.MR{Source: "draft", SourceHead: made.Change, TargetHead: genesis, Members: roster,
+	open, err := ana.a.MROpen(ctx, session, author.MR{Source: "draft", SourceHead: made.Change, TargetHead: genesis,
 		Rule: majority, Summary: "Give two weeks for homework"}, nil)
 	if err := write(ana, open, err); err != nil {
 		return nil, err
