@@ -330,13 +330,13 @@ func run(ctx context.Context, w io.Writer, o options) (*outcome, error) {
 // converge waits until every laptop holds the same heads of space.
 func converge(ctx context.Context, space string, laps []*laptop) error {
 	for {
-		first, err := laps[0].local.Heads(ctx, space)
+		first, err := dag.HeadsOf(ctx, laps[0].local, space) // a laptop may hold nothing yet
 		if err != nil {
 			return err
 		}
 		same := len(first) > 0
 		for _, l := range laps[1:] {
-			h, err := l.local.Heads(ctx, space)
+			h, err := dag.HeadsOf(ctx, l.local, space)
 			if err != nil {
 				return err
 			}
