@@ -261,7 +261,7 @@ func run(ctx context.Context, w io.Writer, o options) (*outcome, error) {
 	}
 	out := &outcome{Laptops: len(laps)}
 	for _, l := range laps {
-		t, err := l.local.Views().Tally(ctx, space, mr)
+		t, err := l.local.Views().Tally(ctx, dag.MustParseID(space), mr)
 		if err != nil {
 			return nil, err
 		}
@@ -285,7 +285,7 @@ func run(ctx context.Context, w io.Writer, o options) (*outcome, error) {
 		if _, err := l.local.Replica().Checkpoint(ctx, space); err != nil {
 			return nil, err
 		}
-		m, err := l.local.Views().MR(ctx, space, mr)
+		m, err := l.local.Views().MR(ctx, dag.MustParseID(space), mr)
 		if err != nil {
 			return nil, err
 		}

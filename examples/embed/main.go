@@ -106,7 +106,7 @@ func run(ctx context.Context, w io.Writer) (*outcome, error) {
 	// 5. Read the derived state: provisional until a checkpoint.
 	r := n.Replica()
 	o := &outcome{}
-	t, err := n.Views().Tally(ctx, space.String(), mr)
+	t, err := n.Views().Tally(ctx, space, mr)
 	if err != nil {
 		return nil, err
 	}

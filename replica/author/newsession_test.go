@@ -85,7 +85,7 @@ func TestNewSessionToAVote(t *testing.T) {
 	open := v.submit(v.as[1].MROpen(ctx, s.Session, author.MR{Source: house.RootBranch, SourceHead: s.Genesis, TargetHead: s.Genesis,
 		Members: v.keys, Rule: s.Rule, Summary: "a first vote"}, nil))
 	v.submit(v.as[2].BallotCast(ctx, s.Session, author.Ballot{MR: open.Made, Choice: "approve"}, nil))
-	tl, err := v.n.Views().Tally(ctx, s.Session.String(), open.Made)
+	tl, err := v.n.Views().Tally(ctx, s.Session, open.Made)
 	if err != nil || tl.Result.Tally.Approve != 1 || tl.Result.Tally.Electorate != 3 {
 		t.Fatalf("tally %+v, %v: want 1 approve of 3", tl.Result.Tally, err)
 	}
@@ -112,7 +112,7 @@ func TestMROpenFillsElectorate(t *testing.T) {
 		t.Fatalf("MR %s, want %s (the roster listed by hand)", open.Made, want)
 	}
 	v.submit(v.as[2].BallotCast(ctx, s.Session, author.Ballot{MR: open.Made, Choice: "approve"}, nil))
-	tl, err := v.n.Views().Tally(ctx, s.Session.String(), open.Made)
+	tl, err := v.n.Views().Tally(ctx, s.Session, open.Made)
 	if err != nil || tl.Result.Tally.Electorate != 3 {
 		t.Fatalf("tally %+v, %v: want an electorate of 3", tl.Result.Tally, err)
 	}

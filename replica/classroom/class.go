@@ -359,11 +359,11 @@ func (h *Handler) propose(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	law, err := h.o.Node.Views().Law(ctx, space)
+	law, err := h.o.Node.Views().Law(ctx, sid)
 	if err != nil {
 		return err
 	}
-	tree, err := h.o.Node.Views().Snapshot(ctx, space, law.Head)
+	tree, err := h.o.Node.Views().Snapshot(ctx, sid, law.Head)
 	if err != nil {
 		return err
 	}
@@ -435,7 +435,7 @@ func (h *Handler) close(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, err := h.o.Node.Views().MR(ctx, space, mr)
+	m, err := h.o.Node.Views().MR(ctx, sid, mr)
 	if err != nil {
 		return err
 	}
@@ -446,7 +446,7 @@ func (h *Handler) close(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	t, err := h.o.Node.Views().Tally(ctx, space, mr)
+	t, err := h.o.Node.Views().Tally(ctx, sid, mr)
 	if err != nil {
 		return err
 	}

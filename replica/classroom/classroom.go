@@ -361,7 +361,7 @@ func (h *Handler) vote(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := h.o.Node.Views().MR(ctx, space, mr); err != nil {
+	if _, err := h.o.Node.Views().MR(ctx, sid, mr); err != nil {
 		return err
 	}
 	h.voteM.Lock()

@@ -235,7 +235,7 @@ func (s *Server) derivedChange(w http.ResponseWriter, r *http.Request, id dag.ID
 		spaces = []string{space}
 	}
 	for _, sp := range spaces {
-		c, err := s.view.Change(ctx, sp, id)
+		c, err := s.view.Change(ctx, sessionID(sp), id)
 		if errors.Is(err, dag.ErrNotFound) {
 			if ok, err := s.mrObject(w, r, sp, id); ok || err != nil {
 				return err
@@ -259,7 +259,7 @@ func (s *Server) derivedChange(w http.ResponseWriter, r *http.Request, id dag.ID
 // space has no such MR.
 func (s *Server) mrObject(w http.ResponseWriter, r *http.Request, space string, id dag.ID) (bool, error) {
 	ctx := r.Context()
-	m, err := s.view.MR(ctx, space, id)
+	m, err := s.view.MR(ctx, sessionID(space), id)
 	if errors.Is(err, dag.ErrNotFound) || (err == nil && len(m.OpenedBy) == 0) {
 		return false, nil
 	}
@@ -549,7 +549,7 @@ type TreeAnswer struct {
 // subtree returns the subtree at nid (the root when nid is empty) of the
 // snapshot of change, as the replica holds it.
 func (s *Server) subtree(ctx context.Context, space string, change dag.ID, nid string) (*statute.NodeSpec, string, error) {
-	t, err := s.view.Snapshot(ctx, space, change)
+	t, err := s.view.Snapshot(ctx, sessionID(space), change)
 	if err != nil {
 		return nil, "", err
 	}
@@ -594,7 +594,7 @@ func (s *Server) mrs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ms, err := s.view.MRs(ctx, space)
+	ms, err := s.view.MRs(ctx, sessionID(space))
 	if err != nil {
 		return err
 	}
@@ -625,7 +625,7 @@ func (s *Server) mr(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.view.MR(ctx, space, id)
+	m, err := s.view.MR(ctx, sessionID(space), id)
 	if err != nil {
 		return err
 	}
@@ -671,23 +671,23 @@ func (s *Server) tally(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.view.MR(ctx, space, id)
+	m, err := s.view.MR(ctx, sessionID(space), id)
 	if err != nil {
 		return err
 	}
 	if q := r.URL.Query(); q.Has("by") {
-		br, err := s.view.TallyBy(ctx, space, id, q.Get("by"))
+		br, err := s.view.TallyBy(ctx, sessionID(space), id, q.Get("by"))
 		if err != nil {
 			return err
 		}
 		return writeJSON(w, TallyByAnswer{sessionLabels: s.labels(ctx, space), Status: m.Status, TallyBreakdown: br})
 	}
-	t, err := s.view.Tally(ctx, space, id)
+	t, err := s.view.Tally(ctx, sessionID(space), id)
 	if err != nil {
 		return err
 	}
 	a := TallyAnswer{sessionLabels: s.labels(ctx, space), MR: id, Status: m.Status, Result: t.Result, Finality: t.Finality}
-	if a.Stakes, err = s.view.Stakes(ctx, space, id); err != nil {
+	if a.Stakes, err = s.view.Stakes(ctx, sessionID(space), id); err != nil {
 		return err
 	}
 	if st, _, err := s.rep.State(ctx, space); err == nil { // rotation hook
@@ -714,7 +714,7 @@ func (s *Server) law(w http.ResponseWriter, r *http.Request) error {
 	if q := r.URL.Query(); q.Get("date") != "" || q.Get("jurisdiction") != "" {
 		return s.lawOn(w, r, space, q.Get("date"), q.Get("jurisdiction"))
 	}
-	l, err := s.view.Law(ctx, space)
+	l, err := s.view.Law(ctx, sessionID(space))
 	if err != nil {
 		return err
 	}

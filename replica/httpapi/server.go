@@ -593,3 +593,11 @@ func parseIDParam(r *http.Request, name string) (dag.ID, error) {
 	}
 	return id, nil
 }
+
+// sessionID is the id of a session the server already parsed (spaceOf) or
+// listed (Replica.Sessions), for the views, which name sessions by id. A
+// string that is not an id becomes the zero ID, which names no session.
+func sessionID(space string) dag.ID {
+	id, _ := dag.ParseID(space)
+	return id
+}
