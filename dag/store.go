@@ -37,6 +37,23 @@ var ErrObjectMismatch = errors.New("dag: object id is not the hash of its data")
 // its parents all applied, until it is put again, when it is judged again.
 var ErrHold = errors.New("dag: entry held back by Admit")
 
+// ErrUnheldSpace is wrapped by the error of an Index's Heads for a space
+// of which no entry is applied, where the Index tells that apart from an
+// empty answer (node.Node does: a space it does not hold is an error to
+// its callers, not an empty list).
+var ErrUnheldSpace = errors.New("dag: no applied entry of the space is held")
+
+// HeadsOf is x.Heads with a space x holds nothing of (ErrUnheldSpace) as
+// no heads: for sync, which pulls and answers spaces it holds nothing of
+// yet.
+func HeadsOf(ctx context.Context, x Index, space string) ([]ID, error) {
+	hs, err := x.Heads(ctx, space)
+	if errors.Is(err, ErrUnheldSpace) {
+		return nil, nil
+	}
+	return hs, err
+}
+
 // Entry is a node of a space's causal DAG: a 30k envelope (ID = tx id,
 // Parents = its parents) or a CAT7 memory block (ID = block hash, Parents =
 // its lineage). Data is the entry's canonical bytes. The store does not
@@ -252,7 +269,9 @@ type Index interface {
 	Children(ctx context.Context, id ID) ([]ID, error)
 	// Heads returns the heads of space: its applied entries that no
 	// applied entry lists as a parent, sorted by id. An unknown space has
-	// no heads and no error.
+	// no heads and no error, or, from an Index that tells it apart (a
+	// node.Node), an error wrapping ErrUnheldSpace (HeadsOf reads it as
+	// no heads).
 	Heads(ctx context.Context, space string) ([]ID, error)
 	// Position returns the log position of applied entry id in its space:
 	// 1 for the first entry this replica applied there, then 2, 3, … in
@@ -320,7 +339,7 @@ func ReadLog(ctx context.Context, st interface {
 // SpaceOrder returns every applied entry of space in the deterministic
 // topological order of TopoOrder. It holds the space's parent map in memory.
 func SpaceOrder(ctx context.Context, x Index, space string) ([]ID, error) {
-	heads, err := x.Heads(ctx, space)
+	heads, err := HeadsOf(ctx, x, space)
 	if err != nil {
 		return nil, err
 	}

@@ -34,6 +34,28 @@ func DecodeStrict(b []byte, v any) error {
 	return dec.Decode(v)
 }
 
+// JSONKind names the Go kind k as JSON does (object, array, string,
+// boolean, number), for saying what a json.UnmarshalTypeError wanted in
+// JSON's words rather than Go's: a kind JSON has no name for is "value of
+// another kind".
+func JSONKind(k reflect.Kind) string {
+	switch k {
+	case reflect.Struct, reflect.Map:
+		return "object"
+	case reflect.Slice, reflect.Array:
+		return "array"
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return "number"
+	default:
+		return "value of another kind"
+	}
+}
+
 // ErrorDetail is the text of err for a problem's detail: a ProtocolError's
 // Detail (without its code), else err's message.
 func ErrorDetail(err error) string {

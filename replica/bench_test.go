@@ -396,7 +396,7 @@ func BenchmarkS11Tally(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
-		if _, err := view.New(r).Tally(ctx, space, d.mrs[i%len(d.mrs)]); err != nil {
+		if _, err := view.New(r).Tally(ctx, dag.MustParseID(space), d.mrs[i%len(d.mrs)]); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(start))

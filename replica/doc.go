@@ -45,7 +45,9 @@
 //     AddCosignature keeps (witness.go), are written to node-local spaces
 //     (witan-local/…, never synced) and survive a restart.
 //  5. Read what the core keeps with State (and its hash: equal on every
-//     replica holding the same entries), Group, Branches, Branch,
+//     replica holding the same entries; StateJSON, its canonical JSON,
+//     and Summary, the part that does not grow with the session, derive
+//     and hash the state once per version of it), Group, Branches, Branch,
 //     Quarantine, Heads, Log, LogSize and the checkpoints; what is derived
 //     and labelled with finality (MRs, tallies, the law, reviews,
 //     opinions, stats…) is replica/view's, read through ReadSession's

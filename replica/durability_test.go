@@ -100,7 +100,7 @@ func finalitySnapshot(t *testing.T, r *replica.Replica, space string, txs []ht.T
 		}
 		fmt.Fprintf(&b, "%s %s %s\n", tx.Env.Type, tx.ID, f)
 	}
-	mrs, err := view.New(r).MRs(ctx, space)
+	mrs, err := view.New(r).MRs(ctx, dag.MustParseID(space))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestCheckpointsSurviveRestart(t *testing.T) {
 	if !strings.Contains(want, "final_advisory") || !strings.Contains(want, "provisional") {
 		t.Fatalf("the snapshot should hold both labels:\n%s", want)
 	}
-	if m, _ := view.New(n.r).MR(ctx, space, mr); m.Finality != replica.FinalAdvisory {
+	if m, _ := view.New(n.r).MR(ctx, dag.MustParseID(space), mr); m.Finality != replica.FinalAdvisory {
 		t.Fatalf("MR before restart: %s", m.Finality)
 	}
 

@@ -48,16 +48,16 @@ func Example() {
 		submit(tx)
 		ballots = append(ballots, tx.ID)
 	}
-	tally, _ := view.New(r).Tally(ctx, b.Session.String(), mr)
+	tally, _ := view.New(r).Tally(ctx, b.Session, mr)
 	fmt.Println("tally:", tally.Result.Tally.Approve, "of", tally.Result.Tally.Electorate, tally.Result.IfClosed, tally.Finality)
 	submit(b.Determine(ht.Member(4), mr, ballots, "approved", last))
-	m, _ := view.New(r).MR(ctx, b.Session.String(), mr)
+	m, _ := view.New(r).MR(ctx, b.Session, mr)
 	fmt.Println("mr:", m.Status, m.Finality)
 	now = now.Add(72 * time.Hour)
 	if _, err := r.Checkpoint(ctx, b.Session.String()); err != nil {
 		panic(err)
 	}
-	m, _ = view.New(r).MR(ctx, b.Session.String(), mr)
+	m, _ = view.New(r).MR(ctx, b.Session, mr)
 	fmt.Println("mr:", m.Status, m.Finality)
 	// Output:
 	// tally: 3 of 5 approved provisional

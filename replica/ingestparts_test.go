@@ -152,7 +152,7 @@ func TestIngestPartsKeyRotate(t *testing.T) {
 			t.Fatalf("envelope %d (%s): %+v", i, txs[i].Env.Type, o)
 		}
 	}
-	tl, err := view.New(r).Tally(context.Background(), b.Session.String(), mr)
+	tl, err := view.New(r).Tally(context.Background(), b.Session, mr)
 	if err != nil {
 		t.Fatal(err)
 	}

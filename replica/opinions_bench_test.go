@@ -149,7 +149,7 @@ func BenchmarkS11TallyOpinions(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
-		if _, err := view.New(r).Tally(ctx, space, d.mrs[i%len(d.mrs)]); err != nil {
+		if _, err := view.New(r).Tally(ctx, dag.MustParseID(space), d.mrs[i%len(d.mrs)]); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(start))
@@ -161,7 +161,7 @@ func BenchmarkS11TallyOpinions(b *testing.B) {
 	lat = lat[:0]
 	for i := 0; i < 200; i++ {
 		start := time.Now()
-		if _, err := view.New(r).Stakes(ctx, space, d.mrs[i%len(d.mrs)]); err != nil {
+		if _, err := view.New(r).Stakes(ctx, dag.MustParseID(space), d.mrs[i%len(d.mrs)]); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(start))
@@ -198,7 +198,7 @@ func BenchmarkOpinionsPage(b *testing.B) {
 			var after dag.ID
 			for i := 0; i < b.N; i++ {
 				start := time.Now()
-				page, next, err := view.New(r).Opinions(ctx, space, c.f, after, 100)
+				page, next, err := view.New(r).Opinions(ctx, dag.MustParseID(space), c.f, after, 100)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -38,8 +38,64 @@ func (r *Replica) State(ctx context.Context, spaceName string) (*house.State, da
 		return nil, dag.ID{}, err
 	}
 	st := sp.h.State()
-	id, err := st.Hash()
-	return st, id, err
+	if sp.state == nil || sp.stateAt != sp.h.Counts().Entries {
+		b, err := st.Canonical()
+		if err != nil {
+			return nil, dag.ID{}, err
+		}
+		sp.keepState(b)
+	}
+	return st, sp.stateID, nil
+}
+
+// keepState records b, the canonical JSON of the session's state as it
+// is now, and its hash. The state is a function of the admitted entries,
+// which only grow: their count names its version.
+func (sp *space) keepState(b []byte) {
+	sp.state, sp.stateID, sp.stateAt = b, dag.Sum(b), sp.h.Counts().Entries
+}
+
+// stateJSON is StateJSON with r.mu held.
+func (sp *space) stateJSON() ([]byte, dag.ID, error) {
+	if sp.state == nil || sp.stateAt != sp.h.Counts().Entries {
+		b, err := sp.h.State().Canonical()
+		if err != nil {
+			return nil, dag.ID{}, err
+		}
+		sp.keepState(b)
+	}
+	return sp.state, sp.stateID, nil
+}
+
+// StateJSON returns the canonical JSON of a session's derived state and
+// its hash (State's, encoded). Both are derived once per version of the
+// state (the number of entries admitted): reading an unchanged session
+// costs neither a derivation nor an encoding. The bytes are shared:
+// callers must not change them.
+func (r *Replica) StateJSON(ctx context.Context, spaceName string) ([]byte, dag.ID, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.session(ctx, spaceName)
+	if err != nil {
+		return nil, dag.ID{}, err
+	}
+	return sp.stateJSON()
+}
+
+// Summary returns a session's house.Summary and the hash of its whole
+// state (StateJSON's, derived once per version).
+func (r *Replica) Summary(ctx context.Context, spaceName string) (house.Summary, dag.ID, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, err := r.session(ctx, spaceName)
+	if err != nil {
+		return house.Summary{}, dag.ID{}, err
+	}
+	_, id, err := sp.stateJSON()
+	if err != nil {
+		return house.Summary{}, dag.ID{}, err
+	}
+	return sp.h.Summary(), id, nil
 }
 
 func (r *Replica) session(ctx context.Context, name string) (*space, error) {

@@ -172,6 +172,12 @@ type space struct {
 	// page of /opinions labels finality without a store read per
 	// opinion (opinions.go).
 	opPos map[dag.ID]uint64
+	// state is the canonical JSON of the session's derived state and its
+	// hash, derived at the entry count stateAt (reads.go): a read of an
+	// unchanged session derives and hashes nothing.
+	state   []byte
+	stateID dag.ID
+	stateAt int
 }
 
 type held struct {

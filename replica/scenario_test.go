@@ -136,7 +136,7 @@ func (s *session) vote(t *testing.T, mr dag.ID, from, to int, choice string) []d
 
 func (s *session) mr(t *testing.T, id dag.ID) view.MR {
 	t.Helper()
-	m, err := view.New(s.r).MR(context.Background(), s.space, id)
+	m, err := view.New(s.r).MR(context.Background(), dag.MustParseID(s.space), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestS1LinearAmendment(t *testing.T) {
 	s.checkpoint(t) // includes the open: notice starts
 	ballots := s.vote(t, mr, 0, 6, "approve")
 	ballots = append(ballots, s.vote(t, mr, 6, 8, "reject")...)
-	tally, err := view.New(s.r).Tally(ctx, s.space, mr)
+	tally, err := view.New(s.r).Tally(ctx, dag.MustParseID(s.space), mr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestS1LinearAmendment(t *testing.T) {
 		t.Fatalf("after the determination: status %s merge %v finality %s", m.Status, m.Merge, m.Finality)
 	}
 	// Not yet checkpointed: an on_merge merge has no effective date yet.
-	if l, err := view.New(s.r).LawAt(ctx, s.space, statute.MustDate("2030-01-01"), ""); err != nil || l.Merges != 0 {
+	if l, err := view.New(s.r).LawAt(ctx, dag.MustParseID(s.space), statute.MustDate("2030-01-01"), ""); err != nil || l.Merges != 0 {
 		t.Fatalf("law before the checkpoint: %+v %v", l, err)
 	}
 	s.c.advance(73 * time.Hour) // 2026-09-24T01:00Z
@@ -196,7 +196,7 @@ func TestS1LinearAmendment(t *testing.T) {
 		date   string
 		merges int
 	}{{"2026-09-23", 0}, {"2026-09-24", 1}} {
-		l, err := view.New(s.r).LawAt(ctx, s.space, statute.MustDate(c.date), "")
+		l, err := view.New(s.r).LawAt(ctx, dag.MustParseID(s.space), statute.MustDate(c.date), "")
 		if err != nil || l.Merges != c.merges || l.Finality != replica.FinalAdvisory {
 			t.Fatalf("law on %s: %+v %v", c.date, l, err)
 		}
@@ -212,7 +212,7 @@ func TestS1LinearAmendment(t *testing.T) {
 	if ev.Result.Timing.NoticeElapsed == nil || *ev.Result.Timing.NoticeElapsed < house.MinRootNotice || !ev.Result.Timing.NoticeMet {
 		t.Fatalf("evaluation timing %+v: 73 h of checkpoint time elapsed", ev.Result.Timing)
 	}
-	law, err := view.New(s.r).Law(ctx, s.space)
+	law, err := view.New(s.r).Law(ctx, dag.MustParseID(s.space))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +329,7 @@ func TestS4Equivocation(t *testing.T) {
 	// signed by a non-member counts for nobody (D37).
 	s.refused(t, s.b.Ballot(ht.Member(5), mr, "approve", a.ID, s.last), dag.CodeBallotInvalid)
 	s.refused(t, s.b.Ballot(ht.Member(11), mr, "approve", dag.ID{}, s.last), dag.CodeBallotInvalid)
-	tl, err := view.New(s.r).Tally(context.Background(), s.space, mr)
+	tl, err := view.New(s.r).Tally(context.Background(), dag.MustParseID(s.space), mr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +368,7 @@ func TestS5BaitAndSwitch(t *testing.T) {
 	if m1.Status != house.StatusStale || m1.Merge != nil {
 		t.Fatalf("stale MR after approval: %s %v", m1.Status, m1.Merge)
 	}
-	law, _ := view.New(s.r).Law(ctx, s.space)
+	law, _ := view.New(s.r).Law(ctx, dag.MustParseID(s.space))
 	if m2 := s.mr(t, mr2); law.Head != *m2.Merge {
 		t.Fatal("the root head is not MR 2's merge")
 	}
@@ -394,7 +394,7 @@ func TestS14UnreachableQuorum(t *testing.T) {
 	ballots = append(ballots, s.vote(t, mr, 0, 2, "reject")...) // members 0 and 1 equivocate: V = 2
 	s.refused(t, s.b.Determine(ht.Member(9), mr, ballots, "rejected", s.last), dag.CodeNotAuthorized)
 	ballots = append(ballots, s.vote(t, mr, 2, 3, "reject")...) // member 2 equivocates: V = 3, N-V = 7 < 3/4 of 10
-	tl, _ := view.New(s.r).Tally(context.Background(), s.space, mr)
+	tl, _ := view.New(s.r).Tally(context.Background(), dag.MustParseID(s.space), mr)
 	if tl.Result.IfClosed != rules.Rejected || !slices.Contains(tl.Result.Reasons, rules.ReasonQuorumUnreachable) {
 		t.Fatalf("tally %+v: quorum is unreachable", tl.Result)
 	}
@@ -537,7 +537,7 @@ func TestConcurrentUse(t *testing.T) {
 	for w := 0; w < 4; w++ {
 		go func() {
 			for i := 0; i < 20; i++ {
-				if _, err := view.New(r).Tally(ctx, space, mr); err != nil {
+				if _, err := view.New(r).Tally(ctx, dag.MustParseID(space), mr); err != nil {
 					done <- err
 					return
 				}
@@ -558,7 +558,7 @@ func TestConcurrentUse(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tl, _ := view.New(r).Tally(ctx, space, mr)
+	tl, _ := view.New(r).Tally(ctx, dag.MustParseID(space), mr)
 	if tl.Result.Tally.Approve != 40 {
 		t.Fatalf("approve %d", tl.Result.Tally.Approve)
 	}

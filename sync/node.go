@@ -691,7 +691,7 @@ func (n *Node) announce(space string, force bool) {
 	if n.ctx.Err() != nil {
 		return
 	}
-	heads, err := n.local.Heads(n.ctx, space)
+	heads, err := dag.HeadsOf(n.ctx, n.local, space)
 	if err != nil || len(heads) == 0 {
 		return
 	}

@@ -218,7 +218,7 @@ func (e *Engine) sendError(c *conn, err error) {
 // respond answers one request on c.
 func (e *Engine) respond(ctx context.Context, c *conn, peer string, req *Request) error {
 	x := e.local
-	hs, err := x.Heads(ctx, req.Space)
+	hs, err := dag.HeadsOf(ctx, x, req.Space)
 	if err != nil {
 		return err
 	}
@@ -561,7 +561,7 @@ func (e *Engine) Pull(ctx context.Context, peer string, s io.ReadWriter, space s
 	var want []dag.ID
 	pending := 0
 	for round := 1; ; round++ {
-		hs, err := x.Heads(ctx, space)
+		hs, err := dag.HeadsOf(ctx, x, space)
 		if err != nil {
 			return st, err
 		}

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/dag/durable"
+	"github.com/witan-dev/witan/replica/node"
 )
 
 // KeygenCommand makes an Ed25519 key and writes its seed to a file that only
@@ -19,12 +19,6 @@ import (
 // member's id in a session.
 type KeygenCommand struct {
 	main *Main
-}
-
-// keyFile is the on-disk form of a key: the RFC 8032 seed in base64url.
-type keyFile struct {
-	Key  string `json:"key"`
-	Seed string `json:"seed"`
 }
 
 func (c *KeygenCommand) Run(ctx context.Context, args []string) error {
@@ -53,7 +47,7 @@ func (c *KeygenCommand) Run(ctx context.Context, args []string) error {
 // file is there whole or not at all), refusing to replace a file unless
 // force.
 func writeKeyFile(path string, s *dag.Signer, force bool) error {
-	b, err := keyFileBytes(s)
+	b, err := node.KeyFileBytes(s)
 	if err != nil {
 		return err
 	}
@@ -74,16 +68,9 @@ func writeKeyFile(path string, s *dag.Signer, force bool) error {
 	return nil
 }
 
-// keyFileBytes is the key file of s.
-func keyFileBytes(s *dag.Signer) ([]byte, error) {
-	b, err := json.MarshalIndent(keyFile{Key: s.Key().String(), Seed: base64.RawURLEncoding.EncodeToString(s.Seed())}, "", "  ")
-	return append(b, '\n'), err
-}
-
 // The advice a damaged key file's error gives, by what the key is.
 const (
 	adviceMemberKey = "restore it from a backup, or make a new key with witan keygen (a new key is a new member id)"
-	adviceNodeKey   = "restore it from a backup, or move it aside to start this node with a new identity (what it signed so far names the old key)"
 	adviceP2PKey    = "restore it from a backup, or move it aside to start this node with a new libp2p peer id (peers given its old address must be given the new one)"
 )
 
@@ -92,64 +79,30 @@ const (
 // or changed. It says what to do; the node never replaces such a key by
 // itself.
 func damagedKey(path, advice string, cause error) error {
-	return fmt.Errorf("%s is empty or damaged (%w): %s", path, cause, advice)
+	return &node.DamagedKeyError{Path: path, Advice: advice, Err: cause}
 }
 
 // readKeyFile loads a member's key written by writeKeyFile (readKeyFileAs
 // with the advice for a member's key).
 func readKeyFile(path string) (*dag.Signer, error) { return readKeyFileAs(path, adviceMemberKey) }
 
-// readKeyFileAs loads a key written by writeKeyFile and checks that its
-// seed and public key agree and that only its owner can read it. A file
-// that is not there is noKeyFile; one that holds nothing, or a key file cut
-// short or changed, is an error that gives advice; a file of another kind
-// named as a member's key (a roster, a draft) says it is not a key file.
-// The node's own key file holds nothing but a key, so anything else in it
-// is damage.
+// readKeyFileAs loads a key written by writeKeyFile (node.ReadKeyFile,
+// whose checks and damaged-key errors witan up's node key shares). A file
+// that is not there is noKeyFile; a file of another kind named as a
+// member's key (a roster, a draft) says it is not a key file. The node's
+// own key file holds nothing but a key, so anything else in it is damage.
 func readKeyFileAs(path, advice string) (*dag.Signer, error) {
-	b, err := os.ReadFile(path)
+	s, err := node.ReadKeyFile(path, advice)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, noKeyFile{path}
 	}
-	if err != nil {
-		return nil, err
-	}
-	if len(bytes.TrimSpace(b)) == 0 {
-		return nil, damagedKey(path, advice, errEmptyKey)
-	}
-	var kf keyFile
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&kf); err != nil || kf.Key == "" || kf.Seed == "" {
-		if advice == adviceMemberKey && !bytes.Contains(b, []byte(`"seed"`)) {
+	var de *node.DamagedKeyError
+	if errors.As(err, &de) && advice == adviceMemberKey && !errors.Is(err, node.ErrEmptyKey) {
+		if b, rerr := os.ReadFile(path); rerr == nil && !bytes.Contains(b, []byte(`"seed"`)) {
 			return nil, fmt.Errorf("%s is not a witan key file (witan keygen makes one; -key names it)", path)
 		}
-		if err == nil {
-			err = errors.New("its key or seed is missing")
-		}
-		return nil, damagedKey(path, advice, err)
 	}
-	seed, err := base64.RawURLEncoding.DecodeString(kf.Seed)
-	if err != nil {
-		return nil, damagedKey(path, advice, err)
-	}
-	s, err := dag.SignerFromSeed(seed)
-	if err != nil {
-		return nil, damagedKey(path, advice, err)
-	}
-	if s.Key().String() != kf.Key {
-		return nil, damagedKey(path, advice, fmt.Errorf("key %s does not match its seed", kf.Key))
-	}
-	// Like ssh: a secret others can read is refused, not used. Checked
-	// once the file is known to be a key, so the advice fits.
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if perm := st.Mode().Perm(); perm&0o077 != 0 {
-		return nil, fmt.Errorf("the key file %s is readable by others (mode %o); chmod 600 %s", path, perm, path)
-	}
-	return s, nil
+	return s, err
 }
 
 // noKeyFile is readKeyFile's error for a file that is not there: it says
@@ -162,6 +115,3 @@ func (e noKeyFile) Error() string {
 }
 
 func (e noKeyFile) Unwrap() error { return os.ErrNotExist }
-
-// errEmptyKey is the cause of a damaged key file that holds nothing.
-var errEmptyKey = errors.New("the file is empty")

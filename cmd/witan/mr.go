@@ -318,8 +318,8 @@ func (o *writeOpts) open(ctx context.Context, now func() time.Time) (*writer, er
 }
 
 func (s *writer) state(ctx context.Context) (*house.State, error) {
-	var a httpapi.SessionAnswer
-	if err := s.client.Get(ctx, "/sessions/"+s.session.String(), nil, &a); err != nil {
+	var a httpapi.StateAnswer
+	if err := s.client.Get(ctx, "/sessions/"+s.session.String()+"/state", nil, &a); err != nil {
 		return nil, err
 	}
 	if a.State == nil {

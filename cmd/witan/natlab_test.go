@@ -29,7 +29,7 @@ func TestNATLabSeed(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	key, err := loadOrCreateKey(filepath.Join(dir, "node.key"))
+	key, err := node.LoadOrCreateKey(filepath.Join(dir, "node.key"))
 	if err != nil {
 		t.Fatal(err)
 	}

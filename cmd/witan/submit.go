@@ -173,7 +173,7 @@ func draftError(name string, raw []byte, at int64, err error) error {
 		at, what = se.Offset-1, "not valid JSON: "+what // Offset is just past the bad byte
 	case errors.As(err, &te):
 		at = te.Offset
-		what = fmt.Sprintf("%q must be a JSON %s, not %s", te.Field, jsonKindOf(te.Type.Kind().String()), te.Value)
+		what = fmt.Sprintf("%q must be a JSON %s, not %s", te.Field, dag.JSONKind(te.Type.Kind()), te.Value)
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		at, what = int64(len(raw)), "the JSON ends too early (an object not closed?)"
 	case strings.HasPrefix(what, "unknown field"):
@@ -188,19 +188,4 @@ func draftError(name string, raw []byte, at int64, err error) error {
 		}
 	}
 	return fmt.Errorf("%s:%d:%d: %s", name, line, col, what)
-}
-
-// jsonKindOf names a Go kind as JSON does.
-func jsonKindOf(kind string) string {
-	switch kind {
-	case "struct", "map":
-		return "object"
-	case "slice", "array":
-		return "array"
-	case "string":
-		return "string"
-	case "bool":
-		return "boolean"
-	}
-	return "number"
 }

@@ -159,7 +159,7 @@ func (c *UpCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	var opened atomic.Pointer[node.Node] // for the discovery policy, once open
-	key, err := loadOrCreateKey(filepath.Join(*dataDir, "node.key"))
+	key, err := node.LoadOrCreateKey(filepath.Join(*dataDir, "node.key"))
 	if err != nil {
 		return err
 	}
@@ -393,30 +393,6 @@ func loadVoter(named, store string) (*dag.Signer, error) {
 	return s, err
 }
 
-// loadOrCreateKey reads the node key at path, creating it on first start.
-// A key file that is there but damaged is an error, never a new identity.
-func loadOrCreateKey(path string) (*dag.Signer, error) {
-	s, err := readKeyFileAs(path, adviceNodeKey)
-	if !errors.Is(err, os.ErrNotExist) {
-		return s, err
-	}
-	s, err = dag.GenerateSigner(nil)
-	if err != nil {
-		return nil, err
-	}
-	b, err := keyFileBytes(s)
-	if err != nil {
-		return nil, err
-	}
-	if err := durable.CreateFile(path, b, 0o600); err != nil {
-		if errors.Is(err, os.ErrExist) { // another start made it meanwhile
-			return readKeyFileAs(path, adviceNodeKey)
-		}
-		return nil, err
-	}
-	return s, nil
-}
-
 // loadOrCreateP2PKey keeps the libp2p identity, so a node's peer id (and
 // so the addresses its peers were given) survives a restart. Like the node
 // key, it is created once, durably, and a damaged one is an error.
@@ -424,7 +400,7 @@ func loadOrCreateP2PKey(path string) (crypto.PrivKey, error) {
 	b, err := os.ReadFile(path)
 	if err == nil {
 		if len(b) == 0 {
-			return nil, damagedKey(path, adviceP2PKey, errEmptyKey)
+			return nil, damagedKey(path, adviceP2PKey, node.ErrEmptyKey)
 		}
 		k, err := crypto.UnmarshalPrivateKey(b)
 		if err != nil {

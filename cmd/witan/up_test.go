@@ -194,17 +194,17 @@ func TestTwoNodes(t *testing.T) {
 		return slices.Equal(ha, hb) && slices.Contains(ha, tx.ID), "A " + idsString(ha) + " B " + idsString(hb)
 	})
 
-	var sa, sb httpapi.SessionAnswer
-	if err := ca.Get(ctx, "/sessions/"+space, nil, &sa); err != nil {
+	var sa, sb httpapi.StateAnswer
+	if err := ca.Get(ctx, "/sessions/"+space+"/state", nil, &sa); err != nil {
 		t.Fatal(err)
 	}
-	if err := cb.Get(ctx, "/sessions/"+space, nil, &sb); err != nil {
+	if err := cb.Get(ctx, "/sessions/"+space+"/state", nil, &sb); err != nil {
 		t.Fatal(err)
 	}
 	if sa.StateHash != sb.StateHash {
 		t.Fatalf("state hashes differ: A %s B %s", sa.StateHash, sb.StateHash)
 	}
-	rootSnap := func(s httpapi.SessionAnswer) string {
+	rootSnap := func(s httpapi.StateAnswer) string {
 		for _, br := range s.State.Branches {
 			if br.Name == house.RootBranch && br.Snapshot != nil {
 				return br.Snapshot.String()

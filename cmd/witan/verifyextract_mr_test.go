@@ -142,7 +142,7 @@ func TestVerifyMRExtractOffline(t *testing.T) {
 		t.Fatal(err)
 	}
 	submitAll(t, n, []ht.Tx{b3, det})
-	if m, err := n.Views().MR(ctx, b.Session.String(), mr); err != nil || m.Status != house.StatusMerged || m.Finality != replica.FinalAdvisory {
+	if m, err := n.Views().MR(ctx, b.Session, mr); err != nil || m.Status != house.StatusMerged || m.Finality != replica.FinalAdvisory {
 		t.Fatalf("the MR: %+v %v", m, err)
 	}
 	st, late := get("/extract/" + mr.String())

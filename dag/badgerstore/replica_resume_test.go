@@ -101,11 +101,11 @@ func TestReplicaFinishesCutPromotionAtOpen(t *testing.T) {
 	if len(got) != len(want) {
 		t.Fatalf("log of %d entries, want %d", len(got), len(want))
 	}
-	tg, err := view.New(r).Tally(ctx, space, mr)
+	tg, err := view.New(r).Tally(ctx, dag.MustParseID(space), mr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tw, _ := view.New(ref).Tally(ctx, space, mr)
+	tw, _ := view.New(ref).Tally(ctx, dag.MustParseID(space), mr)
 	jg, _ := json.Marshal(tg)
 	jw, _ := json.Marshal(tw)
 	if string(jg) != string(jw) {

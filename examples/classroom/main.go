@@ -116,7 +116,7 @@ func run(ctx context.Context, w io.Writer, o options) (*outcome, error) {
 		if l.local, err = node.Open(ctx, node.Options{Dir: l.dir, NodeKey: key}); err != nil {
 			return nil, err
 		}
-		if l.a, err = author.New(author.Options{Signer: key, Clock: tick, Heads: l.local}); err != nil {
+		if l.a, err = author.New(author.Options{Signer: key, Clock: tick, Heads: l.local, Groups: l.local.Replica()}); err != nil {
 			return nil, err
 		}
 		laps = append(laps, l)
@@ -235,7 +235,7 @@ func run(ctx context.Context, w io.Writer, o options) (*outcome, error) {
 	if err := write(ana, tx, err); err != nil {
 		return nil, err
 	}
-	open, err := ana.a.MROpen(ctx, session, author.MR{Source: "draft", SourceHead: made.Change, TargetHead: genesis, Members: roster,
+	open, err := ana.a.MROpen(ctx, session, author.MR{Source: "draft", SourceHead: made.Change, TargetHead: genesis,
 		Rule: majority, Summary: "Give two weeks for homework"}, nil)
 	if err := write(ana, open, err); err != nil {
 		return nil, err
@@ -261,7 +261,7 @@ func run(ctx context.Context, w io.Writer, o options) (*outcome, error) {
 	}
 	out := &outcome{Laptops: len(laps)}
 	for _, l := range laps {
-		t, err := l.local.Views().Tally(ctx, space, mr)
+		t, err := l.local.Views().Tally(ctx, dag.MustParseID(space), mr)
 		if err != nil {
 			return nil, err
 		}
@@ -285,7 +285,7 @@ func run(ctx context.Context, w io.Writer, o options) (*outcome, error) {
 		if _, err := l.local.Replica().Checkpoint(ctx, space); err != nil {
 			return nil, err
 		}
-		m, err := l.local.Views().MR(ctx, space, mr)
+		m, err := l.local.Views().MR(ctx, dag.MustParseID(space), mr)
 		if err != nil {
 			return nil, err
 		}
@@ -330,13 +330,13 @@ func run(ctx context.Context, w io.Writer, o options) (*outcome, error) {
 // converge waits until every laptop holds the same heads of space.
 func converge(ctx context.Context, space string, laps []*laptop) error {
 	for {
-		first, err := laps[0].local.Heads(ctx, space)
+		first, err := dag.HeadsOf(ctx, laps[0].local, space) // a laptop may hold nothing yet
 		if err != nil {
 			return err
 		}
 		same := len(first) > 0
 		for _, l := range laps[1:] {
-			h, err := l.local.Heads(ctx, space)
+			h, err := dag.HeadsOf(ctx, l.local, space)
 			if err != nil {
 				return err
 			}

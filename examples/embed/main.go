@@ -58,7 +58,7 @@ func run(ctx context.Context, w io.Writer) (*outcome, error) {
 		if err != nil {
 			return nil, err
 		}
-		a, err := author.New(author.Options{Signer: s, Clock: clock, Heads: n})
+		a, err := author.New(author.Options{Signer: s, Clock: clock, Heads: n, Groups: n.Replica()})
 		if err != nil {
 			return nil, err
 		}
@@ -83,7 +83,7 @@ func run(ctx context.Context, w io.Writer) (*outcome, error) {
 	}
 	space := s.Session
 	open, err := chair.MROpen(ctx, space, author.MR{Source: house.RootBranch, SourceHead: s.Genesis, TargetHead: s.Genesis,
-		Members: keys, Rule: s.Rule, Summary: "A first vote"}, nil)
+		Rule: s.Rule, Summary: "A first vote"}, nil) // the electorate: the roster, read from the node (Options.Groups)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func run(ctx context.Context, w io.Writer) (*outcome, error) {
 	// 5. Read the derived state: provisional until a checkpoint.
 	r := n.Replica()
 	o := &outcome{}
-	t, err := n.Views().Tally(ctx, space.String(), mr)
+	t, err := n.Views().Tally(ctx, space, mr)
 	if err != nil {
 		return nil, err
 	}

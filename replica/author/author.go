@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/house"
 )
 
 // Heads answers the current heads of a session: the parents an author who
@@ -18,6 +19,12 @@ import (
 // satisfies it.
 type Heads interface {
 	Heads(ctx context.Context, space string) ([]dag.ID, error)
+}
+
+// Groups answers a session's groups as derived. *replica.Replica (a
+// node's Replica()) satisfies it.
+type Groups interface {
+	Group(ctx context.Context, space, id string) (house.GroupView, error)
 }
 
 // Options configure an Author. Signer is required; the zero value of every
@@ -31,6 +38,10 @@ type Options struct {
 	// Heads gives the parents of an envelope whose call names none
 	// (parents nil). Without it such a call is an error.
 	Heads Heads
+	// Groups gives an MR's electorate: MROpen fills an MR that lists no
+	// Members with the members its Group has on the node now (the roster
+	// by default). Without it an MR must list them.
+	Groups Groups
 }
 
 // ErrNoParents is returned when a call names no parents and the Author

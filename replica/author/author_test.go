@@ -291,7 +291,7 @@ func TestAuthorOverHTTP(t *testing.T) {
 	if err := c.Get(ctx, "/merge-requests/"+open.Made.String()+"/tally", nil, &ta); err != nil {
 		t.Fatal(err)
 	}
-	tl, err := n.Views().Tally(ctx, sess.String(), open.Made)
+	tl, err := n.Views().Tally(ctx, sess, open.Made)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,8 @@
 // The short path to a vote: Author.NewSession makes a session's create,
 // roster and registrar in one call, with a majority merge rule on the root
 // and the rules' texts attached (newsession.go); an MR under its Rule and
-// ballots follow.
+// ballots follow. With Options.Groups (a node's Replica) an MR that lists
+// no Members gets its electorate's members from the node.
 //
 // The author builds envelopes; it does not judge them: an envelope the
 // house would refuse (a ballot outside the electorate, a change whose

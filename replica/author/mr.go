@@ -4,9 +4,11 @@ package author
 // §4).
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica/house"
@@ -32,7 +34,8 @@ type MR struct {
 	Target     string
 	TargetHead dag.ID
 	// Group is the electorate's group id (DefaultElectorate when empty),
-	// and Members its members now: the MR freezes their snapshot.
+	// and Members its members now: the MR freezes their snapshot. MROpen
+	// fills Members from Options.Groups when they are left out.
 	Group   string
 	Members []dag.Key
 	Rule    rules.Ref
@@ -137,6 +140,17 @@ func optID(id dag.ID) any {
 
 // MROpen opens m; its id is Tx.Made.
 func (a *Author) MROpen(ctx context.Context, session dag.ID, m MR, parents []dag.ID) (Tx, error) {
+	if len(m.Members) == 0 && a.o.Groups != nil {
+		g := cmp.Or(m.Group, DefaultElectorate)
+		v, err := a.o.Groups.Group(ctx, session.String(), g)
+		if err != nil {
+			return Tx{}, fmt.Errorf("author: mr.open: the electorate, group %s: %w", g, err)
+		}
+		if len(v.Members) == 0 {
+			return Tx{}, fmt.Errorf("author: mr.open: the electorate, group %s, has no members (flags %v)", g, v.Flags)
+		}
+		m.Members = v.Members
+	}
 	raw, id, err := MRBody(session, m)
 	if err != nil {
 		return Tx{}, err

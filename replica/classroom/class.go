@@ -224,12 +224,9 @@ type EnrolRequest struct {
 func (h *Handler) enrol(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	var req EnrolRequest
-	if err := readJSON(r, &req); err != nil {
-		return err
-	}
-	sid, err := dag.ParseID(req.Session)
+	sid, err := readSession(r, &req, &req.Session)
 	if err != nil {
-		return schemaf("session: %v", err)
+		return err
 	}
 	key, peer, err := ParseEnrolCode(req.Code)
 	if err != nil {
@@ -296,12 +293,9 @@ type JoinRequest struct {
 
 func (h *Handler) join(w http.ResponseWriter, r *http.Request) error {
 	var req JoinRequest
-	if err := readJSON(r, &req); err != nil {
-		return err
-	}
-	sid, err := dag.ParseID(req.Session)
+	sid, err := readSession(r, &req, &req.Session)
 	if err != nil {
-		return schemaf("session: %v", err)
+		return err
 	}
 	if h.o.Node.Sync() == nil {
 		return &dag.ProtocolError{Code: dag.CodeNotAuthorized, Detail: "classroom: this node runs without sync, so it cannot join a classmate's session"}
@@ -343,12 +337,9 @@ type ProposePlan struct {
 func (h *Handler) propose(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	var req ProposeRequest
-	if err := readJSON(r, &req); err != nil {
-		return err
-	}
-	sid, err := dag.ParseID(req.Session)
+	sid, err := readSession(r, &req, &req.Session)
 	if err != nil {
-		return schemaf("session: %v", err)
+		return err
 	}
 	if len(req.Summary) > 280 {
 		return schemaf("summary longer than 280 characters")
@@ -368,11 +359,11 @@ func (h *Handler) propose(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	law, err := h.o.Node.Views().Law(ctx, space)
+	law, err := h.o.Node.Views().Law(ctx, sid)
 	if err != nil {
 		return err
 	}
-	tree, err := h.o.Node.Views().Snapshot(ctx, space, law.Head)
+	tree, err := h.o.Node.Views().Snapshot(ctx, sid, law.Head)
 	if err != nil {
 		return err
 	}
@@ -424,12 +415,9 @@ type ClosePlan struct {
 func (h *Handler) close(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	var req CloseRequest
-	if err := readJSON(r, &req); err != nil {
-		return err
-	}
-	sid, err := dag.ParseID(req.Session)
+	sid, err := readSession(r, &req, &req.Session)
 	if err != nil {
-		return schemaf("session: %v", err)
+		return err
 	}
 	mr, err := dag.ParseID(req.MR)
 	if err != nil {
@@ -447,7 +435,7 @@ func (h *Handler) close(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, err := h.o.Node.Views().MR(ctx, space, mr)
+	m, err := h.o.Node.Views().MR(ctx, sid, mr)
 	if err != nil {
 		return err
 	}
@@ -458,7 +446,7 @@ func (h *Handler) close(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	t, err := h.o.Node.Views().Tally(ctx, space, mr)
+	t, err := h.o.Node.Views().Tally(ctx, sid, mr)
 	if err != nil {
 		return err
 	}

@@ -206,7 +206,7 @@ func TestBrowserClassFromThePage(t *testing.T) {
 	}
 	click(t, ana, "draft-sign")
 	until(t, ana, fmt.Sprintf(`document.querySelector('article.mr[data-mr=%q]') !== null`, mr.String()), "ana's MR on her page", wait)
-	if _, err := students[0].node.Views().MR(context.Background(), space, mr); err != nil {
+	if _, err := students[0].node.Views().MR(context.Background(), dag.MustParseID(space), mr); err != nil {
 		t.Fatalf("the MR shown before signing is not the MR opened: %v", err)
 	}
 
@@ -245,11 +245,11 @@ func TestBrowserClassFromThePage(t *testing.T) {
 	lawText := `(document.querySelector('li[data-nid="/us/t1/s1"] > .law-text') || {}).textContent`
 	for i, c := range append([]context.Context{tctx}, sctx...) {
 		until(t, c, lawText+fmt.Sprintf(` === %q`, newText), laps[i].name+"'s page showing the new law", wait)
-		l, err := laps[i].node.Views().Law(context.Background(), sid.String())
+		l, err := laps[i].node.Views().Law(context.Background(), sid)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tr, err := laps[i].node.Views().Snapshot(context.Background(), space, l.Head)
+		tr, err := laps[i].node.Views().Snapshot(context.Background(), dag.MustParseID(space), l.Head)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -145,7 +145,7 @@ func TestClassEndpoints(t *testing.T) {
 		t.Fatalf("vote: %d %v", st, a)
 	}
 	waitFor(t, func() bool {
-		tl, err := teacher.node.Views().Tally(ctx, space, mr)
+		tl, err := teacher.node.Views().Tally(ctx, dag.MustParseID(space), mr)
 		return err == nil && tl.Result.Tally.Approve == 1
 	}, "ana's ballot at the teacher's")
 	closeReq := map[string]any{"session": space, "mr": mr.String()}
@@ -169,12 +169,12 @@ func TestClassEndpoints(t *testing.T) {
 	if st, a := post(t, at(teacher, "close"), tok, "", closeReq); st != 200 || a["receipts"].([]any)[0].(map[string]any)["status"] != "accepted" {
 		t.Fatalf("close: %d %v", st, a)
 	}
-	m, err := teacher.node.Views().MR(ctx, space, mr)
+	m, err := teacher.node.Views().MR(ctx, dag.MustParseID(space), mr)
 	if err != nil || m.Status != "rejected" {
 		t.Fatalf("MR after the determination: %v %v", m.Status, err)
 	}
-	law, _ := teacher.node.Views().Law(ctx, space)
-	tr, _ := teacher.node.Views().Snapshot(ctx, space, law.Head)
+	law, _ := teacher.node.Views().Law(ctx, dag.MustParseID(space))
+	tr, _ := teacher.node.Views().Snapshot(ctx, dag.MustParseID(space), law.Head)
 	if n, _ := tr.Get("/us/t1/s2"); n.Text != "Phones stay in bags during lessons." {
 		t.Errorf("a rejected MR changed the law: %q", n.Text)
 	}

@@ -296,6 +296,19 @@ func readJSON(r *http.Request, v any) error {
 	return nil
 }
 
+// readSession reads a body that names a session (readJSON into v, whose
+// session field is session) and returns the session's id.
+func readSession(r *http.Request, v any, session *string) (dag.ID, error) {
+	if err := readJSON(r, v); err != nil {
+		return dag.ID{}, err
+	}
+	sid, err := dag.ParseID(*session)
+	if err != nil {
+		return dag.ID{}, schemaf("session: %v", err)
+	}
+	return sid, nil
+}
+
 func writeJSON(w http.ResponseWriter, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -329,12 +342,9 @@ func (h *Handler) vote(w http.ResponseWriter, r *http.Request) error {
 		return &dag.ProtocolError{Code: dag.CodeNotAuthorized, Detail: "classroom: this node holds no voter key (witan up -key FILE)"}
 	}
 	var req VoteRequest
-	if err := readJSON(r, &req); err != nil {
-		return err
-	}
-	sid, err := dag.ParseID(req.Session)
+	sid, err := readSession(r, &req, &req.Session)
 	if err != nil {
-		return schemaf("session: %v", err)
+		return err
 	}
 	mr, err := dag.ParseID(req.MR)
 	if err != nil {
@@ -351,7 +361,7 @@ func (h *Handler) vote(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := h.o.Node.Views().MR(ctx, space, mr); err != nil {
+	if _, err := h.o.Node.Views().MR(ctx, sid, mr); err != nil {
 		return err
 	}
 	h.voteM.Lock()
@@ -429,12 +439,9 @@ type CheckpointRequest struct {
 
 func (h *Handler) checkpoint(w http.ResponseWriter, r *http.Request) error {
 	var req CheckpointRequest
-	if err := readJSON(r, &req); err != nil {
-		return err
-	}
-	sid, err := dag.ParseID(req.Session)
+	sid, err := readSession(r, &req, &req.Session)
 	if err != nil {
-		return schemaf("session: %v", err)
+		return err
 	}
 	rep := h.o.Node.Replica()
 	st, _, err := rep.State(r.Context(), sid.String())

@@ -64,7 +64,7 @@ func TestVoteFromPage(t *testing.T) {
 		t.Fatalf("second vote: %d %v", code, a)
 	}
 	checkVote(t, a, ana.node.Replica().NodeKey(), ana.key.Key(), c.mr, "reject", first)
-	tl, err := ana.node.Views().Tally(ctx, c.space, c.mr)
+	tl, err := ana.node.Views().Tally(ctx, dag.MustParseID(c.space), c.mr)
 	if err != nil {
 		t.Fatal(err)
 	}

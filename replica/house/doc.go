@@ -52,7 +52,8 @@
 //     whose parent was refused must be refused too, without calling Admit.
 //     Admit returns a *dag.ProtocolError for an invalid entry and changes
 //     nothing; any other error is the caller's.
-//  4. Read State (and Hash), MR, Tally and Evaluate. Derive does the full
+//  4. Read State (and Hash), Summary (State's scalars, group ids and
+//     expiries, the rest counted), MR, Tally and Evaluate. Derive does the full
 //     derivation from a set of entries; it equals the incremental one.
 //
 // Contests (contest.open, contest.rank, contest.determine) and variants

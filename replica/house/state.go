@@ -561,3 +561,44 @@ func (x *idHeap) Pop() any {
 	*x = old[:len(old)-1]
 	return v
 }
+
+// Summary is the part of State that does not grow with the session's
+// traffic or membership: its scalars, its group ids, the applied
+// expiries, and how many branches, merge requests, keys, contests and
+// rotations State lists. GET /sessions/{id} serves it; the lists are
+// read each on its own (docs/http-api.md).
+type Summary struct {
+	Session    dag.ID   `json:"session"`
+	Label      string   `json:"label"`
+	Simulation bool     `json:"simulation"`
+	Education  bool     `json:"education"`
+	Profile    string   `json:"profile"`
+	Flags      []string `json:"flags"`
+	Entries    int      `json:"entries"`
+	Ballots    int      `json:"ballots"`
+	// Groups are the group ids, sorted (the members are GET /groups/{id}'s).
+	Groups    []string `json:"groups"`
+	Branches  int      `json:"branches"`
+	MRs       int      `json:"merge_requests"`
+	Keys      int      `json:"keys"`
+	Contests  int      `json:"contests"`
+	Rotations int      `json:"rotations"`
+	Expiries  []Expiry `json:"expiries,omitempty"`
+}
+
+// Summary derives the session's Summary: O(groups + expiries), the
+// branches, merge requests, keys and contests only counted.
+func (h *House) Summary() Summary {
+	st := h.global()
+	s := Summary{Session: h.session, Flags: []string{}, Groups: sortedKeys(st.groups),
+		Entries: h.counts.Entries, Ballots: h.counts.Ballots,
+		Branches: len(st.branches), MRs: len(st.mrs), Keys: len(st.keys), Contests: len(st.contests), Rotations: len(h.rots)}
+	if h.body != nil {
+		s.Label, s.Simulation, s.Education, s.Profile = h.body.Label, h.body.Simulation, h.body.Education, h.body.Profile
+	}
+	if st.session != nil && len(st.session.txs) > 1 {
+		s.Flags = append(s.Flags, FlagRepeatedSessionCreate)
+	}
+	s.Expiries = slices.Clone(st.expired) // timing hook
+	return s
+}

@@ -60,13 +60,13 @@ func (s *Server) cite(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.view.Change(ctx, space, id); err != nil {
+	if _, err := s.view.Change(ctx, sessionID(space), id); err != nil {
 		if errors.Is(err, dag.ErrNotFound) {
 			return s.citeRecord(w, r, space, id)
 		}
 		return err
 	}
-	t, err := s.view.Snapshot(ctx, space, id)
+	t, err := s.view.Snapshot(ctx, sessionID(space), id)
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func (s *Server) descends(ctx context.Context, space string, head, id dag.ID) bo
 			continue
 		}
 		seen[c] = true
-		ch, err := s.view.Change(ctx, space, c)
+		ch, err := s.view.Change(ctx, sessionID(space), c)
 		if err != nil {
 			continue
 		}
@@ -169,10 +169,10 @@ func (s *Server) citeRecord(w http.ResponseWriter, r *http.Request, space string
 			a.Latest, a.Status = &cur, "superseded"
 		}
 	}
-	if o, err := s.view.Opinion(ctx, space, id); err == nil {
+	if o, err := s.view.Opinion(ctx, sessionID(space), id); err == nil {
 		a.Kind, a.Object, a.CorrectedBy, a.Finality = "opinion", o.Body, o.CorrectedBy, o.Finality
 		latest(func(c dag.ID) (dag.ID, bool) {
-			o, err := s.view.Opinion(ctx, space, c)
+			o, err := s.view.Opinion(ctx, sessionID(space), c)
 			if err != nil || len(o.CorrectedBy) == 0 {
 				return dag.ID{}, false
 			}
@@ -182,7 +182,7 @@ func (s *Server) citeRecord(w http.ResponseWriter, r *http.Request, space string
 	} else if !errors.Is(err, dag.ErrNotFound) {
 		return err
 	}
-	mr, err := s.view.MR(ctx, space, id)
+	mr, err := s.view.MR(ctx, sessionID(space), id)
 	if errors.Is(err, dag.ErrNotFound) {
 		return problemf(CodeNotFound, "%s is not a change, an opinion or an MR of session %s", id, space)
 	}
@@ -206,7 +206,7 @@ func (s *Server) citeRecord(w http.ResponseWriter, r *http.Request, space string
 	}
 	obj := env.Body
 	a.Kind, a.Object, a.Finality = "mr", obj, mr.Finality
-	all, err := s.view.MRs(ctx, space)
+	all, err := s.view.MRs(ctx, sessionID(space))
 	if err != nil {
 		return err
 	}
@@ -267,14 +267,14 @@ func (s *Server) citeDiff(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	for _, c := range []dag.ID{from, to} {
-		if _, err := s.view.Change(ctx, space, c); err != nil {
+		if _, err := s.view.Change(ctx, sessionID(space), c); err != nil {
 			if errors.Is(err, dag.ErrNotFound) {
 				return problemf(CodeNotFound, "%s is not a change of session %s", c, space)
 			}
 			return err
 		}
 	}
-	ft, err := s.view.Snapshot(ctx, space, from)
+	ft, err := s.view.Snapshot(ctx, sessionID(space), from)
 	if err != nil {
 		return err
 	}
@@ -282,7 +282,7 @@ func (s *Server) citeDiff(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	tt, err := s.view.Snapshot(ctx, space, to)
+	tt, err := s.view.Snapshot(ctx, sessionID(space), to)
 	if err != nil {
 		return err
 	}

@@ -652,7 +652,7 @@ func (st *stream) mrTouches(ctx context.Context, mr dag.ID) bool {
 		return v
 	}
 	hit := false
-	if rv, err := st.s.view.Review(ctx, st.space, mr); err == nil {
+	if rv, err := st.s.view.Review(ctx, sessionID(st.space), mr); err == nil {
 		if d := rv.Diff(); d != nil {
 			hit = st.anyUnder(d.Touched())
 		}
@@ -668,7 +668,7 @@ func (st *stream) changeTouches(ctx context.Context, id dag.ID) bool {
 		return v
 	}
 	hit := false
-	if c, err := st.s.view.Change(ctx, st.space, id); err == nil {
+	if c, err := st.s.view.Change(ctx, sessionID(st.space), id); err == nil {
 		nids := make([]string, 0, 2*len(c.Ops))
 		for _, op := range c.Ops {
 			nids = append(nids, op.NID, op.ParentNID)

@@ -41,7 +41,7 @@ func (s *Server) extract(w http.ResponseWriter, r *http.Request) error {
 			spaces = []string{space}
 		}
 		for _, space := range spaces {
-			if _, merr := s.view.MR(ctx, space, id); merr == nil {
+			if _, merr := s.view.MR(ctx, sessionID(space), id); merr == nil {
 				return s.mrExtract(w, r, space, id)
 			}
 		}
@@ -112,7 +112,7 @@ const CodeExtractTooLarge dag.Code = "witan:extract_too_large"
 
 func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string, id dag.ID) error {
 	ctx := r.Context()
-	ev, err := s.view.MREvidence(ctx, space, id)
+	ev, err := s.view.MREvidence(ctx, sessionID(space), id)
 	if err != nil {
 		return err
 	}

@@ -60,6 +60,7 @@ func TestSimulationLabelEveryEndpoint(t *testing.T) {
 		"/oth/v0/heads":                                 {"/heads"},
 		"/oth/v0/sessions":                              {"/sessions"},
 		"/oth/v0/sessions/{id}":                         {"/sessions/" + s.space},
+		"/oth/v0/sessions/{id}/state":                   {"/sessions/" + s.space + "/state"},
 		"/oth/v0/groups/{id}":                           {"/groups/roster", "/groups/group:drafters" + "?session=" + s.space},
 		"/oth/v0/branches":                              {"/branches"},
 		"/oth/v0/branches/{name}":                       {"/branches/root", "/branches/draft"},

@@ -92,6 +92,7 @@ func (s *Server) concernsSimulation(r *http.Request, top map[string]json.RawMess
 		return s.labels(ctx, q).Simulation
 	}
 	if id, ok := strings.CutPrefix(r.URL.Path, Base+"/sessions/"); ok && id != "" {
+		id, _, _ = strings.Cut(id, "/") // /sessions/{id}/state
 		return s.labels(ctx, id).Simulation
 	}
 	for _, k := range []string{"session", "space"} {

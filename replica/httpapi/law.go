@@ -39,7 +39,7 @@ func (s *Server) lawOn(w http.ResponseWriter, r *http.Request, space, date, juri
 	if err != nil {
 		return problemf(dag.CodeSchema, "date: %v", err)
 	}
-	in, err := s.view.LawAt(ctx, space, day, jurisdiction)
+	in, err := s.view.LawAt(ctx, sessionID(space), day, jurisdiction)
 	if err != nil {
 		return err
 	}

@@ -234,7 +234,7 @@ func (s *Server) derivedChange(w http.ResponseWriter, r *http.Request, id dag.ID
 		spaces = []string{space}
 	}
 	for _, sp := range spaces {
-		c, err := s.view.Change(ctx, sp, id)
+		c, err := s.view.Change(ctx, sessionID(sp), id)
 		if errors.Is(err, dag.ErrNotFound) {
 			if ok, err := s.mrObject(w, r, sp, id); ok || err != nil {
 				return err
@@ -258,7 +258,7 @@ func (s *Server) derivedChange(w http.ResponseWriter, r *http.Request, id dag.ID
 // space has no such MR.
 func (s *Server) mrObject(w http.ResponseWriter, r *http.Request, space string, id dag.ID) (bool, error) {
 	ctx := r.Context()
-	m, err := s.view.MR(ctx, space, id)
+	m, err := s.view.MR(ctx, sessionID(space), id)
 	if errors.Is(err, dag.ErrNotFound) || (err == nil && len(m.OpenedBy) == 0) {
 		return false, nil
 	}
@@ -399,9 +399,33 @@ func (s *Server) sessions(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, map[string]any{"sessions": all, "finality": replica.Provisional})
 }
 
-// SessionAnswer is GET /sessions/{id}'s answer: the derived state and its
-// hash, equal on every replica that holds the same entries.
+// SessionAnswer is GET /sessions/{id}'s answer: the session's summary
+// (house.Summary: its scalars and group ids, the rest counted), the hash
+// of its whole derived state, equal on every replica that holds the same
+// entries, and the paths of its parts (docs/http-api.md). It costs
+// O(groups + expiries), not O(state): the state hash is derived once per
+// version of the state (Replica.Summary).
 type SessionAnswer struct {
+	sessionLabels
+	State     *house.Summary   `json:"state"`
+	StateHash dag.ID           `json:"state_hash"`
+	Parts     SessionParts     `json:"parts"`
+	Finality  replica.Finality `json:"finality"`
+}
+
+// SessionParts are the paths that read what a session's summary counts.
+type SessionParts struct {
+	State         string `json:"state"`          // the whole derived state
+	Group         string `json:"group"`          // one group, {id} from state.groups
+	Branches      string `json:"branches"`       // the branches
+	MergeRequests string `json:"merge_requests"` // the merge requests, a page at a time
+}
+
+// StateAnswer is GET /sessions/{id}/state's answer: the whole derived
+// state (house.State) and its hash. Its size grows with the session's
+// merge requests, keys and members; the node encodes it once per version
+// of the state (Replica.StateJSON).
+type StateAnswer struct {
 	sessionLabels
 	State     *house.State     `json:"state"`
 	StateHash dag.ID           `json:"state_hash"`
@@ -414,11 +438,54 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	st, h, err := s.rep.State(ctx, id.String())
+	space := id.String()
+	sum, h, err := s.rep.Summary(ctx, space)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, SessionAnswer{sessionLabels: s.labels(ctx, id.String()), State: st, StateHash: h, Finality: s.stateFinality(ctx, id.String())})
+	q := "?session=" + space
+	return writeLabelled(w, SessionAnswer{sessionLabels: s.labels(ctx, space), State: &sum, StateHash: h, Finality: s.stateFinality(ctx, space),
+		Parts: SessionParts{State: Base + "/sessions/" + space + "/state", Group: Base + "/groups/{id}" + q, Branches: Base + "/branches" + q, MergeRequests: Base + "/merge-requests" + q}})
+}
+
+func (s *Server) sessionState(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	id, err := parseIDParam(r, "id")
+	if err != nil {
+		return err
+	}
+	space := id.String()
+	canon, h, err := s.rep.StateJSON(ctx, space)
+	if err != nil {
+		return err
+	}
+	// The state's canonical JSON goes in as it is kept, with no encoding
+	// and no scan: everything else of the answer is encoded beside it.
+	head, err := json.Marshal(struct {
+		sessionLabels
+		StateHash dag.ID           `json:"state_hash"`
+		Finality  replica.Finality `json:"finality"`
+	}{s.labels(ctx, space), h, s.stateFinality(ctx, space)})
+	if err != nil {
+		return err
+	}
+	b := make([]byte, 0, len(head)+len(canon)+16)
+	b = append(append(b, head[:len(head)-1]...), `,"state":`...)
+	b = append(append(b, canon...), "}\n"...)
+	if lw, ok := w.(*labelWriter); ok {
+		lw.labelled = true
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, err = w.Write(b)
+	return err
+}
+
+// GroupAnswer is GET /groups/{id}'s answer.
+type GroupAnswer struct {
+	Session    string           `json:"session"`
+	Group      house.GroupView  `json:"group"`
+	Finality   replica.Finality `json:"finality"`
+	Simulation bool             `json:"simulation"`
 }
 
 func (s *Server) group(w http.ResponseWriter, r *http.Request) error {
@@ -438,7 +505,7 @@ func (s *Server) group(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, map[string]any{"session": space, "group": g, "finality": s.stateFinality(ctx, space), "simulation": s.labels(ctx, space).Simulation})
+	return writeLabelled(w, GroupAnswer{Session: space, Group: g, Finality: s.stateFinality(ctx, space), Simulation: s.labels(ctx, space).Simulation})
 }
 
 func (s *Server) branches(w http.ResponseWriter, r *http.Request) error {
@@ -481,7 +548,7 @@ type TreeAnswer struct {
 // subtree returns the subtree at nid (the root when nid is empty) of the
 // snapshot of change, as the replica holds it.
 func (s *Server) subtree(ctx context.Context, space string, change dag.ID, nid string) (*statute.NodeSpec, string, error) {
-	t, err := s.view.Snapshot(ctx, space, change)
+	t, err := s.view.Snapshot(ctx, sessionID(space), change)
 	if err != nil {
 		return nil, "", err
 	}
@@ -526,7 +593,7 @@ func (s *Server) mrs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ms, err := s.view.MRs(ctx, space)
+	ms, err := s.view.MRs(ctx, sessionID(space))
 	if err != nil {
 		return err
 	}
@@ -557,7 +624,7 @@ func (s *Server) mr(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.view.MR(ctx, space, id)
+	m, err := s.view.MR(ctx, sessionID(space), id)
 	if err != nil {
 		return err
 	}
@@ -603,23 +670,23 @@ func (s *Server) tally(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.view.MR(ctx, space, id)
+	m, err := s.view.MR(ctx, sessionID(space), id)
 	if err != nil {
 		return err
 	}
 	if q := r.URL.Query(); q.Has("by") {
-		br, err := s.view.TallyBy(ctx, space, id, q.Get("by"))
+		br, err := s.view.TallyBy(ctx, sessionID(space), id, q.Get("by"))
 		if err != nil {
 			return err
 		}
 		return writeJSON(w, TallyByAnswer{sessionLabels: s.labels(ctx, space), Status: m.Status, TallyBreakdown: br})
 	}
-	t, err := s.view.Tally(ctx, space, id)
+	t, err := s.view.Tally(ctx, sessionID(space), id)
 	if err != nil {
 		return err
 	}
 	a := TallyAnswer{sessionLabels: s.labels(ctx, space), MR: id, Status: m.Status, Result: t.Result, Finality: t.Finality}
-	if a.Stakes, err = s.view.Stakes(ctx, space, id); err != nil {
+	if a.Stakes, err = s.view.Stakes(ctx, sessionID(space), id); err != nil {
 		return err
 	}
 	if st, _, err := s.rep.State(ctx, space); err == nil { // rotation hook
@@ -646,7 +713,7 @@ func (s *Server) law(w http.ResponseWriter, r *http.Request) error {
 	if q := r.URL.Query(); q.Get("date") != "" || q.Get("jurisdiction") != "" {
 		return s.lawOn(w, r, space, q.Get("date"), q.Get("jurisdiction"))
 	}
-	l, err := s.view.Law(ctx, space)
+	l, err := s.view.Law(ctx, sessionID(space))
 	if err != nil {
 		return err
 	}

@@ -244,6 +244,7 @@ func (s *Server) routes() {
 	s.route(Base+"/transactions", post(s.submit))
 	s.route(Base+"/sessions", get(s.sessions))
 	s.route(Base+"/sessions/{id}", get(s.session))
+	s.route(Base+"/sessions/{id}/state", get(s.sessionState))
 	s.route(Base+"/groups/{id}", get(s.group))
 	s.route(Base+"/branches", get(s.branches))
 	s.route(Base+"/branches/{name}", get(s.branch))
@@ -450,6 +451,17 @@ func writeJSON(w http.ResponseWriter, v any) error {
 	return writeJSONStatus(w, http.StatusOK, v)
 }
 
+// writeLabelled is writeJSON for an answer that carries its session's
+// labels itself (sessionLabels, or "session" and "simulation" of
+// Server.labels): serveLabelled passes it on as written instead of
+// decoding it again to label it.
+func writeLabelled(w http.ResponseWriter, v any) error {
+	if lw, ok := w.(*labelWriter); ok {
+		lw.labelled = true
+	}
+	return writeJSON(w, v)
+}
+
 func writeJSONStatus(w http.ResponseWriter, status int, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -581,4 +593,12 @@ func parseIDParam(r *http.Request, name string) (dag.ID, error) {
 		return dag.ID{}, problemf(dag.CodeSchema, "%s: %v", name, err)
 	}
 	return id, nil
+}
+
+// sessionID is the id of a session the server already parsed (spaceOf) or
+// listed (Replica.Sessions), for the views, which name sessions by id. A
+// string that is not an id becomes the zero ID, which names no session.
+func sessionID(space string) dag.ID {
+	id, _ := dag.ParseID(space)
+	return id
 }

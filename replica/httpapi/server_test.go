@@ -356,7 +356,7 @@ func TestSessionEndpoints(t *testing.T) {
 
 	// A second MR onto the merged root: its merge-base is found through
 	// the first MR's merge change.
-	merged, err := n.node.Views().MR(ctx, s.space, s.mr)
+	merged, err := n.node.Views().MR(ctx, dag.MustParseID(s.space), s.mr)
 	if err != nil || merged.Merge == nil {
 		t.Fatalf("merge change: %v", err)
 	}

@@ -22,7 +22,7 @@ func TestTallyFinalityGoEqualsHTTP(t *testing.T) {
 	s := n.newSession(t)
 	both := func(when string, want replica.Finality) {
 		t.Helper()
-		g, err := n.node.Views().Tally(ctx, s.space, s.mr)
+		g, err := n.node.Views().Tally(ctx, dag.MustParseID(s.space), s.mr)
 		if err != nil {
 			t.Fatal(err)
 		}

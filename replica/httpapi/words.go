@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/witan-dev/witan/dag"
 )
 
 // internalPrefix matches the package prefixes witan's errors carry inside
@@ -33,7 +35,7 @@ func PlainDetail(s string) string {
 func jsonDetail(err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		want := jsonKind(te.Type.Kind().String())
+		want := dag.JSONKind(te.Type.Kind())
 		if te.Field == "" {
 			return fmt.Sprintf("the body must be a JSON %s, not %s", want, article(te.Value))
 		}
@@ -50,24 +52,6 @@ func jsonDetail(err error) string {
 }
 
 var errUnexpectedEOF = errors.New("unexpected EOF")
-
-// jsonKind names a Go kind as JSON does.
-func jsonKind(k string) string {
-	switch k {
-	case "struct", "map":
-		return "object"
-	case "slice", "array":
-		return "array"
-	case "string":
-		return "string"
-	case "bool":
-		return "boolean"
-	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64", "float32", "float64":
-		return "number"
-	default:
-		return "value of another kind"
-	}
-}
 
 func article(v string) string {
 	switch v {

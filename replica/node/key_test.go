@@ -5,7 +5,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/witan-dev/witan/dag"
 
 	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/node"
@@ -59,4 +62,41 @@ func TestLoadOrCreateKey(t *testing.T) {
 	if _, err := node.LoadOrCreateKey(path); err == nil {
 		t.Fatal("a key file others may read was used")
 	}
+}
+
+// TestLoadOrCreateKeyDamaged: a node key file that is empty (what a power
+// cut leaves of a key written without fsync) or cut short is an error
+// that names the file and says what to do, and the file is left as it
+// was: no new identity is made.
+func TestLoadOrCreateKeyDamaged(t *testing.T) {
+	good, err := node.KeyFileBytes(mustSigner(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"empty": nil, "cut short": good[:len(good)/2]} {
+		path := filepath.Join(t.TempDir(), "node.key")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := node.LoadOrCreateKey(path)
+		var de *node.DamagedKeyError
+		if !errors.As(err, &de) || de.Path != path || !strings.HasPrefix(err.Error(), path+" is empty or damaged (") || !strings.HasSuffix(err.Error(), node.NodeKeyAdvice) {
+			t.Errorf("%s: %v; want a DamagedKeyError naming %s with the advice", name, err, path)
+		}
+		if name == "empty" && !errors.Is(err, node.ErrEmptyKey) {
+			t.Errorf("empty: %v; want ErrEmptyKey", err)
+		}
+		if b, _ := os.ReadFile(path); string(b) != string(data) {
+			t.Errorf("%s: the file was changed to %q", name, b)
+		}
+	}
+}
+
+func mustSigner(t *testing.T) *dag.Signer {
+	t.Helper()
+	s, err := dag.GenerateSigner(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -294,7 +294,10 @@ func (n *Node) Children(ctx context.Context, id dag.ID) ([]dag.ID, error) {
 	return n.store.Children(ctx, id)
 }
 
-// Heads implements dag.Index.
+// Heads implements dag.Index. A space spelt wrong is an error wrapping
+// ErrSpaceName; a space of which the node holds no applied entry is an
+// error wrapping dag.ErrUnheldSpace, not an empty list (dag.HeadsOf reads
+// it as none, for sync).
 func (n *Node) Heads(ctx context.Context, space string) ([]dag.ID, error) {
 	if replica.IsLocalSpace(space) {
 		return nil, nil
@@ -302,7 +305,11 @@ func (n *Node) Heads(ctx context.Context, space string) ([]dag.ID, error) {
 	if err := CheckSpace(space); err != nil {
 		return nil, err
 	}
-	return n.store.Heads(ctx, space)
+	hs, err := n.store.Heads(ctx, space)
+	if err == nil && len(hs) == 0 {
+		return nil, fmt.Errorf("node: %s: %w", space, dag.ErrUnheldSpace)
+	}
+	return hs, err
 }
 
 // Position implements dag.Index.

@@ -86,7 +86,7 @@ func TestNodesConvergeOverSimnet(t *testing.T) {
 			} else if h != want {
 				rt.Fatalf("node %s derives state %s, node a %s", name, h, want)
 			}
-			tl, err := nodes[name].Views().Tally(ctx, space, mr)
+			tl, err := nodes[name].Views().Tally(ctx, dag.MustParseID(space), mr)
 			if err != nil {
 				rt.Fatal(err)
 			}

@@ -71,3 +71,39 @@ func TestOneSpellingOfASpace(t *testing.T) {
 		t.Errorf("simnet with a space no node holds: %v", err)
 	}
 }
+
+// TestHeadsOfAnUnheldSpace: Heads of a well-spelt space the node holds
+// nothing of (a memory space, a session id) is an error wrapping
+// dag.ErrUnheldSpace, not an empty list, and not ErrSpaceName; dag.HeadsOf
+// reads it as no heads, and sync, which uses it, still brings the space
+// to a node that held nothing of it (simnet over real nodes).
+func TestHeadsOfAnUnheldSpace(t *testing.T) {
+	ctx := context.Background()
+	a, b := openNode(t), openNode(t)
+	for _, sp := range []string{"mem:tide", dag.Sum([]byte("no such session")).String()} {
+		hs, err := b.Heads(ctx, sp)
+		if !errors.Is(err, dag.ErrUnheldSpace) || errors.Is(err, node.ErrSpaceName) || hs != nil {
+			t.Errorf("Heads(%s) on a node holding none of it = %v, %v; want ErrUnheldSpace", sp, hs, err)
+		}
+		if hs, err := dag.HeadsOf(ctx, b, sp); err != nil || hs != nil {
+			t.Errorf("HeadsOf(%s) = %v, %v; want no heads, no error", sp, hs, err)
+		}
+	}
+	blk := mb.Block{Subject: mb.MustText("tide"), Body: mb.MustText("low water 12:25"), Lineage: mb.MustParents()}.Seal()
+	id, err := a.PutBlock(ctx, "mem:tide", blk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	net := simnet.New(simnet.Config{Seed: 2})
+	net.Add("a", a, sync.Options{})
+	net.Add("b", b, sync.Options{})
+	if _, err := net.RunUntilConverged(ctx, "mem:tide", 10); err != nil {
+		t.Fatal(err)
+	}
+	if hs, err := b.Heads(ctx, "mem:tide"); err != nil || !slices.Equal(hs, []dag.ID{id}) {
+		t.Fatalf("after sync, Heads(mem:tide) on b = %v, %v; want [%s]", hs, err, id)
+	}
+	if _, err := net.RunUntilConverged(ctx, "mem:nobody", 3); !errors.Is(err, dag.ErrUnheldSpace) {
+		t.Errorf("simnet with a space no node holds: %v", err)
+	}
+}

@@ -191,7 +191,7 @@ func (n *Node) Leave(ctx context.Context, space string) error {
 	if sn == nil {
 		return ErrNoSync
 	}
-	heads, err := n.Heads(ctx, space)
+	heads, err := dag.HeadsOf(ctx, n, space)
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,8 @@ var ErrGovernanceMR = errors.New("replica: a governance MR has no text review")
 // executed on, which may have moved since the MR opened, and the source
 // head). The change is shared with the derived state: do not modify it.
 // An unknown change wraps dag.ErrNotFound.
-func (r *Reader) Change(ctx context.Context, spaceName string, id dag.ID) (*statute.Change, error) {
+func (r *Reader) Change(ctx context.Context, session dag.ID, id dag.ID) (*statute.Change, error) {
+	spaceName := session.String()
 	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return nil, err
@@ -47,7 +48,8 @@ func (r *Reader) Change(ctx context.Context, spaceName string, id dag.ID) (*stat
 // (a branch head, a merge change, the genesis change). The tree is shared
 // with the derived state: read it, never edit it (Clone first). An
 // unknown change wraps dag.ErrNotFound.
-func (r *Reader) Snapshot(ctx context.Context, spaceName string, change dag.ID) (*statute.Tree, error) {
+func (r *Reader) Snapshot(ctx context.Context, session dag.ID, change dag.ID) (*statute.Tree, error) {
+	spaceName := session.String()
 	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return nil, err
@@ -116,7 +118,8 @@ func (rv *Review) Facts(finality replica.Finality) (*statute.FactSheet, error) {
 
 // Review returns merge MR mr's review. An unknown MR wraps
 // dag.ErrNotFound; a governance MR is ErrGovernanceMR.
-func (r *Reader) Review(ctx context.Context, spaceName string, mr dag.ID) (*Review, error) {
+func (r *Reader) Review(ctx context.Context, session dag.ID, mr dag.ID) (*Review, error) {
+	spaceName := session.String()
 	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return nil, err

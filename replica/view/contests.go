@@ -18,7 +18,8 @@ import (
 // once the contest is decided by an executed determination that a
 // checkpoint of this replica includes (as for an MR), else provisional.
 // An unknown contest wraps dag.ErrNotFound.
-func (r *Reader) Contest(ctx context.Context, spaceName string, id dag.ID) (house.ContestView, replica.Finality, error) {
+func (r *Reader) Contest(ctx context.Context, session dag.ID, id dag.ID) (house.ContestView, replica.Finality, error) {
+	spaceName := session.String()
 	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return house.ContestView{}, replica.Provisional, err

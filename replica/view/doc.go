@@ -11,6 +11,11 @@
 // A Reader is bound to one replica and keeps the one cache views need
 // (the records of the cuts /stats and rankings ask for).
 //
+// A Reader's reads name the session by its dag.ID, as replica/author's
+// calls do (author.NewSession.Session, Tx.Made of a session.create): one
+// spelling of a session from the envelope that makes it to the view
+// that reads it.
+//
 // Finality (30k §5): provisional until one of this node's signed
 // checkpoints includes what an answer rests on, final_advisory after;
 // never final on an eventual node (30k D45).

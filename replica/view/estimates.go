@@ -95,7 +95,8 @@ type MREstimates struct {
 
 // Estimates returns every accepted estimate on MR mr. An unknown MR wraps
 // dag.ErrNotFound.
-func (r *Reader) Estimates(ctx context.Context, spaceName string, mr dag.ID) (MREstimates, error) {
+func (r *Reader) Estimates(ctx context.Context, session dag.ID, mr dag.ID) (MREstimates, error) {
+	spaceName := session.String()
 	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return MREstimates{}, err

@@ -302,7 +302,8 @@ type Shares struct {
 // have); dag.ErrNotFound for an unknown cut or MR. An MR-scope value is
 // provisional while the MR has no executed determination in the cut: its
 // tally is still live.
-func (r *Reader) Stats(ctx context.Context, spaceName, metric, scope string, asOf dag.ID) (Stat, error) {
+func (r *Reader) Stats(ctx context.Context, session dag.ID, metric, scope string, asOf dag.ID) (Stat, error) {
+	spaceName := session.String()
 	if _, err := opinion.ScopesOf(metric); err != nil {
 		return Stat{}, err
 	}

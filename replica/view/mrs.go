@@ -48,7 +48,8 @@ type Evaluation struct {
 }
 
 // MRs lists the session's MRs, sorted by id.
-func (r *Reader) MRs(ctx context.Context, spaceName string) ([]MR, error) {
+func (r *Reader) MRs(ctx context.Context, session dag.ID) ([]MR, error) {
+	spaceName := session.String()
 	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return nil, err
@@ -62,7 +63,8 @@ func (r *Reader) MRs(ctx context.Context, spaceName string) ([]MR, error) {
 }
 
 // MR returns one merge request.
-func (r *Reader) MR(ctx context.Context, spaceName string, id dag.ID) (MR, error) {
+func (r *Reader) MR(ctx context.Context, session dag.ID, id dag.ID) (MR, error) {
+	spaceName := session.String()
 	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return MR{}, err
@@ -122,7 +124,8 @@ type Tally struct {
 // (the poll is folded as ballots arrive); once it is decided, the
 // determinations are evaluated again (O(their ballots)) to find the one
 // that makes it final_advisory.
-func (r *Reader) Tally(ctx context.Context, spaceName string, mr dag.ID) (Tally, error) {
+func (r *Reader) Tally(ctx context.Context, session dag.ID, mr dag.ID) (Tally, error) {
+	spaceName := session.String()
 	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return Tally{}, err
@@ -154,7 +157,8 @@ type Law struct {
 
 // Law returns the root branch's head and snapshot: the text as merged,
 // whatever the effective dates (LawAt applies those).
-func (r *Reader) Law(ctx context.Context, spaceName string) (Law, error) {
+func (r *Reader) Law(ctx context.Context, session dag.ID) (Law, error) {
+	spaceName := session.String()
 	b, err := r.rep.Branch(ctx, spaceName, house.RootBranch)
 	if err != nil {
 		return Law{}, err
@@ -188,7 +192,8 @@ type LawInForce struct {
 // provisional. With no merge in force, Head is the genesis change. The
 // tree returned is hashed: it may be read concurrently,
 // never edited.
-func (r *Reader) LawAt(ctx context.Context, spaceName string, d statute.Date, jurisdiction string) (*LawInForce, error) {
+func (r *Reader) LawAt(ctx context.Context, session dag.ID, d statute.Date, jurisdiction string) (*LawInForce, error) {
+	spaceName := session.String()
 	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return nil, err
@@ -304,7 +309,8 @@ type TallyBreakdown struct {
 // district_attribute_invalid; a table the store does not hold wraps
 // dag.ErrNotFound. Groups follow the table's declared order, then the
 // members it does not list ("") if any. Like Tally, it is provisional.
-func (r *Reader) TallyBy(ctx context.Context, spaceName string, mr dag.ID, by string) (TallyBreakdown, error) {
+func (r *Reader) TallyBy(ctx context.Context, session dag.ID, mr dag.ID, by string) (TallyBreakdown, error) {
+	spaceName := session.String()
 	if by != AttrRegion && by != AttrDensity {
 		return TallyBreakdown{}, districtErr("by=%q: tallies break down by region or density only (D72)", trunc(by))
 	}
@@ -381,7 +387,8 @@ type MREvidence struct {
 
 // MREvidence returns the evidence of MR id of the session, or an error
 // wrapping dag.ErrNotFound. It costs O(ballots of the MR).
-func (r *Reader) MREvidence(ctx context.Context, spaceName string, id dag.ID) (MREvidence, error) {
+func (r *Reader) MREvidence(ctx context.Context, session dag.ID, id dag.ID) (MREvidence, error) {
+	spaceName := session.String()
 	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return MREvidence{}, err

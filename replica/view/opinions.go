@@ -60,7 +60,8 @@ const MaxOpinionPage = 500
 // Opinions returns a page of the session's opinions matching f, sorted by
 // tx id, after the opinion after (zero: from the start). next is the last
 // id of the page when more match, else zero.
-func (r *Reader) Opinions(ctx context.Context, spaceName string, f OpinionFilter, after dag.ID, limit int) (page []Opinion, next dag.ID, err error) {
+func (r *Reader) Opinions(ctx context.Context, session dag.ID, f OpinionFilter, after dag.ID, limit int) (page []Opinion, next dag.ID, err error) {
+	spaceName := session.String()
 	if limit <= 0 || limit > MaxOpinionPage {
 		limit = MaxOpinionPage
 	}
@@ -81,7 +82,8 @@ func (r *Reader) Opinions(ctx context.Context, spaceName string, f OpinionFilter
 }
 
 // Opinion returns one accepted opinion.
-func (r *Reader) Opinion(ctx context.Context, spaceName string, id dag.ID) (Opinion, error) {
+func (r *Reader) Opinion(ctx context.Context, session dag.ID, id dag.ID) (Opinion, error) {
+	spaceName := session.String()
 	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return Opinion{}, err
@@ -136,7 +138,8 @@ type OpinionEvaluation struct {
 // result reads are in a checkpoint of this replica and the result reads
 // no MR without an executed determination; undetermined is always
 // provisional. It is recomputed on every call, so it follows the record.
-func (r *Reader) Evaluation(ctx context.Context, spaceName string, id dag.ID) (OpinionEvaluation, error) {
+func (r *Reader) Evaluation(ctx context.Context, session dag.ID, id dag.ID) (OpinionEvaluation, error) {
+	spaceName := session.String()
 	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return OpinionEvaluation{}, err
@@ -217,7 +220,8 @@ type MemberStakes struct {
 // Stakes lists, for every member who declared stakes on MR mr, the latest
 // declaration and the member's ballot, sorted by member. It costs
 // O(declaring members), never O(ballots).
-func (r *Reader) Stakes(ctx context.Context, spaceName string, mr dag.ID) ([]MemberStakes, error) {
+func (r *Reader) Stakes(ctx context.Context, session dag.ID, mr dag.ID) ([]MemberStakes, error) {
+	spaceName := session.String()
 	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ package view
 import (
 	"context"
 
+	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/house"
 	"github.com/witan-dev/witan/rules"
@@ -63,7 +64,8 @@ func (e *PopoloEvent) Vote(i int) (string, string) {
 // replica's lock for O(groups' members + MRs × electorate) simple steps
 // (tens of milliseconds at S11 scale); what it returns is never changed
 // by the replica afterwards.
-func (r *Reader) Popolo(ctx context.Context, spaceName string) (*Popolo, error) {
+func (r *Reader) Popolo(ctx context.Context, session dag.ID) (*Popolo, error) {
+	spaceName := session.String()
 	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return nil, err

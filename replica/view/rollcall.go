@@ -30,7 +30,8 @@ type RollCall struct {
 // folded into a poll of the MR's rule and electorate (rules.Poll), so
 // superseding ballots and equivocation are resolved exactly as the tally
 // resolves them.
-func (r *Reader) RollCall(ctx context.Context, spaceName string) (*RollCall, error) {
+func (r *Reader) RollCall(ctx context.Context, session dag.ID) (*RollCall, error) {
+	spaceName := session.String()
 	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return nil, err
@@ -101,7 +102,8 @@ func (r *Reader) RollCall(ctx context.Context, spaceName string) (*RollCall, err
 
 // RootMerges returns the session's merges into the root branch in the
 // order the derived state executed them (the law's history, /history).
-func (r *Reader) RootMerges(ctx context.Context, spaceName string) ([]house.Merge, error) {
+func (r *Reader) RootMerges(ctx context.Context, session dag.ID) ([]house.Merge, error) {
+	spaceName := session.String()
 	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return nil, err
@@ -112,7 +114,8 @@ func (r *Reader) RootMerges(ctx context.Context, spaceName string) ([]house.Merg
 
 // Merges returns the session's executed merges into every branch, in the
 // order the derived state executed them (house.House.Merges).
-func (r *Reader) Merges(ctx context.Context, spaceName string) ([]house.Merge, error) {
+func (r *Reader) Merges(ctx context.Context, session dag.ID) ([]house.Merge, error) {
+	spaceName := session.String()
 	sp, err := r.rep.ReadSession(ctx, spaceName)
 	if err != nil {
 		return nil, err

@@ -220,7 +220,7 @@ func (n *Net) Round(ctx context.Context) error {
 			return err
 		}
 		for _, sp := range spaces {
-			hs, err := from.Local.Heads(ctx, sp)
+			hs, err := dag.HeadsOf(ctx, from.Local, sp)
 			if err != nil {
 				return err
 			}
@@ -359,7 +359,7 @@ func (n *Net) Converged(ctx context.Context, space string) (bool, error) {
 	var first []dag.ID
 	ok, held := true, false
 	for i, nd := range n.nodes {
-		hs, err := nd.Local.Heads(ctx, space)
+		hs, err := dag.HeadsOf(ctx, nd.Local, space)
 		if err != nil {
 			return false, err
 		}
@@ -374,7 +374,7 @@ func (n *Net) Converged(ctx context.Context, space string) (bool, error) {
 		}
 	}
 	if !held && len(n.nodes) > 0 {
-		return false, fmt.Errorf("simnet: no replica holds anything of space %q (a session id, or mem:NAME for a memory space)", space)
+		return false, fmt.Errorf("simnet: no replica holds anything of space %q (a session id, or mem:NAME for a memory space): %w", space, dag.ErrUnheldSpace)
 	}
 	return ok, nil
 }

@@ -371,7 +371,7 @@
   async function renderSession(id) {
     const qs = '?' + q(id);
     const [sess, mrs, law, cp] = await Promise.all([
-      getJSON('/sessions/' + id),
+      getJSON('/sessions/' + id + '/state'),
       getJSON('/merge-requests' + qs),
       getJSON('/law' + qs).catch((e) => ({ error: e })),
       getJSON('/checkpoint' + qs).catch(() => null),
