@@ -314,7 +314,7 @@ func (r *metaReplica) kill(ctx context.Context, v metaVariant) error {
 	}
 	r.kills++
 	dir := fmt.Sprintf("%s.kill%d", r.base, r.kills)
-	if err := copyTree(r.dir, dir); err != nil {
+	if err := copyLive(r.dir, dir); err != nil {
 		return err
 	}
 	if err := r.close(); err != nil {
@@ -322,6 +322,52 @@ func (r *metaReplica) kill(ctx context.Context, v metaVariant) error {
 	}
 	r.dir = dir
 	return r.open(ctx, v)
+}
+
+// copyLive copies a running store's directory as a kill would leave it.
+// The copy is not atomic: a memtable flush or a compaction that makes or
+// removes a table while the files are copied leaves a MANIFEST naming a
+// table the copy lacks (or the other way round), which no kill can leave,
+// since Badger writes a table before the MANIFEST names it and removes it
+// only after. So the copy is made again until the directory's file names
+// are the same before and after it.
+func copyLive(from, to string) error {
+	for range 20 {
+		before, err := fileNames(from)
+		if err != nil {
+			return err
+		}
+		if err := copyTree(from, to); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		after, err := fileNames(from)
+		if err != nil {
+			return err
+		}
+		if slices.Equal(before, after) {
+			return nil
+		}
+		if err := os.RemoveAll(to); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("copying %s: its tables kept changing", from)
+}
+
+// fileNames lists the files below dir, sorted.
+func fileNames(dir string) ([]string, error) {
+	var names []string
+	err := filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		if !info.IsDir() {
+			names = append(names, path)
+		}
+		return nil
+	})
+	slices.Sort(names)
+	return names, err
 }
 
 func copyTree(from, to string) error {
