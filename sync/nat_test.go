@@ -122,7 +122,12 @@ func TestNATPeersMeetBySpaceAndHolePunch(t *testing.T) {
 	}
 
 	began := time.Now()
+	// a's relayed address is what witan up prints and what b dials
+	// through; once the hole punch has given a direct connection, a may
+	// stop advertising it, so it is looked for while b is catching up.
+	relayed := len(a.RelayAddrs()) > 0
 	for !sameHeads(t, space, src, dst) {
+		relayed = relayed || len(a.RelayAddrs()) > 0
 		if ctx.Err() != nil {
 			t.Fatalf("not converged: found %v, conns %+v", b.Found(space), b.Conns(a.ID()))
 		}
@@ -150,8 +155,8 @@ func TestNATPeersMeetBySpaceAndHolePunch(t *testing.T) {
 		t.Fatalf("b's connections to a: %+v, want one DCUtR made; a's to b: %+v", b.Conns(a.ID()), a.Conns(b.ID()))
 	}
 	t.Logf("b's connections to a: %v", kinds)
-	if len(a.RelayAddrs()) == 0 {
-		t.Fatalf("a has no relayed address (what witan up prints): %v", a.Addrs())
+	if !relayed && len(a.RelayAddrs()) == 0 {
+		t.Fatalf("a had no relayed address (what witan up prints) while b caught up: %v", a.Addrs())
 	}
 	if b.DHTMode() != "client" || a.Reachability() != "private" {
 		t.Fatalf("dht mode %q, reachability %q: want client, private", b.DHTMode(), a.Reachability())
