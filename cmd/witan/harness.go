@@ -15,7 +15,8 @@ import (
 // against one or more nodes: the §10 scenarios over /oth/v0 with the
 // harness's own signing and ids, the convergence check across the nodes,
 // the §10 metrics, conformance-report.json and a readable summary. It
-// exits 3 when a scenario at or below the level the nodes claim fails.
+// exits 3 when a scenario at or below the level the nodes claim fails or is
+// not shown whole (partial, not run).
 type HarnessCommand struct {
 	main *Main
 }

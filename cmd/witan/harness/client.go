@@ -162,3 +162,12 @@ func (a *Answer) String() string {
 	}
 	return fmt.Sprintf("%s %s: %d %s", a.Method, a.Path, a.Status, a.Excerpt)
 }
+
+// PostJSON posts v as JSON to path (under /oth/v0).
+func (c *Client) PostJSON(ctx context.Context, path string, v any) *Answer {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return &Answer{Node: c.URL, Method: http.MethodPost, Path: path, Err: err.Error()}
+	}
+	return c.do(ctx, http.MethodPost, path, body)
+}

@@ -9,13 +9,20 @@
 // not trust the implementation it measures to compute what it checks. It
 // has its own RFC 8785 canonicalization (jcs.go), its own Ed25519
 // signing and envelope sealing (sign.go), its own statute node hashing
-// and change ids (statute.go) and its own RFC 9162 Merkle root (merkle.go),
-// all written from the spec's words. A bug shared with witan's dag or
+// and change ids (statute.go), its own RFC 9162 Merkle root (sign.go) and
+// inclusion proofs (extract.go), all written from the spec's words. A bug shared with witan's dag or
 // statute packages therefore shows up as a failed check instead of
 // passing silently. A test (deps_test.go) keeps the import list to the
 // standard library. It lives under cmd/witan because it is a tool that
 // ships with the witan binary, not part of the replica library an
 // embedder links.
+//
+// Time: every envelope's ts comes from the harness's own clock, one
+// second apart from a fixed start. On a witan node, rules that wait for
+// time read witnessed time (the largest member ts in an entry's causal
+// past, docs/deviations.md), so the harness ages keys and reaches
+// expiries by moving that clock forward and having a member publish
+// (run.advance, Session.age).
 //
 // Rosters, keys and voting blocs are synthetic and derived from a seed
 // (30k §3: simulation only): the same seed gives the same envelopes, so

@@ -37,6 +37,10 @@ type Entry struct {
 	Result string   `json:"result"`
 	Reason string   `json:"reason,omitempty"`
 	NotRun []string `json:"not_run,omitempty"`
+	// NotApplicable lists parts of the scenario that its own words limit
+	// to nodes other than these (a strong node's, an L3 node's), each
+	// with the reason; they do not make the entry partial.
+	NotApplicable []string `json:"not_applicable,omitempty"`
 	// Checks lists every check; a failed one carries the request and the
 	// answer's excerpt.
 	Checks   []Check `json:"checks"`
@@ -99,13 +103,20 @@ func levelRank(l string) int {
 	return 9
 }
 
-// finish sets the verdict: a failed entry at or below the claimed level
-// fails the claim.
+// finish sets the verdict: an entry at or below the claimed level that
+// failed, or that the harness did not show whole (partial, not run),
+// fails the claim: a claim holds only as far as the report shows it.
 func (r *Report) finish() {
 	r.Failures = nil
 	for _, e := range r.Entries {
-		if e.Result == Fail && levelRank(e.Level) <= levelRank(r.Claimed) {
+		if levelRank(e.Level) > levelRank(r.Claimed) {
+			continue
+		}
+		switch e.Result {
+		case Fail:
 			r.Failures = append(r.Failures, e.ID)
+		case Partial, NotRun:
+			r.Failures = append(r.Failures, e.ID+" ("+e.Result+")")
 		}
 	}
 	if len(r.Failures) == 0 {
@@ -152,6 +163,9 @@ func (r *Report) WriteSummary(w io.Writer) {
 		if len(e.NotRun) > 0 {
 			fmt.Fprintf(w, "        not run: %s\n", strings.Join(e.NotRun, "; "))
 		}
+		if len(e.NotApplicable) > 0 {
+			fmt.Fprintf(w, "        not applicable: %s\n", strings.Join(e.NotApplicable, "; "))
+		}
 	}
 	fmt.Fprintln(w)
 	r.Metrics.write(w)
@@ -169,6 +183,12 @@ func (r *Report) Markdown() string {
 		why := e.Reason
 		if len(e.NotRun) > 0 {
 			why = strings.Join(e.NotRun, "; ")
+		}
+		if len(e.NotApplicable) > 0 {
+			if why != "" {
+				why += "; "
+			}
+			why += "not applicable: " + strings.Join(e.NotApplicable, "; ")
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", e.ID, e.Level, e.Title, e.Result, why)
 	}

@@ -272,6 +272,10 @@ func (s *sc) must(name string, ok bool, ev *Answer, detail string, args ...any) 
 // notRun lists a part of the scenario the harness does not drive.
 func (s *sc) notRun(part string) { s.e.NotRun = append(s.e.NotRun, part) }
 
+// notApplicable lists a part of the scenario whose own words limit it to
+// other nodes (a strong node's, an L3 node's), with the reason.
+func (s *sc) notApplicable(part string) { s.e.NotApplicable = append(s.e.NotApplicable, part) }
+
 // ts is the next envelope timestamp: one second apart from a fixed
 // start, so the same seed gives the same envelopes (times are
 // informational, 30k §4).
@@ -342,4 +346,29 @@ func (s *sc) converge(sess *Session) (time.Duration, bool) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// advance moves the harness's envelope clock forward by d: witnessed
+// time (the largest ts among a causal past's member entries) moves with
+// the next member entry, which is how the harness ages keys (key_aging,
+// D61) and reaches deadlines without waiting for them.
+func (r *run) advance(d time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.clock += int64(d / time.Second)
+}
+
+// age makes a day and an hour of witnessed time pass in ss: the clock
+// moves 25 hours and member m publishes a plain member opinion on the
+// spec, so every key registered before is past key_aging (a day).
+func (ss *Session) age(m int) {
+	ss.s.r.advance(25 * time.Hour)
+	ss.Accept(ss.Tx(m, "opinion.publish", opinionBody("member", "Time passes (simulated)", nil)))
+}
+
+// nextTS is the time the next envelope will carry (ts).
+func (r *run) nextTS() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return time.Date(2026, 9, 21, 12, 0, 0, 0, time.UTC).Add(time.Duration(r.clock+1) * time.Second)
 }

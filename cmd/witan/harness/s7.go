@@ -2,8 +2,10 @@ package harness
 
 import (
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 )
 
 // commitment is a restricted change's salted commitment (§4
@@ -22,9 +24,18 @@ func commitment(salt []byte, change string) string {
 // objects) is accepted; every node then serves the change, and an MR from
 // the revealed branch merges by 6/10: every node's /law is the seed with
 // section 1 at 47 days (the harness's own hash).
+//
+// Signed-challenge reads (§4: content "served only to authorized
+// owner-group members (signed-challenge auth)"; the spec names no
+// endpoint, so the harness drives witan's, docs/http-api.md, and reports
+// the part not run when a node does not serve them): the drafter deposits
+// the draft with POST /restricted; with a nonce from POST
+// /restricted/challenge and a signature over "oth/0.10-draft-read\n" +
+// JCS {commitment, nonce, session}, drafter 1 (owner group drafters) reads
+// the change back; member 5 (not in the owner group) and a reused nonce
+// get 404.
 func s7(s *sc) {
 	r := s.r
-	s.notRun("signed-challenge reads of the draft by the owner group before the reveal (witan's POST /restricted is not in /oth/v0)")
 	ss := s.newSession(SessionOpts{Label: "S7"})
 	r.keep(ss)
 	name := "r-" + Hash([]byte(r.cfg.Seed + r.cfg.RunID + "restricted"))[7:19]
@@ -52,6 +63,7 @@ func s7(s *sc) {
 		a := c.Get(r.ctx, q("/objects/"+ch.ID, ss.ID))
 		s.check("before the reveal no node serves the restricted change", a.Status == http.StatusNotFound, a, "GET /objects answers %d", a.Status)
 	}
+	s7Read(s, ss, name, com, salt[:], ch.ID, objects)
 	early, _ := ss.OpenTx(MR{Source: name, SourceHead: ch.ID, TargetHead: ss.Genesis, Rule: ss.Majority(RootNotice)})
 	ss.Refuse(early, "unrevealed_source", "an MR from the unrevealed branch")
 	wrong := sha256.Sum256([]byte("not the salt"))
@@ -76,4 +88,35 @@ func s7(s *sc) {
 		s.check("the revealed draft merged: every node's /law is the seed with section 1 at 47 days (hash computed by the harness)",
 			Str(law.JSON, "snapshot") == res.Hash(), law, "snapshot %q want %s", Str(law.JSON, "snapshot"), res.Hash())
 	}
+}
+
+// s7Read: the signed-challenge read of a restricted draft (see s7).
+func s7Read(s *sc, ss *Session, branch, com string, salt []byte, change string, objects [][]byte) {
+	r := s.r
+	objs := make([]json.RawMessage, len(objects))
+	for i, o := range objects {
+		objs[i] = o
+	}
+	a := ss.c.PostJSON(r.ctx, "/restricted", map[string]any{"session": ss.ID, "branch": branch, "commitment": com, "salt": b64.EncodeToString(salt), "objects": objs})
+	if a.Status == http.StatusNotFound || a.Status == http.StatusMethodNotAllowed {
+		s.notRun("signed-challenge reads of the draft by the owner group before the reveal (the node serves no POST /restricted; the spec names no endpoint)")
+		return
+	}
+	s.check("the drafter deposits the draft (POST /restricted)", a.OK() && Field(a.JSON, "stored") == true, a, "%d", a.Status)
+	read := func(k *Signer, nonce string) *Answer {
+		sig := k.Sign("oth/0.10-draft-read\n", MustCanon(map[string]any{"commitment": com, "nonce": nonce, "session": ss.ID}))
+		return ss.c.Get(r.ctx, "/restricted/"+url.PathEscape(com)+"?session="+url.QueryEscape(ss.ID)+"&key="+url.QueryEscape(k.Key)+"&nonce="+url.QueryEscape(nonce)+"&sig="+url.QueryEscape(sig))
+	}
+	nonce := func() string {
+		a := ss.c.PostJSON(r.ctx, "/restricted/challenge", map[string]any{})
+		s.must("a challenge nonce (POST /restricted/challenge)", a.OK() && Str(a.JSON, "nonce") != "", a, "%d", a.Status)
+		return Str(a.JSON, "nonce")
+	}
+	n1 := nonce()
+	a = read(ss.Members[1], n1)
+	s.check("a member of the owner group reads the draft with a signed challenge before the reveal", a.OK() && Str(a.JSON, "change") == change, a, "%d change %q", a.Status, Str(a.JSON, "change"))
+	a = read(ss.Members[1], n1)
+	s.check("a used nonce reads nothing (404)", a.Status == http.StatusNotFound, a, "%d", a.Status)
+	a = read(ss.Members[5], nonce())
+	s.check("a member outside the owner group reads nothing (404)", a.Status == http.StatusNotFound, a, "%d", a.Status)
 }

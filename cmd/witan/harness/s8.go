@@ -24,6 +24,9 @@ func opinionBody(kind, summary string, disclosure map[string]any) map[string]any
 	return b
 }
 
+// sameBudget is S8's check that S18 reads.
+const sameBudget = "every key gets the same budget, though all declare the same affiliation (no grouping of keys)"
+
 // s8: an opinion flood from many keys against the node's per-key rate
 // limit, and disclosure enforcement.
 //
@@ -31,7 +34,9 @@ func opinionBody(kind, summary string, disclosure map[string]any) map[string]any
 // spec, one after another. A node with a per-key limit of L per window
 // accepts min(L, S8PerKey) from each key and refuses the rest
 // rate_limited (429), each with a signed rejection receipt; every key gets
-// the same budget (keys are never grouped, D51). The share refused is the
+// the same budget (keys are never grouped, D51), though every key
+// declares the same affiliation (S18: a node that rate-limits keys by
+// shared affiliation fails). The share refused is the
 // §10 metric. A rate_limited refusal without a signed receipt is noted,
 // not failed: whether one is owed is an open point. A node with no limit accepts them all (share 0, noted).
 //
@@ -47,12 +52,16 @@ func s8(s *sc) {
 	ss := s.newSession(SessionOpts{Label: "S8", KeySpace: "S8"})
 	r.keep(ss)
 	const perKey = 12
+	// Every key declares the same affiliation: a node that grouped keys
+	// by shared affiliation would give them one budget (S18, D51).
+	shared := fullDisclosure()
+	shared["affiliations"] = []any{"Farm Bureau"}
 	accepted := make([]int, len(ss.Members))
 	refused, other, total, noReceipt := 0, 0, 0, 0
 	var lastBad *Answer
 	for k := range ss.Members {
 		for j := 0; j < perKey; j++ {
-			tx := ss.Tx(k, "opinion.publish", opinionBody("member", fmt.Sprintf("Opinion %d of member %d (simulated)", j, k), nil))
+			tx := ss.Tx(k, "opinion.publish", opinionBody("member", fmt.Sprintf("Opinion %d of member %d (simulated)", j, k), shared))
 			a := ss.c.Submit(r.ctx, tx)
 			total++
 			rc, _ := Field(a.JSON, "receipt").(map[string]any)
@@ -83,7 +92,7 @@ func s8(s *sc) {
 	for _, n := range accepted {
 		same = same && n == accepted[0]
 	}
-	s.check("every key gets the same budget (no grouping of keys)", same, nil, "accepted per key %v", accepted)
+	s.check(sameBudget, same, nil, "accepted per key %v", accepted)
 	share := float64(refused) / float64(total)
 	r.rep.Metrics.S8RateLimitedShare = &share
 	r.note("S8: %d opinions from %d keys (%d each), %d accepted per key, %d refused rate_limited", total, len(ss.Members), perKey, accepted[0], refused)
