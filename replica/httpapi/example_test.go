@@ -38,6 +38,6 @@ func ExampleServer() {
 	err = c.Get(ctx, "/objects/not-an-id", nil, nil)
 	fmt.Println(err.(*httpapi.Error).Status, err.(*httpapi.Error).Code())
 	// Output:
-	// eventual crdt-replicas L1 [always_allow designated_approvers threshold_vote]
+	// eventual crdt-replicas L2 [always_allow designated_approvers threshold_vote]
 	// 400 schema
 }

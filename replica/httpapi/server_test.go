@@ -159,7 +159,7 @@ func TestCapability(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.Consistency != "eventual" || c.TrustModel != "crdt-replicas" || c.ConformanceLevel != "L1" || c.Protocol != "oth/0.10" {
+		if c.Consistency != "eventual" || c.TrustModel != "crdt-replicas" || c.ConformanceLevel != "L2" || c.Protocol != "oth/0.10" {
 			t.Fatalf("%s: %+v", p, c)
 		}
 		for _, k := range c.RuleKinds {
