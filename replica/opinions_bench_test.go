@@ -179,7 +179,7 @@ func BenchmarkOpinionsPage(b *testing.B) {
 	ctx := context.Background()
 	r := opinionsReplica(b, txs)
 	defer r.Close()
-	space := d.b.Session.String()
+	space := d.b.Session
 	// A checkpoint, so that every opinion's finality is looked up (and
 	// final_advisory), as on a node that has checkpointed.
 	if _, err := r.Checkpoint(ctx, space); err != nil {
@@ -198,7 +198,7 @@ func BenchmarkOpinionsPage(b *testing.B) {
 			var after dag.ID
 			for i := 0; i < b.N; i++ {
 				start := time.Now()
-				page, next, err := view.New(r).Opinions(ctx, dag.MustParseID(space), c.f, after, 100)
+				page, next, err := view.New(r).Opinions(ctx, space, c.f, after, 100)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -141,7 +141,7 @@ func (n *apiNode) get(t testing.TB, path string) map[string]any {
 // on its timer.
 func (n *apiNode) checkpointNow(t testing.TB, space string) {
 	t.Helper()
-	if _, err := n.node.Replica().Checkpoint(context.Background(), space); err != nil {
+	if _, err := n.node.Replica().Checkpoint(context.Background(), dag.MustParseID(space)); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -101,7 +101,7 @@ func BenchmarkPopoloExport(b *testing.B) {
 		}
 	}
 	flush()
-	if _, err := rep.Checkpoint(ctx, bl.Session.String()); err != nil {
+	if _, err := rep.Checkpoint(ctx, bl.Session); err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("session: %d members, %d MRs, %d ballots; generated and ingested in %v", members, nMR, votes, time.Since(start).Round(time.Millisecond))

@@ -240,7 +240,7 @@ func sybilFlood(b *testing.B, sybils, per int) {
 		b.Fatal(err)
 	}
 	waitFor(b, 60*time.Second, "the honest entries at the victim", func() bool {
-		_, err := victimNode.Replica().Finality(ctx, space, last)
+		_, err := victimNode.Replica().Finality(ctx, builder.Session, last)
 		mu.Lock()
 		defer mu.Unlock()
 		return err == nil && len(done[honest.ID().String()]) > 0
