@@ -1,6 +1,6 @@
 package replica_test
 
-// Opinions beside the S11 ballots (issue 17's performance goals): with
+// Opinions beside the S11 ballots (the opinion layer's performance goals): with
 // WITAN_S11_OPINIONS opinions (default 100000) in the session, S11
 // derivation stays ≥ 500k ballots/s and the tally p95 ≤ 1 ms, and
 // /opinions paging p95 ≤ 20 ms.

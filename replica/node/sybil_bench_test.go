@@ -31,7 +31,7 @@ import (
 	"github.com/witan-dev/witan/sync"
 )
 
-// BenchmarkSybilFlood is issue 15's Sybil flood at its scale: 245 peer ids
+// BenchmarkSybilFlood is the Sybil flood of docs/security.md at its scale: 245 peer ids
 // (WITAN_SYBILS) each answer the victim's pull with 4096 (WITAN_SYBIL_ENTRIES)
 // validly signed key.registers of the victim's session whose parents nobody
 // has, one peer after another, against a victim on disk with the default
