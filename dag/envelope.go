@@ -58,6 +58,14 @@ const MaxEnvelopeSize = 1 << 20
 // MaxParents bounds an envelope's parents.
 const MaxParents = 1024
 
+// MaxEntryObjects bounds the objects that travel with one entry: the
+// objects its body names, and those they name, that a replica needs to
+// admit it (a session.create's seed snapshot and its nodes, a change and
+// the nodes it adds). sync's wire carries at most this many with an item
+// (sync.MaxItemObjects), so an entry that needs more could never reach a
+// peer; a replica refuses a client's session.create that names more.
+const MaxEntryObjects = 256
+
 // Envelope is the only write format of 30k §4. Its fields are the spec's;
 // Body is the canonical JSON of the body object, left for the layer that
 // knows the transaction type to decode.

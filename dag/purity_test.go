@@ -10,7 +10,7 @@ import (
 )
 
 // purePackages are the packages that must import neither Badger nor libp2p
-// (STYLE.md habit 1, issue 2's "done when"). The root package dag is the
+// (docs/architecture.md, "Packages"). The root package dag is the
 // pure codec half of dag; its storage lives in sub-packages.
 var purePackages = []string{
 	"github.com/witan-dev/witan/dag",

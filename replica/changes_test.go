@@ -43,14 +43,14 @@ func movedHead(t *testing.T) (s *session, change2, mr1, mr2, merge1, merge2 dag.
 func TestChangeDAGAfterMovedHeadMerge(t *testing.T) {
 	ctx := context.Background()
 	s, change2, _, mr2, merge1, merge2 := movedHead(t)
-	c, err := view.New(s.r).Change(ctx, dag.MustParseID(s.space), merge2)
+	c, err := view.New(s.r).Change(ctx, s.space, merge2)
 	if err != nil || !slices.Equal(c.Parents, []dag.ID{merge1, change2}) {
 		t.Fatalf("merge 2's change: %+v %v; want parents [%s %s]", c, err, merge1, change2)
 	}
-	if _, err := view.New(s.r).Change(ctx, dag.MustParseID(s.space), dag.Sum([]byte("none"))); !errors.Is(err, dag.ErrNotFound) {
+	if _, err := view.New(s.r).Change(ctx, s.space, dag.Sum([]byte("none"))); !errors.Is(err, dag.ErrNotFound) {
 		t.Fatalf("unknown change: %v", err)
 	}
-	tree, err := view.New(s.r).Snapshot(ctx, dag.MustParseID(s.space), merge2)
+	tree, err := view.New(s.r).Snapshot(ctx, s.space, merge2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,12 +59,12 @@ func TestChangeDAGAfterMovedHeadMerge(t *testing.T) {
 			t.Fatalf("%s after both merges: %q", nid, n.Text)
 		}
 	}
-	if _, err := view.New(s.r).Snapshot(ctx, dag.MustParseID(s.space), dag.Sum([]byte("none"))); !errors.Is(err, dag.ErrNotFound) {
+	if _, err := view.New(s.r).Snapshot(ctx, s.space, dag.Sum([]byte("none"))); !errors.Is(err, dag.ErrNotFound) {
 		t.Fatalf("unknown snapshot: %v", err)
 	}
 
 	// MR 2's review is its patch against the genesis, what was voted on.
-	rv, err := view.New(s.r).Review(ctx, dag.MustParseID(s.space), mr2)
+	rv, err := view.New(s.r).Review(ctx, s.space, mr2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestChangeDAGAfterMovedHeadMerge(t *testing.T) {
 	back := s.amend(t, "draft", s.change, "/us/t1/s1", "The period is 30 days.")
 	tx, mr3 := s.b.Open(ht.Member(1), ht.MR{Source: "draft", SourceHead: back, TargetHead: merge2, Members: ht.Members(0, 10), Rule: ht.Majority(house.MinRootNotice)}, s.last)
 	s.ok(t, tx)
-	rv3, err := view.New(s.r).Review(ctx, dag.MustParseID(s.space), mr3)
+	rv3, err := view.New(s.r).Review(ctx, s.space, mr3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestChangeDAGAfterMovedHeadMerge(t *testing.T) {
 	if ch := rv3.Checks(); ch.Blocked {
 		t.Fatalf("checks %+v", ch)
 	}
-	if _, err := view.New(s.r).Review(ctx, dag.MustParseID(s.space), dag.Sum([]byte("none"))); !errors.Is(err, dag.ErrNotFound) {
+	if _, err := view.New(s.r).Review(ctx, s.space, dag.Sum([]byte("none"))); !errors.Is(err, dag.ErrNotFound) {
 		t.Fatalf("unknown MR: %v", err)
 	}
 }
@@ -108,20 +108,20 @@ func TestChangeDAGAfterMovedHeadMerge(t *testing.T) {
 func TestLawAtAfterMovedHeadMerge(t *testing.T) {
 	ctx := context.Background()
 	s, _, mr1, mr2, _, merge2 := movedHead(t)
-	l, err := view.New(s.r).LawAt(ctx, dag.MustParseID(s.space), statute.MustDate("2030-01-01"), "")
+	l, err := view.New(s.r).LawAt(ctx, s.space, statute.MustDate("2030-01-01"), "")
 	if err != nil || l.Merges != 0 || !slices.Equal(l.HeldBack, []dag.ID{mr1, mr2}) || l.Finality != replica.Provisional {
 		t.Fatalf("law before any checkpoint: %+v %v", l, err)
 	}
 	s.c.advance(73 * time.Hour)
 	s.checkpoint(t)
-	l, err = view.New(s.r).LawAt(ctx, dag.MustParseID(s.space), statute.MustDate("2026-09-24"), "")
+	l, err = view.New(s.r).LawAt(ctx, s.space, statute.MustDate("2026-09-24"), "")
 	if err != nil || l.Merges != 2 || l.Head != merge2 || l.Finality != replica.FinalAdvisory || len(l.HeldBack) != 0 {
 		t.Fatalf("law on 2026-09-24: %+v %v", l, err)
 	}
 	if n, _ := l.Tree.Get("/us/t1/s2"); n.Text != "The period is 60 days." {
 		t.Fatalf("section 2 in force: %q", n.Text)
 	}
-	if l, _ = view.New(s.r).LawAt(ctx, dag.MustParseID(s.space), statute.MustDate("2026-09-23"), ""); l.Merges != 0 {
+	if l, _ = view.New(s.r).LawAt(ctx, s.space, statute.MustDate("2026-09-23"), ""); l.Merges != 0 {
 		t.Fatalf("law on 2026-09-23: %+v", l)
 	}
 }

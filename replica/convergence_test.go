@@ -33,7 +33,7 @@ func TestReplicaConvergence(t *testing.T) {
 			env.Sig[5] ^= 0x10
 			subs = append(subs, replica.Submission{Envelope: env.Canonical(), Attachments: hs.All[i].Attach})
 		}
-		space := hs.B.Session.String()
+		space := hs.B.Session
 		var wantHash dag.ID
 		var wantQ string
 		for n := 0; n < 3; n++ {
@@ -67,7 +67,7 @@ func TestReplicaConvergence(t *testing.T) {
 			if err != nil {
 				rt.Fatal(err)
 			}
-			q := fmt.Sprint(quarantineCodes(r.Quarantine(space)))
+			q := fmt.Sprint(quarantineCodes(r.Quarantine(space.String())))
 			r.Close()
 			if n == 0 {
 				wantHash, wantQ = h, q

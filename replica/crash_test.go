@@ -53,7 +53,7 @@ func crashChild(dir string) {
 		os.Exit(2)
 	}
 	b, txs := crashHistory()
-	space := b.Session.String()
+	space := b.Session
 	log, _ := r.Log(ctx, space, 0, 0)
 	w := bufio.NewWriter(os.Stdout)
 	for i := len(log); i < len(txs); i++ {
@@ -85,7 +85,7 @@ func TestCheckpointCrash(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	b, txs := crashHistory()
-	space := b.Session.String()
+	space := b.Session
 	var acked []string // "size root sig" of every acknowledged checkpoint
 	for k := 0; k < kills; k++ {
 		cmd, out := crashtest.Start(t, "TestCheckpointCrash", crashChildEnv+"="+dir)

@@ -53,6 +53,21 @@
 //     opinions, stats…) is replica/view's, read through ReadSession's
 //     read-only Session. The core never imports the views.
 //
+// Every read and write that is about one session names it by its dag.ID,
+// as replica/author's calls and replica/view's reads do (State, Branches,
+// Group, ReadSession, Log, LogSize, the proofs, Checkpoint and the
+// checkpoints, Draft…), and Sessions lists ids: the id an author got from
+// the envelope that made a session is the one its reads take, with no
+// string between. An id the replica holds no session of, the zero ID
+// included (what a caller that ignored dag.ParseID's error holds), is an
+// error wrapping ErrUnknownSpace where a read answers of a session's state
+// (State, Summary, Group, Branch, ReadSession, Checkpoint…); a misspelt id
+// never reaches the replica: dag.ParseID refuses it (dag.ErrInvalidID).
+// What is about any space, sessions and memory spaces alike (mem:NAME), and
+// belongs to sync's plumbing takes the space's string name: Quarantine,
+// Refusals, RecordRefusal, ChargePending and MissingFrom, as node.Node's
+// dag.Index and sync.Local methods do.
+//
 // A Replica is safe for concurrent use; ingest and reads are serialised.
 // Concurrent submissions share store transactions (group commit), and
 // share them with a peer's Ingest under way: each part of it takes the

@@ -180,7 +180,7 @@ func (r *Replica) DepositDraft(ctx context.Context, d Draft) (bool, error) {
 
 // Draft returns the draft deposited for commitment in session, if this
 // node holds one.
-func (r *Replica) Draft(ctx context.Context, session string, commitment dag.ID) (Draft, bool, error) {
+func (r *Replica) Draft(ctx context.Context, session dag.ID, commitment dag.ID) (Draft, bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -189,7 +189,7 @@ func (r *Replica) Draft(ctx context.Context, session string, commitment dag.ID) 
 	if r.drafts == nil {
 		return Draft{}, false, nil
 	}
-	id, ok := r.drafts.at[draftKey{session, commitment.String()}]
+	id, ok := r.drafts.at[draftKey{session.String(), commitment.String()}]
 	if !ok {
 		return Draft{}, false, nil
 	}

@@ -25,11 +25,11 @@ import (
 func TestDraftStoreBoundsSurviveRestart(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
-	session := dag.Sum([]byte("a session")).String()
+	session := dag.Sum([]byte("a session"))
 	draft := func(seed byte, size int) replica.Draft {
 		salt := bytes.Repeat([]byte{seed}, house.SaltSize)
 		change := dag.Sum([]byte{seed})
-		return replica.Draft{Session: session, Branch: "r-b", Commitment: house.Commitment(salt, change), Change: change,
+		return replica.Draft{Session: session.String(), Branch: "r-b", Commitment: house.Commitment(salt, change), Change: change,
 			Salt: salt, Objects: [][]byte{bytes.Repeat([]byte{'x'}, size)}}
 	}
 	open := func(max int) *replica.Replica {

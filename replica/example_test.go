@@ -54,7 +54,7 @@ func Example() {
 	m, _ := view.New(r).MR(ctx, b.Session, mr)
 	fmt.Println("mr:", m.Status, m.Finality)
 	now = now.Add(72 * time.Hour)
-	if _, err := r.Checkpoint(ctx, b.Session.String()); err != nil {
+	if _, err := r.Checkpoint(ctx, b.Session); err != nil {
 		panic(err)
 	}
 	m, _ = view.New(r).MR(ctx, b.Session, mr)

@@ -73,7 +73,8 @@ func rootOf(size uint64, get func() ([]byte, error)) dag.ID {
 // survives a restart or a crash, and Finality answers the same after one.
 // When the write fails, no checkpoint is made. A space with no
 // session.create applied is not checkpointed (ErrUnknownSpace).
-func (r *Replica) Checkpoint(ctx context.Context, spaceName string) (Checkpoint, error) {
+func (r *Replica) Checkpoint(ctx context.Context, session dag.ID) (Checkpoint, error) {
+	spaceName := session.String()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	// Only a session this replica holds is checkpointed: a checkpoint of
@@ -110,7 +111,12 @@ func (r *Replica) Checkpoint(ctx context.Context, spaceName string) (Checkpoint,
 
 // Checkpoints returns the space's checkpoints, oldest first: every one
 // this node has signed, before a restart too.
-func (r *Replica) Checkpoints(spaceName string) []Checkpoint {
+func (r *Replica) Checkpoints(session dag.ID) []Checkpoint {
+	return r.checkpoints(session.String())
+}
+
+// checkpoints is Checkpoints of the space named spaceName.
+func (r *Replica) checkpoints(spaceName string) []Checkpoint {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if sp := r.spaces[spaceName]; sp != nil {
@@ -122,7 +128,8 @@ func (r *Replica) Checkpoints(spaceName string) []Checkpoint {
 // LastCheckpoint returns the space's latest checkpoint, if it has one. It
 // is Checkpoints' last element without copying them all, for callers that
 // watch finality move (the HTTP API's event stream asks it often).
-func (r *Replica) LastCheckpoint(spaceName string) (Checkpoint, bool) {
+func (r *Replica) LastCheckpoint(session dag.ID) (Checkpoint, bool) {
+	spaceName := session.String()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if sp := r.spaces[spaceName]; sp != nil && len(sp.cps) > 0 {
@@ -133,7 +140,8 @@ func (r *Replica) LastCheckpoint(spaceName string) (Checkpoint, bool) {
 
 // CheckpointOfSize returns the space's latest checkpoint of exactly size
 // entries, if it has one, by a binary search (sizes never decrease).
-func (r *Replica) CheckpointOfSize(spaceName string, size uint64) (Checkpoint, bool) {
+func (r *Replica) CheckpointOfSize(session dag.ID, size uint64) (Checkpoint, bool) {
+	spaceName := session.String()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	sp := r.spaces[spaceName]
@@ -152,7 +160,8 @@ func (r *Replica) CheckpointOfSize(spaceName string, size uint64) (Checkpoint, b
 // is then exactly what the checkpoint commits to), else provisional. It
 // reads two numbers the replica keeps; a space it does not hold is
 // provisional.
-func (r *Replica) StateFinality(spaceName string) Finality {
+func (r *Replica) StateFinality(session dag.ID) Finality {
+	spaceName := session.String()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	sp := r.spaces[spaceName]
@@ -196,7 +205,8 @@ func (r *Replica) finality(ctx context.Context, sp *space, id dag.ID) Finality {
 
 // Finality returns the finality of an accepted entry: final_advisory once a
 // checkpoint of this replica includes it, else provisional.
-func (r *Replica) Finality(ctx context.Context, spaceName string, id dag.ID) (Finality, error) {
+func (r *Replica) Finality(ctx context.Context, session dag.ID, id dag.ID) (Finality, error) {
+	spaceName := session.String()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	sp, err := r.space(ctx, spaceName)

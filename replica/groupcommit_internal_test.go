@@ -67,7 +67,7 @@ func TestGroupCommitAnswersAsAlone(t *testing.T) {
 			t.Errorf("submission %d: %v %+v, want %s", i, errs[i], out[i], want)
 		}
 	}
-	if got, _ := r.LogSize(ctx, b.Session.String()); got != 5 {
+	if got, _ := r.LogSize(ctx, b.Session); got != 5 {
 		t.Errorf("log size %d, want 5 (create, roster, open, b0, b1)", got)
 	}
 }
@@ -126,7 +126,7 @@ func TestGroupCommitConcurrentDurable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	log, err := r.Log(ctx, b.Session.String(), 0, 1000)
+	log, err := r.Log(ctx, b.Session, 0, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}

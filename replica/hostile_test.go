@@ -54,7 +54,7 @@ func TestRefusedLeavesNothing(t *testing.T) {
 			t.Fatalf("setup: %+v %v", rc, err)
 		}
 	}
-	space := b.Session.String()
+	space := b.Session
 	key := b.KeyRegister(ht.Member(7), roster.ID)
 	unauth := b.GroupUpdate(ht.Member(3), "roster", ht.Members(0, 10), ht.Members(3, 4), roster.ID) // not an admin
 
@@ -83,7 +83,7 @@ func TestRefusedLeavesNothing(t *testing.T) {
 	refused, attached = append(refused, unauth.ID), append(attached, a)
 	attached = append(attached, unauth.Attach...)
 	// Forged session.creates of fresh sessions, from a peer.
-	var fakeSpaces []string
+	var fakeSpaces []dag.ID
 	for k := range 20 {
 		s := ht.New(ht.Options{Label: fmt.Sprintf("fake %d", k)})
 		f := forge(s.Create, k)
@@ -92,7 +92,7 @@ func TestRefusedLeavesNothing(t *testing.T) {
 			t.Fatalf("forged session.create: %+v %v", outs, err)
 		}
 		refused = append(refused, f.ID)
-		fakeSpaces = append(fakeSpaces, s.Session.String())
+		fakeSpaces = append(fakeSpaces, s.Session)
 	}
 
 	for _, id := range refused {
@@ -110,13 +110,13 @@ func TestRefusedLeavesNothing(t *testing.T) {
 	// refusal here the log keeps (bad signatures are not logged, so the
 	// forgeries leave nothing there either).
 	spaces, err := st.Spaces(ctx)
-	if err != nil || !slices.Equal(spaces, []string{space, replica.IdentitySpace, "witan-local/refusals"}) {
+	if err != nil || !slices.Equal(spaces, []string{space.String(), replica.IdentitySpace, "witan-local/refusals"}) {
 		t.Fatalf("store spaces %v %v, want only %s, the node key's record and the refusal log", spaces, err, space)
 	}
 	if recs, size := r.RefusalLog(0, 0); size != 1 || recs[0].Code != dag.CodeNotAuthorized {
 		t.Fatalf("refusal log %+v (size %d), want the one not_authorized refusal", recs, size)
 	}
-	if got := r.Sessions(); !slices.Equal(got, []string{space}) {
+	if got := r.Sessions(); !slices.Equal(got, []dag.ID{space}) {
 		t.Fatalf("sessions in memory %v, want only %s", got, space)
 	}
 	// The record: bounded per source, the newest kept.
@@ -130,11 +130,11 @@ func TestRefusedLeavesNothing(t *testing.T) {
 	if q, ok := r.Refused(refused[n-1]); !ok || q.Source != "http:192.0.2.7" || q.Code != dag.CodeBadSignature {
 		t.Fatalf("the newest forgery's record: %+v %v", q, ok)
 	}
-	page, more := r.Refusals(space, 0, 20)
+	page, more := r.Refusals(space.String(), 0, 20)
 	if len(page) != 20 || !more || page[0].ID != refused[n-perSource] {
 		t.Fatalf("first page: %d records, more %v", len(page), more)
 	}
-	page2, _ := r.Refusals(space, page[len(page)-1].Seq, 1000)
+	page2, _ := r.Refusals(space.String(), page[len(page)-1].Seq, 1000)
 	if len(page)+len(page2) != perSource+1 {
 		t.Fatalf("pages hold %d records of the space, want %d", len(page)+len(page2), perSource+1)
 	}
@@ -160,7 +160,7 @@ func TestRefusedLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if got := r.Sessions(); !slices.Equal(got, []string{space}) {
+	if got := r.Sessions(); !slices.Equal(got, []dag.ID{space}) {
 		t.Fatalf("sessions after restart %v, want only %s (no forged session.create loads)", got, space)
 	}
 	for _, s := range fakeSpaces[:3] {

@@ -77,11 +77,11 @@ func ingestBoth(t *testing.T, b *ht.Builder, txs []ht.Tx) (*replica.Replica, []r
 			t.Fatalf("envelope %d (%s): one call %+v, one per call %+v", i, txs[i].Env.Type, outs[i], o[0])
 		}
 	}
-	h1, err := one.Heads(ctx, b.Session.String())
+	h1, err := one.Heads(ctx, b.Session)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h2, err := each.Heads(ctx, b.Session.String())
+	h2, err := each.Heads(ctx, b.Session)
 	if err != nil {
 		t.Fatal(err)
 	}

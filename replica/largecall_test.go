@@ -42,7 +42,7 @@ func TestIngestLargeCall(t *testing.T) {
 				}
 			}
 		}
-		h, err := r.Heads(ctx, d.b.Session.String())
+		h, err := r.Heads(ctx, d.b.Session)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,7 +25,7 @@ func ExampleIsLocalSpace() {
 	if rc, err := r.Submit(ctx, b.Create.Bytes, b.Create.Attach); err != nil || rc.Status != "accepted" {
 		panic(fmt.Sprint(rc, err))
 	}
-	if _, err := r.Checkpoint(ctx, b.Session.String()); err != nil {
+	if _, err := r.Checkpoint(ctx, b.Session); err != nil {
 		panic(err)
 	}
 	all, _ := st.Spaces(ctx)

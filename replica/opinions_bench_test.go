@@ -1,6 +1,6 @@
 package replica_test
 
-// Opinions beside the S11 ballots (issue 17's performance goals): with
+// Opinions beside the S11 ballots (the opinion layer's performance goals): with
 // WITAN_S11_OPINIONS opinions (default 100000) in the session, S11
 // derivation stays ≥ 500k ballots/s and the tally p95 ≤ 1 ms, and
 // /opinions paging p95 ≤ 20 ms.
@@ -179,7 +179,7 @@ func BenchmarkOpinionsPage(b *testing.B) {
 	ctx := context.Background()
 	r := opinionsReplica(b, txs)
 	defer r.Close()
-	space := d.b.Session.String()
+	space := d.b.Session
 	// A checkpoint, so that every opinion's finality is looked up (and
 	// final_advisory), as on a node that has checkpointed.
 	if _, err := r.Checkpoint(ctx, space); err != nil {
@@ -198,7 +198,7 @@ func BenchmarkOpinionsPage(b *testing.B) {
 			var after dag.ID
 			for i := 0; i < b.N; i++ {
 				start := time.Now()
-				page, next, err := view.New(r).Opinions(ctx, dag.MustParseID(space), c.f, after, 100)
+				page, next, err := view.New(r).Opinions(ctx, space, c.f, after, 100)
 				if err != nil {
 					b.Fatal(err)
 				}

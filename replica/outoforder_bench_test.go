@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 )
@@ -16,7 +17,7 @@ import (
 // oooHistory is a session whose n ballots are chained one after another
 // (each the child of the one before), after the create, the roster of n
 // members and the MR's open.
-func oooHistory(n int) (space string, head, ballots []replica.Submission) {
+func oooHistory(n int) (space dag.ID, head, ballots []replica.Submission) {
 	b := ht.New(ht.Options{})
 	h, _, bs := b.BallotChain(n)
 	for _, tx := range h {
@@ -25,7 +26,7 @@ func oooHistory(n int) (space string, head, ballots []replica.Submission) {
 	for _, tx := range bs {
 		ballots = append(ballots, replica.Submission{Envelope: tx.Bytes})
 	}
-	return b.Session.String(), head, ballots
+	return b.Session, head, ballots
 }
 
 // BenchmarkOutOfOrderIngest measures a peer's delivery of a chain of

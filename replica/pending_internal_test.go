@@ -112,7 +112,7 @@ func TestPromotionVerifiesOnce(t *testing.T) {
 			if r.pend.len() != 0 {
 				t.Fatalf("cache still holds %d envelopes", r.pend.len())
 			}
-			log, err := r.Log(ctx, b.Session.String(), 0, 0)
+			log, err := r.Log(ctx, b.Session, 0, 0)
 			if err != nil || len(log) != len(txs) {
 				t.Fatalf("log %d entries %v, want %d", len(log), err, len(txs))
 			}

@@ -52,7 +52,8 @@ func (sp *space) proofTree() *mlog.Tree {
 func digestLeaf(id dag.ID) []byte { d := id.Digest(); return mlog.LeafHash(d[:]) }
 
 // LogSize returns the number of entries in the space's log.
-func (r *Replica) LogSize(ctx context.Context, spaceName string) (uint64, error) {
+func (r *Replica) LogSize(ctx context.Context, session dag.ID) (uint64, error) {
+	spaceName := session.String()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	sp, err := r.space(ctx, spaceName)
@@ -64,7 +65,8 @@ func (r *Replica) LogSize(ctx context.Context, spaceName string) (uint64, error)
 
 // InclusionProof proves that tx is in the space's log of its first size
 // entries (the size of one of its checkpoints, typically).
-func (r *Replica) InclusionProof(ctx context.Context, spaceName string, tx dag.ID, size uint64) (InclusionProof, error) {
+func (r *Replica) InclusionProof(ctx context.Context, session dag.ID, tx dag.ID, size uint64) (InclusionProof, error) {
+	spaceName := session.String()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	sp, err := r.space(ctx, spaceName)
@@ -91,7 +93,8 @@ func (r *Replica) InclusionProof(ctx context.Context, spaceName string, tx dag.I
 // under one lock and with the root computed once (an MR's extract asks
 // one per ballot). ok[i] is false for an entry that is not in the log's
 // first size entries; a size beyond the log is an error.
-func (r *Replica) InclusionProofs(ctx context.Context, spaceName string, txs []dag.ID, size uint64) (proofs []InclusionProof, ok []bool, err error) {
+func (r *Replica) InclusionProofs(ctx context.Context, session dag.ID, txs []dag.ID, size uint64) (proofs []InclusionProof, ok []bool, err error) {
+	spaceName := session.String()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	sp, err := r.space(ctx, spaceName)
@@ -121,7 +124,8 @@ func (r *Replica) InclusionProofs(ctx context.Context, spaceName string, txs []d
 
 // ConsistencyProof proves that the space's log of its first from entries
 // is a prefix of its log of to entries.
-func (r *Replica) ConsistencyProof(ctx context.Context, spaceName string, from, to uint64) (ConsistencyProof, error) {
+func (r *Replica) ConsistencyProof(ctx context.Context, session dag.ID, from, to uint64) (ConsistencyProof, error) {
+	spaceName := session.String()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	sp, err := r.space(ctx, spaceName)

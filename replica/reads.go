@@ -14,23 +14,25 @@ import (
 	"github.com/witan-dev/witan/replica/house"
 )
 
-// Sessions returns the spaces that hold a session, sorted.
-func (r *Replica) Sessions() []string {
+// Sessions returns the ids of the sessions the replica holds, sorted (by
+// their string form, which is the order of their bytes).
+func (r *Replica) Sessions() []dag.ID {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []string
-	for name, sp := range r.spaces {
+	var out []dag.ID
+	for _, sp := range r.spaces {
 		if sp.h.Counts().Entries > 0 {
-			out = append(out, name)
+			out = append(out, sp.h.Session())
 		}
 	}
-	slices.Sort(out)
+	slices.SortFunc(out, dag.ID.Compare)
 	return out
 }
 
 // State returns the derived state of a session (a pure function of the
 // accepted entries: identical on every replica holding them) and its hash.
-func (r *Replica) State(ctx context.Context, spaceName string) (*house.State, dag.ID, error) {
+func (r *Replica) State(ctx context.Context, session dag.ID) (*house.State, dag.ID, error) {
+	spaceName := session.String()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	sp, err := r.session(ctx, spaceName)
@@ -72,7 +74,8 @@ func (sp *space) stateJSON() ([]byte, dag.ID, error) {
 // state (the number of entries admitted): reading an unchanged session
 // costs neither a derivation nor an encoding. The bytes are shared:
 // callers must not change them.
-func (r *Replica) StateJSON(ctx context.Context, spaceName string) ([]byte, dag.ID, error) {
+func (r *Replica) StateJSON(ctx context.Context, session dag.ID) ([]byte, dag.ID, error) {
+	spaceName := session.String()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	sp, err := r.session(ctx, spaceName)
@@ -84,7 +87,8 @@ func (r *Replica) StateJSON(ctx context.Context, spaceName string) ([]byte, dag.
 
 // Summary returns a session's house.Summary and the hash of its whole
 // state (StateJSON's, derived once per version).
-func (r *Replica) Summary(ctx context.Context, spaceName string) (house.Summary, dag.ID, error) {
+func (r *Replica) Summary(ctx context.Context, session dag.ID) (house.Summary, dag.ID, error) {
+	spaceName := session.String()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	sp, err := r.session(ctx, spaceName)
@@ -113,7 +117,8 @@ func (r *Replica) session(ctx context.Context, name string) (*space, error) {
 }
 
 // Group returns one group as derived, without deriving the whole state.
-func (r *Replica) Group(ctx context.Context, spaceName, id string) (house.GroupView, error) {
+func (r *Replica) Group(ctx context.Context, session dag.ID, id string) (house.GroupView, error) {
+	spaceName := session.String()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	sp, err := r.session(ctx, spaceName)
@@ -128,7 +133,8 @@ func (r *Replica) Group(ctx context.Context, spaceName, id string) (house.GroupV
 
 // Branches returns the session's branches as derived, sorted by name,
 // without deriving the whole state.
-func (r *Replica) Branches(ctx context.Context, spaceName string) ([]house.BranchView, error) {
+func (r *Replica) Branches(ctx context.Context, session dag.ID) ([]house.BranchView, error) {
+	spaceName := session.String()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	sp, err := r.session(ctx, spaceName)
@@ -139,7 +145,8 @@ func (r *Replica) Branches(ctx context.Context, spaceName string) ([]house.Branc
 }
 
 // Branch returns one branch as derived, without deriving the whole state.
-func (r *Replica) Branch(ctx context.Context, spaceName, name string) (house.BranchView, error) {
+func (r *Replica) Branch(ctx context.Context, session dag.ID, name string) (house.BranchView, error) {
+	spaceName := session.String()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	sp, err := r.session(ctx, spaceName)
@@ -208,18 +215,21 @@ func (r *Replica) QuarantineStats() QuarantineStats {
 
 // Pending returns the entries of a space waiting for parents or for
 // objects, sorted: the store's pending entries, which survive a restart.
-func (r *Replica) Pending(ctx context.Context, spaceName string) ([]dag.ID, error) {
+func (r *Replica) Pending(ctx context.Context, session dag.ID) ([]dag.ID, error) {
+	spaceName := session.String()
 	return r.store.Pending(ctx, spaceName)
 }
 
 // Heads returns the causal frontier of a space (GET /heads).
-func (r *Replica) Heads(ctx context.Context, spaceName string) ([]dag.ID, error) {
+func (r *Replica) Heads(ctx context.Context, session dag.ID) ([]dag.ID, error) {
+	spaceName := session.String()
 	return r.store.Heads(ctx, spaceName)
 }
 
 // Log returns up to limit accepted entries of a space in this replica's
 // log order after position after (GET /log).
-func (r *Replica) Log(ctx context.Context, spaceName string, after uint64, limit int) ([]dag.ID, error) {
+func (r *Replica) Log(ctx context.Context, session dag.ID, after uint64, limit int) ([]dag.ID, error) {
+	spaceName := session.String()
 	return r.store.Log(ctx, spaceName, after, limit)
 }
 

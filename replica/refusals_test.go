@@ -52,7 +52,7 @@ func TestRefusalLogRestartAndCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if got := r.Sessions(); len(got) != 1 || got[0] != b.Session.String() {
+	if got := r.Sessions(); len(got) != 1 || got[0] != b.Session {
 		t.Fatalf("sessions %v", got)
 	}
 	after, n := r.RefusalLog(0, 0)

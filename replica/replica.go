@@ -799,6 +799,15 @@ func (r *Replica) ingestItems(ctx context.Context, items []item, out []Outcome) 
 			continue
 		} else if p, ok := r.quarantinedParent(it.env); ok {
 			r.refuse(&out[it.i], src, dag.CodeUnknownParent, "parent quarantined: "+p.String())
+		} else if detail, err := r.tooManyObjects(ctx, it); err != nil {
+			return err
+		} else if detail != "" {
+			// A client's session.create that could never reach a peer
+			// (dag.MaxEntryObjects). Refused, not quarantined, and not a
+			// carrier: the session is not made and nothing it brought is
+			// kept. A peer's is judged as any other: it did reach us.
+			out[it.i].Status, out[it.i].Code, out[it.i].Detail = Rejected, dag.CodeSchema, detail
+			continue
 		} else {
 			refused = false
 		}
@@ -823,6 +832,20 @@ func (r *Replica) ingestItems(ctx context.Context, items []item, out []Outcome) 
 		}
 	}
 	return nil
+}
+
+// tooManyObjects is the detail of the refusal of it, a client's
+// session.create naming more objects than travel with one entry, or ""
+// (objects.go). It reads the attachments and the store.
+func (r *Replica) tooManyObjects(ctx context.Context, it item) (string, error) {
+	if it.hold || it.env.Type != dag.TxSessionCreate {
+		return "", nil
+	}
+	extra := make(map[dag.ID][]byte, len(it.attach))
+	for _, o := range it.attach {
+		extra[o.ID] = o.Data
+	}
+	return tooManyObjects(ctx, storeObjects{store: r.store, extra: extra}, it.env)
 }
 
 // verifyChunk is the fewest envelopes a goroutine of verify takes: below

@@ -27,7 +27,7 @@ func TestRestartChangesNothing(t *testing.T) {
 	ctx := context.Background()
 	rapid.Check(t, func(rt *rapid.T) {
 		hs := ht.GenHistory(rt)
-		space := hs.B.Session.String()
+		space := hs.B.Session
 		var order []replica.Submission
 		for _, tx := range hs.All {
 			order = append(order, replica.Submission{Envelope: tx.Bytes, Attachments: tx.Attach})
@@ -100,7 +100,7 @@ func TestRestartChangesNothing(t *testing.T) {
 }
 
 // restartView is everything a replica answers about a space, as text.
-func restartView(rt *rapid.T, r *replica.Replica, space string) string {
+func restartView(rt *rapid.T, r *replica.Replica, space dag.ID) string {
 	ctx := context.Background()
 	var b strings.Builder
 	log, err := r.Log(ctx, space, 0, 0)

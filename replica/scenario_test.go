@@ -77,7 +77,7 @@ type session struct {
 	b      *ht.Builder
 	r      *replica.Replica
 	c      *clock
-	space  string
+	space  dag.ID
 	last   dag.ID // the latest accepted tx, parent of the next one
 	change dag.ID // draft's head
 }
@@ -87,7 +87,7 @@ func newSession(t *testing.T, o ht.Options) *session {
 	c := &clock{t: time.Date(2026, 9, 21, 0, 0, 0, 0, time.UTC)}
 	s := &session{b: ht.New(o), c: c}
 	s.r = openReplica(t, c)
-	s.space = s.b.Session.String()
+	s.space = s.b.Session
 	b := s.b
 	s.ok(t, b.Create)
 	s.ok(t, b.GroupCreate(ht.Member(0), "roster", ht.Members(0, 10), ht.Members(0, 1), s.last))
@@ -136,7 +136,7 @@ func (s *session) vote(t *testing.T, mr dag.ID, from, to int, choice string) []d
 
 func (s *session) mr(t *testing.T, id dag.ID) view.MR {
 	t.Helper()
-	m, err := view.New(s.r).MR(context.Background(), dag.MustParseID(s.space), id)
+	m, err := view.New(s.r).MR(context.Background(), s.space, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestS1LinearAmendment(t *testing.T) {
 	s.checkpoint(t) // includes the open: notice starts
 	ballots := s.vote(t, mr, 0, 6, "approve")
 	ballots = append(ballots, s.vote(t, mr, 6, 8, "reject")...)
-	tally, err := view.New(s.r).Tally(ctx, dag.MustParseID(s.space), mr)
+	tally, err := view.New(s.r).Tally(ctx, s.space, mr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestS1LinearAmendment(t *testing.T) {
 		t.Fatalf("after the determination: status %s merge %v finality %s", m.Status, m.Merge, m.Finality)
 	}
 	// Not yet checkpointed: an on_merge merge has no effective date yet.
-	if l, err := view.New(s.r).LawAt(ctx, dag.MustParseID(s.space), statute.MustDate("2030-01-01"), ""); err != nil || l.Merges != 0 {
+	if l, err := view.New(s.r).LawAt(ctx, s.space, statute.MustDate("2030-01-01"), ""); err != nil || l.Merges != 0 {
 		t.Fatalf("law before the checkpoint: %+v %v", l, err)
 	}
 	s.c.advance(73 * time.Hour) // 2026-09-24T01:00Z
@@ -196,7 +196,7 @@ func TestS1LinearAmendment(t *testing.T) {
 		date   string
 		merges int
 	}{{"2026-09-23", 0}, {"2026-09-24", 1}} {
-		l, err := view.New(s.r).LawAt(ctx, dag.MustParseID(s.space), statute.MustDate(c.date), "")
+		l, err := view.New(s.r).LawAt(ctx, s.space, statute.MustDate(c.date), "")
 		if err != nil || l.Merges != c.merges || l.Finality != replica.FinalAdvisory {
 			t.Fatalf("law on %s: %+v %v", c.date, l, err)
 		}
@@ -212,7 +212,7 @@ func TestS1LinearAmendment(t *testing.T) {
 	if ev.Result.Timing.NoticeElapsed == nil || *ev.Result.Timing.NoticeElapsed < house.MinRootNotice || !ev.Result.Timing.NoticeMet {
 		t.Fatalf("evaluation timing %+v: 73 h of checkpoint time elapsed", ev.Result.Timing)
 	}
-	law, err := view.New(s.r).Law(ctx, dag.MustParseID(s.space))
+	law, err := view.New(s.r).Law(ctx, s.space)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func TestReopen(t *testing.T) {
 	for _, tx := range txs {
 		submit(t, r, tx, "accepted")
 	}
-	_, want, err := r.State(ctx, b.Session.String())
+	_, want, err := r.State(ctx, b.Session)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func TestReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	st, got, err := r.State(ctx, b.Session.String())
+	st, got, err := r.State(ctx, b.Session)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +329,7 @@ func TestS4Equivocation(t *testing.T) {
 	// signed by a non-member counts for nobody (D37).
 	s.refused(t, s.b.Ballot(ht.Member(5), mr, "approve", a.ID, s.last), dag.CodeBallotInvalid)
 	s.refused(t, s.b.Ballot(ht.Member(11), mr, "approve", dag.ID{}, s.last), dag.CodeBallotInvalid)
-	tl, err := view.New(s.r).Tally(context.Background(), dag.MustParseID(s.space), mr)
+	tl, err := view.New(s.r).Tally(context.Background(), s.space, mr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +368,7 @@ func TestS5BaitAndSwitch(t *testing.T) {
 	if m1.Status != house.StatusStale || m1.Merge != nil {
 		t.Fatalf("stale MR after approval: %s %v", m1.Status, m1.Merge)
 	}
-	law, _ := view.New(s.r).Law(ctx, dag.MustParseID(s.space))
+	law, _ := view.New(s.r).Law(ctx, s.space)
 	if m2 := s.mr(t, mr2); law.Head != *m2.Merge {
 		t.Fatal("the root head is not MR 2's merge")
 	}
@@ -394,7 +394,7 @@ func TestS14UnreachableQuorum(t *testing.T) {
 	ballots = append(ballots, s.vote(t, mr, 0, 2, "reject")...) // members 0 and 1 equivocate: V = 2
 	s.refused(t, s.b.Determine(ht.Member(9), mr, ballots, "rejected", s.last), dag.CodeNotAuthorized)
 	ballots = append(ballots, s.vote(t, mr, 2, 3, "reject")...) // member 2 equivocates: V = 3, N-V = 7 < 3/4 of 10
-	tl, _ := view.New(s.r).Tally(context.Background(), dag.MustParseID(s.space), mr)
+	tl, _ := view.New(s.r).Tally(context.Background(), s.space, mr)
 	if tl.Result.IfClosed != rules.Rejected || !slices.Contains(tl.Result.Reasons, rules.ReasonQuorumUnreachable) {
 		t.Fatalf("tally %+v: quorum is unreachable", tl.Result)
 	}
@@ -444,8 +444,8 @@ func TestIngestQuarantineAndPending(t *testing.T) {
 	if outs[0].Status != replica.Quarantined || outs[0].Code != dag.CodeBadSignature || outs[1].Status != replica.Accepted || outs[2].Status != replica.Accepted {
 		t.Fatalf("outcomes %+v", outs)
 	}
-	space := b.Session.String()
-	q := r.Quarantine(space)
+	space := b.Session
+	q := r.Quarantine(space.String())
 	codes := map[dag.ID]dag.Code{}
 	for _, x := range q {
 		codes[x.ID] = x.Code
@@ -496,7 +496,7 @@ func TestMissingObjectWaits(t *testing.T) {
 	if q := r.Quarantine(b.Session.String()); len(q) != 0 {
 		t.Fatalf("quarantine %v", q)
 	}
-	g, _ := r.Group(ctx, b.Session.String(), "roster")
+	g, _ := r.Group(ctx, b.Session, "roster")
 	if len(g.Members) != 6 {
 		t.Fatalf("roster %d members", len(g.Members))
 	}
@@ -508,7 +508,7 @@ func TestConcurrentUse(t *testing.T) {
 	ctx := context.Background()
 	b := ht.New(ht.Options{})
 	r := openReplica(t, nil)
-	space := b.Session.String()
+	space := b.Session
 	submit(t, r, b.Create, "accepted")
 	roster := b.GroupCreate(ht.Member(0), "roster", ht.Members(0, 40), ht.Members(0, 1), b.Create.ID)
 	submit(t, r, roster, "accepted")
@@ -537,7 +537,7 @@ func TestConcurrentUse(t *testing.T) {
 	for w := 0; w < 4; w++ {
 		go func() {
 			for i := 0; i < 20; i++ {
-				if _, err := view.New(r).Tally(ctx, dag.MustParseID(space), mr); err != nil {
+				if _, err := view.New(r).Tally(ctx, space, mr); err != nil {
 					done <- err
 					return
 				}
@@ -558,7 +558,7 @@ func TestConcurrentUse(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tl, _ := view.New(r).Tally(ctx, dag.MustParseID(space), mr)
+	tl, _ := view.New(r).Tally(ctx, space, mr)
 	if tl.Result.Tally.Approve != 40 {
 		t.Fatalf("approve %d", tl.Result.Tally.Approve)
 	}
@@ -578,7 +578,7 @@ func TestRestartKeepsQuarantineAndPending(t *testing.T) {
 	parent := b.KeyRegister(ht.Member(6), roster.ID)
 	waiting := b.KeyRegister(ht.Member(7), parent.ID)
 	late := b.KeyRegister(ht.Member(8), unauth.ID)
-	space := b.Session.String()
+	space := b.Session
 	sub := func(txs ...ht.Tx) []replica.Submission {
 		var out []replica.Submission
 		for _, tx := range txs {
@@ -605,7 +605,7 @@ func TestRestartKeepsQuarantineAndPending(t *testing.T) {
 	if outs[2].Status != replica.Quarantined || outs[2].Code != dag.CodeNotAuthorized || outs[3].Status != replica.Pending {
 		t.Fatalf("outcomes %+v", outs)
 	}
-	wantQ := fmt.Sprint(r.Quarantine(space))
+	wantQ := fmt.Sprint(r.Quarantine(space.String()))
 	_, wantState, err := r.State(ctx, space)
 	if err != nil {
 		t.Fatal(err)
@@ -619,7 +619,7 @@ func TestRestartKeepsQuarantineAndPending(t *testing.T) {
 	// The quarantine is a record in memory: nothing refused was stored,
 	// so a restart forgets it; the refused entry, sent again, is refused
 	// again with the same code.
-	if q := r.Quarantine(space); len(q) != 0 {
+	if q := r.Quarantine(space.String()); len(q) != 0 {
 		t.Fatalf("quarantine after restart %v, want none (nothing refused is stored)", q)
 	}
 	if st, err := st.Has(ctx, unauth.ID); err != nil || st != dag.Absent {
@@ -628,7 +628,7 @@ func TestRestartKeepsQuarantineAndPending(t *testing.T) {
 	if outs, err := r.Ingest(ctx, sub(unauth)); err != nil || outs[0].Status != replica.Quarantined || outs[0].Code != dag.CodeNotAuthorized {
 		t.Fatalf("the refused entry again: %+v %v", outs, err)
 	}
-	if q := fmt.Sprint(r.Quarantine(space)); q != wantQ {
+	if q := fmt.Sprint(r.Quarantine(space.String())); q != wantQ {
 		t.Fatalf("quarantine after refusing it again %s, want %s", q, wantQ)
 	}
 	if _, h, _ := r.State(ctx, space); h != wantState {
@@ -637,7 +637,7 @@ func TestRestartKeepsQuarantineAndPending(t *testing.T) {
 	if p, err := r.Pending(ctx, space); err != nil || len(p) != 1 || p[0] != waiting.ID {
 		t.Fatalf("pending after restart %v %v, want [%s]", p, err, waiting.ID)
 	}
-	if m, err := st.Missing(ctx, space); err != nil || len(m) != 1 || m[0] != parent.ID {
+	if m, err := st.Missing(ctx, space.String()); err != nil || len(m) != 1 || m[0] != parent.ID {
 		t.Fatalf("Missing after restart %v %v, want [%s]", m, err, parent.ID)
 	}
 	outs, err = r.Ingest(ctx, sub(parent, late, unauth))
@@ -659,10 +659,10 @@ func TestRestartKeepsQuarantineAndPending(t *testing.T) {
 	if p, _ := r.Pending(ctx, space); len(p) != 0 {
 		t.Fatalf("still pending: %v", p)
 	}
-	if m, _ := st.Missing(ctx, space); len(m) != 0 {
+	if m, _ := st.Missing(ctx, space.String()); len(m) != 0 {
 		t.Fatalf("still missing: %v", m)
 	}
-	if q := r.Quarantine(space); len(q) != 2 {
+	if q := r.Quarantine(space.String()); len(q) != 2 {
 		t.Fatalf("quarantine %v, want the refused entry and its late child", q)
 	}
 }

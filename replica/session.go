@@ -27,7 +27,8 @@ type Session struct {
 // session spaceName; the caller must Close it, soon. It wraps
 // ErrUnknownSpace for a space that holds no session, and returns
 // ErrClosed once the replica is closed (the lock is then not kept).
-func (r *Replica) ReadSession(ctx context.Context, spaceName string) (*Session, error) {
+func (r *Replica) ReadSession(ctx context.Context, session dag.ID) (*Session, error) {
+	spaceName := session.String()
 	r.mu.Lock()
 	sp, err := r.session(ctx, spaceName)
 	if err != nil {

@@ -64,7 +64,7 @@ func shareBenchSession(nPeer, nClients int) *shareBenchData {
 	return shareBench
 }
 
-// BenchmarkSharePeerAndClients measures issue 22's shared commits: a
+// BenchmarkSharePeerAndClients measures shared commits: a
 // peer's Ingest of WITAN_SHARE_PEER ballots (default 30,000, in parts of
 // MaxIngestPart) into Badger on disk with fsync on, while
 // WITAN_SHARE_CLIENTS clients (default 64) Submit ballots one after

@@ -76,7 +76,7 @@ func shareCrashChild(dir string) {
 			fail("head", fmt.Sprint(rc, err))
 		}
 	}
-	log, _ := r.Log(ctx, head[0].Env.Session.String(), 0, 0)
+	log, _ := r.Log(ctx, head[0].Env.Session, 0, 0)
 	var mu gosync.Mutex
 	w := bufio.NewWriter(os.Stdout)
 	say := func(kind string, i int) {
@@ -151,7 +151,7 @@ func TestShareCrash(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	head, peer, clients := shareCrashHistory()
-	space := head[0].Env.Session.String()
+	space := head[0].Env.Session
 	acked, peerAcked := map[int]bool{}, map[int]bool{}
 	for k := 0; k < kills; k++ {
 		cmd, out := crashtest.Start(t, "TestShareCrash", shareCrashChildEnv+"="+dir)

@@ -131,7 +131,7 @@ func TestShareClientsJoinPeerPart(t *testing.T) {
 					t.Fatalf("peer's entry %d: %+v", i, o)
 				}
 			}
-			log, err := r.Log(ctx, b.Session.String(), 0, 1000)
+			log, err := r.Log(ctx, b.Session, 0, 1000)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -211,7 +211,7 @@ func TestShareRefusalsInSharedCommit(t *testing.T) {
 	if slices.Contains(pending, clients[1].ID) {
 		t.Error("the refused client's ballot is kept pending")
 	}
-	log, err := r.Log(ctx, space, 0, 1000)
+	log, err := r.Log(ctx, b.Session, 0, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func TestShareConcurrentDurable(t *testing.T) {
 	t.Logf("%d store transactions", r.puts.Load())
 	// The state derived as the entries were written is the one derived
 	// from the store's log after a restart.
-	_, hash, err := r.State(ctx, b.Session.String())
+	_, hash, err := r.State(ctx, b.Session)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,14 +312,14 @@ func TestShareConcurrentDurable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	log, err := r.Log(ctx, b.Session.String(), 0, 10000)
+	log, err := r.Log(ctx, b.Session, 0, 10000)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := 3 + nPeer + len(ballots); len(log) != want {
 		t.Fatalf("log of %d entries after a restart, want %d", len(log), want)
 	}
-	if _, again, err := r.State(ctx, b.Session.String()); err != nil || again != hash {
+	if _, again, err := r.State(ctx, b.Session); err != nil || again != hash {
 		t.Fatalf("state hash %s after a restart, %s before (%v)", again, hash, err)
 	}
 	for i, tx := range ballots {

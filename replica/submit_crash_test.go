@@ -86,7 +86,7 @@ func submitCrashChild(dir string) {
 			}
 		}()
 	}
-	log, _ := r.Log(ctx, head[0].Env.Session.String(), 0, 0)
+	log, _ := r.Log(ctx, head[0].Env.Session, 0, 0)
 	for i := range ballots {
 		if !slices.Contains(log, ballots[i].ID) {
 			next <- i
@@ -110,7 +110,7 @@ func TestSubmitGroupCrash(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	head, ballots := submitCrashHistory()
-	space := head[0].Env.Session.String()
+	space := head[0].Env.Session
 	acked := map[int]bool{}
 	for k := 0; k < kills; k++ {
 		cmd, out := crashtest.Start(t, "TestSubmitGroupCrash", submitCrashChildEnv+"="+dir)

@@ -100,7 +100,7 @@ func TestTallyBy(t *testing.T) {
 	s.vote(t, mr, 9, 10, "abstain") // unlisted
 	got := map[string]string{}
 	for _, by := range []string{"region", "density"} {
-		br, err := view.New(s.r).TallyBy(ctx, dag.MustParseID(s.space), mr, by)
+		br, err := view.New(s.r).TallyBy(ctx, s.space, mr, by)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,16 +129,16 @@ func TestTallyBy(t *testing.T) {
 			t.Fatalf("by %s: %s, want %s", by, got[by], w)
 		}
 	}
-	if _, err := view.New(s.r).TallyBy(ctx, dag.MustParseID(s.space), mr, "religion"); dag.CodeOf(err) != dag.CodeDistrictAttributeInvalid {
+	if _, err := view.New(s.r).TallyBy(ctx, s.space, mr, "religion"); dag.CodeOf(err) != dag.CodeDistrictAttributeInvalid {
 		t.Fatalf("by=religion: %v", err)
 	}
-	if _, err := view.New(s.r).TallyBy(ctx, dag.MustParseID(s.space), dag.Sum([]byte("none")), "region"); !errors.Is(err, dag.ErrNotFound) {
+	if _, err := view.New(s.r).TallyBy(ctx, s.space, dag.Sum([]byte("none")), "region"); !errors.Is(err, dag.ErrNotFound) {
 		t.Fatalf("unknown MR: %v", err)
 	}
 	plain := newSession(t, ht.Options{Simulation: true})
 	open2, mr2 := plain.b.Open(ht.Member(1), ht.MR{Source: "draft", SourceHead: plain.change, TargetHead: plain.b.Genesis, Members: ht.Members(0, 10), Rule: ht.Majority(house.MinRootNotice)}, plain.last)
 	plain.ok(t, open2)
-	if _, err := view.New(plain.r).TallyBy(ctx, dag.MustParseID(plain.space), mr2, "region"); dag.CodeOf(err) != dag.CodeDistrictAttributeInvalid {
+	if _, err := view.New(plain.r).TallyBy(ctx, plain.space, mr2, "region"); dag.CodeOf(err) != dag.CodeDistrictAttributeInvalid {
 		t.Fatalf("a session without districts: %v", err)
 	}
 }

@@ -191,7 +191,7 @@ func (r *Replica) AddCosignature(ctx context.Context, c Checkpoint, cs Cosignatu
 	if cs.Witness == r.key.Key() {
 		return &dag.ProtocolError{Code: dag.CodeSchema, Detail: "a node does not witness its own checkpoints"}
 	}
-	if !slices.ContainsFunc(r.Checkpoints(c.Space), func(o Checkpoint) bool { return sameCheckpoint(o, c) }) {
+	if !slices.ContainsFunc(r.checkpoints(c.Space), func(o Checkpoint) bool { return sameCheckpoint(o, c) }) {
 		return fmt.Errorf("%w: session %s, size %d, root %s", ErrNotOurCheckpoint, c.Space, c.Size, c.Root)
 	}
 	if err := cs.Verify(c); err != nil {
@@ -244,9 +244,10 @@ func (r *Replica) Cosignatures(c Checkpoint) []Cosignature {
 	return out
 }
 
-// CosignedCheckpoints returns this node's checkpoints of space that hold
+// CosignedCheckpoints returns this node's checkpoints of session that hold
 // at least one cosignature, largest first.
-func (r *Replica) CosignedCheckpoints(space string) []Checkpoint {
+func (r *Replica) CosignedCheckpoints(session dag.ID) []Checkpoint {
+	space := session.String()
 	w := &r.witnessed
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -39,7 +39,7 @@ func TestCosignaturesSurviveRestart(t *testing.T) {
 	}
 	b := ht.New(ht.Options{})
 	roster := b.GroupCreate(ht.Member(0), "roster", ht.Members(0, 5), ht.Members(0, 1), b.Create.ID)
-	space := b.Create.Env.Session.String()
+	space := b.Create.Env.Session
 	r := open()
 	checkpoint := func() replica.Checkpoint {
 		t.Helper()
@@ -102,7 +102,7 @@ func TestCosignaturesSurviveRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer st.Close()
-		ids, err := st.Log(ctx, replica.LocalPrefix+"witness/"+space, 0, 0)
+		ids, err := st.Log(ctx, replica.LocalPrefix+"witness/"+space.String(), 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

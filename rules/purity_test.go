@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// §3: no floating point anywhere in rule evaluation, no wall clock; STYLE.md:
+// §3: no floating point anywhere in rule evaluation, no wall clock; docs/architecture.md:
 // the pure core imports neither storage nor network and starts no
 // goroutine. dag's purity test checks the imports of every pure package
 // (TestPurePackagesImportNoStorageOrNetwork); this one adds the

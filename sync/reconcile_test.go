@@ -144,7 +144,7 @@ func TestDivergentReconcile(t *testing.T) {
 			}
 			overhead += int(st.BytesIn+st.BytesOut) - int(st.EntryBytes)
 		}
-		// The goal of issue 7: both pulls together cost at most 0.5 kB
+		// The goal: both pulls together cost at most 0.5 kB
 		// and 1.25 B per entry beyond the entries.
 		if limit := 512 + 5*(2*k)/4; overhead > limit {
 			t.Fatalf("k=%d: %d bytes beyond the entries (limit %d)", k, overhead, limit)

@@ -31,8 +31,9 @@ const (
 	MaxFilterBytes = 3 + heads.MaxSaltLen + heads.MaxBloomBits/8
 	// MaxBatchItems bounds the items of one batch frame.
 	MaxBatchItems = 4096
-	// MaxItemObjects bounds the objects travelling with one item.
-	MaxItemObjects = 256
+	// MaxItemObjects bounds the objects travelling with one item: one
+	// entry's (dag.MaxEntryObjects).
+	MaxItemObjects = dag.MaxEntryObjects
 )
 
 // Frame types: the first byte of a frame's body.

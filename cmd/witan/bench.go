@@ -165,7 +165,7 @@ func runBench(ctx context.Context, n int, bar *progress) ([]BenchRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	space := setup[0].Env.Session.String()
+	space := setup[0].Env.Session
 	key, err := dag.GenerateSigner(nil)
 	if err != nil {
 		return nil, err

@@ -86,7 +86,7 @@ func newFixture(t *testing.T) *fixture {
 	if rc, err := l.Submit(ctx, forged.Canonical(), nil); err != nil || rc.Status != "rejected" {
 		t.Fatalf("forged: %v %+v", err, rc)
 	}
-	if _, err := l.Replica().Checkpoint(ctx, f.session); err != nil {
+	if _, err := l.Replica().Checkpoint(ctx, dag.MustParseID(f.session)); err != nil {
 		t.Fatal(err)
 	}
 	// Files the transcripts use: member 5's key, and ballot drafts.

@@ -125,6 +125,9 @@ func (c *VerifyCommand) verify(ctx context.Context, node, session string, earlie
 	v := &Verification{Node: node, NodeKey: capa.NodeKey.String(), Session: cpa.Session, CheckpointSize: cp.Size,
 		CheckpointRoot: cp.Root.String(), ConformanceNote: capa.ConformanceLevel}
 	v.SignatureOK = cp.Verify() == nil && cp.Node == capa.NodeKey && (cp.Legacy || cp.Space == cpa.Session)
+	// The session the replay reads back; a node that names none by a
+	// well-formed id gives the zero ID, which the replica holds nothing of.
+	sid, _ := dag.ParseID(cpa.Session)
 
 	// A fresh replica with a throwaway key: nothing of the node is trusted.
 	key, err := dag.GenerateSigner(nil)
@@ -178,7 +181,7 @@ func (c *VerifyCommand) verify(ctx context.Context, node, session string, earlie
 	bar.done()
 	// The replay applied the entries in the node's order, so the first
 	// Size entries of its log are the node's checkpointed prefix.
-	ids, err := rep.Log(ctx, v.Session, 0, int(cp.Size))
+	ids, err := rep.Log(ctx, sid, 0, int(cp.Size))
 	if err != nil && !errors.Is(err, replica.ErrUnknownSpace) {
 		return nil, err
 	}
@@ -207,7 +210,7 @@ func (c *VerifyCommand) verify(ctx context.Context, node, session string, earlie
 	}
 	v.Receipts = len(receipts)
 	v.Problems = lc.problems
-	st, h, err := rep.State(ctx, v.Session)
+	st, h, err := rep.State(ctx, sid)
 	if err == nil {
 		v.StateHash = h.String()
 	}

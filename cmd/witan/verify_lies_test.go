@@ -72,7 +72,7 @@ func honestSession(t *testing.T, from int) (*httptest.Server, *node.Node, honest
 	for i := from; i < from+3; i++ {
 		ok(b.Ballot(ht.Member(i), mr, "approve", dag.ID{}, last))
 	}
-	if _, err := l.Replica().Checkpoint(ctx, b.Session.String()); err != nil {
+	if _, err := l.Replica().Checkpoint(ctx, b.Session); err != nil {
 		t.Fatal(err)
 	}
 	return hs, l, honestHistory{b, mr, last}

@@ -42,7 +42,7 @@ func TestVerifyMRExtractApproversOffline(t *testing.T) {
 	b3 := b.Ballot(ht.Member(3), mr, "reject", dag.ID{}, b1.ID)
 	b2 := b.Ballot(ht.Member(2), mr, "approve", dag.ID{}, b3.ID)
 	n := liveNode(t, key, []ht.Tx{b.Create, roster, drafters, update, branch, panel, appendTx, open, b1, b3, b2})
-	if _, err := n.Replica().Checkpoint(ctx, b.Session.String()); err != nil {
+	if _, err := n.Replica().Checkpoint(ctx, b.Session); err != nil {
 		t.Fatal(err)
 	}
 	s, err := httpapi.New(httpapi.Options{Node: n})

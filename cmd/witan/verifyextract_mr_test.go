@@ -138,7 +138,7 @@ func TestVerifyMRExtractOffline(t *testing.T) {
 	}
 
 	// The determination, checkpointed.
-	if _, err := n.Replica().Checkpoint(ctx, b.Session.String()); err != nil {
+	if _, err := n.Replica().Checkpoint(ctx, b.Session); err != nil {
 		t.Fatal(err)
 	}
 	submitAll(t, n, []ht.Tx{b3, det})

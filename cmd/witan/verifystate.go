@@ -129,7 +129,8 @@ func (c *VerifyCommand) extends(ctx context.Context, client *httpapi.Client, rep
 		return fmt.Sprintf("the node's checkpoint has size %d, smaller than the %d it signed before (root %s)", cp.Size, prev.Size, prev.Root)
 	}
 	// The log the node serves now must begin with what it checkpointed.
-	ids, err := rep.Log(ctx, session, 0, int(prev.Size))
+	sid, _ := dag.ParseID(session) // malformed: the zero ID, which names no session
+	ids, err := rep.Log(ctx, sid, 0, int(prev.Size))
 	if err != nil && !errors.Is(err, replica.ErrUnknownSpace) {
 		return fmt.Sprintf("replayed log: %v", err)
 	}

@@ -40,7 +40,7 @@ func submitAll(t *testing.T, n *node.Node, txs []ht.Tx) {
 		if err != nil || rc.Status != "accepted" {
 			t.Fatalf("%s: %+v %v", tx.Env.Type, rc, err)
 		}
-		if _, err := n.Replica().Checkpoint(context.Background(), tx.Env.Session.String()); err != nil {
+		if _, err := n.Replica().Checkpoint(context.Background(), tx.Env.Session); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -171,7 +171,7 @@ func TestVerifyExtractOtherSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cps := a.Replica().Checkpoints(b2.Session.String())
+	cps := a.Replica().Checkpoints(b2.Session)
 	if len(cps) == 0 {
 		t.Fatal("no checkpoint of the second session")
 	}

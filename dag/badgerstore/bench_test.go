@@ -1,6 +1,6 @@
 package badgerstore_test
 
-// Measurements of issue 2: validated ingest of signed envelopes into the
+// Measurements of validated ingest of signed envelopes into the
 // Badger store beside raw single and batch verification; bytes on disk per
 // entry after compaction; RSS while ingesting. See docs/storage.md for the
 // figures and the commands.

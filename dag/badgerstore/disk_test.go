@@ -31,7 +31,7 @@ import (
 // letters, which neither packing nor Snappy can shrink and whose parent
 // is not in their data (the worst case), and "env", signed ballot
 // envelopes (one or two parents each, named in their canonical bytes too,
-// as every 30k envelope does). Issue 15's goal: within 1.3× of canonical
+// as every 30k envelope does). The goal: within 1.3× of canonical
 // bytes in any order.
 //
 // Metrics, each divided by the canonical bytes: "x", the apparent sizes

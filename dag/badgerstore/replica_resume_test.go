@@ -93,11 +93,11 @@ func TestReplicaFinishesCutPromotionAtOpen(t *testing.T) {
 	if u, _ := st.Unfinished(ctx); len(u) != 0 {
 		t.Fatalf("after replica.Open: unfinished %v", u)
 	}
-	if p, _ := r.Pending(ctx, space); len(p) != 0 {
+	if p, _ := r.Pending(ctx, dag.MustParseID(space)); len(p) != 0 {
 		t.Fatalf("%d entries still pending", len(p))
 	}
-	got, _ := r.Log(ctx, space, 0, 0)
-	want, _ := ref.Log(ctx, space, 0, 0)
+	got, _ := r.Log(ctx, dag.MustParseID(space), 0, 0)
+	want, _ := ref.Log(ctx, dag.MustParseID(space), 0, 0)
 	if len(got) != len(want) {
 		t.Fatalf("log of %d entries, want %d", len(got), len(want))
 	}

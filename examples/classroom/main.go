@@ -155,7 +155,7 @@ func run(ctx context.Context, w io.Writer, o options) (*outcome, error) {
 		return nil, err
 	}
 	session := create.Made
-	space := session.String()
+	space := session.String() // sync names spaces by their string: a session id or mem:NAME
 	write := func(l *laptop, tx author.Tx, err error) error {
 		if err != nil {
 			return err
@@ -261,7 +261,7 @@ func run(ctx context.Context, w io.Writer, o options) (*outcome, error) {
 	}
 	out := &outcome{Laptops: len(laps)}
 	for _, l := range laps {
-		t, err := l.local.Views().Tally(ctx, dag.MustParseID(space), mr)
+		t, err := l.local.Views().Tally(ctx, session, mr)
 		if err != nil {
 			return nil, err
 		}
@@ -282,14 +282,14 @@ func run(ctx context.Context, w io.Writer, o options) (*outcome, error) {
 	}
 	hashes := map[dag.ID]bool{}
 	for _, l := range laps {
-		if _, err := l.local.Replica().Checkpoint(ctx, space); err != nil {
+		if _, err := l.local.Replica().Checkpoint(ctx, session); err != nil {
 			return nil, err
 		}
-		m, err := l.local.Views().MR(ctx, dag.MustParseID(space), mr)
+		m, err := l.local.Views().MR(ctx, session, mr)
 		if err != nil {
 			return nil, err
 		}
-		_, h, err := l.local.Replica().State(ctx, space)
+		_, h, err := l.local.Replica().State(ctx, session)
 		if err != nil {
 			return nil, err
 		}

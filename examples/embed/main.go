@@ -111,8 +111,8 @@ func run(ctx context.Context, w io.Writer) (*outcome, error) {
 		return nil, err
 	}
 	o.Approve = t.Result.Tally.Approve
-	o.Before, _ = r.Finality(ctx, space.String(), rc.Tx)
-	_, o.StateHash, err = r.State(ctx, space.String())
+	o.Before, _ = r.Finality(ctx, space, rc.Tx)
+	_, o.StateHash, err = r.State(ctx, space)
 	if err != nil {
 		return nil, err
 	}
@@ -121,12 +121,12 @@ func run(ctx context.Context, w io.Writer) (*outcome, error) {
 
 	// 6. Sign a checkpoint: everything in it is now final_advisory (an
 	//    eventual node never says final).
-	cp, err := r.Checkpoint(ctx, space.String())
+	cp, err := r.Checkpoint(ctx, space)
 	if err != nil {
 		return nil, err
 	}
 	o.CheckpointSize, o.CheckpointVerify = cp.Size, cp.Verify()
-	o.After, _ = r.Finality(ctx, space.String(), rc.Tx)
+	o.After, _ = r.Finality(ctx, space, rc.Tx)
 	fmt.Fprintf(w, "checkpoint size %d root %s\n", cp.Size, short(cp.Root))
 	fmt.Fprintf(w, "the ballot was %s, is now %s\n", o.Before, o.After)
 	return o, nil

@@ -24,7 +24,7 @@ type Heads interface {
 // Groups answers a session's groups as derived. *replica.Replica (a
 // node's Replica()) satisfies it.
 type Groups interface {
-	Group(ctx context.Context, space, id string) (house.GroupView, error)
+	Group(ctx context.Context, session dag.ID, id string) (house.GroupView, error)
 }
 
 // Options configure an Author. Signer is required; the zero value of every

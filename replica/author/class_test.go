@@ -49,7 +49,7 @@ func TestClassTemplateWalk(t *testing.T) {
 	}
 	put(start...)
 	sid := start[0].Made
-	space := sid.String()
+	space := sid
 	state := func() *house.State {
 		st, _, err := n.Replica().State(ctx, space)
 		if err != nil {
@@ -78,11 +78,11 @@ func TestClassTemplateWalk(t *testing.T) {
 	put(up)
 
 	lawTree := func() (*statute.Tree, dag.ID) {
-		l, err := n.Views().Law(ctx, dag.MustParseID(space))
+		l, err := n.Views().Law(ctx, space)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tr, err := n.Views().Snapshot(ctx, dag.MustParseID(space), l.Head)
+		tr, err := n.Views().Snapshot(ctx, space, l.Head)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,13 +122,13 @@ func TestClassTemplateWalk(t *testing.T) {
 		ballots = append(ballots, tx.ID)
 		if s == ana {
 			// One approval of three: closing now leaves it pending.
-			tl, _ := n.Views().Tally(ctx, dag.MustParseID(space), p.MRID)
+			tl, _ := n.Views().Tally(ctx, space, p.MRID)
 			if _, err := author.PlanClose(p.MRID, tl.Result, ballots); !errors.Is(err, author.ErrNothingToClose) {
 				t.Errorf("close after one approval: %v", err)
 			}
 		}
 	}
-	tl, err := n.Views().Tally(ctx, dag.MustParseID(space), p.MRID)
+	tl, err := n.Views().Tally(ctx, space, p.MRID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -142,7 +142,7 @@ func optID(id dag.ID) any {
 func (a *Author) MROpen(ctx context.Context, session dag.ID, m MR, parents []dag.ID) (Tx, error) {
 	if len(m.Members) == 0 && a.o.Groups != nil {
 		g := cmp.Or(m.Group, DefaultElectorate)
-		v, err := a.o.Groups.Group(ctx, session.String(), g)
+		v, err := a.o.Groups.Group(ctx, session, g)
 		if err != nil {
 			return Tx{}, fmt.Errorf("author: mr.open: the electorate, group %s: %w", g, err)
 		}

@@ -160,7 +160,7 @@ func (h *Handler) submitTxs(ctx context.Context, session dag.ID, made *dag.ID, t
 			return a, false, nil
 		}
 	}
-	if st, _, err := h.o.Node.Replica().State(ctx, session.String()); err == nil {
+	if st, _, err := h.o.Node.Replica().State(ctx, session); err == nil {
 		a.Simulation = st.Simulation
 	}
 	return a, true, nil
@@ -242,7 +242,7 @@ func (h *Handler) enrol(w http.ResponseWriter, r *http.Request) error {
 	}
 	h.voteM.Lock()
 	defer h.voteM.Unlock()
-	st, _, err := h.o.Node.Replica().State(ctx, sid.String())
+	st, _, err := h.o.Node.Replica().State(ctx, sid)
 	if err != nil {
 		return err
 	}
@@ -354,7 +354,7 @@ func (h *Handler) propose(w http.ResponseWriter, r *http.Request) error {
 	h.voteM.Lock()
 	defer h.voteM.Unlock()
 	rep := h.o.Node.Replica()
-	space := sid.String()
+	space := sid
 	st, _, err := rep.State(ctx, space)
 	if err != nil {
 		return err
@@ -429,7 +429,7 @@ func (h *Handler) close(w http.ResponseWriter, r *http.Request) error {
 	}
 	h.voteM.Lock()
 	defer h.voteM.Unlock()
-	space := sid.String()
+	space := sid
 	rep := h.o.Node.Replica()
 	st, _, err := rep.State(ctx, space)
 	if err != nil {
@@ -442,7 +442,7 @@ func (h *Handler) close(w http.ResponseWriter, r *http.Request) error {
 	if m.Status != house.StatusOpen {
 		return &dag.ProtocolError{Code: dag.CodeNotAuthorized, Detail: "classroom: the MR is " + string(m.Status) + ", not open: there is nothing to close"}
 	}
-	ballots, err := h.ballotsOn(ctx, space, mr)
+	ballots, err := h.ballotsOn(ctx, space.String(), mr)
 	if err != nil {
 		return err
 	}

@@ -355,7 +355,7 @@ func (h *Handler) vote(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return schemaf("choice %q: want approve, reject or abstain", req.Choice)
 	}
-	space := sid.String()
+	space := sid
 	rep := h.o.Node.Replica()
 	st, _, err := rep.State(ctx, space)
 	if err != nil {
@@ -366,7 +366,7 @@ func (h *Handler) vote(w http.ResponseWriter, r *http.Request) error {
 	}
 	h.voteM.Lock()
 	defer h.voteM.Unlock()
-	prev, err := h.lastBallot(ctx, space, mr)
+	prev, err := h.lastBallot(ctx, space.String(), mr)
 	if err != nil {
 		return err
 	}
@@ -378,7 +378,7 @@ func (h *Handler) vote(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	parents, err := h.o.Node.Heads(ctx, space)
+	parents, err := h.o.Node.Heads(ctx, space.String())
 	if err != nil {
 		return err
 	}
@@ -444,11 +444,11 @@ func (h *Handler) checkpoint(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	rep := h.o.Node.Replica()
-	st, _, err := rep.State(r.Context(), sid.String())
+	st, _, err := rep.State(r.Context(), sid)
 	if err != nil {
 		return err
 	}
-	cp, err := rep.Checkpoint(r.Context(), sid.String())
+	cp, err := rep.Checkpoint(r.Context(), sid)
 	if err != nil {
 		return err
 	}
@@ -482,10 +482,10 @@ func (h *Handler) peers(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteProblem(w, dag.CodeSchema, "session: "+err.Error())
 		return
 	}
-	space := sid.String()
+	space := sid
 	st, _, err := h.o.Node.Replica().State(ctx, space)
 	if errors.Is(err, replica.ErrUnknownSpace) {
-		httpapi.WriteProblem(w, httpapi.CodeNotFound, "this node holds no session "+space)
+		httpapi.WriteProblem(w, httpapi.CodeNotFound, "this node holds no session "+space.String())
 		return
 	}
 	if err != nil {
@@ -505,7 +505,7 @@ func (h *Handler) peers(w http.ResponseWriter, r *http.Request) {
 	if peers != nil {
 		for _, p := range peers.Connected() {
 			ps := PeerStatus{ID: p}
-			if heads := peers.Announced(p, space); len(heads) > 0 {
+			if heads := peers.Announced(p, space.String()); len(heads) > 0 {
 				ps.Announced = true
 				held, ahead := h.ancestry(ctx, heads)
 				ps.Behind, ps.Ahead = max(0, int(size)-held), ahead

@@ -9,7 +9,7 @@ import (
 )
 
 // TestPure: the house reads no clock, starts no goroutine and uses no
-// floats (STYLE.md habit 1). That it imports neither storage nor networking
+// floats (docs/architecture.md, "Packages"). That it imports neither storage nor networking
 // is checked for every pure package by dag's TestPurePackagesImportNoStorageOrNetwork.
 func TestPure(t *testing.T) {
 	files, _ := filepath.Glob("*.go")

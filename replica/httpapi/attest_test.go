@@ -105,8 +105,9 @@ func TestAttestationsHTTP(t *testing.T) {
 }
 
 // TestObserverPartsHTTP (D78): an observer's opinion on the spec carrying
-// any member of issue 18's second half, well formed or not, is refused
-// observer_not_allowed; the same opinion without it is accepted.
+// an estimate, attest, feasibility, translation or jurisdiction_choice
+// member, well formed or not, is refused observer_not_allowed; the same
+// opinion without it is accepted.
 func TestObserverPartsHTTP(t *testing.T) {
 	n := newNode(t)
 	s := n.newOpSession(t)

@@ -60,13 +60,13 @@ func (s *Server) cite(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.view.Change(ctx, sessionID(space), id); err != nil {
+	if _, err := s.view.Change(ctx, space, id); err != nil {
 		if errors.Is(err, dag.ErrNotFound) {
 			return s.citeRecord(w, r, space, id)
 		}
 		return err
 	}
-	t, err := s.view.Snapshot(ctx, sessionID(space), id)
+	t, err := s.view.Snapshot(ctx, space, id)
 	if err != nil {
 		return err
 	}
@@ -93,7 +93,7 @@ func (s *Server) cite(w http.ResponseWriter, r *http.Request) error {
 		if b.Heads[0] != id {
 			head, name := b.Heads[0], b.Name
 			a.Latest, a.LatestBranch, a.Status = &head, &name, "superseded"
-			u := citeDiffURL(space, id, head, r.URL.Query().Get("nid"))
+			u := citeDiffURL(space.String(), id, head, r.URL.Query().Get("nid"))
 			a.DiffToLatest = &u
 		}
 		break
@@ -103,7 +103,7 @@ func (s *Server) cite(w http.ResponseWriter, r *http.Request) error {
 
 // descends reports whether change id is head or one of its ancestors in
 // the Change DAG.
-func (s *Server) descends(ctx context.Context, space string, head, id dag.ID) bool {
+func (s *Server) descends(ctx context.Context, space dag.ID, head, id dag.ID) bool {
 	seen := map[dag.ID]bool{}
 	stack := []dag.ID{head}
 	for len(stack) > 0 {
@@ -116,7 +116,7 @@ func (s *Server) descends(ctx context.Context, space string, head, id dag.ID) bo
 			continue
 		}
 		seen[c] = true
-		ch, err := s.view.Change(ctx, sessionID(space), c)
+		ch, err := s.view.Change(ctx, space, c)
 		if err != nil {
 			continue
 		}
@@ -153,7 +153,7 @@ type CiteRecordAnswer struct {
 // maxCiteChain bounds how far latest is followed.
 const maxCiteChain = 1000
 
-func (s *Server) citeRecord(w http.ResponseWriter, r *http.Request, space string, id dag.ID) error {
+func (s *Server) citeRecord(w http.ResponseWriter, r *http.Request, space dag.ID, id dag.ID) error {
 	ctx := r.Context()
 	a := CiteRecordAnswer{sessionLabels: s.labels(ctx, space), AsOf: id, CorrectedBy: []dag.ID{}, Status: "current"}
 	latest := func(next func(dag.ID) (dag.ID, bool)) {
@@ -169,10 +169,10 @@ func (s *Server) citeRecord(w http.ResponseWriter, r *http.Request, space string
 			a.Latest, a.Status = &cur, "superseded"
 		}
 	}
-	if o, err := s.view.Opinion(ctx, sessionID(space), id); err == nil {
+	if o, err := s.view.Opinion(ctx, space, id); err == nil {
 		a.Kind, a.Object, a.CorrectedBy, a.Finality = "opinion", o.Body, o.CorrectedBy, o.Finality
 		latest(func(c dag.ID) (dag.ID, bool) {
-			o, err := s.view.Opinion(ctx, sessionID(space), c)
+			o, err := s.view.Opinion(ctx, space, c)
 			if err != nil || len(o.CorrectedBy) == 0 {
 				return dag.ID{}, false
 			}
@@ -182,7 +182,7 @@ func (s *Server) citeRecord(w http.ResponseWriter, r *http.Request, space string
 	} else if !errors.Is(err, dag.ErrNotFound) {
 		return err
 	}
-	mr, err := s.view.MR(ctx, sessionID(space), id)
+	mr, err := s.view.MR(ctx, space, id)
 	if errors.Is(err, dag.ErrNotFound) {
 		return problemf(CodeNotFound, "%s is not a change, an opinion or an MR of session %s", id, space)
 	}
@@ -206,7 +206,7 @@ func (s *Server) citeRecord(w http.ResponseWriter, r *http.Request, space string
 	}
 	obj := env.Body
 	a.Kind, a.Object, a.Finality = "mr", obj, mr.Finality
-	all, err := s.view.MRs(ctx, sessionID(space))
+	all, err := s.view.MRs(ctx, space)
 	if err != nil {
 		return err
 	}
@@ -267,14 +267,14 @@ func (s *Server) citeDiff(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	for _, c := range []dag.ID{from, to} {
-		if _, err := s.view.Change(ctx, sessionID(space), c); err != nil {
+		if _, err := s.view.Change(ctx, space, c); err != nil {
 			if errors.Is(err, dag.ErrNotFound) {
 				return problemf(CodeNotFound, "%s is not a change of session %s", c, space)
 			}
 			return err
 		}
 	}
-	ft, err := s.view.Snapshot(ctx, sessionID(space), from)
+	ft, err := s.view.Snapshot(ctx, space, from)
 	if err != nil {
 		return err
 	}
@@ -282,7 +282,7 @@ func (s *Server) citeDiff(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	tt, err := s.view.Snapshot(ctx, sessionID(space), to)
+	tt, err := s.view.Snapshot(ctx, space, to)
 	if err != nil {
 		return err
 	}

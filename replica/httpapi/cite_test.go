@@ -39,12 +39,12 @@ func TestCiteS12(t *testing.T) {
 		n.submit(t, s, tx)
 		ballots = append(ballots, tx.ID)
 	}
-	if _, err := n.node.Replica().Checkpoint(ctx, s.space); err != nil {
+	if _, err := n.node.Replica().Checkpoint(ctx, dag.MustParseID(s.space)); err != nil {
 		t.Fatal(err)
 	}
 	n.submit(t, s, s.b.Determine(ht.Member(3), s.mr, ballots, "approved", s.last))
 	n.clk.t = n.clk.t.Add(73 * time.Hour)
-	if _, err := n.node.Replica().Checkpoint(ctx, s.space); err != nil {
+	if _, err := n.node.Replica().Checkpoint(ctx, dag.MustParseID(s.space)); err != nil {
 		t.Fatal(err)
 	}
 	var root httpapi.TreeAnswer

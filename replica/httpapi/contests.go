@@ -30,7 +30,7 @@ func (s *Server) contest(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	v, fin, err := s.view.Contest(ctx, sessionID(space), id)
+	v, fin, err := s.view.Contest(ctx, space, id)
 	if err != nil {
 		return err
 	}

@@ -204,7 +204,7 @@ func fallback(t *testing.T, n, a, b, c, extra int) (*apiNode, *contestSession, [
 	}
 	open, cid := cs.open(t, nd, opts, "")
 	nd.submit(t, cs.session, open)
-	if _, err := nd.node.Replica().Checkpoint(context.Background(), cs.space); err != nil { // the options' opens
+	if _, err := nd.node.Replica().Checkpoint(context.Background(), dag.MustParseID(cs.space)); err != nil { // the options' opens
 		t.Fatal(err)
 	}
 	x, y := opts[0], opts[1]
@@ -231,7 +231,7 @@ func checkFallback(t *testing.T, nd *apiNode, cs *contestSession, opts []dag.ID,
 	// is recorded as met; the rule's deadline (December) is not reached,
 	// so a strong node's outcome would still be pending.
 	nd.clk.t = nd.clk.t.Add(73 * time.Hour)
-	if _, err := nd.node.Replica().Checkpoint(context.Background(), cs.space); err != nil {
+	if _, err := nd.node.Replica().Checkpoint(context.Background(), dag.MustParseID(cs.space)); err != nil {
 		t.Fatal(err)
 	}
 	c := nd.getMap(t, "/contests/"+cid.String(), nil)

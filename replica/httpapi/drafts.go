@@ -103,7 +103,7 @@ func (s *Server) depositDraft(w http.ResponseWriter, r *http.Request) error {
 	if house.Commitment(salt, change) != com {
 		return problemf(dag.CodeCommitmentMismatch, "sha256(salt || %s) is not %s", change, com)
 	}
-	bv, err := s.rep.Branch(r.Context(), sess.String(), d.Branch)
+	bv, err := s.rep.Branch(r.Context(), sess, d.Branch)
 	if err != nil || !slices.ContainsFunc(bv.Commitments, func(c house.CommitmentView) bool { return c.Commitment == com }) {
 		return problemf(dag.CodeNotAuthorized, "%s is not a commitment of restricted branch %q on this node", com, d.Branch)
 	}
@@ -118,7 +118,7 @@ func (s *Server) depositDraft(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, map[string]any{"session": sess.String(), "commitment": com.String(), "stored": true, "simulation": s.labels(r.Context(), sess.String()).Simulation})
+	return writeJSON(w, map[string]any{"session": sess.String(), "commitment": com.String(), "stored": true, "simulation": s.labels(r.Context(), sess).Simulation})
 }
 
 func (s *Server) draftChallenge(w http.ResponseWriter, r *http.Request) error {
@@ -167,7 +167,7 @@ func (s *Server) readDraft(w http.ResponseWriter, r *http.Request) error {
 		s.dr.nonces = slices.Delete(s.dr.nonces, i, i+1) // used once, whatever follows
 	}
 	s.dr.mu.Unlock()
-	if i < 0 || !dag.Verify(key, DomainDraftRead, DraftReadMessage(space, com, nonce), sig) {
+	if i < 0 || !dag.Verify(key, DomainDraftRead, DraftReadMessage(space.String(), com, nonce), sig) {
 		return notFound
 	}
 	cid, err := dag.ParseID(com)
@@ -202,6 +202,6 @@ func (s *Server) readDraft(w http.ResponseWriter, r *http.Request) error {
 	for i, o := range d.Objects {
 		objs[i] = o
 	}
-	return writeJSON(w, DraftAnswer{sessionLabels: s.labels(r.Context(), space), Session: space, Branch: d.Branch, Commitment: com,
+	return writeJSON(w, DraftAnswer{sessionLabels: s.labels(r.Context(), space), Session: space.String(), Branch: d.Branch, Commitment: com,
 		Change: d.Change, Salt: base64.RawURLEncoding.EncodeToString(d.Salt), Objects: objs})
 }

@@ -218,7 +218,7 @@ func TestRestrictedDepositNoLeakHTTPRapid(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, ok, err := bn.node.Replica().Draft(t.Context(), s.space, cid); ok || err != nil {
+				if _, ok, err := bn.node.Replica().Draft(t.Context(), dag.MustParseID(s.space), cid); ok || err != nil {
 					t.Fatalf("node B holds draft %d (%v)", i, err)
 				}
 				if st, _, _ := readDraftAs(t, bn, s.space, com, ht.Member(p.drafters[i]), ""); st != http.StatusNotFound {

@@ -23,7 +23,7 @@ func (s *Server) estimates(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	e, err := s.view.Estimates(ctx, sessionID(space), id)
+	e, err := s.view.Estimates(ctx, space, id)
 	if err != nil {
 		return err
 	}

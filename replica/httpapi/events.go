@@ -256,7 +256,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 // feed is the one reader of a session's log for all its streams.
 type feed struct {
 	s      *Server
-	space  string
+	space  dag.ID
 	labels sessionLabels
 	stop   chan struct{}
 
@@ -293,10 +293,10 @@ func (it *feedItem) event() []byte { return it.a[it.start:it.end] }
 const feedArena = 1 << 20
 
 // joinFeed returns space's feed, started if no stream follows it yet.
-func (s *Server) joinFeed(ctx context.Context, space string, labels sessionLabels) (*feed, error) {
+func (s *Server) joinFeed(ctx context.Context, space dag.ID, labels sessionLabels) (*feed, error) {
 	s.hub.mu.Lock()
 	defer s.hub.mu.Unlock()
-	f := s.hub.feeds[space]
+	f := s.hub.feeds[space.String()]
 	if f == nil {
 		size, err := s.rep.LogSize(ctx, space)
 		if err != nil {
@@ -306,7 +306,7 @@ func (s *Server) joinFeed(ctx context.Context, space string, labels sessionLabel
 		if s.hub.feeds == nil {
 			s.hub.feeds = map[string]*feed{}
 		}
-		s.hub.feeds[space] = f
+		s.hub.feeds[space.String()] = f
 		go f.run()
 	}
 	f.streams++
@@ -318,7 +318,7 @@ func (s *Server) leaveFeed(f *feed) {
 	s.hub.mu.Lock()
 	defer s.hub.mu.Unlock()
 	if f.streams--; f.streams == 0 {
-		delete(s.hub.feeds, f.space)
+		delete(s.hub.feeds, f.space.String())
 		close(f.stop)
 	}
 }
@@ -329,7 +329,7 @@ func (f *feed) run() {
 	defer cancel()
 	wake := make(chan struct{}, 1)
 	unsub := f.s.n.Subscribe(func(sp string) {
-		if sp == f.space {
+		if sp == f.space.String() {
 			select {
 			case wake <- struct{}{}:
 			default:
@@ -373,7 +373,7 @@ func (f *feed) read(ctx context.Context) error {
 		add := make([]feedItem, 0, len(ids))
 		for i, id := range ids {
 			p := pos + uint64(i) + 1
-			ev, change, err := f.s.entryEvent(ctx, f.space, f.labels, p, id, covered)
+			ev, change, err := f.s.entryEvent(ctx, f.space.String(), f.labels, p, id, covered)
 			if err != nil {
 				return err
 			}
@@ -409,7 +409,7 @@ func (f *feed) read(ctx context.Context) error {
 	if !newer {
 		return nil
 	}
-	ev, err := checkpointEvent(f.space, cp, f.labels)
+	ev, err := checkpointEvent(f.space.String(), cp, f.labels)
 	if err != nil {
 		return err
 	}
@@ -489,7 +489,7 @@ func (st *stream) follow(ctx context.Context, f *feed) (chan struct{}, bool, err
 // browser's EventSource sends it when it reconnects) or ?last_event_id=
 // (for a first connection, which cannot set headers). It is a log
 // position this node has given out, so at most the log's length.
-func (s *Server) lastEventID(ctx context.Context, r *http.Request, space string) (uint64, error) {
+func (s *Server) lastEventID(ctx context.Context, r *http.Request, space dag.ID) (uint64, error) {
 	v := r.Header.Get("Last-Event-ID")
 	if v == "" {
 		v = r.URL.Query().Get("last_event_id")
@@ -523,7 +523,7 @@ type stream struct {
 	s       *Server
 	w       http.ResponseWriter
 	rc      *http.ResponseController
-	space   string
+	space   dag.ID
 	labels  sessionLabels
 	prefix  string
 	pos     uint64 // last position sent (or skipped by the filter)
@@ -550,7 +550,7 @@ func (st *stream) catchUp(ctx context.Context) error {
 		var b strings.Builder
 		for i, id := range ids {
 			pos := st.pos + uint64(i) + 1
-			ev, change, err := st.s.entryEvent(ctx, st.space, st.labels, pos, id, covered)
+			ev, change, err := st.s.entryEvent(ctx, st.space.String(), st.labels, pos, id, covered)
 			if err != nil {
 				return err
 			}
@@ -577,7 +577,7 @@ func (st *stream) catchUp(ctx context.Context) error {
 	if !ok || cp.Size <= st.cpSize {
 		return nil
 	}
-	ev, err := checkpointEvent(st.space, cp, st.labels)
+	ev, err := checkpointEvent(st.space.String(), cp, st.labels)
 	if err != nil {
 		return err
 	}
@@ -652,7 +652,7 @@ func (st *stream) mrTouches(ctx context.Context, mr dag.ID) bool {
 		return v
 	}
 	hit := false
-	if rv, err := st.s.view.Review(ctx, sessionID(st.space), mr); err == nil {
+	if rv, err := st.s.view.Review(ctx, st.space, mr); err == nil {
 		if d := rv.Diff(); d != nil {
 			hit = st.anyUnder(d.Touched())
 		}
@@ -668,7 +668,7 @@ func (st *stream) changeTouches(ctx context.Context, id dag.ID) bool {
 		return v
 	}
 	hit := false
-	if c, err := st.s.view.Change(ctx, sessionID(st.space), id); err == nil {
+	if c, err := st.s.view.Change(ctx, st.space, id); err == nil {
 		nids := make([]string, 0, 2*len(c.Ops))
 		for _, op := range c.Ops {
 			nids = append(nids, op.NID, op.ParentNID)

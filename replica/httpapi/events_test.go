@@ -132,7 +132,7 @@ func TestEventsS12(t *testing.T) {
 		t.Fatalf("ballot event %+v", ev)
 	}
 	// The node checkpoints: one checkpoint event, covering all eight.
-	cp, err := n.node.Replica().Checkpoint(context.Background(), s.space)
+	cp, err := n.node.Replica().Checkpoint(context.Background(), dag.MustParseID(s.space))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestEventsNIDPrefix(t *testing.T) {
 		t.Fatalf("live under /us/t1: %+v", ev)
 	}
 	quiet(t, out)
-	if _, err := n.node.Replica().Checkpoint(context.Background(), s.space); err != nil {
+	if _, err := n.node.Replica().Checkpoint(context.Background(), dag.MustParseID(s.space)); err != nil {
 		t.Fatal(err)
 	}
 	if ev := next(t, out); ev.Event != "checkpoint" {

@@ -72,7 +72,7 @@ func writesWithStreams(t testing.TB, streams, rounds, perRound int, read bool) (
 	// Each resumes at the log's end, as a client that has kept up does
 	// (Last-Event-ID): what is measured is following the writes.
 	open := func() []net.Conn {
-		size, err := l.Replica().LogSize(context.Background(), bl.Session.String())
+		size, err := l.Replica().LogSize(context.Background(), bl.Session)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,7 +14,7 @@ import (
 	"github.com/witan-dev/witan/rules"
 )
 
-// The emergency expiry change of D49 over HTTP (issue 19): nodes an
+// The emergency expiry change of D49 over HTTP: nodes an
 // emergency removed come back, and an emergency approved through a
 // contest expires too. Expected texts and times are worked out by hand
 // from D49 and open point 14 (an expiry applies once an entry exists

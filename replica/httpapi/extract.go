@@ -38,16 +38,17 @@ func (s *Server) extract(w http.ResponseWriter, r *http.Request) error {
 			if serr != nil {
 				return serr
 			}
-			spaces = []string{space}
+			spaces = []dag.ID{space}
 		}
 		for _, space := range spaces {
-			if _, merr := s.view.MR(ctx, sessionID(space), id); merr == nil {
+			if _, merr := s.view.MR(ctx, space, id); merr == nil {
 				return s.mrExtract(w, r, space, id)
 			}
 		}
 		return problemf(CodeNotFound, "%s is not a log entry or an MR of this node (extracts are served for tx ids and MR ids): %v", id, err)
 	}
-	cp, ok := s.rep.LastCheckpoint(e.Space)
+	session, _ := dag.ParseID(e.Space) // a memory space's entry: the zero ID, which has no checkpoint
+	cp, ok := s.rep.LastCheckpoint(session)
 	if !ok {
 		return problemf(CodeNotFound, "%s is not in a checkpoint of this node yet", id)
 	}
@@ -55,14 +56,14 @@ func (s *Server) extract(w http.ResponseWriter, r *http.Request) error {
 	// the entry, else the newest.
 	var p replica.InclusionProof
 	found := false
-	for _, c := range s.rep.CosignedCheckpoints(e.Space) {
-		if q, err := s.rep.InclusionProof(ctx, e.Space, id, c.Size); err == nil {
+	for _, c := range s.rep.CosignedCheckpoints(session) {
+		if q, err := s.rep.InclusionProof(ctx, session, id, c.Size); err == nil {
 			cp, p, found = c, q, true
 			break
 		}
 	}
 	if !found {
-		if p, err = s.rep.InclusionProof(ctx, e.Space, id, cp.Size); err != nil {
+		if p, err = s.rep.InclusionProof(ctx, session, id, cp.Size); err != nil {
 			return problemf(CodeNotFound, "%s is not in a checkpoint of this node yet: %v", id, err)
 		}
 	}
@@ -72,7 +73,7 @@ func (s *Server) extract(w http.ResponseWriter, r *http.Request) error {
 	}
 	x := extract.Entry{Checkpoint: mustJSON(cp), Cosigned: s.rep.Cosignatures(cp), Finality: replica.FinalAdvisory,
 		Inclusion: extract.Inclusion{LeafIndex: p.LeafIndex, TreeSize: p.TreeSize, InclusionPath: p.InclusionPath},
-		Object:    e.Data, Session: e.Space, Simulation: s.labels(ctx, e.Space).Simulation, Supporting: make([]json.RawMessage, len(att)), Tx: id}
+		Object:    e.Data, Session: e.Space, Simulation: s.labels(ctx, session).Simulation, Supporting: make([]json.RawMessage, len(att)), Tx: id}
 	for i, a := range att {
 		if x.Supporting[i], err = dag.AttachmentWire(a); err != nil {
 			return err
@@ -110,9 +111,9 @@ const HeaderPendingEntries = "Witan-Pending-Entries"
 // CodeExtractTooLarge: the MR has more entries than MaxExtractEntries.
 const CodeExtractTooLarge dag.Code = "witan:extract_too_large"
 
-func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string, id dag.ID) error {
+func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space dag.ID, id dag.ID) error {
 	ctx := r.Context()
-	ev, err := s.view.MREvidence(ctx, sessionID(space), id)
+	ev, err := s.view.MREvidence(ctx, space, id)
 	if err != nil {
 		return err
 	}
@@ -144,7 +145,7 @@ func (s *Server) mrExtract(w http.ResponseWriter, r *http.Request, space string,
 	}
 	x := extract.MR{Checkpoint: mustJSON(cp), Cosigned: s.rep.Cosignatures(cp), Determinations: []extract.Determination{},
 		Facts: extract.Facts{Emergency: ev.Poll.Facts.Emergency, Reverts: ev.Poll.Facts.Reverts, StructureFailed: ev.Poll.Facts.StructureFailed},
-		Kind:  "mr", MR: id, Session: space, Simulation: s.labels(ctx, space).Simulation, Supporting: []json.RawMessage{},
+		Kind:  "mr", MR: id, Session: space.String(), Simulation: s.labels(ctx, space).Simulation, Supporting: []json.RawMessage{},
 		Entries: []extract.LogEntry{}, Finality: ev.MR.Finality}
 	pending := 0
 	seen := map[dag.ID]bool{}

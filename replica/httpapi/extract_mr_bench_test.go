@@ -26,7 +26,7 @@ func BenchmarkMRExtractS11(b *testing.B) {
 		}
 	}
 	space := ballots[0].Env.Session.String()
-	if _, err := n.node.Replica().Checkpoint(context.Background(), space); err != nil {
+	if _, err := n.node.Replica().Checkpoint(context.Background(), dag.MustParseID(space)); err != nil {
 		b.Fatal(err)
 	}
 	var body []byte

@@ -204,7 +204,7 @@ func TestMRExtractWitnessedHTTP(t *testing.T) {
 	a.submit(t, s, s.b.GroupCreate(ht.Member(0), "extra", ht.Members(0, 2), ht.Members(0, 1), s.last))
 	a.checkpointNow(t, s.space)
 	x := getExtract()
-	cps := a.node.Replica().Checkpoints(s.space)
+	cps := a.node.Replica().Checkpoints(dag.MustParseID(s.space))
 	if len(x.Cosigned) != 1 || x.Cosigned[0].Witness != keyW.Key() || len(x.Entries) != 3 || len(cps) < 2 ||
 		x.Entries[0].Inclusion.TreeSize != cps[len(cps)-2].Size || x.Entries[0].Inclusion.TreeSize == cps[len(cps)-1].Size {
 		t.Fatalf("with the co-signed checkpoint holding every entry: %+v", x)
@@ -212,7 +212,7 @@ func TestMRExtractWitnessedHTTP(t *testing.T) {
 	a.submit(t, s, s.b.Ballot(ht.Member(2), s.mr, "approve", dag.ID{}, s.last))
 	a.checkpointNow(t, s.space)
 	x = getExtract()
-	cps = a.node.Replica().Checkpoints(s.space)
+	cps = a.node.Replica().Checkpoints(dag.MustParseID(s.space))
 	if len(x.Cosigned) != 0 || len(x.Entries) != 4 || x.Entries[0].Inclusion.TreeSize != cps[len(cps)-1].Size {
 		t.Fatalf("with a ballot beyond the co-signed checkpoint: %+v", x)
 	}

@@ -33,8 +33,8 @@ func TestHTTPFederation(t *testing.T) {
 		}
 		ha, _ := a.node.Heads(ctx, s.space)
 		hb, _ := b.node.Heads(ctx, s.space)
-		_, sa, err1 := a.node.Replica().State(ctx, s.space)
-		_, sb, err2 := b.node.Replica().State(ctx, s.space)
+		_, sa, err1 := a.node.Replica().State(ctx, dag.MustParseID(s.space))
+		_, sb, err2 := b.node.Replica().State(ctx, dag.MustParseID(s.space))
 		if err1 != nil || err2 != nil || !slices.Equal(ha, hb) || sa != sb {
 			t.Fatalf("%s: heads %v / %v, state %s / %s (%v %v)", what, ha, hb, sa, sb, err1, err2)
 		}
@@ -63,12 +63,12 @@ func TestHTTPFederation(t *testing.T) {
 		}
 	}))
 	defer liar.Close()
-	_, before, _ := b.node.Replica().State(ctx, s.space)
+	_, before, _ := b.node.Replica().State(ctx, dag.MustParseID(s.space))
 	res, err := b.node.PullHTTP(ctx, node.NewHTTPPeer(liar.URL, nil))
 	if err != nil || len(res) != 1 || res[0].Quarantined != 1 || res[0].Accepted != 0 {
 		t.Fatalf("pull from the liar: %+v %v", res, err)
 	}
-	_, after, _ := b.node.Replica().State(ctx, s.space)
+	_, after, _ := b.node.Replica().State(ctx, dag.MustParseID(s.space))
 	q, err := b.node.Quarantine(ctx, s.space)
 	if err != nil || after != before || len(q) != 1 || q[0].Code != dag.CodeBadSignature {
 		t.Fatalf("after the liar: state %s -> %s, quarantine %+v %v", before, after, q, err)

@@ -83,7 +83,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
 	if nid == "" || nid[0] != '/' {
 		nid = "/" + nid
 	}
-	merges, err := s.view.Merges(ctx, sessionID(space))
+	merges, err := s.view.Merges(ctx, space)
 	if err != nil {
 		return err
 	}
@@ -97,14 +97,14 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
 		if okA == okB && bytes.Equal(before, after) {
 			continue
 		}
-		mr, err := s.view.MR(ctx, sessionID(space), m.MR)
+		mr, err := s.view.MR(ctx, space, m.MR)
 		if err != nil {
 			return err
 		}
 		it := HistoryItem{MR: m.MR, Branch: m.Branch, Merge: m.Change, Before: m.Before, Determination: m.Determination,
 			ProposerSummary: ProposerSummary{Label: "the proposer's words, not checked by this node", Text: mr.Summary},
 			MemberOpinions:  []HistoryOpinion{}, GroupPositions: []HistoryOpinion{}, OtherOpinions: []HistoryOpinion{}, Finality: mr.Finality}
-		ops, next, err := s.view.Opinions(ctx, sessionID(space), view.OpinionFilter{SubjectType: "mr", Subject: m.MR.String()}, dag.ID{}, HistoryOpinionLimit)
+		ops, next, err := s.view.Opinions(ctx, space, view.OpinionFilter{SubjectType: "mr", Subject: m.MR.String()}, dag.ID{}, HistoryOpinionLimit)
 		if err != nil {
 			return err
 		}
@@ -148,8 +148,8 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, a)
 }
 
-func (s *Server) specJSON(ctx context.Context, space string, change dag.ID, nid string) ([]byte, bool) {
-	t, err := s.view.Snapshot(ctx, sessionID(space), change)
+func (s *Server) specJSON(ctx context.Context, space dag.ID, change dag.ID, nid string) ([]byte, bool) {
+	t, err := s.view.Snapshot(ctx, space, change)
 	if err != nil {
 		return nil, false
 	}

@@ -36,7 +36,7 @@ func TestHistory(t *testing.T) {
 		n.submit(t, s, tx)
 		ballots = append(ballots, tx.ID)
 	}
-	if _, err := n.node.Replica().Checkpoint(ctx, s.space); err != nil {
+	if _, err := n.node.Replica().Checkpoint(ctx, dag.MustParseID(s.space)); err != nil {
 		t.Fatal(err)
 	}
 	det := s.b.Determine(ht.Member(3), s.mr, ballots, "approved", s.last)
@@ -48,7 +48,7 @@ func TestHistory(t *testing.T) {
 		t.Fatalf("history after the merge, before its checkpoint %+v", h)
 	}
 	n.clk.t = n.clk.t.Add(73 * time.Hour)
-	if _, err := n.node.Replica().Checkpoint(ctx, s.space); err != nil {
+	if _, err := n.node.Replica().Checkpoint(ctx, dag.MustParseID(s.space)); err != nil {
 		t.Fatal(err)
 	}
 	n.getMap(t, "/history/us/t1/s1", nil)

@@ -1,6 +1,6 @@
 package httpapi_test
 
-// Where the node once contradicted the 30k prompt (issue 16), each driven
+// Points where a node could contradict the 30k prompt, each driven
 // over HTTP on a real listener with envelopes signed in the test. The
 // expected values are worked out by hand in the comments from the
 // prompt's words.
@@ -392,7 +392,7 @@ func TestDeadlineTooShortHTTP(t *testing.T) {
 	}
 }
 
-// TestBadInputNewPathsHTTP: bad input on the paths issue 16 added gets a
+// TestBadInputNewPathsHTTP: bad input on the newer paths gets a
 // problem+json with the prompt's code and stores nothing: an empty
 // plain-text attachment (schema), a district table that is not a table
 // (schema), an MR id that is not an id (schema), an unknown MR object

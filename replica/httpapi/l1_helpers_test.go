@@ -1,7 +1,7 @@
 package httpapi_test
 
-// Shared helpers for tests that drive a node only through /oth/v0 (issue
-// 16): a real node on a loopback listener (newNode, server_test.go), a
+// Shared helpers for tests that drive a node only through /oth/v0: a
+// real node on a loopback listener (newNode, server_test.go), a
 // raw POST /transactions of an envelope signed in the test, whose tx id
 // the test computes itself (sha256 of the envelope's bytes), and answers
 // read as JSON. Nothing here calls the node's Go API except to make a
@@ -141,7 +141,7 @@ func (n *apiNode) get(t testing.TB, path string) map[string]any {
 // on its timer.
 func (n *apiNode) checkpointNow(t testing.TB, space string) {
 	t.Helper()
-	if _, err := n.node.Replica().Checkpoint(context.Background(), space); err != nil {
+	if _, err := n.node.Replica().Checkpoint(context.Background(), dag.MustParseID(space)); err != nil {
 		t.Fatal(err)
 	}
 }

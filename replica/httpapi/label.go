@@ -12,6 +12,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+
+	"github.com/witan-dev/witan/dag"
 )
 
 // labelWriter holds an answer until the handler is done, so the label can
@@ -89,19 +91,26 @@ func (s *Server) anySimulated(r *http.Request) bool {
 func (s *Server) concernsSimulation(r *http.Request, top map[string]json.RawMessage) bool {
 	ctx := r.Context()
 	if q := r.URL.Query().Get("session"); q != "" {
-		return s.labels(ctx, q).Simulation
+		return s.labels(ctx, parsedSession(q)).Simulation
 	}
 	if id, ok := strings.CutPrefix(r.URL.Path, Base+"/sessions/"); ok && id != "" {
 		id, _, _ = strings.Cut(id, "/") // /sessions/{id}/state
-		return s.labels(ctx, id).Simulation
+		return s.labels(ctx, parsedSession(id)).Simulation
 	}
 	for _, k := range []string{"session", "space"} {
 		var sp string
 		if raw, ok := top[k]; ok && json.Unmarshal(raw, &sp) == nil && sp != "" {
-			return s.labels(ctx, sp).Simulation
+			return s.labels(ctx, parsedSession(sp)).Simulation
 		}
 	}
 	return true // anySimulated held
+}
+
+// parsedSession is the session id a request spells, or the zero ID (which
+// names no session, so has no labels) for what does not parse.
+func parsedSession(s string) dag.ID {
+	id, _ := dag.ParseID(s)
+	return id
 }
 
 // serveLabelled runs the mux and adds the simulation label where D54 asks.

@@ -28,7 +28,7 @@ type LawOnAnswer struct {
 	Finality     replica.Finality  `json:"finality"`
 }
 
-func (s *Server) lawOn(w http.ResponseWriter, r *http.Request, space, date, jurisdiction string) error {
+func (s *Server) lawOn(w http.ResponseWriter, r *http.Request, space dag.ID, date, jurisdiction string) error {
 	ctx := r.Context()
 	day, err := statute.ParseDate(date)
 	if date == "" {
@@ -39,7 +39,7 @@ func (s *Server) lawOn(w http.ResponseWriter, r *http.Request, space, date, juri
 	if err != nil {
 		return problemf(dag.CodeSchema, "date: %v", err)
 	}
-	in, err := s.view.LawAt(ctx, sessionID(space), day, jurisdiction)
+	in, err := s.view.LawAt(ctx, space, day, jurisdiction)
 	if err != nil {
 		return err
 	}

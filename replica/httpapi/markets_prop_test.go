@@ -204,7 +204,7 @@ func TestStatsNaiveRapid(t *testing.T) {
 		if _, err := n.node.Ingest(ctx, space, items); err != nil {
 			rt.Fatal(err)
 		}
-		if _, err := n.node.Replica().Checkpoint(ctx, space); err != nil {
+		if _, err := n.node.Replica().Checkpoint(ctx, dag.MustParseID(space)); err != nil {
 			rt.Fatal(err)
 		}
 		firstMR := mrs[0].openPos

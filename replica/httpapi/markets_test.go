@@ -58,7 +58,7 @@ func reportPair(t *testing.T) (a, b *apiNode) {
 
 func checkpoint(t *testing.T, n *apiNode, space string) string {
 	t.Helper()
-	cp, err := n.node.Replica().Checkpoint(context.Background(), space)
+	cp, err := n.node.Replica().Checkpoint(context.Background(), dag.MustParseID(space))
 	if err != nil {
 		t.Fatal(err)
 	}

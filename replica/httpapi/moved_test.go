@@ -87,7 +87,7 @@ func TestMovedHeadMerge(t *testing.T) {
 	}
 
 	n.clk.t = n.clk.t.Add(73 * time.Hour) // 2026-09-24T01:00Z
-	if _, err := n.node.Replica().Checkpoint(ctx, s.space); err != nil {
+	if _, err := n.node.Replica().Checkpoint(ctx, dag.MustParseID(s.space)); err != nil {
 		t.Fatal(err)
 	}
 

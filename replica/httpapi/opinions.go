@@ -152,7 +152,7 @@ func (s *Server) opinions(w http.ResponseWriter, r *http.Request) error {
 		}
 		limit = n
 	}
-	page, next, err := s.view.Opinions(ctx, sessionID(space), f, after, limit)
+	page, next, err := s.view.Opinions(ctx, space, f, after, limit)
 	if err != nil {
 		return err
 	}
@@ -184,7 +184,7 @@ func (s *Server) opinion(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	o, err := s.view.Opinion(ctx, sessionID(space), id)
+	o, err := s.view.Opinion(ctx, space, id)
 	if err != nil {
 		return err
 	}
@@ -203,12 +203,12 @@ func (s *Server) evaluation(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ev, err := s.view.Evaluation(ctx, sessionID(space), id)
+	ev, err := s.view.Evaluation(ctx, space, id)
 	if err != nil {
 		return err
 	}
 	if ev.Resolution != nil && r.URL.Query().Get("reports") != "self" {
-		s.fillReports(ctx, space, id, &ev) // resolution.go
+		s.fillReports(ctx, space.String(), id, &ev) // resolution.go
 	}
 	return writeJSON(w, EvaluationAnswer{sessionLabels: s.labels(ctx, space), OpinionEvaluation: ev})
 }
@@ -223,7 +223,7 @@ func (s *Server) claimReview(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	o, err := s.view.Opinion(ctx, sessionID(space), id)
+	o, err := s.view.Opinion(ctx, space, id)
 	if err != nil {
 		return err
 	}

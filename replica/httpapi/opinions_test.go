@@ -239,7 +239,7 @@ func TestOpinionsOverHTTP(t *testing.T) {
 	if a := n.getMap(t, evPath, nil)["results"].([]any)[1].(map[string]any); a["finality"] != "provisional" {
 		t.Fatalf("before the checkpoint: %v", a)
 	}
-	if _, err := n.node.Replica().Checkpoint(ctx, s.space); err != nil {
+	if _, err := n.node.Replica().Checkpoint(ctx, dag.MustParseID(s.space)); err != nil {
 		t.Fatal(err)
 	}
 	ev = n.getMap(t, evPath, nil)

@@ -55,7 +55,7 @@ func submitCheckpointed(t *testing.T, n *node.Node, txs ...ht.Tx) {
 			t.Fatalf("%s: %+v %v", tx.Env.Type, rc, err)
 		}
 	}
-	if _, err := n.Replica().Checkpoint(context.Background(), txs[0].Env.Session.String()); err != nil {
+	if _, err := n.Replica().Checkpoint(context.Background(), txs[0].Env.Session); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -218,7 +218,7 @@ func TestForkDetectedOverLibp2p(t *testing.T) {
 	if !strings.Contains(logC.String(), `"code":"fork_detected"`) {
 		t.Fatalf("C's log: %s", logC.String())
 	}
-	if got := forged.Replica().CosignedCheckpoints(space); len(got) != 0 {
+	if got := forged.Replica().CosignedCheckpoints(dag.MustParseID(space)); len(got) != 0 {
 		t.Fatalf("the forged node holds cosignatures: %+v", got)
 	}
 }

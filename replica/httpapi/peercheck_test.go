@@ -106,7 +106,7 @@ func TestHTTPPeerCheckpointFork(t *testing.T) {
 	if err := pull("consistent"); err != nil {
 		t.Fatal(err)
 	}
-	verified := a.node.Replica().Checkpoints(s.space)
+	verified := a.node.Replica().Checkpoints(dag.MustParseID(s.space))
 	last := verified[len(verified)-1].Size // what B verified last
 	grow()                                 // A's real log is last+1: its real proof last..last+1 exists, to A's real root
 	for _, c := range []struct {

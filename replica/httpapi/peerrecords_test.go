@@ -130,7 +130,7 @@ func TestPeerCheckpointsSurviveRestartLibp2p(t *testing.T) {
 	h := newForkHistory()
 	a, _ := p2pNode(t, keyA, sync.Config{Identity: idA, Manual: true})
 	submitCheckpointed(t, a, h.honest...)
-	honest := a.Replica().Checkpoints(h.space)
+	honest := a.Replica().Checkpoints(dag.MustParseID(h.space))
 	dirB := t.TempDir()
 	nb, _ := diskNode(t, keyB, dirB, &sync.Config{Manual: true})
 	res, err := nb.Connect(ctx, a.Sync().Addrs()[0], []string{h.space})
@@ -184,7 +184,7 @@ func TestPeerCheckpointsSurviveRestartHTTP(t *testing.T) {
 	t.Cleanup(srvA.Close)
 	a, honestSrv := diskNode(t, keyA, "", nil)
 	submitCheckpointed(t, a, h.honest...)
-	honest := a.Replica().Checkpoints(h.space)
+	honest := a.Replica().Checkpoints(dag.MustParseID(h.space))
 	hh := honestSrv.Config.Handler
 	target.Store(&hh)
 

@@ -66,7 +66,7 @@ func (s *Server) popolo(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, err := s.view.Popolo(ctx, sessionID(space))
+	p, err := s.view.Popolo(ctx, space)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,7 @@ package httpapi_test
 
 // BenchmarkPopoloExport streams GET /export/popolo of an S11-sized
 // session over a real listener (30k §10 S11: 11,000 members, ~300 MRs,
-// about a million envelopes; issue 20's goal: ≤ 10 s, flat memory). The
+// about a million envelopes; the goal: ≤ 10 s, flat memory). The
 // size comes from the environment, as replica's S11 benchmarks:
 //
 //	WITAN_S11_MEMBERS    roster size              (default 2000; S11: 11000)
@@ -101,7 +101,7 @@ func BenchmarkPopoloExport(b *testing.B) {
 		}
 	}
 	flush()
-	if _, err := rep.Checkpoint(ctx, bl.Session.String()); err != nil {
+	if _, err := rep.Checkpoint(ctx, bl.Session); err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("session: %d members, %d MRs, %d ballots; generated and ingested in %v", members, nMR, votes, time.Since(start).Round(time.Millisecond))

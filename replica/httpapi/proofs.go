@@ -53,7 +53,7 @@ func sizeParam(r *http.Request, name string) (n uint64, ok bool, err error) {
 
 // checkpointOfSize returns this node's latest signed checkpoint of the
 // given size, as JSON, or null.
-func (s *Server) checkpointOfSize(space string, size uint64) json.RawMessage {
+func (s *Server) checkpointOfSize(space dag.ID, size uint64) json.RawMessage {
 	if c, ok := s.rep.CheckpointOfSize(space, size); ok {
 		b, _ := json.Marshal(c)
 		return b
@@ -110,7 +110,7 @@ func (s *Server) inclusion(w http.ResponseWriter, r *http.Request) error {
 	return s.writeInclusion(w, r, space, p)
 }
 
-func (s *Server) writeInclusion(w http.ResponseWriter, r *http.Request, space string, p replica.InclusionProof) error {
+func (s *Server) writeInclusion(w http.ResponseWriter, r *http.Request, space dag.ID, p replica.InclusionProof) error {
 	a := InclusionAnswer{sessionLabels: s.labels(r.Context(), space), InclusionProof: p,
 		Checkpoint: s.checkpointOfSize(space, p.TreeSize), Finality: replica.Provisional}
 	if string(a.Checkpoint) != "null" {

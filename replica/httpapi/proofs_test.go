@@ -23,7 +23,7 @@ func TestProofs(t *testing.T) {
 	ctx := context.Background()
 	s := n.newSession(t) // 7 entries
 	rep := n.node.Replica()
-	cp1, err := rep.Checkpoint(ctx, s.space)
+	cp1, err := rep.Checkpoint(ctx, dag.MustParseID(s.space))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestProofs(t *testing.T) {
 	if err := pa.InclusionProof.Verify(); err != nil {
 		t.Fatal(err)
 	}
-	cp2, err := rep.Checkpoint(ctx, s.space)
+	cp2, err := rep.Checkpoint(ctx, dag.MustParseID(s.space))
 	if err != nil {
 		t.Fatal(err)
 	}

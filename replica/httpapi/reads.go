@@ -55,7 +55,7 @@ type Capability struct {
 	RateLimited uint64 `json:"witan_opinions_rate_limited"`
 	// Witan's own members: what the node serves beyond its level, and
 	// what it does not serve yet (docs/conformance.md).
-	Sessions       []string `json:"witan_sessions"`
+	Sessions       []dag.ID `json:"witan_sessions"`
 	NotImplemented []string `json:"witan_not_implemented"`
 	MemoryBlocks   bool     `json:"witan_memory_blocks"`
 	Finality       string   `json:"finality"`
@@ -90,14 +90,14 @@ func (s *Server) capability(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if c.Sessions == nil {
-		c.Sessions = []string{}
+		c.Sessions = []dag.ID{}
 	}
 	return writeJSON(w, c)
 }
 
 // checkpointed returns the log size covered by the space's latest
 // checkpoint: entries at positions up to it are final_advisory.
-func (s *Server) checkpointed(space string) uint64 {
+func (s *Server) checkpointed(space dag.ID) uint64 {
 	c, _ := s.rep.LastCheckpoint(space)
 	return c.Size
 }
@@ -234,10 +234,10 @@ func (s *Server) derivedChange(w http.ResponseWriter, r *http.Request, id dag.ID
 		if err != nil {
 			return err
 		}
-		spaces = []string{space}
+		spaces = []dag.ID{space}
 	}
 	for _, sp := range spaces {
-		c, err := s.view.Change(ctx, sessionID(sp), id)
+		c, err := s.view.Change(ctx, sp, id)
 		if errors.Is(err, dag.ErrNotFound) {
 			if ok, err := s.mrObject(w, r, sp, id); ok || err != nil {
 				return err
@@ -251,7 +251,7 @@ func (s *Server) derivedChange(w http.ResponseWriter, r *http.Request, id dag.ID
 		if err != nil {
 			return err
 		}
-		return writeJSON(w, ObjectAnswer{ID: id, Kind: "object", Space: sp, Object: b, Derived: true, Finality: replica.Provisional})
+		return writeJSON(w, ObjectAnswer{ID: id, Kind: "object", Space: sp.String(), Object: b, Derived: true, Finality: replica.Provisional})
 	}
 	return problemf(CodeNotFound, "no entry, object or change %s", id)
 }
@@ -259,9 +259,9 @@ func (s *Server) derivedChange(w http.ResponseWriter, r *http.Request, id dag.ID
 // mrObject answers /objects/{mr_id} (§5 lists MRs among the objects):
 // the body of the MR's mr.open, whose hash is the MR id. ok is false when
 // space has no such MR.
-func (s *Server) mrObject(w http.ResponseWriter, r *http.Request, space string, id dag.ID) (bool, error) {
+func (s *Server) mrObject(w http.ResponseWriter, r *http.Request, space dag.ID, id dag.ID) (bool, error) {
 	ctx := r.Context()
-	m, err := s.view.MR(ctx, sessionID(space), id)
+	m, err := s.view.MR(ctx, space, id)
 	if errors.Is(err, dag.ErrNotFound) || (err == nil && len(m.OpenedBy) == 0) {
 		return false, nil
 	}
@@ -283,7 +283,7 @@ func (s *Server) mrObject(w http.ResponseWriter, r *http.Request, space string, 
 	if err != nil {
 		f = replica.Provisional
 	}
-	return true, writeJSON(w, ObjectAnswer{ID: id, Kind: "object", Space: space, Object: env.Body, Finality: f})
+	return true, writeJSON(w, ObjectAnswer{ID: id, Kind: "object", Space: space.String(), Object: env.Body, Finality: f})
 }
 
 func (s *Server) object(w http.ResponseWriter, r *http.Request) error {
@@ -294,7 +294,10 @@ func (s *Server) object(w http.ResponseWriter, r *http.Request) error {
 	}
 	if e, err := s.n.Get(ctx, id); err == nil {
 		a := ObjectAnswer{ID: id, Kind: "entry", Space: e.Space, Object: e.Data, Finality: replica.Provisional}
-		if f, err := s.rep.Finality(ctx, e.Space, id); err == nil {
+		// A memory space's entry has no session id: the zero ID names no
+		// session, and the entry stays provisional.
+		session, _ := dag.ParseID(e.Space)
+		if f, err := s.rep.Finality(ctx, session, id); err == nil {
 			a.Finality = f
 		}
 		return writeJSON(w, a)
@@ -390,14 +393,14 @@ func (s *Server) heads(w http.ResponseWriter, r *http.Request) error {
 // stateFinality is final_advisory when the latest checkpoint covers the
 // whole log: the state is then exactly what the checkpoint commits to
 // (Replica.StateFinality, from two numbers the replica keeps).
-func (s *Server) stateFinality(_ context.Context, space string) replica.Finality {
+func (s *Server) stateFinality(_ context.Context, space dag.ID) replica.Finality {
 	return s.rep.StateFinality(space)
 }
 
 func (s *Server) sessions(w http.ResponseWriter, r *http.Request) error {
 	all := s.rep.Sessions()
 	if all == nil {
-		all = []string{}
+		all = []dag.ID{}
 	}
 	return writeJSON(w, map[string]any{"sessions": all, "finality": replica.Provisional})
 }
@@ -441,14 +444,14 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	space := id.String()
+	space := id
 	sum, h, err := s.rep.Summary(ctx, space)
 	if err != nil {
 		return err
 	}
-	q := "?session=" + space
+	q := "?session=" + space.String()
 	return writeLabelled(w, SessionAnswer{sessionLabels: s.labels(ctx, space), State: &sum, StateHash: h, Finality: s.stateFinality(ctx, space),
-		Parts: SessionParts{State: Base + "/sessions/" + space + "/state", Group: Base + "/groups/{id}" + q, Branches: Base + "/branches" + q, MergeRequests: Base + "/merge-requests" + q}})
+		Parts: SessionParts{State: Base + "/sessions/" + space.String() + "/state", Group: Base + "/groups/{id}" + q, Branches: Base + "/branches" + q, MergeRequests: Base + "/merge-requests" + q}})
 }
 
 func (s *Server) sessionState(w http.ResponseWriter, r *http.Request) error {
@@ -457,7 +460,7 @@ func (s *Server) sessionState(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	space := id.String()
+	space := id
 	canon, h, err := s.rep.StateJSON(ctx, space)
 	if err != nil {
 		return err
@@ -508,7 +511,7 @@ func (s *Server) group(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeLabelled(w, GroupAnswer{Session: space, Group: g, Finality: s.stateFinality(ctx, space), Simulation: s.labels(ctx, space).Simulation})
+	return writeLabelled(w, GroupAnswer{Session: space.String(), Group: g, Finality: s.stateFinality(ctx, space), Simulation: s.labels(ctx, space).Simulation})
 }
 
 func (s *Server) branches(w http.ResponseWriter, r *http.Request) error {
@@ -550,8 +553,8 @@ type TreeAnswer struct {
 
 // subtree returns the subtree at nid (the root when nid is empty) of the
 // snapshot of change, as the replica holds it.
-func (s *Server) subtree(ctx context.Context, space string, change dag.ID, nid string) (*statute.NodeSpec, string, error) {
-	t, err := s.view.Snapshot(ctx, sessionID(space), change)
+func (s *Server) subtree(ctx context.Context, space dag.ID, change dag.ID, nid string) (*statute.NodeSpec, string, error) {
+	t, err := s.view.Snapshot(ctx, space, change)
 	if err != nil {
 		return nil, "", err
 	}
@@ -587,7 +590,7 @@ func (s *Server) tree(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, TreeAnswer{Session: space, Branch: b.Name, Head: &b.Heads[0], Snapshot: *b.Snapshot, NID: nid, Node: spec, Finality: s.stateFinality(ctx, space)})
+	return writeJSON(w, TreeAnswer{Session: space.String(), Branch: b.Name, Head: &b.Heads[0], Snapshot: *b.Snapshot, NID: nid, Node: spec, Finality: s.stateFinality(ctx, space)})
 }
 
 func (s *Server) mrs(w http.ResponseWriter, r *http.Request) error {
@@ -596,7 +599,7 @@ func (s *Server) mrs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ms, err := s.view.MRs(ctx, sessionID(space))
+	ms, err := s.view.MRs(ctx, space)
 	if err != nil {
 		return err
 	}
@@ -627,7 +630,7 @@ func (s *Server) mr(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.view.MR(ctx, sessionID(space), id)
+	m, err := s.view.MR(ctx, space, id)
 	if err != nil {
 		return err
 	}
@@ -673,23 +676,23 @@ func (s *Server) tally(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.view.MR(ctx, sessionID(space), id)
+	m, err := s.view.MR(ctx, space, id)
 	if err != nil {
 		return err
 	}
 	if q := r.URL.Query(); q.Has("by") {
-		br, err := s.view.TallyBy(ctx, sessionID(space), id, q.Get("by"))
+		br, err := s.view.TallyBy(ctx, space, id, q.Get("by"))
 		if err != nil {
 			return err
 		}
 		return writeJSON(w, TallyByAnswer{sessionLabels: s.labels(ctx, space), Status: m.Status, TallyBreakdown: br})
 	}
-	t, err := s.view.Tally(ctx, sessionID(space), id)
+	t, err := s.view.Tally(ctx, space, id)
 	if err != nil {
 		return err
 	}
 	a := TallyAnswer{sessionLabels: s.labels(ctx, space), MR: id, Status: m.Status, Result: t.Result, Finality: t.Finality}
-	if a.Stakes, err = s.view.Stakes(ctx, sessionID(space), id); err != nil {
+	if a.Stakes, err = s.view.Stakes(ctx, space, id); err != nil {
 		return err
 	}
 	if st, _, err := s.rep.State(ctx, space); err == nil { // rotation hook
@@ -716,7 +719,7 @@ func (s *Server) law(w http.ResponseWriter, r *http.Request) error {
 	if q := r.URL.Query(); q.Get("date") != "" || q.Get("jurisdiction") != "" {
 		return s.lawOn(w, r, space, q.Get("date"), q.Get("jurisdiction"))
 	}
-	l, err := s.view.Law(ctx, sessionID(space))
+	l, err := s.view.Law(ctx, space)
 	if err != nil {
 		return err
 	}
@@ -767,7 +770,7 @@ func (s *Server) quarantine(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		space = sp
+		space = sp.String()
 	}
 	after, limit := uint64(0), DefaultQuarantineLimit
 	if a := r.URL.Query().Get("after"); a != "" {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 )
@@ -76,10 +77,10 @@ func BenchmarkStateReadsHTTP(b *testing.B) {
 				flush()
 			}
 		}
-		if _, err := rep.Checkpoint(ctx, space); err != nil {
+		if _, err := rep.Checkpoint(ctx, dag.MustParseID(space)); err != nil {
 			b.Fatal(err)
 		}
-		logSize, err := rep.LogSize(ctx, space)
+		logSize, err := rep.LogSize(ctx, dag.MustParseID(space))
 		if err != nil {
 			b.Fatal(err)
 		}

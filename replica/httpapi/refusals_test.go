@@ -26,7 +26,7 @@ func TestRefusalLog(t *testing.T) {
 	n := newNode(t)
 	ctx := context.Background()
 	s := n.newSession(t)
-	if _, err := n.node.Replica().Checkpoint(ctx, s.space); err != nil {
+	if _, err := n.node.Replica().Checkpoint(ctx, dag.MustParseID(s.space)); err != nil {
 		t.Fatal(err)
 	}
 	var c0 httpapi.RefusalCheckpointAnswer

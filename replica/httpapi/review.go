@@ -17,8 +17,8 @@ import (
 )
 
 // mrFinality is the finality of what describes an MR's outcome.
-func (s *Server) mrFinality(r *http.Request, space string, id dag.ID) replica.Finality {
-	if m, err := s.view.MR(r.Context(), sessionID(space), id); err == nil {
+func (s *Server) mrFinality(r *http.Request, space dag.ID, id dag.ID) replica.Finality {
+	if m, err := s.view.MR(r.Context(), space, id); err == nil {
 		return m.Finality
 	}
 	return replica.Provisional
@@ -35,7 +35,7 @@ func (s *Server) reviewHandler(what string) handlerFunc {
 		if err != nil {
 			return err
 		}
-		rv, err := s.view.Review(ctx, sessionID(space), id)
+		rv, err := s.view.Review(ctx, space, id)
 		if errors.Is(err, view.ErrGovernanceMR) {
 			return problemf(dag.CodeSchema, "MR %s is a governance MR: it changes rules, not text, so it has no diff, checks or fact sheet", id)
 		}

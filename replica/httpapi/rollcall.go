@@ -31,7 +31,7 @@ func (s *Server) rollcall(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rc, err := s.view.RollCall(ctx, sessionID(space))
+	rc, err := s.view.RollCall(ctx, space)
 	if err != nil {
 		return err
 	}

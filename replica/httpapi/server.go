@@ -143,7 +143,7 @@ type Server struct {
 	log  *slog.Logger
 
 	labelMu    gosync.Mutex
-	labelCache map[string]sessionLabels
+	labelCache map[dag.ID]sessionLabels
 	patterns   []string            // every routed path, for the D54 walk test
 	methods    map[string][]string // the methods each routed path takes
 
@@ -503,32 +503,32 @@ func decodeJSON(b []byte, v any) error {
 
 // spaceOf returns the session a request is about: ?session=, or the only
 // session the node holds.
-func (s *Server) spaceOf(r *http.Request) (string, error) {
+func (s *Server) spaceOf(r *http.Request) (dag.ID, error) {
 	if q := r.URL.Query().Get("session"); q != "" {
 		id, err := dag.ParseID(q)
 		if err != nil {
-			return "", problemf(dag.CodeSchema, "session: %v", err)
+			return dag.ID{}, problemf(dag.CodeSchema, "session: %v", err)
 		}
-		return id.String(), nil
+		return id, nil
 	}
 	all := s.rep.Sessions()
 	switch len(all) {
 	case 1:
 		return all[0], nil
 	case 0:
-		return "", problemf(CodeNotFound, "this node holds no session yet")
+		return dag.ID{}, problemf(CodeNotFound, "this node holds no session yet")
 	default:
-		return "", problemf(dag.CodeSchema, "this node holds %d sessions: name one with ?session=", len(all))
+		return dag.ID{}, problemf(dag.CodeSchema, "this node holds %d sessions: name one with ?session=", len(all))
 	}
 }
 
 // spaceAndID returns the session a request is about (spaceOf) and the id
 // in its {id} path segment: the preamble of every read of one object of
 // a session.
-func (s *Server) spaceAndID(r *http.Request) (string, dag.ID, error) {
+func (s *Server) spaceAndID(r *http.Request) (dag.ID, dag.ID, error) {
 	space, err := s.spaceOf(r)
 	if err != nil {
-		return "", dag.ID{}, err
+		return dag.ID{}, dag.ID{}, err
 	}
 	id, err := parseIDParam(r, "id")
 	return space, id, err
@@ -546,7 +546,7 @@ type sessionLabels struct {
 // wrapping replica.ErrUnknownSpace. A session's flags are fixed by its
 // session.create, so they are cached once known: the full State (and its
 // hash) is not recomputed on every request.
-func (s *Server) sessionLabelsOf(ctx context.Context, space string) (sessionLabels, error) {
+func (s *Server) sessionLabelsOf(ctx context.Context, space dag.ID) (sessionLabels, error) {
 	s.labelMu.Lock()
 	l, ok := s.labelCache[space]
 	s.labelMu.Unlock()
@@ -557,10 +557,10 @@ func (s *Server) sessionLabelsOf(ctx context.Context, space string) (sessionLabe
 	if err != nil {
 		return sessionLabels{}, err
 	}
-	l = sessionLabels{Session: space, Simulation: st.Simulation, Ephemeral: st.Education || s.o.Ephemeral}
+	l = sessionLabels{Session: space.String(), Simulation: st.Simulation, Ephemeral: st.Education || s.o.Ephemeral}
 	s.labelMu.Lock()
 	if s.labelCache == nil {
-		s.labelCache = map[string]sessionLabels{}
+		s.labelCache = map[dag.ID]sessionLabels{}
 	}
 	s.labelCache[space] = l
 	s.labelMu.Unlock()
@@ -568,10 +568,10 @@ func (s *Server) sessionLabelsOf(ctx context.Context, space string) (sessionLabe
 }
 
 // labels is sessionLabelsOf without the error: an unknown session has none.
-func (s *Server) labels(ctx context.Context, space string) sessionLabels {
+func (s *Server) labels(ctx context.Context, space dag.ID) sessionLabels {
 	l, err := s.sessionLabelsOf(ctx, space)
 	if err != nil {
-		return sessionLabels{Session: space}
+		return sessionLabels{Session: space.String()}
 	}
 	return l
 }
@@ -593,12 +593,4 @@ func parseIDParam(r *http.Request, name string) (dag.ID, error) {
 		return dag.ID{}, problemf(dag.CodeSchema, "%s: %v", name, err)
 	}
 	return id, nil
-}
-
-// sessionID is the id of a session the server already parsed (spaceOf) or
-// listed (Replica.Sessions), for the views, which name sessions by id. A
-// string that is not an id becomes the zero ID, which names no session.
-func sessionID(space string) dag.ID {
-	id, _ := dag.ParseID(space)
-	return id
 }

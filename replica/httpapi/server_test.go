@@ -198,7 +198,7 @@ func TestSessionEndpoints(t *testing.T) {
 	if tal["finality"] != "provisional" || tal["status"] != "open" || tal["simulation"] != true {
 		t.Fatalf("live tally %v", tal)
 	}
-	if _, err := n.node.Replica().Checkpoint(ctx, s.space); err != nil {
+	if _, err := n.node.Replica().Checkpoint(ctx, dag.MustParseID(s.space)); err != nil {
 		t.Fatal(err)
 	}
 	n.submit(t, s, s.b.Determine(ht.Member(3), s.mr, ballots, "approved", s.last))
@@ -206,7 +206,7 @@ func TestSessionEndpoints(t *testing.T) {
 		t.Fatalf("determined but not checkpointed: %v", tal)
 	}
 	n.clk.t = n.clk.t.Add(73 * time.Hour)
-	if _, err := n.node.Replica().Checkpoint(ctx, s.space); err != nil {
+	if _, err := n.node.Replica().Checkpoint(ctx, dag.MustParseID(s.space)); err != nil {
 		t.Fatal(err)
 	}
 	tal = n.getMap(t, "/merge-requests/"+s.mr.String()+"/tally", nil)
@@ -276,7 +276,7 @@ func TestSessionEndpoints(t *testing.T) {
 	if sess["finality"] != "final_advisory" || sess["simulation"] != true {
 		t.Fatalf("session %v", sess)
 	}
-	_, hash, _ := n.node.Replica().State(ctx, s.space)
+	_, hash, _ := n.node.Replica().State(ctx, dag.MustParseID(s.space))
 	if sess["state_hash"] != hash.String() {
 		t.Fatalf("state hash %v, want %s", sess["state_hash"], hash)
 	}

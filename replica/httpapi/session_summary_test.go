@@ -41,7 +41,7 @@ func TestSessionSummaryAndState(t *testing.T) {
 		if st.State == nil || st.State.Entries != entries || len(st.State.MRs) != 1 || len(st.State.Keys) != sum.Keys || len(st.State.Groups) != 3 || !st.Simulation {
 			t.Fatalf("state %+v", st)
 		}
-		_, want, err := n.node.Replica().State(ctx, s.space)
+		_, want, err := n.node.Replica().State(ctx, dag.MustParseID(s.space))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -43,7 +43,7 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
 			return problemf(dag.CodeSchema, "as_of: %v", err)
 		}
 	}
-	st, err := s.view.Stats(ctx, sessionID(space), metric, scope, asOf)
+	st, err := s.view.Stats(ctx, space, metric, scope, asOf)
 	if err != nil {
 		return err
 	}

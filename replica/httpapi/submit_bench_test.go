@@ -16,7 +16,7 @@ import (
 	"github.com/witan-dev/witan/replica/node"
 )
 
-// BenchmarkSubmitConcurrentHTTP is issue 22's write-path goal: POST
+// BenchmarkSubmitConcurrentHTTP is the write path's goal: POST
 // /transactions from 200 concurrent clients to a node on a real loopback
 // listener, Badger on disk with fsync on (each receipt is sent only once
 // its entry is durable). Each request is a signed ballot of its own

@@ -45,14 +45,14 @@ func TestTallyFinalityGoEqualsHTTP(t *testing.T) {
 		n.submit(t, s, tx)
 		ballots = append(ballots, tx.ID)
 	}
-	if _, err := n.node.Replica().Checkpoint(ctx, s.space); err != nil {
+	if _, err := n.node.Replica().Checkpoint(ctx, dag.MustParseID(s.space)); err != nil {
 		t.Fatal(err)
 	}
 	both("open, checkpointed", replica.Provisional)
 	n.submit(t, s, s.b.Determine(ht.Member(3), s.mr, ballots, "approved", s.last))
 	both("determined, not checkpointed", replica.Provisional)
 	n.clk.t = n.clk.t.Add(73 * time.Hour)
-	if _, err := n.node.Replica().Checkpoint(ctx, s.space); err != nil {
+	if _, err := n.node.Replica().Checkpoint(ctx, dag.MustParseID(s.space)); err != nil {
 		t.Fatal(err)
 	}
 	both("determined and checkpointed", replica.FinalAdvisory)

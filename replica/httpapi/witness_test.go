@@ -187,7 +187,7 @@ func TestWitnessAllowList(t *testing.T) {
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	cp, _ := a.node.Replica().LastCheckpoint(s.space)
+	cp, _ := a.node.Replica().LastCheckpoint(dag.MustParseID(s.space))
 	msg, _ := cp.SigningBytes()
 	post := func(k *dag.Signer) (int, string) {
 		body, _ := json.Marshal(map[string]any{"checkpoint": cp, "cosignature": map[string]any{"witness": k.Key(), "sig": base64.RawURLEncoding.EncodeToString(k.Sign(replica.DomainWitness, msg))}})

@@ -3,6 +3,8 @@ package node
 import (
 	"context"
 	"strings"
+
+	"github.com/witan-dev/witan/dag"
 )
 
 // Discoverable is the policy witan up gives sync.Discovery.Space: whether
@@ -21,7 +23,11 @@ func (n *Node) Discoverable(ctx context.Context, space string, named map[string]
 	if !sessions || strings.HasPrefix(space, MemoryPrefix) {
 		return false
 	}
-	st, _, err := n.Replica().State(ctx, space)
+	id, err := dag.ParseID(space)
+	if err != nil {
+		return false
+	}
+	st, _, err := n.Replica().State(ctx, id)
 	if err != nil || st == nil {
 		return false
 	}

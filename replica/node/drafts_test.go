@@ -37,13 +37,13 @@ func TestNodeHidesDraftSpace(t *testing.T) {
 	ctx := context.Background()
 	n := openNode(t)
 	space := newSession(t, n)
-	depositTestDraft(t, n, space, "The period is 70 days.", 3)
+	depositTestDraft(t, n, space.String(), "The period is 70 days.", 3)
 	stored, err := n.Store().Heads(ctx, replica.DraftSpace)
 	if err != nil || len(stored) != 1 {
 		t.Fatalf("store heads of %s: %v %v", replica.DraftSpace, stored, err)
 	}
 	offered, err := n.Spaces(ctx)
-	if err != nil || slices.Contains(offered, replica.DraftSpace) || !slices.Contains(offered, space) {
+	if err != nil || slices.Contains(offered, replica.DraftSpace) || !slices.Contains(offered, space.String()) {
 		t.Fatalf("Spaces %v %v: want the session and not %s", offered, err, replica.DraftSpace)
 	}
 	if h, _ := n.Heads(ctx, replica.DraftSpace); len(h) != 0 {

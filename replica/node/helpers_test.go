@@ -41,10 +41,10 @@ func submit(t testing.TB, n *node.Node, tx ht.Tx) {
 
 // newSession submits a session.create and its roster group, and returns
 // the session's space.
-func newSession(t testing.TB, n *node.Node) string {
+func newSession(t testing.TB, n *node.Node) dag.ID {
 	t.Helper()
 	b := ht.New(ht.Options{Simulation: true})
 	submit(t, n, b.Create)
 	submit(t, n, b.GroupCreate(ht.Member(0), "roster", ht.Members(0, 10), ht.Members(0, 1), b.Create.ID))
-	return b.Session.String()
+	return b.Session
 }

@@ -110,7 +110,7 @@ func (p *HTTPPeer) get(ctx context.Context, path string, q url.Values, out any) 
 
 // PullHTTP pulls every session the peer p lists (or only sessions, if given)
 // into n, and returns what it did per session.
-func (n *Node) PullHTTP(ctx context.Context, p *HTTPPeer, sessions ...string) ([]HTTPPullResult, error) {
+func (n *Node) PullHTTP(ctx context.Context, p *HTTPPeer, sessions ...dag.ID) ([]HTTPPullResult, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(sessions) == 0 {
@@ -120,14 +120,16 @@ func (n *Node) PullHTTP(ctx context.Context, p *HTTPPeer, sessions ...string) ([
 		if err := p.get(ctx, "/sessions", nil, &sa); err != nil {
 			return nil, fmt.Errorf("node: peer %s: sessions: %w", p.URL, err)
 		}
-		sessions = sa.Sessions
+		for _, sp := range sa.Sessions {
+			id, err := dag.ParseID(sp)
+			if err != nil {
+				return nil, fmt.Errorf("node: peer %s lists session %q: %w", p.URL, sp, err)
+			}
+			sessions = append(sessions, id)
+		}
 	}
 	var out []HTTPPullResult
-	for _, sp := range sessions {
-		id, err := dag.ParseID(sp)
-		if err != nil {
-			return out, fmt.Errorf("node: peer %s lists session %q: %w", p.URL, sp, err)
-		}
+	for _, id := range sessions {
 		r, err := n.pullHTTPSession(ctx, p, id.String())
 		if err == nil {
 			r.PeerCheck, err = n.checkAndWitness(ctx, p, &p.checked, id.String())

@@ -36,7 +36,7 @@ func TestNodeHidesNodeLocalSpaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(offered, space) {
+	if !slices.Contains(offered, space.String()) {
 		t.Fatalf("Spaces %v lacks the session %s", offered, space)
 	}
 	for _, name := range local {

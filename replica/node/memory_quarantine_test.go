@@ -17,7 +17,7 @@ import (
 	"github.com/witan-dev/witan/sync"
 )
 
-// A peer sends memory blocks that do not verify (issue 15): each is
+// A peer sends memory blocks that do not verify: each is
 // refused, nothing of it is stored, and it is in the node's one bounded
 // quarantine record beside refused envelopes, with its code and its
 // sender, as GET /quarantine on a real listener shows. A good block the

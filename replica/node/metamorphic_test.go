@@ -564,7 +564,7 @@ func metaDigest(ctx context.Context, n *node.Node) (string, error) {
 		if strings.HasPrefix(sp, node.MemoryPrefix) {
 			continue
 		}
-		_, hash, err := n.Replica().State(ctx, sp)
+		_, hash, err := n.Replica().State(ctx, dag.MustParseID(sp))
 		if err != nil {
 			return "", err
 		}

@@ -21,7 +21,6 @@ import (
 	"github.com/witan-dev/witan/dag/durable"
 	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/internal/par"
-	"github.com/witan-dev/witan/replica/statute"
 	"github.com/witan-dev/witan/replica/view"
 	"github.com/witan-dev/witan/sessions/meetstore"
 	"github.com/witan-dev/witan/sync"
@@ -32,8 +31,9 @@ import (
 // session id, "sha256:…").
 const MemoryPrefix = "mem:"
 
-// MaxRefObjects bounds the objects that travel with one entry.
-const MaxRefObjects = sync.MaxItemObjects
+// MaxRefObjects bounds the objects that travel with one entry (sync's
+// wire limit per item).
+const MaxRefObjects = dag.MaxEntryObjects
 
 // DefaultWitnessEvery is Options.WitnessEvery's default: a peer's
 // checkpoint signed without new entries is co-signed within about this
@@ -387,11 +387,10 @@ func (n *Node) LogEntries(ctx context.Context, space string, after uint64, limit
 // reached, that the store holds as an object (a change, its snapshot's
 // nodes, a branch or group object). A memory block refers to none.
 //
-// This is schema-blind on purpose: it cannot miss an object a future body
-// type adds. The one thing it knows is a change: it sends the change and
-// the nodes its result adds to its base, not the base snapshot or the
-// parent changes, which came with earlier entries. MaxRefObjects (sync's
-// wire limit per item) bounds it.
+// The walk is replica.BodyObjects: schema-blind on purpose, so that it
+// cannot miss an object a future body type adds; the one thing it knows is
+// a change, whose base snapshot and parent changes came with earlier
+// entries. MaxRefObjects (sync's wire limit per item) bounds it.
 //
 // Two things it does know, for speed (most of a session is ballots): the
 // types whose admission reads no object (objectFree) are answered from the
@@ -428,84 +427,7 @@ func objectFree(t dag.TxType) bool {
 }
 
 func (n *Node) refs(ctx context.Context, body []byte) ([]dag.ID, error) {
-	var out []dag.ID
-	seen := map[dag.ID]bool{}
-	queue := idsIn(body)
-	for len(queue) > 0 && len(out) < MaxRefObjects {
-		id := queue[0]
-		queue = queue[1:]
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
-		data, err := n.store.Object(ctx, id)
-		if errors.Is(err, dag.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-		// A change needs only the nodes its result adds to its base: the
-		// base snapshot, and the parent changes, came with earlier entries
-		// (or are derived by every replica, for merges).
-		if c, _, _, err := statute.DecodeChange(data); err == nil {
-			if err := n.markTree(ctx, c.Base, seen); err != nil {
-				return nil, err
-			}
-			queue = append(queue, c.Result)
-			continue
-		}
-		queue = append(queue, idsIn(data)...)
-	}
-	return out, nil
-}
-
-// maxMarked bounds the nodes markTree visits.
-const maxMarked = 1 << 20
-
-// markTree marks the stored node objects of the snapshot root as seen.
-func (n *Node) markTree(ctx context.Context, root dag.ID, seen map[dag.ID]bool) error {
-	queue := []dag.ID{root}
-	for k := 0; len(queue) > 0 && k < maxMarked; k++ {
-		id := queue[0]
-		queue = queue[1:]
-		if seen[id] {
-			continue
-		}
-		data, err := n.store.Object(ctx, id)
-		if errors.Is(err, dag.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		seen[id] = true
-		queue = append(queue, idsIn(data)...)
-	}
-	return nil
-}
-
-// idsIn returns every "sha256:<64 hex>" string in canonical JSON b, in
-// order of appearance.
-func idsIn(b []byte) []dag.ID {
-	var out []dag.ID
-	s := string(b)
-	for {
-		i := strings.Index(s, `"`+dag.Prefix)
-		if i < 0 {
-			return out
-		}
-		s = s[i+1:]
-		j := strings.IndexByte(s, '"')
-		if j < 0 {
-			return out
-		}
-		if id, err := dag.ParseID(s[:j]); err == nil {
-			out = append(out, id)
-		}
-		s = s[j+1:]
-	}
+	return replica.BodyObjects(ctx, n.store, body, MaxRefObjects)
 }
 
 // Attachments returns the objects an entry of a session refers to, as

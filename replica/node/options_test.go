@@ -80,7 +80,7 @@ func TestOptionsStoreIsCallers(t *testing.T) {
 	if err := n.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	hs, err := st.Heads(ctx, space)
+	hs, err := st.Heads(ctx, space.String())
 	if err != nil || len(hs) != 1 {
 		t.Fatalf("the caller's store after the node closed: heads %v, %v", hs, err)
 	}

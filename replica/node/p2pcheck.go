@@ -55,10 +55,11 @@ var _ sync.CheckpointServer = (*Node)(nil)
 // consistency proof from from (nothing when the proof cannot be made:
 // the peer then finds none, which is its fork_detected to report).
 func (n *Node) CheckpointOf(ctx context.Context, space string, from uint64) ([]byte, []byte, error) {
-	if _, err := dag.ParseID(space); err != nil {
+	session, err := dag.ParseID(space)
+	if err != nil {
 		return nil, nil, &dag.ProtocolError{Code: dag.CodeSchema, Detail: fmt.Sprintf("%q is not a session id", space)}
 	}
-	cp, ok := n.rep.LastCheckpoint(space)
+	cp, ok := n.rep.LastCheckpoint(session)
 	if !ok {
 		return nil, nil, nil
 	}
@@ -69,7 +70,7 @@ func (n *Node) CheckpointOf(ctx context.Context, space string, from uint64) ([]b
 	if from == 0 || from >= cp.Size {
 		return b, nil, nil
 	}
-	pr, err := n.rep.ConsistencyProof(ctx, space, from, cp.Size)
+	pr, err := n.rep.ConsistencyProof(ctx, session, from, cp.Size)
 	if err != nil {
 		return b, nil, nil
 	}

@@ -44,7 +44,7 @@ func TestKeepCosignatureOverLibp2p(t *testing.T) {
 	hb := ht.New(ht.Options{})
 	submit(t, a, hb.Create)
 	space := hb.Session.String()
-	cp, err := a.Replica().Checkpoint(ctx, space)
+	cp, err := a.Replica().Checkpoint(ctx, hb.Session)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestWitnessSeesCheckpointWithoutPull(t *testing.T) {
 	}
 	// The pulls' own checks (they found no checkpoint) are over by now.
 	time.Sleep(500 * time.Millisecond)
-	cp, err := a.Replica().Checkpoint(ctx, space)
+	cp, err := a.Replica().Checkpoint(ctx, hb.Session)
 	if err != nil {
 		t.Fatal(err)
 	}

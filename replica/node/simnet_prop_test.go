@@ -77,7 +77,7 @@ func TestNodesConvergeOverSimnet(t *testing.T) {
 		}
 		var want dag.ID
 		for _, name := range names {
-			_, h, err := nodes[name].Replica().State(ctx, space)
+			_, h, err := nodes[name].Replica().State(ctx, b.Session)
 			if err != nil {
 				rt.Fatal(err)
 			}
@@ -86,7 +86,7 @@ func TestNodesConvergeOverSimnet(t *testing.T) {
 			} else if h != want {
 				rt.Fatalf("node %s derives state %s, node a %s", name, h, want)
 			}
-			tl, err := nodes[name].Views().Tally(ctx, dag.MustParseID(space), mr)
+			tl, err := nodes[name].Views().Tally(ctx, b.Session, mr)
 			if err != nil {
 				rt.Fatal(err)
 			}

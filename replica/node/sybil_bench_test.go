@@ -31,7 +31,7 @@ import (
 	"github.com/witan-dev/witan/sync"
 )
 
-// BenchmarkSybilFlood is issue 15's Sybil flood at its scale: 245 peer ids
+// BenchmarkSybilFlood is the Sybil flood of docs/security.md at its scale: 245 peer ids
 // (WITAN_SYBILS) each answer the victim's pull with 4096 (WITAN_SYBIL_ENTRIES)
 // validly signed key.registers of the victim's session whose parents nobody
 // has, one peer after another, against a victim on disk with the default
@@ -240,7 +240,7 @@ func sybilFlood(b *testing.B, sybils, per int) {
 		b.Fatal(err)
 	}
 	waitFor(b, 60*time.Second, "the honest entries at the victim", func() bool {
-		_, err := victimNode.Replica().Finality(ctx, space, last)
+		_, err := victimNode.Replica().Finality(ctx, builder.Session, last)
 		mu.Lock()
 		defer mu.Unlock()
 		return err == nil && len(done[honest.ID().String()]) > 0

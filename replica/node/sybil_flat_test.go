@@ -21,7 +21,7 @@ import (
 	"github.com/witan-dev/witan/sync"
 )
 
-// The flood's cost levels off (issue 15: bounded disk and memory under
+// The flood's cost levels off (bounded disk and memory under
 // every flood): peer ids one after another each send orphans, a node on
 // disk keeps at most PendingPerSpace of them and drops the rest, and runs
 // its value-log GC itself once enough dropped bytes are garbage

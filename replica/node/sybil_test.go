@@ -170,7 +170,7 @@ func TestSybilOrphansBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 30*time.Second, "the honest entries at the victim", func() bool {
-		_, err := rep.Finality(ctx, space, last)
+		_, err := rep.Finality(ctx, b.Session, last)
 		return err == nil && len(pulls(honest.ID())) > 0
 	})
 	took := time.Since(start)

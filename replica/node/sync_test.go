@@ -9,6 +9,7 @@ import (
 
 	"github.com/witan-dev/witan/dag"
 	mb "github.com/witan-dev/witan/memoryblock"
+	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/node"
 	"github.com/witan-dev/witan/sync"
 )
@@ -51,7 +52,7 @@ func TestNodeSync(t *testing.T) {
 
 	// A session created on a after sync started is joined there at once.
 	space := newSession(t, a)
-	eventually(ctx, t, "a joins its new session", func() bool { return slices.Contains(a.Sync().Spaces(), space) })
+	eventually(ctx, t, "a joins its new session", func() bool { return slices.Contains(a.Sync().Spaces(), space.String()) })
 
 	if _, err := b.StartSync(ctx, loopback()); err != nil {
 		t.Fatal(err)
@@ -59,13 +60,13 @@ func TestNodeSync(t *testing.T) {
 	if _, err := b.StartSync(ctx, loopback()); err == nil {
 		t.Fatal("a second StartSync succeeded")
 	}
-	res, err := b.Connect(ctx, a.Sync().Addrs()[0], []string{space})
+	res, err := b.Connect(ctx, a.Sync().Addrs()[0], []string{space.String()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Two entries (session.create, the roster's group.create) came from
 	// a, by this pull or by the one the connection started first.
-	if len(res) != 1 || res[0].Space != space || res[0].Error != "" || res[0].Accepted+res[0].Duplicate != 2 {
+	if len(res) != 1 || res[0].Space != space.String() || res[0].Error != "" || res[0].Accepted+res[0].Duplicate != 2 {
 		t.Fatalf("Connect: %+v, want the session's 2 entries", res)
 	}
 	// Whichever pull stored them, the node held none of them before the
@@ -73,8 +74,8 @@ func TestNodeSync(t *testing.T) {
 	if res[0].HeldBefore != 0 || res[0].HeldAfter != 2 {
 		t.Fatalf("Connect: held %d before, %d after; want 0 and 2", res[0].HeldBefore, res[0].HeldAfter)
 	}
-	ha, _ := a.Heads(ctx, space)
-	hb, _ := b.Heads(ctx, space)
+	ha, _ := a.Heads(ctx, space.String())
+	hb, _ := b.Heads(ctx, space.String())
 	if len(ha) != 1 || !slices.Equal(ha, hb) {
 		t.Fatalf("heads a %v, b %v", ha, hb)
 	}
@@ -114,6 +115,12 @@ func TestNodeSync(t *testing.T) {
 	r, err := a.Block(ctx, "harbour", blk.ID(), 0)
 	if err != nil || r.Hash != blk.ID() {
 		t.Fatalf("a reads the block: %+v, %v", r, err)
+	}
+	// A block's finality is a replica.Finality, as every read's is (a
+	// string would not compile here); a memory space has no checkpoint.
+	var f replica.Finality = r.Finality
+	if f != replica.Provisional {
+		t.Fatalf("the block's finality is %q, want provisional", f)
 	}
 	if hs, err := a.MemoryHeads(ctx, "harbour"); err != nil || !slices.Equal(hs, []dag.ID{blk.ID()}) {
 		t.Fatalf("a's memory heads %v, %v", hs, err)

@@ -45,7 +45,7 @@ func TestChecks(t *testing.T) {
 		// §4's "at most one of each marker" is read as one value per node for
 		// the markers that set something about the node (sunset, effective,
 		// ...); a node citing two provisions is ordinary drafting
-		// (docs/deviations.md, issue 16 item 7).
+		// (docs/deviations.md).
 		{"two refs pass", func(b *builder) { setText(t, b, "/us/t1/s3", "[[ref:/us/t1/s1]] [[ref:/us/t1/s2]]") }, nil, CheckStructure, StatusPass, nil, ""},
 		{"two defs block (at most one of each marker)", func(b *builder) { setText(t, b, "/us/t1/s3", "[[def:a]] [[def:b]]") }, nil, CheckStructure, StatusBlock, []string{"/us/t1/s3"}, ""},
 		{"malformed marker blocks", func(b *builder) { setText(t, b, "/us/t1/s3", "[[effective:2027-02-30]]") }, nil, CheckStructure, StatusBlock, []string{"/us/t1/s3"}, ""},

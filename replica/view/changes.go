@@ -31,8 +31,7 @@ var ErrGovernanceMR = errors.New("replica: a governance MR has no text review")
 // head). The change is shared with the derived state: do not modify it.
 // An unknown change wraps dag.ErrNotFound.
 func (r *Reader) Change(ctx context.Context, session dag.ID, id dag.ID) (*statute.Change, error) {
-	spaceName := session.String()
-	sp, err := r.rep.ReadSession(ctx, spaceName)
+	sp, err := r.rep.ReadSession(ctx, session)
 	if err != nil {
 		return nil, err
 	}
@@ -49,8 +48,7 @@ func (r *Reader) Change(ctx context.Context, session dag.ID, id dag.ID) (*statut
 // with the derived state: read it, never edit it (Clone first). An
 // unknown change wraps dag.ErrNotFound.
 func (r *Reader) Snapshot(ctx context.Context, session dag.ID, change dag.ID) (*statute.Tree, error) {
-	spaceName := session.String()
-	sp, err := r.rep.ReadSession(ctx, spaceName)
+	sp, err := r.rep.ReadSession(ctx, session)
 	if err != nil {
 		return nil, err
 	}
@@ -119,8 +117,7 @@ func (rv *Review) Facts(finality replica.Finality) (*statute.FactSheet, error) {
 // Review returns merge MR mr's review. An unknown MR wraps
 // dag.ErrNotFound; a governance MR is ErrGovernanceMR.
 func (r *Reader) Review(ctx context.Context, session dag.ID, mr dag.ID) (*Review, error) {
-	spaceName := session.String()
-	sp, err := r.rep.ReadSession(ctx, spaceName)
+	sp, err := r.rep.ReadSession(ctx, session)
 	if err != nil {
 		return nil, err
 	}

@@ -27,7 +27,7 @@ func ExampleReader_Review() {
 	}
 	defer r.Close()
 	b := ht.New(ht.Options{Label: "example"})
-	space := b.Session.String()
+	session := b.Session
 	var last dag.ID
 	submit := func(tx ht.Tx) {
 		if rc, err := r.Submit(ctx, tx.Bytes, tx.Attach); err != nil || rc.Status != "accepted" {
@@ -57,19 +57,19 @@ func ExampleReader_Review() {
 		}
 		submit(b.Determine(ht.Member(4), mr, ballots, "approved", last))
 	}
-	first, _ := view.New(r).MR(ctx, dag.MustParseID(space), mrs[0])
-	second, _ := view.New(r).MR(ctx, dag.MustParseID(space), mrs[1])
+	first, _ := view.New(r).MR(ctx, session, mrs[0])
+	second, _ := view.New(r).MR(ctx, session, mrs[1])
 
-	rv, _ := view.New(r).Review(ctx, dag.MustParseID(space), mrs[1])
+	rv, _ := view.New(r).Review(ctx, session, mrs[1])
 	fmt.Println("second MR modifies:", rv.Diff().Modified, "merge-base is the genesis:", rv.Base == b.Genesis)
-	c, _ := view.New(r).Change(ctx, dag.MustParseID(space), *second.Merge)
+	c, _ := view.New(r).Change(ctx, session, *second.Merge)
 	fmt.Println("its merge change follows the first merge:", c.Parents[0] == *first.Merge)
 
 	now = now.Add(72 * time.Hour)
-	if _, err := r.Checkpoint(ctx, space); err != nil {
+	if _, err := r.Checkpoint(ctx, session); err != nil {
 		panic(err)
 	}
-	law, _ := view.New(r).LawAt(ctx, dag.MustParseID(space), statute.MustDate("2026-09-24"), "")
+	law, _ := view.New(r).LawAt(ctx, session, statute.MustDate("2026-09-24"), "")
 	s1, _ := law.Tree.Get("/us/t1/s1")
 	s2, _ := law.Tree.Get("/us/t1/s2")
 	fmt.Println("in force on 2026-09-24:", law.Merges, "merges;", s1.Text, s2.Text, law.Finality)

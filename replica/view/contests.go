@@ -19,8 +19,7 @@ import (
 // checkpoint of this replica includes (as for an MR), else provisional.
 // An unknown contest wraps dag.ErrNotFound.
 func (r *Reader) Contest(ctx context.Context, session dag.ID, id dag.ID) (house.ContestView, replica.Finality, error) {
-	spaceName := session.String()
-	sp, err := r.rep.ReadSession(ctx, spaceName)
+	sp, err := r.rep.ReadSession(ctx, session)
 	if err != nil {
 		return house.ContestView{}, replica.Provisional, err
 	}

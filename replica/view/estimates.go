@@ -96,8 +96,7 @@ type MREstimates struct {
 // Estimates returns every accepted estimate on MR mr. An unknown MR wraps
 // dag.ErrNotFound.
 func (r *Reader) Estimates(ctx context.Context, session dag.ID, mr dag.ID) (MREstimates, error) {
-	spaceName := session.String()
-	sp, err := r.rep.ReadSession(ctx, spaceName)
+	sp, err := r.rep.ReadSession(ctx, session)
 	if err != nil {
 		return MREstimates{}, err
 	}

@@ -46,8 +46,8 @@ type MRExchanges struct {
 
 // Exchanges returns the exchanges of MR mr; dag.ErrNotFound for an
 // unknown MR.
-func (r *Reader) Exchanges(ctx context.Context, spaceName string, mr dag.ID) (MRExchanges, error) {
-	sp, err := r.rep.ReadSession(ctx, spaceName)
+func (r *Reader) Exchanges(ctx context.Context, session dag.ID, mr dag.ID) (MRExchanges, error) {
+	sp, err := r.rep.ReadSession(ctx, session)
 	if err != nil {
 		return MRExchanges{}, err
 	}

@@ -303,7 +303,6 @@ type Shares struct {
 // provisional while the MR has no executed determination in the cut: its
 // tally is still live.
 func (r *Reader) Stats(ctx context.Context, session dag.ID, metric, scope string, asOf dag.ID) (Stat, error) {
-	spaceName := session.String()
 	if _, err := opinion.ScopesOf(metric); err != nil {
 		return Stat{}, err
 	}
@@ -311,7 +310,7 @@ func (r *Reader) Stats(ctx context.Context, session dag.ID, metric, scope string
 	if err != nil {
 		return Stat{}, err
 	}
-	sp, err := r.rep.ReadSession(ctx, spaceName)
+	sp, err := r.rep.ReadSession(ctx, session)
 	if err != nil {
 		return Stat{}, err
 	}

@@ -49,8 +49,7 @@ type Evaluation struct {
 
 // MRs lists the session's MRs, sorted by id.
 func (r *Reader) MRs(ctx context.Context, session dag.ID) ([]MR, error) {
-	spaceName := session.String()
-	sp, err := r.rep.ReadSession(ctx, spaceName)
+	sp, err := r.rep.ReadSession(ctx, session)
 	if err != nil {
 		return nil, err
 	}
@@ -64,8 +63,7 @@ func (r *Reader) MRs(ctx context.Context, session dag.ID) ([]MR, error) {
 
 // MR returns one merge request.
 func (r *Reader) MR(ctx context.Context, session dag.ID, id dag.ID) (MR, error) {
-	spaceName := session.String()
-	sp, err := r.rep.ReadSession(ctx, spaceName)
+	sp, err := r.rep.ReadSession(ctx, session)
 	if err != nil {
 		return MR{}, err
 	}
@@ -125,8 +123,7 @@ type Tally struct {
 // determinations are evaluated again (O(their ballots)) to find the one
 // that makes it final_advisory.
 func (r *Reader) Tally(ctx context.Context, session dag.ID, mr dag.ID) (Tally, error) {
-	spaceName := session.String()
-	sp, err := r.rep.ReadSession(ctx, spaceName)
+	sp, err := r.rep.ReadSession(ctx, session)
 	if err != nil {
 		return Tally{}, err
 	}
@@ -158,8 +155,7 @@ type Law struct {
 // Law returns the root branch's head and snapshot: the text as merged,
 // whatever the effective dates (LawAt applies those).
 func (r *Reader) Law(ctx context.Context, session dag.ID) (Law, error) {
-	spaceName := session.String()
-	b, err := r.rep.Branch(ctx, spaceName, house.RootBranch)
+	b, err := r.rep.Branch(ctx, session, house.RootBranch)
 	if err != nil {
 		return Law{}, err
 	}
@@ -193,15 +189,14 @@ type LawInForce struct {
 // tree returned is hashed: it may be read concurrently,
 // never edited.
 func (r *Reader) LawAt(ctx context.Context, session dag.ID, d statute.Date, jurisdiction string) (*LawInForce, error) {
-	spaceName := session.String()
-	sp, err := r.rep.ReadSession(ctx, spaceName)
+	sp, err := r.rep.ReadSession(ctx, session)
 	if err != nil {
 		return nil, err
 	}
 	defer sp.Close()
 	seed, ok := sp.House().Tree(sp.House().Genesis())
 	if !ok {
-		return nil, fmt.Errorf("replica: %s has no seed snapshot", spaceName)
+		return nil, fmt.Errorf("replica: %s has no seed snapshot", session)
 	}
 	law := statute.NewLaw(seed, sp.House().Jurisdictions())
 	merges := sp.House().RootMerges()
@@ -310,14 +305,13 @@ type TallyBreakdown struct {
 // dag.ErrNotFound. Groups follow the table's declared order, then the
 // members it does not list ("") if any. Like Tally, it is provisional.
 func (r *Reader) TallyBy(ctx context.Context, session dag.ID, mr dag.ID, by string) (TallyBreakdown, error) {
-	spaceName := session.String()
 	if by != AttrRegion && by != AttrDensity {
 		return TallyBreakdown{}, districtErr("by=%q: tallies break down by region or density only (D72)", trunc(by))
 	}
 	// What the House holds is copied out under the lock; the table is
 	// read and the groups folded after, without holding up ingest.
 	in, table, res, err := func() (house.PollInputs, dag.ID, rules.Result, error) {
-		sp, err := r.rep.ReadSession(ctx, spaceName)
+		sp, err := r.rep.ReadSession(ctx, session)
 		if err != nil {
 			return house.PollInputs{}, dag.ID{}, rules.Result{}, err
 		}
@@ -388,8 +382,7 @@ type MREvidence struct {
 // MREvidence returns the evidence of MR id of the session, or an error
 // wrapping dag.ErrNotFound. It costs O(ballots of the MR).
 func (r *Reader) MREvidence(ctx context.Context, session dag.ID, id dag.ID) (MREvidence, error) {
-	spaceName := session.String()
-	sp, err := r.rep.ReadSession(ctx, spaceName)
+	sp, err := r.rep.ReadSession(ctx, session)
 	if err != nil {
 		return MREvidence{}, err
 	}

@@ -61,11 +61,10 @@ const MaxOpinionPage = 500
 // tx id, after the opinion after (zero: from the start). next is the last
 // id of the page when more match, else zero.
 func (r *Reader) Opinions(ctx context.Context, session dag.ID, f OpinionFilter, after dag.ID, limit int) (page []Opinion, next dag.ID, err error) {
-	spaceName := session.String()
 	if limit <= 0 || limit > MaxOpinionPage {
 		limit = MaxOpinionPage
 	}
-	sp, err := r.rep.ReadSession(ctx, spaceName)
+	sp, err := r.rep.ReadSession(ctx, session)
 	if err != nil {
 		return nil, dag.ID{}, err
 	}
@@ -83,8 +82,7 @@ func (r *Reader) Opinions(ctx context.Context, session dag.ID, f OpinionFilter, 
 
 // Opinion returns one accepted opinion.
 func (r *Reader) Opinion(ctx context.Context, session dag.ID, id dag.ID) (Opinion, error) {
-	spaceName := session.String()
-	sp, err := r.rep.ReadSession(ctx, spaceName)
+	sp, err := r.rep.ReadSession(ctx, session)
 	if err != nil {
 		return Opinion{}, err
 	}
@@ -139,8 +137,7 @@ type OpinionEvaluation struct {
 // no MR without an executed determination; undetermined is always
 // provisional. It is recomputed on every call, so it follows the record.
 func (r *Reader) Evaluation(ctx context.Context, session dag.ID, id dag.ID) (OpinionEvaluation, error) {
-	spaceName := session.String()
-	sp, err := r.rep.ReadSession(ctx, spaceName)
+	sp, err := r.rep.ReadSession(ctx, session)
 	if err != nil {
 		return OpinionEvaluation{}, err
 	}
@@ -221,8 +218,7 @@ type MemberStakes struct {
 // declaration and the member's ballot, sorted by member. It costs
 // O(declaring members), never O(ballots).
 func (r *Reader) Stakes(ctx context.Context, session dag.ID, mr dag.ID) ([]MemberStakes, error) {
-	spaceName := session.String()
-	sp, err := r.rep.ReadSession(ctx, spaceName)
+	sp, err := r.rep.ReadSession(ctx, session)
 	if err != nil {
 		return nil, err
 	}

@@ -65,8 +65,7 @@ func (e *PopoloEvent) Vote(i int) (string, string) {
 // (tens of milliseconds at S11 scale); what it returns is never changed
 // by the replica afterwards.
 func (r *Reader) Popolo(ctx context.Context, session dag.ID) (*Popolo, error) {
-	spaceName := session.String()
-	sp, err := r.rep.ReadSession(ctx, spaceName)
+	sp, err := r.rep.ReadSession(ctx, session)
 	if err != nil {
 		return nil, err
 	}

@@ -31,8 +31,7 @@ type RollCall struct {
 // superseding ballots and equivocation are resolved exactly as the tally
 // resolves them.
 func (r *Reader) RollCall(ctx context.Context, session dag.ID) (*RollCall, error) {
-	spaceName := session.String()
-	sp, err := r.rep.ReadSession(ctx, spaceName)
+	sp, err := r.rep.ReadSession(ctx, session)
 	if err != nil {
 		return nil, err
 	}
@@ -103,8 +102,7 @@ func (r *Reader) RollCall(ctx context.Context, session dag.ID) (*RollCall, error
 // RootMerges returns the session's merges into the root branch in the
 // order the derived state executed them (the law's history, /history).
 func (r *Reader) RootMerges(ctx context.Context, session dag.ID) ([]house.Merge, error) {
-	spaceName := session.String()
-	sp, err := r.rep.ReadSession(ctx, spaceName)
+	sp, err := r.rep.ReadSession(ctx, session)
 	if err != nil {
 		return nil, err
 	}
@@ -115,8 +113,7 @@ func (r *Reader) RootMerges(ctx context.Context, session dag.ID) ([]house.Merge,
 // Merges returns the session's executed merges into every branch, in the
 // order the derived state executed them (house.House.Merges).
 func (r *Reader) Merges(ctx context.Context, session dag.ID) ([]house.Merge, error) {
-	spaceName := session.String()
-	sp, err := r.rep.ReadSession(ctx, spaceName)
+	sp, err := r.rep.ReadSession(ctx, session)
 	if err != nil {
 		return nil, err
 	}
