@@ -39,15 +39,23 @@ func (c *HarnessCommand) Run(ctx context.Context, args []string) error {
 	turnout := fs.Int("s11-turnout", 0, "S11 turnout per threshold MR, in percent of the roster")
 	var data listFlag
 	fs.Var(&data, "data", "a node's data directory, in the order of the URLs, to measure storage growth (repeatable)")
+	var links listFlag
+	fs.Var(&links, "link", "LISTEN=TARGET: a link the harness owns, listening on LISTEN (host:port) and forwarding HTTP to TARGET (a node's URL); point the nodes' peer sync at the links (witan up -peer-http http://LISTEN) and S9 cuts them to partition the nodes, then heals them (repeatable)")
 	verbose := fs.Bool("v", false, "print progress to stderr")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	for _, l := range links {
+		if _, _, err := harness.ParseLink(l); err != nil {
+			fmt.Fprintf(c.main.Stderr, "witan harness: -link: %v\n", err)
+			return errUsage
+		}
 	}
 	nodes := fs.Args()
 	if len(nodes) == 0 {
 		nodes = []string{defaultNode()}
 	}
-	cfg := harness.Config{Nodes: nodes, Seed: *seed, DataDirs: data}
+	cfg := harness.Config{Nodes: nodes, Seed: *seed, DataDirs: data, Links: links}
 	if *only != "" {
 		cfg.Only = strings.Split(*only, ",")
 	}

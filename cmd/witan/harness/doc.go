@@ -24,6 +24,11 @@
 // expiries by moving that clock forward and having a member publish
 // (run.advance, Session.age).
 //
+// Links (link.go): the harness reaches nodes only over /oth/v0, so to
+// partition them (S9) it owns the links between them: each is a reverse
+// proxy the operator points a node's peer sync at, and the harness cuts
+// and heals it.
+//
 // Rosters, keys and voting blocs are synthetic and derived from a seed
 // (30k §3: simulation only): the same seed gives the same envelopes, so
 // a run can be repeated. Everything the harness writes is about

@@ -81,6 +81,8 @@ type HarnessID struct {
 	Size    string  `json:"size"`
 	Roster  int     `json:"roster"`
 	S11     S11Size `json:"s11"`
+	// Links are the harness's own links between the nodes (LISTEN=TARGET).
+	Links []string `json:"links,omitempty"`
 }
 
 // Notice heads every report.

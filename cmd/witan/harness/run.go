@@ -47,6 +47,12 @@ type Config struct {
 	// from genesis and returns its URL and a stop function: the harness
 	// times how long it takes to hold what the others hold.
 	FreshNode func(ctx context.Context) (string, func(), error)
+	// Links are links the harness owns, each LISTEN=TARGET: it listens
+	// on LISTEN and forwards HTTP to TARGET (a node's base URL). When the
+	// operator points the nodes' peer sync at the links, S9 partitions
+	// the nodes by cutting every link and heals them after; without
+	// links S9 is partial.
+	Links []string
 	// Log, when set, receives progress lines.
 	Log io.Writer
 }
@@ -80,6 +86,8 @@ type run struct {
 	rep     *Report
 	mu      sync.Mutex
 	clock   int64
+
+	links []*Link
 
 	sessionsMade []*Session
 	s1           *s1State
@@ -130,11 +138,31 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		cfg.FinalityTimeout = 60 * time.Second
 	}
 	r := &run{cfg: cfg, ctx: ctx}
+	for _, spec := range cfg.Links {
+		listen, target, err := ParseLink(spec)
+		var l *Link
+		if err != nil {
+			err = fmt.Errorf("harness: %w", err)
+		} else {
+			l, err = StartLink(listen, target)
+		}
+		if err != nil {
+			for _, l := range r.links {
+				l.Close()
+			}
+			return nil, err
+		}
+		r.links = append(r.links, l)
+		defer l.Close()
+	}
 	size := "small"
 	if cfg.S11.Members >= FullS11.Members {
 		size = "full"
 	}
 	r.rep = &Report{Notice: Notice, Harness: HarnessID{Name: "witan harness", Version: Version, Seed: cfg.Seed, RunID: cfg.RunID, Size: size, Roster: cfg.Roster, S11: cfg.S11}}
+	for _, l := range r.links {
+		r.rep.Harness.Links = append(r.rep.Harness.Links, l.String())
+	}
 	start := time.Now()
 	for _, u := range cfg.Nodes {
 		c := NewClient(u)

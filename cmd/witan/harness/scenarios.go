@@ -421,13 +421,13 @@ func s6(s *sc) {
 	}
 }
 
-// s9: partition and heal on eventual nodes. The harness reaches nodes
-// only over HTTP, so it cannot cut the link between them; it writes
-// concurrently to two nodes (the two sides of a partition) and checks
-// the heal: members 0–2 approve on the first node and 3–5 on the last,
-// every ballot a child of the open; after sync every node tallies A = 6
-// (approved if closed) and converges; a determination written on the
-// last node merges the MR on both.
+// s9: partition and heal on eventual nodes (s9.go). Without links the
+// harness owns (Config.Links) it cannot cut the nodes apart: it writes
+// concurrently to two nodes (the two sides of a partition) while their
+// sync runs and checks the heal: members 0–2 approve on the first node
+// and 3–5 on the last, every ballot a child of the open; after sync every
+// node tallies A = 6 (approved if closed) and converges; a determination
+// written on the last node merges the MR on both.
 func s9(s *sc) {
 	r := s.r
 	if len(r.clients) < 2 {
@@ -440,7 +440,16 @@ func s9(s *sc) {
 		s.e.Reason = "fail-over of strong nodes is not driven by the harness"
 		return
 	}
+	if len(r.links) > 0 {
+		s9Partition(s)
+		return
+	}
 	s.notRun("cutting the link between nodes: the harness reaches them only over HTTP, so both sides write while their sync runs")
+	s9Concurrent(s)
+}
+
+func s9Concurrent(s *sc) {
+	r := s.r
 	ss := s.newSession(SessionOpts{Label: "S9"})
 	r.keep(ss)
 	ss.Branch("draft", "root", ss.Genesis, ss.AlwaysAllow())
