@@ -31,7 +31,7 @@ func (c *HarnessCommand) publishOpinions(ctx context.Context, args []string) err
 	}
 	space, err := dag.ParseID(*session)
 	if err != nil {
-		return fmt.Errorf("%w: -session: %v", errUsage, err)
+		return fmt.Errorf("%w: -session %q: a session id is sha256:<64 lowercase hex> (witan sessions lists them)", errUsage, *session)
 	}
 	signer, err := readKeyFile(*keyPath)
 	if err != nil {

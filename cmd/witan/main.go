@@ -86,7 +86,8 @@ func NewMain() *Main {
 	return &Main{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
 }
 
-// errUsage marks command-line errors; the message has been printed.
+// errUsage marks command-line errors. Bare, its message has been printed;
+// wrapped (fmt.Errorf("%w: …", errUsage, …)), ExitCode prints the wrapping.
 var errUsage = errors.New("usage")
 
 type command interface {
@@ -179,6 +180,11 @@ func (m *Main) ExitCode(err error) int {
 	case errors.Is(err, errHelp):
 		return exitOK // the help asked for has been printed on stdout
 	case errors.Is(err, errUsage), errors.Is(err, flag.ErrHelp):
+		if err != errUsage && err != flag.ErrHelp {
+			// A usage error wrapped with its own message (a flag's value
+			// refused after parsing) has not been printed yet.
+			fmt.Fprintf(m.Stderr, "witan: %s\n", strings.TrimPrefix(err.Error(), errUsage.Error()+": "))
+		}
 		return exitUsage
 	case errors.Is(err, errDeclined):
 		return exitFailure // "nothing signed" has been printed
