@@ -74,7 +74,7 @@ func rootOf(size uint64, get func() ([]byte, error)) dag.ID {
 // When the write fails, no checkpoint is made. A space with no
 // session.create applied is not checkpointed (ErrUnknownSpace).
 func (r *Replica) Checkpoint(ctx context.Context, spaceName string) (Checkpoint, error) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	// Only a session this replica holds is checkpointed: a checkpoint of
 	// a name with nothing applied would commit to nothing, and would be
@@ -111,7 +111,7 @@ func (r *Replica) Checkpoint(ctx context.Context, spaceName string) (Checkpoint,
 // Checkpoints returns the space's checkpoints, oldest first: every one
 // this node has signed, before a restart too.
 func (r *Replica) Checkpoints(spaceName string) []Checkpoint {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	if sp := r.spaces[spaceName]; sp != nil {
 		return append([]Checkpoint(nil), sp.cps...)
@@ -123,7 +123,7 @@ func (r *Replica) Checkpoints(spaceName string) []Checkpoint {
 // is Checkpoints' last element without copying them all, for callers that
 // watch finality move (the HTTP API's event stream asks it often).
 func (r *Replica) LastCheckpoint(spaceName string) (Checkpoint, bool) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	if sp := r.spaces[spaceName]; sp != nil && len(sp.cps) > 0 {
 		return sp.cps[len(sp.cps)-1], true
@@ -134,7 +134,7 @@ func (r *Replica) LastCheckpoint(spaceName string) (Checkpoint, bool) {
 // CheckpointOfSize returns the space's latest checkpoint of exactly size
 // entries, if it has one, by a binary search (sizes never decrease).
 func (r *Replica) CheckpointOfSize(spaceName string, size uint64) (Checkpoint, bool) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	sp := r.spaces[spaceName]
 	if sp == nil {
@@ -153,7 +153,7 @@ func (r *Replica) CheckpointOfSize(spaceName string, size uint64) (Checkpoint, b
 // reads two numbers the replica keeps; a space it does not hold is
 // provisional.
 func (r *Replica) StateFinality(spaceName string) Finality {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	sp := r.spaces[spaceName]
 	if sp == nil || len(sp.log) == 0 || len(sp.cps) == 0 {
@@ -197,7 +197,7 @@ func (r *Replica) finality(ctx context.Context, sp *space, id dag.ID) Finality {
 // Finality returns the finality of an accepted entry: final_advisory once a
 // checkpoint of this replica includes it, else provisional.
 func (r *Replica) Finality(ctx context.Context, spaceName string, id dag.ID) (Finality, error) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	sp, err := r.space(ctx, spaceName)
 	if err != nil {

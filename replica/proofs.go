@@ -53,7 +53,7 @@ func digestLeaf(id dag.ID) []byte { d := id.Digest(); return mlog.LeafHash(d[:])
 
 // LogSize returns the number of entries in the space's log.
 func (r *Replica) LogSize(ctx context.Context, spaceName string) (uint64, error) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	sp, err := r.space(ctx, spaceName)
 	if err != nil {
@@ -65,7 +65,7 @@ func (r *Replica) LogSize(ctx context.Context, spaceName string) (uint64, error)
 // InclusionProof proves that tx is in the space's log of its first size
 // entries (the size of one of its checkpoints, typically).
 func (r *Replica) InclusionProof(ctx context.Context, spaceName string, tx dag.ID, size uint64) (InclusionProof, error) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	sp, err := r.space(ctx, spaceName)
 	if err != nil {
@@ -92,7 +92,7 @@ func (r *Replica) InclusionProof(ctx context.Context, spaceName string, tx dag.I
 // one per ballot). ok[i] is false for an entry that is not in the log's
 // first size entries; a size beyond the log is an error.
 func (r *Replica) InclusionProofs(ctx context.Context, spaceName string, txs []dag.ID, size uint64) (proofs []InclusionProof, ok []bool, err error) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	sp, err := r.space(ctx, spaceName)
 	if err != nil {
@@ -122,7 +122,7 @@ func (r *Replica) InclusionProofs(ctx context.Context, spaceName string, txs []d
 // ConsistencyProof proves that the space's log of its first from entries
 // is a prefix of its log of to entries.
 func (r *Replica) ConsistencyProof(ctx context.Context, spaceName string, from, to uint64) (ConsistencyProof, error) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	sp, err := r.space(ctx, spaceName)
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 
 // Sessions returns the spaces that hold a session, sorted.
 func (r *Replica) Sessions() []string {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	var out []string
 	for name, sp := range r.spaces {
@@ -31,7 +31,7 @@ func (r *Replica) Sessions() []string {
 // State returns the derived state of a session (a pure function of the
 // accepted entries: identical on every replica holding them) and its hash.
 func (r *Replica) State(ctx context.Context, spaceName string) (*house.State, dag.ID, error) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	sp, err := r.session(ctx, spaceName)
 	if err != nil {
@@ -73,7 +73,7 @@ func (sp *space) stateJSON() ([]byte, dag.ID, error) {
 // costs neither a derivation nor an encoding. The bytes are shared:
 // callers must not change them.
 func (r *Replica) StateJSON(ctx context.Context, spaceName string) ([]byte, dag.ID, error) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	sp, err := r.session(ctx, spaceName)
 	if err != nil {
@@ -85,7 +85,7 @@ func (r *Replica) StateJSON(ctx context.Context, spaceName string) ([]byte, dag.
 // Summary returns a session's house.Summary and the hash of its whole
 // state (StateJSON's, derived once per version).
 func (r *Replica) Summary(ctx context.Context, spaceName string) (house.Summary, dag.ID, error) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	sp, err := r.session(ctx, spaceName)
 	if err != nil {
@@ -114,7 +114,7 @@ func (r *Replica) session(ctx context.Context, name string) (*space, error) {
 
 // Group returns one group as derived, without deriving the whole state.
 func (r *Replica) Group(ctx context.Context, spaceName, id string) (house.GroupView, error) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	sp, err := r.session(ctx, spaceName)
 	if err != nil {
@@ -129,7 +129,7 @@ func (r *Replica) Group(ctx context.Context, spaceName, id string) (house.GroupV
 // Branches returns the session's branches as derived, sorted by name,
 // without deriving the whole state.
 func (r *Replica) Branches(ctx context.Context, spaceName string) ([]house.BranchView, error) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	sp, err := r.session(ctx, spaceName)
 	if err != nil {
@@ -140,7 +140,7 @@ func (r *Replica) Branches(ctx context.Context, spaceName string) ([]house.Branc
 
 // Branch returns one branch as derived, without deriving the whole state.
 func (r *Replica) Branch(ctx context.Context, spaceName, name string) (house.BranchView, error) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	sp, err := r.session(ctx, spaceName)
 	if err != nil {
@@ -156,7 +156,7 @@ func (r *Replica) Branch(ctx context.Context, spaceName, name string) (house.Bra
 // bounded record still holds, sorted by id. Nothing refused is stored:
 // the record is kept in memory, per source, oldest forgotten first.
 func (r *Replica) Quarantine(spaceName string) []house.Rejection {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	return r.quar.rejections(spaceName)
 }
@@ -165,14 +165,14 @@ func (r *Replica) Quarantine(spaceName string) []house.Rejection {
 // for every space) with Seq after after, oldest first, and whether more
 // follow: the quarantine's pages.
 func (r *Replica) Refusals(space string, after uint64, limit int) ([]Refusal, bool) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	return r.quar.page(space, after, limit)
 }
 
 // Refused returns the quarantine's record of id, if it holds one.
 func (r *Replica) Refused(id dag.ID) (Refusal, bool) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	q, ok := r.quar.get(id)
 	if !ok {
@@ -187,21 +187,21 @@ func (r *Replica) Refused(id dag.ID) (Refusal, bool) {
 // produce, so a flood from one peer never makes a pull from another ask
 // for more.
 func (r *Replica) MissingFrom(ctx context.Context, space, source string) ([]dag.ID, error) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	return r.wait.missingFrom(ctx, r.store, r.quar, space, source)
 }
 
 // PendingStats returns the counters of the entries waiting for parents.
 func (r *Replica) PendingStats() PendingStats {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	return r.wait.stats()
 }
 
 // QuarantineStats returns the quarantine's counters (a metric).
 func (r *Replica) QuarantineStats() QuarantineStats {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	return r.quar.stats()
 }

@@ -28,7 +28,7 @@ type Session struct {
 // ErrUnknownSpace for a space that holds no session, and returns
 // ErrClosed once the replica is closed (the lock is then not kept).
 func (r *Replica) ReadSession(ctx context.Context, spaceName string) (*Session, error) {
-	r.mu.Lock()
+	r.lock()
 	sp, err := r.session(ctx, spaceName)
 	if err != nil {
 		r.mu.Unlock()
