@@ -1800,7 +1800,10 @@ func logIDs(txn *badger.Txn, sid uint32, after uint64, limit int, seqs *[]uint64
 			start = rev.Item().KeyCopy(nil)
 		}
 		rev.Close()
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 4})
+		// Values are read in place (Item.Value), not prefetched: a prefetch
+		// copies the next runs whole, up to 32 KiB each, where a page of
+		// sync's log serving needs a few dozen ids of one.
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
 		defer it.Close()
 		for it.Seek(start); it.Valid(); it.Next() {
 			k := it.Item().Key()
