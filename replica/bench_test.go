@@ -7,6 +7,8 @@ package replica_test
 //	WITAN_S11_MEMBERS    roster size              (default 2000; S11: 11000)
 //	WITAN_S11_MRS        merge requests           (default 30;   S11: 300)
 //	WITAN_S11_ENVELOPES  envelopes in all, about  (default 20000; S11: 1000000)
+//	WITAN_S11_DISK       BenchmarkS11Ingest's replica on disk (fsync on), not in memory
+//	WITAN_S11_NOPIPELINE BenchmarkS11Ingest waits for each part's commit before the next
 //
 // go test ./replica -run '^$' -bench S11 -benchtime 1x
 
@@ -214,6 +216,9 @@ func BenchmarkS11Ingest(b *testing.B) {
 		r, err := replica.Open(ctx, ro)
 		if err != nil {
 			b.Fatal(err)
+		}
+		if os.Getenv("WITAN_S11_NOPIPELINE") != "" {
+			replica.NoPipeline(r) // each part's commit waited for before the next is planned
 		}
 		stopProfile := startProfile(b, os.Getenv("WITAN_S11_CPUPROFILE"))
 		b.StartTimer()

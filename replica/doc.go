@@ -73,5 +73,8 @@
 // share them with a peer's Ingest under way: each part of it takes the
 // ballots clients submitted meanwhile into its own transaction, so one
 // fsync makes both durable; every caller is answered only once its entry
-// is (groupcommit.go, docs/replica.md).
+// is (groupcommit.go, docs/replica.md). A peer's Ingest judges and plans
+// each part while the commit of the part before it syncs, without the
+// replica's lock; every read waits for such commits to land, so that no
+// reader sees an entry the disk may not keep (pipeline.go).
 package replica

@@ -150,7 +150,7 @@ func (r *Replica) DepositDraft(ctx context.Context, d Draft) (bool, error) {
 	if len(d.Objects) == 0 || len(d.Salt) != house.SaltSize || house.Commitment(d.Salt, d.Change) != d.Commitment {
 		return false, errors.New("replica: draft does not match its commitment")
 	}
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return false, ErrClosed
@@ -181,7 +181,7 @@ func (r *Replica) DepositDraft(ctx context.Context, d Draft) (bool, error) {
 // Draft returns the draft deposited for commitment in session, if this
 // node holds one.
 func (r *Replica) Draft(ctx context.Context, session dag.ID, commitment dag.ID) (Draft, bool, error) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return Draft{}, false, ErrClosed

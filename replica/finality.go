@@ -75,7 +75,7 @@ func rootOf(size uint64, get func() ([]byte, error)) dag.ID {
 // session.create applied is not checkpointed (ErrUnknownSpace).
 func (r *Replica) Checkpoint(ctx context.Context, session dag.ID) (Checkpoint, error) {
 	spaceName := session.String()
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	// Only a session this replica holds is checkpointed: a checkpoint of
 	// a name with nothing applied would commit to nothing, and would be
@@ -117,7 +117,7 @@ func (r *Replica) Checkpoints(session dag.ID) []Checkpoint {
 
 // checkpoints is Checkpoints of the space named spaceName.
 func (r *Replica) checkpoints(spaceName string) []Checkpoint {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	if sp := r.spaces[spaceName]; sp != nil {
 		return append([]Checkpoint(nil), sp.cps...)
@@ -130,7 +130,7 @@ func (r *Replica) checkpoints(spaceName string) []Checkpoint {
 // watch finality move (the HTTP API's event stream asks it often).
 func (r *Replica) LastCheckpoint(session dag.ID) (Checkpoint, bool) {
 	spaceName := session.String()
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	if sp := r.spaces[spaceName]; sp != nil && len(sp.cps) > 0 {
 		return sp.cps[len(sp.cps)-1], true
@@ -142,7 +142,7 @@ func (r *Replica) LastCheckpoint(session dag.ID) (Checkpoint, bool) {
 // entries, if it has one, by a binary search (sizes never decrease).
 func (r *Replica) CheckpointOfSize(session dag.ID, size uint64) (Checkpoint, bool) {
 	spaceName := session.String()
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	sp := r.spaces[spaceName]
 	if sp == nil {
@@ -162,7 +162,7 @@ func (r *Replica) CheckpointOfSize(session dag.ID, size uint64) (Checkpoint, boo
 // provisional.
 func (r *Replica) StateFinality(session dag.ID) Finality {
 	spaceName := session.String()
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	sp := r.spaces[spaceName]
 	if sp == nil || len(sp.log) == 0 || len(sp.cps) == 0 {
@@ -207,7 +207,7 @@ func (r *Replica) finality(ctx context.Context, sp *space, id dag.ID) Finality {
 // checkpoint of this replica includes it, else provisional.
 func (r *Replica) Finality(ctx context.Context, session dag.ID, id dag.ID) (Finality, error) {
 	spaceName := session.String()
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	sp, err := r.space(ctx, spaceName)
 	if err != nil {

@@ -347,7 +347,7 @@ func (r *Replica) commitWith(ctx context.Context, base []item, bout []Outcome, g
 	}
 	var err error
 	if base != nil || len(all) > 0 { // a part is written even with no entry left
-		err = r.ingestItems(context.WithoutCancel(ctx), all, buf)
+		err = r.ingestItems(context.WithoutCancel(ctx), all, buf, nil)
 		copy(bout, buf[:n])
 		copy(gout, buf[n:])
 	}
@@ -360,7 +360,7 @@ func (r *Replica) commitWith(ctx context.Context, base []item, bout []Outcome, g
 		}
 	}
 	for _, it := range alone {
-		errs[it.i] = r.ingestItems(group[it.i].ctx, []item{it}, gout)
+		errs[it.i] = r.ingestItems(group[it.i].ctx, []item{it}, gout, nil)
 	}
 	return errs, err
 }
@@ -375,7 +375,7 @@ func (r *Replica) commitWith(ctx context.Context, base []item, bout []Outcome, g
 // how many entries the commit wrote at most besides what it woke: the
 // group's, or a peer's part and its joiners.
 func (r *Replica) receiptFacts(group []*groupReq, out []Outcome, errs []error, span int) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	var tails map[string]map[dag.ID]uint64
 	for i, q := range group {
@@ -489,7 +489,13 @@ func (r *Replica) partsDone() {
 // with what a group would have answered it. The part's error is the
 // shared transaction's only: a joiner's own commit failing does not
 // fail the part.
-func (r *Replica) commitPart(ctx context.Context, items []item, out []Outcome) error {
+//
+// A part that no submission joined is pipelined (pipeline.go): its
+// transactions are started, their flights appended to *fl, and
+// commitPart returns before they are durable; the caller lands them
+// before it returns the part's outcomes. A part with joiners is durable
+// when commitPart returns (each joiner is answered after its commit).
+func (r *Replica) commitPart(ctx context.Context, items []item, out []Outcome, fl *[]*flight) error {
 	r.cmu.Lock()
 	defer r.cmu.Unlock()
 	var join []*groupReq
@@ -497,7 +503,10 @@ func (r *Replica) commitPart(ctx context.Context, items []item, out []Outcome) e
 		join = r.takeJoiners()
 	}
 	if len(join) == 0 {
-		return r.ingestItems(ctx, items, out)
+		if r.noPipeline {
+			fl = nil
+		}
+		return r.ingestItems(ctx, items, out, fl)
 	}
 	answered := false
 	defer func() {

@@ -319,7 +319,7 @@ func newCollector(after int64) *collector {
 // are removed from the store. MissingFrom then answers for space too.
 // Call ReleasePending for those the store applies or refuses later.
 func (r *Replica) ChargePending(ctx context.Context, space, source string, entries []dag.Entry) error {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	var evicted []*waitRec
 	for _, e := range entries {
@@ -332,7 +332,7 @@ func (r *Replica) ChargePending(ctx context.Context, space, source string, entri
 // through ChargePending that are no longer pending (applied or refused).
 // Ids not charged are skipped.
 func (r *Replica) ReleasePending(ids []dag.ID) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	for _, id := range ids {
 		r.wait.remove(id)
@@ -360,7 +360,7 @@ type PendingFootprint struct {
 // PendingFootprint returns what the replica holds in memory for pending
 // entries now.
 func (r *Replica) PendingFootprint() PendingFootprint {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	w := r.wait
 	f := PendingFootprint{Records: len(w.byID), QueueSlots: len(w.all), QueueCap: cap(w.all), Sources: len(w.bySource)}

@@ -54,7 +54,7 @@ func digestLeaf(id dag.ID) []byte { d := id.Digest(); return mlog.LeafHash(d[:])
 // LogSize returns the number of entries in the space's log.
 func (r *Replica) LogSize(ctx context.Context, session dag.ID) (uint64, error) {
 	spaceName := session.String()
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	sp, err := r.space(ctx, spaceName)
 	if err != nil {
@@ -67,7 +67,7 @@ func (r *Replica) LogSize(ctx context.Context, session dag.ID) (uint64, error) {
 // entries (the size of one of its checkpoints, typically).
 func (r *Replica) InclusionProof(ctx context.Context, session dag.ID, tx dag.ID, size uint64) (InclusionProof, error) {
 	spaceName := session.String()
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	sp, err := r.space(ctx, spaceName)
 	if err != nil {
@@ -95,7 +95,7 @@ func (r *Replica) InclusionProof(ctx context.Context, session dag.ID, tx dag.ID,
 // first size entries; a size beyond the log is an error.
 func (r *Replica) InclusionProofs(ctx context.Context, session dag.ID, txs []dag.ID, size uint64) (proofs []InclusionProof, ok []bool, err error) {
 	spaceName := session.String()
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	sp, err := r.space(ctx, spaceName)
 	if err != nil {
@@ -126,7 +126,7 @@ func (r *Replica) InclusionProofs(ctx context.Context, session dag.ID, txs []dag
 // is a prefix of its log of to entries.
 func (r *Replica) ConsistencyProof(ctx context.Context, session dag.ID, from, to uint64) (ConsistencyProof, error) {
 	spaceName := session.String()
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	sp, err := r.space(ctx, spaceName)
 	if err != nil {

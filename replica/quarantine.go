@@ -195,7 +195,7 @@ func (q *quarantine) stats() QuarantineStats {
 // and Refused, Refusals and QuarantineStats answer for it. An id the
 // record already holds keeps its first record.
 func (r *Replica) RecordRefusal(ctx context.Context, space string, id dag.ID, code dag.Code, reason string) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	r.quar.add(Refusal{ID: id, Space: space, Code: code, Reason: reason, Source: dag.SourceOf(ctx), Time: r.clock().UTC()})
 }

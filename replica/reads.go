@@ -17,7 +17,7 @@ import (
 // Sessions returns the ids of the sessions the replica holds, sorted (by
 // their string form, which is the order of their bytes).
 func (r *Replica) Sessions() []dag.ID {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	var out []dag.ID
 	for _, sp := range r.spaces {
@@ -33,7 +33,7 @@ func (r *Replica) Sessions() []dag.ID {
 // accepted entries: identical on every replica holding them) and its hash.
 func (r *Replica) State(ctx context.Context, session dag.ID) (*house.State, dag.ID, error) {
 	spaceName := session.String()
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	sp, err := r.session(ctx, spaceName)
 	if err != nil {
@@ -76,7 +76,7 @@ func (sp *space) stateJSON() ([]byte, dag.ID, error) {
 // callers must not change them.
 func (r *Replica) StateJSON(ctx context.Context, session dag.ID) ([]byte, dag.ID, error) {
 	spaceName := session.String()
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	sp, err := r.session(ctx, spaceName)
 	if err != nil {
@@ -89,7 +89,7 @@ func (r *Replica) StateJSON(ctx context.Context, session dag.ID) ([]byte, dag.ID
 // state (StateJSON's, derived once per version).
 func (r *Replica) Summary(ctx context.Context, session dag.ID) (house.Summary, dag.ID, error) {
 	spaceName := session.String()
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	sp, err := r.session(ctx, spaceName)
 	if err != nil {
@@ -119,7 +119,7 @@ func (r *Replica) session(ctx context.Context, name string) (*space, error) {
 // Group returns one group as derived, without deriving the whole state.
 func (r *Replica) Group(ctx context.Context, session dag.ID, id string) (house.GroupView, error) {
 	spaceName := session.String()
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	sp, err := r.session(ctx, spaceName)
 	if err != nil {
@@ -135,7 +135,7 @@ func (r *Replica) Group(ctx context.Context, session dag.ID, id string) (house.G
 // without deriving the whole state.
 func (r *Replica) Branches(ctx context.Context, session dag.ID) ([]house.BranchView, error) {
 	spaceName := session.String()
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	sp, err := r.session(ctx, spaceName)
 	if err != nil {
@@ -147,7 +147,7 @@ func (r *Replica) Branches(ctx context.Context, session dag.ID) ([]house.BranchV
 // Branch returns one branch as derived, without deriving the whole state.
 func (r *Replica) Branch(ctx context.Context, session dag.ID, name string) (house.BranchView, error) {
 	spaceName := session.String()
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	sp, err := r.session(ctx, spaceName)
 	if err != nil {
@@ -163,7 +163,7 @@ func (r *Replica) Branch(ctx context.Context, session dag.ID, name string) (hous
 // bounded record still holds, sorted by id. Nothing refused is stored:
 // the record is kept in memory, per source, oldest forgotten first.
 func (r *Replica) Quarantine(spaceName string) []house.Rejection {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	return r.quar.rejections(spaceName)
 }
@@ -172,14 +172,14 @@ func (r *Replica) Quarantine(spaceName string) []house.Rejection {
 // for every space) with Seq after after, oldest first, and whether more
 // follow: the quarantine's pages.
 func (r *Replica) Refusals(space string, after uint64, limit int) ([]Refusal, bool) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	return r.quar.page(space, after, limit)
 }
 
 // Refused returns the quarantine's record of id, if it holds one.
 func (r *Replica) Refused(id dag.ID) (Refusal, bool) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	q, ok := r.quar.get(id)
 	if !ok {
@@ -194,21 +194,21 @@ func (r *Replica) Refused(id dag.ID) (Refusal, bool) {
 // produce, so a flood from one peer never makes a pull from another ask
 // for more.
 func (r *Replica) MissingFrom(ctx context.Context, space, source string) ([]dag.ID, error) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	return r.wait.missingFrom(ctx, r.store, r.quar, space, source)
 }
 
 // PendingStats returns the counters of the entries waiting for parents.
 func (r *Replica) PendingStats() PendingStats {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	return r.wait.stats()
 }
 
 // QuarantineStats returns the quarantine's counters (a metric).
 func (r *Replica) QuarantineStats() QuarantineStats {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	return r.quar.stats()
 }

@@ -169,7 +169,7 @@ func (r *Replica) logRefusal(ctx context.Context, session string, env *dag.Envel
 // RefusalLog returns up to limit records of the refusal log after index
 // after-1 (from index after), and the log's size.
 func (r *Replica) RefusalLog(after uint64, limit int) ([]RefusalRecord, uint64) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	l := r.refusals
 	if l == nil {
@@ -189,7 +189,7 @@ func (r *Replica) RefusalLog(after uint64, limit int) ([]RefusalRecord, uint64) 
 // RefusalLogFull reports whether the refusal log holds Options.MaxRefusals
 // records (new refusals are then not logged).
 func (r *Replica) RefusalLogFull() bool {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	return r.refusals != nil && len(r.refusals.recs) >= r.refusals.max
 }
@@ -199,7 +199,7 @@ func (r *Replica) RefusalLogFull() bool {
 // append-only and durable before any receipt names an index in it, so
 // every checkpoint handed out stays consistent with it after a restart.
 func (r *Replica) RefusalCheckpoint() (RefusalCheckpoint, error) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return RefusalCheckpoint{}, ErrClosed
@@ -226,7 +226,7 @@ func (r *Replica) RefusalCheckpoint() (RefusalCheckpoint, error) {
 // RefusalInclusion proves that record index is in the refusal log of its
 // first size records; the leaf is the record's LeafHash.
 func (r *Replica) RefusalInclusion(index, size uint64) (RefusalRecord, [][]byte, []byte, error) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	l := r.refusals
 	p, err := l.tree.Inclusion(index, size)
@@ -243,7 +243,7 @@ func (r *Replica) RefusalInclusion(index, size uint64) (RefusalRecord, [][]byte,
 // RefusalConsistency proves that the refusal log of from records is a
 // prefix of the log of to records; it returns the proof and both roots.
 func (r *Replica) RefusalConsistency(from, to uint64) ([][]byte, []byte, []byte, error) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	l := r.refusals
 	p, err := l.tree.Consistency(from, to)

@@ -135,6 +135,16 @@ type Replica struct {
 	// puts counts the store's write transactions (Put calls) this
 	// replica made: tests and benchmarks read it.
 	puts atomic.Int64
+	// inflight are the commits of pipelined parts not yet settled, in
+	// the order they were started (pipeline.go); under mu. noPipeline
+	// writes every part with Put (tests and benchmarks compare with it).
+	inflight   []*flight
+	noPipeline bool
+	// started counts the pipelined transactions started: tests read it.
+	started atomic.Int64
+	// partMax, when not 0, is the most envelopes an Ingest part takes in
+	// place of MaxIngestPart (tests make many parts of small calls).
+	partMax int
 }
 
 // put is the store's Put, counted.
@@ -379,7 +389,7 @@ func (r *Replica) resume(ctx context.Context) error {
 
 // Close closes the replica and the store it opened.
 func (r *Replica) Close() error {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return nil
@@ -401,6 +411,9 @@ type storeObjects struct {
 	store dag.Store
 	extra map[dag.ID][]byte
 	reads *[]dag.ID
+	// fly, when set, finds an object kept by a commit in flight, which
+	// the store shows only once it landed (pipeline.go).
+	fly func(dag.ID) ([]byte, bool)
 }
 
 func (s storeObjects) Object(ctx context.Context, id dag.ID) ([]byte, error) {
@@ -409,6 +422,11 @@ func (s storeObjects) Object(ctx context.Context, id dag.ID) ([]byte, error) {
 			*s.reads = append(*s.reads, id)
 		}
 		return b, nil
+	}
+	if s.fly != nil {
+		if b, ok := s.fly(id); ok {
+			return b, nil
+		}
 	}
 	return s.store.Object(ctx, id)
 }
@@ -420,6 +438,9 @@ func (r *Replica) load(ctx context.Context, name string) (*space, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %q is not a session id (memory spaces are served elsewhere)", ErrUnknownSpace, name)
 	}
+	// The space is derived from what the store shows: every commit in
+	// flight lands first (pipeline.go).
+	r.landAllLocked()
 	// The log order is a causal order (the store applies parents first),
 	// and a House's state does not depend on which causal order it is fed.
 	logIDs, err := r.store.Log(ctx, name, 0, 0)
@@ -523,7 +544,7 @@ func (r *Replica) rejudgeHeld(ctx context.Context, sp *space) error {
 	for k := range items {
 		items[k].badSig = !valid[k]
 	}
-	return r.ingestSpace(ctx, sp.name, items, nil, "")
+	return r.ingestSpace(ctx, sp.name, items, nil, "", nil)
 }
 
 func newSpace(name string, sid dag.ID, objs house.Objects) *space {
@@ -645,17 +666,22 @@ type item struct {
 // replica's lock, the next is decoded and verified beside it (verification
 // reads nothing the writes change: a signature is checked against the key
 // the envelope names, and whether that key may sign is judged later, under
-// the lock, in causal order). On an error, the parts before the failing
-// one are kept. Client submissions (Submit) queued while a call is under
-// way are written in its parts' transactions, one commit for both
-// (groupcommit.go); they change nothing the call's entries are judged by
-// but their own place in the log.
+// the lock, in causal order). With a store that can start a commit and
+// return (badgerstore's Store.PutStart), a part is judged and planned
+// while the commit of the one before it syncs, and the lock is not held
+// for that wait; nothing of a part is shown to a reader, and Ingest
+// returns no outcome, before its commit landed (pipeline.go). On an
+// error, the parts before the failing one are kept. Client submissions
+// (Submit) queued while a call is under way are written in its parts'
+// transactions, one commit for both (groupcommit.go); they change nothing
+// the call's entries are judged by but their own place in the log.
 func (r *Replica) Ingest(ctx context.Context, subs []Submission) ([]Outcome, error) {
 	out := make([]Outcome, len(subs))
 	var ends []int // where each part ends in subs
+	partMax := cmp.Or(r.partMax, MaxIngestPart)
 	for lo := 0; lo < len(subs); {
 		n, size := 0, 0
-		for lo+n < len(subs) && n < MaxIngestPart {
+		for lo+n < len(subs) && n < partMax {
 			sz := len(subs[lo+n].Envelope)
 			for _, a := range subs[lo+n].Attachments {
 				sz += len(a)
@@ -684,6 +710,11 @@ func (r *Replica) Ingest(ctx context.Context, subs []Submission) ([]Outcome, err
 			done()
 		}
 	}()
+	// The commits of the part before (out[plo:lo]) may still run while
+	// this one is planned (pipeline.go): its outcomes stand once they
+	// landed.
+	var prev []*flight
+	plo := 0
 	for k, hi := range ends {
 		if k == 0 {
 			items = r.verify(subs[:hi], out[:hi], true)
@@ -694,21 +725,32 @@ func (r *Replica) Ingest(ctx context.Context, subs []Submission) ([]Outcome, err
 		if k+1 < len(ends) {
 			next = verifyPart(hi, ends[k+1])
 		}
-		err := r.commitPart(ctx, items, out[lo:hi])
+		var cur []*flight
+		err := r.commitPart(ctx, items, out[lo:hi], &cur)
 		if k+1 == len(ends) && done != nil {
 			done() // the last part took its joiners
 			done = nil
 		}
-		if err != nil {
+		perr := r.land(prev)
+		if perr != nil || err != nil {
+			_ = r.land(cur) // planned on a failed commit, it fails too
 			if next != nil {
 				<-next // the next part's verifier writes into out: let it finish
 			}
+		}
+		if perr != nil {
+			return out[:plo], fmt.Errorf("replica: store: %w", perr)
+		}
+		if err != nil {
 			if errors.Is(err, ErrClosed) {
 				return out[:lo], err
 			}
 			return out[:hi], err
 		}
-		lo = hi
+		prev, plo, lo = cur, lo, hi
+	}
+	if err := r.land(prev); err != nil {
+		return out[:plo], fmt.Errorf("replica: store: %w", err)
 	}
 	r.refresh(out)
 	return out, nil
@@ -725,7 +767,10 @@ const (
 // refresh updates outcomes still Pending from an earlier part of a call:
 // a later part may have brought their parents or objects.
 func (r *Replica) refresh(out []Outcome) {
-	r.mu.Lock()
+	if !slices.ContainsFunc(out, func(o Outcome) bool { return o.Status == Pending }) {
+		return // nothing to look up: no need to wait for others' commits
+	}
+	r.lock()
 	defer r.mu.Unlock()
 	for i := range out {
 		o := &out[i]
@@ -764,8 +809,19 @@ func (r *Replica) refuse(o *Outcome, src string, code dag.Code, reason string) {
 // not held is not kept; its outcome is Pending and Submit refuses it), or
 // both (groupcommit.go), once the envelopes are decoded and verified
 // (items, in the order of out): one store transaction per space.
-func (r *Replica) ingestItems(ctx context.Context, items []item, out []Outcome) error {
-	r.mu.Lock()
+//
+// With fl set, the store's transactions are started and not waited for
+// (pipeline.go): each one's flight is appended to *fl, for the caller to
+// land before it returns the outcomes; the replica's lock is taken
+// without waiting for the commits in flight, on top of which this one is
+// planned. With fl nil, every commit in flight lands first and each
+// transaction is durable when ingestItems returns.
+func (r *Replica) ingestItems(ctx context.Context, items []item, out []Outcome, fl *[]*flight) error {
+	if fl != nil {
+		r.mu.Lock()
+	} else {
+		r.lock()
+	}
 	defer r.mu.Unlock()
 	if r.closed {
 		return ErrClosed
@@ -827,7 +883,7 @@ func (r *Replica) ingestItems(ctx context.Context, items []item, out []Outcome) 
 		bySpace[name] = append(bySpace[name], it)
 	}
 	for _, name := range spaceOrder {
-		if err := r.ingestSpace(ctx, name, bySpace[name], out, callSrc); err != nil {
+		if err := r.ingestSpace(ctx, name, bySpace[name], out, callSrc, fl); err != nil {
 			return err
 		}
 	}
@@ -900,7 +956,9 @@ func (r *Replica) space(ctx context.Context, name string) (*space, error) {
 // woken entries, which wait again, are judged again from their records.
 var errSubmitHeld = errors.New("replica: a named object is not held")
 
-func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, out []Outcome, src string) error {
+// ingestSpace writes items of space name in one store transaction (and
+// what it wakes); fl as in ingestItems. Call with r.mu held.
+func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, out []Outcome, src string, fl *[]*flight) error {
 	_, known := r.spaces[name]
 	sp, err := r.space(ctx, name)
 	if err != nil {
@@ -943,7 +1001,11 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 	// it back for another object) are kept; those read only for entries
 	// it refuses, or by none, are not written.
 	var reads []dag.ID
-	sp.h.SetObjects(storeObjects{store: r.store, extra: extra, reads: &reads})
+	var fly func(dag.ID) ([]byte, bool)
+	if len(r.inflight) > 0 {
+		fly = r.flyingObject
+	}
+	sp.h.SetObjects(storeObjects{store: r.store, extra: extra, reads: &reads, fly: fly})
 	defer sp.h.SetObjects(storeObjects{store: r.store})
 	needed := map[dag.ID]bool{}
 
@@ -1010,6 +1072,7 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 			return err
 		}
 		var waiting map[dag.ID]bool
+		var keep map[dag.ID][]byte // what it kept, when pipelined
 		batch.KeepObject = func(id dag.ID) bool {
 			if waiting == nil {
 				waiting = map[dag.ID]bool{}
@@ -1021,10 +1084,35 @@ func (r *Replica) ingestSpace(ctx context.Context, name string, items []item, ou
 					}
 				}
 			}
-			return needed[id] || waiting[id]
+			ok := needed[id] || waiting[id]
+			if ok && fl != nil {
+				if keep == nil {
+					keep = map[dag.ID][]byte{}
+				}
+				keep[id] = extra[id]
+			}
+			return ok
 		}
 		sp.justHeld = sp.justHeld[:0]
-		res, err := r.put(ctx, batch)
+		var res dag.Result
+		ps, pipe := r.store.(putStarter)
+		if pipe = pipe && fl != nil; pipe {
+			var wait func() error
+			r.puts.Add(1)
+			res, wait, err = ps.PutStart(ctx, batch)
+			if err != nil {
+				// What the Put committed before it failed lands first, as
+				// Put would have waited for it.
+				_ = wait()
+			} else {
+				f := &flight{space: name, wait: wait, objs: keep}
+				r.inflight = append(r.inflight, f)
+				r.started.Add(1)
+				*fl = append(*fl, f)
+			}
+		} else {
+			res, err = r.put(ctx, batch)
+		}
 		switch {
 		case errors.Is(err, errSubmitHeld) && !heldIn(inBatch):
 			// Submit refuses the entry; nothing was kept.

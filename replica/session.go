@@ -29,7 +29,7 @@ type Session struct {
 // ErrClosed once the replica is closed (the lock is then not kept).
 func (r *Replica) ReadSession(ctx context.Context, session dag.ID) (*Session, error) {
 	spaceName := session.String()
-	r.mu.Lock()
+	r.lock()
 	sp, err := r.session(ctx, spaceName)
 	if err != nil {
 		r.mu.Unlock()

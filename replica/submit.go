@@ -124,7 +124,7 @@ func (r *Replica) acceptedReceipt(tx, envelope dag.ID, cpSize, pos uint64) *Rece
 
 // receipt is Submit's receipt for outcome o, not yet signed.
 func (r *Replica) receipt(ctx context.Context, envelope []byte, o Outcome) (*Receipt, error) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	rc := &Receipt{Tx: o.Tx, Envelope: dag.Sum(envelope), Errors: []ErrorEntry{}, Node: r.key.Key()}
 	var sp *space

@@ -197,7 +197,7 @@ func (r *Replica) AddCosignature(ctx context.Context, c Checkpoint, cs Cosignatu
 	if err := cs.Verify(c); err != nil {
 		return err
 	}
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return ErrClosed

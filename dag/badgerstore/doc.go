@@ -33,7 +33,9 @@
 // order, each once the one before succeeded; nothing is acknowledged or
 // visible to readers before its commit returned; a failed commit fails
 // what was planned on it and every later write until the store is
-// reopened (txn.go, docs/storage.md).
+// reopened (txn.go, docs/storage.md). PutStart is PutAsync with the
+// batch's Result returned at once, for a caller that acts on it before the
+// commit landed and shows nothing of it until then (the replica's writer).
 //
 // On disk, entry bodies live in witan's own body files (bodyfile.go),
 // packed (ids, keys and signatures as bytes rather than text, exactly

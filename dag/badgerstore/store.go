@@ -981,24 +981,47 @@ func (s *Store) PutAsync(ctx context.Context, b dag.Batch) func() (dag.Result, e
 }
 
 func (s *Store) putAsync(ctx context.Context, b dag.Batch, also string) func() (dag.Result, error) {
+	res, wait, err := s.putStart(ctx, b, also)
+	return func() (dag.Result, error) {
+		// Even when the Put failed: what it committed before the failure
+		// has landed when it returns.
+		if werr := wait(); err == nil && werr != nil {
+			err = werr
+		}
+		if err != nil {
+			return dag.Result{}, err
+		}
+		return res, nil
+	}
+}
+
+// PutStart is PutAsync for a caller that acts on b's Result before b is
+// durable (the replica's writer, which brings its in-memory state up to
+// the batch while the commit syncs, and shows it to nobody until then): it
+// plans and writes b as Put does, starts its commit, and returns the
+// Result and error Put would have, with a func that waits for the commit
+// and returns its error. The Result is not acknowledged: b is durable and
+// visible to readers only once wait returned nil, and if it returns an
+// error, nothing of b may have been kept (the store writes nothing more
+// until it is reopened). When err is not nil, wait still waits for what
+// the Put committed before it failed, and returns nil or that commit's
+// error; Put would have returned err.
+func (s *Store) PutStart(ctx context.Context, b dag.Batch) (res dag.Result, wait func() error, err error) {
+	return s.putStart(ctx, b, "")
+}
+
+func (s *Store) putStart(ctx context.Context, b dag.Batch, also string) (dag.Result, func() error, error) {
 	s.mu.Lock()
 	res, err := s.putLocked(ctx, b, also)
 	f := s.flight
 	s.mu.Unlock()
-	return func() (dag.Result, error) {
-		// Even when the Put failed: what it committed before the failure
-		// has landed when it returns.
-		if f != nil {
-			<-f.done
+	return res, func() error {
+		if f == nil {
+			return nil
 		}
-		switch {
-		case err != nil:
-			return dag.Result{}, err
-		case f != nil && f.err != nil:
-			return dag.Result{}, f.err
-		}
-		return res, nil
-	}
+		<-f.done
+		return f.err
+	}, err
 }
 
 // putLocked is put with s.mu held, up to the start of its last commit.
@@ -1777,7 +1800,10 @@ func logIDs(txn *badger.Txn, sid uint32, after uint64, limit int, seqs *[]uint64
 			start = rev.Item().KeyCopy(nil)
 		}
 		rev.Close()
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 4})
+		// Values are read in place (Item.Value), not prefetched: a prefetch
+		// copies the next runs whole, up to 32 KiB each, where a page of
+		// sync's log serving needs a few dozen ids of one.
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
 		defer it.Close()
 		for it.Seek(start); it.Valid(); it.Next() {
 			k := it.Item().Key()

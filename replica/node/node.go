@@ -545,17 +545,19 @@ const decodeChunk = 128
 // does not decode, belongs to another session or is applied has its
 // result set in res; the others are returned decoded, in order.
 //
-// Copies: sync's items are slices of the frame they came in (up to
-// MaxFrame), and what the replica keeps of an entry (its cache of pending
-// envelopes) would keep the whole frame alive with it. The copy is
-// decoded, once: the replica takes the decoded form
-// (replica.SignedSubmission), which may point into the bytes.
+// No copy: sync's items are slices of the frame they came in (up to
+// MaxFrame), which the caller may reuse once Ingest returned, and the
+// replica takes the decoded form (replica.SignedSubmission), which points
+// into them. The replica copies whatever it keeps beyond the call (the
+// store writes copies; its caches of pending and held entries and the
+// House's records copy the bytes they keep), so neither a later change of
+// the frame nor its lifetime reaches it (TestIngestKeepsNoCallerBytes).
 func (n *Node) decodeItems(ctx context.Context, space string, items []sync.Item, res []sync.ItemResult) ([]decodedItem, error) {
 	dec := make([]decodedItem, len(items))
 	part := func(lo, hi int) error {
 		for i := lo; i < hi; i++ {
 			it := items[i]
-			data := slices.Clone(it.Data)
+			data := it.Data
 			se, err := dag.DecodeSigned(data)
 			if err != nil {
 				res[i] = sync.ItemResult{ID: dag.Sum(it.Data), Outcome: sync.Quarantined, Code: dag.CodeOf(err), Reason: err.Error()}
@@ -605,7 +607,7 @@ func (n *Node) Ingest(ctx context.Context, space string, items []sync.Item) (syn
 		}
 		var atts [][]byte
 		for _, o := range it.Objects {
-			atts = append(atts, slices.Clone(o.Data))
+			atts = append(atts, o.Data)
 		}
 		subs = append(subs, replica.SignedSubmission(d.data, d.se, atts))
 		idx = append(idx, i)
