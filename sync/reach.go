@@ -229,6 +229,22 @@ func (n *Node) watchReachability() error {
 	if err != nil {
 		return fmt.Errorf("sync: reachability events: %w", err)
 	}
+	n.onEvents(sub, func(e any) {
+		if ev, ok := e.(event.EvtLocalReachabilityChanged); ok {
+			n.reach.mu.Lock()
+			n.reach.reachability = ev.Reachability
+			n.reach.mu.Unlock()
+			n.log.Debug("reachability", "now", ev.Reachability)
+		}
+	})
+	return nil
+}
+
+// onEvents calls fn with each event of sub, one at a time on a goroutine
+// of the node's, until the node closes or sub ends; sub is closed then.
+// fn must not block for long: the event bus drops nothing, so a slow
+// consumer holds up the events' emitters.
+func (n *Node) onEvents(sub event.Subscription, fn func(any)) {
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
@@ -241,16 +257,10 @@ func (n *Node) watchReachability() error {
 				if !ok {
 					return
 				}
-				if ev, ok := e.(event.EvtLocalReachabilityChanged); ok {
-					n.reach.mu.Lock()
-					n.reach.reachability = ev.Reachability
-					n.reach.mu.Unlock()
-					n.log.Debug("reachability", "now", ev.Reachability)
-				}
+				fn(e)
 			}
 		}
 	}()
-	return nil
 }
 
 // Reachability returns what AutoNAT found: "public", "private" or
