@@ -73,6 +73,18 @@ type Config struct {
 	// Interval is the period of re-announcement and redialling, spread by
 	// up to a quarter either way (DefaultInterval).
 	Interval time.Duration
+	// ContentIDs names each announcement by its content (the SHA-256 of
+	// its bytes, which gossipsub remembers for Interval and up to a
+	// minute more: it sweeps its cache once a minute) instead of by its
+	// sender and sequence number, gossipsub's default. The same heads
+	// announced by many peers are then one message, which each node
+	// forwards once: a class's or a fleet's idle re-announcements cost
+	// about one announcement per Interval in all instead of one per peer.
+	// Not the default: in a partition test (TestPartitionAndHeal) the
+	// nodes of one side stopped receiving each other's announcements
+	// under content ids, for a cause not yet found (docs/sync-protocol.md,
+	// "Message ids"). Nodes of either kind interoperate.
+	ContentIDs bool
 	// StreamTimeout bounds each frame of a sync stream (and each message
 	// of a checkpoint stream): it must arrive, or be sent, whole within
 	// this long from when it is due. A peer that trickles a byte now and
@@ -228,6 +240,9 @@ type Node struct {
 	// it has been tried: heads it then fails to produce are charged to it.
 	claimed map[jobKey]claim
 	claims  uint64 // sequence of claims
+	// relayed holds the heads of an announcement whose announcer is not
+	// connected, for the pull from the peer that relayed it (relayRetry).
+	relayed map[jobKey]relayedWant
 	// pulling holds, for each (peer, space) pulled now, a channel closed
 	// when that pull ends: pulls of one space from one peer run one at a
 	// time (see SyncWith).
@@ -341,6 +356,7 @@ func NewNode(ctx context.Context, local Local, cfg Config) (*Node, error) {
 		jobs:    map[jobKey]*job{},
 		seen:    newSeenSet(maxSeen),
 		claimed: map[jobKey]claim{},
+		relayed: map[jobKey]relayedWant{},
 		pulling: map[jobKey]chan struct{}{},
 		offers:  map[peer.ID]map[string]bool{},
 		slots:   newSlots(cfg.Limits.withDefaults()),
@@ -351,11 +367,15 @@ func NewNode(ctx context.Context, local Local, cfg Config) (*Node, error) {
 	self.Store(n)
 	n.engine = NewEngine(local, cfg.Engine)
 	score, thresholds := scoreParams(n.flood)
-	n.ps, err = pubsub.NewGossipSub(nctx, h,
+	psOpts := []pubsub.Option{
 		pubsub.WithAppSpecificRpcInspector(n.inspect),
 		pubsub.WithSubscriptionFilter(pubsub.WrapLimitSubscriptionFilter(topicFilter{n.joined, n.offered}, MaxSubscriptionsPerRPC)),
 		pubsub.WithMaxMessageSize(MaxGossipMessage),
-		pubsub.WithPeerScore(score, thresholds))
+		pubsub.WithPeerScore(score, thresholds)}
+	if cfg.ContentIDs {
+		psOpts = append(psOpts, pubsub.WithMessageIdFn(contentID), pubsub.WithSeenMessagesTTL(cfg.Interval))
+	}
+	n.ps, err = pubsub.NewGossipSub(nctx, h, psOpts...)
 	if err != nil {
 		n.Close()
 		return nil, fmt.Errorf("sync: gossipsub: %w", err)
@@ -638,6 +658,9 @@ func (n *Node) listen(space string, sub *pubsub.Subscription) {
 		src := from
 		if !connected {
 			src = m.ReceivedFrom
+			n.mu.Lock()
+			n.relayed[jobKey{src, space}] = relayedWant{heads: a.Heads, seq: n.claims}
+			n.mu.Unlock()
 		} else {
 			n.mu.Lock()
 			n.claims++
@@ -789,12 +812,22 @@ func (n *Node) schedule(p peer.ID, space string) {
 				claimed = cl.heads
 				delete(n.claimed, k)
 			}
+			rw, relayed := n.relayed[k]
+			if relayed && rw.seq <= began {
+				delete(n.relayed, k)
+			} else {
+				relayed = false
+			}
 			n.mu.Unlock()
+			if relayed {
+				n.relayRetry(p, space, rw)
+			}
 			if err == nil && len(claimed) > 0 {
 				// A peer that announced heads and then did not produce
 				// them spends its budget for unresolved hashes.
 				if missing, uerr := n.countUnknown(claimed); uerr == nil && missing > 0 {
 					n.engine.charge(p.String(), chargeUnresolved, missing) //nolint:errcheck // the ban is the effect
+					n.pullElsewhere(p, space)
 				}
 			}
 			n.mu.Lock()
@@ -808,6 +841,79 @@ func (n *Node) schedule(p peer.ID, space string) {
 		}
 	}()
 }
+
+// pullElsewhere pulls space from up to maxElsewhere other connected peers
+// that subscribe to it, after p announced heads and did not produce them.
+// With content ids (Config.ContentIDs) the honest peers' copies of
+// the same announcement were dropped as already seen, so nothing else
+// would make this node pull them before the next period: a peer that
+// front-runs others' announcements and then serves nothing delays a
+// space by one pull, not by an Interval.
+func (n *Node) pullElsewhere(p peer.ID, space string) {
+	if !n.cfg.ContentIDs {
+		return
+	}
+	peers := n.ps.ListPeers(TopicPrefix + space)
+	rand.Shuffle(len(peers), func(i, j int) { peers[i], peers[j] = peers[j], peers[i] })
+	k := 0
+	for _, q := range peers {
+		if k == maxElsewhere {
+			break
+		}
+		if q == p || n.host.Network().Connectedness(q) != network.Connected {
+			continue
+		}
+		k++
+		n.schedule(q, space)
+	}
+}
+
+// relayedWant is the heads of an announcement a peer relayed.
+type relayedWant struct {
+	heads []dag.ID
+	seq   uint64 // n.claims when it was recorded
+	tries int
+}
+
+// relayRetry pulls space from p again, after a pause, when the pull that
+// an announcement p relayed set off left some of its heads missing, up
+// to maxRelayRetries times. gossipsub forwards an announcement as soon as
+// it is valid, before the relaying peer has pulled what it announces;
+// with content ids (Config.ContentIDs) that peer's own announcement
+// of the same heads, once it holds them, is the same message and is not
+// delivered again, so without the retry a node that hears of heads only
+// through peers that did not hold them yet would wait for the next
+// period (a chain of nodes, each connected to its neighbours only).
+func (n *Node) relayRetry(p peer.ID, space string, rw relayedWant) {
+	if !n.cfg.ContentIDs || rw.tries >= maxRelayRetries {
+		return
+	}
+	if missing, err := n.countUnknown(rw.heads); err != nil || missing == 0 {
+		return
+	}
+	rw.tries++
+	time.AfterFunc(relayBackoff<<(rw.tries-1), func() {
+		n.mu.Lock()
+		if n.closed {
+			n.mu.Unlock()
+			return
+		}
+		rw.seq = n.claims
+		n.relayed[jobKey{p, space}] = rw
+		n.mu.Unlock()
+		n.schedule(p, space)
+	})
+}
+
+// maxRelayRetries and relayBackoff pace relayRetry: 0.25 s doubling,
+// five times (7.75 s in all).
+const (
+	maxRelayRetries = 5
+	relayBackoff    = 250 * time.Millisecond
+)
+
+// maxElsewhere bounds the peers pullElsewhere pulls from.
+const maxElsewhere = 3
 
 // maxBusyRetries bounds the retries of an automatic pull answered busy;
 // the next announcement or re-announcement starts it again.
