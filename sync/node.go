@@ -108,6 +108,10 @@ type Config struct {
 	// checkpoint there (/witan/checkpoint/1). Its ctx ends when the node
 	// closes.
 	AfterPull func(ctx context.Context, p peer.ID, space string)
+	// PlainBatches speaks only ProtocolID: the node neither asks for nor
+	// serves deflated batches (ProtocolDeflateID), as a node before them
+	// did. For comparisons and tests.
+	PlainBatches bool
 	// Engine configures the protocol engine.
 	Engine Options
 	// Discovery finds peers beyond the LAN (a witan DHT) and reaches them
@@ -181,12 +185,16 @@ func resourceManager(l Limits) (network.ResourceManager, error) {
 	libp2p.SetDefaultServiceLimits(&cfg)
 	// Twice the slots: a stream past a slot limit must reach the handler
 	// to be answered busy (or to take a slot of the peer holding most).
-	cfg.AddProtocolLimit(protocol.ID(ProtocolID), rcmgr.BaseLimit{
-		StreamsInbound: 2 * l.Streams, StreamsOutbound: 4 * l.Streams, Streams: 6 * l.Streams, Memory: l.Memory,
-	}, rcmgr.BaseLimitIncrease{})
-	cfg.AddProtocolPeerLimit(protocol.ID(ProtocolID), rcmgr.BaseLimit{
-		StreamsInbound: 2 * l.StreamsPerPeer, StreamsOutbound: 4 * l.StreamsPerPeer, Streams: 6 * l.StreamsPerPeer, Memory: l.MemoryPerPeer,
-	}, rcmgr.BaseLimitIncrease{})
+	// The same limits for each of the two sync protocols: a peer's
+	// streams are of one or the other (and n.slots counts both together).
+	for _, id := range []protocol.ID{ProtocolID, ProtocolDeflateID} {
+		cfg.AddProtocolLimit(id, rcmgr.BaseLimit{
+			StreamsInbound: 2 * l.Streams, StreamsOutbound: 4 * l.Streams, Streams: 6 * l.Streams, Memory: l.Memory,
+		}, rcmgr.BaseLimitIncrease{})
+		cfg.AddProtocolPeerLimit(id, rcmgr.BaseLimit{
+			StreamsInbound: 2 * l.StreamsPerPeer, StreamsOutbound: 4 * l.StreamsPerPeer, Streams: 6 * l.StreamsPerPeer, Memory: l.MemoryPerPeer,
+		}, rcmgr.BaseLimitIncrease{})
+	}
 	// /witan/checkpoint/1 carries one message of at most 64 KiB each way
 	// per stream.
 	cfg.AddProtocolLimit(protocol.ID(CheckpointProtocolID), rcmgr.BaseLimit{
@@ -381,6 +389,9 @@ func NewNode(ctx context.Context, local Local, cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("sync: gossipsub: %w", err)
 	}
 	h.SetStreamHandler(protocol.ID(ProtocolID), n.handle)
+	if !cfg.PlainBatches {
+		h.SetStreamHandler(protocol.ID(ProtocolDeflateID), n.handle)
+	}
 	if _, ok := local.(CheckpointServer); ok {
 		h.SetStreamHandler(protocol.ID(CheckpointProtocolID), n.handleCheckpoint)
 	}
@@ -1004,7 +1015,7 @@ func (n *Node) handle(s network.Stream) {
 	defer n.slots.release(sl)
 	stop := context.AfterFunc(n.ctx, func() { s.Reset() })
 	defer stop()
-	err := n.engine.Serve(n.ctx, p.String(), &deadlined{s: s, d: n.cfg.StreamTimeout})
+	err := n.engine.Serve(n.ctx, p.String(), &deadlined{s: s, d: n.cfg.StreamTimeout, deflate: s.Protocol() == ProtocolDeflateID})
 	if err != nil && !errors.Is(err, io.EOF) {
 		n.log.Debug("serve", "peer", p, "err", err)
 		s.Reset()
@@ -1030,6 +1041,20 @@ func (n *Node) refuseBusy(s network.Stream) {
 type deadlined struct {
 	s network.Stream
 	d time.Duration
+	// deflate: the stream is of ProtocolDeflateID, and this side serves.
+	deflate bool
+}
+
+// DeflateBatches reports whether the requester on the other side takes
+// deflated batches.
+func (x *deadlined) DeflateBatches() bool { return x.deflate }
+
+// syncProtocols are the protocols a pull asks for, preferred first.
+func (n *Node) syncProtocols() []protocol.ID {
+	if n.cfg.PlainBatches {
+		return []protocol.ID{ProtocolID}
+	}
+	return []protocol.ID{ProtocolDeflateID, ProtocolID}
 }
 
 func (x *deadlined) Read(p []byte) (int, error) { return x.s.Read(p) }
