@@ -255,6 +255,10 @@ type Node struct {
 	// when that pull ends: pulls of one space from one peer run one at a
 	// time (see SyncWith).
 	pulling map[jobKey]chan struct{}
+	// fresh holds, for each space this node holds nothing of and pulls
+	// now from a peer that offers it, a channel closed when that pull
+	// ends (freshGate).
+	fresh map[string]chan struct{}
 
 	sent, suppressed, received, repeats, dropped, triggered atomic.Uint64
 
@@ -366,6 +370,7 @@ func NewNode(ctx context.Context, local Local, cfg Config) (*Node, error) {
 		claimed: map[jobKey]claim{},
 		relayed: map[jobKey]relayedWant{},
 		pulling: map[jobKey]chan struct{}{},
+		fresh:   map[string]chan struct{}{},
 		offers:  map[peer.ID]map[string]bool{},
 		slots:   newSlots(cfg.Limits.withDefaults()),
 		joined:  &joinedTopics{m: map[string]bool{}},
@@ -981,6 +986,11 @@ func (n *Node) SyncWith(ctx context.Context, p peer.ID, space string) (Stats, er
 		delete(n.pulling, k)
 		n.mu.Unlock()
 	}()
+	release, err := n.freshGate(ctx, p, space)
+	if err != nil {
+		return Stats{}, err
+	}
+	defer release()
 	s, err := n.openSync(ctx, p)
 	if err != nil {
 		return Stats{}, fmt.Errorf("sync: open stream to %s: %w", p, err)
@@ -993,6 +1003,83 @@ func (n *Node) SyncWith(ctx context.Context, p peer.ID, space string) (Stats, er
 		return st, err
 	}
 	return st, s.Close()
+}
+
+// freshGate makes the pulls of a space this node holds nothing of, from
+// peers that offer it, run one at a time: each would bring the whole
+// space, and side by side they bring it as many times (a late laptop
+// joining a session three classmates hold took it three times over the
+// one Wi-Fi channel they share). The pull that waited then asks only for
+// what the first left missing. It waits only while the running one makes
+// progress: one that brings fewer than freshMinEntries in freshStall (a
+// peer that trickles) no longer holds the others back. The returned release ends
+// this pull's turn.
+func (n *Node) freshGate(ctx context.Context, p peer.ID, space string) (release func(), err error) {
+	none := func() {}
+	if !n.offered(p, TopicPrefix+space) {
+		return none, nil
+	}
+	for {
+		hs, err := dag.HeadsOf(ctx, n.local, space)
+		if err != nil {
+			return nil, err
+		}
+		if len(hs) > 0 {
+			return none, nil
+		}
+		n.mu.Lock()
+		running := n.fresh[space]
+		if running == nil {
+			ch := make(chan struct{})
+			n.fresh[space] = ch
+			n.mu.Unlock()
+			return func() {
+				n.mu.Lock()
+				delete(n.fresh, space)
+				close(ch)
+				n.mu.Unlock()
+			}, nil
+		}
+		n.mu.Unlock()
+		for done := n.pulledOf(space); ; {
+			t := time.NewTimer(freshStall)
+			select {
+			case <-running:
+			case <-ctx.Done():
+				t.Stop()
+				return nil, ctx.Err()
+			case <-t.C:
+				now := n.pulledOf(space)
+				if now < done+freshMinEntries {
+					return none, nil // stalled or trickling: pull alongside it
+				}
+				done = now
+				continue
+			}
+			t.Stop()
+			break
+		}
+	}
+}
+
+// A fresh pull that brings fewer than freshMinEntries entries in
+// freshStall no longer holds back the pulls waiting on it (freshGate).
+// An honest one brings thousands a second; the first report may wait for
+// an Ingest of up to Options.IngestItems entries.
+const (
+	freshStall      = 10 * time.Second
+	freshMinEntries = 256
+)
+
+// pulledOf counts the entries the running pulls of space have received.
+func (n *Node) pulledOf(space string) uint64 {
+	var sum uint64
+	for _, g := range n.engine.Progress() {
+		if g.Space == space {
+			sum += g.EntriesDone
+		}
+	}
+	return sum
 }
 
 // handle serves an inbound stream in a slot, or answers it busy.
