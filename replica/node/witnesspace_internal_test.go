@@ -1,6 +1,7 @@
 package node
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/witan-dev/witan/dag"
@@ -21,25 +22,17 @@ func TestWitnessPace(t *testing.T) {
 		}
 	}
 	want := []int{1, 2, 4, 7, 12, 21, 38, 56, 74}
-	if !equalInts(checked, want) {
+	if !slices.Equal(checked, want) {
 		t.Fatalf("checked at rounds %v, want %v", checked, want)
 	}
-	if !x.due("s", b) || !x.due("s", b) || x.due("s", b) || !x.due("s", b) {
-		t.Fatal("new heads: not checked at once, then at the next round, then after one skipped")
+	var got []bool
+	for range 4 {
+		got = append(got, x.due("s", b))
+	}
+	if want := []bool{true, true, false, true}; !slices.Equal(got, want) {
+		t.Fatalf("new heads: checked %v, want %v (at once, at the next round, then after one skipped)", got, want)
 	}
 	if !x.due("other", a) {
 		t.Fatal("another session of the same peer waits on this one's pace")
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
