@@ -20,8 +20,12 @@
 //     WithProgress, or to every watcher, WatchProgress).
 //   - Node is the libp2p shell: one host (TCP and QUIC, Noise and TLS as
 //     libp2p provides), configured peers redialled, optional mDNS, one
-//     gossipsub topic per space, and a scheduler that pulls from a peer
-//     when it connects or announces a head this replica lacks. Available
+//     gossipsub topic per space (Config.ContentIDs names announcements by
+//     their content, so the same heads from many peers are one message),
+//     and a scheduler
+//     that pulls from a peer when it connects or announces a head this
+//     replica lacks, over /witan/sync/2/deflate (batches deflated) where
+//     the peer speaks it, else /witan/sync/2. Available
 //     lists the spaces connected peers announce (their subscriptions).
 //     What peers can make a Node hold is bounded: inbound sync streams are
 //     served in slots (slots.go; a peer with none takes the oldest slot of

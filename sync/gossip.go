@@ -8,6 +8,7 @@ package sync
 
 import (
 	"container/list"
+	"crypto/sha256"
 	"errors"
 	"strings"
 	gosync "sync"
@@ -49,6 +50,22 @@ const (
 )
 
 var errFlood = errors.New("sync: gossip over the peer's rate")
+
+// contentID names a gossip message by the SHA-256 of its data, under
+// Config.ContentIDs. An announcement's data is the space and its heads, so
+// every peer that announces the same heads publishes the same message:
+// gossipsub delivers and forwards the first copy a node sees and drops the
+// others, its own publishes included, for its seen-messages period (set to
+// Config.Interval). The periodic re-announcement that gets through is the
+// first made after that period ends, by whichever peer; one of heads that
+// changed gets through at once. Signatures are checked before an id is
+// marked seen, so a forged copy cannot suppress the real ones; a peer's
+// own copy of the same heads can, until the period ends, unless it then
+// fails to serve them (pullElsewhere).
+func contentID(m *pb.Message) string {
+	d := sha256.Sum256(m.Data)
+	return string(d[:])
+}
 
 // joinedTopics is the set of topics this node joined, read by the
 // subscription filter from gossipsub's loop (so under its own lock, not

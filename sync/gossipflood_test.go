@@ -116,6 +116,10 @@ func TestGossipFromFreshKeysBounded(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	src, space := build(t, 5)
+	// Every announcement carries the same bytes: under content ids
+	// (Config.ContentIDs) they would be one message, taken in once. Sender
+	// ids, the default, make each one a message of its own author, whose
+	// state the victim must bound.
 	victim, err := ws.NewNode(ctx, src, ws.Config{ListenAddrs: []string{"/ip4/127.0.0.1/tcp/0"}, Spaces: []string{space}})
 	if err != nil {
 		t.Fatal(err)

@@ -62,56 +62,43 @@ func (n *Node) watchHolePunch() error {
 			n.punch.mu.Unlock()
 		}
 	}})
-	n.wg.Add(1)
-	go func() {
-		defer n.wg.Done()
-		defer sub.Close()
-		for {
-			select {
-			case <-n.ctx.Done():
+	n.onEvents(sub, func(e any) {
+		switch ev := e.(type) {
+		case event.EvtPeerIdentificationCompleted:
+			a := ev.ObservedAddr
+			if a == nil || !manet.IsPublicAddr(a) {
 				return
-			case e, ok := <-sub.Out():
-				if !ok {
-					return
-				}
-				switch ev := e.(type) {
-				case event.EvtPeerIdentificationCompleted:
-					a := ev.ObservedAddr
-					if a == nil || !manet.IsPublicAddr(a) {
-						continue
-					}
-					if _, relayed := relayOf(a); relayed {
-						continue
-					}
-					n.punch.mu.Lock()
-					if !n.punch.observedPublic {
-						n.punch.observedPublic = true
-						n.log.Debug("observed at a public address", "addr", a, "by", ev.Peer)
-						close(n.punch.changed)
-						n.punch.changed = make(chan struct{})
-					}
-					n.punch.mu.Unlock()
-				case event.EvtLocalProtocolsUpdated:
-					if slices.Contains(ev.Added, holepunch.Protocol) {
-						n.log.Debug("hole punching ready")
-						n.punch.mu.Lock()
-						n.punch.readyAt = time.Now()
-						close(n.punch.changed)
-						n.punch.changed = make(chan struct{})
-						n.punch.mu.Unlock()
-					}
-				case event.EvtPeerProtocolsUpdated:
-					// Only identify pushes emit this: the peer's
-					// protocols changed while connected.
-					if slices.Contains(ev.Added, holepunch.Protocol) {
-						n.punch.mu.Lock()
-						n.punch.pushedAt[ev.Peer] = time.Now()
-						n.punch.mu.Unlock()
-					}
-				}
+			}
+			if _, relayed := relayOf(a); relayed {
+				return
+			}
+			n.punch.mu.Lock()
+			if !n.punch.observedPublic {
+				n.punch.observedPublic = true
+				n.log.Debug("observed at a public address", "addr", a, "by", ev.Peer)
+				close(n.punch.changed)
+				n.punch.changed = make(chan struct{})
+			}
+			n.punch.mu.Unlock()
+		case event.EvtLocalProtocolsUpdated:
+			if slices.Contains(ev.Added, holepunch.Protocol) {
+				n.log.Debug("hole punching ready")
+				n.punch.mu.Lock()
+				n.punch.readyAt = time.Now()
+				close(n.punch.changed)
+				n.punch.changed = make(chan struct{})
+				n.punch.mu.Unlock()
+			}
+		case event.EvtPeerProtocolsUpdated:
+			// Only identify pushes emit this: the peer's protocols
+			// changed while connected.
+			if slices.Contains(ev.Added, holepunch.Protocol) {
+				n.punch.mu.Lock()
+				n.punch.pushedAt[ev.Peer] = time.Now()
+				n.punch.mu.Unlock()
 			}
 		}
-	}()
+	})
 	return nil
 }
 

@@ -51,7 +51,7 @@ func halfOpen(t testing.TB, victim *ws.Node, peers, n int) (grew uint64, held in
 		c := 0
 		for _, conn := range victim.Host().Network().Conns() {
 			for _, s := range conn.GetStreams() {
-				if s.Protocol() == protocol.ID(ws.ProtocolID) && s.Stat().Direction == network.DirInbound {
+				if (s.Protocol() == protocol.ID(ws.ProtocolID) || s.Protocol() == protocol.ID(ws.ProtocolDeflateID)) && s.Stat().Direction == network.DirInbound {
 					c++
 				}
 			}

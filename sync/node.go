@@ -73,6 +73,18 @@ type Config struct {
 	// Interval is the period of re-announcement and redialling, spread by
 	// up to a quarter either way (DefaultInterval).
 	Interval time.Duration
+	// ContentIDs names each announcement by its content (the SHA-256 of
+	// its bytes, which gossipsub remembers for Interval and up to a
+	// minute more: it sweeps its cache once a minute) instead of by its
+	// sender and sequence number, gossipsub's default. The same heads
+	// announced by many peers are then one message, which each node
+	// forwards once: a class's or a fleet's idle re-announcements cost
+	// about one announcement per Interval in all instead of one per peer.
+	// Not the default: in a partition test (TestPartitionAndHeal) the
+	// nodes of one side stopped receiving each other's announcements
+	// under content ids, for a cause not yet found (docs/sync-protocol.md,
+	// "Message ids"). Nodes of either kind interoperate.
+	ContentIDs bool
 	// StreamTimeout bounds each frame of a sync stream (and each message
 	// of a checkpoint stream): it must arrive, or be sent, whole within
 	// this long from when it is due. A peer that trickles a byte now and
@@ -96,6 +108,10 @@ type Config struct {
 	// checkpoint there (/witan/checkpoint/1). Its ctx ends when the node
 	// closes.
 	AfterPull func(ctx context.Context, p peer.ID, space string)
+	// PlainBatches speaks only ProtocolID: the node neither asks for nor
+	// serves deflated batches (ProtocolDeflateID), as a node before them
+	// did. For comparisons and tests.
+	PlainBatches bool
 	// Engine configures the protocol engine.
 	Engine Options
 	// Discovery finds peers beyond the LAN (a witan DHT) and reaches them
@@ -169,12 +185,16 @@ func resourceManager(l Limits) (network.ResourceManager, error) {
 	libp2p.SetDefaultServiceLimits(&cfg)
 	// Twice the slots: a stream past a slot limit must reach the handler
 	// to be answered busy (or to take a slot of the peer holding most).
-	cfg.AddProtocolLimit(protocol.ID(ProtocolID), rcmgr.BaseLimit{
-		StreamsInbound: 2 * l.Streams, StreamsOutbound: 4 * l.Streams, Streams: 6 * l.Streams, Memory: l.Memory,
-	}, rcmgr.BaseLimitIncrease{})
-	cfg.AddProtocolPeerLimit(protocol.ID(ProtocolID), rcmgr.BaseLimit{
-		StreamsInbound: 2 * l.StreamsPerPeer, StreamsOutbound: 4 * l.StreamsPerPeer, Streams: 6 * l.StreamsPerPeer, Memory: l.MemoryPerPeer,
-	}, rcmgr.BaseLimitIncrease{})
+	// The same limits for each of the two sync protocols: a peer's
+	// streams are of one or the other (and n.slots counts both together).
+	for _, id := range []protocol.ID{ProtocolID, ProtocolDeflateID} {
+		cfg.AddProtocolLimit(id, rcmgr.BaseLimit{
+			StreamsInbound: 2 * l.Streams, StreamsOutbound: 4 * l.Streams, Streams: 6 * l.Streams, Memory: l.Memory,
+		}, rcmgr.BaseLimitIncrease{})
+		cfg.AddProtocolPeerLimit(id, rcmgr.BaseLimit{
+			StreamsInbound: 2 * l.StreamsPerPeer, StreamsOutbound: 4 * l.StreamsPerPeer, Streams: 6 * l.StreamsPerPeer, Memory: l.MemoryPerPeer,
+		}, rcmgr.BaseLimitIncrease{})
+	}
 	// /witan/checkpoint/1 carries one message of at most 64 KiB each way
 	// per stream.
 	cfg.AddProtocolLimit(protocol.ID(CheckpointProtocolID), rcmgr.BaseLimit{
@@ -228,10 +248,17 @@ type Node struct {
 	// it has been tried: heads it then fails to produce are charged to it.
 	claimed map[jobKey]claim
 	claims  uint64 // sequence of claims
+	// relayed holds the heads of an announcement whose announcer is not
+	// connected, for the pull from the peer that relayed it (relayRetry).
+	relayed map[jobKey]relayedWant
 	// pulling holds, for each (peer, space) pulled now, a channel closed
 	// when that pull ends: pulls of one space from one peer run one at a
 	// time (see SyncWith).
 	pulling map[jobKey]chan struct{}
+	// fresh holds, for each space this node holds nothing of and pulls
+	// now from a peer that offers it, a channel closed when that pull
+	// ends (freshGate).
+	fresh map[string]chan struct{}
 
 	sent, suppressed, received, repeats, dropped, triggered atomic.Uint64
 
@@ -341,7 +368,9 @@ func NewNode(ctx context.Context, local Local, cfg Config) (*Node, error) {
 		jobs:    map[jobKey]*job{},
 		seen:    newSeenSet(maxSeen),
 		claimed: map[jobKey]claim{},
+		relayed: map[jobKey]relayedWant{},
 		pulling: map[jobKey]chan struct{}{},
+		fresh:   map[string]chan struct{}{},
 		offers:  map[peer.ID]map[string]bool{},
 		slots:   newSlots(cfg.Limits.withDefaults()),
 		joined:  &joinedTopics{m: map[string]bool{}},
@@ -351,16 +380,23 @@ func NewNode(ctx context.Context, local Local, cfg Config) (*Node, error) {
 	self.Store(n)
 	n.engine = NewEngine(local, cfg.Engine)
 	score, thresholds := scoreParams(n.flood)
-	n.ps, err = pubsub.NewGossipSub(nctx, h,
+	psOpts := []pubsub.Option{
 		pubsub.WithAppSpecificRpcInspector(n.inspect),
 		pubsub.WithSubscriptionFilter(pubsub.WrapLimitSubscriptionFilter(topicFilter{n.joined, n.offered}, MaxSubscriptionsPerRPC)),
 		pubsub.WithMaxMessageSize(MaxGossipMessage),
-		pubsub.WithPeerScore(score, thresholds))
+		pubsub.WithPeerScore(score, thresholds)}
+	if cfg.ContentIDs {
+		psOpts = append(psOpts, pubsub.WithMessageIdFn(contentID), pubsub.WithSeenMessagesTTL(cfg.Interval))
+	}
+	n.ps, err = pubsub.NewGossipSub(nctx, h, psOpts...)
 	if err != nil {
 		n.Close()
 		return nil, fmt.Errorf("sync: gossipsub: %w", err)
 	}
 	h.SetStreamHandler(protocol.ID(ProtocolID), n.handle)
+	if !cfg.PlainBatches {
+		h.SetStreamHandler(protocol.ID(ProtocolDeflateID), n.handle)
+	}
 	if _, ok := local.(CheckpointServer); ok {
 		h.SetStreamHandler(protocol.ID(CheckpointProtocolID), n.handleCheckpoint)
 	}
@@ -638,6 +674,9 @@ func (n *Node) listen(space string, sub *pubsub.Subscription) {
 		src := from
 		if !connected {
 			src = m.ReceivedFrom
+			n.mu.Lock()
+			n.relayed[jobKey{src, space}] = relayedWant{heads: a.Heads, seq: n.claims}
+			n.mu.Unlock()
 		} else {
 			n.mu.Lock()
 			n.claims++
@@ -789,12 +828,22 @@ func (n *Node) schedule(p peer.ID, space string) {
 				claimed = cl.heads
 				delete(n.claimed, k)
 			}
+			rw, relayed := n.relayed[k]
+			if relayed && rw.seq <= began {
+				delete(n.relayed, k)
+			} else {
+				relayed = false
+			}
 			n.mu.Unlock()
+			if relayed {
+				n.relayRetry(p, space, rw)
+			}
 			if err == nil && len(claimed) > 0 {
 				// A peer that announced heads and then did not produce
 				// them spends its budget for unresolved hashes.
 				if missing, uerr := n.countUnknown(claimed); uerr == nil && missing > 0 {
 					n.engine.charge(p.String(), chargeUnresolved, missing) //nolint:errcheck // the ban is the effect
+					n.pullElsewhere(p, space)
 				}
 			}
 			n.mu.Lock()
@@ -808,6 +857,79 @@ func (n *Node) schedule(p peer.ID, space string) {
 		}
 	}()
 }
+
+// pullElsewhere pulls space from up to maxElsewhere other connected peers
+// that subscribe to it, after p announced heads and did not produce them.
+// With content ids (Config.ContentIDs) the honest peers' copies of
+// the same announcement were dropped as already seen, so nothing else
+// would make this node pull them before the next period: a peer that
+// front-runs others' announcements and then serves nothing delays a
+// space by one pull, not by an Interval.
+func (n *Node) pullElsewhere(p peer.ID, space string) {
+	if !n.cfg.ContentIDs {
+		return
+	}
+	peers := n.ps.ListPeers(TopicPrefix + space)
+	rand.Shuffle(len(peers), func(i, j int) { peers[i], peers[j] = peers[j], peers[i] })
+	k := 0
+	for _, q := range peers {
+		if k == maxElsewhere {
+			break
+		}
+		if q == p || n.host.Network().Connectedness(q) != network.Connected {
+			continue
+		}
+		k++
+		n.schedule(q, space)
+	}
+}
+
+// relayedWant is the heads of an announcement a peer relayed.
+type relayedWant struct {
+	heads []dag.ID
+	seq   uint64 // n.claims when it was recorded
+	tries int
+}
+
+// relayRetry pulls space from p again, after a pause, when the pull that
+// an announcement p relayed set off left some of its heads missing, up
+// to maxRelayRetries times. gossipsub forwards an announcement as soon as
+// it is valid, before the relaying peer has pulled what it announces;
+// with content ids (Config.ContentIDs) that peer's own announcement
+// of the same heads, once it holds them, is the same message and is not
+// delivered again, so without the retry a node that hears of heads only
+// through peers that did not hold them yet would wait for the next
+// period (a chain of nodes, each connected to its neighbours only).
+func (n *Node) relayRetry(p peer.ID, space string, rw relayedWant) {
+	if !n.cfg.ContentIDs || rw.tries >= maxRelayRetries {
+		return
+	}
+	if missing, err := n.countUnknown(rw.heads); err != nil || missing == 0 {
+		return
+	}
+	rw.tries++
+	time.AfterFunc(relayBackoff<<(rw.tries-1), func() {
+		n.mu.Lock()
+		if n.closed {
+			n.mu.Unlock()
+			return
+		}
+		rw.seq = n.claims
+		n.relayed[jobKey{p, space}] = rw
+		n.mu.Unlock()
+		n.schedule(p, space)
+	})
+}
+
+// maxRelayRetries and relayBackoff pace relayRetry: 0.25 s doubling,
+// five times (7.75 s in all).
+const (
+	maxRelayRetries = 5
+	relayBackoff    = 250 * time.Millisecond
+)
+
+// maxElsewhere bounds the peers pullElsewhere pulls from.
+const maxElsewhere = 3
 
 // maxBusyRetries bounds the retries of an automatic pull answered busy;
 // the next announcement or re-announcement starts it again.
@@ -864,6 +986,11 @@ func (n *Node) SyncWith(ctx context.Context, p peer.ID, space string) (Stats, er
 		delete(n.pulling, k)
 		n.mu.Unlock()
 	}()
+	release, err := n.freshGate(ctx, p, space)
+	if err != nil {
+		return Stats{}, err
+	}
+	defer release()
 	s, err := n.openSync(ctx, p)
 	if err != nil {
 		return Stats{}, fmt.Errorf("sync: open stream to %s: %w", p, err)
@@ -876,6 +1003,83 @@ func (n *Node) SyncWith(ctx context.Context, p peer.ID, space string) (Stats, er
 		return st, err
 	}
 	return st, s.Close()
+}
+
+// freshGate makes the pulls of a space this node holds nothing of, from
+// peers that offer it, run one at a time: each would bring the whole
+// space, and side by side they bring it as many times (a late laptop
+// joining a session three classmates hold took it three times over the
+// one Wi-Fi channel they share). The pull that waited then asks only for
+// what the first left missing. It waits only while the running one makes
+// progress: one that brings fewer than freshMinEntries in freshStall (a
+// peer that trickles) no longer holds the others back. The returned release ends
+// this pull's turn.
+func (n *Node) freshGate(ctx context.Context, p peer.ID, space string) (release func(), err error) {
+	none := func() {}
+	if !n.offered(p, TopicPrefix+space) {
+		return none, nil
+	}
+	for {
+		hs, err := dag.HeadsOf(ctx, n.local, space)
+		if err != nil {
+			return nil, err
+		}
+		if len(hs) > 0 {
+			return none, nil
+		}
+		n.mu.Lock()
+		running := n.fresh[space]
+		if running == nil {
+			ch := make(chan struct{})
+			n.fresh[space] = ch
+			n.mu.Unlock()
+			return func() {
+				n.mu.Lock()
+				delete(n.fresh, space)
+				close(ch)
+				n.mu.Unlock()
+			}, nil
+		}
+		n.mu.Unlock()
+		for done := n.pulledOf(space); ; {
+			t := time.NewTimer(freshStall)
+			select {
+			case <-running:
+			case <-ctx.Done():
+				t.Stop()
+				return nil, ctx.Err()
+			case <-t.C:
+				now := n.pulledOf(space)
+				if now < done+freshMinEntries {
+					return none, nil // stalled or trickling: pull alongside it
+				}
+				done = now
+				continue
+			}
+			t.Stop()
+			break
+		}
+	}
+}
+
+// A fresh pull that brings fewer than freshMinEntries entries in
+// freshStall no longer holds back the pulls waiting on it (freshGate).
+// An honest one brings thousands a second; the first report may wait for
+// an Ingest of up to Options.IngestItems entries.
+const (
+	freshStall      = 10 * time.Second
+	freshMinEntries = 256
+)
+
+// pulledOf counts the entries the running pulls of space have received.
+func (n *Node) pulledOf(space string) uint64 {
+	var sum uint64
+	for _, g := range n.engine.Progress() {
+		if g.Space == space {
+			sum += g.EntriesDone
+		}
+	}
+	return sum
 }
 
 // handle serves an inbound stream in a slot, or answers it busy.
@@ -898,7 +1102,7 @@ func (n *Node) handle(s network.Stream) {
 	defer n.slots.release(sl)
 	stop := context.AfterFunc(n.ctx, func() { s.Reset() })
 	defer stop()
-	err := n.engine.Serve(n.ctx, p.String(), &deadlined{s: s, d: n.cfg.StreamTimeout})
+	err := n.engine.Serve(n.ctx, p.String(), &deadlined{s: s, d: n.cfg.StreamTimeout, deflate: s.Protocol() == ProtocolDeflateID})
 	if err != nil && !errors.Is(err, io.EOF) {
 		n.log.Debug("serve", "peer", p, "err", err)
 		s.Reset()
@@ -924,6 +1128,20 @@ func (n *Node) refuseBusy(s network.Stream) {
 type deadlined struct {
 	s network.Stream
 	d time.Duration
+	// deflate: the stream is of ProtocolDeflateID, and this side serves.
+	deflate bool
+}
+
+// DeflateBatches reports whether the requester on the other side takes
+// deflated batches.
+func (x *deadlined) DeflateBatches() bool { return x.deflate }
+
+// syncProtocols are the protocols a pull asks for, preferred first.
+func (n *Node) syncProtocols() []protocol.ID {
+	if n.cfg.PlainBatches {
+		return []protocol.ID{ProtocolID}
+	}
+	return []protocol.ID{ProtocolDeflateID, ProtocolID}
 }
 
 func (x *deadlined) Read(p []byte) (int, error) { return x.s.Read(p) }

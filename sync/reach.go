@@ -19,7 +19,6 @@ import (
 	"github.com/libp2p/go-libp2p/core/event"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
-	"github.com/libp2p/go-libp2p/core/protocol"
 	"github.com/libp2p/go-libp2p/p2p/host/autorelay"
 	"github.com/libp2p/go-libp2p/p2p/protocol/holepunch"
 	ma "github.com/multiformats/go-multiaddr"
@@ -229,6 +228,22 @@ func (n *Node) watchReachability() error {
 	if err != nil {
 		return fmt.Errorf("sync: reachability events: %w", err)
 	}
+	n.onEvents(sub, func(e any) {
+		if ev, ok := e.(event.EvtLocalReachabilityChanged); ok {
+			n.reach.mu.Lock()
+			n.reach.reachability = ev.Reachability
+			n.reach.mu.Unlock()
+			n.log.Debug("reachability", "now", ev.Reachability)
+		}
+	})
+	return nil
+}
+
+// onEvents calls fn with each event of sub, one at a time on a goroutine
+// of the node's, until the node closes or sub ends; sub is closed then.
+// fn must not block for long: the event bus drops nothing, so a slow
+// consumer holds up the events' emitters.
+func (n *Node) onEvents(sub event.Subscription, fn func(any)) {
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
@@ -241,16 +256,10 @@ func (n *Node) watchReachability() error {
 				if !ok {
 					return
 				}
-				if ev, ok := e.(event.EvtLocalReachabilityChanged); ok {
-					n.reach.mu.Lock()
-					n.reach.reachability = ev.Reachability
-					n.reach.mu.Unlock()
-					n.log.Debug("reachability", "now", ev.Reachability)
-				}
+				fn(e)
 			}
 		}
 	}()
-	return nil
 }
 
 // Reachability returns what AutoNAT found: "public", "private" or
@@ -349,7 +358,7 @@ func (n *Node) onlyLimited(p peer.ID) bool {
 // where it stopped (docs/sync-protocol.md, "Resume").
 func (n *Node) openSync(ctx context.Context, p peer.ID) (network.Stream, error) {
 	if !n.cfg.Discovery.on() {
-		return n.host.NewStream(ctx, p, protocol.ID(ProtocolID))
+		return n.host.NewStream(ctx, p, n.syncProtocols()...)
 	}
 	if n.host.Network().Connectedness(p) != network.Connected {
 		// Dial first: the connection may come through a relay, and then
@@ -359,13 +368,13 @@ func (n *Node) openSync(ctx context.Context, p peer.ID) (network.Stream, error) 
 		}
 	}
 	if !n.onlyLimited(p) {
-		return n.host.NewStream(ctx, p, protocol.ID(ProtocolID))
+		return n.host.NewStream(ctx, p, n.syncProtocols()...)
 	}
 	var err error
 	if n.canHolePunch(p) {
 		n.renewRelayed(ctx, p)
 		wait := n.cfg.Discovery.withDefaults().DirectWait
-		s, err := n.host.NewStream(network.WithDialPeerTimeout(ctx, wait), p, protocol.ID(ProtocolID))
+		s, err := n.host.NewStream(network.WithDialPeerTimeout(ctx, wait), p, n.syncProtocols()...)
 		if err == nil {
 			return s, nil
 		}
@@ -382,7 +391,7 @@ func (n *Node) openSync(ctx context.Context, p peer.ID) (network.Stream, error) 
 	// relayed connections so that the next pull dials a fresh one.
 	sctx, cancel := context.WithTimeout(ctx, relayStreamTimeout)
 	defer cancel()
-	s, err := n.host.NewStream(network.WithAllowLimitedConn(sctx, "witan sync"), p, protocol.ID(ProtocolID))
+	s, err := n.host.NewStream(network.WithAllowLimitedConn(sctx, "witan sync"), p, n.syncProtocols()...)
 	if err != nil {
 		for _, c := range n.host.Network().ConnsToPeer(p) {
 			if c.Stat().Limited {

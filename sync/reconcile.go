@@ -470,6 +470,7 @@ type batcher struct {
 	size    int
 	objects map[dag.ID]struct{} // objects already sent in this response
 	buf     []byte              // the last frame, reused for the next
+	zbuf    []byte              // the last deflated frame, reused likewise
 }
 
 func (e *Engine) newBatcher(c *conn) *batcher {
@@ -528,6 +529,12 @@ func (b *batcher) flush() error {
 		return fmt.Errorf("sync: an entry with its objects is %d bytes, over the frame limit", len(f))
 	}
 	b.items, b.size = b.items[:0], 0
+	if b.c.deflate {
+		if z := deflateFrame(b.zbuf, f); z != nil {
+			b.zbuf = z
+			f = z
+		}
+	}
 	if err := b.c.write(f); err != nil {
 		return err
 	}
@@ -821,7 +828,7 @@ func (e *Engine) receive(ctx context.Context, c *conn, peer, space string, st *S
 			case <-stop:
 				return
 			}
-			if err != nil || typ != FrameBatch {
+			if err != nil || !isBatch(typ) {
 				return
 			}
 		}
@@ -849,7 +856,7 @@ func (e *Engine) receive(ctx context.Context, c *conn, peer, space string, st *S
 				return End{}, err
 			}
 			switch typ {
-			case FrameBatch:
+			case FrameBatch, FrameBatchDeflate:
 			case FrameEnd:
 				if pr.EntriesDone != h.Entries {
 					return End{}, malformed("header announced %d entries, %d came", h.Entries, pr.EntriesDone)
@@ -860,7 +867,7 @@ func (e *Engine) receive(ctx context.Context, c *conn, peer, space string, st *S
 			default:
 				return End{}, &ProtocolError{Code: CodeUnexpected, Detail: fmt.Sprintf("frame type %#x in a response", typ)}
 			}
-			if items, err = DecodeBatch(p); err != nil {
+			if items, err = decodeBatchFrame(typ, p); err != nil {
 				return End{}, err
 			}
 		}
@@ -870,11 +877,11 @@ func (e *Engine) receive(ctx context.Context, c *conn, peer, space string, st *S
 		for len(items) < e.o.IngestItems {
 			select {
 			case g := <-frames:
-				if g.err != nil || g.typ != FrameBatch {
+				if g.err != nil || !isBatch(g.typ) {
 					held = &g
 					break gather
 				}
-				more, err := DecodeBatch(g.p)
+				more, err := decodeBatchFrame(g.typ, g.p)
 				if err != nil {
 					return End{}, err
 				}

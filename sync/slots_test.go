@@ -16,12 +16,13 @@ import (
 	"github.com/witan-dev/witan/sync/synctest"
 )
 
-// inboundSync counts the /witan/sync/2 streams others hold open to n.
+// inboundSync counts the sync streams (of either protocol) others hold
+// open to n.
 func inboundSync(n *ws.Node) int {
 	c := 0
 	for _, conn := range n.Host().Network().Conns() {
 		for _, s := range conn.GetStreams() {
-			if s.Protocol() == protocol.ID(ws.ProtocolID) && s.Stat().Direction == network.DirInbound {
+			if (s.Protocol() == protocol.ID(ws.ProtocolID) || s.Protocol() == protocol.ID(ws.ProtocolDeflateID)) && s.Stat().Direction == network.DirInbound {
 				c++
 			}
 		}

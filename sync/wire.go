@@ -549,6 +549,8 @@ type conn struct {
 	out    uint64
 	scope  memoryScope // nil when the stream offers none
 	frames framer      // nil when the stream offers none
+	// deflate: the requester takes FrameBatchDeflate (deflater).
+	deflate bool
 }
 
 // framer is what a stream may offer to bound each frame in time: the
@@ -568,6 +570,9 @@ func newConn(rw io.ReadWriter) *conn {
 	}
 	if f, ok := rw.(framer); ok {
 		c.frames = f
+	}
+	if d, ok := rw.(deflater); ok {
+		c.deflate = d.DeflateBatches()
 	}
 	return c
 }

@@ -43,7 +43,7 @@ type govState struct {
 	groups   map[string]*groupReg
 	branches map[string]*branchReg
 	mrs      map[dag.ID]*mrReg
-	keys     map[dag.Key]int32
+	keys     *keyIndex
 	// observers is the value of the session's observers group.
 	observers *groupVal
 	// rootMerges are the executed merges into the root, in the order they
@@ -143,7 +143,7 @@ func emptyState() *govState {
 		groups:    map[string]*groupReg{},
 		branches:  map[string]*branchReg{},
 		mrs:       map[dag.ID]*mrReg{},
-		keys:      map[dag.Key]int32{},
+		keys:      &keyIndex{},
 		contests:  map[dag.ID]*contestReg{},
 		inContest: map[dag.ID][]dag.ID{},
 	}
@@ -156,7 +156,7 @@ func (s *govState) clone() *govState {
 		groups:    maps.Clone(s.groups),
 		branches:  maps.Clone(s.branches),
 		mrs:       maps.Clone(s.mrs),
-		keys:      maps.Clone(s.keys),
+		keys:      s.keys.clone(),
 		observers: s.observers,
 		// Clipped, so that appending in one state never writes into another's.
 		rootMerges: slices.Clip(s.rootMerges),
@@ -324,7 +324,7 @@ func (h *House) apply(st *govState, g int32, final map[dag.ID][]int32) {
 	case dag.TxBranchReveal: // restricted hook (restricted.go)
 		h.applyReveal(st, h.gd[g].reveal)
 	case dag.TxKeyRegister:
-		st.keys[h.gd[g].key] = g
+		st.keys.set(h.gd[g].key, g)
 	case dag.TxContestOpen, dag.TxContestDetermine: // contest hook
 		h.applyContest(st, g, final)
 	}

@@ -141,7 +141,7 @@ func (v *admission) opinionPublish() error {
 		g := st.group(o.OnBehalfOf)
 		s.GroupExists, s.GroupAdmin = g != nil, g != nil && g.isAdmin(author)
 	}
-	if g, ok := st.keys[author]; ok {
+	if g, ok := st.keys.get(author); ok {
 		e := &h.ents[h.gov[g]]
 		s.Registered = true
 		// Witnessed times (witness.go): the key.register's, and the

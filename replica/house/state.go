@@ -141,9 +141,7 @@ func (h *House) State() *State {
 	for _, id := range ids {
 		s.MRs = append(s.MRs, h.mrView(st, id))
 	}
-	for k := range st.keys {
-		s.Keys = append(s.Keys, k)
-	}
+	st.keys.each(func(k dag.Key, _ int32) { s.Keys = append(s.Keys, k) })
 	slices.SortFunc(s.Keys, func(a, b dag.Key) int { return strings.Compare(a.String(), b.String()) })
 	h.rotationViews(s)                // rotation hook (rotate.go)
 	for _, id := range h.Contests() { // contest hook
@@ -592,7 +590,7 @@ func (h *House) Summary() Summary {
 	st := h.global()
 	s := Summary{Session: h.session, Flags: []string{}, Groups: sortedKeys(st.groups),
 		Entries: h.counts.Entries, Ballots: h.counts.Ballots,
-		Branches: len(st.branches), MRs: len(st.mrs), Keys: len(st.keys), Contests: len(st.contests), Rotations: len(h.rots)}
+		Branches: len(st.branches), MRs: len(st.mrs), Keys: st.keys.len(), Contests: len(st.contests), Rotations: len(h.rots)}
 	if h.body != nil {
 		s.Label, s.Simulation, s.Education, s.Profile = h.body.Label, h.body.Simulation, h.body.Education, h.body.Profile
 	}

@@ -15,9 +15,13 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"path/filepath"
 	"reflect"
+	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
+	"strings"
 	gosync "sync"
 	"sync/atomic"
 	"testing"
@@ -25,6 +29,7 @@ import (
 
 	"github.com/libp2p/go-libp2p"
 	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/metrics"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/p2p/transport/quicreuse"
 	"github.com/marcopolo/simnet"
@@ -51,12 +56,19 @@ type wifi struct {
 	maxLat time.Duration
 	free   time.Time // when the channel is next free
 	sent   map[string]int64
+	recv   map[string]int64 // by destination
 	lost   int64
+	// backlog is the longest the channel's queue was, in time on the
+	// air, since it was last read (maxBacklog).
+	backlog time.Duration
+	// cut, if set, drops every packet between two laptops it names (by
+	// IP): a partition of the room.
+	cut func(from, to string) bool
 }
 
 func newWiFi(seed uint64, loss float64, mbps float64) *wifi {
 	w := &wifi{stop: make(chan struct{}), rng: rand.New(rand.NewPCG(seed, 1)), loss: loss, bps: mbps * 1e6,
-		minLat: 20 * time.Millisecond, maxLat: 80 * time.Millisecond, sent: map[string]int64{}}
+		minLat: 20 * time.Millisecond, maxLat: 80 * time.Millisecond, sent: map[string]int64{}, recv: map[string]int64{}}
 	w.router.CloseSignal = w.stop
 	w.router.LatencyFunc = w.latency
 	w.router.Start(&w.wg)
@@ -80,7 +92,8 @@ func ipOf(a net.Addr) string {
 func (w *wifi) RecvPacket(p *simnet.Packet) {
 	w.mu.Lock()
 	w.sent[ipOf(p.From)] += int64(simPacketLen(p) + wifiHeader)
-	drop := w.rng.Float64() < w.loss
+	w.recv[ipOf(p.To)] += int64(simPacketLen(p) + wifiHeader)
+	drop := w.rng.Float64() < w.loss || (w.cut != nil && w.cut(ipOf(p.From), ipOf(p.To)))
 	if drop {
 		w.lost++
 	}
@@ -119,11 +132,22 @@ func (w *wifi) latency(p *simnet.Packet) time.Duration {
 	// Twice on the air: to the access point, and from it.
 	air := time.Duration(float64(2*(size+wifiHeader)*8) / w.bps * float64(time.Second))
 	w.free = start.Add(air)
+	w.backlog = max(w.backlog, w.free.Sub(now))
 	return w.free.Sub(now) + w.pairLatency(p.From, p.To)
 }
 
 // wifiHeader is what 802.11, IP and UDP add to each datagram.
 const wifiHeader = 60
+
+// maxBacklog returns the longest queue since the last call, in time on
+// the air, and starts again.
+func (w *wifi) maxBacklog() time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	b := w.backlog
+	w.backlog = 0
+	return b
+}
 
 func (w *wifi) bytesSent() map[string]int64 {
 	w.mu.Lock()
@@ -170,6 +194,11 @@ type classroom struct {
 	t       testing.TB
 	air     *wifi
 	laptops []*laptop
+	// bw counts every laptop's stream bytes by protocol (no transport
+	// overhead): what the air's bytes are made of.
+	bw *metrics.BandwidthCounter
+	// tune, if set, changes each laptop's options.
+	tune func(*node.Options)
 }
 
 func (c *classroom) open(ctx context.Context, i int, dial []*laptop) *laptop {
@@ -186,8 +215,12 @@ func (c *classroom) open(ctx context.Context, i int, dial []*laptop) *laptop {
 		peers = append(peers, l.addr)
 	}
 	cfg := sync.Config{ListenAddrs: []string{listen}, Identity: key, Peers: peers,
-		HostOptions: []libp2p.Option{c.air.option(&net.UDPAddr{IP: ip, Port: 4001})}}
-	n, err := node.Open(ctx, node.Options{InMemory: true, Sync: &cfg})
+		HostOptions: []libp2p.Option{c.air.option(&net.UDPAddr{IP: ip, Port: 4001}), libp2p.BandwidthReporter(c.bw)}}
+	o := node.Options{InMemory: true, Sync: &cfg}
+	if c.tune != nil {
+		c.tune(&o)
+	}
+	n, err := node.Open(ctx, o)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -321,11 +354,14 @@ type classFigures struct {
 	P50, P99     time.Duration
 	Max          time.Duration
 	IdleBytesSec float64 // per laptop
-	LateEntries  int
-	LateCatchUp  time.Duration
-	LateP50      time.Duration
-	LateP99      time.Duration
-	Lost         int64
+	// Heal is the time from the end of a cut (class.cut) until every
+	// laptop held every ballot cast during it.
+	Heal        time.Duration
+	LateEntries int
+	LateCatchUp time.Duration
+	LateP50     time.Duration
+	LateP99     time.Duration
+	Lost        int64
 	// VoteCPU is the process's CPU time over the voting rounds (all
 	// laptops together, one process on the test machine's cores).
 	VoteCPU time.Duration
@@ -333,18 +369,34 @@ type classFigures struct {
 	IdleCPU time.Duration
 }
 
-// runClassroom: n laptops, the session on the teacher's (laptop 0),
-// rounds of everyone voting at once; then idle for idle; then, if late
-// > 0, a late laptop joins a session of late entries that the teacher
-// and two more hold while the class votes another round.
-func runClassroom(ctx context.Context, t testing.TB, n, rounds int, idle time.Duration, late int) classFigures {
+// idleSettle is how long the class is left before its idle traffic is
+// measured.
+const idleSettle = 10 * time.Second
+
+// class is what runClassroom runs: n laptops, the session on the
+// teacher's (laptop 0), rounds of everyone voting at once; then idle for
+// idle; then, if late > 0, a late laptop joins a session of late entries
+// that the teacher and two more hold while the class votes another round.
+// tune, if set, changes every laptop's options.
+type class struct {
+	n, rounds int
+	idle      time.Duration
+	late      int
+	tune      func(*node.Options)
+	// cut, if > 0: after the idle time, the room is cut in two halves
+	// for this long while everyone votes; then it heals (heal).
+	cut time.Duration
+}
+
+func runClassroom(ctx context.Context, t testing.TB, cl class) classFigures {
+	n, rounds, idle, late := cl.n, cl.rounds, cl.idle, cl.late
 	fig := classFigures{Laptops: n}
-	c := &classroom{t: t, air: newWiFi(1, 0.02, 30)}
+	c := &classroom{t: t, air: newWiFi(1, 0.02, 30), bw: metrics.NewBandwidthCounter(), tune: cl.tune}
 	defer c.close()
 	for i := range n {
 		c.open(ctx, i, slices.Clone(c.laptops))
 	}
-	sess := newClassSession(n, rounds+1)
+	sess := newClassSession(n, rounds+2)
 	space := sess.b.Session.String()
 	for _, tx := range sess.txs {
 		submit(t, c.laptops[0].n, tx)
@@ -357,6 +409,7 @@ func runClassroom(ctx context.Context, t testing.TB, n, rounds int, idle time.Du
 	}
 	waitConverged(ctx, t, c.laptops, space)
 	t.Logf("%d laptops hold the class session", n)
+	memStage(t, "joined")
 
 	vote := func(r int, laps []*laptop) []time.Duration {
 		a := newArrivals(laps)
@@ -397,19 +450,46 @@ func runClassroom(ctx context.Context, t testing.TB, n, rounds int, idle time.Du
 		all = append(all, lat...)
 	}
 	fig.VoteCPU = cpuTime() - cpu0
+	memStage(t, "voted")
+	t.Logf("air: longest queue while voting %v", c.air.maxBacklog())
 	slices.Sort(all)
 	fig.Ballots, fig.P50, fig.P99, fig.Max = len(all), pct(all, 50), pct(all, 99), all[len(all)-1]
 
 	if idle > 0 {
-		before, cpu0 := c.air.bytesSent(), cpuTime()
+		gossip := func() (st sync.AnnounceStats) {
+			for _, l := range c.laptops {
+				g := l.n.Sync().Stats()
+				st.Sent += g.Sent
+				st.Received += g.Received
+				st.Suppressed += g.Suppressed
+				st.Triggered += g.Triggered
+			}
+			return st
+		}
+		// The pulls and announcements the last round set off end first.
+		time.Sleep(idleSettle)
+		before, cpu0, protoBefore, g0 := c.air.bytesSent(), cpuTime(), c.bw.GetBandwidthByProtocol(), gossip()
 		time.Sleep(idle)
+		g1 := gossip()
+		t.Logf("idle: announcements published %d, delivered %d, suppressed %d, pulls triggered %d (all laptops)",
+			g1.Sent-g0.Sent, g1.Received-g0.Received, g1.Suppressed-g0.Suppressed, g1.Triggered-g0.Triggered)
 		after := c.air.bytesSent()
+		for p, st := range c.bw.GetBandwidthByProtocol() {
+			if d := st.TotalOut - protoBefore[p].TotalOut; d > 0 {
+				t.Logf("idle: %s sends %.0f B/s per laptop (stream bytes)", p, float64(d)/float64(n)/idle.Seconds())
+			}
+		}
 		fig.IdleCPU = cpuTime() - cpu0
 		var total int64
 		for k, v := range after {
 			total += v - before[k]
 		}
 		fig.IdleBytesSec = float64(total) / float64(n) / idle.Seconds()
+		memStage(t, "idle")
+	}
+
+	if cl.cut > 0 {
+		fig.Heal = heal(ctx, t, c, cl.cut, func() { vote(rounds+1, c.laptops) })
 	}
 
 	if late > 0 {
@@ -441,11 +521,47 @@ func runClassroom(ctx context.Context, t testing.TB, n, rounds int, idle time.Du
 		fig.LateEntries = len(txs)
 		t.Logf("last term's session (%d entries) on the teacher's laptop and two more", len(txs))
 		joiner := c.open(ctx, n, slices.Clone(c.laptops))
+		// The student picks the session from those the class offers
+		// (witan sessions -available, then witan join).
+		for offered := false; !offered; time.Sleep(20 * time.Millisecond) {
+			for _, o := range joiner.n.Available() {
+				offered = offered || (o.Space == bspace && len(o.Peers) >= min(3, n))
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("the late laptop never saw last term's session offered: %v", ctx.Err())
+			}
+		}
+		sentBefore := c.air.bytesSent()
+		c.air.mu.Lock()
+		recvBefore := c.air.recv[joiner.ip.String()]
+		c.air.mu.Unlock()
 		start := time.Now()
 		if err := joiner.n.Join(ctx, bspace); err != nil {
 			t.Fatal(err)
 		}
 		caught := make(chan time.Duration, 1)
+		watching := make(chan struct{})
+		go func() {
+			// Every 10 s: how far the late laptop is, its pulls, the
+			// air's queue and the memory, so that a stall shows.
+			tick := time.NewTicker(10 * time.Second)
+			defer tick.Stop()
+			for {
+				select {
+				case <-watching:
+					return
+				case <-tick.C:
+				}
+				var pulls []string
+				for _, p := range joiner.n.Pulls() {
+					pulls = append(pulls, fmt.Sprintf("%s…:%d/%d round %d", p.Peer[len(p.Peer)-6:], p.EntriesDone, p.EntriesExpected, p.Round))
+				}
+				t.Logf("late laptop at %v: holds %d of %d; pulls %v; longest queue on the air %v",
+					time.Since(start).Round(time.Second), logLen(ctx, joiner.n, bspace), len(txs), pulls, c.air.maxBacklog())
+				memStage(t, "late")
+			}
+		}()
+		defer close(watching)
 		go func() {
 			want, _ := c.laptops[0].n.Heads(ctx, bspace)
 			for ctx.Err() == nil {
@@ -462,14 +578,110 @@ func runClassroom(ctx context.Context, t testing.TB, n, rounds int, idle time.Du
 		select {
 		case d := <-caught:
 			fig.LateCatchUp = d
+			sent := c.air.bytesSent()
+			var holders []string
+			var total int64
+			for i, l := range c.laptops[:n] {
+				d := sent[l.ip.String()] - sentBefore[l.ip.String()]
+				total += d
+				if i < 3 {
+					holders = append(holders, fmt.Sprintf("%.1f MB", float64(d)/1e6))
+				}
+			}
+			c.air.mu.Lock()
+			got := c.air.recv[joiner.ip.String()] - recvBefore
+			c.air.mu.Unlock()
+			t.Logf("late laptop caught up in %v, receiving %.1f MB; the air carried %.1f MB from the class meanwhile (the three holders: %v)",
+				d.Round(time.Millisecond), float64(got)/1e6, float64(total)/1e6, holders)
 		case <-ctx.Done():
 			t.Fatalf("the late laptop did not catch up: %v", ctx.Err())
 		}
 	}
+	memStage(t, "end")
 	c.air.mu.Lock()
 	fig.Lost = c.air.lost
 	c.air.mu.Unlock()
 	return fig
+}
+
+// heal cuts the room in two halves (odd and even laptops) for cut while
+// vote runs (everyone casting a ballot), then heals it, and returns the
+// time from the heal until vote has seen every ballot on every laptop.
+func heal(ctx context.Context, t testing.TB, c *classroom, cut time.Duration, vote func()) time.Duration {
+	side := map[string]int{}
+	for i, l := range c.laptops {
+		side[l.ip.String()] = i % 2
+	}
+	c.air.mu.Lock()
+	c.air.cut = func(from, to string) bool { return side[from] != side[to] }
+	c.air.mu.Unlock()
+	done := make(chan struct{})
+	go func() { defer close(done); vote() }()
+	select {
+	case <-time.After(cut):
+	case <-done:
+		t.Fatalf("every ballot reached every laptop through a cut room")
+	}
+	c.air.mu.Lock()
+	c.air.cut = nil
+	c.air.mu.Unlock()
+	healed := time.Now()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		t.Fatalf("the room did not heal: %v", ctx.Err())
+	}
+	d := time.Since(healed)
+	t.Logf("cut for %v while voting; every ballot everywhere %v after the heal", cut, d.Round(time.Millisecond))
+	return d
+}
+
+// memStage logs the process's memory at a stage of the run (all laptops
+// together), and writes a heap profile there when WITAN_CLASSROOM_HEAP
+// names a directory.
+func memStage(t testing.TB, stage string) {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	t.Logf("memory %s: rss=%d MiB peak_rss=%d MiB heap_inuse=%d MiB heap_sys=%d MiB goroutines=%d",
+		stage, procStatusKiB("VmRSS")>>10, procStatusKiB("VmHWM")>>10, ms.HeapInuse>>20, ms.HeapSys>>20, runtime.NumGoroutine())
+	if dir := os.Getenv("WITAN_CLASSROOM_HEAP"); dir != "" {
+		f, err := os.Create(filepath.Join(dir, "heap-"+stage+".pb.gz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.WriteHeapProfile(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// procStatusKiB reads a field of /proc/self/status in KiB (0 where there
+// is none).
+func procStatusKiB(field string) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb
+		}
+	}
+	return 0
+}
+
+// logLen counts a space's log entries on n.
+func logLen(ctx context.Context, n *node.Node, space string) int {
+	total := 0
+	for {
+		ids, err := n.Log(ctx, space, uint64(total), 4096)
+		total += len(ids)
+		if err != nil || len(ids) < 4096 {
+			return total
+		}
+	}
 }
 
 func waitConverged(ctx context.Context, t testing.TB, laps []*laptop, space string) {
@@ -496,9 +708,9 @@ func waitConverged(ctx context.Context, t testing.TB, laps []*laptop, space stri
 }
 
 func (f classFigures) String() string {
-	return fmt.Sprintf("classroom laptops=%d ballots=%d ballot_p50=%v ballot_p99=%v ballot_max=%v idle_bytes_laptop_sec=%.0f late_entries=%d late_catchup=%v late_ballot_p50=%v late_ballot_p99=%v packets_lost=%d vote_cpu=%v idle_cpu=%v",
+	return fmt.Sprintf("classroom laptops=%d ballots=%d ballot_p50=%v ballot_p99=%v ballot_max=%v idle_bytes_laptop_sec=%.0f heal=%v late_entries=%d late_catchup=%v late_ballot_p50=%v late_ballot_p99=%v packets_lost=%d vote_cpu=%v idle_cpu=%v",
 		f.Laptops, f.Ballots, f.P50.Round(time.Millisecond), f.P99.Round(time.Millisecond), f.Max.Round(time.Millisecond), f.IdleBytesSec,
-		f.LateEntries, f.LateCatchUp.Round(time.Millisecond), f.LateP50.Round(time.Millisecond), f.LateP99.Round(time.Millisecond), f.Lost,
+		f.Heal.Round(time.Millisecond), f.LateEntries, f.LateCatchUp.Round(time.Millisecond), f.LateP50.Round(time.Millisecond), f.LateP99.Round(time.Millisecond), f.Lost,
 		f.VoteCPU.Round(time.Millisecond), f.IdleCPU.Round(time.Millisecond))
 }
 
@@ -513,7 +725,7 @@ func TestClassroom(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	fig := runClassroom(ctx, t, 6, 2, 0, 500)
+	fig := runClassroom(ctx, t, class{n: 6, rounds: 2, late: 500})
 	if fig.Ballots != 12 || fig.LateEntries != 500 {
 		t.Fatalf("%v", fig)
 	}
@@ -522,7 +734,12 @@ func TestClassroom(t *testing.T) {
 
 // TestClassroomScale is the classroom benchmark: WITAN_CLASSROOM=30 runs
 // 30 laptops, WITAN_CLASSROOM_ROUNDS rounds of votes (5), an idle minute
-// and a late laptop catching up on WITAN_CLASSROOM_LATE entries (100000).
+// (WITAN_CLASSROOM_IDLE) and a late laptop catching up on
+// WITAN_CLASSROOM_LATE entries (100000), all within
+// WITAN_CLASSROOM_DEADLINE (30m); WITAN_CLASSROOM_CUT cuts the room in
+// two for that long after the idle time while everyone votes, and
+// measures the heal; classTune reads the other knobs.
+// WITAN_CLASSROOM_HEAP=DIR writes heap profiles at each stage there.
 func TestClassroomScale(t *testing.T) {
 	s := os.Getenv("WITAN_CLASSROOM")
 	if s == "" {
@@ -540,10 +757,37 @@ func TestClassroomScale(t *testing.T) {
 	if v, err := time.ParseDuration(os.Getenv("WITAN_CLASSROOM_IDLE")); err == nil {
 		idle = v
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	deadline := 30 * time.Minute
+	if v, err := time.ParseDuration(os.Getenv("WITAN_CLASSROOM_DEADLINE")); err == nil {
+		deadline = v
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
-	fig := runClassroom(ctx, t, n, rounds, idle, late)
+	cl := class{n: n, rounds: rounds, idle: idle, late: late, tune: classTune()}
+	if v, err := time.ParseDuration(os.Getenv("WITAN_CLASSROOM_CUT")); err == nil {
+		cl.cut = v
+	}
+	fig := runClassroom(ctx, t, cl)
 	fmt.Println(fig)
+}
+
+// classTune reads the knobs of a comparison from the environment:
+// WITAN_CLASSROOM_IDS=content names announcements by their content
+// (sync.Config.ContentIDs), WITAN_CLASSROOM_WITNESS=off turns the periodic
+// witness round off (node.Options.WitnessEvery < 0), and
+// WITAN_CLASSROOM_DEFLATE=off sends plain batches (PlainBatches).
+func classTune() func(*node.Options) {
+	return func(o *node.Options) {
+		if os.Getenv("WITAN_CLASSROOM_IDS") == "content" {
+			o.Sync.ContentIDs = true
+		}
+		if os.Getenv("WITAN_CLASSROOM_WITNESS") == "off" {
+			o.WitnessEvery = -1
+		}
+		if os.Getenv("WITAN_CLASSROOM_DEFLATE") == "off" {
+			o.Sync.PlainBatches = true
+		}
+	}
 }
 
 func objectsOf(tx ht.Tx) []dag.Object {

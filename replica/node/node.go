@@ -91,8 +91,10 @@ type Options struct {
 	// session both hold and co-signs one it has not yet co-signed, as it
 	// does after each pull: a peer signs checkpoints of entries this node
 	// already holds, and no pull follows then (docs/sync-protocol.md,
-	// "Checkpoints"). Zero means DefaultWitnessEvery; negative checks
-	// only after pulls.
+	// "Checkpoints"). A peer whose announced heads stay the same is
+	// asked less and less often, every 18th round at the least often
+	// (witnessPace): it signs no new checkpoint before its log grows.
+	// Zero means DefaultWitnessEvery; negative checks only after pulls.
 	WitnessEvery time.Duration
 
 	// Sync, when set, starts sync over libp2p at Open with this config

@@ -20,6 +20,7 @@ package node
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -169,6 +170,54 @@ type p2pChecked struct {
 	mu   gosync.Mutex // serialises the checks of one peer
 	pc   peerCheckpoints
 	used uint64
+	// pace is the witness round's pace per session of the peer; under mu.
+	pace map[string]*witnessPace
+}
+
+// witnessPace spaces out the witness round's checks of one peer's
+// checkpoint of one session. A peer signs a new checkpoint only after
+// its log grew, and its announcements show that: while the heads it
+// announces stay the same, each round that checks doubles the rounds
+// skipped before the next check, up to maxWitnessSkip. New heads check
+// at the next round again. An idle class of 30 laptops otherwise asks
+// each of its 29 peers every round, which is most of its idle traffic.
+type witnessPace struct {
+	heads      [32]byte // digest of the peer's announced heads at the last check
+	skip, wait int      // rounds to skip after a check, and left to skip
+}
+
+// maxWitnessSkip bounds the rounds the witness round skips a peer whose
+// heads stay the same: a checkpoint it signs later is co-signed within
+// maxWitnessSkip+1 rounds (3 minutes at DefaultWitnessEvery).
+const maxWitnessSkip = 17
+
+// due reports whether the witness round checks the peer's checkpoint of
+// space now, the peer announcing heads.
+func (x *p2pChecked) due(space string, heads []dag.ID) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	h := sha256.New()
+	for _, id := range heads {
+		d := id.Digest()
+		h.Write(d[:])
+	}
+	var d [32]byte
+	h.Sum(d[:0])
+	if x.pace == nil {
+		x.pace = map[string]*witnessPace{}
+	}
+	ps := x.pace[space]
+	if ps == nil || ps.heads != d {
+		x.pace[space] = &witnessPace{heads: d}
+		return true
+	}
+	if ps.wait > 0 {
+		ps.wait--
+		return false
+	}
+	ps.skip = min(max(1, 2*ps.skip), maxWitnessSkip)
+	ps.wait = ps.skip
+	return true
 }
 
 func (c *p2pChecks) get(p peer.ID) *p2pChecked {
@@ -260,7 +309,8 @@ func (n *Node) startWitnessLoop(sn *sync.Node, period time.Duration) func() {
 }
 
 // witnessRound checks once the checkpoint of every joined session of every
-// connected peer that announces it. Memory spaces have none.
+// connected peer that announces it, when it is due (witnessPace). Memory
+// spaces have none.
 func (n *Node) witnessRound(ctx context.Context, sn *sync.Node) {
 	for _, o := range sn.Available() {
 		if !o.Joined || strings.HasPrefix(o.Space, MemoryPrefix) {
@@ -269,6 +319,9 @@ func (n *Node) witnessRound(ctx context.Context, sn *sync.Node) {
 		for _, p := range o.Peers {
 			if ctx.Err() != nil {
 				return
+			}
+			if !n.checked.get(p).due(o.Space, sn.Engine().Announced(p.String(), o.Space)) {
+				continue
 			}
 			n.checkAndLog(ctx, sn, p, o.Space)
 		}

@@ -1,0 +1,78 @@
+package sync
+
+import (
+	"bytes"
+	"compress/flate"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// A deflated batch frame inflates to the batch it was made from; one
+// that would not be shorter is not made.
+func TestDeflateFrameRoundTrip(t *testing.T) {
+	var items []Item
+	for i := range 200 {
+		items = append(items, Item{Data: fmt.Appendf(nil, `{"parents":["%064x"],"body":{"n":%d},"sig":"%0128x"}`, i, i, i*7919)})
+	}
+	f := AppendBatch(nil, items)
+	z := deflateFrame(nil, f)
+	if z == nil || z[0] != FrameBatchDeflate {
+		t.Fatalf("a batch of JSON was not deflated: %v", z == nil)
+	}
+	if len(z) >= len(f)/2 {
+		t.Errorf("deflated %d bytes to %d: the hex runs alone should halve it", len(f), len(z))
+	}
+	got, err := decodeBatchFrame(z[0], z[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(items) {
+		t.Fatalf("%d items back, sent %d", len(got), len(items))
+	}
+	for i := range items {
+		if !bytes.Equal(got[i].Data, items[i].Data) {
+			t.Fatalf("item %d: %q, sent %q", i, got[i].Data, items[i].Data)
+		}
+	}
+	// Random bytes do not shrink: the plain frame goes.
+	noise := make([]byte, 4096)
+	rand.NewChaCha8([32]byte{1}).Read(noise) //nolint:errcheck // never fails
+	if z := deflateFrame(nil, AppendBatch(nil, []Item{{Data: noise}})); z != nil {
+		t.Errorf("4096 random bytes were 'deflated' to %d bytes", len(z))
+	}
+}
+
+// What a peer sends as a deflated batch is malformed when it is not
+// DEFLATE, is cut short, or inflates past MaxFrame (a small frame that
+// would make the requester hold far more than a frame).
+func TestInflateBatchRefuses(t *testing.T) {
+	var bomb bytes.Buffer
+	w, _ := flate.NewWriter(&bomb, flate.BestCompression)
+	w.Write(make([]byte, MaxFrame+1)) //nolint:errcheck // a bytes.Buffer
+	w.Close()
+	if bomb.Len() > 64<<10 {
+		t.Fatalf("the bomb is %d bytes", bomb.Len())
+	}
+	good := deflateFrame(nil, AppendBatch(nil, []Item{{Data: bytes.Repeat([]byte(`{"a":"b"}`), 100)}}))
+	for name, p := range map[string][]byte{
+		"not deflate": []byte("{\"this is\":\"json\"}"),
+		"cut short":   good[1 : len(good)/2],
+		"bomb":        bomb.Bytes(),
+	} {
+		_, err := decodeBatchFrame(FrameBatchDeflate, p)
+		if CodeOf(err) != CodeMalformed {
+			t.Errorf("%s: %v, want malformed", name, err)
+		}
+	}
+	// Exactly MaxFrame bytes inflate (then fail as a batch, not as
+	// deflate: the limit is the frame's).
+	var full bytes.Buffer
+	w.Reset(&full)
+	w.Write(make([]byte, MaxFrame)) //nolint:errcheck // a bytes.Buffer
+	w.Close()
+	p, err := inflateBatch(full.Bytes())
+	if err != nil || len(p) != MaxFrame {
+		t.Errorf("a payload of MaxFrame bytes: %d bytes, %v", len(p), err)
+	}
+}
