@@ -74,6 +74,14 @@ func TestLateJoinerReachesEarlySubscriber(t *testing.T) {
 	start := time.Now()
 	// The bound is far above gossip's milliseconds and far below the
 	// hour-long pull, so that a loaded machine does not fail it.
-	waitFor(t, 30*time.Second, "the late joiner's write at the early node", func() bool { return count(t, early, space) == 2 })
+	deadline := time.Now().Add(30 * time.Second)
+	for count(t, early, space) != 2 {
+		if time.Now().After(deadline) {
+			// The counters tell a lost announcement (late Sent, early
+			// Received 0) from a pull that failed (early Triggered).
+			t.Fatalf("the late joiner's write not at the early node within 30s: late %+v; early %+v", ln.Stats(), en.Stats())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	t.Logf("the late joiner's write reached the early node in %s", time.Since(start).Round(time.Millisecond))
 }
