@@ -167,6 +167,26 @@ func (g *gatedStore) Object(ctx context.Context, id dag.ID) ([]byte, error) {
 	return g.Store.Object(ctx, id)
 }
 
+// openGated opens a replica on a gatedStore over a Badger store on disk,
+// its gate shut, that cuts an Ingest into parts of at most partMax
+// entries; both close when the test ends.
+func openGated(t *testing.T, partMax int) (*gatedStore, *Replica) {
+	t.Helper()
+	st, err := badgerstore.Open(t.TempDir(), badgerstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	g := &gatedStore{Store: st, gate: make(chan struct{})}
+	r, err := Open(context.Background(), Options{Store: g, NodeKey: testNode(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	r.partMax = partMax
+	return g, r
+}
+
 // TestPipelinedPartReadsObjectInFlight: an entry of part 2 (a branch.create)
 // names an object (a rule text) that came attached to an entry of part 1
 // (the session.create), whose commit has not landed
@@ -175,18 +195,7 @@ func (g *gatedStore) Object(ctx context.Context, id dag.ID) ([]byte, error) {
 // durable before the next.
 func TestPipelinedPartReadsObjectInFlight(t *testing.T) {
 	ctx := context.Background()
-	st, err := badgerstore.Open(t.TempDir(), badgerstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	g := &gatedStore{Store: st, gate: make(chan struct{})}
-	r, err := Open(ctx, Options{Store: g, NodeKey: testNode(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	r.partMax = 3
+	g, r := openGated(t, 3)
 	// Part 1: the session (the rule text attached), its roster and a
 	// group; part 2: a branch whose rule names the same text, sent
 	// without it.
@@ -233,19 +242,8 @@ func TestPipelinedPartReadsObjectInFlight(t *testing.T) {
 // with every entry.
 func TestReadersWaitForPipelinedCommit(t *testing.T) {
 	ctx := context.Background()
-	st, err := badgerstore.Open(t.TempDir(), badgerstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	g := &gatedStore{Store: st, gate: make(chan struct{})}
+	g, r := openGated(t, 2)
 	close(g.gate)
-	r, err := Open(ctx, Options{Store: g, NodeKey: testNode(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	r.partMax = 2
 	b, txs := chain(6)
 	space := b.Session
 	// The session and its roster first, landed.
