@@ -65,9 +65,9 @@ type House struct {
 	par  []int32 // the parents of every entry, back to back
 
 	// Governance entries, by governance index.
-	gov      []int32    // entry index
-	govAnc   [][]uint64 // ancestors-or-self among governance entries
-	govPast  []int32    // frontier index of the causal past, without the entry
+	gov      []int32  // entry index
+	govAnc   []ancSet // ancestors-or-self among governance entries
+	govPast  []int32  // frontier index of the causal past, without the entry
 	after    []*govState
 	fronts   [][]int32 // frontier index → sorted governance indexes
 	frontKey map[string]int32
@@ -338,14 +338,12 @@ func (h *House) judge(id dag.ID, env *dag.Envelope, parents []int32, depth int32
 	g := int32(len(h.gov))
 	e.gov = g
 	h.gov = append(h.gov, ei)
-	anc := make([]uint64, g/64+1)
-	for _, f := range h.fronts[past] {
-		for w, x := range h.govAnc[f] {
-			anc[w] |= x
-		}
+	fs := h.fronts[past]
+	sets := make([]ancSet, len(fs))
+	for i, f := range fs {
+		sets[i] = h.govAnc[f]
 	}
-	anc[g/64] |= 1 << (g % 64)
-	h.govAnc = append(h.govAnc, anc)
+	h.govAnc = append(h.govAnc, ancWith(sets, g))
 	h.govPast = append(h.govPast, past)
 	e.front = h.intern([]int32{g})
 	h.ents = append(room(h.ents, 1), e)
@@ -367,9 +365,7 @@ func (h *House) judge(id dag.ID, env *dag.Envelope, parents []int32, depth int32
 
 // govAncestor reports whether governance entry a is an ancestor-or-self of b.
 func (h *House) govAncestor(a, b int32) bool {
-	anc := h.govAnc[b]
-	w := int(a / 64)
-	return w < len(anc) && anc[w]&(1<<(a%64)) != 0
+	return h.govAnc[b].has(a)
 }
 
 // intern returns the index of the frontier fs (sorted governance indexes).
@@ -445,11 +441,9 @@ func (h *House) stateAt(f int32) *govState {
 	if st, ok := h.memo[f]; ok {
 		return st
 	}
-	set := make([]uint64, len(h.govAnc[len(h.govAnc)-1]))
+	set := make([]uint64, len(h.gov)/64+1)
 	for _, g := range fs {
-		for w, x := range h.govAnc[g] {
-			set[w] |= x
-		}
+		h.govAnc[g].orInto(set)
 	}
 	st := h.fold(set)
 	h.memo[f] = st
