@@ -725,9 +725,15 @@ func (n *Node) listen(space string, sub *pubsub.Subscription) {
 			continue
 		case WantReply:
 			// The sender is behind: announce this node's heads soon,
-			// unless another peer does first.
+			// unless another peer does first. Only the sender's own
+			// peers answer it (a relayed announcement reaches every node
+			// of a fleet: all of them answering would flood it).
+			if !connected {
+				n.inSync.Add(1)
+				continue
+			}
 			n.replies.Add(1)
-			n.announceSoon(space, true)
+			n.announceSoon(space)
 			continue
 		}
 		// Pull from the announcer if connected, else from whoever passed
@@ -793,16 +799,15 @@ func (n *Node) changed(space string) {
 	})
 }
 
-// announceSoon announces space after a random pause of one to two
-// trickleMin (a deferred announcement already pending keeps its time),
-// unless by then another peer has announced the same heads (Redundant).
-// reply: a peer showed it is behind, so announcements of this node's
-// heads heard before no longer count (Trickle's inconsistency).
-func (n *Node) announceSoon(space string, reply bool) {
-	if reply {
-		if hs, err := dag.HeadsOf(n.ctx, n.local, space); err == nil {
-			n.ann.Unheard(space, HeadsDigest(hs))
-		}
+// announceSoon answers a peer that is behind: it announces space after
+// a random pause of one to two trickleMin (a deferred announcement
+// already pending keeps its time), unless by then another peer has
+// announced the same heads (Redundant). Announcements of this node's
+// heads heard before no longer count: the peer showed it did not get
+// them (Trickle's inconsistency).
+func (n *Node) announceSoon(space string) {
+	if hs, err := dag.HeadsOf(n.ctx, n.local, space); err == nil {
+		n.ann.Unheard(space, HeadsDigest(hs))
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -830,11 +835,12 @@ func (n *Node) trickleMin() time.Duration {
 
 // announce publishes space's heads, as an announcement naming the
 // newest NamedHeads of them. A change (kindChange) is not announced when
-// the heads are those announced last, and is deferred (announceSoon) when
-// every head it adds was named by an announcement received: peers pulled
-// from told the others already. A deferred announcement and a periodic one
-// are skipped when TrickleK announcements of the same heads were heard in
-// the period (Redundant); a periodic one then starts the next period.
+// the heads are those announced last, nor when every head it adds was
+// named by an announcement received (Derived: the peers pulled from told
+// the others already; the periodic re-announcement carries them). A
+// deferred announcement (a reply) and a periodic one are skipped when
+// TrickleK announcements of the same heads were heard in the period
+// (Redundant); a periodic one then starts the next period.
 func (n *Node) announce(space string, kind announceKind) {
 	if n.ctx.Err() != nil {
 		return
@@ -866,8 +872,12 @@ func (n *Node) announce(space string, kind announceKind) {
 			}
 		}
 		if n.ann.Derived(space, added) {
+			// Peers' announcements named every head added: they told
+			// the others already. The periodic re-announcement carries
+			// these heads, unless it too is redundant.
 			n.mu.Unlock()
-			n.announceSoon(space, false)
+			n.suppressed.Add(1)
+			n.redundant.Add(1)
 			return
 		}
 	}
@@ -1037,7 +1047,7 @@ func (n *Node) schedule(p peer.ID, space string) {
 			if reply && err == nil {
 				// The pull brought this node past the sender, or brought
 				// nothing: the sender may be behind.
-				n.announceSoon(space, true)
+				n.announceSoon(space)
 			}
 			if err == nil && len(claimed) > 0 {
 				// A peer that announced heads and then did not produce

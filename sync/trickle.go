@@ -229,9 +229,10 @@ func (r *Announcer) Own(space string, heads []dag.ID) [32]byte {
 
 // Derived reports whether every one of added (heads the node has not
 // announced yet) was named by an announcement it received: the change
-// came from peers, whose announcements told the others already, so its
-// own announcement can wait (and be skipped, Redundant). A local write is
-// never derived. No heads added is not derived.
+// came from peers, whose announcements told the others already, so it
+// is not announced (the periodic re-announcement carries it, unless that
+// is Redundant too). A local write is never derived. No heads added is
+// not derived.
 func (r *Announcer) Derived(space string, added []dag.ID) bool {
 	if len(added) == 0 {
 		return false

@@ -152,6 +152,10 @@ func fleetRun(ctx context.Context, n int, g simnet.Gossip, seed uint64, busyRoun
 		}
 	}
 	after := f.net.Stats()
+	if os.Getenv("WITAN_FLEET_DEBUG") != "" {
+		fmt.Printf("busy n=%d published=%d suppressed=%d replies=%d digestpulls=%d insync=%d ihaves=%d iwants=%d\n", n,
+			after.Published-before.Published, after.Suppressed-before.Suppressed, after.Replies-before.Replies, after.DigestPulls-before.DigestPulls, after.InSync-before.InSync, after.IHaves-before.IHaves, after.IWants-before.IWants)
+	}
 	res.BusyBytes = float64(after.AnnounceBytes-before.AnnounceBytes) / float64(n) / float64(busyRounds)
 	res.BusyPulls = float64(after.Pulls-before.Pulls) / float64(n) / float64(busyRounds)
 	if _, err := f.untilConverged(ctx, 3000); err != nil {

@@ -24,14 +24,14 @@ import (
 // History heartbeats, and each answers with an IWANT of those it lacks
 // (the message follows). As in sync.Node, a replica announces a space
 // Debounce rounds after its heads change (not when they are those it
-// announced last; a change whose new heads were all named by
-// announcements it received waits 1–2 TrickleMin and is skipped if
-// another replica announced the same heads meanwhile) and again every
-// Reannounce rounds (skipped likewise when the same heads were announced
-// in the period); a receiver applies sync.Announcer's rule (pull when a
-// named head is missing, once per digest when the sender has heads it did
-// not name, reply soon when the sender is behind), pulling from the
-// announcer if it is a mesh peer, else from the peer that passed it on.
+// announced last, nor one whose new heads were all named by
+// announcements it received) and again every Reannounce rounds (skipped
+// when the same heads were announced in the period); a receiver applies
+// sync.Announcer's rule (pull when a named head is missing, once per
+// digest when the sender has heads it did not name, and, when the
+// sender is a mesh peer that is behind, announce within 1–2 TrickleMin
+// unless another replica does first), pulling from the announcer if it
+// is a mesh peer, else from the peer that passed it on.
 // A partition
 // loses the messages across it but keeps the mesh (a short cut, before
 // connections time out): Heal ends it, and what each side missed travels
@@ -331,7 +331,7 @@ func (n *Net) gossipRound(ctx context.Context) error {
 				}
 			}
 			if nd.ann.Derived(sp, added) {
-				n.soon(i, sp)
+				n.stats.Suppressed++ // left to the re-announcement
 				continue
 			}
 			if err := n.publish(ctx, i, sp, hs); err != nil {
@@ -476,6 +476,9 @@ func (n *Net) gossipRound(ctx context.Context) error {
 		}
 		switch want {
 		case sync.WantReply:
+			if !slices.Contains(to.mesh, d.m.origin) {
+				break // the sender's own peers answer it
+			}
 			n.stats.Replies++
 			if hs, err := nd.Local.Heads(ctx, a.Space); err == nil {
 				nd.ann.Unheard(a.Space, sync.HeadsDigest(hs))
