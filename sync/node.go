@@ -299,6 +299,9 @@ type spaceState struct {
 	last      [32]byte
 	lastHeads []dag.ID
 	lastSent  time.Time
+	// derived: since the last periodic re-announcement the heads
+	// changed, only by Derived changes (none announced).
+	derived bool
 	// ready: a publish on the topic has waited for a mesh peer once
 	// (publish).
 	ready atomic.Bool
@@ -836,11 +839,13 @@ func (n *Node) trickleMin() time.Duration {
 // announce publishes space's heads, as an announcement naming the
 // newest NamedHeads of them. A change (kindChange) is not announced when
 // the heads are those announced last, nor when every head it adds was
-// named by an announcement received (Derived: the peers pulled from told
-// the others already; the periodic re-announcement carries them). A
-// deferred announcement (a reply) and a periodic one are skipped when
-// TrickleK announcements of the same heads were heard in the period
-// (Redundant); a periodic one then starts the next period.
+// named by an announcement received or held by a peer pulled from
+// (Derived: the peers told the others already). A deferred announcement
+// (a reply) and a periodic one are skipped when TrickleK announcements
+// of the same heads were heard in the period (Redundant); a periodic one
+// also when the heads changed in the period only so (a busy space's
+// authors announce what is new; the first quiet period re-announces).
+// A periodic one then starts the next period.
 func (n *Node) announce(space string, kind announceKind) {
 	if n.ctx.Err() != nil {
 		return
@@ -875,14 +880,21 @@ func (n *Node) announce(space string, kind announceKind) {
 			// Peers' announcements named every head added: they told
 			// the others already. The periodic re-announcement carries
 			// these heads, unless it too is redundant.
+			st.derived = true
 			n.mu.Unlock()
 			n.suppressed.Add(1)
 			n.redundant.Add(1)
 			return
 		}
 	}
-	if kind != kindChange && n.ann.Redundant(space, d) {
-		// Another peer announced these heads in the period.
+	derived := st.derived
+	if kind == kindPeriodic {
+		st.derived = false
+	}
+	if kind != kindChange && (n.ann.Redundant(space, d) || (kind == kindPeriodic && derived)) {
+		// Another peer announced these heads in the period, or every
+		// change of them in the period came from peers that announced
+		// theirs.
 		st.last, st.lastHeads = d, heads
 		n.mu.Unlock()
 		n.suppressed.Add(1)
@@ -890,6 +902,7 @@ func (n *Node) announce(space string, kind announceKind) {
 		return
 	}
 	st.last, st.lastHeads, st.lastSent = d, heads, time.Now()
+	st.derived = false
 	if kind == kindChange && st.soon != nil {
 		// This announcement carries what the deferred one would.
 		st.soon.Stop()
@@ -1003,8 +1016,13 @@ func (n *Node) schedule(p peer.ID, space string) {
 			busy = 0
 			if err != nil {
 				n.log.Debug("pull", "peer", p, "space", space, "err", err)
-			} else if n.cfg.AfterPull != nil {
-				n.cfg.AfterPull(n.ctx, p, space)
+			} else {
+				// What the pull brought is the peer's: a change made of
+				// it alone is not announced (Derived).
+				n.ann.Heard(space, n.engine.Announced(p.String(), space))
+				if n.cfg.AfterPull != nil {
+					n.cfg.AfterPull(n.ctx, p, space)
+				}
 			}
 			var claimed []dag.ID
 			n.mu.Lock()

@@ -227,9 +227,23 @@ func (r *Announcer) Own(space string, heads []dag.ID) [32]byte {
 	return d
 }
 
+// Heard records heads that a peer holds: the heads at the end of a pull
+// from it (Engine.Announced). Heads a pull brought are among them, so a
+// change made only of them is Derived: the peer's own announcement, or
+// its author's, told the others.
+func (r *Announcer) Heard(space string, heads []dag.ID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp := r.space(space)
+	for _, h := range heads {
+		sp.heardHeads.add(h)
+	}
+}
+
 // Derived reports whether every one of added (heads the node has not
-// announced yet) was named by an announcement it received: the change
-// came from peers, whose announcements told the others already, so it
+// announced yet) was named by an announcement it received or held by a
+// peer it pulled from (Heard): the change came from peers, whose
+// announcements told the others already, so it
 // is not announced (the periodic re-announcement carries it, unless that
 // is Redundant too). A local write is never derived. No heads added is
 // not derived.

@@ -139,6 +139,7 @@ type gnode struct {
 	soon      map[string]int   // space → round its deferred announcement is due
 	last      map[string][32]byte
 	lastHeads map[string][]dag.ID
+	derived   map[string]bool // heads changed in the period, only by Derived changes
 	phase     int
 	seq       uint64
 	cancel    func()
@@ -165,7 +166,7 @@ func (n *Net) ensureGossip() {
 	for len(g.nodes) < len(n.nodes) {
 		i := len(g.nodes)
 		gn := &gnode{seen: map[[32]byte]int{}, dirty: map[string]int{}, soon: map[string]int{},
-			last: map[string][32]byte{}, lastHeads: map[string][]dag.ID{}}
+			last: map[string][32]byte{}, lastHeads: map[string][]dag.ID{}, derived: map[string]bool{}}
 		if g.cfg.Reannounce > 0 {
 			gn.phase = n.rng.IntN(g.cfg.Reannounce)
 		}
@@ -263,6 +264,7 @@ func (n *Net) publish(ctx context.Context, i int, space string, hs []dag.ID) err
 	}
 	gn.last[space] = a.Digest
 	gn.lastHeads[space] = hs
+	delete(gn.derived, space)
 	delete(gn.soon, space)
 	if at, ok := gn.seen[m.id]; ok && n.stats.Rounds-at < g.cfg.SeenTTL {
 		n.stats.Suppressed++ // gossipsub drops a message it has seen, its own too
@@ -331,6 +333,7 @@ func (n *Net) gossipRound(ctx context.Context) error {
 				}
 			}
 			if nd.ann.Derived(sp, added) {
+				gn.derived[sp] = true
 				n.stats.Suppressed++ // left to the re-announcement
 				continue
 			}
@@ -371,7 +374,8 @@ func (n *Net) gossipRound(ctx context.Context) error {
 					continue
 				}
 				d := nd.ann.Own(sp, hs)
-				redundant := nd.ann.Redundant(sp, d)
+				redundant := nd.ann.Redundant(sp, d) || gn.derived[sp]
+				delete(gn.derived, sp)
 				nd.ann.Reset(sp)
 				if redundant {
 					gn.last[sp], gn.lastHeads[sp] = d, hs
@@ -491,6 +495,7 @@ func (n *Net) gossipRound(ctx context.Context) error {
 			if err := n.pull(ctx, nd, n.nodes[src], a.Space); err != nil {
 				return err
 			}
+			nd.ann.Heard(a.Space, nd.Engine.Announced(n.nodes[src].Name, a.Space))
 			if want == sync.WantDigest && nd.ann.PullDone(ctx, nd.Local, a.Space, a.Key()) {
 				if hs, err := nd.Local.Heads(ctx, a.Space); err == nil {
 					nd.ann.Unheard(a.Space, sync.HeadsDigest(hs))
