@@ -723,6 +723,17 @@ func (n *Node) listen(space string, sub *pubsub.Subscription) {
 			continue
 		}
 		switch want {
+		case WantInSync:
+			if connected {
+				// The peer holds this node's heads: the teacher's page
+				// and the next pull's Common see all of them (up to 64),
+				// not only the few it named.
+				if hs, err := dag.HeadsOf(n.ctx, n.local, space); err == nil {
+					n.engine.Seen(from.String(), space, hs)
+				}
+			}
+			n.inSync.Add(1)
+			continue
 		case WantNothing:
 			n.inSync.Add(1)
 			continue

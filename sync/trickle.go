@@ -16,9 +16,11 @@ import (
 type Want uint8
 
 const (
-	// WantNothing: the sender's heads are the receiver's, or every one of
-	// them is held, or a pull for its digest is already under way.
+	// WantNothing: the sender is behind but was answered in this period,
+	// or a pull for its digest is already under way.
 	WantNothing Want = iota
+	// WantInSync: the sender's heads are the receiver's.
+	WantInSync
 	// WantReply: the sender is behind (its digest is one the receiver
 	// covers, or it named all its heads and the receiver holds each, with
 	// more): the receiver announces its own heads soon (AnnounceSoon),
@@ -34,7 +36,7 @@ const (
 )
 
 func (w Want) String() string {
-	return [...]string{"nothing", "reply", "sender", "digest"}[w]
+	return [...]string{"nothing", "in sync", "reply", "sender", "digest"}[w]
 }
 
 // Bounds of an Announcer's memory, per space.
@@ -129,7 +131,7 @@ func digestOf(a Announcement) (d [32]byte, complete bool) {
 // Judge applies the receiver's rule to an announcement received in
 // a.Space, from another replica, against l:
 //
-//   - the sender's digest is that of l's heads: nothing;
+//   - the sender's digest is that of l's heads: WantInSync;
 //   - a named head is neither held nor quarantined: WantSender;
 //   - the digest is covered (a head set l held entirely), or the
 //     announcement names all the sender's heads and l holds each: the
@@ -159,7 +161,7 @@ func (r *Announcer) Judge(ctx context.Context, l Local, a Announcement) (Want, e
 	}
 	r.mu.Unlock()
 	if len(own) > 0 && d == ownD {
-		return WantNothing, nil
+		return WantInSync, nil
 	}
 	for _, h := range a.Heads {
 		st, err := l.Has(ctx, h)

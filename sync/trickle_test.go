@@ -81,7 +81,7 @@ func TestReceiverInSyncDoesNotPull(t *testing.T) {
 	an := announcementOf(t, a, space)
 
 	inSync := ws.NewAnnouncer()
-	if w, err := inSync.Judge(ctx, a, an); err != nil || w != ws.WantNothing {
+	if w, err := inSync.Judge(ctx, a, an); err != nil || w != ws.WantInSync {
 		t.Fatalf("a replica holding the same heads: %v %v", w, err)
 	}
 
@@ -113,7 +113,7 @@ func TestReceiverInSyncDoesNotPull(t *testing.T) {
 		t.Error("PullDone: b is at the digest now")
 	}
 	for range 3 {
-		if w, _ := r.Judge(ctx, b, an); w != ws.WantNothing {
+		if w, _ := r.Judge(ctx, b, an); w != ws.WantInSync {
 			t.Errorf("b in sync: %v", w)
 		}
 	}
