@@ -24,7 +24,11 @@
 //     their content, so the same heads from many peers are one message),
 //     and a scheduler
 //     that pulls from a peer when it connects or announces a head this
-//     replica lacks, over /witan/sync/2/deflate (batches deflated) where
+//     replica lacks (an announcement carries the count and digest of all
+//     the sender's heads and names its newest: Announcer, trickle.go,
+//     pulls once per digest this replica does not cover and never from a
+//     peer in sync, and skips announcements peers already made, as Trickle
+//     does), over /witan/sync/2/deflate (batches deflated) where
 //     the peer speaks it, else /witan/sync/2. Available
 //     lists the spaces connected peers announce (their subscriptions).
 //     What peers can make a Node hold is bounded: inbound sync streams are

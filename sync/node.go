@@ -209,6 +209,14 @@ func resourceManager(l Limits) (network.ResourceManager, error) {
 // AnnounceStats counts gossip traffic.
 type AnnounceStats struct {
 	Sent, Suppressed, Received, Repeats, Dropped, Triggered uint64
+	// InSync counts announcements received that asked for nothing (the
+	// sender's heads are this node's, or held, or a pull for the digest
+	// runs); Replies those that showed the sender behind (this node
+	// announces soon); DigestPulls the pulls set off for a digest
+	// (counted in Triggered too); Redundant the announcements this node
+	// skipped because a peer announced the same heads in the period
+	// (counted in Suppressed too).
+	InSync, Replies, DigestPulls, Redundant uint64
 	// OffersIgnored counts peers' space subscriptions past
 	// MaxOffersPerPeer, not listed by Available.
 	OffersIgnored uint64
@@ -244,6 +252,11 @@ type Node struct {
 	spaces map[string]*spaceState
 	jobs   map[jobKey]*job
 	seen   *seenSet // last announcement digest per (sender, space), bounded
+	// ann holds the announcement rules' memory (trickle.go).
+	ann *Announcer
+	// digestPulls holds, for each (peer, space), the digests whose pull
+	// (WantDigest) waits for the next pull of the pair to end.
+	digestPulls map[jobKey][]digestPull
 	// claimed holds the heads a peer announced itself, until a pull from
 	// it has been tried: heads it then fails to produce are charged to it.
 	claimed map[jobKey]claim
@@ -261,6 +274,7 @@ type Node struct {
 	fresh map[string]chan struct{}
 
 	sent, suppressed, received, repeats, dropped, triggered atomic.Uint64
+	inSync, replies, digestPulled, redundant                atomic.Uint64
 
 	slots   *slots // inbound sync streams served now (slots.go)
 	joined  *joinedTopics
@@ -274,12 +288,40 @@ type Node struct {
 }
 
 type spaceState struct {
-	topic    *pubsub.Topic
-	sub      *pubsub.Subscription
-	timer    *time.Timer
-	last     [32]byte
-	lastSent time.Time
+	topic *pubsub.Topic
+	sub   *pubsub.Subscription
+	timer *time.Timer // the debounce of a change
+	// soon is a deferred announcement (announceSoon): of heads pulled
+	// from peers, or a reply to a peer that is behind.
+	soon *time.Timer
+	// last is the digest of the heads last announced (or heard announced
+	// by another peer in place of this node's), lastHeads those heads.
+	last      [32]byte
+	lastHeads []dag.ID
+	lastSent  time.Time
+	// derived: since the last periodic re-announcement the heads
+	// changed, only by Derived changes (none announced).
+	derived bool
+	// ready: a publish on the topic has waited for a mesh peer once
+	// (publish).
+	ready atomic.Bool
 }
+
+// digestPull is a digest whose pull (WantDigest) waits for a pull that
+// began after seq.
+type digestPull struct {
+	d   [32]byte
+	seq uint64
+}
+
+// announceKind is why announce runs.
+type announceKind uint8
+
+const (
+	kindChange   announceKind = iota // the heads changed, after the debounce
+	kindSoon                         // a deferred announcement (announceSoon)
+	kindPeriodic                     // the periodic re-announcement
+)
 
 type jobKey struct {
 	peer  peer.ID
@@ -358,24 +400,26 @@ func NewNode(ctx context.Context, local Local, cfg Config) (*Node, error) {
 	}
 	nctx, cancel := context.WithCancel(context.Background())
 	n := &Node{
-		local:   local,
-		cfg:     cfg,
-		host:    h,
-		log:     log,
-		ctx:     nctx,
-		cancel:  cancel,
-		spaces:  map[string]*spaceState{},
-		jobs:    map[jobKey]*job{},
-		seen:    newSeenSet(maxSeen),
-		claimed: map[jobKey]claim{},
-		relayed: map[jobKey]relayedWant{},
-		pulling: map[jobKey]chan struct{}{},
-		fresh:   map[string]chan struct{}{},
-		offers:  map[peer.ID]map[string]bool{},
-		slots:   newSlots(cfg.Limits.withDefaults()),
-		joined:  &joinedTopics{m: map[string]bool{}},
-		flood:   &floodGate{peers: map[peer.ID]*floodBucket{}},
-		reach:   r,
+		local:       local,
+		cfg:         cfg,
+		host:        h,
+		log:         log,
+		ctx:         nctx,
+		cancel:      cancel,
+		spaces:      map[string]*spaceState{},
+		jobs:        map[jobKey]*job{},
+		seen:        newSeenSet(maxSeen),
+		ann:         NewAnnouncer(),
+		digestPulls: map[jobKey][]digestPull{},
+		claimed:     map[jobKey]claim{},
+		relayed:     map[jobKey]relayedWant{},
+		pulling:     map[jobKey]chan struct{}{},
+		fresh:       map[string]chan struct{}{},
+		offers:      map[peer.ID]map[string]bool{},
+		slots:       newSlots(cfg.Limits.withDefaults()),
+		joined:      &joinedTopics{m: map[string]bool{}},
+		flood:       &floodGate{peers: map[peer.ID]*floodBucket{}},
+		reach:       r,
 	}
 	self.Store(n)
 	n.engine = NewEngine(local, cfg.Engine)
@@ -478,6 +522,7 @@ func (n *Node) Stats() AnnounceStats {
 	return AnnounceStats{
 		Sent: n.sent.Load(), Suppressed: n.suppressed.Load(), Received: n.received.Load(),
 		Repeats: n.repeats.Load(), Dropped: n.dropped.Load(), Triggered: n.triggered.Load(),
+		InSync: n.inSync.Load(), Replies: n.replies.Load(), DigestPulls: n.digestPulled.Load(), Redundant: n.redundant.Load(),
 		OffersIgnored: n.offersIgnored.Load(),
 		Busy:          n.slots.busy.Load(), Evicted: n.slots.evicted.Load(), Flooded: n.flooded.Load(),
 	}
@@ -622,7 +667,11 @@ func (n *Node) Leave(space string) error {
 	if st.timer != nil {
 		st.timer.Stop()
 	}
+	if st.soon != nil {
+		st.soon.Stop()
+	}
 	n.mu.Unlock()
+	n.ann.Forget(space)
 	st.sub.Cancel() // ends listen
 	if err := st.topic.Close(); err != nil {
 		return fmt.Errorf("sync: leave %s: %w", space, err)
@@ -665,8 +714,40 @@ func (n *Node) listen(space string, sub *pubsub.Subscription) {
 			// or any signing key at all) costs no engine state.
 			n.engine.Seen(from.String(), space, a.Heads)
 		}
-		unknown, err := Wants(n.ctx, n.local, a.Heads)
-		if err != nil || !unknown || (repeat && len(a.Heads) >= MaxAnnouncedHeads) {
+		if n.cfg.Manual {
+			continue
+		}
+		want, err := n.ann.Judge(n.ctx, n.local, a)
+		if err != nil {
+			n.log.Debug("announcement", "space", space, "err", err)
+			continue
+		}
+		switch want {
+		case WantInSync:
+			if connected {
+				// The peer holds this node's heads: the teacher's page
+				// and the next pull's Common see all of them (up to 64),
+				// not only the few it named.
+				if hs, err := dag.HeadsOf(n.ctx, n.local, space); err == nil {
+					n.engine.Seen(from.String(), space, hs)
+				}
+			}
+			n.inSync.Add(1)
+			continue
+		case WantNothing:
+			n.inSync.Add(1)
+			continue
+		case WantReply:
+			// The sender is behind: announce this node's heads soon,
+			// unless another peer does first. Only the sender's own
+			// peers answer it (a relayed announcement reaches every node
+			// of a fleet: all of them answering would flood it).
+			if !connected {
+				n.inSync.Add(1)
+				continue
+			}
+			n.replies.Add(1)
+			n.announceSoon(space)
 			continue
 		}
 		// Pull from the announcer if connected, else from whoever passed
@@ -674,15 +755,23 @@ func (n *Node) listen(space string, sub *pubsub.Subscription) {
 		src := from
 		if !connected {
 			src = m.ReceivedFrom
-			n.mu.Lock()
-			n.relayed[jobKey{src, space}] = relayedWant{heads: a.Heads, seq: n.claims}
-			n.mu.Unlock()
-		} else {
-			n.mu.Lock()
+		}
+		sk := jobKey{src, space}
+		n.mu.Lock()
+		switch {
+		case want == WantDigest:
+			// One pull for the digest, from this sender; others that
+			// announce it meanwhile set off none (Judge).
+			n.claims++
+			n.digestPulls[sk] = append(n.digestPulls[sk], digestPull{d: a.Key(), seq: n.claims})
+			n.digestPulled.Add(1)
+		case !connected:
+			n.relayed[sk] = relayedWant{heads: a.Heads, seq: n.claims}
+		default:
 			n.claims++
 			n.claimed[k] = claim{heads: a.Heads, seq: n.claims}
-			n.mu.Unlock()
 		}
+		n.mu.Unlock()
 		n.triggered.Add(1)
 		n.schedule(src, space)
 	}
@@ -720,13 +809,55 @@ func (n *Node) changed(space string) {
 		n.mu.Lock()
 		st.timer = nil
 		n.mu.Unlock()
-		n.announce(space, false)
+		n.announce(space, kindChange)
 	})
 }
 
-// announce publishes space's heads; unless forced, not when they are those
-// announced last (a repeat).
-func (n *Node) announce(space string, force bool) {
+// announceSoon answers a peer that is behind: it announces space after
+// a random pause of one to two trickleMin (a deferred announcement
+// already pending keeps its time), unless by then another peer has
+// announced the same heads (Redundant). Announcements of this node's
+// heads heard before no longer count: the peer showed it did not get
+// them (Trickle's inconsistency).
+func (n *Node) announceSoon(space string) {
+	if hs, err := dag.HeadsOf(n.ctx, n.local, space); err == nil {
+		n.ann.Unheard(space, HeadsDigest(hs))
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	st := n.spaces[space]
+	if st == nil || n.ctx.Err() != nil {
+		return
+	}
+	if st.soon != nil {
+		return
+	}
+	t := n.trickleMin()
+	st.soon = time.AfterFunc(t+time.Duration(rand.Int64N(int64(t)+1)), func() {
+		n.mu.Lock()
+		st.soon = nil
+		n.mu.Unlock()
+		n.announce(space, kindSoon)
+	})
+}
+
+// trickleMin is the shortest pause of a deferred announcement: Interval
+// / 30 (1 s by default), at least 50 ms, at most 1 s.
+func (n *Node) trickleMin() time.Duration {
+	return min(max(n.cfg.Interval/30, 50*time.Millisecond), time.Second)
+}
+
+// announce publishes space's heads, as an announcement naming the
+// newest NamedHeads of them. A change (kindChange) is not announced when
+// the heads are those announced last, nor when every head it adds was
+// named by an announcement received or held by a peer pulled from
+// (Derived: the peers told the others already). A deferred announcement
+// (a reply) and a periodic one are skipped when TrickleK announcements
+// of the same heads were heard in the period (Redundant); a periodic one
+// also when the heads changed in the period only so (a busy space's
+// authors announce what is new; the first quiet period re-announces).
+// A periodic one then starts the next period.
+func (n *Node) announce(space string, kind announceKind) {
 	if n.ctx.Err() != nil {
 		return
 	}
@@ -734,40 +865,90 @@ func (n *Node) announce(space string, force bool) {
 	if err != nil || len(heads) == 0 {
 		return
 	}
-	msg := Announcement{Space: space, Heads: heads}.Encode()
-	d := sha256.Sum256(msg)
+	d := n.ann.Own(space, heads)
+	if kind == kindPeriodic {
+		defer n.ann.Reset(space)
+	}
 	n.mu.Lock()
 	st := n.spaces[space]
-	if st == nil || (!force && st.last == d) {
+	if st == nil {
+		n.mu.Unlock()
+		return
+	}
+	if kind != kindPeriodic && st.last == d {
 		n.mu.Unlock()
 		n.suppressed.Add(1)
 		return
 	}
-	st.last, st.lastSent = d, time.Now()
-	t := st.topic
+	if kind == kindChange {
+		var added []dag.ID
+		for _, h := range heads {
+			if !slices.Contains(st.lastHeads, h) {
+				added = append(added, h)
+			}
+		}
+		if n.ann.Derived(space, added) {
+			// Peers' announcements named every head added: they told
+			// the others already. The periodic re-announcement carries
+			// these heads, unless it too is redundant.
+			st.derived = true
+			n.mu.Unlock()
+			n.suppressed.Add(1)
+			n.redundant.Add(1)
+			return
+		}
+	}
+	derived := st.derived
+	if kind == kindPeriodic {
+		st.derived = false
+	}
+	if kind != kindChange && (n.ann.Redundant(space, d) || (kind == kindPeriodic && derived)) {
+		// Another peer announced these heads in the period, or every
+		// change of them in the period came from peers that announced
+		// theirs.
+		st.last, st.lastHeads = d, heads
+		n.mu.Unlock()
+		n.suppressed.Add(1)
+		n.redundant.Add(1)
+		return
+	}
+	st.last, st.lastHeads, st.lastSent = d, heads, time.Now()
+	st.derived = false
+	if kind == kindChange && st.soon != nil {
+		// This announcement carries what the deferred one would.
+		st.soon.Stop()
+		st.soon = nil
+	}
 	n.mu.Unlock()
-	if err := n.publish(t, msg); err != nil {
+	msg := NewAnnouncement(space, heads, Newest(n.ctx, n.local, heads, NamedHeads)).Encode()
+	if err := n.publish(st, msg); err != nil {
 		n.log.Debug("publish", "space", space, "err", err)
 		return
 	}
 	n.sent.Add(1)
 }
 
-// publish publishes msg on t once gossipsub has grafted a peer into the
-// topic's mesh, waiting at most readyWait, then regardless. A topic joined
-// a moment ago has no mesh until a heartbeat: a message published then
+// publish publishes msg on st's topic. The first publish after the topic
+// was joined that finds it subscribed by some peer waits, at most
+// readyWait, for gossipsub to graft a peer into the topic's mesh, then
+// publishes regardless; later publishes do not wait. A topic joined a
+// moment ago has no mesh until a heartbeat: a message published then
 // was lost to a subscribed peer about one time in four (a late joiner's
 // first write never reached the node it joined from). go-libp2p-pubsub's
-// WithReadiness is its documented remedy. With no subscribed peer there
-// is nothing to wait for; in a steady mesh the wait is none.
-func (n *Node) publish(t *pubsub.Topic, msg []byte) error {
-	if len(t.ListPeers()) == 0 {
-		// Nobody subscribes yet: nothing to wait for.
+// WithReadiness is its documented remedy. Waiting once per join keeps a
+// topic whose peers never graft (or a periodic re-announcement of many
+// spaces) from paying the wait on every publish.
+func (n *Node) publish(st *spaceState, msg []byte) error {
+	t := st.topic
+	if st.ready.Load() || len(t.ListPeers()) == 0 {
+		// Waited once already, or nobody subscribes yet: nothing to
+		// wait for.
 		return t.Publish(n.ctx, msg)
 	}
 	ctx, cancel := context.WithTimeout(n.ctx, readyWait)
 	err := t.Publish(ctx, msg, pubsub.WithReadiness(pubsub.MinTopicSize(1)))
 	cancel()
+	st.ready.Store(true)
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && n.ctx.Err() == nil {
 		// No mesh peer yet (alone, or peers still connecting): publish to
 		// whoever gossipsub has, as before.
@@ -796,7 +977,7 @@ func (n *Node) periodic() {
 		n.dialPeers(n.ctx)
 		n.pullRelayed()
 		for _, s := range n.Spaces() {
-			n.announce(s, true)
+			n.announce(s, kindPeriodic)
 		}
 	}
 }
@@ -846,8 +1027,13 @@ func (n *Node) schedule(p peer.ID, space string) {
 			busy = 0
 			if err != nil {
 				n.log.Debug("pull", "peer", p, "space", space, "err", err)
-			} else if n.cfg.AfterPull != nil {
-				n.cfg.AfterPull(n.ctx, p, space)
+			} else {
+				// What the pull brought is the peer's: a change made of
+				// it alone is not announced (Derived).
+				n.ann.Heard(space, n.engine.Announced(p.String(), space))
+				if n.cfg.AfterPull != nil {
+					n.cfg.AfterPull(n.ctx, p, space)
+				}
 			}
 			var claimed []dag.ID
 			n.mu.Lock()
@@ -861,9 +1047,36 @@ func (n *Node) schedule(p peer.ID, space string) {
 			} else {
 				relayed = false
 			}
+			var done []digestPull
+			if l := n.digestPulls[k]; len(l) > 0 {
+				rest := l[:0:0]
+				for _, dp := range l {
+					if dp.seq <= began {
+						done = append(done, dp)
+					} else {
+						rest = append(rest, dp)
+					}
+				}
+				if len(rest) == 0 {
+					delete(n.digestPulls, k)
+				} else {
+					n.digestPulls[k] = rest
+				}
+			}
 			n.mu.Unlock()
 			if relayed {
 				n.relayRetry(p, space, rw)
+			}
+			reply := false
+			for _, dp := range done {
+				// The digest may set off a pull again (from the next peer
+				// that announces it) unless this node is now at it.
+				reply = n.ann.PullDone(n.ctx, n.local, space, dp.d) || reply
+			}
+			if reply && err == nil {
+				// The pull brought this node past the sender, or brought
+				// nothing: the sender may be behind.
+				n.announceSoon(space)
 			}
 			if err == nil && len(claimed) > 0 {
 				// A peer that announced heads and then did not produce
@@ -928,7 +1141,7 @@ type relayedWant struct {
 // through peers that did not hold them yet would wait for the next
 // period (a chain of nodes, each connected to its neighbours only).
 func (n *Node) relayRetry(p peer.ID, space string, rw relayedWant) {
-	if !n.cfg.ContentIDs || rw.tries >= maxRelayRetries {
+	if rw.tries >= maxRelayRetries {
 		return
 	}
 	if missing, err := n.countUnknown(rw.heads); err != nil || missing == 0 {
@@ -1200,6 +1413,9 @@ func (n *Node) Close() error {
 	for _, st := range n.spaces {
 		if st.timer != nil {
 			st.timer.Stop()
+		}
+		if st.soon != nil {
+			st.soon.Stop()
 		}
 	}
 	n.mu.Unlock()

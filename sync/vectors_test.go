@@ -2,10 +2,12 @@ package sync
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -43,6 +45,11 @@ type frameVector struct {
 	Items    []itemField  `json:"items,omitempty"`
 	Code     uint16       `json:"code,omitempty"`
 	Detail   string       `json:"detail,omitempty"`
+	// An announcement's version (2 if absent), and in version 2 the
+	// count of its sender's heads and their HeadsDigest (hex).
+	Version uint8  `json:"version,omitempty"`
+	Count   uint64 `json:"count,omitempty"`
+	Digest  string `json:"digest,omitempty"`
 	// Body is the frame's body in hex, type byte first (an announcement
 	// has none), without the length prefix.
 	Body string `json:"body"`
@@ -121,7 +128,14 @@ func (v frameVector) encode(t *testing.T) []byte {
 	case "error":
 		return EncodeError(Code(v.Code), v.Detail)
 	case "announcement":
-		return Announcement{Space: v.Space, Heads: ids(t, v.Heads)}.Encode()
+		if v.Version == 1 {
+			return Announcement{Space: v.Space, Heads: ids(t, v.Heads), Version: 1}.Encode()
+		}
+		dg, err := hex.DecodeString(v.Digest)
+		if err != nil || len(dg) != 32 {
+			t.Fatalf("%s: digest %q", v.Name, v.Digest)
+		}
+		return Announcement{Space: v.Space, Heads: ids(t, v.Heads), Version: 2, Count: v.Count, Digest: [32]byte(dg)}.Encode()
 	}
 	t.Fatalf("%s: unknown frame %q", v.Name, v.Frame)
 	return nil
@@ -208,6 +222,15 @@ func (v frameVector) decode(t *testing.T, body []byte) error {
 		}
 		check("space", a.Space, v.Space)
 		check("heads", strs(a.Heads), v.Heads)
+		wantV := v.Version
+		if wantV == 0 {
+			wantV = 2
+		}
+		check("version", a.Version, wantV)
+		if a.Version == 2 {
+			check("count", a.Count, v.Count)
+			check("digest", hex.EncodeToString(a.Digest[:]), v.Digest)
+		}
 	}
 	return nil
 }
@@ -216,6 +239,8 @@ func buildFrameVectors(t *testing.T) []frameVector {
 	h1, h2, c1, w1 := sum("head 1"), sum("head 2"), sum("common"), sum("wanted")
 	hs := []string{h1, h2}
 	slices.Sort(hs)
+	four := append(slices.Clone(hs), sum("head 3"), sum("head 4"))
+	desc := []string{hs[1], hs[0]}
 	salt := hex.EncodeToString(bytes.Repeat([]byte{0x5a}, heads.MinSaltLen))
 	vs := []frameVector{
 		{Name: "fresh request", Frame: "request", Space: "space"},
@@ -228,7 +253,9 @@ func buildFrameVectors(t *testing.T) []frameVector {
 		{Name: "batch with objects", Frame: "batch", Items: []itemField{{Data: "x"}, {Data: "yy", Objects: []string{"o1", "o2"}}, {Data: "z"}, {Data: "w", Objects: []string{"o3"}}}},
 		{Name: "end", Frame: "end", Heads: hs, NotFound: []string{w1}},
 		{Name: "error", Frame: "error", Code: uint16(CodeRefused), Detail: "cut off"},
-		{Name: "announcement", Frame: "announcement", Space: "space", Heads: hs},
+		{Name: "version 1 announcement", Frame: "announcement", Version: 1, Space: "space", Heads: hs},
+		{Name: "announcement naming all its heads", Frame: "announcement", Space: "space", Heads: hs, Count: 2, Digest: headsDigestHex(hs)},
+		{Name: "announcement naming two of four heads", Frame: "announcement", Space: "space", Heads: hs, Count: 4, Digest: headsDigestHex(four)},
 	}
 	for i := range vs {
 		vs[i].Provisional = true
@@ -244,10 +271,50 @@ func buildFrameVectors(t *testing.T) []frameVector {
 		{"request repeated id", "request", "01017302" + hex.EncodeToString(bytes.Repeat(mustDigest(t, h1), 2)) + "000000"},
 		{"request non-minimal varint", "request", "01810073000000" + "00"},
 	}
+	ann := func(version byte, count string, digest string, heads []string) string {
+		b := append([]byte{version, 5}, "space"...)
+		out := hex.EncodeToString(b) + count + digest + fmt.Sprintf("%02x", len(heads))
+		for _, h := range heads {
+			out += hex.EncodeToString(mustDigest(t, h))
+		}
+		return out
+	}
+	other := hex.EncodeToString(bytes.Repeat([]byte{0xab}, 32))
+	refused = append(refused, []struct{ name, frame, body string }{
+		{"announcement version 3", "announcement", ann(3, "02", headsDigestHex(hs), hs)},
+		{"announcement heads not in ascending order", "announcement", ann(2, "04", headsDigestHex(four), desc)},
+		{"announcement of no heads", "announcement", ann(2, "00", other, nil)},
+		{"announcement counting fewer heads than it names", "announcement", ann(2, "01", headsDigestHex(hs), hs)},
+		{"announcement naming all its heads with another digest", "announcement", ann(2, "02", other, hs)},
+		{"announcement with a truncated digest", "announcement", ann(2, "02", "", nil)[:18] + "abab"},
+	}...)
 	for _, r := range refused {
 		vs = append(vs, frameVector{Name: r.name, Provisional: true, Frame: r.frame, Body: r.body, Refused: CodeMalformed.String()})
 	}
 	return vs
+}
+
+// headsDigestHex is the digest of a set of heads, worked out from the
+// definition (docs/sync-protocol.md, "Announcements") rather than by
+// HeadsDigest: SHA-256 over "witan/heads-digest/1", a zero byte, and the
+// heads' 32-byte digests in ascending order.
+func headsDigestHex(heads []string) string {
+	var raw [][]byte
+	for _, s := range heads {
+		id, err := dag.ParseID(s)
+		if err != nil {
+			panic(err)
+		}
+		d := id.Digest()
+		raw = append(raw, d[:])
+	}
+	slices.SortFunc(raw, bytes.Compare)
+	h := sha256.New()
+	h.Write([]byte("witan/heads-digest/1\x00"))
+	for _, d := range raw {
+		h.Write(d)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 func mustDigest(t *testing.T, s string) []byte {

@@ -442,11 +442,29 @@ func runClassroom(ctx context.Context, t testing.TB, cl class) classFigures {
 		}
 		return a.latencies()
 	}
+	// gossip sums every laptop's announcement counters.
+	gossip := func() (st sync.AnnounceStats) {
+		for _, l := range c.laptops {
+			g := l.n.Sync().Stats()
+			st.Sent += g.Sent
+			st.Received += g.Received
+			st.Suppressed += g.Suppressed
+			st.Triggered += g.Triggered
+			st.InSync += g.InSync
+			st.Replies += g.Replies
+			st.DigestPulls += g.DigestPulls
+			st.Redundant += g.Redundant
+		}
+		return st
+	}
 	var all []time.Duration
 	cpu0 := cpuTime()
 	for r := range rounds {
+		g0 := gossip()
 		lat := vote(r, c.laptops)
-		t.Logf("round %d: %d ballots, slowest %v", r, len(lat), lat[len(lat)-1])
+		g1 := gossip()
+		t.Logf("round %d: %d ballots, slowest %v, p50 %v; announcements published %d, delivered %d, pulls triggered %d (for a digest %d)",
+			r, len(lat), lat[len(lat)-1], pct(lat, 50), g1.Sent-g0.Sent, g1.Received-g0.Received, g1.Triggered-g0.Triggered, g1.DigestPulls-g0.DigestPulls)
 		all = append(all, lat...)
 	}
 	fig.VoteCPU = cpuTime() - cpu0
@@ -456,23 +474,14 @@ func runClassroom(ctx context.Context, t testing.TB, cl class) classFigures {
 	fig.Ballots, fig.P50, fig.P99, fig.Max = len(all), pct(all, 50), pct(all, 99), all[len(all)-1]
 
 	if idle > 0 {
-		gossip := func() (st sync.AnnounceStats) {
-			for _, l := range c.laptops {
-				g := l.n.Sync().Stats()
-				st.Sent += g.Sent
-				st.Received += g.Received
-				st.Suppressed += g.Suppressed
-				st.Triggered += g.Triggered
-			}
-			return st
-		}
 		// The pulls and announcements the last round set off end first.
 		time.Sleep(idleSettle)
 		before, cpu0, protoBefore, g0 := c.air.bytesSent(), cpuTime(), c.bw.GetBandwidthByProtocol(), gossip()
 		time.Sleep(idle)
 		g1 := gossip()
-		t.Logf("idle: announcements published %d, delivered %d, suppressed %d, pulls triggered %d (all laptops)",
-			g1.Sent-g0.Sent, g1.Received-g0.Received, g1.Suppressed-g0.Suppressed, g1.Triggered-g0.Triggered)
+		t.Logf("idle: announcements published %d, delivered %d (in sync %d, answered %d), suppressed %d (redundant %d), pulls triggered %d (for a digest %d) (all laptops)",
+			g1.Sent-g0.Sent, g1.Received-g0.Received, g1.InSync-g0.InSync, g1.Replies-g0.Replies, g1.Suppressed-g0.Suppressed,
+			g1.Redundant-g0.Redundant, g1.Triggered-g0.Triggered, g1.DigestPulls-g0.DigestPulls)
 		after := c.air.bytesSent()
 		for p, st := range c.bw.GetBandwidthByProtocol() {
 			if d := st.TotalOut - protoBefore[p].TotalOut; d > 0 {

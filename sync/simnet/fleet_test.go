@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/sync"
 	"github.com/witan-dev/witan/sync/simnet"
 	"github.com/witan-dev/witan/sync/synctest"
@@ -53,10 +54,16 @@ type fleet struct {
 	spaces  []string
 	rng     *rand.Rand
 	written int
+	// wide: every block after a space's first is written on that first
+	// one alone, so the space's heads grow by one a block (a class's
+	// ballots, each a leaf on its question), past what an announcement
+	// names.
+	wide  bool
+	first map[string]dag.ID
 }
 
 func newFleet(n int, seed uint64, g simnet.Gossip) *fleet {
-	f := &fleet{net: simnet.New(simnet.Config{Seed: seed, Gossip: &g}), rng: rand.New(rand.NewPCG(seed, 7))}
+	f := &fleet{net: simnet.New(simnet.Config{Seed: seed, Gossip: &g}), rng: rand.New(rand.NewPCG(seed, 7)), first: map[string]dag.ID{}}
 	for i := range n {
 		r := synctest.NewMem(synctest.Options{})
 		f.reps = append(f.reps, r)
@@ -78,8 +85,14 @@ func (f *fleet) write(ctx context.Context, i int, sp string) error {
 	if len(hs) > 2 {
 		hs = hs[:2]
 	}
+	if root, ok := f.first[sp]; ok && f.wide {
+		hs = []dag.ID{root}
+	}
 	f.written++
-	data, _ := f.authors[i].Block(fmt.Sprintf("agent %d, block %d", i, f.written), hs...)
+	data, id := f.authors[i].Block(fmt.Sprintf("agent %d, block %d", i, f.written), hs...)
+	if _, ok := f.first[sp]; !ok {
+		f.first[sp] = id
+	}
 	res, err := f.reps[i].Ingest(ctx, sp, []sync.Item{{Data: data}})
 	if err != nil {
 		return err
@@ -114,9 +127,14 @@ func (f *fleet) untilConverged(ctx context.Context, most int) (int, error) {
 }
 
 func fleetRun(ctx context.Context, n int, g simnet.Gossip, seed uint64, busyRounds, idleRounds int) (fleetResult, error) {
+	return fleetRunWide(ctx, n, g, seed, busyRounds, idleRounds, false)
+}
+
+func fleetRunWide(ctx context.Context, n int, g simnet.Gossip, seed uint64, busyRounds, idleRounds int, wide bool) (fleetResult, error) {
 	start := time.Now()
 	res := fleetResult{N: n, ContentIDs: g.ContentIDs, BusyRounds: busyRounds, IdleRounds: idleRounds}
 	f := newFleet(n, seed, g)
+	f.wide = wide
 	for _, sp := range f.spaces {
 		if err := f.write(ctx, 0, sp); err != nil {
 			return res, err
@@ -152,6 +170,10 @@ func fleetRun(ctx context.Context, n int, g simnet.Gossip, seed uint64, busyRoun
 		}
 	}
 	after := f.net.Stats()
+	if os.Getenv("WITAN_FLEET_DEBUG") != "" {
+		fmt.Printf("busy n=%d published=%d suppressed=%d replies=%d digestpulls=%d insync=%d ihaves=%d iwants=%d\n", n,
+			after.Published-before.Published, after.Suppressed-before.Suppressed, after.Replies-before.Replies, after.DigestPulls-before.DigestPulls, after.InSync-before.InSync, after.IHaves-before.IHaves, after.IWants-before.IWants)
+	}
 	res.BusyBytes = float64(after.AnnounceBytes-before.AnnounceBytes) / float64(n) / float64(busyRounds)
 	res.BusyPulls = float64(after.Pulls-before.Pulls) / float64(n) / float64(busyRounds)
 	if _, err := f.untilConverged(ctx, 3000); err != nil {
@@ -280,8 +302,10 @@ func TestFleetGossip(t *testing.T) {
 // TestFleetScale is the fleet benchmark: WITAN_FLEET=10,100,300,1000
 // runs those sizes with both kinds of message id (WITAN_FLEET_IDS=seqno
 // or content for one), printing one line per run, which
-// scripts/syncplot reads. WITAN_FLEET_D sets the mesh degree and
-// WITAN_FLEET_FLOOD=1 turns on flood publishing (the classroom's shape).
+// scripts/syncplot reads. WITAN_FLEET_D sets the mesh degree,
+// WITAN_FLEET_FLOOD=1 turns on flood publishing (the classroom's shape)
+// and WITAN_FLEET_WIDE=1 writes every block as a new head (a class's
+// ballots); WITAN_FLEET_DEBUG=1 prints the busy window's counters.
 func TestFleetScale(t *testing.T) {
 	sizes := os.Getenv("WITAN_FLEET")
 	if sizes == "" {
@@ -306,7 +330,7 @@ func TestFleetScale(t *testing.T) {
 		}
 		for _, content := range modes {
 			g.ContentIDs = content
-			res, err := fleetRun(ctx, n, g, 1, 300, 600)
+			res, err := fleetRunWide(ctx, n, g, 1, 300, 600, os.Getenv("WITAN_FLEET_WIDE") != "")
 			if err != nil {
 				t.Fatalf("n=%d content=%v: %v", n, content, err)
 			}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/sync"
 )
 
@@ -23,9 +24,15 @@ import (
 // History heartbeats, and each answers with an IWANT of those it lacks
 // (the message follows). As in sync.Node, a replica announces a space
 // Debounce rounds after its heads change (not when they are those it
-// announced last) and again every Reannounce rounds; one that receives
-// an announcement naming a head it lacks pulls from the announcer if it
-// is a mesh peer, else from the peer that passed it on. A partition
+// announced last, nor one whose new heads were all named by
+// announcements it received) and again every Reannounce rounds (skipped
+// when the same heads were announced in the period); a receiver applies
+// sync.Announcer's rule (pull when a named head is missing, once per
+// digest when the sender has heads it did not name, and, when the
+// sender is a mesh peer that is behind, announce within 1–2 TrickleMin
+// unless another replica does first), pulling from the announcer if it
+// is a mesh peer, else from the peer that passed it on.
+// A partition
 // loses the messages across it but keeps the mesh (a short cut, before
 // connections time out): Heal ends it, and what each side missed travels
 // with the next announcements. HealReconnect models a cut long enough to
@@ -47,6 +54,10 @@ type Gossip struct {
 	// Debounce is the rounds from a change to its announcement (3 if
 	// zero: sync.DefaultDebounce at 100 ms a round).
 	Debounce int
+	// TrickleMin is the shortest pause, in rounds, of a deferred
+	// announcement (10 if zero: sync.Node's 1 s at 100 ms a round); it
+	// pauses between one and two of it.
+	TrickleMin int
 	// Reannounce is the rounds between a replica's re-announcements of
 	// each space, each replica at its own phase (300 if zero:
 	// sync.DefaultInterval at 100 ms a round). Negative: never.
@@ -85,6 +96,7 @@ func (g Gossip) withDefaults() Gossip {
 	def(&g.Heartbeat, 10)
 	def(&g.History, 3)
 	def(&g.Debounce, 3)
+	def(&g.TrickleMin, 10)
 	def(&g.Reannounce, 300)
 	def(&g.SeenTTL, 1200)
 	if g.RoundTime == 0 {
@@ -120,15 +132,18 @@ type gdelivery struct {
 }
 
 type gnode struct {
-	mesh     []int
-	seen     map[[32]byte]int // id → round first seen
-	history  [][]*gmsg        // ids seen, by heartbeat, newest last
-	dirty    map[string]int   // space → round its announcement is due
-	last     map[string][32]byte
-	phase    int
-	seq      uint64
-	cancel   func()
-	received int
+	mesh      []int
+	seen      map[[32]byte]int // id → round first seen
+	history   [][]*gmsg        // ids seen, by heartbeat, newest last
+	dirty     map[string]int   // space → round its announcement is due
+	soon      map[string]int   // space → round its deferred announcement is due
+	last      map[string][32]byte
+	lastHeads map[string][]dag.ID
+	derived   map[string]bool // heads changed in the period, only by Derived changes
+	phase     int
+	seq       uint64
+	cancel    func()
+	received  int
 }
 
 type gossipState struct {
@@ -150,7 +165,8 @@ func (n *Net) ensureGossip() {
 	}
 	for len(g.nodes) < len(n.nodes) {
 		i := len(g.nodes)
-		gn := &gnode{seen: map[[32]byte]int{}, dirty: map[string]int{}, last: map[string][32]byte{}}
+		gn := &gnode{seen: map[[32]byte]int{}, dirty: map[string]int{}, soon: map[string]int{},
+			last: map[string][32]byte{}, lastHeads: map[string][]dag.ID{}, derived: map[string]bool{}}
 		if g.cfg.Reannounce > 0 {
 			gn.phase = n.rng.IntN(g.cfg.Reannounce)
 		}
@@ -230,13 +246,9 @@ func (n *Net) send(from, to int, m *gmsg, delay int) {
 	}
 }
 
-func (n *Net) publish(ctx context.Context, i int, space string) error {
+func (n *Net) publish(ctx context.Context, i int, space string, hs []dag.ID) error {
 	g, gn := n.g, n.g.nodes[i]
-	hs, err := n.nodes[i].Local.Heads(ctx, space)
-	if err != nil || len(hs) == 0 {
-		return err
-	}
-	a := sync.Announcement{Space: space, Heads: hs}
+	a := sync.NewAnnouncement(space, hs, sync.Newest(ctx, n.nodes[i].Local, hs, sync.NamedHeads))
 	data := a.Encode()
 	m := &gmsg{origin: i, a: a, data: data}
 	if g.cfg.ContentIDs {
@@ -250,7 +262,10 @@ func (n *Net) publish(ctx context.Context, i int, space string) error {
 		binary.BigEndian.PutUint64(m.id[:], uint64(i))
 		binary.BigEndian.PutUint64(m.id[8:], gn.seq)
 	}
-	gn.last[space] = sha256.Sum256(data)
+	gn.last[space] = a.Digest
+	gn.lastHeads[space] = hs
+	delete(gn.derived, space)
+	delete(gn.soon, space)
 	if at, ok := gn.seen[m.id]; ok && n.stats.Rounds-at < g.cfg.SeenTTL {
 		n.stats.Suppressed++ // gossipsub drops a message it has seen, its own too
 		return nil
@@ -284,36 +299,90 @@ func (n *Net) gossipRound(ctx context.Context) error {
 	n.ensureGossip()
 	g := n.g
 	r := n.stats.Rounds
-	// Announcements due: changes after their debounce, re-announcements.
+	// Announcements due: changes after their debounce, deferred ones,
+	// re-announcements (sync.Node's announce).
 	for i, gn := range g.nodes {
-		spaces := make([]string, 0, len(gn.dirty))
-		for sp, at := range gn.dirty {
-			if at <= r {
-				spaces = append(spaces, sp)
+		nd := n.nodes[i]
+		due := func(m map[string]int) []string {
+			var out []string
+			for sp, at := range m {
+				if at <= r {
+					out = append(out, sp)
+				}
 			}
+			slices.Sort(out)
+			return out
 		}
-		slices.Sort(spaces)
-		for _, sp := range spaces {
+		for _, sp := range due(gn.dirty) {
 			delete(gn.dirty, sp)
-			hs, err := n.nodes[i].Local.Heads(ctx, sp)
+			hs, err := nd.Local.Heads(ctx, sp)
 			if err != nil {
 				return err
 			}
-			if len(hs) == 0 || gn.last[sp] == sha256.Sum256(sync.Announcement{Space: sp, Heads: hs}.Encode()) {
+			if len(hs) == 0 {
+				continue
+			}
+			if d := nd.ann.Own(sp, hs); gn.last[sp] == d {
 				n.stats.Suppressed++
 				continue
 			}
-			if err := n.publish(ctx, i, sp); err != nil {
+			var added []dag.ID
+			for _, h := range hs {
+				if !slices.Contains(gn.lastHeads[sp], h) {
+					added = append(added, h)
+				}
+			}
+			if nd.ann.Derived(sp, added) {
+				gn.derived[sp] = true
+				n.stats.Suppressed++ // left to the re-announcement
+				continue
+			}
+			if err := n.publish(ctx, i, sp, hs); err != nil {
+				return err
+			}
+		}
+		for _, sp := range due(gn.soon) {
+			delete(gn.soon, sp)
+			hs, err := nd.Local.Heads(ctx, sp)
+			if err != nil {
+				return err
+			}
+			if len(hs) == 0 {
+				continue
+			}
+			d := nd.ann.Own(sp, hs)
+			if gn.last[sp] == d || nd.ann.Redundant(sp, d) {
+				gn.last[sp], gn.lastHeads[sp] = d, hs
+				n.stats.Suppressed++
+				continue
+			}
+			if err := n.publish(ctx, i, sp, hs); err != nil {
 				return err
 			}
 		}
 		if g.cfg.Reannounce > 0 && (r+gn.phase)%g.cfg.Reannounce == 0 {
-			all, err := n.nodes[i].Local.Spaces(ctx)
+			all, err := nd.Local.Spaces(ctx)
 			if err != nil {
 				return err
 			}
 			for _, sp := range all {
-				if err := n.publish(ctx, i, sp); err != nil {
+				hs, err := nd.Local.Heads(ctx, sp)
+				if err != nil {
+					return err
+				}
+				if len(hs) == 0 {
+					continue
+				}
+				d := nd.ann.Own(sp, hs)
+				redundant := nd.ann.Redundant(sp, d) || gn.derived[sp]
+				delete(gn.derived, sp)
+				nd.ann.Reset(sp)
+				if redundant {
+					gn.last[sp], gn.lastHeads[sp] = d, hs
+					n.stats.Suppressed++
+					continue
+				}
+				if err := n.publish(ctx, i, sp, hs); err != nil {
 					return err
 				}
 			}
@@ -403,15 +472,38 @@ func (n *Net) gossipRound(ctx context.Context) error {
 		if slices.Contains(to.mesh, d.m.origin) && n.reach(n.nodes[d.to], n.nodes[d.m.origin]) {
 			src = d.m.origin
 		}
-		n.nodes[d.to].Engine.Seen(n.nodes[d.m.origin].Name, a.Space, a.Heads)
-		lacks, err := sync.Wants(ctx, n.nodes[d.to].Local, a.Heads)
+		nd := n.nodes[d.to]
+		nd.Engine.Seen(n.nodes[d.m.origin].Name, a.Space, a.Heads)
+		want, err := nd.ann.Judge(ctx, nd.Local, a)
 		if err != nil {
 			return err
 		}
-		if lacks {
-			if err := n.pull(ctx, n.nodes[d.to], n.nodes[src], a.Space); err != nil {
+		switch want {
+		case sync.WantReply:
+			if !slices.Contains(to.mesh, d.m.origin) {
+				break // the sender's own peers answer it
+			}
+			n.stats.Replies++
+			if hs, err := nd.Local.Heads(ctx, a.Space); err == nil {
+				nd.ann.Unheard(a.Space, sync.HeadsDigest(hs))
+			}
+			n.soon(d.to, a.Space)
+		case sync.WantSender, sync.WantDigest:
+			if want == sync.WantDigest {
+				n.stats.DigestPulls++
+			}
+			if err := n.pull(ctx, nd, n.nodes[src], a.Space); err != nil {
 				return err
 			}
+			nd.ann.Heard(a.Space, nd.Engine.Announced(n.nodes[src].Name, a.Space))
+			if want == sync.WantDigest && nd.ann.PullDone(ctx, nd.Local, a.Space, a.Key()) {
+				if hs, err := nd.Local.Heads(ctx, a.Space); err == nil {
+					nd.ann.Unheard(a.Space, sync.HeadsDigest(hs))
+				}
+				n.soon(d.to, a.Space)
+			}
+		default:
+			n.stats.InSync++
 		}
 		for _, j := range to.mesh {
 			if j != d.from && j != d.m.origin {
@@ -421,6 +513,17 @@ func (n *Net) gossipRound(ctx context.Context) error {
 	}
 	g.queue = slices.Delete(g.queue, 0, k)
 	return nil
+}
+
+// soon defers replica i's announcement of space by 1–2 TrickleMin (one
+// already deferred keeps its round), as sync.Node's announceSoon.
+func (n *Net) soon(i int, space string) {
+	gn := n.g.nodes[i]
+	if _, ok := gn.soon[space]; ok {
+		return
+	}
+	t := n.g.cfg.TrickleMin
+	gn.soon[space] = n.stats.Rounds + t + n.rng.IntN(t+1)
 }
 
 // healGossip reconnects the mesh links a partition cut: each side pulls

@@ -63,6 +63,8 @@ type Node struct {
 	Name   string
 	Local  sync.Local
 	Engine *sync.Engine
+	// ann holds the announcement rules' memory, as sync.Node does.
+	ann *sync.Announcer
 }
 
 // Stats counts what a Net did.
@@ -80,6 +82,10 @@ type Stats struct {
 	// message sent to a peer.
 	AnnounceBytes                                  int64
 	Published, Suppressed, Repeats, IHaves, IWants int
+	// InSync counts announcements that asked their receiver for nothing,
+	// Replies those that showed their sender behind, DigestPulls the
+	// pulls set off for a digest (sync.Announcer.Judge).
+	InSync, Replies, DigestPulls int
 }
 
 type msg struct {
@@ -118,7 +124,7 @@ func (n *Net) Add(name string, local sync.Local, o sync.Options) *Node {
 		seed[2] = byte(n.cfg.Seed >> 8)
 		o.Rand = rand.NewChaCha8(seed)
 	}
-	nd := &Node{Name: name, Local: local, Engine: sync.NewEngine(local, o)}
+	nd := &Node{Name: name, Local: local, Engine: sync.NewEngine(local, o), ann: sync.NewAnnouncer()}
 	n.nodes = append(n.nodes, nd)
 	return nd
 }
@@ -141,7 +147,7 @@ func (n *Net) Restart(name string, local sync.Local, o sync.Options) (*Node, err
 	}
 	old := n.nodes[k]
 	n.queue = slices.DeleteFunc(n.queue, func(m msg) bool { return m.to == old })
-	nd := &Node{Name: name, Local: local, Engine: sync.NewEngine(local, o)}
+	nd := &Node{Name: name, Local: local, Engine: sync.NewEngine(local, o), ann: sync.NewAnnouncer()}
 	for i := range n.queue {
 		if n.queue[i].from == old {
 			n.queue[i].from = nd
@@ -278,14 +284,19 @@ func (n *Net) Round(ctx context.Context) error {
 			return err
 		}
 		m.to.Engine.Seen(m.from.Name, a.Space, a.Heads)
-		lacks, err := sync.Wants(ctx, m.to.Local, a.Heads)
+		// The receiver's rule, as in sync.Node; a reply is not needed
+		// here, every replica announcing every round.
+		want, err := m.to.ann.Judge(ctx, m.to.Local, a)
 		if err != nil {
 			return err
 		}
-		if lacks {
+		if want == sync.WantSender || want == sync.WantDigest {
 			if err := n.pull(ctx, m.to, m.from, a.Space); err != nil {
 				return err
 			}
+		}
+		if want == sync.WantDigest {
+			m.to.ann.PullDone(ctx, m.to.Local, a.Space, a.Key())
 		}
 	}
 	n.queue = slices.Delete(n.queue, 0, i)
