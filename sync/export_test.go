@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"time"
 
 	"github.com/witan-dev/witan/dag"
 )
@@ -21,3 +22,7 @@ func RegionIDs(ctx context.Context, x Local, starts, known []dag.ID, limit int) 
 	}
 	return ids, nil
 }
+
+// SetCatchUpStall sets the period of a node's catch-up stall rule: a peer
+// that brings fewer than 256 entries in it is dropped from the catch-up.
+func SetCatchUpStall(n *Node, d time.Duration) { n.catchStall = d }

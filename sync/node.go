@@ -112,6 +112,11 @@ type Config struct {
 	// serves deflated batches (ProtocolDeflateID), as a node before them
 	// did. For comparisons and tests.
 	PlainBatches bool
+	// SerialCatchUp pulls a space this node holds nothing of from one
+	// peer that offers it at a time (freshGate), as nodes did before the
+	// ranged catch-up, instead of disjoint runs of its log from up to
+	// four such peers at once (multipull.go). For comparisons and tests.
+	SerialCatchUp bool
 	// Engine configures the protocol engine.
 	Engine Options
 	// Discovery finds peers beyond the LAN (a witan DHT) and reaches them
@@ -185,9 +190,9 @@ func resourceManager(l Limits) (network.ResourceManager, error) {
 	libp2p.SetDefaultServiceLimits(&cfg)
 	// Twice the slots: a stream past a slot limit must reach the handler
 	// to be answered busy (or to take a slot of the peer holding most).
-	// The same limits for each of the two sync protocols: a peer's
-	// streams are of one or the other (and n.slots counts both together).
-	for _, id := range []protocol.ID{ProtocolID, ProtocolDeflateID} {
+	// The same limits for each of the three sync protocols: a peer's
+	// streams are of one of them (and n.slots counts them together).
+	for _, id := range []protocol.ID{ProtocolID, ProtocolDeflateID, ProtocolRangesID} {
 		cfg.AddProtocolLimit(id, rcmgr.BaseLimit{
 			StreamsInbound: 2 * l.Streams, StreamsOutbound: 4 * l.Streams, Streams: 6 * l.Streams, Memory: l.Memory,
 		}, rcmgr.BaseLimitIncrease{})
@@ -259,6 +264,10 @@ type Node struct {
 	// now from a peer that offers it, a channel closed when that pull
 	// ends (freshGate).
 	fresh map[string]chan struct{}
+	// catchups holds the ranged catch-up running for each space
+	// (multipull.go); catchStall is its stall rule's period.
+	catchups   map[string]*catchUp
+	catchStall time.Duration
 
 	sent, suppressed, received, repeats, dropped, triggered atomic.Uint64
 
@@ -358,24 +367,26 @@ func NewNode(ctx context.Context, local Local, cfg Config) (*Node, error) {
 	}
 	nctx, cancel := context.WithCancel(context.Background())
 	n := &Node{
-		local:   local,
-		cfg:     cfg,
-		host:    h,
-		log:     log,
-		ctx:     nctx,
-		cancel:  cancel,
-		spaces:  map[string]*spaceState{},
-		jobs:    map[jobKey]*job{},
-		seen:    newSeenSet(maxSeen),
-		claimed: map[jobKey]claim{},
-		relayed: map[jobKey]relayedWant{},
-		pulling: map[jobKey]chan struct{}{},
-		fresh:   map[string]chan struct{}{},
-		offers:  map[peer.ID]map[string]bool{},
-		slots:   newSlots(cfg.Limits.withDefaults()),
-		joined:  &joinedTopics{m: map[string]bool{}},
-		flood:   &floodGate{peers: map[peer.ID]*floodBucket{}},
-		reach:   r,
+		local:      local,
+		cfg:        cfg,
+		host:       h,
+		log:        log,
+		ctx:        nctx,
+		cancel:     cancel,
+		spaces:     map[string]*spaceState{},
+		jobs:       map[jobKey]*job{},
+		seen:       newSeenSet(maxSeen),
+		claimed:    map[jobKey]claim{},
+		relayed:    map[jobKey]relayedWant{},
+		pulling:    map[jobKey]chan struct{}{},
+		fresh:      map[string]chan struct{}{},
+		catchups:   map[string]*catchUp{},
+		catchStall: catchStall,
+		offers:     map[peer.ID]map[string]bool{},
+		slots:      newSlots(cfg.Limits.withDefaults()),
+		joined:     &joinedTopics{m: map[string]bool{}},
+		flood:      &floodGate{peers: map[peer.ID]*floodBucket{}},
+		reach:      r,
 	}
 	self.Store(n)
 	n.engine = NewEngine(local, cfg.Engine)
@@ -396,6 +407,7 @@ func NewNode(ctx context.Context, local Local, cfg Config) (*Node, error) {
 	h.SetStreamHandler(protocol.ID(ProtocolID), n.handle)
 	if !cfg.PlainBatches {
 		h.SetStreamHandler(protocol.ID(ProtocolDeflateID), n.handle)
+		h.SetStreamHandler(protocol.ID(ProtocolRangesID), n.handle)
 	}
 	if _, ok := local.(CheckpointServer); ok {
 		h.SetStreamHandler(protocol.ID(CheckpointProtocolID), n.handleCheckpoint)
@@ -1013,6 +1025,9 @@ func (n *Node) SyncWith(ctx context.Context, p peer.ID, space string) (Stats, er
 		delete(n.pulling, k)
 		n.mu.Unlock()
 	}()
+	if err := n.catchUpFirst(ctx, p, space); err != nil {
+		return Stats{}, err
+	}
 	release, err := n.freshGate(ctx, p, space)
 	if err != nil {
 		return Stats{}, err
@@ -1129,7 +1144,8 @@ func (n *Node) handle(s network.Stream) {
 	defer n.slots.release(sl)
 	stop := context.AfterFunc(n.ctx, func() { s.Reset() })
 	defer stop()
-	err := n.engine.Serve(n.ctx, p.String(), &deadlined{s: s, d: n.cfg.StreamTimeout, deflate: s.Protocol() == ProtocolDeflateID})
+	ranges := s.Protocol() == ProtocolRangesID
+	err := n.engine.Serve(n.ctx, p.String(), &deadlined{s: s, d: n.cfg.StreamTimeout, deflate: ranges || s.Protocol() == ProtocolDeflateID, ranges: ranges})
 	if err != nil && !errors.Is(err, io.EOF) {
 		n.log.Debug("serve", "peer", p, "err", err)
 		s.Reset()
@@ -1155,8 +1171,11 @@ func (n *Node) refuseBusy(s network.Stream) {
 type deadlined struct {
 	s network.Stream
 	d time.Duration
-	// deflate: the stream is of ProtocolDeflateID, and this side serves.
+	// deflate: the stream is of ProtocolDeflateID or ProtocolRangesID,
+	// and this side serves.
 	deflate bool
+	// ranges: the stream is of ProtocolRangesID, and this side serves.
+	ranges bool
 }
 
 // DeflateBatches reports whether the requester on the other side takes

@@ -29,7 +29,8 @@ type frameVector struct {
 	Name        string `json:"name"`
 	Provisional bool   `json:"provisional"`
 	// Frame is the frame type: request, header, batch, end, error,
-	// announcement (a gossipsub message, not a stream frame).
+	// log-request, log-header (ProtocolRangesID), announcement (a
+	// gossipsub message, not a stream frame).
 	Frame string `json:"frame"`
 	// Fields, as the frame type uses them. Ids are dag.ID strings.
 	Space    string       `json:"space,omitempty"`
@@ -42,7 +43,11 @@ type frameVector struct {
 	Bytes    uint64       `json:"bytes,omitempty"`
 	Items    []itemField  `json:"items,omitempty"`
 	Code     uint16       `json:"code,omitempty"`
-	Detail   string       `json:"detail,omitempty"`
+	// After, Limit and Length are a log request's and a log header's.
+	After  uint64 `json:"after,omitempty"`
+	Limit  uint64 `json:"limit,omitempty"`
+	Length uint64 `json:"length,omitempty"`
+	Detail string `json:"detail,omitempty"`
 	// Body is the frame's body in hex, type byte first (an announcement
 	// has none), without the length prefix.
 	Body string `json:"body"`
@@ -122,6 +127,10 @@ func (v frameVector) encode(t *testing.T) []byte {
 		return EncodeError(Code(v.Code), v.Detail)
 	case "announcement":
 		return Announcement{Space: v.Space, Heads: ids(t, v.Heads)}.Encode()
+	case "log-request":
+		return LogRequest{Space: v.Space, After: v.After, Limit: v.Limit}.Encode()
+	case "log-header":
+		return LogHeader{Entries: v.Entries, Bytes: v.Bytes, Length: v.Length}.Encode()
 	}
 	t.Fatalf("%s: unknown frame %q", v.Name, v.Frame)
 	return nil
@@ -208,6 +217,18 @@ func (v frameVector) decode(t *testing.T, body []byte) error {
 		}
 		check("space", a.Space, v.Space)
 		check("heads", strs(a.Heads), v.Heads)
+	case "log-request":
+		r, err := DecodeLogRequest(payload)
+		if err != nil {
+			return err
+		}
+		check("log request", r, LogRequest{Space: v.Space, After: v.After, Limit: v.Limit})
+	case "log-header":
+		h, err := DecodeLogHeader(payload)
+		if err != nil {
+			return err
+		}
+		check("log header", h, LogHeader{Entries: v.Entries, Bytes: v.Bytes, Length: v.Length})
 	}
 	return nil
 }
@@ -229,6 +250,9 @@ func buildFrameVectors(t *testing.T) []frameVector {
 		{Name: "end", Frame: "end", Heads: hs, NotFound: []string{w1}},
 		{Name: "error", Frame: "error", Code: uint16(CodeRefused), Detail: "cut off"},
 		{Name: "announcement", Frame: "announcement", Space: "space", Heads: hs},
+		{Name: "log request", Frame: "log-request", Space: "space", After: 4096, Limit: 512},
+		{Name: "log header", Frame: "log-header", Entries: 512, Bytes: 204800, Length: 10001},
+		{Name: "log header past the log's end", Frame: "log-header", Length: 10001},
 	}
 	for i := range vs {
 		vs[i].Provisional = true
@@ -243,6 +267,11 @@ func buildFrameVectors(t *testing.T) []frameVector {
 		{"batch data longer than its lengths", "batch", "03010100" + "00" + "78" + "79"},
 		{"request repeated id", "request", "01017302" + hex.EncodeToString(bytes.Repeat(mustDigest(t, h1), 2)) + "000000"},
 		{"request non-minimal varint", "request", "01810073000000" + "00"},
+		{"log request of no entries", "log-request", "06" + "0173" + "00" + "00"},
+		{"log request past its limit", "log-request", "06" + "0173" + "00" + "818004"},
+		{"log request of no space", "log-request", "06" + "00" + "00" + "01"},
+		{"log header of more entries than the log", "log-header", "07" + "03" + "00" + "02"},
+		{"log header trailing bytes", "log-header", "07" + "01" + "00" + "02" + "00"},
 	}
 	for _, r := range refused {
 		vs = append(vs, frameVector{Name: r.name, Provisional: true, Frame: r.frame, Body: r.body, Refused: CodeMalformed.String()})
