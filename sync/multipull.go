@@ -82,6 +82,7 @@ type catchUp struct {
 	length   uint64 // the longest log a peer reported
 	known    bool   // some peer reported its length
 	size     uint64 // entries per span
+	minSize  uint64 // the least size, once a length is known (minSpan)
 	cursor   uint64 // positions at or above it were never handed out
 	queue    []posRange
 	spans    map[uint64]*cuSpan // claimed and not yet ingested, by lo
@@ -178,7 +179,7 @@ func (n *Node) startCatchUp(space string, p peer.ID) *catchUp {
 	if fresh {
 		ctx, cancel := context.WithCancel(n.ctx)
 		cu = &catchUp{n: n, space: space, ctx: ctx, cancel: cancel, done: make(chan struct{}),
-			wake: make(chan struct{}), size: firstSpan, spans: map[uint64]*cuSpan{}}
+			wake: make(chan struct{}), size: firstSpan, minSize: minSpan, spans: map[uint64]*cuSpan{}}
 	}
 	added := 0
 	for _, q := range peers {
@@ -274,7 +275,7 @@ func (cu *catchUp) claim(w *cuWorker, window bool) *cuSpan {
 		}
 		return cu.open(w, q.lo, hi)
 	}
-	if full || cu.cursor >= limit || (!cu.known && cu.cursor >= firstSpan*maxCatchUpPeers*pipelineDepth) {
+	if full || cu.cursor >= limit || (!cu.known && cu.cursor >= cu.size*maxCatchUpPeers*pipelineDepth) {
 		return nil
 	}
 	if !window {
@@ -336,6 +337,34 @@ func (cu *catchUp) drop(w *cuWorker, why string) {
 	cu.broadcast()
 }
 
+// finish ends w's first span, whose response came whole, from a peer
+// whose log has length entries. cu.mu is held.
+func (cu *catchUp) finish(w *cuWorker, length uint64) {
+	w.length, w.lengthOK = length, true
+	if !cu.known {
+		// Spans of a quarter of each peer's share: the last ones of each
+		// end about together.
+		cu.known = true
+		share := length / uint64(4*max(1, cu.live()))
+		cu.size = min(max(share, cu.minSize), maxSpan)
+	}
+	cu.length = max(cu.length, length)
+	cu.cut(w.inflight[0])
+	w.inflight = w.inflight[1:]
+	cu.broadcast()
+}
+
+// retire takes w out as its worker ends: its spans go back, less what
+// they brought. cu.mu is held.
+func (cu *catchUp) retire(w *cuWorker) {
+	w.gone = true
+	for _, sp := range w.inflight {
+		cu.cut(sp)
+	}
+	w.inflight = nil
+	cu.broadcast()
+}
+
 // finished reports whether nothing more can come: no span is being sent,
 // the front is not buffered, and no live worker can send anything. cu.mu
 // is held.
@@ -381,12 +410,7 @@ func (cu *catchUp) work(w *cuWorker) {
 	defer func() {
 		closeStream(true)
 		cu.mu.Lock()
-		w.gone = true
-		for _, sp := range w.inflight {
-			cu.cut(sp)
-		}
-		w.inflight = nil
-		cu.broadcast()
+		cu.retire(w)
 		cu.mu.Unlock()
 		e.setProgress(cu.ctx, Progress{Peer: peerID, Space: cu.space}, true)
 	}()
@@ -480,16 +504,7 @@ func (cu *catchUp) work(w *cuWorker) {
 			return
 		}
 		cu.mu.Lock()
-		w.length, w.lengthOK = h.Length, true
-		if !cu.known {
-			cu.known = true
-			share := h.Length / uint64(4*max(1, cu.live()))
-			cu.size = min(max(share, minSpan), maxSpan)
-		}
-		cu.length = max(cu.length, h.Length)
-		cu.cut(sp)
-		w.inflight = w.inflight[1:]
-		cu.broadcast()
+		cu.finish(w, h.Length)
 		cu.mu.Unlock()
 		e.Seen(peerID, cu.space, end.Heads)
 	}
