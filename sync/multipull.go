@@ -53,7 +53,7 @@ const (
 	// round trip is idle.
 	pipelineDepth = 2
 	// spanBytes bounds the bytes of a span buffered ahead of the front.
-	spanBytes = 8 << 20
+	spanBytes = 4 << 20
 	// catchWindow bounds the spans claimed and not yet ingested: at most
 	// catchWindow × spanBytes are buffered.
 	catchWindow = 12
