@@ -998,7 +998,10 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 // an announcement or a connection, or another caller's) is waited for
 // first: run side by side, the two would fetch, verify and offer to Local
 // the same entries twice, and the peer would serve them twice. The pull
-// that follows asks only for what is still missing.
+// that follows asks only for what is still missing. When this node holds
+// nothing of space and p offers it, a catch-up from p and the other peers
+// that offer it (multipull.go) runs first, and the pull then asks p only
+// for what that left missing.
 func (n *Node) SyncWith(ctx context.Context, p peer.ID, space string) (Stats, error) {
 	if err := n.engine.refused(p.String()); err != nil {
 		return Stats{}, err
@@ -1048,7 +1051,8 @@ func (n *Node) SyncWith(ctx context.Context, p peer.ID, space string) (Stats, er
 }
 
 // freshGate makes the pulls of a space this node holds nothing of, from
-// peers that offer it, run one at a time: each would bring the whole
+// peers that offer it, run one at a time (after a catch-up from several
+// peers that brought nothing, or with Config.SerialCatchUp): each would bring the whole
 // space, and side by side they bring it as many times (a late laptop
 // joining a session three classmates hold took it three times over the
 // one Wi-Fi channel they share). The pull that waited then asks only for
