@@ -126,25 +126,26 @@ type cuWorker struct {
 
 // catchUpFirst runs, or joins, a ranged catch-up of space before a pull
 // of it from p, when this node holds nothing of space and p offers it. It
-// returns once the catch-up ended (the pull that follows then asks p only
-// for what is still missing), at once when no catch-up applies.
-func (n *Node) catchUpFirst(ctx context.Context, p peer.ID, space string) error {
+// returns once the catch-up ended, with what p sent in it (the pull that
+// follows then asks p only for what is still missing), at once when no
+// catch-up applies.
+func (n *Node) catchUpFirst(ctx context.Context, p peer.ID, space string) (Stats, error) {
 	if n.cfg.SerialCatchUp || n.cfg.PlainBatches || n.cfg.Manual || !n.offered(p, TopicPrefix+space) {
-		return nil
+		return Stats{}, nil
 	}
 	hs, err := dag.HeadsOf(ctx, n.local, space)
 	if err != nil || len(hs) > 0 {
-		return err
+		return Stats{}, err
 	}
 	cu := n.startCatchUp(space, p)
 	if cu == nil {
-		return nil
+		return Stats{}, nil
 	}
 	select {
 	case <-cu.done:
-		return nil
+		return cu.stats(p), nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return Stats{}, ctx.Err()
 	}
 }
 
@@ -159,13 +160,18 @@ func (n *Node) speaksRanges(p peer.ID) bool {
 	return slices.Contains(all, protocol.ID(ProtocolRangesID))
 }
 
-// startCatchUp returns the catch-up of space, started if none runs, with
-// p and the other connected peers that offer space among its workers (up
-// to maxCatchUpPeers). It returns nil when no peer can take part.
+// startCatchUp returns the catch-up of space with p among its workers if
+// there is room: the one running, or one started with p and the other
+// connected peers that offer space (up to maxCatchUpPeers) when at least
+// two of them may speak ProtocolRangesID. It returns nil when there is
+// none: from one peer, the ordinary pull brings the space as fast.
 func (n *Node) startCatchUp(space string, p peer.ID) *catchUp {
-	peers := []peer.ID{p}
+	var peers []peer.ID
+	if n.speaksRanges(p) {
+		peers = append(peers, p)
+	}
 	for _, q := range n.host.Network().Peers() {
-		if q != p && n.offered(q, TopicPrefix+space) {
+		if q != p && n.offered(q, TopicPrefix+space) && n.speaksRanges(q) {
 			peers = append(peers, q)
 		}
 	}
@@ -174,30 +180,38 @@ func (n *Node) startCatchUp(space string, p peer.ID) *catchUp {
 	if n.closed {
 		return nil
 	}
-	cu := n.catchups[space]
-	fresh := cu == nil
-	if fresh {
-		ctx, cancel := context.WithCancel(n.ctx)
-		cu = &catchUp{n: n, space: space, ctx: ctx, cancel: cancel, done: make(chan struct{}),
-			wake: make(chan struct{}), size: firstSpan, minSize: minSpan, spans: map[uint64]*cuSpan{}}
+	if cu := n.catchups[space]; cu != nil {
+		if len(peers) > 0 && peers[0] == p {
+			cu.add(p)
+		}
+		return cu
 	}
-	added := 0
+	if len(peers) < 2 {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(n.ctx)
+	cu := &catchUp{n: n, space: space, ctx: ctx, cancel: cancel, done: make(chan struct{}),
+		wake: make(chan struct{}), size: firstSpan, minSize: minSpan, spans: map[uint64]*cuSpan{}}
 	for _, q := range peers {
-		if n.speaksRanges(q) && cu.add(q) {
-			added++
-		}
+		cu.add(q)
 	}
-	if fresh {
-		if added == 0 {
-			cu.cancel()
-			return nil
-		}
-		n.catchups[space] = cu
-		n.wg.Add(2)
-		go cu.run()
-		go cu.watch()
-	}
+	n.catchups[space] = cu
+	n.wg.Add(2)
+	go cu.run()
+	go cu.watch()
 	return cu
+}
+
+// stats returns what p sent in the catch-up, once it has ended.
+func (cu *catchUp) stats(p peer.ID) Stats {
+	cu.mu.Lock()
+	defer cu.mu.Unlock()
+	for _, w := range cu.workers {
+		if w.p == p {
+			return w.st
+		}
+	}
+	return Stats{}
 }
 
 // add starts a worker for q unless one ran already, the catch-up has
@@ -539,6 +553,20 @@ func (cu *catchUp) deliver(w *cuWorker, sp *cuSpan, items []Item) error {
 		return errStopRange
 	}
 	return nil
+}
+
+// plus returns st with what o counted added (Missing is st's).
+func (st Stats) plus(o Stats) Stats {
+	st.Rounds += o.Rounds
+	st.Received += o.Received
+	st.Accepted += o.Accepted
+	st.Pending += o.Pending
+	st.Duplicate += o.Duplicate
+	st.Quarantined += o.Quarantined
+	st.EntryBytes += o.EntryBytes
+	st.BytesIn += o.BytesIn
+	st.BytesOut += o.BytesOut
+	return st
 }
 
 func itemsSize(items []Item) uint64 {

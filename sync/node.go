@@ -1028,7 +1028,8 @@ func (n *Node) SyncWith(ctx context.Context, p peer.ID, space string) (Stats, er
 		delete(n.pulling, k)
 		n.mu.Unlock()
 	}()
-	if err := n.catchUpFirst(ctx, p, space); err != nil {
+	caught, err := n.catchUpFirst(ctx, p, space)
+	if err != nil {
 		return Stats{}, err
 	}
 	release, err := n.freshGate(ctx, p, space)
@@ -1043,6 +1044,7 @@ func (n *Node) SyncWith(ctx context.Context, p peer.ID, space string) (Stats, er
 	stop := context.AfterFunc(ctx, func() { s.Reset() })
 	defer stop()
 	st, err := n.engine.Pull(ctx, p.String(), &deadlined{s: s, d: n.cfg.StreamTimeout}, space)
+	st = st.plus(caught)
 	if err != nil {
 		s.Reset()
 		return st, err
