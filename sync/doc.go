@@ -29,7 +29,12 @@
 //     pulls once per digest this replica does not cover and never from a
 //     peer in sync, and skips announcements peers already made, as Trickle
 //     does), over /witan/sync/2/deflate (batches deflated) where
-//     the peer speaks it, else /witan/sync/2. Available
+//     the peer speaks it, else /witan/sync/2. A space this replica holds
+//     nothing of comes first from up to four peers that offer it at once,
+//     each sending disjoint runs of its log by position over
+//     /witan/sync/2/ranges (multipull.go; Config.SerialCatchUp pulls it
+//     from one peer at a time instead), then the ordinary pulls fetch
+//     what is still missing. Available
 //     lists the spaces connected peers announce (their subscriptions).
 //     What peers can make a Node hold is bounded: inbound sync streams are
 //     served in slots (slots.go; a peer with none takes the oldest slot of

@@ -112,6 +112,11 @@ type Config struct {
 	// serves deflated batches (ProtocolDeflateID), as a node before them
 	// did. For comparisons and tests.
 	PlainBatches bool
+	// SerialCatchUp pulls a space this node holds nothing of from one
+	// peer that offers it at a time (freshGate), as nodes did before the
+	// ranged catch-up, instead of disjoint runs of its log from up to
+	// four such peers at once (multipull.go). For comparisons and tests.
+	SerialCatchUp bool
 	// Engine configures the protocol engine.
 	Engine Options
 	// Discovery finds peers beyond the LAN (a witan DHT) and reaches them
@@ -185,9 +190,9 @@ func resourceManager(l Limits) (network.ResourceManager, error) {
 	libp2p.SetDefaultServiceLimits(&cfg)
 	// Twice the slots: a stream past a slot limit must reach the handler
 	// to be answered busy (or to take a slot of the peer holding most).
-	// The same limits for each of the two sync protocols: a peer's
-	// streams are of one or the other (and n.slots counts both together).
-	for _, id := range []protocol.ID{ProtocolID, ProtocolDeflateID} {
+	// The same limits for each of the three sync protocols: a peer's
+	// streams are of one of them (and n.slots counts them together).
+	for _, id := range []protocol.ID{ProtocolID, ProtocolDeflateID, ProtocolRangesID} {
 		cfg.AddProtocolLimit(id, rcmgr.BaseLimit{
 			StreamsInbound: 2 * l.Streams, StreamsOutbound: 4 * l.Streams, Streams: 6 * l.Streams, Memory: l.Memory,
 		}, rcmgr.BaseLimitIncrease{})
@@ -272,6 +277,10 @@ type Node struct {
 	// now from a peer that offers it, a channel closed when that pull
 	// ends (freshGate).
 	fresh map[string]chan struct{}
+	// catchups holds the ranged catch-up running for each space
+	// (multipull.go); catchStall is its stall rule's period.
+	catchups   map[string]*catchUp
+	catchStall time.Duration
 
 	sent, suppressed, received, repeats, dropped, triggered atomic.Uint64
 	inSync, replies, digestPulled, redundant                atomic.Uint64
@@ -415,6 +424,8 @@ func NewNode(ctx context.Context, local Local, cfg Config) (*Node, error) {
 		relayed:     map[jobKey]relayedWant{},
 		pulling:     map[jobKey]chan struct{}{},
 		fresh:       map[string]chan struct{}{},
+		catchups:    map[string]*catchUp{},
+		catchStall:  catchStall,
 		offers:      map[peer.ID]map[string]bool{},
 		slots:       newSlots(cfg.Limits.withDefaults()),
 		joined:      &joinedTopics{m: map[string]bool{}},
@@ -440,6 +451,7 @@ func NewNode(ctx context.Context, local Local, cfg Config) (*Node, error) {
 	h.SetStreamHandler(protocol.ID(ProtocolID), n.handle)
 	if !cfg.PlainBatches {
 		h.SetStreamHandler(protocol.ID(ProtocolDeflateID), n.handle)
+		h.SetStreamHandler(protocol.ID(ProtocolRangesID), n.handle)
 	}
 	if _, ok := local.(CheckpointServer); ok {
 		h.SetStreamHandler(protocol.ID(CheckpointProtocolID), n.handleCheckpoint)
@@ -1199,7 +1211,10 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 // an announcement or a connection, or another caller's) is waited for
 // first: run side by side, the two would fetch, verify and offer to Local
 // the same entries twice, and the peer would serve them twice. The pull
-// that follows asks only for what is still missing.
+// that follows asks only for what is still missing. When this node holds
+// nothing of space and p offers it, a catch-up from p and the other peers
+// that offer it (multipull.go) runs first, and the pull then asks p only
+// for what that left missing.
 func (n *Node) SyncWith(ctx context.Context, p peer.ID, space string) (Stats, error) {
 	if err := n.engine.refused(p.String()); err != nil {
 		return Stats{}, err
@@ -1226,6 +1241,10 @@ func (n *Node) SyncWith(ctx context.Context, p peer.ID, space string) (Stats, er
 		delete(n.pulling, k)
 		n.mu.Unlock()
 	}()
+	caught, err := n.catchUpFirst(ctx, p, space)
+	if err != nil {
+		return Stats{}, err
+	}
 	release, err := n.freshGate(ctx, p, space)
 	if err != nil {
 		return Stats{}, err
@@ -1238,6 +1257,7 @@ func (n *Node) SyncWith(ctx context.Context, p peer.ID, space string) (Stats, er
 	stop := context.AfterFunc(ctx, func() { s.Reset() })
 	defer stop()
 	st, err := n.engine.Pull(ctx, p.String(), &deadlined{s: s, d: n.cfg.StreamTimeout}, space)
+	st = st.plus(caught)
 	if err != nil {
 		s.Reset()
 		return st, err
@@ -1246,7 +1266,8 @@ func (n *Node) SyncWith(ctx context.Context, p peer.ID, space string) (Stats, er
 }
 
 // freshGate makes the pulls of a space this node holds nothing of, from
-// peers that offer it, run one at a time: each would bring the whole
+// peers that offer it, run one at a time (after a catch-up from several
+// peers that brought nothing, or with Config.SerialCatchUp): each would bring the whole
 // space, and side by side they bring it as many times (a late laptop
 // joining a session three classmates hold took it three times over the
 // one Wi-Fi channel they share). The pull that waited then asks only for
@@ -1342,7 +1363,8 @@ func (n *Node) handle(s network.Stream) {
 	defer n.slots.release(sl)
 	stop := context.AfterFunc(n.ctx, func() { s.Reset() })
 	defer stop()
-	err := n.engine.Serve(n.ctx, p.String(), &deadlined{s: s, d: n.cfg.StreamTimeout, deflate: s.Protocol() == ProtocolDeflateID})
+	ranges := s.Protocol() == ProtocolRangesID
+	err := n.engine.Serve(n.ctx, p.String(), &deadlined{s: s, d: n.cfg.StreamTimeout, deflate: ranges || s.Protocol() == ProtocolDeflateID, ranges: ranges})
 	if err != nil && !errors.Is(err, io.EOF) {
 		n.log.Debug("serve", "peer", p, "err", err)
 		s.Reset()
@@ -1368,8 +1390,11 @@ func (n *Node) refuseBusy(s network.Stream) {
 type deadlined struct {
 	s network.Stream
 	d time.Duration
-	// deflate: the stream is of ProtocolDeflateID, and this side serves.
+	// deflate: the stream is of ProtocolDeflateID or ProtocolRangesID,
+	// and this side serves.
 	deflate bool
+	// ranges: the stream is of ProtocolRangesID, and this side serves.
+	ranges bool
 }
 
 // DeflateBatches reports whether the requester on the other side takes

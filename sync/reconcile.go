@@ -169,6 +169,12 @@ func (e *Engine) Serve(ctx context.Context, peer string, s io.ReadWriter) (err e
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
+		if err == nil && typ == FrameLogRequest && c.ranges {
+			if err := e.serveLog(ctx, c, peer, p); err != nil {
+				return err
+			}
+			continue
+		}
 		if err == nil && typ != FrameRequest {
 			err = &ProtocolError{Code: CodeUnexpected, Detail: fmt.Sprintf("frame type %#x where a request was due", typ)}
 		}

@@ -31,7 +31,8 @@ type frameVector struct {
 	Name        string `json:"name"`
 	Provisional bool   `json:"provisional"`
 	// Frame is the frame type: request, header, batch, end, error,
-	// announcement (a gossipsub message, not a stream frame).
+	// log-request, log-header (ProtocolRangesID), announcement (a
+	// gossipsub message, not a stream frame).
 	Frame string `json:"frame"`
 	// Fields, as the frame type uses them. Ids are dag.ID strings.
 	Space    string       `json:"space,omitempty"`
@@ -50,6 +51,10 @@ type frameVector struct {
 	Version uint8  `json:"version,omitempty"`
 	Count   uint64 `json:"count,omitempty"`
 	Digest  string `json:"digest,omitempty"`
+	// After, Limit and Length are a log request's and a log header's.
+	After  uint64 `json:"after,omitempty"`
+	Limit  uint64 `json:"limit,omitempty"`
+	Length uint64 `json:"length,omitempty"`
 	// Body is the frame's body in hex, type byte first (an announcement
 	// has none), without the length prefix.
 	Body string `json:"body"`
@@ -136,6 +141,10 @@ func (v frameVector) encode(t *testing.T) []byte {
 			t.Fatalf("%s: digest %q", v.Name, v.Digest)
 		}
 		return Announcement{Space: v.Space, Heads: ids(t, v.Heads), Version: 2, Count: v.Count, Digest: [32]byte(dg)}.Encode()
+	case "log-request":
+		return LogRequest{Space: v.Space, After: v.After, Limit: v.Limit}.Encode()
+	case "log-header":
+		return LogHeader{Entries: v.Entries, Bytes: v.Bytes, Length: v.Length}.Encode()
 	}
 	t.Fatalf("%s: unknown frame %q", v.Name, v.Frame)
 	return nil
@@ -231,6 +240,18 @@ func (v frameVector) decode(t *testing.T, body []byte) error {
 			check("count", a.Count, v.Count)
 			check("digest", hex.EncodeToString(a.Digest[:]), v.Digest)
 		}
+	case "log-request":
+		r, err := DecodeLogRequest(payload)
+		if err != nil {
+			return err
+		}
+		check("log request", r, LogRequest{Space: v.Space, After: v.After, Limit: v.Limit})
+	case "log-header":
+		h, err := DecodeLogHeader(payload)
+		if err != nil {
+			return err
+		}
+		check("log header", h, LogHeader{Entries: v.Entries, Bytes: v.Bytes, Length: v.Length})
 	}
 	return nil
 }
@@ -256,6 +277,9 @@ func buildFrameVectors(t *testing.T) []frameVector {
 		{Name: "version 1 announcement", Frame: "announcement", Version: 1, Space: "space", Heads: hs},
 		{Name: "announcement naming all its heads", Frame: "announcement", Space: "space", Heads: hs, Count: 2, Digest: headsDigestHex(hs)},
 		{Name: "announcement naming two of four heads", Frame: "announcement", Space: "space", Heads: hs, Count: 4, Digest: headsDigestHex(four)},
+		{Name: "log request", Frame: "log-request", Space: "space", After: 4096, Limit: 512},
+		{Name: "log header", Frame: "log-header", Entries: 512, Bytes: 204800, Length: 10001},
+		{Name: "log header past the log's end", Frame: "log-header", Length: 10001},
 	}
 	for i := range vs {
 		vs[i].Provisional = true
@@ -270,6 +294,11 @@ func buildFrameVectors(t *testing.T) []frameVector {
 		{"batch data longer than its lengths", "batch", "03010100" + "00" + "78" + "79"},
 		{"request repeated id", "request", "01017302" + hex.EncodeToString(bytes.Repeat(mustDigest(t, h1), 2)) + "000000"},
 		{"request non-minimal varint", "request", "01810073000000" + "00"},
+		{"log request of no entries", "log-request", "06" + "0173" + "00" + "00"},
+		{"log request past its limit", "log-request", "06" + "0173" + "00" + "818004"},
+		{"log request of no space", "log-request", "06" + "00" + "00" + "01"},
+		{"log header of more entries than the log", "log-header", "07" + "03" + "00" + "02"},
+		{"log header trailing bytes", "log-header", "07" + "01" + "00" + "02" + "00"},
 	}
 	ann := func(version byte, count string, digest string, heads []string) string {
 		b := append([]byte{version, 5}, "space"...)

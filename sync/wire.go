@@ -551,6 +551,8 @@ type conn struct {
 	frames framer      // nil when the stream offers none
 	// deflate: the requester takes FrameBatchDeflate (deflater).
 	deflate bool
+	// ranges: the requester may send FrameLogRequest (ranger).
+	ranges bool
 }
 
 // framer is what a stream may offer to bound each frame in time: the
@@ -573,6 +575,9 @@ func newConn(rw io.ReadWriter) *conn {
 	}
 	if d, ok := rw.(deflater); ok {
 		c.deflate = d.DeflateBatches()
+	}
+	if r, ok := rw.(ranger); ok {
+		c.ranges = r.LogRanges()
 	}
 	return c
 }

@@ -784,7 +784,10 @@ func TestClassroomScale(t *testing.T) {
 // WITAN_CLASSROOM_IDS=content names announcements by their content
 // (sync.Config.ContentIDs), WITAN_CLASSROOM_WITNESS=off turns the periodic
 // witness round off (node.Options.WitnessEvery < 0), and
-// WITAN_CLASSROOM_DEFLATE=off sends plain batches (PlainBatches).
+// WITAN_CLASSROOM_DEFLATE=off sends plain batches (PlainBatches), and
+// WITAN_CLASSROOM_CATCHUP=serial has the late laptop pull the session
+// from one holder at a time (SerialCatchUp) instead of ranges of it from
+// the three at once.
 func classTune() func(*node.Options) {
 	return func(o *node.Options) {
 		if os.Getenv("WITAN_CLASSROOM_IDS") == "content" {
@@ -795,6 +798,9 @@ func classTune() func(*node.Options) {
 		}
 		if os.Getenv("WITAN_CLASSROOM_DEFLATE") == "off" {
 			o.Sync.PlainBatches = true
+		}
+		if os.Getenv("WITAN_CLASSROOM_CATCHUP") == "serial" {
+			o.Sync.SerialCatchUp = true
 		}
 	}
 }
