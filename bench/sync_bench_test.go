@@ -139,7 +139,8 @@ func node(b *testing.B, r *synctest.Replica, spaces ...string) *ws.Node {
 // BenchmarkFreshSync: a replica with nothing pulls a space of n entries
 // over libp2p on loopback (TCP, Noise, yamux) and verifies every
 // signature; against it, a fresh Automerge document syncing n changes
-// from another with SyncState, in process.
+// from another with SyncState, in process. WITAN_FRESH_CPUPROFILE names a
+// file for a CPU profile of the witan syncs alone (both sides).
 func BenchmarkFreshSync(b *testing.B) {
 	for _, n := range sizes() {
 		b.Run(fmt.Sprintf("witan-libp2p-badger/%d", n), func(b *testing.B) {
@@ -198,6 +199,7 @@ func freshWitan(b *testing.B, n int, newDst func() *synctest.Replica) {
 		heap0 := liveHeap()
 		resetPeakRSS()
 		base := rss()
+		stopProfile := startProfile(b, os.Getenv("WITAN_FRESH_CPUPROFILE"))
 		cpu0 := cpuSeconds()
 		b.StartTimer()
 		var err error
@@ -206,6 +208,7 @@ func freshWitan(b *testing.B, n int, newDst func() *synctest.Replica) {
 			b.Fatalf("%v %+v", err, st)
 		}
 		b.StopTimer()
+		stopProfile()
 		b.ReportMetric(cpuSeconds()-cpu0, "cpu-s") // both sides, and the collector
 		b.ReportMetric(peakRSS(), "peak-RSS-MiB")
 		b.ReportMetric(peakRSS()-base, "RSS-growth-MiB")

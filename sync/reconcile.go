@@ -378,6 +378,17 @@ func lastPosition(ctx context.Context, x Local, hs []dag.ID) (uint64, error) {
 	return last, nil
 }
 
+// LogScanner is implemented by a Local that reads a space's log in one
+// pass (dag/badgerstore's ScanLog, through the node): fn gets the applied
+// entries after position after, at most limit of them, in log order and in
+// pages, as LogEntries called page after page would. The responder serves
+// a space's whole log with it when the Local has it. A LogScanner must not
+// hold what would stall other readers while fn waits (fn blocks while the
+// requester does not read).
+type LogScanner interface {
+	ScanLog(ctx context.Context, space string, after uint64, limit int, fn func([]dag.Entry) error) error
+}
+
 func (e *Engine) streamLog(ctx context.Context, c *conn, space string, hs []dag.ID) error {
 	count, err := lastPosition(ctx, e.local, hs)
 	if err != nil {
@@ -385,8 +396,9 @@ func (e *Engine) streamLog(ctx context.Context, c *conn, space string, hs []dag.
 	}
 	const page = 4096
 	lr, isReader := e.local.(LogReader)
+	ls, isScanner := e.local.(LogScanner)
 	first := page
-	if isReader {
+	if isReader || isScanner {
 		// Only the size estimate reads these ids (sampleBytes: the first
 		// 16); the entries come from LogEntries below.
 		first = sampleSize
@@ -405,7 +417,22 @@ func (e *Engine) streamLog(ctx context.Context, c *conn, space string, hs []dag.
 	}
 	b := e.newBatcher(c)
 	sent := uint64(0)
-	if isReader {
+	if isScanner {
+		// The whole log in one pass, read ahead of the batches.
+		err := ls.ScanLog(ctx, space, 0, int(count), func(ens []dag.Entry) error {
+			for _, en := range ens {
+				if err := b.addEntry(ctx, en); err != nil {
+					return err
+				}
+			}
+			sent += uint64(len(ens))
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		ids = nil
+	} else if isReader {
 		// The entries of each run read in one go, not one Get each; a run
 		// of entryPage entries holds at most entryPage × dag.MaxEnvelopeSize
 		// (64 MiB), a few KiB for the usual envelopes of a few hundred bytes.

@@ -53,3 +53,10 @@ func SetBodySync(s *Store, f func(*os.File) error) {
 
 // SetViewHook makes f run inside each read's transaction, before the read.
 func SetViewHook(s *Store, f func()) { s.viewHook = f }
+
+// LockGCGate takes and releases the gate the body files' GC takes before
+// it deletes a file: it returns once no read view is open.
+func LockGCGate(s *Store) {
+	s.bl.gate.Lock()
+	s.bl.gate.Unlock()
+}

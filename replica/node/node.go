@@ -384,6 +384,35 @@ func (n *Node) LogEntries(ctx context.Context, space string, after uint64, limit
 	return dag.ReadLog(ctx, n.store, space, after, limit)
 }
 
+// ScanLog implements sync.LogScanner: the log in one pass where the store
+// reads it so (dag/badgerstore's ScanLog), else LogEntries page by page.
+func (n *Node) ScanLog(ctx context.Context, space string, after uint64, limit int, fn func([]dag.Entry) error) error {
+	if replica.IsLocalSpace(space) {
+		return nil
+	}
+	if sc, ok := n.store.(interface {
+		ScanLog(ctx context.Context, space string, after uint64, limit int, fn func([]dag.Entry) error) error
+	}); ok {
+		return sc.ScanLog(ctx, space, after, limit, fn)
+	}
+	for left := limit; limit == 0 || left > 0; {
+		page := 256
+		if limit > 0 {
+			page = min(page, left)
+		}
+		ens, err := dag.ReadLog(ctx, n.store, space, after, page)
+		if err != nil || len(ens) == 0 {
+			return err
+		}
+		if err := fn(ens); err != nil {
+			return err
+		}
+		after += uint64(len(ens))
+		left -= len(ens)
+	}
+	return nil
+}
+
 // Refs implements sync.Local: the objects an envelope's body names, found
 // by following every "sha256:…" string of the body, and of each object
 // reached, that the store holds as an object (a change, its snapshot's
