@@ -78,8 +78,8 @@ type Config struct {
 	// minute more: it sweeps its cache once a minute) instead of by its
 	// sender and sequence number, gossipsub's default. The same heads
 	// announced by many peers are then one message, which each node
-	// forwards once: a class's or a fleet's idle re-announcements cost
-	// about one announcement per Interval in all instead of one per peer.
+	// forwards once. (Re-announcements of heads already announced in
+	// the period are skipped with either kind of id: Announcer.)
 	// Not the default: in a partition test (TestPartitionAndHeal) the
 	// nodes of one side stopped receiving each other's announcements
 	// under content ids, for a cause not yet found (docs/sync-protocol.md,
