@@ -59,3 +59,54 @@ func TestIdleNodesInSyncDoNotPull(t *testing.T) {
 		t.Error("no re-announcement was skipped")
 	}
 }
+
+// TestManySendersOneDigestPull: three nodes hold an entry that a fourth
+// lacks and that none of their announcements names (eight newer entries
+// follow it, which the fourth holds). Each of the three announces the
+// same heads; the fourth pulls once, for the digest, and converges.
+func TestManySendersOneDigestPull(t *testing.T) {
+	if testing.Short() {
+		t.Skip("libp2p cluster")
+	}
+	ctx := context.Background()
+	// A long debounce: each node announces its writes below at once.
+	c := newClusterWith(t, 4, func(cfg *ws.Config) { cfg.Debounce = 500 * time.Millisecond; cfg.Interval = time.Hour })
+	waitFor(t, 20*time.Second, "root everywhere and the fourth node connected", func() bool {
+		return c.converged(t) && len(c.nodes[3].Host().Network().Peers()) >= 2
+	})
+	time.Sleep(time.Second) // the pulls of the new connections end
+	root := heads(t, c.replicas[0], c.space)
+	author := synctest.NewAuthor(7)
+	var datas [][]byte
+	for i := range 1 + ws.NamedHeads {
+		data, _ := author.Entry(c.space, []dag.ID{root[0]}, i)
+		datas = append(datas, data)
+	}
+	before := c.nodes[3].Stats()
+	// The fourth first: it holds the newer entries before the others
+	// announce them.
+	for _, i := range []int{3, 0, 1, 2} {
+		r := c.replicas[i]
+		for k, data := range datas {
+			if k == 0 && i == 3 {
+				continue // the fourth never gets the first
+			}
+			if _, err := r.Submit(ctx, data); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	waitFor(t, 20*time.Second, "the fourth node holding the first entry", func() bool {
+		return c.converged(t) && len(heads(t, c.replicas[3], c.space)) == 1+ws.NamedHeads
+	})
+	time.Sleep(time.Second) // the other announcements arrive
+	after := c.nodes[3].Stats()
+	t.Logf("fourth node: received %d, in sync %d, pulls %d (for a digest %d)", after.Received-before.Received,
+		after.InSync-before.InSync, after.Triggered-before.Triggered, after.DigestPulls-before.DigestPulls)
+	if d := after.DigestPulls - before.DigestPulls; d != 1 {
+		t.Errorf("%d pulls for the digest three nodes announced, want 1", d)
+	}
+	if d := after.Triggered - before.Triggered; d != 1 {
+		t.Errorf("%d pulls set off by announcements, want 1", d)
+	}
+}

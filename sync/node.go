@@ -78,8 +78,8 @@ type Config struct {
 	// minute more: it sweeps its cache once a minute) instead of by its
 	// sender and sequence number, gossipsub's default. The same heads
 	// announced by many peers are then one message, which each node
-	// forwards once: a class's or a fleet's idle re-announcements cost
-	// about one announcement per Interval in all instead of one per peer.
+	// forwards once. (Re-announcements of heads already announced in
+	// the period are skipped with either kind of id: Announcer.)
 	// Not the default: in a partition test (TestPartitionAndHeal) the
 	// nodes of one side stopped receiving each other's announcements
 	// under content ids, for a cause not yet found (docs/sync-protocol.md,
@@ -300,9 +300,10 @@ type spaceState struct {
 	topic *pubsub.Topic
 	sub   *pubsub.Subscription
 	timer *time.Timer // the debounce of a change
-	// soon is a deferred announcement (announceSoon): of heads pulled
-	// from peers, or a reply to a peer that is behind.
-	soon *time.Timer
+	// soon is a deferred announcement (announceSoon), a reply to a peer
+	// that is behind, of the heads whose digest is soonOf.
+	soon   *time.Timer
+	soonOf [32]byte
 	// last is the digest of the heads last announced (or heard announced
 	// by another peer in place of this node's), lastHeads those heads.
 	last      [32]byte
@@ -316,11 +317,15 @@ type spaceState struct {
 	ready atomic.Bool
 }
 
-// digestPull is a digest whose pull (WantDigest) waits for a pull that
-// began after seq.
+// digestPull is the digest of an announcement that set off a pull,
+// waiting for a pull that began after seq: inflight, a pull for the
+// digest (WantDigest); direct, from the announcer itself (its end then
+// covers the digest, Announcer.PullDone).
 type digestPull struct {
-	d   [32]byte
-	seq uint64
+	d        [32]byte
+	seq      uint64
+	inflight bool
+	direct   bool
 }
 
 // announceKind is why announce runs.
@@ -774,8 +779,6 @@ func (n *Node) listen(space string, sub *pubsub.Subscription) {
 		case want == WantDigest:
 			// One pull for the digest, from this sender; others that
 			// announce it meanwhile set off none (Judge).
-			n.claims++
-			n.digestPulls[sk] = append(n.digestPulls[sk], digestPull{d: a.Key(), seq: n.claims})
 			n.digestPulled.Add(1)
 		case !connected:
 			n.relayed[sk] = relayedWant{heads: a.Heads, seq: n.claims}
@@ -783,6 +786,8 @@ func (n *Node) listen(space string, sub *pubsub.Subscription) {
 			n.claims++
 			n.claimed[k] = claim{heads: a.Heads, seq: n.claims}
 		}
+		n.claims++
+		n.digestPulls[sk] = append(n.digestPulls[sk], digestPull{d: a.Key(), seq: n.claims, inflight: want == WantDigest, direct: connected})
 		n.mu.Unlock()
 		n.triggered.Add(1)
 		n.schedule(src, space)
@@ -828,13 +833,17 @@ func (n *Node) changed(space string) {
 // announceSoon answers a peer that is behind: it announces space after
 // a random pause of one to two trickleMin (a deferred announcement
 // already pending keeps its time), unless by then another peer has
-// announced the same heads (Redundant). Announcements of this node's
-// heads heard before no longer count: the peer showed it did not get
-// them (Trickle's inconsistency).
+// announced the same heads (Redundant) or this node's heads changed (the
+// space is busy: the writers' announcements reach the peer). Announcements
+// of this node's heads heard before no longer count: the peer showed it
+// did not get them (Trickle's inconsistency).
 func (n *Node) announceSoon(space string) {
-	if hs, err := dag.HeadsOf(n.ctx, n.local, space); err == nil {
-		n.ann.Unheard(space, HeadsDigest(hs))
+	hs, err := dag.HeadsOf(n.ctx, n.local, space)
+	if err != nil || len(hs) == 0 {
+		return
 	}
+	d := HeadsDigest(hs)
+	n.ann.Unheard(space, d)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	st := n.spaces[space]
@@ -844,6 +853,7 @@ func (n *Node) announceSoon(space string) {
 	if st.soon != nil {
 		return
 	}
+	st.soonOf = d
 	t := n.trickleMin()
 	st.soon = time.AfterFunc(t+time.Duration(rand.Int64N(int64(t)+1)), func() {
 		n.mu.Lock()
@@ -865,7 +875,8 @@ func (n *Node) trickleMin() time.Duration {
 // named by an announcement received or held by a peer pulled from
 // (Derived: the peers told the others already). A deferred announcement
 // (a reply) and a periodic one are skipped when TrickleK announcements
-// of the same heads were heard in the period (Redundant); a periodic one
+// of the same heads were heard in the period (Redundant); a reply also
+// when the heads changed since it was due; a periodic one
 // also when the heads changed in the period only so (a busy space's
 // authors announce what is new; the first quiet period re-announces).
 // A periodic one then starts the next period.
@@ -890,6 +901,13 @@ func (n *Node) announce(space string, kind announceKind) {
 	if kind != kindPeriodic && st.last == d {
 		n.mu.Unlock()
 		n.suppressed.Add(1)
+		return
+	}
+	if kind == kindSoon && st.soonOf != d {
+		// The heads changed since the peer showed it was behind.
+		n.mu.Unlock()
+		n.suppressed.Add(1)
+		n.redundant.Add(1)
 		return
 	}
 	if kind == kindChange {
@@ -1022,7 +1040,7 @@ func (n *Node) schedule(p peer.ID, space string) {
 			n.mu.Lock()
 			began := n.claims
 			n.mu.Unlock()
-			_, err := n.SyncWith(n.ctx, p, space)
+			pst, err := n.SyncWith(n.ctx, p, space)
 			if CodeOf(err) == CodeBusy && busy < maxBusyRetries {
 				// The peer had no slot free: nothing is held against it,
 				// and the pull is tried again once its streams may have
@@ -1079,16 +1097,11 @@ func (n *Node) schedule(p peer.ID, space string) {
 			if relayed {
 				n.relayRetry(p, space, rw)
 			}
-			reply := false
 			for _, dp := range done {
-				// The digest may set off a pull again (from the next peer
-				// that announces it) unless this node is now at it.
-				reply = n.ann.PullDone(n.ctx, n.local, space, dp.d) || reply
-			}
-			if reply && err == nil {
-				// The pull brought this node past the sender, or brought
-				// nothing: the sender may be behind.
-				n.announceSoon(space)
+				// A whole pull from the announcer brought what it
+				// announced: the digest is covered. Otherwise it may set
+				// off another pull, from the next peer that announces it.
+				n.ann.PullDone(space, dp.d, dp.direct && err == nil && pst.Missing == 0)
 			}
 			if err == nil && len(claimed) > 0 {
 				// A peer that announced heads and then did not produce

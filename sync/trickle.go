@@ -139,6 +139,9 @@ func digestOf(a Announcement) (d [32]byte, complete bool) {
 //   - else the sender has heads it did not name: WantDigest, once per
 //     (space, digest) until PullDone; WantNothing while one is under way.
 //
+// A covered digest stays covered while the set holds it (maxCovered per
+// space), so a receiver does not pull again for heads it holds.
+//
 // It also records the named heads (for Derived) and counts the digest as
 // heard (for Redundant).
 func (r *Announcer) Judge(ctx context.Context, l Local, a Announcement) (Want, error) {
@@ -200,23 +203,21 @@ func (r *Announcer) Judge(ctx context.Context, l Local, a Announcement) (Want, e
 	return WantDigest, nil
 }
 
-// PullDone ends the digest pull that Judge asked for (WantDigest). When
-// l's heads are then those of the digest, it is covered; otherwise the
-// next announcement of it may set off another pull. It reports whether
-// l's heads differ from the digest's (the sender may be behind: the
-// caller announces its own heads soon).
-func (r *Announcer) PullDone(ctx context.Context, l Local, space string, d [32]byte) (differ bool) {
-	own, err := dag.HeadsOf(ctx, l, space)
-	ownD := HeadsDigest(own)
+// PullDone ends a pull set off by an announcement of digest d in space:
+// a pull for the digest (WantDigest) under way ends, and, when covered,
+// d is covered from now on. A pull from the announcer itself that ended
+// without error and with nothing missing brought everything the
+// announcer held when it ended, which includes the heads it announced
+// (heads only grow): the caller passes covered then. A pull from a peer
+// that relayed the announcement proves nothing of the announcer's heads.
+func (r *Announcer) PullDone(space string, d [32]byte, covered bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	sp := r.space(space)
 	delete(sp.pulls, d)
-	if err != nil || len(own) == 0 {
-		return false
+	if covered {
+		sp.covered.add(d)
 	}
-	sp.covered.add(ownD)
-	return ownD != d
 }
 
 // Own records heads as l's current heads in space (covered from now on)

@@ -136,7 +136,8 @@ type gnode struct {
 	seen      map[[32]byte]int // id → round first seen
 	history   [][]*gmsg        // ids seen, by heartbeat, newest last
 	dirty     map[string]int   // space → round its announcement is due
-	soon      map[string]int   // space → round its deferred announcement is due
+	soon      map[string]int   // space → round its deferred announcement (a reply) is due
+	soonOf    map[string][32]byte
 	last      map[string][32]byte
 	lastHeads map[string][]dag.ID
 	derived   map[string]bool // heads changed in the period, only by Derived changes
@@ -165,7 +166,7 @@ func (n *Net) ensureGossip() {
 	}
 	for len(g.nodes) < len(n.nodes) {
 		i := len(g.nodes)
-		gn := &gnode{seen: map[[32]byte]int{}, dirty: map[string]int{}, soon: map[string]int{},
+		gn := &gnode{seen: map[[32]byte]int{}, dirty: map[string]int{}, soon: map[string]int{}, soonOf: map[string][32]byte{},
 			last: map[string][32]byte{}, lastHeads: map[string][]dag.ID{}, derived: map[string]bool{}}
 		if g.cfg.Reannounce > 0 {
 			gn.phase = n.rng.IntN(g.cfg.Reannounce)
@@ -351,8 +352,10 @@ func (n *Net) gossipRound(ctx context.Context) error {
 				continue
 			}
 			d := nd.ann.Own(sp, hs)
-			if gn.last[sp] == d || nd.ann.Redundant(sp, d) {
-				gn.last[sp], gn.lastHeads[sp] = d, hs
+			if gn.last[sp] == d || gn.soonOf[sp] != d || nd.ann.Redundant(sp, d) {
+				if gn.soonOf[sp] == d {
+					gn.last[sp], gn.lastHeads[sp] = d, hs
+				}
 				n.stats.Suppressed++
 				continue
 			}
@@ -484,24 +487,27 @@ func (n *Net) gossipRound(ctx context.Context) error {
 				break // the sender's own peers answer it
 			}
 			n.stats.Replies++
-			if hs, err := nd.Local.Heads(ctx, a.Space); err == nil {
-				nd.ann.Unheard(a.Space, sync.HeadsDigest(hs))
+			hs, err := nd.Local.Heads(ctx, a.Space)
+			if err != nil {
+				return err
+			}
+			own := sync.HeadsDigest(hs)
+			nd.ann.Unheard(a.Space, own)
+			if _, ok := to.soon[a.Space]; !ok {
+				to.soonOf[a.Space] = own
 			}
 			n.soon(d.to, a.Space)
 		case sync.WantSender, sync.WantDigest:
 			if want == sync.WantDigest {
 				n.stats.DigestPulls++
 			}
+			failed := n.stats.Failed
 			if err := n.pull(ctx, nd, n.nodes[src], a.Space); err != nil {
 				return err
 			}
 			nd.ann.Heard(a.Space, nd.Engine.Announced(n.nodes[src].Name, a.Space))
-			if want == sync.WantDigest && nd.ann.PullDone(ctx, nd.Local, a.Space, a.Key()) {
-				if hs, err := nd.Local.Heads(ctx, a.Space); err == nil {
-					nd.ann.Unheard(a.Space, sync.HeadsDigest(hs))
-				}
-				n.soon(d.to, a.Space)
-			}
+			// A whole pull from the announcer covers what it announced.
+			nd.ann.PullDone(a.Space, a.Key(), src == d.m.origin && n.stats.Failed == failed)
 		default:
 			n.stats.InSync++
 		}

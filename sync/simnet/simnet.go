@@ -291,12 +291,11 @@ func (n *Net) Round(ctx context.Context) error {
 			return err
 		}
 		if want == sync.WantSender || want == sync.WantDigest {
+			failed := n.stats.Failed
 			if err := n.pull(ctx, m.to, m.from, a.Space); err != nil {
 				return err
 			}
-		}
-		if want == sync.WantDigest {
-			m.to.ann.PullDone(ctx, m.to.Local, a.Space, a.Key())
+			m.to.ann.PullDone(a.Space, a.Key(), n.stats.Failed == failed)
 		}
 	}
 	n.queue = slices.Delete(n.queue, 0, i)
