@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/flate"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"testing"
 )
@@ -40,6 +41,44 @@ func TestDeflateFrameRoundTrip(t *testing.T) {
 	rand.NewChaCha8([32]byte{1}).Read(noise) //nolint:errcheck // never fails
 	if z := deflateFrame(nil, AppendBatch(nil, []Item{{Data: noise}})); z != nil {
 		t.Errorf("4096 random bytes were 'deflated' to %d bytes", len(z))
+	}
+}
+
+// The codec is klauspost/compress/flate: a batch deflated by the
+// standard library's compress/flate (a peer built otherwise) is decoded,
+// and the standard library inflates what deflateFrame writes, to the same
+// bytes.
+func TestDeflateInteroperatesWithStdlib(t *testing.T) {
+	var items []Item
+	for i := range 300 {
+		items = append(items, Item{Data: fmt.Appendf(nil, `{"parents":["sha256:%064x"],"body":{"n":%d},"sig":"%0128x"}`, i*104729, i, i*7919)})
+	}
+	f := AppendBatch(nil, items)
+	var std bytes.Buffer
+	w, err := flate.NewWriter(&std, flate.BestSpeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(f[1:]) //nolint:errcheck // a bytes.Buffer takes everything
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeBatchFrame(FrameBatchDeflate, std.Bytes())
+	if err != nil || len(got) != len(items) {
+		t.Fatalf("a stdlib-deflated batch: %d items, %v", len(got), err)
+	}
+	for i := range items {
+		if !bytes.Equal(got[i].Data, items[i].Data) {
+			t.Fatalf("item %d: %q, sent %q", i, got[i].Data, items[i].Data)
+		}
+	}
+	z := deflateFrame(nil, f)
+	if z == nil {
+		t.Fatal("not deflated")
+	}
+	plain, err := io.ReadAll(flate.NewReader(bytes.NewReader(z[1:])))
+	if err != nil || !bytes.Equal(plain, f[1:]) {
+		t.Fatalf("stdlib inflated deflateFrame's output to %d bytes (%v), want the %d of the batch", len(plain), err, len(f)-1)
 	}
 }
 

@@ -21,3 +21,10 @@ func RegionIDs(ctx context.Context, x Local, starts, known []dag.ID, limit int) 
 	}
 	return ids, nil
 }
+
+// DeflateFrame and DecodeBatchFrame expose the deflated batch frames to
+// the external benchmark.
+var (
+	DeflateFrame     = deflateFrame
+	DecodeBatchFrame = decodeBatchFrame
+)
