@@ -115,3 +115,37 @@ func TestInflateBatchRefuses(t *testing.T) {
 		t.Errorf("a payload of MaxFrame bytes: %d bytes, %v", len(p), err)
 	}
 }
+
+// Whatever a peer sends as a deflated batch, decoding it either fails with
+// a malformed error or gives items that encode back to a batch decoding to
+// the same items: the inflater (klauspost/compress/flate) never panics and
+// never yields more than a frame.
+func FuzzInflateBatch(f *testing.F) {
+	var items []Item
+	for i := range 50 {
+		items = append(items, Item{Data: fmt.Appendf(nil, `{"body":{"n":%d},"sig":"%0128x"}`, i, i*31)})
+	}
+	z := deflateFrame(nil, AppendBatch(nil, items))
+	f.Add(z[1:])
+	f.Add(z[1 : len(z)/2])
+	f.Add([]byte{0x01, 0x00, 0x00, 0xff, 0xff})
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, p []byte) {
+		got, err := decodeBatchFrame(FrameBatchDeflate, p)
+		if err != nil {
+			if CodeOf(err) != CodeMalformed {
+				t.Fatalf("error %v is not malformed", err)
+			}
+			return
+		}
+		again, err := DecodeBatch(AppendBatch(nil, got)[1:])
+		if err != nil || len(again) != len(got) {
+			t.Fatalf("re-encoded batch: %d items, %v; had %d", len(again), err, len(got))
+		}
+		for i := range got {
+			if !bytes.Equal(again[i].Data, got[i].Data) {
+				t.Fatalf("item %d changed", i)
+			}
+		}
+	})
+}
