@@ -255,25 +255,53 @@ var b64Val = func() (t [256]byte) {
 // for bytes that are not a valid envelope its answer means nothing. It is
 // for reading entries already admitted, such as what sync serves.
 func PeekCanonical(b []byte) (typ TxType, body []byte, ok bool) {
+	typ, t, ok := peekType(b)
+	if !ok {
+		return "", nil, false
+	}
 	head := len(cAuthor) + len(KeyPrefix) + 43
-	if _, ok := lit(b, 0, cAuthor); !ok || len(b) < head+len(cBody)+len(cV) {
-		return "", nil, false
-	}
-	if _, ok := lit(b, head, cBody); !ok {
-		return "", nil, false
-	}
-	end := len(b) - len(cV)
-	if _, ok := lit(b, end, cV); !ok {
-		return "", nil, false
-	}
-	t := bytes.LastIndex(b[:end], []byte(cType))
-	if t < 0 {
-		return "", nil, false
-	}
-	typ = knownTxType(b[t+len(cType) : end])
 	p := bytes.LastIndex(b[:t], []byte(cParents))
-	if typ == "" || p < head+len(cBody) {
+	if p < head+len(cBody) {
 		return "", nil, false
 	}
 	return typ, b[head+len(cBody) : p], true
+}
+
+// PeekCanonicalType is PeekCanonical's type alone, for a reader that needs
+// the body only for some types: it does not look for the body's end (a
+// search back over the signature, the session and the parents). Where
+// PeekCanonical answers ok, it answers the same type.
+func PeekCanonicalType(b []byte) (TxType, bool) {
+	typ, _, ok := peekType(b)
+	return typ, ok
+}
+
+// peekType checks PeekCanonical's fixed head and tail and returns the
+// type, and where its member starts. The type's string holds no quote, so
+// it starts after the last quote before the tail: that quote must end
+// `","type":"`.
+func peekType(b []byte) (typ TxType, at int, ok bool) {
+	head := len(cAuthor) + len(KeyPrefix) + 43
+	if _, ok := lit(b, 0, cAuthor); !ok || len(b) < head+len(cBody)+len(cV) {
+		return "", 0, false
+	}
+	if _, ok := lit(b, head, cBody); !ok {
+		return "", 0, false
+	}
+	end := len(b) - len(cV)
+	if _, ok := lit(b, end, cV); !ok {
+		return "", 0, false
+	}
+	q := bytes.LastIndexByte(b[:end], '"')
+	t := q + 1 - len(cType)
+	if q < 0 || t < head+len(cBody) {
+		return "", 0, false
+	}
+	if _, ok := lit(b, t, cType); !ok {
+		return "", 0, false
+	}
+	if typ = knownTxType(b[q+1 : end]); typ == "" {
+		return "", 0, false
+	}
+	return typ, t, true
 }

@@ -39,11 +39,20 @@ func TestPeekCanonical(t *testing.T) {
 		if !ok || typ != c.typ || string(body) != c.body {
 			t.Errorf("%s: PeekCanonical = %q, %s, %v; want %q, %s, true", c.typ, typ, body, ok, c.typ, c.body)
 		}
+		if typ, ok := dag.PeekCanonicalType(b); !ok || typ != c.typ {
+			t.Errorf("%s: PeekCanonicalType = %q, %v; want %q, true", c.typ, typ, ok, c.typ)
+		}
 		// Not canonical: white space, a member cut off, nothing.
 		spaced := append([]byte("{ "), b[1:]...)
-		for _, bad := range [][]byte{spaced, b[:len(b)-1], append(bytes.TrimSuffix(b, []byte(`"0.10"}`)), `"0.11"}`...), nil} {
+		v := []byte(`"` + dag.ProtocolVersion + `"}`)
+		tail := len(b) - len(v)
+		quoted := append(bytes.Replace(b[:tail:tail], []byte(`"type":"`+string(c.typ)), []byte(`"type":"x\"`+string(c.typ)), 1), v...)
+		for _, bad := range [][]byte{spaced, b[:len(b)-1], append(b[:tail:tail], `"0.0"}`...), quoted, nil} {
 			if typ, body, ok := dag.PeekCanonical(bad); ok {
 				t.Errorf("%s: PeekCanonical(%q) = %q, %s, true; want false", c.typ, bad, typ, body)
+			}
+			if typ, ok := dag.PeekCanonicalType(bad); ok {
+				t.Errorf("%s: PeekCanonicalType(%q) = %q, true; want false", c.typ, bad, typ)
 			}
 		}
 	}

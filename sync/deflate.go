@@ -2,17 +2,25 @@ package sync
 
 // Deflated batches: a responder whose requester asked for them (the stream
 // is of ProtocolDeflateID) sends each batch frame's payload compressed
-// with DEFLATE (RFC 1951, compress/flate at BestSpeed), as a frame of type
+// with DEFLATE (RFC 1951, at BestSpeed), as a frame of type
 // FrameBatchDeflate, when that is shorter. Envelopes are JSON of hex ids,
 // keys and signatures: about half their bytes go. On a shared channel
 // (a classroom's Wi-Fi) a late replica's catch-up is bounded by the air
 // its batches take, so that half is half its wait.
+//
+// The codec is github.com/klauspost/compress/flate (already in the module
+// graph through Badger), a drop-in for compress/flate that writes and
+// reads the same format: it deflated a 1 MiB batch of envelopes 2.2× as
+// fast and inflated it 1.3× as fast (BenchmarkDeflateBatch), and a peer
+// using either package reads the other's frames
+// (TestDeflateInteroperatesWithStdlib).
 
 import (
 	"bytes"
-	"compress/flate"
 	"io"
 	gosync "sync"
+
+	"github.com/klauspost/compress/flate"
 )
 
 // ProtocolDeflateID is /witan/sync/2 with deflated batches: the same

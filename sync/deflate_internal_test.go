@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/flate"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"testing"
 )
@@ -43,6 +44,44 @@ func TestDeflateFrameRoundTrip(t *testing.T) {
 	}
 }
 
+// The codec is klauspost/compress/flate: a batch deflated by the
+// standard library's compress/flate (a peer built otherwise) is decoded,
+// and the standard library inflates what deflateFrame writes, to the same
+// bytes.
+func TestDeflateInteroperatesWithStdlib(t *testing.T) {
+	var items []Item
+	for i := range 300 {
+		items = append(items, Item{Data: fmt.Appendf(nil, `{"parents":["sha256:%064x"],"body":{"n":%d},"sig":"%0128x"}`, i*104729, i, i*7919)})
+	}
+	f := AppendBatch(nil, items)
+	var std bytes.Buffer
+	w, err := flate.NewWriter(&std, flate.BestSpeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(f[1:]) //nolint:errcheck // a bytes.Buffer takes everything
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeBatchFrame(FrameBatchDeflate, std.Bytes())
+	if err != nil || len(got) != len(items) {
+		t.Fatalf("a stdlib-deflated batch: %d items, %v", len(got), err)
+	}
+	for i := range items {
+		if !bytes.Equal(got[i].Data, items[i].Data) {
+			t.Fatalf("item %d: %q, sent %q", i, got[i].Data, items[i].Data)
+		}
+	}
+	z := deflateFrame(nil, f)
+	if z == nil {
+		t.Fatal("not deflated")
+	}
+	plain, err := io.ReadAll(flate.NewReader(bytes.NewReader(z[1:])))
+	if err != nil || !bytes.Equal(plain, f[1:]) {
+		t.Fatalf("stdlib inflated deflateFrame's output to %d bytes (%v), want the %d of the batch", len(plain), err, len(f)-1)
+	}
+}
+
 // What a peer sends as a deflated batch is malformed when it is not
 // DEFLATE, is cut short, or inflates past MaxFrame (a small frame that
 // would make the requester hold far more than a frame).
@@ -75,4 +114,38 @@ func TestInflateBatchRefuses(t *testing.T) {
 	if err != nil || len(p) != MaxFrame {
 		t.Errorf("a payload of MaxFrame bytes: %d bytes, %v", len(p), err)
 	}
+}
+
+// Whatever a peer sends as a deflated batch, decoding it either fails with
+// a malformed error or gives items that encode back to a batch decoding to
+// the same items: the inflater (klauspost/compress/flate) never panics and
+// never yields more than a frame.
+func FuzzInflateBatch(f *testing.F) {
+	var items []Item
+	for i := range 50 {
+		items = append(items, Item{Data: fmt.Appendf(nil, `{"body":{"n":%d},"sig":"%0128x"}`, i, i*31)})
+	}
+	z := deflateFrame(nil, AppendBatch(nil, items))
+	f.Add(z[1:])
+	f.Add(z[1 : len(z)/2])
+	f.Add([]byte{0x01, 0x00, 0x00, 0xff, 0xff})
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, p []byte) {
+		got, err := decodeBatchFrame(FrameBatchDeflate, p)
+		if err != nil {
+			if CodeOf(err) != CodeMalformed {
+				t.Fatalf("error %v is not malformed", err)
+			}
+			return
+		}
+		again, err := DecodeBatch(AppendBatch(nil, got)[1:])
+		if err != nil || len(again) != len(got) {
+			t.Fatalf("re-encoded batch: %d items, %v; had %d", len(again), err, len(got))
+		}
+		for i := range got {
+			if !bytes.Equal(again[i].Data, got[i].Data) {
+				t.Fatalf("item %d changed", i)
+			}
+		}
+	})
 }

@@ -143,3 +143,10 @@ func (s *CatchUpSim) Ahead() (n, most int) {
 	defer s.cu.mu.Unlock()
 	return len(s.cu.spans), min(catchWindow, 2*len(s.cu.workers)+2)
 }
+
+// DeflateFrame and DecodeBatchFrame expose the deflated batch frames to
+// the external benchmark.
+var (
+	DeflateFrame     = deflateFrame
+	DecodeBatchFrame = decodeBatchFrame
+)

@@ -56,7 +56,10 @@ func SetViewHook(s *Store, f func()) { s.viewHook = f }
 
 // LockGCGate takes and releases the gate the body files' GC takes before
 // it deletes a file: it returns once no read view is open.
-func LockGCGate(s *Store) {
+func LockGCGate(s *Store) (files int) {
 	s.bl.gate.Lock()
-	s.bl.gate.Unlock()
+	defer s.bl.gate.Unlock()
+	s.bl.fmu.Lock()
+	defer s.bl.fmu.Unlock()
+	return len(s.bl.sizes) // what GC reads under the gate, briefly
 }

@@ -431,6 +431,9 @@ func (n *Node) Refs(ctx context.Context, e dag.Entry) ([]dag.ID, error) {
 	if strings.HasPrefix(e.Space, MemoryPrefix) {
 		return nil, nil
 	}
+	if typ, ok := dag.PeekCanonicalType(e.Data); ok && objectFree(typ) {
+		return nil, nil // the body's end is not even looked for
+	}
 	typ, body, ok := dag.PeekCanonical(e.Data)
 	if !ok {
 		env, _, _, err := dag.DecodeEnvelope(e.Data)
