@@ -103,10 +103,11 @@ func TestManySendersOneDigestPull(t *testing.T) {
 	after := c.nodes[3].Stats()
 	t.Logf("fourth node: received %d, in sync %d, pulls %d (for a digest %d)", after.Received-before.Received,
 		after.InSync-before.InSync, after.Triggered-before.Triggered, after.DigestPulls-before.DigestPulls)
-	if d := after.DigestPulls - before.DigestPulls; d != 1 {
-		t.Errorf("%d pulls for the digest three nodes announced, want 1", d)
-	}
-	if d := after.Triggered - before.Triggered; d != 1 {
-		t.Errorf("%d pulls set off by announcements, want 1", d)
+	// One pull, for the digest; none if the entry came by another way
+	// first (a reply to the fourth node's own announcement is the same
+	// digest, and counts as this one).
+	if d := after.Triggered - before.Triggered; d > 1 || after.DigestPulls-before.DigestPulls != d {
+		t.Errorf("%d pulls set off by three announcements of one digest (%d for the digest), want at most one, for the digest",
+			d, after.DigestPulls-before.DigestPulls)
 	}
 }

@@ -27,8 +27,12 @@ func TestContentIDsAnnounceSameHeadsOnce(t *testing.T) {
 			}
 			return sum
 		}
-		// The announcements of the root settle first (debounce 20 ms).
-		time.Sleep(500 * time.Millisecond)
+		// The announcements of the root settle first: a node whose root
+		// came by a pull does not announce it, nor re-announce it in the
+		// next period (Derived), so the first copy a node sees may be a
+		// peer's re-announcement, a period or two (300 ms each) after the
+		// topic's mesh forms (gossipsub's heartbeat, 1 s).
+		time.Sleep(2 * time.Second)
 		before := received()
 		// Each node re-announces every 300 ms ± 25 %: about ten times
 		// each in 3 s.

@@ -323,6 +323,7 @@ type spaceState struct {
 // covers the digest, Announcer.PullDone).
 type digestPull struct {
 	d        [32]byte
+	heads    []dag.ID // the heads the announcement named
 	seq      uint64
 	inflight bool
 	direct   bool
@@ -787,7 +788,7 @@ func (n *Node) listen(space string, sub *pubsub.Subscription) {
 			n.claimed[k] = claim{heads: a.Heads, seq: n.claims}
 		}
 		n.claims++
-		n.digestPulls[sk] = append(n.digestPulls[sk], digestPull{d: a.Key(), seq: n.claims, inflight: want == WantDigest, direct: connected})
+		n.digestPulls[sk] = append(n.digestPulls[sk], digestPull{d: a.Key(), heads: a.Heads, seq: n.claims, inflight: want == WantDigest, direct: connected})
 		n.mu.Unlock()
 		n.triggered.Add(1)
 		n.schedule(src, space)
@@ -1099,9 +1100,17 @@ func (n *Node) schedule(p peer.ID, space string) {
 			}
 			for _, dp := range done {
 				// A whole pull from the announcer brought what it
-				// announced: the digest is covered. Otherwise it may set
-				// off another pull, from the next peer that announces it.
-				n.ann.PullDone(space, dp.d, dp.direct && err == nil && pst.Missing == 0)
+				// announced: the digest is covered, if it brought the
+				// heads the announcement named (a peer that announced
+				// another's heads and served nothing covers nothing).
+				// Otherwise the digest may set off another pull, from the
+				// next peer that announces it.
+				whole := dp.direct && err == nil && pst.Missing == 0
+				if whole {
+					missing, uerr := n.countUnknown(dp.heads)
+					whole = uerr == nil && missing == 0
+				}
+				n.ann.PullDone(space, dp.d, whole)
 			}
 			if err == nil && len(claimed) > 0 {
 				// A peer that announced heads and then did not produce
