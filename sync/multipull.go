@@ -18,9 +18,10 @@ package sync
 // than Budget.Unresolved pending, sends invalid entries past its budget,
 // or breaks the protocol is dropped from the catch-up and its spans go
 // back to the others, less what it already brought. Memory is bounded by
-// the window: at most catchWindow spans not yet ingested, each buffered
-// up to spanBytes (a span past it that is not at the front is cut short
-// and the rest of it asked again later).
+// the window: at most catchWindow spans not yet ingested, each holding at
+// most spanBytes not yet ingested (a span that would pass it is cut short
+// and the rest of it asked again later, or, at the front, waits for the
+// ingest).
 
 import (
 	"context"
@@ -52,7 +53,8 @@ const (
 	// its stream: the next is asked while the last arrives, so that no
 	// round trip is idle.
 	pipelineDepth = 2
-	// spanBytes bounds the bytes of a span buffered ahead of the front.
+	// spanBytes bounds the bytes of entries a span holds not yet
+	// ingested.
 	spanBytes = 4 << 20
 	// catchWindow bounds the spans claimed and not yet ingested: at most
 	// catchWindow × spanBytes are buffered.
@@ -527,13 +529,34 @@ func (cu *catchUp) work(w *cuWorker) {
 // errDropped ends the response of a worker dropped meanwhile.
 var errDropped = errors.New("sync: peer dropped from the catch-up")
 
-// deliver takes a batch of sp from w.
+// deliver takes a batch of sp from w. A span holds at most spanBytes of
+// entries not yet ingested (a batch is at most MaxFrame): a batch that
+// would pass it is refused when the span is not at the front (the rest
+// of the span is asked again later, errStopRange), and waits while the
+// front span's entries are ingested when it is (the stream's flow control
+// then holds the peer).
 func (cu *catchUp) deliver(w *cuWorker, sp *cuSpan, items []Item) error {
 	size := itemsSize(items)
 	cu.mu.Lock()
-	if w.gone {
+	for {
+		if w.gone || cu.ctx.Err() != nil {
+			cu.mu.Unlock()
+			return errDropped
+		}
+		if sp.bytes == 0 || sp.bytes+int(size) <= spanBytes {
+			break
+		}
+		if sp.lo != cu.ingested {
+			cu.mu.Unlock()
+			return errStopRange
+		}
+		wake := cu.wake
 		cu.mu.Unlock()
-		return errDropped
+		select {
+		case <-wake:
+		case <-cu.ctx.Done():
+		}
+		cu.mu.Lock()
 	}
 	sp.batches = append(sp.batches, items)
 	sp.got += uint64(len(items))
@@ -545,13 +568,9 @@ func (cu *catchUp) deliver(w *cuWorker, sp *cuSpan, items []Item) error {
 	for _, x := range w.inflight {
 		pr.EntriesExpected += x.hi - x.lo - x.got
 	}
-	full := sp.lo != cu.ingested && sp.bytes > spanBytes
 	cu.broadcast()
 	cu.mu.Unlock()
 	cu.n.engine.setProgress(cu.ctx, pr, false)
-	if full {
-		return errStopRange
-	}
 	return nil
 }
 
@@ -675,6 +694,7 @@ func (cu *catchUp) ingest() error {
 				// Spans of logs that agree leave nothing pending.
 				cu.drop(w, fmt.Sprintf("%d entries pending", w.pending))
 			}
+			cu.broadcast() // the front span has room again
 			cu.mu.Unlock()
 			continue
 		}

@@ -134,7 +134,6 @@ func newCatchUpRig(t *testing.T, n int, o rigOptions) *catchUpRig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rig.node.Close() })
-	ws.SetCatchUpStall(rig.node, 2*time.Second)
 	for _, h := range rig.holders {
 		if err := rig.node.Connect(ctx, h.Addrs()[0]); err != nil {
 			t.Fatal(err)
@@ -232,6 +231,7 @@ func TestCatchUpPeerStalls(t *testing.T) {
 		t.Skip("libp2p nodes")
 	}
 	rig := newCatchUpRig(t, 3000, rigOptions{stall: func(i int) bool { return i == 1 }})
+	ws.SetCatchUpStall(rig.node, 3*time.Second)
 	start := time.Now()
 	rig.join(t)
 	rig.mu.Lock()
