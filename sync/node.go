@@ -912,9 +912,16 @@ func (n *Node) announce(space string, kind announceKind) {
 		return
 	}
 	if kind == kindChange {
+		// A set, not slices.Contains: a space's heads can number tens
+		// of thousands (a fresh pull of a wide session), and this runs
+		// after every change.
+		last := make(map[dag.ID]struct{}, len(st.lastHeads))
+		for _, h := range st.lastHeads {
+			last[h] = struct{}{}
+		}
 		var added []dag.ID
 		for _, h := range heads {
-			if !slices.Contains(st.lastHeads, h) {
+			if _, ok := last[h]; !ok {
 				added = append(added, h)
 			}
 		}
