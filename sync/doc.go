@@ -11,8 +11,10 @@
 //     Ingest, which validates everything a peer sends exactly like a local
 //     submission. The node (replica/node) implements it; sync/synctest has a
 //     small real one (a dag.Store plus envelope validation and quarantine).
-//     A Local that is also a LogReader serves a space's log in runs read
-//     in one go (LogEntries) rather than one Get per entry.
+//     A Local that is also a LogScanner serves a space's log in one pass
+//     (ScanLog: pages read ahead, dag/badgerstore in one read view while the
+//     requester keeps up); one that is a LogReader, in runs read in one go
+//     (LogEntries); any other, one Get per entry.
 //   - Engine runs the protocol over any stream (Pull as requester, Serve as
 //     responder), keeps each peer's budget for invalid data and unresolved
 //     parents, cuts off peers that spend it (time from an injected Clock),
