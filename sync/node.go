@@ -912,19 +912,7 @@ func (n *Node) announce(space string, kind announceKind) {
 		return
 	}
 	if kind == kindChange {
-		// A set, not slices.Contains: a space's heads can number tens
-		// of thousands (a fresh pull of a wide session), and this runs
-		// after every change.
-		last := make(map[dag.ID]struct{}, len(st.lastHeads))
-		for _, h := range st.lastHeads {
-			last[h] = struct{}{}
-		}
-		var added []dag.ID
-		for _, h := range heads {
-			if _, ok := last[h]; !ok {
-				added = append(added, h)
-			}
-		}
+		added := AddedHeads(heads, st.lastHeads)
 		if n.ann.Derived(space, added) {
 			// Peers' announcements named every head added: they told
 			// the others already. The periodic re-announcement carries

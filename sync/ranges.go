@@ -134,6 +134,21 @@ func (e *Engine) serveLog(ctx context.Context, c *conn, peer string, p []byte) e
 		e.sendError(c, err)
 		return err
 	}
+	if err := e.gate(c, peer); err != nil {
+		return err
+	}
+	if err := e.respondLog(ctx, c, req); err != nil {
+		if CodeOf(err) == 0 && ctx.Err() == nil {
+			e.sendError(c, &ProtocolError{Code: CodeInternal, Detail: "responder failed"})
+		}
+		return err
+	}
+	return nil
+}
+
+// gate refuses, telling it why on c, a peer cut off or over its request
+// rate, before a request or a log request is served.
+func (e *Engine) gate(c *conn, peer string) error {
 	if err := e.refused(peer); err != nil {
 		e.sendError(c, &ProtocolError{Code: CodeRefused, Detail: "cut off"})
 		return err
@@ -141,12 +156,6 @@ func (e *Engine) serveLog(ctx context.Context, c *conn, peer string, p []byte) e
 	if !e.admit(peer) {
 		err := &ProtocolError{Code: CodeRefused, Detail: "too many requests; retry within a minute"}
 		e.sendError(c, err)
-		return err
-	}
-	if err := e.respondLog(ctx, c, req); err != nil {
-		if CodeOf(err) == 0 && ctx.Err() == nil {
-			e.sendError(c, &ProtocolError{Code: CodeInternal, Detail: "responder failed"})
-		}
 		return err
 	}
 	return nil

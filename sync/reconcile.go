@@ -189,13 +189,7 @@ func (e *Engine) Serve(ctx context.Context, peer string, s io.ReadWriter) (err e
 			}
 			return err
 		}
-		if err := e.refused(peer); err != nil {
-			e.sendError(c, &ProtocolError{Code: CodeRefused, Detail: "cut off"})
-			return err
-		}
-		if !e.admit(peer) {
-			err := &ProtocolError{Code: CodeRefused, Detail: "too many requests; retry within a minute"}
-			e.sendError(c, err)
+		if err := e.gate(c, peer); err != nil {
 			return err
 		}
 		if err := e.respond(ctx, c, peer, req); err != nil {

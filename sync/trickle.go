@@ -320,3 +320,21 @@ func (r *ring[T]) add(v T) {
 	}
 	r.set[v] = struct{}{}
 }
+
+// AddedHeads returns those of heads not in last, in heads' order. A set,
+// not a scan of last per head: a space's heads can number tens of
+// thousands (a fresh pull of a wide session), and a node asks after
+// every change.
+func AddedHeads(heads, last []dag.ID) []dag.ID {
+	in := make(map[dag.ID]struct{}, len(last))
+	for _, h := range last {
+		in[h] = struct{}{}
+	}
+	var added []dag.ID
+	for _, h := range heads {
+		if _, ok := in[h]; !ok {
+			added = append(added, h)
+		}
+	}
+	return added
+}

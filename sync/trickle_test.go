@@ -214,3 +214,32 @@ func TestTrickleSuppression(t *testing.T) {
 		t.Error("no heads added counts as derived")
 	}
 }
+
+// TestAddedHeads: the heads not among the last announced, in the order
+// given, whatever the sizes (a fresh pull of a wide session has tens of
+// thousands).
+func TestAddedHeads(t *testing.T) {
+	id := func(i int) dag.ID { return dag.Sum([]byte{byte(i >> 8), byte(i)}) }
+	var last, heads []dag.ID
+	for i := range 20000 {
+		last = append(last, id(i))
+	}
+	for i := 19990; i < 20010; i++ {
+		heads = append(heads, id(i))
+	}
+	got := ws.AddedHeads(heads, last)
+	if len(got) != 10 {
+		t.Fatalf("%d heads added, want 10", len(got))
+	}
+	for k, h := range got {
+		if h != id(20000+k) {
+			t.Fatalf("added[%d] is not head %d", k, 20000+k)
+		}
+	}
+	if got := ws.AddedHeads(heads, nil); len(got) != len(heads) {
+		t.Fatalf("against nothing announced: %d added, want %d", len(got), len(heads))
+	}
+	if got := ws.AddedHeads(nil, last); len(got) != 0 {
+		t.Fatalf("no heads: %d added", len(got))
+	}
+}

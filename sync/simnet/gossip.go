@@ -327,13 +327,7 @@ func (n *Net) gossipRound(ctx context.Context) error {
 				n.stats.Suppressed++
 				continue
 			}
-			var added []dag.ID
-			for _, h := range hs {
-				if !slices.Contains(gn.lastHeads[sp], h) {
-					added = append(added, h)
-				}
-			}
-			if nd.ann.Derived(sp, added) {
+			if nd.ann.Derived(sp, sync.AddedHeads(hs, gn.lastHeads[sp])) {
 				gn.derived[sp] = true
 				n.stats.Suppressed++ // left to the re-announcement
 				continue
