@@ -24,6 +24,7 @@ package sync
 // ingest).
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -312,19 +313,9 @@ func (cu *catchUp) open(w *cuWorker, lo, hi uint64) *cuSpan {
 // requeue gives back positions r for another peer. cu.mu is held.
 func (cu *catchUp) requeue(r posRange) {
 	i, _ := slices.BinarySearchFunc(cu.queue, r.lo, func(q posRange, lo uint64) int {
-		return cmpU64(q.lo, lo)
+		return cmp.Compare(q.lo, lo)
 	})
 	cu.queue = slices.Insert(cu.queue, i, r)
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // cut ends sp with what came of it and gives the rest back. cu.mu is held.
@@ -588,6 +579,7 @@ func (st Stats) plus(o Stats) Stats {
 	return st
 }
 
+// itemsSize is the bytes of items' entries and objects (Stats.EntryBytes).
 func itemsSize(items []Item) uint64 {
 	var size uint64
 	for _, it := range items {

@@ -931,13 +931,7 @@ func (e *Engine) receive(ctx context.Context, c *conn, peer, space string, st *S
 		if len(res.Items) != len(items) {
 			return End{}, fmt.Errorf("sync: Ingest returned %d results for %d items", len(res.Items), len(items))
 		}
-		var size uint64
-		for _, it := range items {
-			size += uint64(len(it.Data))
-			for _, o := range it.Objects {
-				size += uint64(len(o.Data))
-			}
-		}
+		size := itemsSize(items)
 		st.Received += len(items)
 		st.EntryBytes += size
 		invalid := 0
