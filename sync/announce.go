@@ -73,13 +73,19 @@ type Announcement struct {
 // heads, naming the ones in named (the sender's newest; at most
 // MaxAnnouncedHeads are kept).
 func NewAnnouncement(space string, heads, named []dag.ID) Announcement {
+	return announcementOf(space, heads, named, HeadsDigest(heads))
+}
+
+// announcementOf is NewAnnouncement with heads' digest d already known
+// (the node has it from Announcer.Own).
+func announcementOf(space string, heads, named []dag.ID, d [32]byte) Announcement {
 	n := slices.Clone(named)
 	slices.SortFunc(n, dag.ID.Compare)
 	n = slices.Compact(n)
 	if len(n) > MaxAnnouncedHeads {
 		n = n[:MaxAnnouncedHeads]
 	}
-	return Announcement{Space: space, Heads: n, Version: announceVersion, Count: uint64(len(heads)), Digest: HeadsDigest(heads)}
+	return Announcement{Space: space, Heads: n, Version: announceVersion, Count: uint64(len(heads)), Digest: d}
 }
 
 // Complete reports whether the announcement names every head of its

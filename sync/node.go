@@ -946,7 +946,7 @@ func (n *Node) announce(space string, kind announceKind) {
 		st.soon = nil
 	}
 	n.mu.Unlock()
-	msg := NewAnnouncement(space, heads, Newest(n.ctx, n.local, heads, NamedHeads)).Encode()
+	msg := announcementOf(space, heads, Newest(n.ctx, n.local, heads, NamedHeads), d).Encode()
 	if err := n.publish(st, msg); err != nil {
 		n.log.Debug("publish", "space", space, "err", err)
 		return
