@@ -163,10 +163,20 @@ func TestNodesConvergeOverLibp2p(t *testing.T) {
 	waitFor(t, 30*time.Second, "convergence", func() bool {
 		return c.converged(t) && count(t, c.replicas[0], c.space) == 1+5*30
 	})
+	// A node may send nothing itself: when peers pulled its writes
+	// before its debounce ended and announced them, its own announcement
+	// would repeat theirs and is skipped (Announcer.Derived). The cluster
+	// as a whole announced, and nobody dropped an announcement.
+	sent := uint64(0)
 	for _, n := range c.nodes {
-		if st := n.Stats(); st.Sent == 0 || st.Dropped != 0 {
+		st := n.Stats()
+		sent += st.Sent
+		if st.Dropped != 0 {
 			t.Errorf("gossip stats %+v", st)
 		}
+	}
+	if sent == 0 {
+		t.Error("no node sent an announcement")
 	}
 }
 
