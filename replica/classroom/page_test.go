@@ -125,6 +125,14 @@ func TestWriteGuard(t *testing.T) {
 	before, _ := ana.node.Log(ctx, c.space, 0, 0)
 	url := ana.srv.URL + "/classroom/v0/vote"
 	good := map[string]string{"session": c.space, "mr": c.mr.String(), "choice": "approve"}
+	// Another token of the same length: its first character differs from
+	// the page's whatever that character is (a fixed "x" would equal the
+	// page's token one time in 64).
+	tok := ana.page.Token()
+	wrong := "x" + tok[1:]
+	if tok[0] == 'x' {
+		wrong = "y" + tok[1:]
+	}
 	for name, tc := range map[string]struct {
 		token, origin string
 		body          any
@@ -132,7 +140,7 @@ func TestWriteGuard(t *testing.T) {
 		code          string
 	}{
 		"no token":      {"", "", good, 403, "not_authorized"},
-		"wrong token":   {"x" + ana.page.Token()[1:], "", good, 403, "not_authorized"},
+		"wrong token":   {wrong, "", good, 403, "not_authorized"},
 		"other origin":  {ana.page.Token(), "http://evil.example", good, 403, "witan:forbidden"}, // the API's front door
 		"bad choice":    {ana.page.Token(), "", map[string]string{"session": c.space, "mr": c.mr.String(), "choice": "yes"}, 400, "schema"},
 		"unknown field": {ana.page.Token(), "", map[string]string{"session": c.space, "mr": c.mr.String(), "choice": "approve", "as": "teacher"}, 400, "schema"},
