@@ -22,9 +22,21 @@ func groupedBatch(t *testing.T, n, keys int) []queued {
 // The merged-key equation accepts a valid batch by itself (so the fast
 // path is taken) and refuses one with any bad signature, whichever it is.
 func TestGroupedEquation(t *testing.T) {
-	q := groupedBatch(t, 40, 4)
+	t.Run("4 keys", func(t *testing.T) { testGroupedEquation(t, groupedBatch(t, 40, 4)) })
+	t.Run("distinct keys", func(t *testing.T) { testGroupedEquation(t, groupedBatch(t, 40, 40)) })
+	if groupable(groupedBatch(t, 7, 1)) {
+		t.Error("7 signatures counted as groupable")
+	}
+	short := groupedBatch(t, 40, 40)
+	short[17].sig = short[17].sig[:63]
+	if groupable(short) {
+		t.Error("a batch with a 63-byte signature counted as groupable")
+	}
+}
+
+func testGroupedEquation(t *testing.T, q []queued) {
 	if !groupable(q) {
-		t.Fatal("40 signatures by 4 keys not groupable")
+		t.Fatalf("%d well-formed signatures not groupable", len(q))
 	}
 	if !grouped(q, nil) || !grouped(q, NewKeyCache(0)) {
 		t.Fatal("a valid batch fails the grouped equation")
@@ -50,11 +62,5 @@ func TestGroupedEquation(t *testing.T) {
 				t.Fatalf("grouped accepted a batch with signature %d tampered", i)
 			}
 		}
-	}
-	if groupable(groupedBatch(t, 40, 21)) {
-		t.Error("40 signatures by 21 keys counted as groupable")
-	}
-	if groupable(groupedBatch(t, 7, 1)) {
-		t.Error("7 signatures counted as groupable")
 	}
 }

@@ -428,15 +428,19 @@ func (v *BatchVerifier) Verify() (all bool, valid []bool) {
 	return all, valid
 }
 
-// groupable reports whether merging the terms of repeated keys pays: at
-// least 8 signatures, by at most half as many keys, all well-formed.
+// groupable reports whether a batch takes the merged-key equation: at
+// least 8 signatures, all well-formed. It pays whether or not keys repeat:
+// with distinct keys the multiplication has as many points as the batch
+// verifier's (2n + 1), and the Rᵢ are decompressed four at a time
+// (edwards4), about 9 % less CPU per signature for a batch of 1,000 by
+// 1,000 cached keys (BenchmarkVerifyBatchRepeatedKeys/keys=1000); where keys
+// repeat it multiplies fewer points.
 func groupable(q []queued) bool { var g groupScratch; return g.groupable(q) }
 
 // groupScratch holds what grouped and groupable need for a batch, kept by
 // a BatchVerifier from batch to batch instead of allocated anew: a
 // replica verifies a fresh sync in some hundreds of batches.
 type groupScratch struct {
-	keys    map[Key]struct{}
 	index   map[Key]int
 	zs      []byte
 	rPts    []curve.EdwardsPoint
@@ -461,17 +465,8 @@ func (g *groupScratch) groupable(q []queued) bool {
 	if len(q) < 8 {
 		return false
 	}
-	if g.keys == nil {
-		g.keys = make(map[Key]struct{}, len(q)/2+1)
-	}
-	keys := g.keys
-	defer clear(keys)
 	for _, e := range q {
 		if !e.k.ok || len(e.sig) != ed25519.SignatureSize {
-			return false
-		}
-		keys[e.k] = struct{}{}
-		if len(keys) > len(q)/2 {
 			return false
 		}
 	}
