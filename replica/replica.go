@@ -95,7 +95,8 @@ type Replica struct {
 	clock     func() time.Time
 	log       *slog.Logger
 	spaces    map[string]*space
-	keys      *dag.KeyCache // members' keys, expanded once for verification
+	keys      *dag.KeyCache    // members' keys, expanded once for verification
+	pre       *dag.VerifiedSet // entries PreVerify found valid, not yet ingested
 	// pend holds the decoded envelopes of entries this process verified
 	// and left pending, for the Admit hook to take when they are promoted.
 	pend *pendingCache
@@ -208,7 +209,7 @@ func Open(ctx context.Context, o Options) (*Replica, error) {
 		o.PendingCache = DefaultPendingCache
 	}
 	r := &Replica{store: o.Store, key: o.NodeKey, clock: o.Clock, log: o.Logger, spaces: map[string]*space{},
-		keys: dag.NewKeyCache(0), pend: newPendingCache(o.PendingCache),
+		keys: dag.NewKeyCache(0), pre: dag.NewVerifiedSet(0), pend: newPendingCache(o.PendingCache),
 		quar: newQuarantine(o.QuarantinePerSource, o.QuarantineMax),
 		wait: newWaiting(o.PendingPerSource, o.PendingPerSpace, o.PendingMax)}
 	r.wait.gc = newCollector(o.GCAfterDropped)
@@ -928,6 +929,9 @@ func (r *Replica) verify(subs []Submission, out []Outcome, hold bool) []item {
 				it.attach = append(it.attach, dag.NewObject(a))
 			}
 			items[i] = it
+			if r.pre.Take(se.ID) {
+				continue // PreVerify found it valid
+			}
 			bv.AddSigned(se)
 			idx = append(idx, i)
 		}
@@ -938,6 +942,39 @@ func (r *Replica) verify(subs []Submission, out []Outcome, hold bool) []item {
 	}
 	_ = par.Run(len(subs), verifyChunk, func(lo, hi int) error { part(lo, hi); return nil }) // part fails nothing
 	return slices.DeleteFunc(items, func(it item) bool { return it.env == nil })
+}
+
+// PreVerify checks the signatures of envelopes a later Ingest will take,
+// ahead of it: a requester calls it for the batch it has just received
+// while the batch before is judged and written, so that the two overlap
+// across Ingest calls as they do between the parts of one. It writes
+// nothing and decides nothing: the ids of the envelopes whose signatures
+// are valid are remembered for a while (dag.VerifiedSet, bounded), and
+// Ingest does not check those again. Anything else — an envelope that
+// does not decode, a bad signature, one forgotten — is checked and judged
+// by Ingest as if PreVerify had not been called.
+func (r *Replica) PreVerify(subs []Submission) {
+	_ = par.Run(len(subs), verifyChunk, func(lo, hi int) error { // fails nothing
+		bv := dag.NewBatchVerifierCache(r.keys)
+		ids := make([]dag.ID, 0, hi-lo)
+		for _, s := range subs[lo:hi] {
+			se, err := s.decoded()
+			if err != nil {
+				continue
+			}
+			bv.AddSigned(se)
+			ids = append(ids, se.ID)
+		}
+		_, valid := bv.Verify()
+		ok := ids[:0]
+		for k, id := range ids {
+			if valid[k] {
+				ok = append(ok, id)
+			}
+		}
+		r.pre.Add(ok...)
+		return nil
+	})
 }
 
 func (r *Replica) space(ctx context.Context, name string) (*space, error) {

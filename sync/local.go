@@ -52,6 +52,19 @@ type SourceMissing interface {
 	MissingFrom(ctx context.Context, space, source string) ([]dag.ID, error)
 }
 
+// Preparer is implemented by a Local that can do, ahead of Ingest, the
+// part of it that reads nothing Ingest writes: decoding entries and
+// checking their signatures. A requester calls Prepare with each batch as
+// it arrives, on the goroutine that reads the stream, so that the batch is
+// verified while the one before it is judged and written by Ingest; the
+// same items then go to Ingest. Prepare must not change what Ingest
+// decides, only how much of the work is left for it: it keeps nothing but
+// a bounded memory of which entries it found valid, and an entry it did
+// not check (or forgot) is checked by Ingest.
+type Preparer interface {
+	Prepare(ctx context.Context, space string, items []Item)
+}
+
 // LogReader is implemented by a Local that reads a run of a space's log
 // with its entries in one go (dag/badgerstore's LogEntries, through the
 // node): LogEntries is Log followed by Get of each id, and the responder

@@ -528,6 +528,18 @@ var errDropped = errors.New("sync: peer dropped from the catch-up")
 // then holds the peer).
 func (cu *catchUp) deliver(w *cuWorker, sp *cuSpan, items []Item) error {
 	size := itemsSize(items)
+	// The front span's batches are ingested next: verify them now, beside
+	// the Ingest of the batch before (Preparer). A later span's are left
+	// to Ingest: the Local remembers a bounded number of verified entries,
+	// and a span may wait behind megabytes of others.
+	if prep, ok := cu.n.local.(Preparer); ok {
+		cu.mu.Lock()
+		front := sp.lo == cu.ingested
+		cu.mu.Unlock()
+		if front {
+			prep.Prepare(cu.ctx, cu.space, items)
+		}
+	}
 	cu.mu.Lock()
 	for {
 		if w.gone || cu.ctx.Err() != nil {

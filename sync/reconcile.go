@@ -836,22 +836,34 @@ func (e *Engine) receive(ctx context.Context, c *conn, peer, space string, st *S
 	}
 	pr.EntriesExpected, pr.EntriesDone, pr.BytesExpected, pr.BytesDone = h.Entries, 0, h.Bytes, 0
 	e.setProgress(ctx, *pr, false)
-	// Read ahead while ingesting: frames are decoded from the stream by a
-	// goroutine that stays at most readAhead frames ahead, so the responder
-	// and the transport work while Ingest verifies, and backpressure holds.
+	// Read ahead while ingesting: frames are read from the stream and
+	// their batches decoded by a goroutine that stays at most readAhead
+	// frames ahead, so the responder and the transport work while Ingest
+	// runs, and backpressure holds. When the Local is a Preparer, the
+	// goroutine hands it each batch as well, so that batch k+1 is verified
+	// while batch k is judged and written.
 	type frame struct {
-		typ byte
-		p   []byte
-		err error
+		typ   byte
+		p     []byte
+		items []Item // the batch, decoded, when typ is a batch
+		err   error
 	}
 	frames := make(chan frame, readAhead)
 	stop := make(chan struct{})
 	defer close(stop)
+	prep, _ := e.local.(Preparer)
 	go func() {
 		for {
 			typ, p, err := c.read()
+			var items []Item
+			if err == nil && isBatch(typ) {
+				if items, err = decodeBatchFrame(typ, p); err == nil && prep != nil {
+					prep.Prepare(ctx, space, items)
+				}
+				p = nil // the items are what is kept
+			}
 			select {
-			case frames <- frame{typ, p, err}:
+			case frames <- frame{typ, p, items, err}:
 			case <-stop:
 				return
 			}
@@ -882,6 +894,7 @@ func (e *Engine) receive(ctx context.Context, c *conn, peer, space string, st *S
 			if err != nil {
 				return End{}, err
 			}
+			items = f.items
 			switch typ {
 			case FrameBatch, FrameBatchDeflate:
 			case FrameEnd:
@@ -894,9 +907,6 @@ func (e *Engine) receive(ctx context.Context, c *conn, peer, space string, st *S
 			default:
 				return End{}, &ProtocolError{Code: CodeUnexpected, Detail: fmt.Sprintf("frame type %#x in a response", typ)}
 			}
-			if items, err = decodeBatchFrame(typ, p); err != nil {
-				return End{}, err
-			}
 		}
 		// Batches already read go to Ingest together, up to IngestItems
 		// (see Options). Only what has arrived is taken; nothing waits.
@@ -908,10 +918,7 @@ func (e *Engine) receive(ctx context.Context, c *conn, peer, space string, st *S
 					held = &g
 					break gather
 				}
-				more, err := decodeBatchFrame(g.typ, g.p)
-				if err != nil {
-					return End{}, err
-				}
+				more := g.items
 				if len(items)+len(more) > e.o.IngestItems {
 					carry = more
 					break gather

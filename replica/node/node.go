@@ -181,7 +181,10 @@ type Node struct {
 	meet *meetings // nil without Options.MeetingsDir
 }
 
-var _ sync.Local = (*Node)(nil)
+var (
+	_ sync.Local    = (*Node)(nil)
+	_ sync.Preparer = (*Node)(nil)
+)
 
 // Open opens a node: the store (unless Options.Store gives one), the
 // replica on it, which derives every stored session from genesis, and the
@@ -614,6 +617,21 @@ func (n *Node) decodeItems(ctx context.Context, space string, items []sync.Item,
 		return nil
 	}
 	return dec, par.Run(len(items), decodeChunk, part)
+}
+
+// Prepare implements sync.Preparer: it checks the signatures of a batch
+// of session entries a pull has just received (Replica.PreVerify), while
+// Ingest judges and writes the batch before it. Memory blocks are left to
+// Ingest.
+func (n *Node) Prepare(ctx context.Context, space string, items []sync.Item) {
+	if strings.HasPrefix(space, MemoryPrefix) || ctx.Err() != nil {
+		return
+	}
+	subs := make([]replica.Submission, len(items))
+	for i, it := range items {
+		subs[i] = replica.Submission{Envelope: it.Data}
+	}
+	n.rep.PreVerify(subs)
 }
 
 // Ingest implements sync.Local: session entries go to the replica, memory
