@@ -184,10 +184,18 @@ const s11Batch = 1000
 // the replica verifies each part while it writes the one before.
 const s11Call = 4096
 
+// s11Frame and s11ReadAhead are the batch a sync responder sends and how
+// many of them the requester reads, and pre-verifies, ahead of Ingest.
+const (
+	s11Frame     = 1024
+	s11ReadAhead = 4
+)
+
 // BenchmarkS11Ingest measures, in one run, the raw batch-verify rate of
 // every envelope and the replica's ingest rate (decode, batch verify,
 // admit, Badger in memory), and reports ingest as a fraction of verify.
-// Ingest takes the envelopes s11Call at a time.
+// Ingest takes the envelopes s11Call at a time, each frame of them
+// pre-verified beside the Ingest before, as a sync requester does.
 func BenchmarkS11Ingest(b *testing.B) {
 	d := s11Session(b)
 	ctx := context.Background()
@@ -223,8 +231,26 @@ func BenchmarkS11Ingest(b *testing.B) {
 		stopProfile := startProfile(b, os.Getenv("WITAN_S11_CPUPROFILE"))
 		b.StartTimer()
 		start, c0 = time.Now(), cpuTime()
+		// As a sync requester does (sync.Preparer): a reader goroutine
+		// pre-verifies each frame of s11Frame as it comes, at most
+		// s11ReadAhead frames ahead of the Ingest calls.
+		// WITAN_S11_NOPREPARE=1 leaves all verification to Ingest.
+		frames := make(chan int, s11ReadAhead)
+		prepare := os.Getenv("WITAN_S11_NOPREPARE") == ""
+		go func() {
+			for i := 0; i < len(subs); i += s11Frame {
+				if prepare {
+					r.PreVerify(subs[i:min(i+s11Frame, len(subs))])
+				}
+				frames <- min(i+s11Frame, len(subs))
+			}
+		}()
 		for i := 0; i < len(subs); i += s11Call {
-			outs, err := r.Ingest(ctx, subs[i:min(i+s11Call, len(subs))])
+			hi := min(i+s11Call, len(subs))
+			for got := i; got < hi; {
+				got = <-frames
+			}
+			outs, err := r.Ingest(ctx, subs[i:hi])
 			if err != nil {
 				b.Fatal(err)
 			}
