@@ -311,9 +311,11 @@ func (c *KeyCache) Verify(k Key, domain string, msg, sig []byte) bool {
 // Verify: for every signature, batch and single verification agree. It is
 // not safe for concurrent use.
 //
-// A batch in which keys repeat (a member signs many envelopes) is first
-// checked with the terms of each key merged into one (see grouped): the
-// same batch equation, with fewer points to multiply. Any failure there,
+// A batch of 8 or more well-formed signatures is first checked with the
+// terms of each key merged into one (see grouped): the same batch
+// equation, with fewer points to multiply where keys repeat (a member
+// signs many envelopes) and the Rᵢ decompressed four at a time either
+// way. Any failure there,
 // including a signature that does not decode, falls back to the
 // per-signature path, which decides.
 type BatchVerifier struct {

@@ -953,14 +953,22 @@ func (r *Replica) verify(subs []Submission, out []Outcome, hold bool) []item {
 // Ingest does not check those again. Anything else — an envelope that
 // does not decode, a bad signature, one forgotten — is checked and judged
 // by Ingest as if PreVerify had not been called.
+//
+// Each envelope is decoded, on every core, and its decoding kept in its
+// Submission (as SignedSubmission would), so that an Ingest of the same
+// Submissions does not decode them again: their bytes must not change in
+// between.
 func (r *Replica) PreVerify(subs []Submission) {
 	_ = par.Run(len(subs), verifyChunk, func(lo, hi int) error { // fails nothing
 		bv := dag.NewBatchVerifierCache(r.keys)
 		ids := make([]dag.ID, 0, hi-lo)
-		for _, s := range subs[lo:hi] {
-			se, err := s.decoded()
+		for i := lo; i < hi; i++ {
+			se, err := subs[i].decoded()
 			if err != nil {
 				continue
+			}
+			if subs[i].signed == nil {
+				subs[i].signed = &se
 			}
 			bv.AddSigned(se)
 			ids = append(ids, se.ID)

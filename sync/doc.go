@@ -14,7 +14,9 @@
 //     A Local that is also a LogScanner serves a space's log in one pass
 //     (ScanLog: pages read ahead, dag/badgerstore in one read view while the
 //     requester keeps up); one that is a LogReader, in runs read in one go
-//     (LogEntries); any other, one Get per entry.
+//     (LogEntries); any other, one Get per entry. A Local that is a
+//     Preparer is handed each batch as the requester receives it, to check
+//     its signatures while the batch before is ingested.
 //   - Engine runs the protocol over any stream (Pull as requester, Serve as
 //     responder), keeps each peer's budget for invalid data and unresolved
 //     parents, cuts off peers that spend it (time from an injected Clock),

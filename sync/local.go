@@ -57,10 +57,10 @@ type SourceMissing interface {
 // checking their signatures. A requester calls Prepare with each batch as
 // it arrives, on the goroutine that reads the stream, so that the batch is
 // verified while the one before it is judged and written by Ingest; the
-// same items then go to Ingest. Prepare must not change what Ingest
-// decides, only how much of the work is left for it: it keeps nothing but
-// a bounded memory of which entries it found valid, and an entry it did
-// not check (or forgot) is checked by Ingest.
+// same items then go to Ingest, their bytes unchanged, with whatever
+// Prepare set in their Prepared. Prepare must not change what Ingest
+// decides, only how much of the work is left for it: an entry it did not
+// check (or forgot) is checked by Ingest.
 type Preparer interface {
 	Prepare(ctx context.Context, space string, items []Item)
 }
@@ -79,6 +79,10 @@ type LogReader interface {
 type Item struct {
 	Data    []byte
 	Objects []dag.Object
+	// Prepared is what the Local's Prepare (Preparer) left with the item
+	// for its own Ingest, such as the entry decoded; nil otherwise. sync
+	// carries it from Prepare to Ingest untouched and never sends it.
+	Prepared any
 }
 
 // Outcome is what Ingest did with one item.

@@ -11,9 +11,9 @@ import (
 	"github.com/witan-dev/witan/sync/synctest"
 )
 
-// preparing is a real test replica that records what the requester hands
-// Prepare and checks that Ingest only ever receives entries prepared
-// before it.
+// preparing is a real test replica made a Preparer that records what the
+// requester hands Prepare, and checks that Ingest only ever receives
+// entries prepared before it.
 type preparing struct {
 	*synctest.Replica
 	mu         gosync.Mutex
@@ -28,7 +28,6 @@ func (p *preparing) Prepare(ctx context.Context, space string, items []ws.Item) 
 		p.prepared[dag.Sum(it.Data)] = true
 	}
 	p.mu.Unlock()
-	p.Replica.Prepare(ctx, space, items)
 }
 
 func (p *preparing) Ingest(ctx context.Context, space string, items []ws.Item) (ws.IngestResult, error) {

@@ -595,7 +595,11 @@ func (n *Node) decodeItems(ctx context.Context, space string, items []sync.Item,
 		for i := lo; i < hi; i++ {
 			it := items[i]
 			data := it.Data
-			se, err := dag.DecodeSigned(data)
+			se, ok := preparedOf(it)
+			var err error
+			if !ok {
+				se, err = dag.DecodeSigned(data)
+			}
 			if err != nil {
 				res[i] = sync.ItemResult{ID: dag.Sum(it.Data), Outcome: sync.Quarantined, Code: dag.CodeOf(err), Reason: err.Error()}
 				continue
@@ -628,10 +632,38 @@ func (n *Node) Prepare(ctx context.Context, space string, items []sync.Item) {
 		return
 	}
 	subs := make([]replica.Submission, len(items))
-	for i, it := range items {
-		subs[i] = replica.Submission{Envelope: it.Data}
-	}
+	_ = par.Run(len(items), decodeChunk, func(lo, hi int) error { // fails nothing
+		for i := lo; i < hi; i++ {
+			data := items[i].Data
+			se, err := dag.DecodeSigned(data)
+			if err != nil {
+				subs[i] = replica.Submission{Envelope: data} // Ingest refuses it
+				continue
+			}
+			// Ingest takes the decoding from here (decodeItems).
+			items[i].Prepared = &prepared{data: data, se: se}
+			subs[i] = replica.SignedSubmission(data, se, nil)
+		}
+		return nil
+	})
 	n.rep.PreVerify(subs)
+}
+
+// prepared is what Prepare leaves with an item: its envelope decoded from
+// data.
+type prepared struct {
+	data []byte
+	se   dag.SignedEnvelope
+}
+
+// preparedOf returns the decoding Prepare left with it, if it is still
+// of the same bytes (the same slice of the same array).
+func preparedOf(it sync.Item) (dag.SignedEnvelope, bool) {
+	p, ok := it.Prepared.(*prepared)
+	if !ok || len(p.data) != len(it.Data) || len(it.Data) == 0 || &p.data[0] != &it.Data[0] {
+		return dag.SignedEnvelope{}, false
+	}
+	return p.se, true
 }
 
 // Ingest implements sync.Local: session entries go to the replica, memory

@@ -51,19 +51,15 @@ type Replica struct {
 	mu         gosync.Mutex
 	quarantine map[dag.ID]Quarantine
 	keys       *dag.KeyCache
-	pre        *dag.VerifiedSet // entries Prepare found valid
 	subs       map[int]func(string)
 	next       int
 }
 
-var (
-	_ sync.Local    = (*Replica)(nil)
-	_ sync.Preparer = (*Replica)(nil)
-)
+var _ sync.Local = (*Replica)(nil)
 
 // New returns a replica over store, which it owns (Close closes it).
 func New(store dag.Store, o Options) *Replica {
-	return &Replica{Store: store, o: o, quarantine: map[dag.ID]Quarantine{}, keys: dag.NewKeyCache(0), pre: dag.NewVerifiedSet(0), subs: map[int]func(string){}}
+	return &Replica{Store: store, o: o, quarantine: map[dag.ID]Quarantine{}, keys: dag.NewKeyCache(0), subs: map[int]func(string){}}
 }
 
 // NewMem returns a replica over a fresh in-memory store.
@@ -163,49 +159,6 @@ func (r *Replica) Submit(ctx context.Context, data []byte, objects ...dag.Object
 // the real one knows each space's kind).
 const MemoryPrefix = "mem:"
 
-// Prepare implements sync.Preparer: it decodes a batch of envelopes and
-// checks their signatures on every core, and remembers (boundedly) the ids
-// of the valid ones, which Ingest then does not check again. It decides
-// nothing; memory blocks are left to Ingest.
-func (r *Replica) Prepare(ctx context.Context, space string, items []sync.Item) {
-	if strings.HasPrefix(space, MemoryPrefix) || ctx.Err() != nil {
-		return
-	}
-	chunks := (len(items) + ingestChunk - 1) / ingestChunk
-	var next atomic.Int64
-	var wg gosync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), chunks) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			bv := dag.NewBatchVerifierCache(r.keys)
-			var ids []dag.ID
-			for {
-				c := int(next.Add(1) - 1)
-				if c >= chunks {
-					return
-				}
-				ids = ids[:0]
-				for _, it := range items[c*ingestChunk : min((c+1)*ingestChunk, len(items))] {
-					if se, err := dag.DecodeSigned(it.Data); err == nil {
-						bv.AddSigned(se)
-						ids = append(ids, se.ID)
-					}
-				}
-				_, valid := bv.Verify()
-				ok := ids[:0]
-				for k, id := range ids {
-					if valid[k] {
-						ok = append(ok, id)
-					}
-				}
-				r.pre.Add(ok...)
-			}
-		}()
-	}
-	wg.Wait()
-}
-
 // Ingest implements sync.Local: decode and verify signatures in parallel
 // chunks (through the replica's KeyCache), check space, parents, objects
 // and Authorize in item order, quarantine what fails, and put the rest.
@@ -241,9 +194,7 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 			d := &dec[i]
 			se, err := dag.DecodeSigned(items[i].Data)
 			d.env, d.canon, d.id, d.err = se.Envelope, se.Canonical, se.ID, err
-			if d.err == nil && r.pre.Take(se.ID) {
-				d.sigOK = true // Prepare verified it
-			} else if d.err == nil {
+			if d.err == nil {
 				bv.AddSigned(se)
 				idx = append(idx, i)
 			}
