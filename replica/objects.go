@@ -2,7 +2,8 @@ package replica
 
 // This file is the walk that finds the objects an entry needs besides its
 // envelope: what sync sends with it (node.Node.Refs) and what a client's
-// session.create may name at most (dag.MaxEntryObjects, ingestItems).
+// session.create or branch.append may name at most (dag.MaxEntryObjects,
+// ingestItems).
 
 import (
 	"context"
@@ -104,12 +105,18 @@ func idsIn(b []byte) []dag.ID {
 	}
 }
 
-// tooManyObjects is the refusal's detail of a client's session.create
-// that names more objects than travel with one entry, or "".
+// tooManyObjects is the refusal's detail of a client's session.create or
+// branch.append that names more objects than travel with one entry, or "".
 func tooManyObjects(ctx context.Context, objs house.Objects, env *dag.Envelope) (string, error) {
 	ids, err := BodyObjects(ctx, objs, env.Body, dag.MaxEntryObjects+1)
 	if err != nil || len(ids) <= dag.MaxEntryObjects {
 		return "", err
 	}
-	return fmt.Sprintf("the session.create names more than %d objects (its seed snapshot and nodes, rule texts, district table): at most %d travel with one entry to a peer, so the session could never sync; split the seed's text into fewer, larger nodes", dag.MaxEntryObjects, dag.MaxEntryObjects), nil
+	switch env.Type {
+	case dag.TxSessionCreate:
+		return fmt.Sprintf("the session.create names more than %d objects (its seed snapshot and nodes, rule texts, district table): at most %d travel with one entry to a peer, so the session could never sync; split the seed's text into fewer, larger nodes", dag.MaxEntryObjects, dag.MaxEntryObjects), nil
+	case dag.TxBranchAppend:
+		return fmt.Sprintf("the branch.append names more than %d objects (its change and the node objects the change's result adds to its base: each new node and each ancestor whose hash changes): at most %d travel with one entry to a peer, so peers would not receive every node of the result; split the change into several appends, each adding fewer nodes", dag.MaxEntryObjects, dag.MaxEntryObjects), nil
+	}
+	return fmt.Sprintf("the %s names more than %d objects: at most %d travel with one entry to a peer", env.Type, dag.MaxEntryObjects, dag.MaxEntryObjects), nil
 }

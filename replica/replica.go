@@ -859,10 +859,11 @@ func (r *Replica) ingestItems(ctx context.Context, items []item, out []Outcome, 
 		} else if detail, err := r.tooManyObjects(ctx, it); err != nil {
 			return err
 		} else if detail != "" {
-			// A client's session.create that could never reach a peer
-			// (dag.MaxEntryObjects). Refused, not quarantined, and not a
-			// carrier: the session is not made and nothing it brought is
-			// kept. A peer's is judged as any other: it did reach us.
+			// A client's session.create or branch.append that could not
+			// reach a peer whole (dag.MaxEntryObjects). Refused, not
+			// quarantined, and not a carrier: the session is not made, the
+			// change not appended, and nothing it brought is kept. A peer's
+			// is judged as any other: it did reach us.
 			out[it.i].Status, out[it.i].Code, out[it.i].Detail = Rejected, dag.CodeSchema, detail
 			continue
 		} else {
@@ -892,10 +893,21 @@ func (r *Replica) ingestItems(ctx context.Context, items []item, out []Outcome, 
 }
 
 // tooManyObjects is the detail of the refusal of it, a client's
-// session.create naming more objects than travel with one entry, or ""
-// (objects.go). It reads the attachments and the store.
+// session.create or (public) branch.append naming more objects than
+// travel with one entry, or "" (objects.go). It reads the attachments and
+// the store. A restricted append names no object (house.IsCommitAppend);
+// ingestItems refuses one that carries attachments before this.
 func (r *Replica) tooManyObjects(ctx context.Context, it item) (string, error) {
-	if it.hold || it.env.Type != dag.TxSessionCreate {
+	if it.hold {
+		return "", nil
+	}
+	switch it.env.Type {
+	case dag.TxSessionCreate:
+	case dag.TxBranchAppend:
+		if house.IsCommitAppend(it.env.Body) {
+			return "", nil
+		}
+	default:
 		return "", nil
 	}
 	extra := make(map[dag.ID][]byte, len(it.attach))
