@@ -30,6 +30,14 @@ func RegionIDs(ctx context.Context, x Local, starts, known []dag.ID, limit int) 
 // that brings fewer than 256 entries in it is dropped from the catch-up.
 func SetCatchUpStall(n *Node, d time.Duration) { n.catchStall = d }
 
+// CatchingUp reports whether a ranged catch-up of space runs on n: once
+// it is over, it has sent every event of its workers.
+func CatchingUp(n *Node, space string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.catchups[space] != nil
+}
+
 // CatchUpSim drives a ranged catch-up's coordinator (multipull.go) with no
 // network: the test plays the workers, claiming spans, delivering their
 // batches, finishing and dropping them in any order it likes, while the

@@ -31,8 +31,20 @@ func TestContentIDsAnnounceSameHeadsOnce(t *testing.T) {
 		// came by a pull does not announce it, nor re-announce it in the
 		// next period (Derived), so the first copy a node sees may be a
 		// peer's re-announcement, a period or two (300 ms each) after the
-		// topic's mesh forms (gossipsub's heartbeat, 1 s).
-		time.Sleep(2 * time.Second)
+		// topic's mesh forms (gossipsub's heartbeat, 1 s). Waited for, not
+		// slept on: once every node has sent or received it, every node
+		// has seen the message, and under content ids no copy of it is new
+		// to any node; a fixed pause that a loaded machine outlasted left
+		// a first delivery inside the window below.
+		waitFor(t, 30*time.Second, "every node to have sent or received an announcement", func() bool {
+			for _, n := range c.nodes {
+				if st := n.Stats(); st.Sent+st.Received == 0 {
+					return false
+				}
+			}
+			return true
+		})
+		time.Sleep(time.Second) // the copies on their way arrive
 		before := received()
 		// Each node re-announces every 300 ms ± 25 %: about ten times
 		// each in 3 s.

@@ -54,6 +54,8 @@ type catchUpRig struct {
 	bytes   uint64            // entry bytes the fresh node received in all
 	byPeer  map[string]uint64 // entries received from each peer
 	errs    map[string]string // why a peer's catch-up ended, if it failed
+	open    map[string]int    // pulls begun and not ended, by peer
+	stalled map[string]bool   // the holders that stall
 	onEvent func(ws.Event)
 }
 
@@ -74,7 +76,8 @@ func newCatchUpRig(t *testing.T, n int, o rigOptions) *catchUpRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rig := &catchUpRig{space: space, n: len(ids), byPeer: map[string]uint64{}, errs: map[string]string{}}
+	rig := &catchUpRig{space: space, n: len(ids), byPeer: map[string]uint64{}, errs: map[string]string{},
+		open: map[string]int{}, stalled: map[string]bool{}}
 	var log []dag.Entry
 	for _, id := range ids {
 		e, err := src.Get(ctx, id)
@@ -106,6 +109,9 @@ func newCatchUpRig(t *testing.T, n int, o rigOptions) *catchUpRig {
 		}
 		t.Cleanup(func() { close(r.release); h.Close() })
 		rig.holders = append(rig.holders, h)
+		if r.stall {
+			rig.stalled[h.ID().String()] = true
+		}
 		rig.locals = append(rig.locals, r)
 	}
 	rig.fresh = synctest.NewMem(synctest.Options{})
@@ -116,7 +122,11 @@ func newCatchUpRig(t *testing.T, n int, o rigOptions) *catchUpRig {
 			return
 		}
 		rig.mu.Lock()
+		if ev.Kind == ws.EventSyncStart {
+			rig.open[ev.Peer]++
+		}
 		if ev.Kind == ws.EventSyncDone {
+			rig.open[ev.Peer]--
 			rig.bytes += ev.Stats.EntryBytes
 			rig.byPeer[ev.Peer] += uint64(ev.Stats.Received)
 			if ev.Err != nil && rig.errs[ev.Peer] == "" {
@@ -161,8 +171,23 @@ func (rig *catchUpRig) join(t *testing.T) {
 	if got := heads(t, rig.fresh, rig.space); !slices.Equal(got, rig.want) {
 		t.Fatalf("fresh node's heads %v, the holders' %v", got, rig.want)
 	}
-	// The catch-up's and the pulls' stats arrive as they end.
-	time.Sleep(200 * time.Millisecond)
+	// The catch-up's and the pulls' stats arrive as they end, which can
+	// be well after the last entry landed on a loaded machine: wait for
+	// the catch-up to be over (it reports its workers as it ends) and for
+	// every pull from a holder that does not stall to have ended.
+	waitFor(t, 30*time.Second, "the catch-up and the pulls ended", func() bool {
+		if ws.CatchingUp(rig.node, rig.space) {
+			return false
+		}
+		rig.mu.Lock()
+		defer rig.mu.Unlock()
+		for p, k := range rig.open {
+			if k > 0 && !rig.stalled[p] {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // contributors counts the peers from which the fresh node received at

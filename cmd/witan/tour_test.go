@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -328,9 +330,32 @@ func (p *tourProc) stop(t *testing.T, sig syscall.Signal) []string {
 	return <-p.rest
 }
 
-// freePort returns a TCP port on loopback that nothing listens on now.
+// freePort returns a TCP port on loopback that nothing listens on now,
+// for a process the test starts later. It is drawn below the kernel's
+// ephemeral range (ip_local_port_range), where the ports that every other
+// listener on ":0" gets (the libp2p hosts of the tests running meanwhile,
+// the nodes' own) are not: a port the kernel handed out for ":0" and the
+// test released went back to that pool, and one of the many binds before
+// the process started could take it ("address already in use").
 func freePort(t *testing.T) string {
 	t.Helper()
+	low := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil {
+				low = n
+			}
+		}
+	}
+	if low > 20000 {
+		for range 100 {
+			port := 20000 + rand.IntN(low-20000)
+			if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+				l.Close()
+				return strconv.Itoa(port)
+			}
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -122,6 +122,7 @@ func TestPowerCut(t *testing.T) {
 	state := filepath.Join(d.Mnt, "state")
 	stop := make(chan struct{})
 	done := make(chan int)
+	first := make(chan struct{}) // closed once a write has returned
 	go func() {
 		i := 0
 		for {
@@ -135,10 +136,21 @@ func TestPowerCut(t *testing.T) {
 				done <- i
 				return
 			}
+			if i == 0 {
+				close(first)
+			}
 			i++
 		}
 	}()
-	time.Sleep(time.Duration(50+rng.IntN(500)) * time.Millisecond)
+	// The moment is drawn from the first write's return on, not from the
+	// start: a loaded machine's first write (a file, its fsync and the
+	// directory's through FUSE) can outlast any fixed pause.
+	select {
+	case <-first:
+	case <-time.After(time.Minute):
+		t.Fatal("no write of the state file returned in a minute")
+	}
+	time.Sleep(time.Duration(rng.IntN(500)) * time.Millisecond)
 	if err := d.PowerCut(); err != nil {
 		t.Fatal(err)
 	}

@@ -329,7 +329,10 @@ func rawStream(t *testing.T, base, query string) net.Conn {
 // once a write to it has waited WriteTimeout, while another client gets
 // every event and the node keeps serving.
 func TestEventsSlowClientDropped(t *testing.T) {
-	n, srv, space := chainNode(t, 600, httpapi.EventOptions{WriteTimeout: 300 * time.Millisecond})
+	// The timeout applies to the reading client too: long enough that a
+	// loaded machine's pause of its reader, with the socket's buffers
+	// full, does not drop it (300 ms could), short enough to wait for.
+	n, srv, space := chainNode(t, 600, httpapi.EventOptions{WriteTimeout: 2 * time.Second})
 	rawStream(t, n.srv.URL, "session="+space) // never read
 	waitUntil(t, func() bool { return srv.EventClients() == 1 }, "the slow stream served")
 	fast := openEvents(t, n.srv.URL, "session="+space, "")

@@ -6,8 +6,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
@@ -111,9 +114,15 @@ func TestWitnessSeesCheckpointWithoutPull(t *testing.T) {
 	seed := func(b byte) *dag.Signer { k, _ := dag.SignerFromSeed(bytes.Repeat([]byte{b}, 32)); return k }
 	hb := ht.New(ht.Options{})
 	space := hb.Session.String()
-	open := func(k *dag.Signer, every time.Duration) *node.Node {
+	// checked counts, per node, the pulls whose checkpoint check (run by
+	// the node before this hook) is over.
+	var checked [2]atomic.Int32
+	open := func(k *dag.Signer, every time.Duration, done *atomic.Int32) *node.Node {
 		cfg := loopback()
 		cfg.Spaces = []string{space}
+		if done != nil {
+			cfg.AfterPull = func(context.Context, peer.ID, string) { done.Add(1) }
+		}
 		n, err := node.Open(ctx, node.Options{InMemory: true, NodeKey: k, WitnessEvery: every, Sync: &cfg})
 		if err != nil {
 			t.Fatal(err)
@@ -121,10 +130,10 @@ func TestWitnessSeesCheckpointWithoutPull(t *testing.T) {
 		t.Cleanup(func() { n.Close() })
 		return n
 	}
-	a := open(seed(41), -1)
+	a := open(seed(41), -1, nil)
 	submit(t, a, hb.Create)
-	b, c := open(seed(42), 100*time.Millisecond), open(seed(43), -1)
-	for _, w := range []*node.Node{b, c} {
+	b, c := open(seed(42), 100*time.Millisecond, &checked[0]), open(seed(43), -1, &checked[1])
+	for i, w := range []*node.Node{b, c} {
 		if err := w.Sync().Connect(ctx, a.Sync().Addrs()[0]); err != nil {
 			t.Fatal(err)
 		}
@@ -132,9 +141,13 @@ func TestWitnessSeesCheckpointWithoutPull(t *testing.T) {
 			st, err := w.Has(ctx, hb.Create.ID)
 			return err == nil && st == dag.Applied
 		})
+		// The pull's own check of A's checkpoint (it finds none) runs
+		// after the entries land: waited for, not slept on, since a
+		// loaded machine can take longer than any fixed pause, and a
+		// check of C's that ran after A signed would co-sign.
+		eventually(ctx, t, "the pull's checkpoint check over", func() bool { return checked[i].Load() > 0 && len(w.Pulls()) == 0 })
 	}
-	// The pulls' own checks (they found no checkpoint) are over by now.
-	time.Sleep(500 * time.Millisecond)
+	pulledC := checked[1].Load()
 	cp, err := a.Replica().Checkpoint(ctx, hb.Session)
 	if err != nil {
 		t.Fatal(err)
@@ -150,6 +163,9 @@ func TestWitnessSeesCheckpointWithoutPull(t *testing.T) {
 	eventually(ctx, t, "B's cosignature of A's new checkpoint", func() bool { return cosignedBy(seed(42)) })
 	time.Sleep(time.Second)
 	if cosignedBy(seed(43)) {
+		if n := checked[1].Load(); n != pulledC {
+			t.Fatalf("C pulled %d more times after A signed its checkpoint: nothing led it to pull", n-pulledC)
+		}
 		t.Fatal("C co-signed without a pull and without its loop: the test no longer shows the loop at work")
 	}
 }
