@@ -190,6 +190,16 @@ func (rig *catchUpRig) join(t *testing.T) {
 	})
 }
 
+// receivedOnce fails t when the fresh node received more than the
+// space's entries once (10 % allowed for the pulls after the catch-up).
+// The caller holds rig.mu.
+func (rig *catchUpRig) receivedOnce(t *testing.T) {
+	t.Helper()
+	if rig.bytes > rig.whole*11/10 {
+		t.Errorf("the fresh node received %d bytes of entries for a space of %d: more than once", rig.bytes, rig.whole)
+	}
+}
+
 // contributors counts the peers from which the fresh node received at
 // least min entries.
 func (rig *catchUpRig) contributors(min uint64) int {
@@ -218,9 +228,7 @@ func TestCatchUpFromThreePeers(t *testing.T) {
 	rig.mu.Lock()
 	defer rig.mu.Unlock()
 	t.Logf("received %d bytes of entries for a space of %d entries, %d bytes; entries by peer %v; errors %v", rig.bytes, rig.n, rig.whole, rig.byPeer, rig.errs)
-	if rig.bytes > rig.whole*11/10 {
-		t.Errorf("the fresh node received %d bytes of entries for a space of %d: more than once", rig.bytes, rig.whole)
-	}
+	rig.receivedOnce(t)
 	k := 0
 	for _, n := range rig.byPeer {
 		if n >= 256 {
@@ -266,9 +274,7 @@ func TestCatchUpPeerStalls(t *testing.T) {
 	if !strings.Contains(rig.errs[stalled], "stalled") {
 		t.Errorf("the stalling holder's catch-up ended with %q, want it dropped as stalled", rig.errs[stalled])
 	}
-	if rig.bytes > rig.whole*11/10 {
-		t.Errorf("the fresh node received %d bytes of entries for a space of %d: more than once", rig.bytes, rig.whole)
-	}
+	rig.receivedOnce(t)
 }
 
 // A holder that leaves in the middle of the catch-up (stuck in the middle
@@ -302,9 +308,7 @@ func TestCatchUpPeerLeaves(t *testing.T) {
 	if e := rig.errs[leaving.ID().String()]; e == "" || strings.Contains(e, "stalled") {
 		t.Errorf("the leaving holder's catch-up ended with %q, want its stream's end", e)
 	}
-	if rig.bytes > rig.whole*11/10 {
-		t.Errorf("the fresh node received %d bytes of entries for a space of %d: more than once", rig.bytes, rig.whole)
-	}
+	rig.receivedOnce(t)
 }
 
 // Holders whose logs differ (each applied the space in its own
@@ -325,9 +329,7 @@ func TestCatchUpLogsDiffer(t *testing.T) {
 	rig.mu.Lock()
 	defer rig.mu.Unlock()
 	t.Logf("received %d bytes of entries for a space of %d entries, %d bytes; entries by peer %v; errors %v", rig.bytes, rig.n, rig.whole, rig.byPeer, rig.errs)
-	if rig.bytes > rig.whole*11/10 {
-		t.Errorf("the fresh node received %d bytes of entries for a space of %d: more than once", rig.bytes, rig.whole)
-	}
+	rig.receivedOnce(t)
 }
 
 // reorder returns log (a topological order) in another topological order:
