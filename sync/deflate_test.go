@@ -14,7 +14,10 @@ import (
 // (ws.ProtocolDeflateID) and get them from a node that serves them: the
 // same entries in fewer bytes. A node that speaks only /witan/sync/2 (as
 // one made before deflated batches, Config.PlainBatches) pulls from a new
-// one and serves one, in plain batches.
+// one and serves one, in plain batches. These nodes meet on loopback, so
+// the deflating ones say Config.DeflateLoopback; a node that does not
+// serves plain batches to a loopback requester that asked for deflated
+// ones.
 func TestDeflatedBatchesOverLibp2p(t *testing.T) {
 	if testing.Short() {
 		t.Skip("libp2p nodes")
@@ -23,9 +26,15 @@ func TestDeflatedBatchesOverLibp2p(t *testing.T) {
 	defer cancel()
 	const n = 2000
 	src, space := build(t, n)
+	var openWith func(*synctest.Replica, ws.Config) *ws.Node
 	open := func(r *synctest.Replica, plain bool) *ws.Node {
 		t.Helper()
-		nd, err := ws.NewNode(ctx, r, ws.Config{ListenAddrs: []string{"/ip4/127.0.0.1/tcp/0"}, Manual: true, PlainBatches: plain, Spaces: []string{space}})
+		return openWith(r, ws.Config{PlainBatches: plain, DeflateLoopback: !plain})
+	}
+	openWith = func(r *synctest.Replica, cfg ws.Config) *ws.Node {
+		t.Helper()
+		cfg.ListenAddrs, cfg.Manual, cfg.Spaces = []string{"/ip4/127.0.0.1/tcp/0"}, true, []string{space}
+		nd, err := ws.NewNode(ctx, r, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,5 +82,15 @@ func TestDeflatedBatchesOverLibp2p(t *testing.T) {
 	fromOld := pull(old, newer, rNewer)
 	if fromOld.BytesIn*10 < plain.BytesIn*9 {
 		t.Errorf("from a node that speaks only %s: %d bytes, plain %d", ws.ProtocolID, fromOld.BytesIn, plain.BytesIn)
+	}
+
+	// A node with the default policy serves a requester on loopback plain
+	// batches, though it asked for deflated ones; the requester reads
+	// them all the same.
+	local := openWith(src, ws.Config{})
+	rLocal := synctest.NewMem(synctest.Options{})
+	fromLocal := pull(local, open(rLocal, false), rLocal)
+	if fromLocal.BytesIn*10 < plain.BytesIn*9 {
+		t.Errorf("over loopback without DeflateLoopback: %d bytes, plain %d", fromLocal.BytesIn, plain.BytesIn)
 	}
 }

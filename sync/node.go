@@ -112,6 +112,13 @@ type Config struct {
 	// serves deflated batches (ProtocolDeflateID), as a node before them
 	// did. For comparisons and tests.
 	PlainBatches bool
+	// DeflateLoopback deflates batches for a requester on a loopback
+	// address too. By default a responder sends such a requester plain
+	// batches even over ProtocolDeflateID: there is no link whose bytes
+	// compression saves, and deflating and inflating cost the two sides
+	// about 2 µs of CPU an envelope between them (docs/sync-protocol.md,
+	// "Deflate, not on loopback"). For tests of the deflated path.
+	DeflateLoopback bool
 	// SerialCatchUp pulls a space this node holds nothing of from one
 	// peer that offers it at a time (freshGate), as nodes did before the
 	// ranged catch-up, instead of disjoint runs of its log from up to
@@ -1381,13 +1388,21 @@ func (n *Node) handle(s network.Stream) {
 	stop := context.AfterFunc(n.ctx, func() { s.Reset() })
 	defer stop()
 	ranges := s.Protocol() == ProtocolRangesID
-	err := n.engine.Serve(n.ctx, p.String(), &deadlined{s: s, d: n.cfg.StreamTimeout, deflate: ranges || s.Protocol() == ProtocolDeflateID, ranges: ranges})
+	deflate := (ranges || s.Protocol() == ProtocolDeflateID) && n.deflatesFor(s.Conn().RemoteMultiaddr())
+	err := n.engine.Serve(n.ctx, p.String(), &deadlined{s: s, d: n.cfg.StreamTimeout, deflate: deflate, ranges: ranges})
 	if err != nil && !errors.Is(err, io.EOF) {
 		n.log.Debug("serve", "peer", p, "err", err)
 		s.Reset()
 		return
 	}
 	s.Close()
+}
+
+// deflatesFor reports whether this node deflates the batches it serves to
+// a requester that asked for them from the address a: not over loopback
+// unless Config.DeflateLoopback says so.
+func (n *Node) deflatesFor(a ma.Multiaddr) bool {
+	return n.cfg.DeflateLoopback || a == nil || !manet.IsIPLoopback(a)
 }
 
 // refuseBusy answers a stream that got no slot: one error frame, busy,
