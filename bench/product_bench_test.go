@@ -85,8 +85,10 @@ func openNode(b *testing.B) *wnode.Node {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// WITAN_BENCH_DEFLATE=1 deflates the batches on loopback too, as the
+	// nodes did before they stopped there, to compare in one binary.
 	n, err := wnode.Open(context.Background(), wnode.Options{Dir: b.TempDir(), NodeKey: key,
-		Sync: &sync.Config{ListenAddrs: []string{"/ip4/127.0.0.1/tcp/0"}}})
+		Sync: &sync.Config{ListenAddrs: []string{"/ip4/127.0.0.1/tcp/0"}, DeflateLoopback: os.Getenv("WITAN_BENCH_DEFLATE") != ""}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -129,6 +129,9 @@ func node(b *testing.B, r *synctest.Replica, spaces ...string) *ws.Node {
 		ListenAddrs: []string{"/ip4/127.0.0.1/tcp/0"},
 		Manual:      true,
 		Spaces:      spaces,
+		// WITAN_BENCH_DEFLATE=1: deflated batches on loopback too, as
+		// before, to compare in one binary.
+		DeflateLoopback: os.Getenv("WITAN_BENCH_DEFLATE") != "",
 	})
 	if err != nil {
 		b.Fatal(err)
