@@ -32,8 +32,9 @@
 //     the sender's heads and names its newest: Announcer, trickle.go,
 //     pulls once per digest this replica does not cover and never from a
 //     peer in sync, and skips announcements peers already made, as Trickle
-//     does), over /witan/sync/2/deflate (batches deflated) where
-//     the peer speaks it, else /witan/sync/2. A space this replica holds
+//     does), over /witan/sync/2/deflate (batches deflated, except to a
+//     requester on loopback: Config.DeflateLoopback) where the peer
+//     speaks it, else /witan/sync/2. A space this replica holds
 //     nothing of comes first from up to four peers that offer it at once,
 //     each sending disjoint runs of its log by position over
 //     /witan/sync/2/ranges (multipull.go; Config.SerialCatchUp pulls it
