@@ -7,6 +7,8 @@ import (
 	"io"
 	"math/rand/v2"
 	"testing"
+
+	ma "github.com/multiformats/go-multiaddr"
 )
 
 // A deflated batch frame inflates to the batch it was made from; one
@@ -148,4 +150,33 @@ func FuzzInflateBatch(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A responder deflates for a requester anywhere but on loopback, and for
+// one reached through a relay even when the relay is on loopback: those
+// bytes cross the relay's link and count against its limits.
+func TestDeflatesForAddress(t *testing.T) {
+	n := &Node{}
+	for _, c := range []struct {
+		addr string
+		want bool
+	}{
+		{"/ip4/127.0.0.1/tcp/4001", false},
+		{"/ip6/::1/udp/4001/quic-v1", false},
+		{"/ip4/10.1.0.7/udp/4001/quic-v1", true},
+		{"/ip4/192.168.1.20/tcp/4001", true},
+		{"/ip4/127.0.0.1/tcp/4001/p2p/12D3KooWM8CjbndAhQe11JE2hT8pGcj7e93mrYkUPcMg4eef3BKG/p2p-circuit", true},
+	} {
+		a, err := ma.NewMultiaddr(c.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := n.deflatesFor(a); got != c.want {
+			t.Errorf("%s: deflates %v, want %v", c.addr, got, c.want)
+		}
+	}
+	n.cfg.DeflateLoopback = true
+	if a, _ := ma.NewMultiaddr("/ip4/127.0.0.1/tcp/4001"); !n.deflatesFor(a) {
+		t.Error("DeflateLoopback: loopback not deflated")
+	}
 }

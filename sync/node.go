@@ -1400,9 +1400,17 @@ func (n *Node) handle(s network.Stream) {
 
 // deflatesFor reports whether this node deflates the batches it serves to
 // a requester that asked for them from the address a: not over loopback
-// unless Config.DeflateLoopback says so.
+// unless Config.DeflateLoopback says so. A relayed connection is not a
+// loopback one, even through a relay on this machine: its bytes cross the
+// relay's link to the peer and count against the relay's limits.
 func (n *Node) deflatesFor(a ma.Multiaddr) bool {
-	return n.cfg.DeflateLoopback || a == nil || !manet.IsIPLoopback(a)
+	if n.cfg.DeflateLoopback || a == nil {
+		return true
+	}
+	if _, relayed := relayOf(a); relayed {
+		return true
+	}
+	return !manet.IsIPLoopback(a)
 }
 
 // refuseBusy answers a stream that got no slot: one error frame, busy,
