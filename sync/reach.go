@@ -34,9 +34,10 @@ const (
 // ConnInfo is one connection to a peer.
 type ConnInfo struct {
 	// Kind is ConnDirect, ConnHolePunched or ConnRelayed. A hole-punched
-	// connection is a direct one made after the peers met through a
-	// relay: by DCUtR's hole punch, or by its dial back when one side's
-	// NAT let that through.
+	// connection is a direct one opened while the peers were connected
+	// through a relay, or within two minutes of their last relayed
+	// connection or hole punch: by DCUtR's hole punch, or by its dial
+	// back when one side's NAT let that through.
 	Kind string `json:"kind"`
 	// Relay is the relay's peer id when Kind is ConnRelayed.
 	Relay string `json:"relay,omitempty"`
@@ -55,71 +56,137 @@ type ConnInfo struct {
 type reach struct {
 	mu           gosync.Mutex
 	reachability network.Reachability
-	// upgraded holds, per peer, when DCUtR's last successful attempt
-	// began (this side ran it) or when the peer was first met through a
-	// relay: a direct connection opened after it is an upgrade.
-	upgraded map[peer.ID]time.Time
+	// met holds, per peer met through a relay, how many relayed
+	// connections to it are open and when one last was, and when DCUtR
+	// last made a direct connection to it: a direct connection opened
+	// while a relayed one is open, or within metGrace of one or of a hole
+	// punch, is an upgrade (punched). The grace covers a peer left for a
+	// moment with no connection at all (a duplicate direct connection
+	// closing, the relayed one closed, before the one that stays is
+	// added): forgetting it then called the connection that followed a
+	// plain direct one.
+	met map[peer.ID]*relayMeeting
+	// punched holds the ids of the open direct connections that are
+	// upgrades, labelled when each opened.
+	punched map[string]bool
+	// now is the clock (tests set it).
+	now func() time.Time
 }
 
+// relayMeeting is what reach knows of a peer met through a relay.
+type relayMeeting struct {
+	open   int       // relayed connections open
+	last   time.Time // when one was last open (opened, or closed)
+	punch  time.Time // when DCUtR or its dial back last succeeded
+	direct int       // direct connections open
+}
+
+// metGrace is how long after its last relayed connection, or a hole
+// punch, a peer's new direct connection still counts as an upgrade.
+const metGrace = 2 * time.Minute
+
+// maxMet bounds the peers reach remembers with no connection open: past
+// it, those whose grace has run out are forgotten.
+const maxMet = 1024
+
 // Trace is holepunch's EventTracer: it remembers successful hole punches
-// so that the direct connections they made are told from others.
+// (and the dial backs that made one needless), so that the direct
+// connections they made are told from others.
 func (r *reach) Trace(e *holepunch.Event) {
 	if e == nil {
 		return
 	}
-	var at time.Time
 	switch ev := e.Evt.(type) {
 	case *holepunch.EndHolePunchEvt:
 		if !ev.Success {
 			return
 		}
-		at = time.Unix(0, e.Timestamp).Add(-ev.EllapsedTime)
 	case *holepunch.DirectDialEvt:
 		if !ev.Success {
 			return
 		}
-		at = time.Unix(0, e.Timestamp).Add(-ev.EllapsedTime)
 	default:
 		return
 	}
+	// The connection the punch made opened before this event, while a
+	// relayed one was open (DCUtR runs over it), and was labelled then;
+	// this lets a direct connection that follows within metGrace count
+	// as the punch's too, with no relayed one left open.
 	r.mu.Lock()
-	if old, ok := r.upgraded[e.Remote]; !ok || at.Before(old) {
-		r.upgraded[e.Remote] = at
-	}
+	r.meeting(e.Remote).punch = r.now()
 	r.mu.Unlock()
 }
 
-// connected notes when a peer is first met through a relay.
+// meeting returns the peer's entry, made if absent. r.mu is held.
+func (r *reach) meeting(p peer.ID) *relayMeeting {
+	m := r.met[p]
+	if m == nil {
+		if len(r.met) >= maxMet {
+			r.sweep()
+		}
+		m = &relayMeeting{}
+		r.met[p] = m
+	}
+	return m
+}
+
+// sweep forgets the peers with no connection whose grace has run out.
+// r.mu is held.
+func (r *reach) sweep() {
+	now := r.now()
+	for p, m := range r.met {
+		if m.open == 0 && m.direct == 0 && now.Sub(m.last) > metGrace && now.Sub(m.punch) > metGrace {
+			delete(r.met, p)
+		}
+	}
+}
+
+// connected counts a relayed connection, and labels a direct one an
+// upgrade when the peer was met through a relay (now or within metGrace)
+// or hole punched within metGrace.
 func (r *reach) connected(_ network.Network, c network.Conn) {
-	if _, relayed := relayOf(c.RemoteMultiaddr()); !relayed {
+	p := c.RemotePeer()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.now()
+	if _, relayed := relayOf(c.RemoteMultiaddr()); relayed {
+		m := r.meeting(p)
+		m.open++
+		m.last = now
 		return
 	}
-	r.mu.Lock()
-	if _, ok := r.upgraded[c.RemotePeer()]; !ok {
-		r.upgraded[c.RemotePeer()] = c.Stat().Opened
+	m := r.met[p]
+	if m == nil {
+		return
 	}
-	r.mu.Unlock()
+	m.direct++
+	if m.open > 0 || now.Sub(m.last) <= metGrace || now.Sub(m.punch) <= metGrace {
+		r.punched[c.ID()] = true
+	}
 }
 
-// disconnected forgets a peer no longer connected at all. A peer that
-// still has a relayed connection (Connectedness Limited) is kept: when a
-// hole punch's duplicate direct connection closes before the one that
-// stays is added, the peer is left with only its relayed connection for a
-// moment, and forgetting it then would call the direct connection that
-// follows a plain one.
-func (r *reach) disconnected(nw network.Network, c network.Conn) {
-	if nw.Connectedness(c.RemotePeer()) != network.NotConnected {
+// disconnected forgets a closed connection's label and counts a relayed
+// one closed; the peer's meeting is kept for metGrace (meeting, sweep).
+func (r *reach) disconnected(_ network.Network, c network.Conn) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.punched, c.ID())
+	m := r.met[c.RemotePeer()]
+	if m == nil {
 		return
 	}
-	r.mu.Lock()
-	delete(r.upgraded, c.RemotePeer())
-	r.mu.Unlock()
+	if _, relayed := relayOf(c.RemoteMultiaddr()); relayed {
+		m.open = max(m.open-1, 0)
+		m.last = r.now()
+	} else {
+		m.direct = max(m.direct-1, 0)
+	}
 }
 
 // newReach returns a node's reachability state, and the pointer its
 // relay peer source reads the node from once it exists.
 func newReach() (*reach, *atomic.Pointer[Node]) {
-	return &reach{upgraded: map[peer.ID]time.Time{}}, new(atomic.Pointer[Node])
+	return &reach{met: map[peer.ID]*relayMeeting{}, punched: map[string]bool{}, now: time.Now}, new(atomic.Pointer[Node])
 }
 
 // reachOptions are the libp2p options d turns on.
@@ -295,9 +362,6 @@ func (n *Node) RelayAddrs() []string {
 // Conns returns how p is connected now: one ConnInfo per connection,
 // oldest first.
 func (n *Node) Conns(p peer.ID) []ConnInfo {
-	n.reach.mu.Lock()
-	since, upgraded := n.reach.upgraded[p]
-	n.reach.mu.Unlock()
 	var out []ConnInfo
 	for _, c := range n.host.Network().ConnsToPeer(p) {
 		st := c.Stat()
@@ -305,13 +369,21 @@ func (n *Node) Conns(p peer.ID) []ConnInfo {
 			Since: st.Opened, Limited: st.Limited}
 		if relay, ok := relayOf(c.RemoteMultiaddr()); ok {
 			ci.Kind, ci.Relay = ConnRelayed, relay
-		} else if upgraded && !st.Opened.Before(since) {
+		} else if n.reach.isPunched(c) {
 			ci.Kind = ConnHolePunched
 		}
 		out = append(out, ci)
 	}
 	slices.SortFunc(out, func(a, b ConnInfo) int { return a.Since.Compare(b.Since) })
 	return out
+}
+
+// isPunched reports whether the direct connection c was labelled an
+// upgrade when it opened.
+func (r *reach) isPunched(c network.Conn) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.punched[c.ID()]
 }
 
 // relayOf returns the relay's peer id of a /p2p-circuit address.
