@@ -90,9 +90,26 @@ func startUp(t *testing.T, bin, dir string, extra ...string) *proc {
 	case err := <-p.done:
 		t.Fatalf("witan up exited: %v\n%s", err, errb.String())
 	case <-time.After(60 * time.Second):
-		t.Fatalf("witan up did not start:\n%s", errb.String())
+		// Ask the Go runtime for every goroutine's stack (SIGQUIT), so
+		// that a start that hangs says where.
+		cmd.Process.Signal(syscall.SIGQUIT) //nolint:errcheck // best effort
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill() //nolint:errcheck // it is being given up
+			<-p.done
+		}
+		t.Fatalf("witan up did not start in 60 s; its stderr, with its goroutines' stacks:\n%s", tail(errb.String(), 64<<10))
 	}
 	return p
+}
+
+// tail returns the last n bytes of s.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
 }
 
 // stop sends SIGINT and expects a clean exit.
