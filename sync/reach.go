@@ -75,18 +75,17 @@ type reach struct {
 
 // relayMeeting is what reach knows of a peer met through a relay.
 type relayMeeting struct {
-	open   int       // relayed connections open
-	last   time.Time // when one was last open (opened, or closed)
-	punch  time.Time // when DCUtR or its dial back last succeeded
-	direct int       // direct connections open
+	open  int       // relayed connections open
+	last  time.Time // when one was last open (opened, or closed)
+	punch time.Time // when DCUtR or its dial back last succeeded
 }
 
 // metGrace is how long after its last relayed connection, or a hole
 // punch, a peer's new direct connection still counts as an upgrade.
 const metGrace = 2 * time.Minute
 
-// maxMet bounds the peers reach remembers with no connection open: past
-// it, those whose grace has run out are forgotten.
+// maxMet bounds the peers reach remembers: past it, those with no relayed
+// connection whose grace has run out are forgotten.
 const maxMet = 1024
 
 // Trace is holepunch's EventTracer: it remembers successful hole punches
@@ -130,12 +129,14 @@ func (r *reach) meeting(p peer.ID) *relayMeeting {
 	return m
 }
 
-// sweep forgets the peers with no connection whose grace has run out.
+// sweep forgets the peers with no relayed connection whose grace has run
+// out: a direct connection to them opened now would be a plain one, and
+// the labels of those already open are kept by connection (punched).
 // r.mu is held.
 func (r *reach) sweep() {
 	now := r.now()
 	for p, m := range r.met {
-		if m.open == 0 && m.direct == 0 && now.Sub(m.last) > metGrace && now.Sub(m.punch) > metGrace {
+		if m.open == 0 && now.Sub(m.last) > metGrace && now.Sub(m.punch) > metGrace {
 			delete(r.met, p)
 		}
 	}
@@ -155,12 +156,7 @@ func (r *reach) connected(_ network.Network, c network.Conn) {
 		m.last = now
 		return
 	}
-	m := r.met[p]
-	if m == nil {
-		return
-	}
-	m.direct++
-	if m.open > 0 || now.Sub(m.last) <= metGrace || now.Sub(m.punch) <= metGrace {
+	if m := r.met[p]; m != nil && (m.open > 0 || now.Sub(m.last) <= metGrace || now.Sub(m.punch) <= metGrace) {
 		r.punched[c.ID()] = true
 	}
 }
@@ -171,15 +167,12 @@ func (r *reach) disconnected(_ network.Network, c network.Conn) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.punched, c.ID())
-	m := r.met[c.RemotePeer()]
-	if m == nil {
+	if _, relayed := relayOf(c.RemoteMultiaddr()); !relayed {
 		return
 	}
-	if _, relayed := relayOf(c.RemoteMultiaddr()); relayed {
+	if m := r.met[c.RemotePeer()]; m != nil {
 		m.open = max(m.open-1, 0)
 		m.last = r.now()
-	} else {
-		m.direct = max(m.direct-1, 0)
 	}
 }
 
