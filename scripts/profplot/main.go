@@ -29,6 +29,7 @@ import (
 	"html"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -41,6 +42,9 @@ type stage struct {
 }
 
 var (
+	decoding     = []string{"dag.DecodeSigned", "dag.decodeSigned"}
+	admission    = []string{"house.(*House).Admit", "house.(*House).admit"}
+	plan         = []string{"dag.planBatch", "dag.PlanResume"}
 	verification = []string{"dag.(*BatchVerifier)", "dag.(*Verifier)", "curve25519-voi", "dag/internal/edwards4", "crypto/sha512"}
 	storeTxn     = []string{"badgerstore.(*Store).putStart", "badgerstore.(*Store).putLocked", "badgerstore.(*Store).putAsync", "badgerstore.(*Store).commit", "badgerstore.(*putTxn)", "badgerstore.(*Store).land"}
 	collector    = []string{"runtime.gcBgMarkWorker", "runtime.gcAssistAlloc", "runtime.bgsweep", "runtime.bgscavenge"}
@@ -49,10 +53,10 @@ var (
 // Stages nested in others come first: a sample goes to the first match.
 var sets = map[string][]stage{
 	"ingest": {
-		{"decoding envelopes", []string{"dag.DecodeSigned", "dag.decodeSigned"}},
+		{"decoding envelopes", decoding},
 		{"signature verification", verification},
-		{"House admission", []string{"house.(*House).Admit", "house.(*House).admit"}},
-		{"the store's plan", []string{"dag.planBatch", "dag.PlanResume"}},
+		{"House admission", admission},
+		{"the store's plan", plan},
 		{"the store's transaction", storeTxn},
 		{"replica: the rest of Ingest", []string{"replica.(*Replica).ingestItems", "replica.(*Replica).commitPart", "replica.(*Replica).Ingest", "replica.(*Replica).PreVerify"}},
 		{"Badger's writer", []string{"badger/v4.(*DB).doWrites", "badger/v4.(*DB).writeRequests", "badger/v4.(*DB).writeToLSM"}},
@@ -63,10 +67,10 @@ var sets = map[string][]stage{
 	},
 	"sync": {
 		{"sender: serving the log", []string{"sync.(*Engine).streamLog", "sync.(*batcher)", "(*Store).ScanLog", "(*Store).LogEntries", "sync.(*Engine).respond", "sync.(*Engine).Serve"}},
-		{"receiver: decoding envelopes", []string{"dag.DecodeSigned", "dag.decodeSigned"}},
+		{"receiver: decoding envelopes", decoding},
 		{"receiver: signature verification", verification},
-		{"receiver: House admission", []string{"house.(*House).Admit", "house.(*House).admit"}},
-		{"receiver: the store's plan", []string{"dag.planBatch", "dag.PlanResume"}},
+		{"receiver: House admission", admission},
+		{"receiver: the store's plan", plan},
 		{"receiver: the store's transaction", storeTxn},
 		{"receiver: the replica's Ingest, the rest", []string{"replica.(*Replica).ingestItems", "replica.(*Replica).commitPart", "replica.(*Replica).Ingest", "replica.(*Replica).PreVerify", "synctest.(*Replica).Ingest", "synctest.(*Replica).putAsync"}},
 		{"receiver: the stream (frames, inflating, batches)", []string{"compress/flate", "sync.inflate", "sync.DecodeBatch", "sync.(*conn)", "sync.(*Engine).receive", "sync.(*Engine).Pull", "node.(*Node).Ingest", "node.(*Node).Prepare"}},
@@ -94,14 +98,25 @@ type profile struct {
 	byStage []time.Duration // one per stage, then "other"
 }
 
+// perEntry returns each stage's figure per entry, in tenths of a
+// microsecond (micros), and their sum.
+func (p profile) perEntry() (vs []int64, total int64) {
+	vs = make([]int64, len(p.byStage))
+	for i, d := range p.byStage {
+		vs[i] = micros(d, p.entries)
+		total += vs[i]
+	}
+	return vs, total
+}
+
 func main() {
-	set := flag.String("set", "ingest", "stage set: ingest or sync")
+	set := flag.String("set", "ingest", "stage set: ingest, sync or wait")
 	title := flag.String("title", "CPU per entry by stage", "the picture's title")
 	table := flag.Bool("table", false, "print a Markdown table, not an SVG")
 	flag.Parse()
 	stages, ok := sets[*set]
 	if !ok || flag.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "usage: profplot [-set ingest|sync] [-title T] LABEL=ENTRIES=TRACES ...")
+		fmt.Fprintln(os.Stderr, "usage: profplot [-set ingest|sync|wait] [-title T] [-table] LABEL=ENTRIES=TRACES ...")
 		os.Exit(2)
 	}
 	var ps []profile
@@ -237,13 +252,11 @@ func printTable(w io.Writer, names []string, ps []profile) {
 		fmt.Fprint(w, "---|")
 	}
 	fmt.Fprintln(w)
-	totals := make([]int64, len(ps))
+	vs, totals := perEntry(ps)
 	for i, name := range names {
 		fmt.Fprintf(w, "| %s |", name)
-		for j, p := range ps {
-			v := micros(p.byStage[i], p.entries)
-			totals[j] += v
-			fmt.Fprintf(w, " %s |", tenths(v))
+		for j := range ps {
+			fmt.Fprintf(w, " %s |", tenths(vs[j][i]))
 		}
 		fmt.Fprintln(w)
 	}
@@ -254,18 +267,24 @@ func printTable(w io.Writer, names []string, ps []profile) {
 	fmt.Fprintln(w)
 }
 
+// perEntry returns every profile's figures per entry and their sums.
+func perEntry(ps []profile) (vs [][]int64, totals []int64) {
+	vs, totals = make([][]int64, len(ps)), make([]int64, len(ps))
+	for j, p := range ps {
+		vs[j], totals[j] = p.perEntry()
+	}
+	return vs, totals
+}
+
 func draw(w io.Writer, title, unit string, names []string, ps []profile) {
 	const (
 		left, labelW, barH, gap, barMax, top = 10, 330, 14, 10, 420, 50
 	)
-	var most int64 = 1
-	totals := make([]int64, len(ps))
-	for j, p := range ps {
-		for _, d := range p.byStage {
-			v := micros(d, p.entries)
-			totals[j] += v
-			most = max(most, v)
-		}
+	vs, totals := perEntry(ps)
+	var most, all int64 = 1, 1
+	for j := range ps {
+		most = max(most, slices.Max(vs[j]))
+		all = max(all, totals[j])
 	}
 	rowH := len(ps)*barH + gap
 	height := top + (len(names)+1)*rowH + 30 + 18*len(ps)
@@ -286,11 +305,7 @@ func draw(w io.Writer, title, unit string, names []string, ps []profile) {
 		y += rowH
 	}
 	for i, name := range names {
-		row(name, func(j int) int64 { return micros(ps[j].byStage[i], ps[j].entries) }, most)
-	}
-	var all int64 = 1
-	for _, t := range totals {
-		all = max(all, t)
+		row(name, func(j int) int64 { return vs[j][i] }, most)
 	}
 	row("all", func(j int) int64 { return totals[j] }, all)
 	y += 10
