@@ -2,7 +2,13 @@ package dag
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/big"
+	"slices"
 	"testing"
+
+	"github.com/oasisprotocol/curve25519-voi/curve/scalar"
+	"pgregory.net/rapid"
 )
 
 func groupedBatch(t *testing.T, n, keys int) []queued {
@@ -63,4 +69,61 @@ func testGroupedEquation(t *testing.T, q []queued) {
 			}
 		}
 	}
+}
+
+// wide sums products exactly: reduced modulo the group order, its sum is
+// what math/big makes of the same products, for random terms and for the
+// largest ones (z = 2¹²⁸ − 1, x = L − 1) in numbers that carry into every
+// limb.
+func TestWideSums(t *testing.T) {
+	order, _ := new(big.Int).SetString("7237005577332262213973186563042994240857116359379907606001950938285454250989", 10)
+	le := func(b []byte) *big.Int { // little-endian bytes as an integer
+		r := bytes.Clone(b)
+		slices.Reverse(r)
+		return new(big.Int).SetBytes(r)
+	}
+	check := func(t *rapid.T, zs [][16]byte, xs [][32]byte) {
+		var w wide
+		want := new(big.Int)
+		for i := range zs {
+			z0, z1 := binary.LittleEndian.Uint64(zs[i][:]), binary.LittleEndian.Uint64(zs[i][8:])
+			w.addMul(z0, z1, xs[i][:])
+			want.Add(want, new(big.Int).Mul(le(zs[i][:]), le(xs[i][:])))
+		}
+		if got := le(w.bytes(nil)); got.Cmp(want) != 0 {
+			t.Fatalf("%d terms: wide holds %x, want %x", len(zs), got, want)
+		}
+		var s scalar.Scalar
+		if _, err := s.SetBytesModOrderWide(w.bytes(nil)); err != nil {
+			t.Fatal(err)
+		}
+		var sb [32]byte
+		_ = s.ToBytes(sb[:])
+		if got, want := le(sb[:]), new(big.Int).Mod(want, order); got.Cmp(want) != 0 {
+			t.Fatalf("%d terms: reduced to %x, want %x", len(zs), got, want)
+		}
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(1, 300).Draw(t, "n")
+		zs, xs := make([][16]byte, n), make([][32]byte, n)
+		for i := range n {
+			copy(zs[i][:], rapid.SliceOfN(rapid.Byte(), 16, 16).Draw(t, "z"))
+			x := new(big.Int).SetBytes(rapid.SliceOfN(rapid.Byte(), 32, 32).Draw(t, "x"))
+			x.Mod(x, order) // a scalar below L, as sᵢ and kᵢ are
+			x.FillBytes(xs[i][:])
+			slices.Reverse(xs[i][:])
+		}
+		check(t, zs, xs)
+	})
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.SampledFrom([]int{1, 2, 3, 4096, 65536}).Draw(t, "n")
+		zs, xs := make([][16]byte, n), make([][32]byte, n)
+		top := new(big.Int).Sub(order, big.NewInt(1))
+		for i := range n {
+			copy(zs[i][:], bytes.Repeat([]byte{0xff}, 16))
+			top.FillBytes(xs[i][:])
+			slices.Reverse(xs[i][:])
+		}
+		check(t, zs, xs)
+	})
 }
