@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
@@ -215,12 +216,93 @@ var _ dag.Store = (*Store)(nil)
 // it sizes the file, then fails with z.NewFile. The next attempt opens the
 // sized file; each attempt sizes one more, so a few suffice (a crash leaves
 // at most one new memtable and one new value log).
+//
+// When Badger's Open fails, OpenDB waits at most openCleanupWait for
+// Badger to clean up, then returns the error all the same. Badger's
+// cleanup waits for the flush of the memtables it replayed, and that flush
+// retries a failed write every second, forever: on a disk that failed
+// (gone, or failing every write) Open would never return, and `witan up`
+// would hang without a word instead of saying why it cannot start. The
+// abandoned cleanup keeps its goroutines and the directory's lock: the
+// process cannot open the directory again, and is expected to exit.
 func OpenDB(bo badger.Options) (*badger.DB, error) {
-	db, err := badger.Open(bo)
-	for i := 0; i < 3 && err != nil && strings.Contains(err.Error(), "Create a new file"); i++ {
-		db, err = badger.Open(bo)
+	db, err := openDB(bo)
+	for i := 0; i < 3 && err != nil && !errors.Is(err, errCleanup) && strings.Contains(err.Error(), "Create a new file"); i++ {
+		db, err = openDB(bo)
 	}
 	return db, err
+}
+
+// openCleanupWait bounds OpenDB's wait for Badger's cleanup after its Open
+// failed.
+const openCleanupWait = 10 * time.Second
+
+var errCleanup = errors.New("badgerstore: Badger's open failed, and its cleanup did not end (a memtable flush keeps failing: is the disk failing?)")
+
+// openDB runs badger.Open, and returns once it returned, or once Badger
+// said that it failed ("Received err: …. Cleaning up...") and its cleanup
+// did not end within openCleanupWait.
+func openDB(bo badger.Options) (*badger.DB, error) {
+	w := &openWatch{next: bo.Logger, failed: make(chan string, 1)}
+	bo.Logger = w
+	type result struct {
+		db  *badger.DB
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		db, err := badger.Open(bo)
+		done <- result{db, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case msg := <-w.failed:
+		select {
+		case r = <-done:
+		case <-time.After(openCleanupWait):
+			msg = strings.TrimSuffix(strings.TrimPrefix(msg, "Received err: "), ". Cleaning up...")
+			return nil, fmt.Errorf("%w: %s", errCleanup, msg)
+		}
+	}
+	return r.db, r.err
+}
+
+// openWatch passes Badger's lines on and reports the one that says its
+// Open failed and is cleaning up.
+type openWatch struct {
+	next   badger.Logger // nil: discard
+	failed chan string
+}
+
+func (w *openWatch) Errorf(format string, args ...any) {
+	if msg := line(format, args); strings.HasPrefix(msg, "Received err:") && strings.Contains(msg, "Cleaning up") {
+		select {
+		case w.failed <- msg:
+		default:
+		}
+	}
+	if w.next != nil {
+		w.next.Errorf(format, args...)
+	}
+}
+
+func (w *openWatch) Warningf(format string, args ...any) {
+	if w.next != nil {
+		w.next.Warningf(format, args...)
+	}
+}
+
+func (w *openWatch) Infof(format string, args ...any) {
+	if w.next != nil {
+		w.next.Infof(format, args...)
+	}
+}
+
+func (w *openWatch) Debugf(format string, args ...any) {
+	if w.next != nil {
+		w.next.Debugf(format, args...)
+	}
 }
 
 // Open opens (creating if needed) the store in directory dir.

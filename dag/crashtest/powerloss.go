@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // A Disk is a directory mounted through LazyFS, a FUSE filesystem that
@@ -159,4 +160,56 @@ func (d *Disk) PowerCut() error {
 		return fmt.Errorf("crashtest: power cut at %s: %v: %s", d.Mnt, err, out)
 	}
 	return nil
+}
+
+// CrashBefore makes the disk die just before the first operation op
+// (LazyFS's names: "create", "open", "write", "fsync", "truncate",
+// "unlink", …) on a path that matches the regular expression path:
+// LazyFS kills itself there, and from then on every operation under Mnt
+// fails (ECONNABORTED; a page of a mapped file raises SIGBUS), as when a
+// disk is pulled out under a running program. What was never synced is
+// lost as by PowerCut, which then unmounts Mnt.
+func (d *Disk) CrashBefore(op, path string) error {
+	if d.cut {
+		return fmt.Errorf("crashtest: CrashBefore on a disk that is cut")
+	}
+	// The script names LazyFS's config (and the fault FIFO beside it) on
+	// LazyFS's command line only.
+	cmdline, err := os.ReadFile("/proc/" + d.pid + "/cmdline")
+	if err != nil {
+		return fmt.Errorf("crashtest: LazyFS's command line: %w", err)
+	}
+	var cfg string
+	args := strings.Split(string(cmdline), "\x00")
+	for i, a := range args {
+		if a == "--config-path" && i+1 < len(args) {
+			cfg = args[i+1]
+		}
+	}
+	if cfg == "" {
+		return fmt.Errorf("crashtest: no --config-path on LazyFS's command line %q", args)
+	}
+	fifo, err := os.OpenFile(cfg+".fifo", os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("crashtest: LazyFS's fault FIFO: %w", err)
+	}
+	_, err = fmt.Fprintf(fifo, "lazyfs::crash::timing=before::op=%s::from_rgx=%s\n", op, path)
+	if cerr := fifo.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("crashtest: LazyFS's fault FIFO: %w", err)
+	}
+	// LazyFS takes the fault on its own thread; its log says when.
+	for range 100 {
+		b, err := os.ReadFile(cfg + ".log")
+		if err == nil && bytes.Contains(b, []byte("VALID crash fault")) {
+			if bytes.Contains(b, []byte("INVALID crash fault")) {
+				return fmt.Errorf("crashtest: LazyFS refused the fault: %s", b)
+			}
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("crashtest: LazyFS did not take the fault within 5 s")
 }
