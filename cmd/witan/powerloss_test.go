@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -107,7 +108,7 @@ func TestPowerLossUnderLoad(t *testing.T) {
 		if err := d.Remount(); err != nil {
 			t.Fatal(err)
 		}
-		p = startUp(t, bin, dir, extra...)
+		p = restartUp(t, d, round, bin, dir, extra...)
 		if p.info.NodeKey != nodeKey {
 			t.Fatalf("round %d: the node restarted as %s, not %s", round, p.info.NodeKey, nodeKey)
 		}
@@ -129,6 +130,97 @@ func TestPowerLossUnderLoad(t *testing.T) {
 	if lost == 0 && len(accepted) == 0 {
 		t.Fatal("no ballot was accepted before any cut: the test proved nothing")
 	}
+}
+
+// TestPowerLossDiskDiesInRecovery: the power is cut under load, and the
+// disk dies again while the restarted node opens its store (before Badger
+// creates its new memtable file). That witan up exits saying why, rather
+// than hanging; the disk is cut and remounted, the node starts, and every
+// ballot it acknowledged before the first cut is in its log.
+func TestPowerLossDiskDiesInRecovery(t *testing.T) {
+	d := crashtest.Mount(t)
+	bin := buildWitan(t)
+	dir := filepath.Join(d.Mnt, "data")
+	p := startUp(t, bin, dir)
+	b := ht.New(ht.Options{Simulation: true, Label: "disk dies in recovery"})
+	client := &httpapi.Client{BaseURL: p.info.HTTP, Session: b.Session.String()}
+	ballots := b.BallotLoad(4000, 2000, func(tx ht.Tx) {
+		if rc, err := client.Submit(context.Background(), tx.Bytes, tx.Attach); err != nil || rc.Status != "accepted" {
+			t.Fatalf("%s: %v %+v", tx.Env.Type, err, rc)
+		}
+	})
+	got, _ := submitUntilCut(p.info.HTTP, ballots, 8, 500*time.Millisecond, func() { cutUp(t, d, p) })
+	if len(got) == 0 {
+		t.Fatal("no ballot accepted before the cut: the test proves nothing")
+	}
+	if err := d.Remount(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.CrashBefore("create", `\.mem$`); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if _, err := tryStartUp(t, bin, dir); err == nil {
+		t.Fatal("witan up started on a disk that died as it opened its store")
+	} else if !strings.Contains(err.Error(), "exited") {
+		t.Fatalf("witan up on a disk that died as it opened its store: %v", err)
+	} else {
+		t.Logf("witan up exited %v after the start: %.300s", time.Since(start).Round(time.Millisecond), err)
+	}
+	if why, died := d.Died(); !died {
+		t.Fatal("the disk did not die")
+	} else {
+		t.Logf("the disk: %.200s", why)
+	}
+	if err := d.PowerCut(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Remount(); err != nil {
+		t.Fatal(err)
+	}
+	p = startUp(t, bin, dir)
+	inLog := sessionLog(t, p.info.HTTP, b.Session.String())
+	missing := 0
+	for _, id := range got {
+		if !inLog[id] {
+			missing++
+		}
+	}
+	if missing > 0 {
+		t.Errorf("%d of %d accepted ballots are not in the log", missing, len(got))
+	}
+	t.Logf("%d ballots accepted before the cut, all in the log after the second", len(got))
+	p.stop(t)
+}
+
+// restartUp starts witan up again on a disk just remounted after a power
+// cut. LazyFS itself aborts now and then ("Resource deadlock avoided" in
+// its log) while the restarted node opens its store; every operation on
+// the disk fails from then on, and witan up exits saying so. That is one
+// more power cut, during recovery: the disk is cut and remounted and the
+// node started again (at most twice), and what it acknowledged must
+// still all be there.
+func restartUp(t *testing.T, d *crashtest.Disk, round int, bin, dir string, extra ...string) *proc {
+	t.Helper()
+	p, err := tryStartUp(t, bin, dir, extra...)
+	for try := 0; err != nil && try < 2; try++ {
+		why, died := d.Died()
+		if !died {
+			break
+		}
+		t.Logf("round %d: the disk died during the restart (%s); a second power cut, during recovery", round, why)
+		if err := d.PowerCut(); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Remount(); err != nil {
+			t.Fatal(err)
+		}
+		p, err = tryStartUp(t, bin, dir, extra...)
+	}
+	if err != nil {
+		t.Fatalf("round %d: %v", round, err)
+	}
+	return p
 }
 
 // submitUntilCut posts the envelopes from writers concurrent clients, each

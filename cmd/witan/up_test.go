@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
@@ -49,6 +50,17 @@ type proc struct {
 // waits for its JSON startup line.
 func startUp(t *testing.T, bin, dir string, extra ...string) *proc {
 	t.Helper()
+	p, err := tryStartUp(t, bin, dir, extra...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// tryStartUp is startUp returning why witan up did not start, when it did
+// not: it exited, or it printed nothing in 60 s.
+func tryStartUp(t *testing.T, bin, dir string, extra ...string) (*proc, error) {
+	t.Helper()
 	args := append([]string{"up", "-data", dir, "-http", "127.0.0.1:0", "-mdns=false",
 		"-p2p-listen", "/ip4/127.0.0.1/tcp/0", "-checkpoint-every", "100ms", "-announce-every", "1s", "-json"}, extra...)
 	cmd := exec.Command(bin, args...)
@@ -59,7 +71,7 @@ func startUp(t *testing.T, bin, dir string, extra ...string) *proc {
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	p := &proc{cmd: cmd, out: &bytes.Buffer{}, done: make(chan error, 1)}
 	lines := make(chan string, 1)
@@ -85,10 +97,10 @@ func startUp(t *testing.T, bin, dir string, extra ...string) *proc {
 	select {
 	case l := <-lines:
 		if err := json.Unmarshal([]byte(l), &p.info); err != nil {
-			t.Fatalf("startup line %q: %v", l, err)
+			return nil, fmt.Errorf("startup line %q: %v", l, err)
 		}
 	case err := <-p.done:
-		t.Fatalf("witan up exited: %v\n%s", err, errb.String())
+		return nil, fmt.Errorf("witan up exited: %v\n%s", err, errb.String())
 	case <-time.After(60 * time.Second):
 		// Ask the Go runtime for every goroutine's stack (SIGQUIT), so
 		// that a start that hangs says where.
@@ -99,9 +111,9 @@ func startUp(t *testing.T, bin, dir string, extra ...string) *proc {
 			cmd.Process.Kill() //nolint:errcheck // it is being given up
 			<-p.done
 		}
-		t.Fatalf("witan up did not start in 60 s; its stderr, with its goroutines' stacks:\n%s", tail(errb.String(), 64<<10))
+		return nil, fmt.Errorf("witan up did not start in 60 s; its stderr, with its goroutines' stacks:\n%s", tail(errb.String(), 64<<10))
 	}
-	return p
+	return p, nil
 }
 
 // tail returns the last n bytes of s.

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -29,6 +30,7 @@ type Disk struct {
 
 	script string
 	pid    string
+	cfg    string // LazyFS's config file; its log is cfg + ".log"
 	cut    bool
 }
 
@@ -143,7 +145,52 @@ func (d *Disk) mountOnce() error {
 		return fmt.Errorf("crashtest: mounting LazyFS printed %q, not a pid", out)
 	}
 	d.pid, d.cut = pid, false
+	d.cfg, _ = configPath(pid)
 	return nil
+}
+
+// configPath returns the config file named on the command line of the
+// LazyFS of process pid (the script names it there only).
+func configPath(pid string) (string, error) {
+	cmdline, err := os.ReadFile("/proc/" + pid + "/cmdline")
+	if err != nil {
+		return "", fmt.Errorf("crashtest: LazyFS's command line: %w", err)
+	}
+	args := strings.Split(string(cmdline), "\x00")
+	for i, a := range args {
+		if a == "--config-path" && i+1 < len(args) {
+			return args[i+1], nil
+		}
+	}
+	return "", fmt.Errorf("crashtest: no --config-path on LazyFS's command line %q", args)
+}
+
+// Died reports whether LazyFS, mounted and not cut, is no longer running:
+// it died by itself (LazyFS aborts now and then, "Resource deadlock
+// avoided"), which is a power cut the test did not choose, and every
+// operation under Mnt fails from then on. why is the end of LazyFS's log.
+// Call PowerCut, then Remount, to go on.
+func (d *Disk) Died() (why string, died bool) {
+	if d.cut {
+		return "", false
+	}
+	pid, err := strconv.Atoi(d.pid)
+	if err != nil {
+		return "", false
+	}
+	if err := syscall.Kill(pid, 0); err == nil {
+		if st, err := os.ReadFile("/proc/" + d.pid + "/stat"); err != nil || !bytes.Contains(st, []byte(") Z ")) {
+			return "", false // running (a zombie has died)
+		}
+	}
+	why = "LazyFS is not running"
+	if d.cfg != "" {
+		if b, err := os.ReadFile(d.cfg + ".log"); err == nil {
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			why += "; its log ends: " + strings.Join(lines[max(0, len(lines)-3):], " / ")
+		}
+	}
+	return why, true
 }
 
 // PowerCut cuts the power: LazyFS is killed, so whatever was written under
@@ -175,19 +222,9 @@ func (d *Disk) CrashBefore(op, path string) error {
 	}
 	// The script names LazyFS's config (and the fault FIFO beside it) on
 	// LazyFS's command line only.
-	cmdline, err := os.ReadFile("/proc/" + d.pid + "/cmdline")
+	cfg, err := configPath(d.pid)
 	if err != nil {
-		return fmt.Errorf("crashtest: LazyFS's command line: %w", err)
-	}
-	var cfg string
-	args := strings.Split(string(cmdline), "\x00")
-	for i, a := range args {
-		if a == "--config-path" && i+1 < len(args) {
-			cfg = args[i+1]
-		}
-	}
-	if cfg == "" {
-		return fmt.Errorf("crashtest: no --config-path on LazyFS's command line %q", args)
+		return err
 	}
 	fifo, err := os.OpenFile(cfg+".fifo", os.O_WRONLY, 0)
 	if err != nil {
