@@ -131,6 +131,17 @@ func (o Options) badger(dir string) badger.Options {
 	// so the peak RSS of a long ingest follows the table sizes
 	// (docs/storage.md).
 	bo.BaseTableSize = 1 << 20
+	// Level 0 takes 12 tables before they are compacted into level 1
+	// (Badger's default is 5), and writes stall at 24 (15). The status
+	// records are keyed by random ids, so every level-0 compaction
+	// rewrites most of level 1: compacting 12 flushed memtables at once
+	// rewrites it less often for as many records, and a burst of some
+	// 400k envelopes' records is written with no compaction beside it.
+	// The price is read amplification: a lookup tries up to 24 tables'
+	// Bloom filters in level 0, and an iterator merges them. Measured in
+	// docs/storage.md ("Level 0: twelve tables").
+	bo.NumLevelZeroTables = 12
+	bo.NumLevelZeroTablesStall = 24
 	// Every record of the store stays in the tree: the threshold from
 	// which Badger puts a value in its value log is the largest it takes,
 	// the transaction limit (15 % of a memtable, at most 1 MiB), and a
