@@ -254,8 +254,8 @@ var errCleanup = errors.New("badgerstore: Badger's open failed, and its cleanup 
 // said that it failed ("Received err: …. Cleaning up...") and its cleanup
 // did not end within openCleanupWait.
 func openDB(bo badger.Options) (*badger.DB, error) {
-	w := &openWatch{next: bo.Logger, failed: make(chan string, 1)}
-	bo.Logger = w
+	failed := make(chan string, 1)
+	bo.Logger = openWatch(bo.Logger, failed)
 	type result struct {
 		db  *badger.DB
 		err error
@@ -268,7 +268,7 @@ func openDB(bo badger.Options) (*badger.DB, error) {
 	var r result
 	select {
 	case r = <-done:
-	case msg := <-w.failed:
+	case msg := <-failed:
 		select {
 		case r = <-done:
 		case <-time.After(openCleanupWait):
@@ -281,39 +281,15 @@ func openDB(bo badger.Options) (*badger.DB, error) {
 
 // openWatch passes Badger's lines on and reports the one that says its
 // Open failed and is cleaning up.
-type openWatch struct {
-	next   badger.Logger // nil: discard
-	failed chan string
-}
-
-func (w *openWatch) Errorf(format string, args ...any) {
-	if msg := line(format, args); strings.HasPrefix(msg, "Received err:") && strings.Contains(msg, "Cleaning up") {
-		select {
-		case w.failed <- msg:
-		default:
+func openWatch(next badger.Logger, failed chan<- string) *tap {
+	return &tap{next: next, seen: func(msg string) {
+		if strings.HasPrefix(msg, "Received err:") && strings.Contains(msg, "Cleaning up") {
+			select {
+			case failed <- msg:
+			default:
+			}
 		}
-	}
-	if w.next != nil {
-		w.next.Errorf(format, args...)
-	}
-}
-
-func (w *openWatch) Warningf(format string, args ...any) {
-	if w.next != nil {
-		w.next.Warningf(format, args...)
-	}
-}
-
-func (w *openWatch) Infof(format string, args ...any) {
-	if w.next != nil {
-		w.next.Infof(format, args...)
-	}
-}
-
-func (w *openWatch) Debugf(format string, args ...any) {
-	if w.next != nil {
-		w.next.Debugf(format, args...)
-	}
+	}}
 }
 
 // Open opens (creating if needed) the store in directory dir.
@@ -322,7 +298,7 @@ func Open(dir string, o Options) (*Store, error) {
 		return nil, errors.New("badgerstore: empty directory (set Options.InMemory for a store in memory)")
 	}
 	bo := o.badger(dir)
-	w := &watcher{next: bo.Logger}
+	w := newWatcher(bo.Logger)
 	bo.Logger = w
 	db, err := OpenDB(bo)
 	if err != nil {
