@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -85,11 +86,15 @@ func (t *tap) Debugf(format string, args ...any) {
 	}
 }
 
-// watcher passes Badger's lines on and remembers the first error line
-// about a sync.
+// watcher passes Badger's lines on, remembers the first error line about
+// a sync, and when a memtable flush last failed.
 type watcher struct {
 	tap
 	failed atomic.Pointer[string]
+	// flushFailed is the time (UnixNano) of Badger's last "error flushing
+	// memtable" line, and flushErr that line; 0 and nil before any.
+	flushFailed atomic.Int64
+	flushErr    atomic.Pointer[string]
 }
 
 func newWatcher(next badger.Logger) *watcher {
@@ -98,8 +103,25 @@ func newWatcher(next badger.Logger) *watcher {
 		if strings.Contains(strings.ToLower(msg), "sync") {
 			w.failed.CompareAndSwap(nil, &msg)
 		}
+		if strings.HasPrefix(msg, "error flushing memtable") {
+			w.flushErr.Store(&msg)
+			w.flushFailed.Store(time.Now().UnixNano())
+		}
 	}
 	return w
+}
+
+// flushing returns Badger's last failed memtable flush when one failed
+// within the last d, nil otherwise.
+func (w *watcher) flushing(d time.Duration) error {
+	at := w.flushFailed.Load()
+	if at == 0 || time.Since(time.Unix(0, at)) > d {
+		return nil
+	}
+	if m := w.flushErr.Load(); m != nil {
+		return errors.New(*m)
+	}
+	return nil
 }
 
 // syncFailure returns ErrSync with Badger's line once a sync failed.

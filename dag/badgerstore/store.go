@@ -2266,7 +2266,7 @@ func (s *Store) Close() error {
 		s.drain() //nolint:errcheck // a failed commit failed its Put
 		s.flights.Wait()
 		close(s.closed)
-		err = s.db.Close()
+		err = s.closeDB()
 		if s.bl != nil {
 			if cerr := s.bl.close(); err == nil {
 				err = cerr
@@ -2278,6 +2278,36 @@ func (s *Store) Close() error {
 	}
 	return err
 }
+
+// closeDB closes Badger, and gives up when its close has taken
+// openCleanupWait and its memtable flush is still failing. Badger's Close
+// flushes the memtable first and retries a failed flush every second, for
+// ever: on a disk that died under the store it would never return, and a
+// node told to stop would hang. What the store acknowledged was synced
+// before; the abandoned close keeps the directory's lock, and the
+// process is expected to exit.
+func (s *Store) closeDB() error {
+	done := make(chan error, 1)
+	go func() { done <- s.db.Close() }()
+	start := time.Now()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-tick.C:
+			if time.Since(start) < openCleanupWait {
+				continue
+			}
+			if err := s.watch.flushing(3 * time.Second); err != nil {
+				return fmt.Errorf("%w: %v", errCloseStuck, err)
+			}
+		}
+	}
+}
+
+var errCloseStuck = errors.New("badgerstore: Badger's close did not end, its memtable flush keeps failing (is the disk failing?)")
 
 // DropPending removes pending entries of space, as if they had never
 // arrived: their records and their waiting index. A replica calls it to
