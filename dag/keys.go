@@ -220,8 +220,9 @@ func Verify(k Key, domain string, msg, sig []byte) bool {
 // (NewBatchVerifierCache) and use its Verify for single signatures.
 //
 // Caching changes only speed, never the verdict: the cached point and the
-// expanded key carry the same ZIP-215 checks (small order and non-canonical encodings are
-// accepted; an encoding that is not a point is refused).
+// expanded key carry the same ZIP-215 checks (small order and
+// non-canonical encodings are accepted; an encoding that is not a point is
+// refused).
 type KeyCache struct {
 	mu  sync.Mutex
 	m   map[Key]*cachedKey
@@ -239,7 +240,7 @@ type cachedKey struct {
 }
 
 // DefaultKeyCacheSize fits an 11,000-member roster with room to spare; a
-// key takes about 200 bytes, and 1.5 KiB more once expanded.
+// key takes about 250 bytes, and 1.5 KiB more once expanded.
 const DefaultKeyCacheSize = 1 << 14
 
 // NewKeyCache returns a cache of at most max keys (DefaultKeyCacheSize if
@@ -489,7 +490,9 @@ type groupScratch struct {
 	keyPts  []curve.EdwardsPoint
 	keyAcc  []wide
 	keyCoef []scalar.Scalar
-	missAt  []int // keys not in the cache: their index in keyPts,
+	// The keys the cache lacks: their index in keyPts, their encodings
+	// and their points, decompressed together.
+	missAt  []int
 	missEnc [][]byte
 	missPts []curve.EdwardsPoint
 	pts     []*curve.EdwardsPoint
