@@ -228,68 +228,67 @@ var _ dag.Store = (*Store)(nil)
 // sized file; each attempt sizes one more, so a few suffice (a crash leaves
 // at most one new memtable and one new value log).
 //
-// When Badger's Open fails, OpenDB waits at most openCleanupWait for
-// Badger to clean up, then returns the error all the same. Badger's
-// cleanup waits for the flush of the memtables it replayed, and that flush
-// retries a failed write every second, forever: on a disk that failed
-// (gone, or failing every write) Open would never return, and `witan up`
-// would hang without a word instead of saying why it cannot start. The
-// abandoned cleanup keeps its goroutines and the directory's lock: the
-// process cannot open the directory again, and is expected to exit.
+// When Badger's Open fails, it cleans up, and its cleanup waits for the
+// flush of the memtables it replayed, which Badger retries every second,
+// for ever: on a disk that failed (gone, or failing every write) Open
+// would never return, and `witan up` would hang without a word instead of
+// saying why it cannot start. OpenDB gives up as untilStuck says.
 func OpenDB(bo badger.Options) (*badger.DB, error) {
 	db, err := openDB(bo)
-	for i := 0; i < 3 && err != nil && !errors.Is(err, errCleanup) && strings.Contains(err.Error(), "Create a new file"); i++ {
+	for i := 0; i < 3 && err != nil && !errors.Is(err, errStuck) && strings.Contains(err.Error(), "Create a new file"); i++ {
 		db, err = openDB(bo)
 	}
 	return db, err
 }
 
-// openCleanupWait bounds OpenDB's wait for Badger's cleanup after its Open
-// failed.
-const openCleanupWait = 10 * time.Second
-
-var errCleanup = errors.New("badgerstore: Badger's open failed, and its cleanup did not end (a memtable flush keeps failing: is the disk failing?)")
-
-// openDB runs badger.Open, and returns once it returned, or once Badger
-// said that it failed ("Received err: …. Cleaning up...") and its cleanup
-// did not end within openCleanupWait.
+// openDB is badger.Open through untilStuck.
 func openDB(bo badger.Options) (*badger.DB, error) {
-	failed := make(chan string, 1)
-	bo.Logger = openWatch(bo.Logger, failed)
-	type result struct {
-		db  *badger.DB
-		err error
+	w := newWatcher(bo.Logger)
+	bo.Logger = w
+	var db *badger.DB
+	err := untilStuck("open", w, func() (err error) {
+		db, err = badger.Open(bo)
+		return err
+	})
+	if errors.Is(err, errStuck) {
+		return nil, err // db belongs to the abandoned call
 	}
-	done := make(chan result, 1)
-	go func() {
-		db, err := badger.Open(bo)
-		done <- result{db, err}
-	}()
-	var r result
-	select {
-	case r = <-done:
-	case msg := <-failed:
-		select {
-		case r = <-done:
-		case <-time.After(openCleanupWait):
-			msg = strings.TrimSuffix(strings.TrimPrefix(msg, "Received err: "), ". Cleaning up...")
-			return nil, fmt.Errorf("%w: %s", errCleanup, msg)
-		}
-	}
-	return r.db, r.err
+	return db, err
 }
 
-// openWatch passes Badger's lines on and reports the one that says its
-// Open failed and is cleaning up.
-func openWatch(next badger.Logger, failed chan<- string) *tap {
-	return &tap{next: next, seen: func(msg string) {
-		if strings.HasPrefix(msg, "Received err:") && strings.Contains(msg, "Cleaning up") {
-			select {
-			case failed <- msg:
-			default:
+// stuckAfter is how long a Badger open or close runs before untilStuck
+// gives up on it, if its memtable flush keeps failing.
+const stuckAfter = 10 * time.Second
+
+var errStuck = errors.New("badgerstore: Badger's memtable flush keeps failing (is the disk failing?)")
+
+// untilStuck runs call, Badger's open or close (what), and returns its
+// error, or, once call has run stuckAfter while w saw a memtable flush
+// fail in the last 3 s, an error wrapping errStuck. Badger retries a
+// failed flush every second, for ever, and both its Close (which flushes
+// the memtable first) and the cleanup of a failed Open wait for that
+// flush. The abandoned call keeps its goroutines and the directory's
+// lock; the process is expected to exit. What the store acknowledged was
+// synced before.
+func untilStuck(what string, w *watcher, call func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- call() }()
+	start := time.Now()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-tick.C:
+			if time.Since(start) < stuckAfter {
+				continue
+			}
+			if err := w.flushing(3 * time.Second); err != nil {
+				return fmt.Errorf("%w: Badger's %s did not end: %v", errStuck, what, err)
 			}
 		}
-	}}
+	}
 }
 
 // Open opens (creating if needed) the store in directory dir.
@@ -2266,7 +2265,7 @@ func (s *Store) Close() error {
 		s.drain() //nolint:errcheck // a failed commit failed its Put
 		s.flights.Wait()
 		close(s.closed)
-		err = s.closeDB()
+		err = untilStuck("close", s.watch, s.db.Close)
 		if s.bl != nil {
 			if cerr := s.bl.close(); err == nil {
 				err = cerr
@@ -2278,36 +2277,6 @@ func (s *Store) Close() error {
 	}
 	return err
 }
-
-// closeDB closes Badger, and gives up when its close has taken
-// openCleanupWait and its memtable flush is still failing. Badger's Close
-// flushes the memtable first and retries a failed flush every second, for
-// ever: on a disk that died under the store it would never return, and a
-// node told to stop would hang. What the store acknowledged was synced
-// before; the abandoned close keeps the directory's lock, and the
-// process is expected to exit.
-func (s *Store) closeDB() error {
-	done := make(chan error, 1)
-	go func() { done <- s.db.Close() }()
-	start := time.Now()
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		select {
-		case err := <-done:
-			return err
-		case <-tick.C:
-			if time.Since(start) < openCleanupWait {
-				continue
-			}
-			if err := s.watch.flushing(3 * time.Second); err != nil {
-				return fmt.Errorf("%w: %v", errCloseStuck, err)
-			}
-		}
-	}
-}
-
-var errCloseStuck = errors.New("badgerstore: Badger's close did not end, its memtable flush keeps failing (is the disk failing?)")
 
 // DropPending removes pending entries of space, as if they had never
 // arrived: their records and their waiting index. A replica calls it to
