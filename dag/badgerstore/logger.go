@@ -54,42 +54,10 @@ func (s slogLogger) Debugf(format string, args ...any) {
 	}
 }
 
-// tap passes Badger's lines on to next (nil: discard), showing each
-// error line to seen first.
-type tap struct {
-	next badger.Logger
-	seen func(msg string)
-}
-
-func (t *tap) Errorf(format string, args ...any) {
-	t.seen(line(format, args))
-	if t.next != nil {
-		t.next.Errorf(format, args...)
-	}
-}
-
-func (t *tap) Warningf(format string, args ...any) {
-	if t.next != nil {
-		t.next.Warningf(format, args...)
-	}
-}
-
-func (t *tap) Infof(format string, args ...any) {
-	if t.next != nil {
-		t.next.Infof(format, args...)
-	}
-}
-
-func (t *tap) Debugf(format string, args ...any) {
-	if t.next != nil {
-		t.next.Debugf(format, args...)
-	}
-}
-
 // watcher passes Badger's lines on, remembers the first error line about
 // a sync, and when a memtable flush last failed.
 type watcher struct {
-	tap
+	next   badger.Logger // nil: discard
 	failed atomic.Pointer[string]
 	// flushFailed is the time (UnixNano) of Badger's last "error flushing
 	// memtable" line, and flushErr that line; 0 and nil before any.
@@ -97,18 +65,36 @@ type watcher struct {
 	flushErr    atomic.Pointer[string]
 }
 
-func newWatcher(next badger.Logger) *watcher {
-	w := &watcher{tap: tap{next: next}}
-	w.seen = func(msg string) {
-		if strings.Contains(strings.ToLower(msg), "sync") {
-			w.failed.CompareAndSwap(nil, &msg)
-		}
-		if strings.HasPrefix(msg, "error flushing memtable") {
-			w.flushErr.Store(&msg)
-			w.flushFailed.Store(time.Now().UnixNano())
-		}
+func (w *watcher) Errorf(format string, args ...any) {
+	msg := line(format, args)
+	if strings.Contains(strings.ToLower(msg), "sync") {
+		w.failed.CompareAndSwap(nil, &msg)
 	}
-	return w
+	if strings.HasPrefix(msg, "error flushing memtable") {
+		w.flushErr.Store(&msg)
+		w.flushFailed.Store(time.Now().UnixNano())
+	}
+	if w.next != nil {
+		w.next.Errorf(format, args...)
+	}
+}
+
+func (w *watcher) Warningf(format string, args ...any) {
+	if w.next != nil {
+		w.next.Warningf(format, args...)
+	}
+}
+
+func (w *watcher) Infof(format string, args ...any) {
+	if w.next != nil {
+		w.next.Infof(format, args...)
+	}
+}
+
+func (w *watcher) Debugf(format string, args ...any) {
+	if w.next != nil {
+		w.next.Debugf(format, args...)
+	}
 }
 
 // flushing returns Badger's last failed memtable flush when one failed

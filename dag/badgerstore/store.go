@@ -243,7 +243,7 @@ func OpenDB(bo badger.Options) (*badger.DB, error) {
 
 // openDB is badger.Open through untilStuck.
 func openDB(bo badger.Options) (*badger.DB, error) {
-	w := newWatcher(bo.Logger)
+	w := &watcher{next: bo.Logger}
 	bo.Logger = w
 	var db *badger.DB
 	err := untilStuck("open", w, func() (err error) {
@@ -297,7 +297,7 @@ func Open(dir string, o Options) (*Store, error) {
 		return nil, errors.New("badgerstore: empty directory (set Options.InMemory for a store in memory)")
 	}
 	bo := o.badger(dir)
-	w := newWatcher(bo.Logger)
+	w := &watcher{next: bo.Logger}
 	bo.Logger = w
 	db, err := OpenDB(bo)
 	if err != nil {
