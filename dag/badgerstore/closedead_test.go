@@ -2,7 +2,6 @@ package badgerstore_test
 
 import (
 	"context"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,7 +57,7 @@ func TestCloseDiskDied(t *testing.T) {
 	// process; a copy of what reached the disk opens as a new process
 	// would open it.
 	cp := filepath.Join(t.TempDir(), "store")
-	if err := copyDir(filepath.Join(d.Root, "store"), cp); err != nil {
+	if err := os.CopyFS(cp, os.DirFS(filepath.Join(d.Root, "store"))); err != nil {
 		t.Fatal(err)
 	}
 	s2, err := badgerstore.Open(cp, badgerstore.Options{})
@@ -71,29 +70,4 @@ func TestCloseDiskDied(t *testing.T) {
 			t.Fatalf("an acknowledged entry is missing after the disk died: %v %v", st, err)
 		}
 	}
-}
-
-// copyDir copies the regular files under src to dst.
-func copyDir(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		to := filepath.Join(dst, rel)
-		if e.IsDir() {
-			return os.MkdirAll(to, 0o755)
-		}
-		if !e.Type().IsRegular() {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(to, b, 0o644)
-	})
 }
