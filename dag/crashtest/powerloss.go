@@ -30,7 +30,7 @@ type Disk struct {
 
 	script string
 	pid    string
-	cfg    string // LazyFS's config file; its log is cfg + ".log"
+	cfg    string // LazyFS's config file; its log is cfg + ".log", its fault FIFO cfg + ".fifo"
 	cut    bool
 }
 
@@ -144,8 +144,12 @@ func (d *Disk) mountOnce() error {
 	if _, err := strconv.Atoi(pid); err != nil {
 		return fmt.Errorf("crashtest: mounting LazyFS printed %q, not a pid", out)
 	}
-	d.pid, d.cut = pid, false
-	d.cfg, _ = configPath(pid)
+	cfg, err := configPath(pid)
+	if err != nil {
+		exec.Command("bash", d.script, "crash", pid, d.Mnt).Run() //nolint:errcheck // unmounting what is refused
+		return err
+	}
+	d.pid, d.cfg, d.cut = pid, cfg, false
 	return nil
 }
 
@@ -184,11 +188,9 @@ func (d *Disk) Died() (why string, died bool) {
 		}
 	}
 	why = "LazyFS is not running"
-	if d.cfg != "" {
-		if b, err := os.ReadFile(d.cfg + ".log"); err == nil {
-			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-			why += "; its log ends: " + strings.Join(lines[max(0, len(lines)-3):], " / ")
-		}
+	if b, err := os.ReadFile(d.cfg + ".log"); err == nil {
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		why += "; its log ends: " + strings.Join(lines[max(0, len(lines)-3):], " / ")
 	}
 	return why, true
 }
@@ -220,12 +222,7 @@ func (d *Disk) CrashBefore(op, path string) error {
 	if d.cut {
 		return fmt.Errorf("crashtest: CrashBefore on a disk that is cut")
 	}
-	// The script names LazyFS's config (and the fault FIFO beside it) on
-	// LazyFS's command line only.
-	cfg, err := configPath(d.pid)
-	if err != nil {
-		return err
-	}
+	cfg := d.cfg
 	fifo, err := os.OpenFile(cfg+".fifo", os.O_WRONLY, 0)
 	if err != nil {
 		return fmt.Errorf("crashtest: LazyFS's fault FIFO: %w", err)
