@@ -490,8 +490,8 @@ type groupScratch struct {
 	keyPts  []curve.EdwardsPoint
 	keyAcc  []wide
 	keyCoef []scalar.Scalar
-	// The keys the cache lacks: their index in keyPts, their encodings
-	// and their points, decompressed together.
+	// The keys the cache lacks: the first signature by each, their
+	// encodings and their points, decompressed together.
 	missAt  []int
 	missEnc [][]byte
 	missPts []curve.EdwardsPoint
@@ -566,7 +566,7 @@ func (g *groupScratch) grouped(q []queued, cache *KeyCache) bool {
 			if ck := cache.lookup(*k); ck != nil {
 				keyPts[j] = ck.a
 			} else {
-				missAt, missEnc = append(missAt, j), append(missEnc, k.pub[:])
+				missAt, missEnc = append(missAt, i), append(missEnc, k.pub[:])
 			}
 		}
 		keyOf[i] = j
@@ -576,11 +576,10 @@ func (g *groupScratch) grouped(q []queued, cache *KeyCache) bool {
 		if !edwards4.Decompress(g.missPts, missEnc) {
 			return false
 		}
-		for t, j := range missAt {
-			keyPts[j] = g.missPts[t]
+		for t, i := range missAt {
+			keyPts[keyOf[i]] = g.missPts[t]
 			if cache != nil {
-				k, _ := KeyFromBytes(missEnc[t])
-				cache.put(k, &cachedKey{a: g.missPts[t]})
+				cache.put(q[i].k, &cachedKey{a: g.missPts[t]})
 			}
 		}
 	}
