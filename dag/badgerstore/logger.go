@@ -63,6 +63,11 @@ type watcher struct {
 	// memtable" line, and flushErr that line; 0 and nil before any.
 	flushFailed atomic.Int64
 	flushErr    atomic.Pointer[string]
+	// openFailed is the time (UnixNano) of Badger's line saying that its
+	// Open failed and is cleaning up ("Received err: …. Cleaning up..."),
+	// and openErr that line; 0 and nil before any.
+	openFailed atomic.Int64
+	openErr    atomic.Pointer[string]
 }
 
 func (w *watcher) Errorf(format string, args ...any) {
@@ -73,6 +78,10 @@ func (w *watcher) Errorf(format string, args ...any) {
 	if strings.HasPrefix(msg, "error flushing memtable") {
 		w.flushErr.Store(&msg)
 		w.flushFailed.Store(time.Now().UnixNano())
+	}
+	if strings.HasPrefix(msg, "Received err:") && strings.Contains(msg, "Cleaning up") {
+		w.openErr.Store(&msg)
+		w.openFailed.Store(time.Now().UnixNano())
 	}
 	if w.next != nil {
 		w.next.Errorf(format, args...)
@@ -97,15 +106,28 @@ func (w *watcher) Debugf(format string, args ...any) {
 	}
 }
 
-// flushing returns Badger's last failed memtable flush when one failed
-// within the last d, nil otherwise.
-func (w *watcher) flushing(d time.Duration) error {
-	at := w.flushFailed.Load()
-	if at == 0 || time.Since(time.Unix(0, at)) > d {
+// openStuck returns Badger's failed Open when it said so more than after
+// ago and is still cleaning up (the caller knows it is), nil otherwise.
+func (w *watcher) openStuck(after time.Duration) error {
+	if at := w.openFailed.Load(); at != 0 && time.Since(time.Unix(0, at)) >= after {
+		if m := w.openErr.Load(); m != nil {
+			return errors.New(strings.TrimSuffix(strings.TrimPrefix(*m, "Received err: "), ". Cleaning up..."))
+		}
+	}
+	return nil
+}
+
+// flushStuck returns Badger's last failed memtable flush when a call begun
+// at start has run after and a flush failed within the last 3 s (Badger
+// retries it every second, for ever), nil otherwise.
+func (w *watcher) flushStuck(start time.Time, after time.Duration) error {
+	if time.Since(start) < after {
 		return nil
 	}
-	if m := w.flushErr.Load(); m != nil {
-		return errors.New(*m)
+	if at := w.flushFailed.Load(); at != 0 && time.Since(time.Unix(0, at)) <= 3*time.Second {
+		if m := w.flushErr.Load(); m != nil {
+			return errors.New(*m)
+		}
 	}
 	return nil
 }

@@ -232,7 +232,9 @@ var _ dag.Store = (*Store)(nil)
 // flush of the memtables it replayed, which Badger retries every second,
 // for ever: on a disk that failed (gone, or failing every write) Open
 // would never return, and `witan up` would hang without a word instead of
-// saying why it cannot start. OpenDB gives up as untilStuck says.
+// saying why it cannot start. OpenDB gives up (untilStuck) 10 s after
+// Badger said that its open failed and is cleaning up, or once the open
+// has run 10 s while a memtable flush keeps failing.
 func OpenDB(bo badger.Options) (*badger.DB, error) {
 	db, err := openDB(bo)
 	for i := 0; i < 3 && err != nil && !errors.Is(err, errStuck) && strings.Contains(err.Error(), "Create a new file"); i++ {
@@ -246,7 +248,13 @@ func openDB(bo badger.Options) (*badger.DB, error) {
 	w := &watcher{next: bo.Logger}
 	bo.Logger = w
 	var db *badger.DB
-	err := untilStuck("open", w, func() (err error) {
+	stuck := func(start time.Time) error {
+		if err := w.openStuck(stuckAfter); err != nil {
+			return err
+		}
+		return w.flushStuck(start, stuckAfter)
+	}
+	err := untilStuck("open", stuck, func() (err error) {
 		db, err = badger.Open(bo)
 		return err
 	})
@@ -256,21 +264,22 @@ func openDB(bo badger.Options) (*badger.DB, error) {
 	return db, err
 }
 
-// stuckAfter is how long a Badger open or close runs before untilStuck
-// gives up on it, if its memtable flush keeps failing.
+// stuckAfter is how long untilStuck waits for a Badger open or close
+// whose memtable flush keeps failing, or for the cleanup of an open that
+// failed.
 const stuckAfter = 10 * time.Second
 
-var errStuck = errors.New("badgerstore: Badger's memtable flush keeps failing (is the disk failing?)")
+var errStuck = errors.New("badgerstore: Badger's memtable flush keeps failing, or its failed open's cleanup waits for it (is the disk failing?)")
 
 // untilStuck runs call, Badger's open or close (what), and returns its
-// error, or, once call has run stuckAfter while w saw a memtable flush
-// fail in the last 3 s, an error wrapping errStuck. Badger retries a
-// failed flush every second, for ever, and both its Close (which flushes
+// error, or an error wrapping errStuck once stuck, asked every second with
+// the time call began, says why to give up: Badger retries a failed
+// memtable flush every second, for ever, and both its Close (which flushes
 // the memtable first) and the cleanup of a failed Open wait for that
-// flush. The abandoned call keeps its goroutines and the directory's
-// lock; the process is expected to exit. What the store acknowledged was
-// synced before.
-func untilStuck(what string, w *watcher, call func() error) error {
+// flush. The abandoned call keeps its goroutines and the directory's lock;
+// the process is expected to exit. What the store acknowledged was synced
+// before.
+func untilStuck(what string, stuck func(start time.Time) error, call func() error) error {
 	done := make(chan error, 1)
 	go func() { done <- call() }()
 	start := time.Now()
@@ -281,10 +290,7 @@ func untilStuck(what string, w *watcher, call func() error) error {
 		case err := <-done:
 			return err
 		case <-tick.C:
-			if time.Since(start) < stuckAfter {
-				continue
-			}
-			if err := w.flushing(3 * time.Second); err != nil {
+			if err := stuck(start); err != nil {
 				return fmt.Errorf("%w: Badger's %s did not end: %v", errStuck, what, err)
 			}
 		}
@@ -2265,7 +2271,7 @@ func (s *Store) Close() error {
 		s.drain() //nolint:errcheck // a failed commit failed its Put
 		s.flights.Wait()
 		close(s.closed)
-		err = untilStuck("close", s.watch, s.db.Close)
+		err = untilStuck("close", func(start time.Time) error { return s.watch.flushStuck(start, stuckAfter) }, s.db.Close)
 		if s.bl != nil {
 			if cerr := s.bl.close(); err == nil {
 				err = cerr
