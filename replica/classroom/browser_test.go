@@ -9,10 +9,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	gosync "sync"
 	"testing"
 	"time"
 
@@ -20,9 +23,11 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/replica/classroom"
 	"github.com/witan-dev/witan/replica/classroom/internal/browsertest"
 	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
+	"github.com/witan-dev/witan/replica/httpapi"
 	"github.com/witan-dev/witan/replica/statute"
 )
 
@@ -299,6 +304,79 @@ func TestBrowserReadOnly(t *testing.T) {
 		t.Error("read-only page does not say so")
 	}
 	browsertest.Screenshot(ctx, t, "read-only")
+}
+
+// peerHeads is the teacher's view's peers, as the test sets them.
+type peerHeads struct {
+	mu    gosync.Mutex
+	heads map[string][]dag.ID // announced heads by peer id
+}
+
+func (p *peerHeads) Connected() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Sorted(maps.Keys(p.heads))
+}
+
+func (p *peerHeads) Announced(peer, _ string) []dag.ID {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.heads[peer])
+}
+
+func (p *peerHeads) set(peer string, heads []dag.ID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.heads[peer] = slices.Clone(heads)
+}
+
+// TestBrowserPeersFollow: the teacher's view follows the laptops while
+// no entry reaches the teacher's: one drawn behind by an entry shows up
+// to date once it announces the teacher's heads, and one that connects
+// joins the table, while what the teacher is typing stays as it is.
+func TestBrowserPeersFollow(t *testing.T) {
+	ctx := browsertest.Browser(t, 1000, 900)
+	c := newClass(t, 2)
+	teacher := c.laps[0]
+	before, _ := teacher.node.Heads(context.Background(), c.space)
+	c.ballot(t, teacher, "approve")
+	after, _ := teacher.node.Heads(context.Background(), c.space)
+	ids, _ := teacher.node.Log(context.Background(), c.space, 0, 0)
+	size := len(ids)
+	peers := &peerHeads{heads: map[string][]dag.ID{"12D3KooWAnaLaptop": before}}
+	api, err := httpapi.New(httpapi.Options{Node: teacher.node, Ephemeral: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := classroom.New(classroom.Options{Node: teacher.node, API: api, Voter: teacher.key, Peers: peers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/#/s/"+c.space+"/teacher")); err != nil {
+		t.Fatal(err)
+	}
+	status := `[...document.querySelectorAll("td.peer-status")].map(td => td.textContent).join("; ")`
+	wait := 20 * time.Second
+	// The event stream replays the log to a new page, which may draw it
+	// once more after the live line names the last entry; so the peers
+	// change twice below, in turn, and such a redraw shows the first
+	// change at most.
+	until(t, ctx, fmt.Sprintf(`document.getElementById("live").textContent === "Updated: New ballot.cast (log index %d, provisional)."`, size-1), "the page after the log's replay", wait)
+	until(t, ctx, status+` === "behind by 1 entry"`, "the laptop behind by one entry", wait)
+	fill(t, ctx, "enrol-code", "half a code")
+
+	peers.set("12D3KooWAnaLaptop", after)
+	until(t, ctx, status+` === "up to date"`, "the laptop up to date", wait)
+	peers.set("12D3KooWBenLaptop", nil)
+	until(t, ctx, status+` === "up to date; has not announced this session yet"`, "the laptop that connected", wait)
+	if got := js[string](t, ctx, `document.activeElement.id + ": " + document.activeElement.value`); got != "enrol-code: half a code" {
+		t.Errorf("focus and input after the laptops changed: %q", got)
+	}
+	if ids, _ := teacher.node.Log(context.Background(), c.space, 0, 0); len(ids) != size {
+		t.Errorf("the teacher's log went from %d to %d entries: an entry, not the peers, may have redrawn the page", size, len(ids))
+	}
 }
 
 // TestBrowserContradictory: two determinations of one MR that disagree

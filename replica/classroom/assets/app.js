@@ -47,6 +47,7 @@
     closing: {}, // mr id -> {plan} or {error}
     notes: {}, // id -> a message shown under a form
     homeTimer: 0,
+    peersTimer: 0,
     openers: {}, // mr id -> the key that opened it
     joining: '',
   };
@@ -190,6 +191,7 @@
       ? 'Read-only page: served beyond this laptop, it cannot vote or checkpoint.'
       : VOTER ? 'Voting as ' + short(VOTER) + ' (key on this laptop).' : 'No voter key on this laptop.';
     clearInterval(st.homeTimer);
+    clearInterval(st.peersTimer);
     await loadNames();
     if (!st.session) {
       renderHome();
@@ -199,6 +201,8 @@
       return;
     }
     listen(st.session);
+    clearInterval(st.peersTimer); // another route may have set it meanwhile
+    if (st.teacher) st.peersTimer = setInterval(pollPeers, PEERS_EVERY);
     await refresh();
     document.getElementById('main').focus({ preventScroll: true });
   }
@@ -613,22 +617,18 @@
 
   // ---- teacher -------------------------------------------------------
 
+  // PEERS_EVERY is how often, in ms, the teacher's view reads the
+  // connected laptops again. A laptop that catches up, connects or leaves
+  // adds no entry to this laptop's log, so no event tells the page.
+  const PEERS_EVERY = 2000;
+
   function teacherPanel(id, s, cp, peers) {
     const size = cp && cp.checkpoint ? cp.checkpoint.size : 0;
     const logSize = peers ? peers.log_size : s.entries;
-    const rows = peers && peers.peers ? peers.peers.map((p) => el('tr', { 'data-peer': p.id },
-      el('td', null, st.peerNames[p.id] ? el('strong', { text: st.peerNames[p.id] }) : null, st.peerNames[p.id] ? ' ' : null, el('span', { class: 'id', title: p.id, text: short(p.id) })),
-      el('td', { class: 'peer-status', text: peerWords(p) }))) : [];
     return el('section', { 'aria-labelledby': 'h-teacher' },
       el('h2', { id: 'h-teacher', text: 'Laptops and checkpoints' }),
       READONLY || !VOTER ? null : enrolForm(id),
-      el('h3', { text: 'Connected laptops (' + rows.length + ')' }),
-      rows.length
-        ? el('div', { class: 'table-wrap' }, el('table', null,
-          el('caption', { text: 'Peers this laptop is connected to, and how far behind its log each is' }),
-          el('thead', null, el('tr', null, el('th', { scope: 'col', text: 'Peer' }), el('th', { scope: 'col', text: 'Behind this laptop' }))),
-          el('tbody', null, rows)))
-        : el('p', { text: 'No laptop is connected.' }),
+      el('div', { id: 'peers', 'data-peers': peersKey(peers) }, peersBlock(peers)),
       el('h3', { text: 'Checkpoint' }),
       el('p', { class: 'checkpoint-size' }, 'This laptop\'s log holds ' + logSize + ' entries; ',
         size ? 'its latest checkpoint covers ' + size + '.' : 'it has signed no checkpoint yet, so every figure is provisional.'),
@@ -663,6 +663,44 @@
     await refresh();
     const f = document.getElementById('enrol-code');
     if (f) f.focus();
+  }
+
+  // peersBlock is the connected laptops: a heading and a table (or a
+  // line saying there is none), from the peers endpoint's answer.
+  function peersBlock(peers) {
+    const rows = peers && peers.peers ? peers.peers.map((p) => el('tr', { 'data-peer': p.id },
+      el('td', null, st.peerNames[p.id] ? el('strong', { text: st.peerNames[p.id] }) : null, st.peerNames[p.id] ? ' ' : null, el('span', { class: 'id', title: p.id, text: short(p.id) })),
+      el('td', { class: 'peer-status', text: peerWords(p) }))) : [];
+    return [
+      el('h3', { text: 'Connected laptops (' + rows.length + ')' }),
+      rows.length
+        ? el('div', { class: 'table-wrap' }, el('table', null,
+          el('caption', { text: 'Peers this laptop is connected to, and how far behind its log each is' }),
+          el('thead', null, el('tr', null, el('th', { scope: 'col', text: 'Peer' }), el('th', { scope: 'col', text: 'Behind this laptop' }))),
+          el('tbody', null, rows)))
+        : el('p', { text: 'No laptop is connected.' }),
+    ];
+  }
+
+  // peersKey is what peersBlock shows of peers, to tell whether it changed.
+  const peersKey = (peers) => JSON.stringify(peers && peers.peers
+    ? peers.peers.map((p) => [p.id, st.peerNames[p.id] || '', peerWords(p)]) : []);
+
+  // pollPeers reads the connected laptops again and redraws their block
+  // alone, only when what it shows changed (the rest of the view, and
+  // the focus, stay as they are). A full refresh under way draws them
+  // itself.
+  async function pollPeers() {
+    const id = st.session;
+    if (!id || !st.teacher || st.busy) return;
+    const peers = await fetch('/classroom/v0/peers?' + q(id), { headers: { Accept: 'application/json' } })
+      .then((r) => (r.ok ? r.json() : null)).catch(() => null);
+    const box = document.getElementById('peers');
+    if (!peers || !box || st.busy || st.session !== id || !st.teacher) return;
+    const key = peersKey(peers);
+    if (box.getAttribute('data-peers') === key) return;
+    box.setAttribute('data-peers', key);
+    box.replaceChildren(...peersBlock(peers));
   }
 
   function peerWords(p) {
