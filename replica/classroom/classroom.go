@@ -503,12 +503,25 @@ func (h *Handler) peers(w http.ResponseWriter, r *http.Request) {
 		peers = syncPeers{sn}
 	}
 	if peers != nil {
+		own, err := h.o.Node.Replica().Heads(ctx, space)
+		if err != nil {
+			httpapi.WriteError(w, err)
+			return
+		}
 		for _, p := range peers.Connected() {
 			ps := PeerStatus{ID: p}
 			if heads := peers.Announced(p, space.String()); len(heads) > 0 {
 				ps.Announced = true
-				held, ahead := h.ancestry(ctx, heads)
-				ps.Behind, ps.Ahead = max(0, int(size)-held), ahead
+				if covers(heads, own) {
+					// Every head of this node's is one of the peer's, so
+					// the peer holds the whole log: no walk. The teacher's
+					// page asks every few seconds, and walking a long log
+					// per peer each time would cost far more.
+					ps.Ahead = h.missing(ctx, heads)
+				} else {
+					held, ahead := h.ancestry(ctx, heads)
+					ps.Behind, ps.Ahead = max(0, int(size)-held), ahead
+				}
 			}
 			out = append(out, ps)
 		}
@@ -543,6 +556,27 @@ func (h *Handler) ancestry(ctx context.Context, heads []dag.ID) (held, missing i
 		queue = append(queue, ps...)
 	}
 	return len(seen), missing
+}
+
+// covers reports whether every id of own is among heads.
+func covers(heads, own []dag.ID) bool {
+	for _, o := range own {
+		if !slices.Contains(heads, o) {
+			return false
+		}
+	}
+	return true
+}
+
+// missing counts the heads this node does not hold applied.
+func (h *Handler) missing(ctx context.Context, heads []dag.ID) int {
+	n := 0
+	for _, hd := range heads {
+		if st, err := h.o.Node.Has(ctx, hd); err != nil || st != dag.Applied {
+			n++
+		}
+	}
+	return n
 }
 
 // syncPeers is the teacher's view of the node's own sync node.
