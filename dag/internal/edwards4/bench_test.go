@@ -43,6 +43,19 @@ func BenchmarkDecompress(b *testing.B) {
 			}
 		}
 	})
+	b.Run("edwards4-four-lanes", func(b *testing.B) {
+		if !bridge() {
+			b.Skip("fast path off here")
+		}
+		withFourLanes(func() {
+			for i := 0; i < b.N; i += n {
+				m := min(n, b.N-i)
+				if !Decompress(dst[:m], in[:m]) {
+					b.Fatal("refused")
+				}
+			}
+		})
+	})
 	b.Run("edwards4-generic", func(b *testing.B) {
 		var enc [4][32]byte
 		for j := range enc {

@@ -64,6 +64,33 @@ func powP58(h, z *Fe4) {
 	h.Mul(&t, z)          // 2^252 - 3
 }
 
+// powP58x8 is powP58 in eight lanes.
+func powP58x8(h, z *Fe8) {
+	var z2, z9, z11, z5, z10, z20, z50, z100, t Fe8
+	z2.Square(z)
+	t.SquareN(&z2, 2)
+	z9.Mul(z, &t)
+	z11.Mul(&z2, &z9)
+	t.Square(&z11)
+	z5.Mul(&z9, &t)
+	t.SquareN(&z5, 5)
+	z10.Mul(&t, &z5)
+	t.SquareN(&z10, 10)
+	z20.Mul(&t, &z10)
+	t.SquareN(&z20, 20)
+	t.Mul(&t, &z20)
+	t.SquareN(&t, 10)
+	z50.Mul(&t, &z10)
+	t.SquareN(&z50, 50)
+	z100.Mul(&t, &z50)
+	t.SquareN(&z100, 100)
+	t.Mul(&t, &z100)
+	t.SquareN(&t, 50)
+	t.Mul(&t, &z50)
+	t.SquareN(&t, 2)
+	h.Mul(&t, z)
+}
+
 // pointLimbs is voi's curve.EdwardsPoint as laid out in memory with its
 // 64-bit field backend: X, Y, Z, T, five 51-bit limbs each.
 type pointLimbs [4][5]uint64
@@ -104,23 +131,60 @@ const (
 // a random point with probability about 2^-24, and points crafted to have
 // such limbs; everything else is written here limb for limb as voi would.
 func decompress4(enc *[4][32]byte, out *[4]pointLimbs) (status [4]uint8) {
-	var y, yy, u, v, w, r, ri, chk, x, t Fe4
+	var q quad
+	q.start(enc)
+	powP58(&q.w, &q.w)
+	return q.finish(enc, out)
+}
+
+// decompress8 is decompress4 for eight encodings, two quads whose
+// exponentiations, nearly all of the work, run together in the eight lanes
+// of Fe8 (the AVX-512 kernels); the steps before and after run on each
+// quad as in decompress4, so every lane's limbs are the same.
+func decompress8(enc *[8][32]byte, out *[8]pointLimbs) (status [8]uint8) {
+	var a, b quad
+	ea, eb := (*[4][32]byte)(enc[:4]), (*[4][32]byte)(enc[4:])
+	a.start(ea)
+	b.start(eb)
+	var w Fe8
+	w.join(&a.w, &b.w)
+	powP58x8(&w, &w)
+	w.split(&a.w, &b.w)
+	sa := a.finish(ea, (*[4]pointLimbs)(out[:4]))
+	sb := b.finish(eb, (*[4]pointLimbs)(out[4:]))
+	copy(status[:4], sa[:])
+	copy(status[4:], sb[:])
+	return status
+}
+
+// quad is the state of decompress4 between its steps: the encodings' y,
+// u = y² - 1, v = d·y² + 1, and w, which start sets to u·v and the caller
+// raises to (p-5)/8 before finish.
+type quad struct {
+	y, u, v, w Fe4
+}
+
+func (q *quad) start(enc *[4][32]byte) {
+	var yy Fe4
 	for j := 0; j < 4; j++ {
-		y.SetBytes(j, &enc[j])
+		q.y.SetBytes(j, &enc[j])
 	}
-	yy.Square(&y)
-	u.Sub(&yy, &one4)
-	v.Mul(&yy, &d4)
-	v.Add(&v, &one4)
-	w.Mul(&u, &v)
-	powP58(&w, &w)
-	r.Mul(&u, &w)
+	yy.Square(&q.y)
+	q.u.Sub(&yy, &one4)
+	q.v.Mul(&yy, &d4)
+	q.v.Add(&q.v, &one4)
+	q.w.Mul(&q.u, &q.v)
+}
+
+func (q *quad) finish(enc *[4][32]byte, out *[4]pointLimbs) (status [4]uint8) {
+	var r, ri, chk, x, t Fe4
+	r.Mul(&q.u, &q.w)
 	chk.Square(&r)
-	chk.Mul(&chk, &v)
+	chk.Mul(&chk, &q.v)
 	ri.Mul(&r, &sqrtM1)
 	for j := 0; j < 4; j++ {
 		cc := canonical(chk.lane(j))
-		uc := canonical(u.lane(j))
+		uc := canonical(q.u.lane(j))
 		nu := uc
 		if !isZero10(&uc) {
 			nu = neg10(&uc)
@@ -148,12 +212,12 @@ func decompress4(enc *[4][32]byte, out *[4]pointLimbs) (status [4]uint8) {
 		x.setLane(j, &xc)
 		status[j] = laneOK
 	}
-	t.Mul(&x, &y)
+	t.Mul(&x, &q.y)
 	for j := 0; j < 4; j++ {
 		if status[j] != laneOK {
 			continue
 		}
-		xc, yl, tc := x.lane(j), y.lane(j), canonical(t.lane(j))
+		xc, yl, tc := x.lane(j), q.y.lane(j), canonical(t.lane(j))
 		x51, t51 := limbs51(&xc), limbs51(&tc)
 		if hasSmallLimb(&x51) || hasSmallLimb(&t51) {
 			status[j] = laneDelegate
@@ -195,6 +259,46 @@ var (
 func bridge() bool {
 	bridgeOnce.Do(func() { bridgeOK = hasAsm && checkBridge() })
 	return bridgeOK
+}
+
+var (
+	bridge8Once sync.Once
+	bridge8OK   bool
+)
+
+// bridge8 reports whether the eight-lane path may run: the fast path may
+// (bridge), the AVX-512 kernels are there, and on bridgeVectors
+// decompress8 gives, lane for lane and in either half, the verdicts and
+// limbs of decompress4 (which bridge checked against voi). If not, passes
+// stay four lanes wide: the same answers, less speed.
+func bridge8() bool {
+	bridge8Once.Do(func() { bridge8OK = bridge() && hasAsm512 && checkBridge8() })
+	return bridge8OK
+}
+
+func checkBridge8() bool {
+	vs := bridgeVectors()
+	for len(vs)%8 != 0 {
+		vs = append(vs, vs[len(vs)%3])
+	}
+	for k := 0; k < len(vs); k += 8 {
+		var in8 [8][32]byte
+		copy(in8[:], vs[k:k+8])
+		var out8 [8]pointLimbs
+		st8 := decompress8(&in8, &out8)
+		for h := 0; h < 2; h++ {
+			var in4 [4][32]byte
+			copy(in4[:], in8[4*h:4*h+4])
+			var out4 [4]pointLimbs
+			st4 := decompress4(&in4, &out4)
+			for j := 0; j < 4; j++ {
+				if st8[4*h+j] != st4[j] || (st4[j] == laneOK && out8[4*h+j] != out4[j]) {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // bridgeVectors are encodings on which the bridge is checked: the base
@@ -366,45 +470,38 @@ func Decompress(dst []curve.EdwardsPoint, enc [][]byte) bool {
 
 // minLanes is the fewest points worth a four-lane pass: a pass costs
 // about two of voi's decompressions (BenchmarkDecompress), so it pays from
-// two points on and a last single point goes to voi.
-const minLanes = 2
+// two points on and a last single point goes to voi. An eight-lane pass
+// costs about as much as two four-lane ones less a third (BenchmarkDecompress),
+// so it runs while more than four points are left.
+const (
+	minLanes  = 2
+	minLanes8 = 5
+)
 
-// run decodes enc into dst, four at a time on the fast path, and reports
-// each verdict to report, stopping when report returns false.
+// run decodes enc into dst, eight or four at a time on the fast path, and
+// reports each verdict to report, stopping when report returns false.
 func run(dst []curve.EdwardsPoint, enc [][]byte, report func(i int, ok bool) bool) {
 	n := len(enc)
 	i := 0
 	if !forceVoi && bridge() {
-		for ; n-i >= minLanes; i += 4 {
-			var in [4][32]byte
-			var idx [4]int
-			lanes := 0
-			for j := 0; j < 4 && i+j < n; j++ {
-				idx[lanes] = i + j
-				if len(enc[i+j]) == 32 {
-					copy(in[lanes][:], enc[i+j])
-				}
-				lanes++
-			}
-			var out [4]pointLimbs
-			st := decompress4(&in, &out)
-			for j := 0; j < lanes; j++ {
-				k := idx[j]
-				var good bool
-				switch {
-				case len(enc[k]) != 32:
-					good = false
-				case st[j] == laneOK:
-					writePoint(&dst[k], &out[j])
-					good = true
-				case st[j] == laneDelegate:
-					good = voiDecompress(&dst[k], enc[k])
-				default:
-					good = false
-				}
-				if !report(k, good) {
+		if bridge8() {
+			for ; n-i >= minLanes8; i += 8 {
+				var in [8][32]byte
+				lanes := fill(in[:], enc[i:])
+				var out [8]pointLimbs
+				st := decompress8(&in, &out)
+				if !deliver(dst, enc, i, lanes, st[:], out[:], report) {
 					return
 				}
+			}
+		}
+		for ; n-i >= minLanes; i += 4 {
+			var in [4][32]byte
+			lanes := fill(in[:], enc[i:])
+			var out [4]pointLimbs
+			st := decompress4(&in, &out)
+			if !deliver(dst, enc, i, lanes, st[:], out[:], report) {
+				return
 			}
 		}
 	}
@@ -413,4 +510,41 @@ func run(dst []curve.EdwardsPoint, enc [][]byte, report func(i int, ok bool) boo
 			return
 		}
 	}
+}
+
+// fill copies the encodings of enc that fit into the lanes of in (one of
+// another length leaves its lane zero, and deliver refuses it) and returns
+// how many lanes it filled.
+func fill(in [][32]byte, enc [][]byte) int {
+	lanes := min(len(in), len(enc))
+	for j := 0; j < lanes; j++ {
+		if len(enc[j]) == 32 {
+			copy(in[j][:], enc[j])
+		}
+	}
+	return lanes
+}
+
+// deliver writes the points of a pass over enc[i:i+lanes] into dst and
+// reports each verdict; it returns false when report stops the run.
+func deliver(dst []curve.EdwardsPoint, enc [][]byte, i, lanes int, st []uint8, out []pointLimbs, report func(int, bool) bool) bool {
+	for j := 0; j < lanes; j++ {
+		k := i + j
+		var good bool
+		switch {
+		case len(enc[k]) != 32:
+			good = false
+		case st[j] == laneOK:
+			writePoint(&dst[k], &out[j])
+			good = true
+		case st[j] == laneDelegate:
+			good = voiDecompress(&dst[k], enc[k])
+		default:
+			good = false
+		}
+		if !report(k, good) {
+			return false
+		}
+	}
+	return true
 }

@@ -444,3 +444,12 @@ func TestCraftedAreDelegated(t *testing.T) {
 		t.Fatalf("%d of %d crafted points delegated", delegated, len(crafted))
 	}
 }
+
+// withFourLanes runs f with passes four lanes wide only.
+func withFourLanes(f func()) {
+	bridge8()
+	saved := bridge8OK
+	bridge8OK = false
+	defer func() { bridge8OK = saved }()
+	f()
+}

@@ -1,5 +1,6 @@
-// Package edwards4 decompresses Ed25519 points four at a time, with the
-// exact results of curve25519-voi's (*curve.EdwardsPoint).SetCompressedY.
+// Package edwards4 decompresses Ed25519 points four or eight at a time,
+// with the exact results of curve25519-voi's
+// (*curve.EdwardsPoint).SetCompressedY.
 //
 // # What
 //
@@ -13,6 +14,16 @@
 // written by gen.go (go generate); fe4.go holds the same arithmetic in
 // plain Go, the reference the kernels are tested against limb for limb and
 // the arithmetic on other architectures.
+//
+// Where the CPU has AVX-512 (AVX512F), two quads share their
+// exponentiation: Fe8 holds eight lanes, limb i of all eight in one 512-bit
+// vector, and the same generated arithmetic runs on Z registers. What makes
+// it faster is less the width than the registers: with thirty-two of them
+// the square keeps every scaled copy of its limbs in a register, where the
+// AVX2 square reads them from the stack (2.4 µs for 100 squarings of eight
+// lanes against 3.9 µs for two quads; a decompression 1.35 µs against
+// 2.2–2.5 µs per point, BenchmarkDecompress, 2026-12-06). The steps before
+// and after the exponentiation run on each quad as before (decompress8).
 //
 // Decompress and DecompressEach follow voi's algorithm step by step (see
 // decompress4): y from the low 255 bits, non-canonical y accepted, u = y²-1,
@@ -45,7 +56,12 @@
 // on amd64 by -tags force32bit, also makes 160-byte points, and the check
 // refuses it; another architecture; no AVX2) every point goes to voi's
 // SetCompressedY: never a different
-// answer, only no speed-up. Without the kernels the plain-Go four-lane
+// answer, only no speed-up. The eight-lane passes run only after a second
+// check (bridge8): the AVX-512 kernels are present and decompress8 gives
+// decompress4's verdicts and limbs, lane for lane, on the same encodings;
+// otherwise passes stay four lanes wide. TestFastPathOnWhereItCan and
+// TestEightLanesWhereTheyCan fail where the CPU has the instructions and a
+// path is off all the same. Without the kernels the plain-Go four-lane
 // code would be slower than voi's own, so it is not used for decoding.
 //
 // The package is pure: no I/O, no clock, no goroutines.

@@ -1,8 +1,9 @@
 //go:build ignore
 
 // gen.go writes fe4_amd64.s, the AVX2 kernels of the four-lane field
-// arithmetic: the products are all alike, so they are generated rather than
-// typed. Run with `go generate` in this directory.
+// arithmetic (Fe4) and the AVX-512 kernels of the eight-lane one (Fe8):
+// the products are all alike, so they are generated rather than typed. Run
+// with `go generate` in this directory.
 //
 // Each kernel follows the generic code in fe4.go step for step: the ten
 // limbs of one operand sit in Y0..Y9 (limb i of the four lanes in Yi), the
@@ -29,9 +30,31 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 )
 
 var out bytes.Buffer
+
+// isa is the vector width a kernel is written for: AVX2's 256-bit Y
+// registers (four lanes, Fe4) or AVX-512's 512-bit Z registers (eight
+// lanes, Fe8). The arithmetic is the same; only register names, the
+// stride of a limb in memory and two mnemonics differ.
+type isa struct {
+	reg  string // register prefix: "Y" or "Z"
+	w    int    // bytes per limb vector: 32 or 64
+	mov  string // full-width move
+	and  string // bitwise and
+	tail string // suffix of the kernels' names
+}
+
+var (
+	avx2   = isa{reg: "Y", w: 32, mov: "VMOVDQU", and: "VPAND", tail: "AVX2"}
+	avx512 = isa{reg: "Z", w: 64, mov: "VMOVDQU64", and: "VPANDQ", tail: "AVX512"}
+	v      = avx2
+)
+
+// r names vector register n of the current width.
+func r(n int) string { return fmt.Sprintf("%s%d", v.reg, n) }
 
 func p(format string, args ...any) { fmt.Fprintf(&out, "\t"+format+"\n", args...) }
 
@@ -81,9 +104,12 @@ func columns(square bool) [10][]term {
 
 type slot struct{ j, s int }
 
-// slots assigns a stack offset to every scaled operand limb (s > 1).
-func slots(cols [10][]term, square bool) (map[slot]int, []slot) {
-	m := map[slot]int{}
+// slots assigns a place to every scaled operand limb (s > 1, and the
+// plain limbs of a square): a stack offset past the columns with AVX2's
+// sixteen registers, a register of its own (r(16) on) with AVX-512's
+// thirty-two, so that the products read no memory operand.
+func slots(cols [10][]term, square bool) (map[slot]string, []slot) {
+	m := map[slot]string{}
 	var order []slot
 	for _, c := range cols {
 		for _, t := range c {
@@ -92,7 +118,7 @@ func slots(cols [10][]term, square bool) (map[slot]int, []slot) {
 				continue
 			}
 			if _, ok := m[k]; !ok {
-				m[k] = 0
+				m[k] = ""
 				order = append(order, k)
 			}
 		}
@@ -103,55 +129,97 @@ func slots(cols [10][]term, square bool) (map[slot]int, []slot) {
 		}
 		return order[a].s < order[b].s
 	})
+	inRegs := v.reg == "Z" && len(order) <= 16
 	for n, k := range order {
-		m[k] = 320 + 32*n // columns first: 0..319
+		if inRegs {
+			m[k] = r(16 + n)
+		} else {
+			m[k] = fmt.Sprintf("%d(SP)", 10*v.w+v.w*n) // columns first
+		}
 	}
 	return m, order
 }
 
-// scaleAll writes every needed multiple s·x (s in 2, 4, 19, 38, 76) of
-// the limb in register src to its stack slot. No VPMULUDQ: the products
-// keep the one port that multiplies busy, so the multiples are shifts and
-// additions (19x = 16x + 2x + x, 38x = 2·19x, 76x = 4·19x), using Y11 for
-// 19x and tmp for the rest.
-func scaleAll(src string, scales map[int]int, tmp string) {
-	if off, ok := scales[1]; ok {
-		p("VMOVDQU %s, %d(SP)", src, off)
+// frameOf is the stack a kernel needs: the ten columns and the slots
+// that are not registers.
+func frameOf(sl map[slot]string) int {
+	n := 10
+	for _, loc := range sl {
+		if strings.HasSuffix(loc, "(SP)") {
+			n++
+		}
 	}
-	if _, ok := scales[2]; ok {
-		p("VPADDQ %s, %s, %s", src, src, tmp)
-		p("VMOVDQU %s, %d(SP)", tmp, scales[2])
+	return n * v.w
+}
+
+// scaleAll writes every needed multiple s·x (s in 1, 2, 4, 19, 38, 76) of
+// the limb in register src to its place. No VPMULUDQ: the products keep
+// the one port that multiplies busy, so the multiples are shifts and
+// additions (19x = 16x + 2x + x, 38x = 2·19x, 76x = 4·19x). A multiple
+// whose place is a register is formed there; one on the stack is formed
+// in tmp (19x in r(11)) and stored.
+func scaleAll(src string, scales map[int]string, tmp string) {
+	onStack := func(loc string) bool { return strings.HasSuffix(loc, "(SP)") }
+	dst := func(loc, scratch string) string {
+		if onStack(loc) {
+			return scratch
+		}
+		return loc
 	}
-	if _, ok := scales[4]; ok {
-		p("VPSLLQ $2, %s, %s", src, tmp)
-		p("VMOVDQU %s, %d(SP)", tmp, scales[4])
+	store := func(val, loc string) {
+		if onStack(loc) {
+			p("%s %s, %s", v.mov, val, loc)
+		}
 	}
-	_, n19 := scales[19]
-	_, n38 := scales[38]
-	_, n76 := scales[76]
+	if loc, ok := scales[1]; ok {
+		if onStack(loc) {
+			p("%s %s, %s", v.mov, src, loc)
+		} else {
+			p("VMOVDQA64 %s, %s", src, loc)
+		}
+	}
+	if loc, ok := scales[2]; ok {
+		d := dst(loc, tmp)
+		p("VPADDQ %s, %s, %s", src, src, d)
+		store(d, loc)
+	}
+	if loc, ok := scales[4]; ok {
+		d := dst(loc, tmp)
+		p("VPSLLQ $2, %s, %s", src, d)
+		store(d, loc)
+	}
+	l19, n19 := scales[19]
+	l38, n38 := scales[38]
+	l76, n76 := scales[76]
 	if !n19 && !n38 && !n76 {
 		return
 	}
-	p("VPSLLQ $4, %s, Y11", src)
-	p("VPADDQ %s, %s, %s", src, src, tmp)
-	p("VPADDQ %s, Y11, Y11", tmp)
-	p("VPADDQ %s, Y11, Y11", src)
+	t19 := r(11)
 	if n19 {
-		p("VMOVDQU Y11, %d(SP)", scales[19])
+		t19 = dst(l19, r(11))
+	}
+	p("VPSLLQ $4, %s, %s", src, t19)
+	p("VPADDQ %s, %s, %s", src, src, tmp)
+	p("VPADDQ %s, %s, %s", tmp, t19, t19)
+	p("VPADDQ %s, %s, %s", src, t19, t19)
+	if n19 {
+		store(t19, l19)
 	}
 	if n38 {
-		p("VPADDQ Y11, Y11, %s", tmp)
-		p("VMOVDQU %s, %d(SP)", tmp, scales[38])
+		d := dst(l38, tmp)
+		p("VPADDQ %s, %s, %s", t19, t19, d)
+		store(d, l38)
 	}
 	if n76 {
-		p("VPSLLQ $2, Y11, %s", tmp)
-		p("VMOVDQU %s, %d(SP)", tmp, scales[76])
+		d := dst(l76, tmp)
+		p("VPSLLQ $2, %s, %s", t19, d)
+		store(d, l76)
 	}
 }
 
-// scalesOf returns, for limb j, the stack offset of each multiple needed.
-func scalesOf(j int, sl map[slot]int, order []slot) map[int]int {
-	m := map[int]int{}
+// scalesOf returns, for limb j, the place of each multiple needed.
+func scalesOf(j int, sl map[slot]string, order []slot) map[int]string {
+	m := map[int]string{}
 	for _, k := range order {
 		if k.j == j {
 			m[k.s] = sl[k]
@@ -162,68 +230,73 @@ func scalesOf(j int, sl map[slot]int, order []slot) map[int]int {
 
 // products accumulates the columns into the stack (offsets 32k). The
 // unscaled operand limb j is in register opReg(j) (a register or memory).
-func products(cols [10][]term, sl map[slot]int, plain func(j int) string) {
+func products(cols [10][]term, sl map[slot]string, plain func(j int) string) {
 	for k := 0; k < 10; k++ {
-		acc := [2]string{"Y10", "Y12"}
-		tmp := [2]string{"Y11", "Y13"}
+		acc := [2]string{r(10), r(12)}
+		tmp := [2]string{r(11), r(13)}
 		for n, t := range cols[k] {
 			var src string
 			switch {
 			case t.reg:
-				src = fmt.Sprintf("Y%d", t.j)
+				src = r(t.j)
 			case t.s == 1 && plain != nil:
 				src = plain(t.j)
 			default:
-				src = fmt.Sprintf("%d(SP)", sl[slot{t.j, t.s}])
+				src = sl[slot{t.j, t.s}]
 			}
 			a := n & 1
 			if n < 2 {
-				p("VPMULUDQ %s, Y%d, %s", src, t.i, acc[a])
+				p("VPMULUDQ %s, %s, %s", src, r(t.i), acc[a])
 			} else {
-				p("VPMULUDQ %s, Y%d, %s", src, t.i, tmp[a])
+				p("VPMULUDQ %s, %s, %s", src, r(t.i), tmp[a])
 				p("VPADDQ %s, %s, %s", tmp[a], acc[a], acc[a])
 			}
 		}
-		p("VPADDQ Y12, Y10, Y10")
-		p("VMOVDQU Y10, %d(SP)", 32*k)
+		p("VPADDQ %s, %s, %s", r(12), r(10), r(10))
+		p("%s %s, %d(SP)", v.mov, r(10), v.w*k)
 	}
 }
 
 // carry reloads the columns into Y0..Y9 and runs the carry chain of
-// carry10 (masks in Y14 = 2^26-1, Y15 = 2^25-1).
+// carry10 (masks in r(14) = 2^26-1, r(15) = 2^25-1).
 func carry() {
 	for k := 0; k < 10; k++ {
-		p("VMOVDQU %d(SP), Y%d", 32*k, k)
+		p("%s %d(SP), %s", v.mov, v.w*k, r(k))
 	}
 	step := func(i int) {
-		w, m := 26, "Y14"
+		w, m := 26, r(14)
 		if i&1 == 1 {
-			w, m = 25, "Y15"
+			w, m = 25, r(15)
 		}
-		t := "Y10"
+		t := r(10)
 		if i >= 5 {
-			t = "Y11"
+			t = r(11)
 		}
-		p("VPSRLQ $%d, Y%d, %s", w, i, t)
-		p("VPAND %s, Y%d, Y%d", m, i, i)
-		p("VPADDQ %s, Y%d, Y%d", t, i+1, i+1)
+		p("VPSRLQ $%d, %s, %s", w, r(i), t)
+		p("%s %s, %s, %s", v.and, m, r(i), r(i))
+		p("VPADDQ %s, %s, %s", t, r(i+1), r(i+1))
 	}
 	for _, i := range []int{0, 4, 1, 5, 2, 6, 3, 7, 4, 8} {
 		step(i)
 	}
-	p("VPSRLQ $25, Y9, Y10")
-	p("VPAND Y15, Y9, Y9")
-	p("VPSLLQ $1, Y10, Y11")
-	p("VPSLLQ $4, Y10, Y12")
-	p("VPADDQ Y10, Y0, Y0")
-	p("VPADDQ Y11, Y12, Y12")
-	p("VPADDQ Y12, Y0, Y0")
+	p("VPSRLQ $25, %s, %s", r(9), r(10))
+	p("%s %s, %s, %s", v.and, r(15), r(9), r(9))
+	p("VPSLLQ $1, %s, %s", r(10), r(11))
+	p("VPSLLQ $4, %s, %s", r(10), r(12))
+	p("VPADDQ %s, %s, %s", r(10), r(0), r(0))
+	p("VPADDQ %s, %s, %s", r(11), r(12), r(12))
+	p("VPADDQ %s, %s, %s", r(12), r(0), r(0))
 	step(0)
 }
 
 func loadMasks() {
-	p("VMOVDQU mask26<>(SB), Y14")
-	p("VMOVDQU mask25<>(SB), Y15")
+	if v.w == 32 {
+		p("VMOVDQU mask26<>(SB), Y14")
+		p("VMOVDQU mask25<>(SB), Y15")
+		return
+	}
+	p("VPBROADCASTQ mask26<>(SB), %s", r(14))
+	p("VPBROADCASTQ mask25<>(SB), %s", r(15))
 }
 
 func constant(name string, v uint64) {
@@ -240,69 +313,9 @@ func main() {
 	constant("mask26", 1<<26-1)
 	constant("mask25", 1<<25-1)
 
-	// mulAVX2(h, f, g *Fe4): f in Y0..Y9, g's scaled limbs on the stack,
-	// g's plain limbs read from g.
-	mc := columns(false)
-	msl, morder := slots(mc, false)
-	frame := 320 + 32*len(morder)
-	fmt.Fprintf(&out, "// func mulAVX2(h, f, x *Fe4)\n")
-	fmt.Fprintf(&out, "TEXT ·mulAVX2(SB), 0, $%d-24\n", frame)
-	p("MOVQ h+0(FP), DI")
-	p("MOVQ f+8(FP), SI")
-	p("MOVQ x+16(FP), BX")
-	for j := 0; j < 10; j++ {
-		// scaled copies of x, one limb at a time
-		sc := scalesOf(j, msl, morder)
-		if len(sc) == 0 {
-			continue
-		}
-		p("VMOVDQU %d(BX), Y10", 32*j)
-		scaleAll("Y10", sc, "Y12")
-	}
-	for i := 0; i < 10; i++ {
-		p("VMOVDQU %d(SI), Y%d", 32*i, i)
-	}
-	products(mc, msl, func(j int) string { return fmt.Sprintf("%d(BX)", 32*j) })
-	loadMasks()
-	carry()
-	for i := 0; i < 10; i++ {
-		p("VMOVDQU Y%d, %d(DI)", i, 32*i)
-	}
-	p("VZEROUPPER")
-	p("RET")
+	kernels(avx2, "Fe4")
 	fmt.Fprintln(&out)
-
-	// sqrNAVX2(h, f *Fe4, n int): n squarings, the state in Y0..Y9.
-	sc := columns(true)
-	ssl, sorder := slots(sc, true)
-	frame = 320 + 32*len(sorder)
-	fmt.Fprintf(&out, "// func sqrNAVX2(h, f *Fe4, n int)\n")
-	fmt.Fprintf(&out, "TEXT ·sqrNAVX2(SB), 0, $%d-24\n", frame)
-	p("MOVQ h+0(FP), DI")
-	p("MOVQ f+8(FP), SI")
-	p("MOVQ n+16(FP), CX")
-	for i := 0; i < 10; i++ {
-		p("VMOVDQU %d(SI), Y%d", 32*i, i)
-	}
-	loadMasks()
-	fmt.Fprintf(&out, "loop:\n")
-	for j := 0; j < 10; j++ {
-		if sc := scalesOf(j, ssl, sorder); len(sc) > 0 {
-			scaleAll(fmt.Sprintf("Y%d", j), sc, "Y10")
-		}
-	}
-	for j := 1; j < 10; j += 2 {
-		p("VPADDQ Y%d, Y%d, Y%d", j, j, j)
-	}
-	products(sc, ssl, nil)
-	carry()
-	p("DECQ CX")
-	p("JNZ loop")
-	for i := 0; i < 10; i++ {
-		p("VMOVDQU Y%d, %d(DI)", i, 32*i)
-	}
-	p("VZEROUPPER")
-	p("RET")
+	kernels(avx512, "Fe8")
 
 	// The output path is fe4_amd64.s unless an argument names another:
 	// TestGeneratedAssembly writes to a temporary file and compares.
@@ -314,4 +327,71 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+// kernels writes mul and sqrN for the isa: mul(h, f, x *T) with f in
+// r(0)..r(9) and x's scaled limbs on the stack, its plain limbs read from
+// x; sqrN(h, f *T, n int) with the state in r(0)..r(9) for n squarings.
+func kernels(is isa, typ string) {
+	v = is
+	mc := columns(false)
+	msl, morder := slots(mc, false)
+	frame := frameOf(msl)
+	fmt.Fprintf(&out, "// func mul%s(h, f, x *%s)\n", v.tail, typ)
+	fmt.Fprintf(&out, "TEXT ·mul%s(SB), 0, $%d-24\n", v.tail, frame)
+	p("MOVQ h+0(FP), DI")
+	p("MOVQ f+8(FP), SI")
+	p("MOVQ x+16(FP), BX")
+	for j := 0; j < 10; j++ {
+		// scaled copies of x, one limb at a time
+		sc := scalesOf(j, msl, morder)
+		if len(sc) == 0 {
+			continue
+		}
+		p("%s %d(BX), %s", v.mov, v.w*j, r(10))
+		scaleAll(r(10), sc, r(12))
+	}
+	for i := 0; i < 10; i++ {
+		p("%s %d(SI), %s", v.mov, v.w*i, r(i))
+	}
+	products(mc, msl, func(j int) string { return fmt.Sprintf("%d(BX)", v.w*j) })
+	loadMasks()
+	carry()
+	for i := 0; i < 10; i++ {
+		p("%s %s, %d(DI)", v.mov, r(i), v.w*i)
+	}
+	p("VZEROUPPER")
+	p("RET")
+	fmt.Fprintln(&out)
+
+	sc := columns(true)
+	ssl, sorder := slots(sc, true)
+	frame = frameOf(ssl)
+	fmt.Fprintf(&out, "// func sqrN%s(h, f *%s, n int)\n", v.tail, typ)
+	fmt.Fprintf(&out, "TEXT ·sqrN%s(SB), 0, $%d-24\n", v.tail, frame)
+	p("MOVQ h+0(FP), DI")
+	p("MOVQ f+8(FP), SI")
+	p("MOVQ n+16(FP), CX")
+	for i := 0; i < 10; i++ {
+		p("%s %d(SI), %s", v.mov, v.w*i, r(i))
+	}
+	loadMasks()
+	fmt.Fprintf(&out, "loop%s:\n", v.tail)
+	for j := 0; j < 10; j++ {
+		if sc := scalesOf(j, ssl, sorder); len(sc) > 0 {
+			scaleAll(r(j), sc, r(10))
+		}
+	}
+	for j := 1; j < 10; j += 2 {
+		p("VPADDQ %s, %s, %s", r(j), r(j), r(j))
+	}
+	products(sc, ssl, nil)
+	carry()
+	p("DECQ CX")
+	p("JNZ loop%s", v.tail)
+	for i := 0; i < 10; i++ {
+		p("%s %s, %d(DI)", v.mov, r(i), v.w*i)
+	}
+	p("VZEROUPPER")
+	p("RET")
 }
