@@ -839,9 +839,10 @@ func (e *Engine) receive(ctx context.Context, c *conn, peer, space string, st *S
 	// Read ahead while ingesting: frames are read from the stream and
 	// their batches decoded by a goroutine that stays at most readAhead
 	// frames ahead, so the responder and the transport work while Ingest
-	// runs, and backpressure holds. When the Local is a Preparer, the
-	// goroutine hands it each batch as well, so that batch k+1 is verified
-	// while batch k is judged and written.
+	// runs, and backpressure holds. When the Local is a Preparer, a second
+	// goroutine hands it each batch, at most readAhead more frames behind
+	// the reader, so that batch k+1 is verified while batch k is judged and
+	// written, and the stream is read meanwhile.
 	type frame struct {
 		typ   byte
 		p     []byte
@@ -851,23 +852,45 @@ func (e *Engine) receive(ctx context.Context, c *conn, peer, space string, st *S
 	frames := make(chan frame, readAhead)
 	stop := make(chan struct{})
 	defer close(stop)
-	prep, _ := e.local.(Preparer)
+	// send hands f to out unless the receive has returned; it reports
+	// whether the goroutine goes on.
+	send := func(out chan<- frame, f frame) bool {
+		select {
+		case out <- f:
+		case <-stop:
+			return false
+		}
+		return f.err == nil && isBatch(f.typ)
+	}
+	read := frames
+	if prep, _ := e.local.(Preparer); prep != nil {
+		// The reader hands its batches to a second goroutine that
+		// prepares them, so that the stream is read (and the responder
+		// may send) while a batch is being verified.
+		read = make(chan frame, readAhead)
+		go func() {
+			for f := range read {
+				if f.err == nil && isBatch(f.typ) {
+					prep.Prepare(ctx, space, f.items)
+				}
+				if !send(frames, f) {
+					return
+				}
+			}
+		}()
+	}
 	go func() {
+		if read != frames {
+			defer close(read) // ends the preparer's range
+		}
 		for {
 			typ, p, err := c.read()
 			var items []Item
 			if err == nil && isBatch(typ) {
-				if items, err = decodeBatchFrame(typ, p); err == nil && prep != nil {
-					prep.Prepare(ctx, space, items)
-				}
+				items, err = decodeBatchFrame(typ, p)
 				p = nil // the items are what is kept
 			}
-			select {
-			case frames <- frame{typ, p, items, err}:
-			case <-stop:
-				return
-			}
-			if err != nil || !isBatch(typ) {
+			if !send(read, frame{typ, p, items, err}) {
 				return
 			}
 		}
