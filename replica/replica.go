@@ -925,6 +925,14 @@ func (r *Replica) tooManyObjects(ctx context.Context, it item) (string, error) {
 // that, batch verification pays less than a goroutine costs.
 const verifyChunk = 128
 
+// preVerifyChunk is the most envelopes PreVerify checks as one batch: a
+// sync frame's worth (sync.DefaultMaxBatchItems). One batch of 1,024 costs
+// about 6 % less per signature than two of 512, and the Ingest that
+// PreVerify runs beside keeps the other core busy: 4.5 % less wall time
+// and CPU on the product path than splitting the frame over the cores
+// (docs/sync-protocol.md).
+const preVerifyChunk = 1024
+
 // verify decodes subs and checks their signatures in batches, split over
 // the cores: it returns the decoded items, in order, with badSig set, and
 // records in out the outcome of each envelope that does not decode.
@@ -981,12 +989,14 @@ func (r *Replica) batchVerifier() *dag.BatchVerifier {
 // does not decode, a bad signature, one forgotten — is checked and judged
 // by Ingest as if PreVerify had not been called.
 //
-// Each envelope is decoded, on every core, and its decoding kept in its
-// Submission (as SignedSubmission would), so that an Ingest of the same
-// Submissions does not decode them again: their bytes must not change in
-// between.
+// Each envelope is decoded and its decoding kept in its Submission (as
+// SignedSubmission would), so that an Ingest of the same Submissions does
+// not decode them again: their bytes must not change in between. Up to
+// preVerifyChunk envelopes are checked as one batch on the calling
+// goroutine (the Ingest it runs beside keeps the other core busy), more
+// split over the cores.
 func (r *Replica) PreVerify(subs []Submission) {
-	_ = par.Run(len(subs), verifyChunk, func(lo, hi int) error { // fails nothing
+	_ = par.Run(len(subs), preVerifyChunk, func(lo, hi int) error { // fails nothing
 		bv := r.batchVerifier()
 		defer r.verifiers.Put(bv)
 		ids := make([]dag.ID, 0, hi-lo)
