@@ -119,11 +119,13 @@ func (t *wtxn) value(k []byte, fn func([]byte) error) error {
 // newTxn starts a write transaction over a snapshot of every commit
 // (waiting for a commit that runs).
 func (s *Store) newTxn() *wtxn {
-	return s.wrapTxn(s.db.NewTransaction(true), nil)
+	return s.wrapTxn(s.db.NewTransaction(true), nil, 0)
 }
 
-func (s *Store) wrapTxn(txn *badger.Txn, prev map[string][]byte) *wtxn {
-	t := &wtxn{Txn: txn, prev: prev, rec: make(map[string][]byte)}
+// wrapTxn wraps txn, reading through prev, its record of writes made for
+// about hint keys.
+func (s *Store) wrapTxn(txn *badger.Txn, prev map[string][]byte, hint int) *wtxn {
+	t := &wtxn{Txn: txn, prev: prev, rec: make(map[string][]byte, hint)}
 	if s.bl != nil {
 		t.limit = s.valueThreshold
 	}
@@ -215,7 +217,7 @@ func (s *Store) land(t *wtxn, prev *flight, f *flight) error {
 func (s *Store) nextTxn() (*wtxn, error) {
 	f := s.flight
 	if f == nil {
-		return s.newTxn(), nil
+		return s.wrapTxn(s.db.NewTransaction(true), nil, s.recHint), nil
 	}
 	if s.overlay() {
 		<-f.ready
@@ -224,13 +226,13 @@ func (s *Store) nextTxn() (*wtxn, error) {
 		f.taken = true
 		s.hand.Unlock()
 		if ok && txn != nil {
-			return s.wrapTxn(txn, f.rec), nil
+			return s.wrapTxn(txn, f.rec, s.recHint), nil
 		}
 	}
 	if err := s.drain(); err != nil {
 		return nil, err
 	}
-	return s.newTxn(), nil
+	return s.wrapTxn(s.db.NewTransaction(true), nil, s.recHint), nil
 }
 
 // overlay reports whether the next transaction may read the running
