@@ -207,11 +207,6 @@ type Store struct {
 	hand      sync.Mutex
 	flights   sync.WaitGroup
 	brokenErr atomic.Pointer[error]
-	// recHint and posHint are the sizes the last transaction's record of
-	// its writes (wtxn.rec) and of the positions it knew (putTxn.pos)
-	// reached, under mu: the next one makes its maps that size at once
-	// rather than grow them by doubling, rehashing as it goes.
-	recHint, posHint int
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -895,7 +890,7 @@ func (p *putTxn) Lookup(id dag.ID) (dag.Entry, dag.Status, error) {
 
 func (p *putTxn) remember(id dag.ID, pos uint64) {
 	if p.pos == nil {
-		p.pos = make(map[dag.ID]uint64, p.s.posHint)
+		p.pos = make(map[dag.ID]uint64)
 	}
 	p.pos[id] = pos
 }
@@ -1361,7 +1356,6 @@ func (s *Store) commit(p *putTxn, c chunk, first bool) error {
 		s.bl.committed(p.bfile, end)
 	}
 	dispatched = true
-	s.recHint, s.posHint = len(p.txn.rec), len(p.pos)
 	s.flight = s.dispatch(p.txn, s.flight)
 	// Badger holds the numbers this commit gave out, durable or not: none
 	// may be given again.

@@ -119,13 +119,11 @@ func (t *wtxn) value(k []byte, fn func([]byte) error) error {
 // newTxn starts a write transaction over a snapshot of every commit
 // (waiting for a commit that runs).
 func (s *Store) newTxn() *wtxn {
-	return s.wrapTxn(s.db.NewTransaction(true), nil, 0)
+	return s.wrapTxn(s.db.NewTransaction(true), nil)
 }
 
-// wrapTxn wraps txn, reading through prev, its record of writes made for
-// about hint keys.
-func (s *Store) wrapTxn(txn *badger.Txn, prev map[string][]byte, hint int) *wtxn {
-	t := &wtxn{Txn: txn, prev: prev, rec: make(map[string][]byte, hint)}
+func (s *Store) wrapTxn(txn *badger.Txn, prev map[string][]byte) *wtxn {
+	t := &wtxn{Txn: txn, prev: prev, rec: make(map[string][]byte)}
 	if s.bl != nil {
 		t.limit = s.valueThreshold
 	}
@@ -217,7 +215,7 @@ func (s *Store) land(t *wtxn, prev *flight, f *flight) error {
 func (s *Store) nextTxn() (*wtxn, error) {
 	f := s.flight
 	if f == nil {
-		return s.wrapTxn(s.db.NewTransaction(true), nil, s.recHint), nil
+		return s.newTxn(), nil
 	}
 	if s.overlay() {
 		<-f.ready
@@ -226,13 +224,13 @@ func (s *Store) nextTxn() (*wtxn, error) {
 		f.taken = true
 		s.hand.Unlock()
 		if ok && txn != nil {
-			return s.wrapTxn(txn, f.rec, s.recHint), nil
+			return s.wrapTxn(txn, f.rec), nil
 		}
 	}
 	if err := s.drain(); err != nil {
 		return nil, err
 	}
-	return s.wrapTxn(s.db.NewTransaction(true), nil, s.recHint), nil
+	return s.newTxn(), nil
 }
 
 // overlay reports whether the next transaction may read the running
