@@ -196,6 +196,7 @@
     if (!st.session) {
       renderHome();
       listen('');
+      clearInterval(st.homeTimer); // another route may have set it meanwhile
       st.homeTimer = setInterval(pollHome, 1000);
       pollHome();
       return;
