@@ -282,23 +282,28 @@ func checkBridge8() bool {
 		vs = append(vs, vs[len(vs)%3])
 	}
 	for k := 0; k < len(vs); k += 8 {
-		var in8 [8][32]byte
-		copy(in8[:], vs[k:k+8])
-		var out8 [8]pointLimbs
-		st8 := decompress8(&in8, &out8)
-		for h := 0; h < 2; h++ {
-			var in4 [4][32]byte
-			copy(in4[:], in8[4*h:4*h+4])
-			var out4 [4]pointLimbs
-			st4 := decompress4(&in4, &out4)
-			for j := 0; j < 4; j++ {
-				if st8[4*h+j] != st4[j] || (st4[j] == laneOK && out8[4*h+j] != out4[j]) {
-					return false
-				}
-			}
+		if differs8((*[8][32]byte)(vs[k:k+8])) >= 0 {
+			return false
 		}
 	}
 	return true
+}
+
+// differs8 decodes enc in one eight-lane pass and in two four-lane ones
+// and returns the first lane whose verdict or limbs differ, -1 if none.
+func differs8(enc *[8][32]byte) int {
+	var out8 [8]pointLimbs
+	st8 := decompress8(enc, &out8)
+	for h := 0; h < 2; h++ {
+		var out4 [4]pointLimbs
+		st4 := decompress4((*[4][32]byte)(enc[4*h:4*h+4]), &out4)
+		for j := 0; j < 4; j++ {
+			if st8[4*h+j] != st4[j] || (st4[j] == laneOK && out8[4*h+j] != out4[j]) {
+				return 4*h + j
+			}
+		}
+	}
+	return -1
 }
 
 // bridgeVectors are encodings on which the bridge is checked: the base

@@ -24,36 +24,23 @@ func (h *Fe8) split(a, b *Fe4) {
 	}
 }
 
-func (h *Fe8) lane(j int) [10]uint64 {
-	var e [10]uint64
-	for i := range e {
-		e[i] = h[i][j]
-	}
-	return e
-}
-
-func (h *Fe8) setLane(j int, e *[10]uint64) {
-	for i := range e {
-		h[i][j] = e[i]
-	}
-}
-
+// mul8Generic and sqrN8Generic are the generic four-lane arithmetic on
+// each half.
 func mul8Generic(h, f, g *Fe8) {
-	for j := 0; j < 8; j++ {
-		a, b := f.lane(j), g.lane(j)
-		mul10(&a, &a, &b)
-		h.setLane(j, &a)
-	}
+	var f0, f1, g0, g1 Fe4
+	f.split(&f0, &f1)
+	g.split(&g0, &g1)
+	mulGeneric(&f0, &f0, &g0)
+	mulGeneric(&f1, &f1, &g1)
+	h.join(&f0, &f1)
 }
 
 func sqrN8Generic(h, f *Fe8, n int) {
-	for j := 0; j < 8; j++ {
-		a := f.lane(j)
-		for k := 0; k < n; k++ {
-			mul10(&a, &a, &a)
-		}
-		h.setLane(j, &a)
-	}
+	var f0, f1 Fe4
+	f.split(&f0, &f1)
+	sqrNGeneric(&f0, &f0, n)
+	sqrNGeneric(&f1, &f1, n)
+	h.join(&f0, &f1)
 }
 
 // Mul sets h = f·g lane by lane, as Fe4.Mul does.
