@@ -517,7 +517,7 @@ func (h *Handler) peers(w http.ResponseWriter, r *http.Request) {
 					// the peer holds the whole log: no walk. The teacher's
 					// page asks every few seconds, and walking a long log
 					// per peer each time would cost far more.
-					ps.Ahead = h.missing(ctx, heads)
+					ps.Ahead = len(heads) - len(h.applied(ctx, heads))
 				} else {
 					held, ahead := h.ancestry(ctx, heads)
 					ps.Behind, ps.Ahead = max(0, int(size)-held), ahead
@@ -534,14 +534,8 @@ func (h *Handler) peers(w http.ResponseWriter, r *http.Request) {
 // ancestors of heads, and the heads it does not hold.
 func (h *Handler) ancestry(ctx context.Context, heads []dag.ID) (held, missing int) {
 	seen := map[dag.ID]bool{}
-	queue := []dag.ID{}
-	for _, hd := range heads {
-		if st, err := h.o.Node.Has(ctx, hd); err != nil || st != dag.Applied {
-			missing++
-			continue
-		}
-		queue = append(queue, hd)
-	}
+	queue := h.applied(ctx, heads)
+	missing = len(heads) - len(queue)
 	for len(queue) > 0 && len(seen) < maxWalk {
 		id := queue[len(queue)-1]
 		queue = queue[:len(queue)-1]
@@ -568,15 +562,15 @@ func covers(heads, own []dag.ID) bool {
 	return true
 }
 
-// missing counts the heads this node does not hold applied.
-func (h *Handler) missing(ctx context.Context, heads []dag.ID) int {
-	n := 0
+// applied returns the heads this node holds applied.
+func (h *Handler) applied(ctx context.Context, heads []dag.ID) []dag.ID {
+	var out []dag.ID
 	for _, hd := range heads {
-		if st, err := h.o.Node.Has(ctx, hd); err != nil || st != dag.Applied {
-			n++
+		if st, err := h.o.Node.Has(ctx, hd); err == nil && st == dag.Applied {
+			out = append(out, hd)
 		}
 	}
-	return n
+	return out
 }
 
 // syncPeers is the teacher's view of the node's own sync node.
