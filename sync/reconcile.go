@@ -863,7 +863,8 @@ func (e *Engine) receive(ctx context.Context, c *conn, peer, space string, st *S
 		return f.err == nil && isBatch(f.typ)
 	}
 	read := frames
-	if prep, _ := e.local.(Preparer); prep != nil {
+	prep, _ := e.local.(Preparer)
+	if prep != nil {
 		// The reader hands its batches to a second goroutine that
 		// prepares them, so that the stream is read (and the responder
 		// may send) while a batch is being verified.
@@ -880,7 +881,7 @@ func (e *Engine) receive(ctx context.Context, c *conn, peer, space string, st *S
 		}()
 	}
 	go func() {
-		if read != frames {
+		if prep != nil {
 			defer close(read) // ends the preparer's range
 		}
 		for {
