@@ -317,10 +317,17 @@ func TestDecompressSpecial(t *testing.T) {
 		t.Fatalf("only %d special encodings decoded", valid)
 	}
 	// Each special encoding in every lane position among random points.
-	r := rand.New(rand.NewPCG(9, 10))
+	checkInEveryLane(t, encs, 4, rand.New(rand.NewPCG(9, 10)))
+}
+
+// checkInEveryLane decodes, for each of encs and each lane of a pass of
+// width lanes, a batch of random points with that encoding in that lane,
+// against voi.
+func checkInEveryLane(t *testing.T, encs [][32]byte, lanes int, r *rand.Rand) {
+	t.Helper()
 	for _, e := range encs {
-		for lane := 0; lane < 4; lane++ {
-			batch := make([][32]byte, 4)
+		for lane := 0; lane < lanes; lane++ {
+			batch := make([][32]byte, lanes)
 			for j := range batch {
 				p := randomPoint(r)
 				batch[j] = encodingOf(&p)
