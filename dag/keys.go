@@ -16,6 +16,7 @@ import (
 	"github.com/oasisprotocol/curve25519-voi/primitives/ed25519"
 
 	"github.com/witan-dev/witan/dag/internal/edwards4"
+	"github.com/witan-dev/witan/dag/internal/msm"
 )
 
 // Key is an Ed25519 public key. It prints as "ed25519:<base64url>" (RFC 4648
@@ -497,6 +498,8 @@ type groupScratch struct {
 	missPts []curve.EdwardsPoint
 	pts     []*curve.EdwardsPoint
 	scs     []*scalar.Scalar
+	// ms multiplies where the CPU has AVX-512 IFMA (msm.Enabled).
+	ms msm.Scratch
 }
 
 // resize returns s with length n, reusing its array when it is large
@@ -640,6 +643,9 @@ func (g *groupScratch) grouped(q []queued, cache *KeyCache) bool {
 	}
 	for j := range keyPts {
 		pts, scs = append(pts, &keyPts[j]), append(scs, &keyCoef[j])
+	}
+	if msm.Enabled() {
+		return g.ms.IsSmallOrderSum(scs, pts)
 	}
 	var sum curve.EdwardsPoint
 	sum.MultiscalarMulVartime(scs, pts)

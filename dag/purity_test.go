@@ -15,6 +15,7 @@ import (
 var purePackages = []string{
 	"github.com/witan-dev/witan/dag",
 	"github.com/witan-dev/witan/dag/internal/edwards4",
+	"github.com/witan-dev/witan/dag/internal/msm",
 	"github.com/witan-dev/witan/rules",
 	"github.com/witan-dev/witan/sessions",
 	"github.com/witan-dev/witan/memoryblock",

@@ -1,0 +1,357 @@
+//go:build ignore
+
+// gen.go writes msm_amd64.s, the AVX-512 IFMA kernels of the eight-lane
+// bucket method (see doc.go): the field arithmetic is the same few steps
+// over and over, so it is generated rather than typed. Run with
+// `go generate` in this directory.
+//
+// A field element of eight lanes (fe8) is five limbs of radix 2^51, limb i
+// of the eight lanes in one 512-bit vector, as curve25519-voi holds one
+// element in five uint64. Every operation reads its operands from memory
+// (stack slots, buckets, or a point broadcast to all lanes) and writes its
+// result to a slot; only the products' accumulators live in registers.
+//
+//   - mul: VPMADD52LUQ/VPMADD52HUQ form the low and high 52 bits of each
+//     limb product (inputs below 2^52); the low half goes to column i+j,
+//     the high half, worth 2^52 = 2·2^51, doubled to column i+j+1.
+//     Columns 5..9 fold into 0..4 times 19 (2^255 ≡ 19), then one carry
+//     chain leaves limbs below 2^51 but limb 1, at most 2^51.
+//   - add and sub (a + 4p − b) carry their result the same way, so that
+//     every input of a product is below 2^52, as IFMA requires.
+//
+// The bounds are in doc.go; the tests check the kernels against math/big
+// and the whole multiplication against curve25519-voi's.
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math/big"
+	"os"
+)
+
+var out bytes.Buffer
+
+func p(format string, args ...any) { fmt.Fprintf(&out, "\t"+format+"\n", args...) }
+
+// A slot is where a field element of eight lanes lives: a base register
+// and an offset; limb i is 64·i bytes further.
+type slot struct {
+	base string
+	off  int
+	// bcast: a single element (five uint64) broadcast to every lane, limb i
+	// 8·i bytes further.
+	bcast bool
+}
+
+func (s slot) limb(i int) string {
+	if s.base == "twoD<>" {
+		return fmt.Sprintf("twoD<>+%d(SB)", 8*i)
+	}
+	if s.bcast {
+		return fmt.Sprintf("%d(%s)", s.off+8*i, s.base)
+	}
+	return fmt.Sprintf("%d(%s)", s.off+64*i, s.base)
+}
+
+// op is the mnemonic for a memory operand of s (with .BCST for a
+// broadcast element).
+func op(name string, s slot) string {
+	if s.bcast {
+		return name + ".BCST"
+	}
+	return name
+}
+
+func z(n int) string { return fmt.Sprintf("Z%d", n) }
+
+const (
+	regMask = 31 // 2^51 − 1 in every lane
+	regT    = 23 // temporaries Z23..Z26
+)
+
+// times19 adds 19·src to dst, with Z23 and Z24 as temporaries.
+func times19(dst, src int) {
+	p("VPSLLQ $4, %s, Z23", z(src))
+	p("VPSLLQ $1, %s, Z24", z(src))
+	p("VPADDQ Z23, Z24, Z23")
+	p("VPADDQ %s, Z23, Z23", z(src))
+	p("VPADDQ Z23, %s, %s", z(dst), z(dst))
+}
+
+// carry brings limbs in registers r[0..4] (each below 2^62) to below 2^51
+// but r[1], at most 2^51: a chain from limb 0 to 4, limb 4's carry folded
+// into limb 0 times 19, and limb 0's carry into limb 1 once more.
+func carry(r [5]int) {
+	for k := 0; k < 4; k++ {
+		p("VPSRLQ $51, %s, Z25", z(r[k]))
+		p("VPANDQ Z31, %s, %s", z(r[k]), z(r[k]))
+		p("VPADDQ Z25, %s, %s", z(r[k+1]), z(r[k+1]))
+	}
+	p("VPSRLQ $51, %s, Z25", z(r[4]))
+	p("VPANDQ Z31, %s, %s", z(r[4]), z(r[4]))
+	times19(r[0], 25)
+	p("VPSRLQ $51, %s, Z25", z(r[0]))
+	p("VPANDQ Z31, %s, %s", z(r[0]), z(r[0]))
+	p("VPADDQ Z25, %s, %s", z(r[1]), z(r[1]))
+}
+
+func store(dst slot, r [5]int) {
+	for i := range 5 {
+		p("VMOVDQU64 %s, %s", z(r[i]), dst.limb(i))
+	}
+}
+
+// mul: dst = a·b. a is never a broadcast; b may be.
+func mul(dst, a, b slot) {
+	for i := range 5 {
+		p("VMOVDQU64 %s, %s", a.limb(i), z(i))
+	}
+	// low halves: column k in Z(5+k), k = 0..8; high halves: column k in
+	// Z(13+k), k = 1..9.
+	for k := 5; k <= 22; k++ {
+		p("VPXORQ %s, %s, %s", z(k), z(k), z(k))
+	}
+	for j := range 5 {
+		for i := range 5 {
+			p("%s %s, %s, %s", op("VPMADD52LUQ", b), b.limb(j), z(i), z(5+i+j))
+			p("%s %s, %s, %s", op("VPMADD52HUQ", b), b.limb(j), z(i), z(13+i+j+1))
+		}
+	}
+	// column k = low(k) + 2·high(k)
+	for k := 1; k <= 8; k++ {
+		p("VPADDQ %s, %s, %s", z(13+k), z(13+k), z(13+k))
+		p("VPADDQ %s, %s, %s", z(13+k), z(5+k), z(5+k))
+	}
+	p("VPADDQ Z22, Z22, Z22") // column 9, high half only
+	// fold columns 5..9 into 0..4: column 9 is Z22, the others Z10..Z13
+	for k := 0; k < 5; k++ {
+		src := 10 + k
+		if k == 4 {
+			src = 22
+		}
+		times19(5+k, src)
+	}
+	r := [5]int{5, 6, 7, 8, 9}
+	carry(r)
+	store(dst, r)
+}
+
+// add: dst = a + b, carried.
+func add(dst, a, b slot) {
+	for i := range 5 {
+		p("VMOVDQU64 %s, %s", a.limb(i), z(i))
+		p("%s %s, %s, %s", op("VPADDQ", b), b.limb(i), z(i), z(i))
+	}
+	r := [5]int{0, 1, 2, 3, 4}
+	carry(r)
+	store(dst, r)
+}
+
+// sub: dst = a + 4p − b, carried. b's limbs are below 2^52 (every slot's
+// are), 4p's above 2^52, so no lane goes negative.
+func sub(dst, a, b slot) {
+	for i := range 5 {
+		p("VMOVDQU64 %s, %s", a.limb(i), z(i))
+		p("VPADDQ.BCST fourP<>+%d(SB), %s, %s", 8*i, z(i), z(i))
+		p("%s %s, %s, %s", op("VPSUBQ", b), b.limb(i), z(i), z(i))
+	}
+	r := [5]int{0, 1, 2, 3, 4}
+	carry(r)
+	store(dst, r)
+}
+
+const fe8Size = 5 * 64
+
+// A point of eight lanes in memory: X, Y, Z, T, each an fe8.
+type pt struct{ x, y, zz, t slot }
+
+func pointAt(base string, off int) pt {
+	s := func(c int) slot { return slot{base: base, off: off + c*fe8Size} }
+	return pt{s(0), s(1), s(2), s(3)}
+}
+
+// A cached point: Y+X, Y−X, 2Z, 2d·T.
+type cached struct{ ypx, ymx, z2, t2d slot }
+
+func cachedBcast(base string, off int) cached {
+	s := func(c int) slot { return slot{base: base, off: off + c*40, bcast: true} }
+	return cached{s(0), s(1), s(2), s(3)}
+}
+
+// Stack slots of the frame, each an fe8.
+func frame(i int) slot { return slot{base: "SP", off: i * fe8Size} }
+
+// addCached: dst = a + q (extended plus cached, the unified formula of
+// Hisil, Wong, Carter and Dawson for a = −1, complete on Ed25519), with
+// frame slots tmp[0..9] as scratch. dst may be a.
+func addCached(dst, a pt, q cached, tmp []slot) {
+	t0, t1 := tmp[0], tmp[1]
+	A, B, C, D := tmp[2], tmp[3], tmp[4], tmp[5]
+	E, F, G, H := tmp[6], tmp[7], tmp[8], tmp[9]
+	sub(t0, a.y, a.x)
+	add(t1, a.y, a.x)
+	mul(A, t0, q.ymx)
+	mul(B, t1, q.ypx)
+	mul(C, a.t, q.t2d)
+	mul(D, a.zz, q.z2)
+	sub(E, B, A)
+	sub(F, D, C)
+	add(G, D, C)
+	add(H, B, A)
+	mul(dst.x, E, F)
+	mul(dst.y, G, H)
+	mul(dst.t, E, H)
+	mul(dst.zz, F, G)
+}
+
+func header() {
+	fmt.Fprintf(&out, "// Code generated by gen.go; DO NOT EDIT.\n\n//go:build amd64 && !purego\n\n#include \"textflag.h\"\n\n")
+	pr := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 255), big.NewInt(19))
+	// 4p in radix 2^51: 4·(2^51 − 19), then 4·(2^51 − 1) four times.
+	limbs := []uint64{4 * (1<<51 - 19), 4 * (1<<51 - 1), 4 * (1<<51 - 1), 4 * (1<<51 - 1), 4 * (1<<51 - 1)}
+	data("fourP", limbs)
+	data("mask51", []uint64{1<<51 - 1})
+	// 2d, d = −121665/121666 mod p, in radix 2^51.
+	d := new(big.Int).Mul(big.NewInt(-121665), new(big.Int).ModInverse(big.NewInt(121666), pr))
+	d.Mod(d, pr)
+	d.Lsh(d, 1).Mod(d, pr)
+	var d2 []uint64
+	m := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 51), big.NewInt(1))
+	for range 5 {
+		d2 = append(d2, new(big.Int).And(d, m).Uint64())
+		d.Rsh(d, 51)
+	}
+	data("twoD", d2)
+	data("lanes", []uint64{0, 1, 2, 3, 4, 5, 6, 7})
+}
+
+func data(name string, v []uint64) {
+	for i, x := range v {
+		fmt.Fprintf(&out, "DATA %s<>+%d(SB)/8, $%d\n", name, 8*i, x)
+	}
+	fmt.Fprintf(&out, "GLOBL %s<>(SB), RODATA|NOPTR, $%d\n\n", name, 8*len(v))
+}
+
+func main() {
+	header()
+	accum()
+	sums()
+	name := "msm_amd64.s"
+	if len(os.Args) > 1 {
+		name = os.Args[1]
+	}
+	if err := os.WriteFile(name, out.Bytes(), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+const bucketSize = 4 * fe8Size // a point of eight lanes: 1280 bytes
+
+// accum: for each of n points, add the point (cached, broadcast) to the
+// bucket its digit names in each lane: lane j's bucket d is the lane j of
+// buckets[d]. Gathered and scattered one limb of one coordinate at a time.
+func accum() {
+	const slots = 14
+	fmt.Fprintf(&out, "// func accumIFMA(b *buckets, pts *cachedPoint, digits *uint64, n int)\n")
+	fmt.Fprintf(&out, "TEXT ·accumIFMA(SB), 0, $%d-32\n", slots*fe8Size)
+	p("MOVQ b+0(FP), R8")
+	p("MOVQ pts+8(FP), R9")
+	p("MOVQ digits+16(FP), R10")
+	p("MOVQ n+24(FP), R11")
+	p("VPBROADCASTQ mask51<>(SB), Z31")
+	p("VMOVDQU64 lanes<>(SB), Z30")
+	fmt.Fprintf(&out, "loop:\n")
+	p("TESTQ R11, R11")
+	p("JZ done")
+	// index of lane j: digit·160 + j, in uint64s
+	p("VPMOVZXBQ (R10), Z29")
+	p("VPSLLQ $7, Z29, Z28")
+	p("VPSLLQ $5, Z29, Z29")
+	p("VPADDQ Z28, Z29, Z29")
+	p("VPADDQ Z30, Z29, Z29")
+	a := pt{frame(0), frame(1), frame(2), frame(3)}
+	coords := []slot{a.x, a.y, a.zz, a.t}
+	for c := range 4 {
+		for l := range 5 {
+			p("KXNORW K1, K1, K1")
+			p("VPGATHERQQ %d(R8)(Z29*8), K1, Z27", (c*5+l)*64)
+			p("VMOVDQU64 Z27, %s", coords[c].limb(l))
+		}
+	}
+	tmp := make([]slot, 10)
+	for i := range tmp {
+		tmp[i] = frame(4 + i)
+	}
+	addCached(a, a, cachedBcast("R9", 0), tmp)
+	for c := range 4 {
+		for l := range 5 {
+			p("VMOVDQU64 %s, Z27", coords[c].limb(l))
+			p("KXNORW K1, K1, K1")
+			p("VPSCATTERQQ Z27, K1, %d(R8)(Z29*8)", (c*5+l)*64)
+		}
+	}
+	p("ADDQ $160, R9")
+	p("ADDQ $8, R10")
+	p("DECQ R11")
+	p("JMP loop")
+	fmt.Fprintf(&out, "done:\n")
+	p("VZEROUPPER")
+	p("RET")
+	fmt.Fprintln(&out)
+}
+
+// sums: out = Σ_{d=1}^{255} d·buckets[d], lane by lane, as running sums from
+// the top bucket down: running += buckets[d]; sum += running.
+func sums() {
+	const slots = 4 + 4 + 4 + 10
+	fmt.Fprintf(&out, "// func sumsIFMA(b *buckets, out *point8)\n")
+	fmt.Fprintf(&out, "TEXT ·sumsIFMA(SB), 0, $%d-16\n", slots*fe8Size)
+	p("MOVQ b+0(FP), R8")
+	p("MOVQ out+8(FP), R9")
+	p("VPBROADCASTQ mask51<>(SB), Z31")
+	run := pt{frame(0), frame(1), frame(2), frame(3)}
+	sum := pt{frame(4), frame(5), frame(6), frame(7)}
+	q := cached{frame(8), frame(9), frame(10), frame(11)}
+	tmp := make([]slot, 10)
+	for i := range tmp {
+		tmp[i] = frame(12 + i)
+	}
+	// running = sum = buckets[255]
+	p("LEAQ %d(R8), R10", 255*bucketSize)
+	for i := 0; i < bucketSize; i += 64 {
+		p("VMOVDQU64 %d(R10), Z0", i)
+		p("VMOVDQU64 Z0, %d(SP)", i)
+		p("VMOVDQU64 Z0, %d(SP)", 4*fe8Size+i)
+	}
+	p("MOVQ $254, R11")
+	fmt.Fprintf(&out, "sloop:\n")
+	p("SUBQ $%d, R10", bucketSize)
+	bk := pointAt("R10", 0)
+	toCachedSB(q, bk)
+	addCached(run, run, q, tmp)
+	toCachedSB(q, run)
+	addCached(sum, sum, q, tmp)
+	p("DECQ R11")
+	p("JNZ sloop")
+	for i := 0; i < bucketSize; i += 64 {
+		p("VMOVDQU64 %d(SP), Z0", 4*fe8Size+i)
+		p("VMOVDQU64 Z0, %d(R9)", i)
+	}
+	p("VZEROUPPER")
+	p("RET")
+}
+
+// toCachedSB: q = the cached form of a, 2d read from the data.
+func toCachedSB(q cached, a pt) {
+	add(q.ypx, a.y, a.x)
+	sub(q.ymx, a.y, a.x)
+	add(q.z2, a.zz, a.zz)
+	mulTwoD(q.t2d, a.t)
+}
+
+// mulTwoD: dst = a·2d, 2d broadcast from the data.
+func mulTwoD(dst, a slot) {
+	mul(dst, a, slot{base: "twoD<>", bcast: true})
+}
