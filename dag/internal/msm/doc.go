@@ -13,7 +13,11 @@
 // windows go through one pass together, window 8k+j in lane j: adding a
 // point to its buckets is one eight-lane addition, the point broadcast to
 // every lane and each lane's bucket gathered and scattered by its own
-// digit. A point joins the passes up to its scalar's highest nonzero byte:
+// digit. A bucket keeps each lane's point in one run of 192 bytes, so
+// that the eight lanes' buckets are read as eight runs and turned into
+// limb vectors by 8×8 transposes (and back), where gathering them limb by
+// limb touched twenty cache lines a lane. A point joins the passes up to
+// its scalar's highest nonzero byte:
 // a batch's 128-bit zᵢ two, the keys' and the base point's 253-bit
 // coefficients four.
 //
@@ -33,9 +37,13 @@
 // Why: in a fresh sync of 100k ballots by 10,000 members, voi's
 // multiplication was a fifth of the receiver's CPU (each batch of 1,024
 // signatures multiplies 1,024 Rᵢ by 128-bit scalars and some 1,000 keys by
-// full ones). BenchmarkSum (that batch): voi 5.0 µs a signature, these
-// kernels 3.0 µs. Of that, three quarters is adding points to buckets,
-// about 40 % of which is the gathers and scatters.
+// full ones). BenchmarkSum (that batch, `go test ./dag/internal/msm -run
+// '^$' -bench Sum`, 2026-12-07): voi 4.9–5.1 µs a signature, these kernels
+// 2.2–2.4 µs (3.0 µs when the buckets were gathered limb by limb). Two
+// thirds of it is adding points to buckets, a fifth the buckets' sums.
+// An addition whose point has Z = 1 (seven products instead of eight) was
+// tried and measured no faster: the kernels are bound by the µops of
+// ports 0 and 5 as a whole, not by the products' latency.
 //
 // # Why unsafe
 //

@@ -223,7 +223,6 @@ func header() {
 		d.Rsh(d, 51)
 	}
 	data("twoD", d2)
-	data("lanes", []uint64{0, 1, 2, 3, 4, 5, 6, 7})
 }
 
 func data(name string, v []uint64) {
@@ -247,11 +246,69 @@ func main() {
 	}
 }
 
-const bucketSize = 4 * fe8Size // a point of eight lanes: 1280 bytes
+// A bucket holds eight lanes' points, each lane's contiguous: X, Y, Z, T,
+// five limbs each, and four limbs of padding, 192 bytes (three Z
+// registers); lane j's bucket d is at (8d + j)·192. Lanes are moved between
+// this layout and the limb-by-limb one of the arithmetic by 8×8 transposes.
+const (
+	lanePointSize = 24 * 8
+	bucketSize    = 8 * lanePointSize
+)
+
+// laneRegs hold the address of each lane's point.
+var laneRegs = [8]string{"AX", "BX", "CX", "DX", "SI", "DI", "R12", "R13"}
+
+// transpose8 transposes the 8×8 matrix of uint64 in Z0..Z7 (row j in Zj)
+// into Z8..Z15 (column k in Z(8+k)), with Z0..Z7 as scratch: 64-bit
+// interleaves, then two rounds of 128-bit lane shuffles.
+func transpose8() {
+	for m := 0; m < 4; m++ {
+		p("VPUNPCKLQDQ Z%d, Z%d, Z%d", 2*m+1, 2*m, 8+2*m)
+		p("VPUNPCKHQDQ Z%d, Z%d, Z%d", 2*m+1, 2*m, 8+2*m+1)
+	}
+	for g := 0; g < 2; g++ {
+		a := 8 + 4*g
+		p("VSHUFI64X2 $0x88, Z%d, Z%d, Z%d", a+2, a, 4*g)
+		p("VSHUFI64X2 $0xdd, Z%d, Z%d, Z%d", a+2, a, 4*g+1)
+		p("VSHUFI64X2 $0x88, Z%d, Z%d, Z%d", a+3, a+1, 4*g+2)
+		p("VSHUFI64X2 $0xdd, Z%d, Z%d, Z%d", a+3, a+1, 4*g+3)
+	}
+	for i, c := range [][2]int{{0, 4}, {2, 6}, {1, 5}, {3, 7}} {
+		p("VSHUFI64X2 $0x88, Z%d, Z%d, Z%d", 4+i, i, 8+c[0])
+		p("VSHUFI64X2 $0xdd, Z%d, Z%d, Z%d", 4+i, i, 8+c[1])
+	}
+}
+
+// loadLanes reads the eight lanes' points at laneRegs into limb vectors
+// 0..23 at dst (limb k at dst + 64k; 20..23 are padding).
+func loadLanes(dst slot) {
+	for b := 0; b < 3; b++ {
+		for j := 0; j < 8; j++ {
+			p("VMOVDQU64 %d(%s), Z%d", 64*b, laneRegs[j], j)
+		}
+		transpose8()
+		for k := 0; k < 8; k++ {
+			p("VMOVDQU64 Z%d, %d(%s)", 8+k, dst.off+64*(8*b+k), dst.base)
+		}
+	}
+}
+
+// storeLanes writes limb vectors 0..23 at src back to the lanes' points.
+func storeLanes(src slot) {
+	for b := 0; b < 3; b++ {
+		for k := 0; k < 8; k++ {
+			p("VMOVDQU64 %d(%s), Z%d", src.off+64*(8*b+k), src.base, k)
+		}
+		transpose8()
+		for j := 0; j < 8; j++ {
+			p("VMOVDQU64 Z%d, %d(%s)", 8+j, 64*b, laneRegs[j])
+		}
+	}
+}
 
 // accum: for each of n points, add the point (cached, broadcast) to the
-// bucket its digit names in each lane: lane j's bucket d is the lane j of
-// buckets[d]. Gathered and scattered one limb of one coordinate at a time.
+// bucket its digit names in each lane: byte j of the digits is lane j's
+// bucket.
 func accum() {
 	const slots = 14
 	fmt.Fprintf(&out, "// func accumIFMA(b *buckets, pts *cachedPoint, digits *uint64, n int)\n")
@@ -261,37 +318,25 @@ func accum() {
 	p("MOVQ digits+16(FP), R10")
 	p("MOVQ n+24(FP), R11")
 	p("VPBROADCASTQ mask51<>(SB), Z31")
-	p("VMOVDQU64 lanes<>(SB), Z30")
 	fmt.Fprintf(&out, "loop:\n")
 	p("TESTQ R11, R11")
 	p("JZ done")
-	// index of lane j: digit·160 + j, in uint64s
-	p("VPMOVZXBQ (R10), Z29")
-	p("VPSLLQ $7, Z29, Z28")
-	p("VPSLLQ $5, Z29, Z29")
-	p("VPADDQ Z28, Z29, Z29")
-	p("VPADDQ Z30, Z29, Z29")
-	a := pt{frame(0), frame(1), frame(2), frame(3)}
-	coords := []slot{a.x, a.y, a.zz, a.t}
-	for c := range 4 {
-		for l := range 5 {
-			p("KXNORW K1, K1, K1")
-			p("VPGATHERQQ %d(R8)(Z29*8), K1, Z27", (c*5+l)*64)
-			p("VMOVDQU64 Z27, %s", coords[c].limb(l))
-		}
+	for j, r := range laneRegs { // lane j's point: b + digit·1536 + j·192
+		p("MOVBQZX %d(R10), %s", j, r)
+		p("SHLQ $9, %s", r)
+		p("LEAQ (%s)(%s*2), %s", r, r, r)
+		p("LEAQ %d(R8)(%s*1), %s", j*lanePointSize, r, r)
 	}
+	a := pt{frame(0), frame(1), frame(2), frame(3)}
+	// limbs 20..23 land in frame(4), the first scratch slot, and are
+	// overwritten by the addition before they are written back as padding
+	loadLanes(frame(0))
 	tmp := make([]slot, 10)
 	for i := range tmp {
 		tmp[i] = frame(4 + i)
 	}
 	addCached(a, a, cachedBcast("R9", 0), tmp)
-	for c := range 4 {
-		for l := range 5 {
-			p("VMOVDQU64 %s, Z27", coords[c].limb(l))
-			p("KXNORW K1, K1, K1")
-			p("VPSCATTERQQ Z27, K1, %d(R8)(Z29*8)", (c*5+l)*64)
-		}
-	}
+	storeLanes(frame(0))
 	p("ADDQ $160, R9")
 	p("ADDQ $8, R10")
 	p("DECQ R11")
@@ -305,7 +350,9 @@ func accum() {
 // sums: out = Σ_{d=1}^{255} d·buckets[d], lane by lane, as running sums from
 // the top bucket down: running += buckets[d]; sum += running.
 func sums() {
-	const slots = 4 + 4 + 4 + 10
+	// frames: running 0..3, sum 4..7, q 8..11, scratch 12..21, the bucket
+	// read 22..26 (24 limb vectors)
+	const slots = 4 + 4 + 4 + 10 + 5
 	fmt.Fprintf(&out, "// func sumsIFMA(b *buckets, out *point8)\n")
 	fmt.Fprintf(&out, "TEXT ·sumsIFMA(SB), 0, $%d-16\n", slots*fe8Size)
 	p("MOVQ b+0(FP), R8")
@@ -318,24 +365,33 @@ func sums() {
 	for i := range tmp {
 		tmp[i] = frame(12 + i)
 	}
+	bk := pt{frame(22), frame(23), frame(24), frame(25)}
 	// running = sum = buckets[255]
 	p("LEAQ %d(R8), R10", 255*bucketSize)
-	for i := 0; i < bucketSize; i += 64 {
-		p("VMOVDQU64 %d(R10), Z0", i)
+	laneAddrs := func() {
+		for j, r := range laneRegs {
+			p("LEAQ %d(R10), %s", j*lanePointSize, r)
+		}
+	}
+	laneAddrs()
+	loadLanes(frame(22))
+	for i := 0; i < 4*fe8Size; i += 64 {
+		p("VMOVDQU64 %d(SP), Z0", 22*fe8Size+i)
 		p("VMOVDQU64 Z0, %d(SP)", i)
 		p("VMOVDQU64 Z0, %d(SP)", 4*fe8Size+i)
 	}
 	p("MOVQ $254, R11")
 	fmt.Fprintf(&out, "sloop:\n")
 	p("SUBQ $%d, R10", bucketSize)
-	bk := pointAt("R10", 0)
+	laneAddrs()
+	loadLanes(frame(22))
 	toCachedSB(q, bk)
 	addCached(run, run, q, tmp)
 	toCachedSB(q, run)
 	addCached(sum, sum, q, tmp)
 	p("DECQ R11")
 	p("JNZ sloop")
-	for i := 0; i < bucketSize; i += 64 {
+	for i := 0; i < 4*fe8Size; i += 64 {
 		p("VMOVDQU64 %d(SP), Z0", 4*fe8Size+i)
 		p("VMOVDQU64 Z0, %d(R9)", i)
 	}

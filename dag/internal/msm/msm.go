@@ -16,8 +16,29 @@ type fe8 [5][8]uint64
 type point8 [4]fe8
 
 // buckets are a window's 256 buckets in each of eight lanes (bucket 0
-// takes the zero digits and is never summed).
-type buckets [256]point8
+// takes the zero digits and is never summed), each lane's point
+// contiguous: b[d][j] is lane j's bucket d, so that adding a point to the
+// buckets of eight lanes reads and writes eight runs of 192 bytes.
+type buckets [256][8]lanePoint
+
+// lanePoint is one lane's point in a bucket: X, Y, Z, T, five limbs each,
+// and four of padding (three Z registers).
+type lanePoint [24]uint64
+
+func (l *lanePoint) get() (q point) {
+	copy(q.x[:], l[0:5])
+	copy(q.y[:], l[5:10])
+	copy(q.z[:], l[10:15])
+	copy(q.t[:], l[15:20])
+	return q
+}
+
+func (l *lanePoint) set(q *point) {
+	copy(l[0:5], q.x[:])
+	copy(l[5:10], q.y[:])
+	copy(l[10:15], q.z[:])
+	copy(l[15:20], q.t[:])
+}
 
 func (p *point8) lane(j int) (q point) {
 	for i := range 5 {
@@ -36,8 +57,8 @@ func (b *buckets) reset() {
 	clear(b[:])
 	for d := range b {
 		for j := range 8 {
-			b[d][1][0][j] = 1
-			b[d][2][0][j] = 1
+			b[d][j][5] = 1  // Y
+			b[d][j][10] = 1 // Z
 		}
 	}
 }
@@ -149,9 +170,9 @@ func accumGeneric(b *buckets, pts []cachedPoint, digits []uint64) {
 	for i := range pts {
 		for j := range 8 {
 			d := byte(digits[i] >> (8 * j))
-			q := b[d].lane(j)
+			q := b[d][j].get()
 			q.addCached(&q, &pts[i])
-			b[d].setLane(j, &q)
+			b[d][j].set(&q)
 		}
 	}
 }
@@ -159,10 +180,10 @@ func accumGeneric(b *buckets, pts []cachedPoint, digits []uint64) {
 // sumsGeneric is sumsIFMA in Go, lane by lane.
 func sumsGeneric(b *buckets, out *point8) {
 	for j := range 8 {
-		run := b[255].lane(j)
+		run := b[255][j].get()
 		sum := run
 		for d := 254; d >= 1; d-- {
-			q := b[d].lane(j)
+			q := b[d][j].get()
 			run.add(&run, &q)
 			sum.add(&sum, &run)
 		}
