@@ -2,6 +2,7 @@ package msm
 
 import (
 	"crypto/sha512"
+	"fmt"
 	"math/big"
 	"math/rand/v2"
 	"testing"
@@ -241,6 +242,9 @@ func TestSumMatchesVoi(t *testing.T) {
 	var fast, generic Scratch
 	generic.kernels = kernels{accumGeneric, sumsGeneric}
 	rapid.Check(t, func(t *rapid.T) {
+		// the upper halves of full scalars by voi or by the passes
+		fast.highAt = rapid.SampledFrom([]int{1, 4, fewHigh, 1 << 20}).Draw(t, "highAt")
+		generic.highAt = fast.highAt
 		n := rapid.IntRange(0, 120).Draw(t, "n")
 		pts := make([]*curve.EdwardsPoint, n)
 		scs := make([]*scalar.Scalar, n)
@@ -309,6 +313,39 @@ func TestBridge(t *testing.T) {
 func TestFastPathOnWhereItCan(t *testing.T) {
 	if hasKernels && !Enabled() {
 		t.Fatal("the CPU has AVX-512 IFMA but the bridge refused the kernels")
+	}
+}
+
+// BenchmarkHighHalves: a batch of 1,024 signatures by m keys, the keys'
+// upper halves by voi or by two more passes: where they cross is fewHigh.
+func BenchmarkHighHalves(b *testing.B) {
+	for _, m := range []int{2, 16, 64, 128} {
+		n := 1024 + m
+		pts := make([]*curve.EdwardsPoint, n)
+		scs := make([]*scalar.Scalar, n)
+		for i := range pts {
+			pts[i] = decompressed(scalarFrom(i, 32))
+			if i < 1024 {
+				scs[i] = scalarFrom(i, 16)
+			} else {
+				scs[i] = scalarFrom(i, 32)
+			}
+		}
+		for _, via := range []string{"voi", "passes"} {
+			b.Run(fmt.Sprintf("keys=%d/%s", m, via), func(b *testing.B) {
+				if !Enabled() {
+					b.Skip("off")
+				}
+				s := Scratch{highAt: 1 << 20}
+				if via == "passes" {
+					s.highAt = -1
+				}
+				for range b.N {
+					s.IsSmallOrderSum(scs, pts)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1024, "ns/sig")
+			})
+		}
 	}
 }
 
