@@ -19,7 +19,12 @@
 // limb touched twenty cache lines a lane. A point joins the passes up to
 // its scalar's highest nonzero byte:
 // a batch's 128-bit zᵢ two, the keys' and the base point's 253-bit
-// coefficients four.
+// coefficients four. A pass costs its buckets' sums (about 0.12 ms)
+// however few points it takes, so the upper halves of at most 64 full
+// scalars (a batch by one author has one key and the base point) go to
+// voi instead (BenchmarkHighHalves), and fewer than 160 points go to voi
+// altogether (BenchmarkCrossover: a batch of n signatures gains from about
+// n = 110 by one key, n = 96 by n keys).
 //
 // A field element is five limbs of radix 2^51, voi's own layout, and eight
 // of them sit limb by limb in five Z registers (fe8). A product of limbs

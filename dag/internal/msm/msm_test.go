@@ -264,34 +264,42 @@ func TestSumMatchesVoi(t *testing.T) {
 	})
 }
 
-// A sum that is of small order is seen as such: Σ sᵢ·Pᵢ − (Σ sᵢ·kᵢ)·B for
-// Pᵢ = kᵢ·B, plus a point of order 8's multiple.
+// A sum that is of small order is seen as such: Σ zᵢ·Pᵢ − (Σ zᵢ·kᵢ)·B for
+// Pᵢ = kᵢ·B, plus a point of order 2, with few points (voi) and many
+// (the passes); a changed scalar is not.
 func TestSmallOrderSum(t *testing.T) {
 	if !Enabled() {
 		t.Skip("fast path off here")
 	}
-	var pts []*curve.EdwardsPoint
-	var scs []*scalar.Scalar
-	var total scalar.Scalar
-	for i := range 50 {
-		k := scalarFrom(5000+i, 32)
-		z := scalarFrom(6000+i, 16)
-		pts = append(pts, curve.NewEdwardsPoint().MulBasepoint(curve.ED25519_BASEPOINT_TABLE, k))
-		scs = append(scs, z)
-		var zk scalar.Scalar
-		zk.Mul(z, k)
-		total.Add(&total, &zk)
-	}
-	total.Neg(&total)
-	pts = append(pts, curve.ED25519_BASEPOINT_POINT)
-	scs = append(scs, &total)
-	var s Scratch
-	if !s.IsSmallOrderSum(scs, pts) {
-		t.Fatal("a sum of zero is not of small order")
-	}
-	scs[0] = scalarFrom(7000, 16)
-	if s.IsSmallOrderSum(scs, pts) {
-		t.Fatal("a changed scalar still sums to small order")
+	for _, n := range []int{50, minPoints + 40} {
+		var pts []*curve.EdwardsPoint
+		var scs []*scalar.Scalar
+		var total scalar.Scalar
+		for i := range n {
+			k := scalarFrom(5000+i, 32)
+			z := scalarFrom(6000+i, 16)
+			pts = append(pts, decompressed(k))
+			scs = append(scs, z)
+			var zk scalar.Scalar
+			zk.Mul(z, k)
+			total.Add(&total, &zk)
+		}
+		total.Neg(&total)
+		order2 := curve.CompressedEdwardsY{0xec, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}
+		t2, err := curve.NewEdwardsPoint().SetCompressedY(&order2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pts = append(pts, curve.ED25519_BASEPOINT_POINT, t2)
+		scs = append(scs, &total, scalarFrom(7001, 32))
+		var s Scratch
+		if !s.IsSmallOrderSum(scs, pts) || !s.smallOrder(scs, pts) {
+			t.Fatalf("%d points: a sum of small order is not seen as such", len(pts))
+		}
+		scs[0] = scalarFrom(7000, 16)
+		if s.IsSmallOrderSum(scs, pts) || s.smallOrder(scs, pts) {
+			t.Fatalf("%d points: a changed scalar still sums to small order", len(pts))
+		}
 	}
 }
 
@@ -344,6 +352,49 @@ func BenchmarkHighHalves(b *testing.B) {
 					s.IsSmallOrderSum(scs, pts)
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1024, "ns/sig")
+			})
+		}
+	}
+}
+
+// BenchmarkCrossover: batches of n signatures by one key and by n keys,
+// through voi and through the passes (forced), for minPoints.
+func BenchmarkCrossover(b *testing.B) {
+	for _, keys := range []string{"one", "distinct"} {
+		for _, n := range []int{32, 64, 96, 128, 192, 256} {
+			var pts []*curve.EdwardsPoint
+			var scs []*scalar.Scalar
+			for i := range n {
+				pts = append(pts, decompressed(scalarFrom(i, 32)))
+				scs = append(scs, scalarFrom(i, 16))
+			}
+			k := 1
+			if keys == "distinct" {
+				k = n
+			}
+			for i := range k {
+				pts = append(pts, decompressed(scalarFrom(5000+i, 32)))
+				scs = append(scs, scalarFrom(5000+i, 32))
+			}
+			pts = append(pts, curve.ED25519_BASEPOINT_POINT)
+			scs = append(scs, scalarFrom(9999, 32))
+			b.Run(fmt.Sprintf("%s/n=%d/voi", keys, n), func(b *testing.B) {
+				for range b.N {
+					var s curve.EdwardsPoint
+					s.MultiscalarMulVartime(scs, pts)
+					s.IsSmallOrder()
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/sig")
+			})
+			b.Run(fmt.Sprintf("%s/n=%d/passes", keys, n), func(b *testing.B) {
+				if !Enabled() {
+					b.Skip("off")
+				}
+				var s Scratch
+				for range b.N {
+					s.smallOrder(scs, pts)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/sig")
 			})
 		}
 	}
