@@ -16,6 +16,7 @@ var purePackages = []string{
 	"github.com/witan-dev/witan/dag",
 	"github.com/witan-dev/witan/dag/internal/edwards4",
 	"github.com/witan-dev/witan/dag/internal/msm",
+	"github.com/witan-dev/witan/dag/internal/sha8",
 	"github.com/witan-dev/witan/rules",
 	"github.com/witan-dev/witan/sessions",
 	"github.com/witan-dev/witan/memoryblock",

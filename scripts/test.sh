@@ -2,7 +2,7 @@
 # The project's test command (README: "Run the tests"). CI runs exactly this
 # through .ci/run. It needs only Go; modules come from the Go module proxy.
 #
-#   go vet, gofmt, staticcheck, the edwards4 and msm assembly against its generator,
+#   go vet, gofmt, staticcheck, the generated assembly against its generators,
 #   then every test, then the race detector on the packages that run
 #   goroutines, then a short -fuzz smoke of every target in fuzz/.
 #
@@ -81,11 +81,12 @@ echo "== fuzz smoke (${fuzztime} per target)"
 # whole smokes minimizing after a dozen executions. A second is enough here.
 # Targets live in fuzz/, and in the few packages fuzz/ cannot import
 # (internal ones): dag/internal/edwards4's point-by-point comparison with voi
-# and dag/internal/msm's multiplication against voi's.
+# dag/internal/msm's multiplication against voi's, and dag/internal/sha8's
+# digests against crypto/sha512's.
 # corpus_size counts a target's saved inputs; a target with no committed
 # corpus has no directory (under pipefail, ls of it would end the script).
 corpus_size() { if [ -d "$1" ]; then find "$1" -type f | wc -l; else echo 0; fi; }
-for pkg in ./fuzz ./dag/internal/edwards4 ./dag/internal/msm; do
+for pkg in ./fuzz ./dag/internal/edwards4 ./dag/internal/msm ./dag/internal/sha8; do
 	for target in $(go test "$pkg" -list '^Fuzz' | grep '^Fuzz'); do
 		echo "-- $pkg $target"
 		corpus="${pkg#./}/testdata/fuzz/$target"

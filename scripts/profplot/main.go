@@ -45,7 +45,7 @@ var (
 	decoding     = []string{"dag.DecodeSigned", "dag.decodeSigned"}
 	admission    = []string{"house.(*House).Admit", "house.(*House).admit"}
 	plan         = []string{"dag.planBatch", "dag.PlanResume"}
-	verification = []string{"dag.(*BatchVerifier)", "dag.(*Verifier)", "curve25519-voi", "dag/internal/edwards4", "dag/internal/msm", "crypto/sha512"}
+	verification = []string{"dag.(*BatchVerifier)", "dag.(*Verifier)", "curve25519-voi", "dag/internal/edwards4", "dag/internal/msm", "dag/internal/sha8", "crypto/sha512"}
 	storeTxn     = []string{"badgerstore.(*Store).putStart", "badgerstore.(*Store).putLocked", "badgerstore.(*Store).putAsync", "badgerstore.(*Store).commit", "badgerstore.(*putTxn)", "badgerstore.(*Store).land"}
 	collector    = []string{"runtime.gcBgMarkWorker", "runtime.gcAssistAlloc", "runtime.bgsweep", "runtime.bgscavenge"}
 )
