@@ -64,8 +64,8 @@ func (b *buckets) reset() {
 }
 
 // Scratch holds what a multiplication needs, kept from one to the next
-// (a replica multiplies some hundreds of times in a sync): 320 KiB of
-// buckets and 160 bytes a point. Not safe for concurrent use.
+// (a replica multiplies some hundreds of times in a sync): 384 KiB of
+// buckets and about 200 bytes a point. Not safe for concurrent use.
 type Scratch struct {
 	b      *buckets
 	pts    []cachedPoint
@@ -106,8 +106,8 @@ func (s *Scratch) sum(pts []*curve.EdwardsPoint, scs []scalarBytes) point {
 		s.pts, s.order, s.digits = make([]cachedPoint, n), make([]int32, n), make([]uint64, n)
 	}
 	cp, order, digits := s.pts[:n], s.order[:n], s.digits[:n]
-	// passes[i]: how many passes point i joins; the points are ordered by
-	// it, most first, so that pass k takes a prefix.
+	// passOf: how many passes a point joins. The points are ordered by it,
+	// most first, so that each pass takes a prefix.
 	var count [5]int
 	passOf := func(sc *scalarBytes) int {
 		for k := 3; k >= 0; k-- {
