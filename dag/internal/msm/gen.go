@@ -65,10 +65,10 @@ func op(name string, s slot) string {
 
 func z(n int) string { return fmt.Sprintf("Z%d", n) }
 
-const (
-	regMask = 31 // 2^51 − 1 in every lane
-	regT    = 23 // temporaries Z23..Z26
-)
+// Registers: a product's operand limbs in Z0..Z4, its columns in Z5..Z22;
+// temporaries Z23..Z25; 2^51 − 1 in every lane of Z31, loaded once per
+// kernel. The bucket kernel's eight lane addresses are in general
+// registers (laneRegs), its transposes use Z0..Z15.
 
 // times19 adds 19·src to dst, with Z23 and Z24 as temporaries.
 func times19(dst, src int) {
@@ -165,11 +165,6 @@ const fe8Size = 5 * 64
 
 // A point of eight lanes in memory: X, Y, Z, T, each an fe8.
 type pt struct{ x, y, zz, t slot }
-
-func pointAt(base string, off int) pt {
-	s := func(c int) slot { return slot{base: base, off: off + c*fe8Size} }
-	return pt{s(0), s(1), s(2), s(3)}
-}
 
 // A cached point: Y+X, Y−X, 2Z, 2d·T.
 type cached struct{ ypx, ymx, z2, t2d slot }
