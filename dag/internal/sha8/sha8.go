@@ -75,13 +75,13 @@ func (h *Hasher) sums(msgs []Msg, out [][64]byte) {
 // eight hashes the messages at idx (at most eight), one a lane.
 func (h *Hasher) eight(msgs []Msg, out [][64]byte, idx []int) {
 	var counts [8]uint64
-	max := 0
+	longest := 0
 	for j, i := range idx {
 		c := (msgs[i].len() + 17 + 127) / 128 // the 0x80 byte and the 16-byte length
 		counts[j] = uint64(c)
-		max = maxInt(max, c)
+		longest = max(longest, c)
 	}
-	stride := 128 * max
+	stride := 128 * longest
 	if cap(h.buf) < 8*stride {
 		h.buf = make([]byte, 8*stride)
 	}
@@ -104,19 +104,12 @@ func (h *Hasher) eight(msgs []Msg, out [][64]byte, idx []int) {
 			state[w][j] = iv[w]
 		}
 	}
-	blocks(&state, buf, stride, &counts, max)
+	blocks(&state, buf, stride, &counts, longest)
 	for j, i := range idx {
 		for w := range 8 {
 			binary.BigEndian.PutUint64(out[i][8*w:], state[w][j])
 		}
 	}
-}
-
-func maxInt(a, b int) int {
-	if a > b {
-		return a
-	}
-	return b
 }
 
 var (
