@@ -524,10 +524,14 @@ func resize[T any](s []T, n int) []T {
 // distinct key A summed into one. The sum is the same as with a term per
 // signature, so the verdict is the batch verifier's; the multiplication has
 // n + d + 1 points instead of 2n + 1 (d distinct keys). The Rᵢ, and the
-// keys the cache lacks, are decompressed four at a time; Σ zᵢ·sᵢ and each
-// key's Σ zᵢ·kᵢ are summed as integers and reduced once (wide), where
-// reducing every product and sum took a dozen Montgomery reductions per
-// signature. Points and scalars decode exactly as voi's ZIP-215 options do: any encoding that
+// keys the cache lacks, are decompressed four or eight at a time
+// (edwards4); the kᵢ are hashed eight at a time where the CPU has AVX-512
+// (sha8); Σ zᵢ·sᵢ and each key's Σ zᵢ·kᵢ are summed as integers and
+// reduced once (wide), where reducing every product and sum took a dozen
+// Montgomery reductions per signature; the multiplication runs in eight
+// lanes where the CPU has AVX-512 IFMA (msm), else in voi. Each of these
+// gives voi's or crypto/sha512's results exactly. Points and scalars
+// decode exactly as voi's ZIP-215 options do: any encoding that
 // decompresses, small order allowed, s canonical. It returns false when
 // anything fails to decode or the equation does not hold; the caller then
 // decides per signature.
