@@ -198,12 +198,40 @@ func TestPutRefusesBadInput(t *testing.T) {
 // rawContains reports whether any file under dir holds b.
 func rawContains(t *testing.T, dir string, b []byte) []string {
 	t.Helper()
-	var in []string
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	// An open store's background work (Badger flushing a memtable and
+	// removing its file) can remove a file between the listing and the
+	// read; what it held went to a file the walk may or may not have
+	// listed, so the walk starts again.
+	for try := 0; ; try++ {
+		in, vanished, err := rawWalk(dir, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !vanished {
+			return in
+		}
+		if try == 10 {
+			t.Fatalf("files kept vanishing while %s was read", dir)
+		}
+	}
+}
+
+// rawWalk returns the names of the files under dir that hold b, and
+// whether a file listed was gone when it was read.
+func rawWalk(dir string, b []byte) (in []string, vanished bool, err error) {
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			vanished = true
+			return nil
+		}
 		if err != nil || d.IsDir() {
 			return err
 		}
 		data, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			vanished = true
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -212,10 +240,7 @@ func rawContains(t *testing.T, dir string, b []byte) []string {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return in
+	return in, vanished, err
 }
 
 func rawFiles(t *testing.T, dir string) []string {
