@@ -24,6 +24,7 @@ func FuzzSum(f *testing.F) {
 	bpts, _ := bridgeVectors()
 	var fast, generic Scratch
 	generic.kernels = kernels{accumGeneric, sumsGeneric}
+	needLayout(f)
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var pts []*curve.EdwardsPoint
 		var scs []*scalar.Scalar
