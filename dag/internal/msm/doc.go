@@ -12,8 +12,7 @@
 // top bucket down; the windows are then joined by doublings (Horner). Eight
 // windows go through one pass together, window 8k+j in lane j: adding a
 // point to its buckets is one eight-lane addition, the point broadcast to
-// every lane and each lane's bucket gathered and scattered by its own
-// digit. A bucket keeps each lane's point in one run of 192 bytes, so
+// every lane and each lane's bucket read and written by its own digit. A bucket keeps each lane's point in one run of 192 bytes, so
 // that the eight lanes' buckets are read as eight runs and turned into
 // limb vectors by 8×8 transposes (and back), where gathering them limb by
 // limb touched twenty cache lines a lane. A point joins the passes up to
@@ -34,7 +33,7 @@
 // carried until each limb is below 2^52 again: products by their chain,
 // sums and differences (a + 4p − b) by the same chain, so that any result
 // is a valid input of any operation (fe.go states the bounds; the kernels
-// do what fe.go does, step for step, and give the same limbs). Points are
+// do what fe.go does, step for step, and give the same field elements). Points are
 // in extended coordinates, added to cached ones (Y+X, Y−X, 2Z, 2d·T) by the
 // unified formula of Hisil, Wong, Carter and Dawson, complete on Ed25519:
 // the identity, doublings and small-order points need no special case.
@@ -71,9 +70,9 @@
 // them). TestFastPathOnWhereItCan fails where the CPU has the instructions
 // and voi its 64-bit layout, and the path is off all the same.
 // accumGeneric and sumsGeneric are the kernels in Go, lane by lane: the
-// reference TestKernelsMatchGeneric compares the kernels' limbs with, and
-// the code on other CPUs for the tests' sake (dag does not call it: it
-// would be slower than voi's).
+// reference TestKernelsMatchGeneric compares the kernels' coordinates
+// with, and the code on other CPUs for the tests' sake (dag does not call
+// it: it would be slower than voi's).
 //
 // The package is pure: no I/O, no clock, no goroutines.
 package msm
