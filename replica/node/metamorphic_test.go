@@ -337,7 +337,7 @@ func copyLive(from, to string) error {
 		if err != nil {
 			return err
 		}
-		if err := copyTree(from, to); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := copyTree(from, to); err != nil {
 			return err
 		}
 		after, err := fileNames(from)
@@ -362,6 +362,9 @@ func copyLive(from, to string) error {
 func fileNames(dir string) ([]string, error) {
 	var names []string
 	err := filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil // removed since its directory was read: the lists differ, and the copy is made again
+		}
 		if err != nil {
 			return err
 		}
@@ -379,8 +382,15 @@ func fileNames(dir string) ([]string, error) {
 	return names, err
 }
 
+// copyTree copies the files below from to to. A file removed while it
+// walks is left out and the walk goes on (copyLive then sees the names
+// change and copies again); stopping there would leave the files after it
+// uncopied in a copy whose names may yet compare equal.
 func copyTree(from, to string) error {
 	return filepath.Walk(from, func(path string, info os.FileInfo, err error) error {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -390,6 +400,9 @@ func copyTree(from, to string) error {
 			return os.MkdirAll(dst, 0o755)
 		}
 		in, err := os.Open(path)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
