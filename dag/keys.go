@@ -498,7 +498,8 @@ type groupScratch struct {
 	missPts []curve.EdwardsPoint
 	pts     []*curve.EdwardsPoint
 	scs     []*scalar.Scalar
-	// ms multiplies where the CPU has AVX-512 IFMA (msm.Enabled).
+	// ms multiplies: in eight lanes where the CPU has AVX-512 IFMA, else
+	// with voi.
 	ms msm.Scratch
 	// the kᵢ's messages and digests, hashed eight at a time
 	hasher  sha8.Hasher
@@ -594,9 +595,6 @@ func (g *groupScratch) grouped(q []queued, cache *KeyCache) bool {
 			}
 		}
 	}
-	// The scalars: Σ zᵢ·sᵢ and, per key, Σ zᵢ·kᵢ are summed as integers
-	// (wide) and reduced modulo the group order once each, which gives the
-	// same scalars as reducing every product and sum.
 	// kᵢ = SHA-512(Rᵢ ‖ Aᵢ ‖ mᵢ), eight at a time where the CPU has
 	// AVX-512 (sha8).
 	g.msgs, g.digests = resize(g.msgs, n), resize(g.digests, n)
@@ -605,6 +603,9 @@ func (g *groupScratch) grouped(q []queued, cache *KeyCache) bool {
 		g.msgs[i] = sha8.Msg{q[i].sig[:32], q[i].k.pub[:], q[i].m}
 	}
 	g.hasher.Sums(g.msgs, g.digests)
+	// The scalars: Σ zᵢ·sᵢ and, per key, Σ zᵢ·kᵢ are summed as integers
+	// (wide) and reduced modulo the group order once each, which gives the
+	// same scalars as reducing every product and sum.
 	var accB wide
 	var buf [64]byte // a wide sum's bytes
 	var zb, kb [32]byte
@@ -654,12 +655,7 @@ func (g *groupScratch) grouped(q []queued, cache *KeyCache) bool {
 	for j := range keyPts {
 		pts, scs = append(pts, &keyPts[j]), append(scs, &keyCoef[j])
 	}
-	if msm.Enabled() {
-		return g.ms.IsSmallOrderSum(scs, pts)
-	}
-	var sum curve.EdwardsPoint
-	sum.MultiscalarMulVartime(scs, pts)
-	return sum.IsSmallOrder()
+	return g.ms.IsSmallOrderSum(scs, pts)
 }
 
 // wide is an unsigned integer of 512 bits, little-endian limbs, that sums

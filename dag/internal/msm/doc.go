@@ -64,15 +64,15 @@
 // is 160 bytes, the points of the bridge's set read through fromVoi
 // compress to voi's encodings, and a multiplication of that set (multiples
 // of the base point, the identity, points of order 2 and 4, repeats; zero,
-// one, 128-bit and full scalars) equals voi's. Otherwise dag multiplies with
-// voi: never a different answer, only no speed-up (voi's 32-bit field,
-// -tags force32bit on amd64, makes points as large, and the bridge refuses
-// them). TestFastPathOnWhereItCan fails where the CPU has the instructions
-// and voi its 64-bit layout, and the path is off all the same.
-// accumGeneric and sumsGeneric are the kernels in Go, lane by lane: the
-// reference TestKernelsMatchGeneric compares the kernels' coordinates
-// with, and the code on other CPUs for the tests' sake (dag does not call
-// it: it would be slower than voi's).
+// one, 128-bit and full scalars) equals voi's. Otherwise IsSmallOrderSum
+// multiplies with voi: never a different answer, only no speed-up (voi's
+// 32-bit field, -tags force32bit on amd64, makes points as large, and the
+// bridge refuses them). TestFastPathOnWhereItCan fails where the CPU has
+// the instructions and voi its 64-bit layout, and the path is off all the
+// same. accumGeneric and sumsGeneric are the kernels in Go, lane by lane:
+// the reference TestKernelsMatchGeneric compares the kernels' coordinates
+// with, and the code on other CPUs for the tests' sake (IsSmallOrderSum
+// does not call it: it would be slower than voi's).
 //
 // The package is pure: no I/O, no clock, no goroutines.
 package msm

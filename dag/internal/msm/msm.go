@@ -2,6 +2,7 @@ package msm
 
 import (
 	"encoding/binary"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -209,7 +210,7 @@ func (s *Scratch) fewHigh() int {
 
 // high returns Σ (sᵢ >> 128)·Pᵢ over the points at idx, by voi.
 func (s *Scratch) high(pts []*curve.EdwardsPoint, scs []scalarBytes, idx []int32) point {
-	s.hiScs = resize(s.hiScs, len(idx))
+	s.hiScs = slices.Grow(s.hiScs[:0], len(idx))[:len(idx)]
 	s.hiPtr, s.hiPts = s.hiPtr[:0], s.hiPts[:0]
 	for i, o := range idx {
 		var b [32]byte
@@ -223,13 +224,6 @@ func (s *Scratch) high(pts []*curve.EdwardsPoint, scs []scalarBytes, idx []int32
 	t.MultiscalarMulVartime(s.hiPtr, s.hiPts)
 	clear(s.hiPts)
 	return fromVoi(&t)
-}
-
-func resize[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	return s[:n]
 }
 
 // accumGeneric is accumIFMA in Go, lane by lane: the reference the kernel
@@ -262,12 +256,13 @@ func sumsGeneric(b *buckets, out *point8) {
 // IsSmallOrderSum reports whether Σ scs[i]·pts[i] is a point of small
 // order, [8]·sum = identity: the check of a batch of Ed25519 signatures,
 // the answer (*curve.EdwardsPoint).MultiscalarMulVartime and IsSmallOrder
-// give. Call it only when Enabled.
+// give.
 //
-// Below minPoints points it multiplies with voi: a pass costs its
-// buckets' sums however few points it takes.
+// Where the kernels do not run (Enabled is false), and below minPoints
+// points, it multiplies with voi: a pass costs its buckets' sums however
+// few points it takes.
 func (s *Scratch) IsSmallOrderSum(scs []*scalar.Scalar, pts []*curve.EdwardsPoint) bool {
-	if len(pts) < minPoints {
+	if len(pts) < minPoints || !Enabled() {
 		var sum curve.EdwardsPoint
 		sum.MultiscalarMulVartime(scs, pts)
 		return sum.IsSmallOrder()
