@@ -28,6 +28,8 @@ import (
 	"fmt"
 	"math/big"
 	"os"
+
+	"github.com/witan-dev/witan/dag/internal/asmgen"
 )
 
 var out bytes.Buffer
@@ -253,27 +255,6 @@ const (
 // laneRegs hold the address of each lane's point.
 var laneRegs = [8]string{"AX", "BX", "CX", "DX", "SI", "DI", "R12", "R13"}
 
-// transpose8 transposes the 8×8 matrix of uint64 in Z0..Z7 (row j in Zj)
-// into Z8..Z15 (column k in Z(8+k)), with Z0..Z7 as scratch: 64-bit
-// interleaves, then two rounds of 128-bit lane shuffles.
-func transpose8() {
-	for m := 0; m < 4; m++ {
-		p("VPUNPCKLQDQ Z%d, Z%d, Z%d", 2*m+1, 2*m, 8+2*m)
-		p("VPUNPCKHQDQ Z%d, Z%d, Z%d", 2*m+1, 2*m, 8+2*m+1)
-	}
-	for g := 0; g < 2; g++ {
-		a := 8 + 4*g
-		p("VSHUFI64X2 $0x88, Z%d, Z%d, Z%d", a+2, a, 4*g)
-		p("VSHUFI64X2 $0xdd, Z%d, Z%d, Z%d", a+2, a, 4*g+1)
-		p("VSHUFI64X2 $0x88, Z%d, Z%d, Z%d", a+3, a+1, 4*g+2)
-		p("VSHUFI64X2 $0xdd, Z%d, Z%d, Z%d", a+3, a+1, 4*g+3)
-	}
-	for i, c := range [][2]int{{0, 4}, {2, 6}, {1, 5}, {3, 7}} {
-		p("VSHUFI64X2 $0x88, Z%d, Z%d, Z%d", 4+i, i, 8+c[0])
-		p("VSHUFI64X2 $0xdd, Z%d, Z%d, Z%d", 4+i, i, 8+c[1])
-	}
-}
-
 // loadLanes reads the eight lanes' points at laneRegs into limb vectors
 // 0..23 at dst (limb k at dst + 64k; 20..23 are padding).
 func loadLanes(dst slot) {
@@ -281,7 +262,7 @@ func loadLanes(dst slot) {
 		for j := 0; j < 8; j++ {
 			p("VMOVDQU64 %d(%s), Z%d", 64*b, laneRegs[j], j)
 		}
-		transpose8()
+		asmgen.Transpose8(&out, 0, 8)
 		for k := 0; k < 8; k++ {
 			p("VMOVDQU64 Z%d, %d(%s)", 8+k, dst.off+64*(8*b+k), dst.base)
 		}
@@ -294,7 +275,7 @@ func storeLanes(src slot) {
 		for k := 0; k < 8; k++ {
 			p("VMOVDQU64 %d(%s), Z%d", src.off+64*(8*b+k), src.base, k)
 		}
-		transpose8()
+		asmgen.Transpose8(&out, 0, 8)
 		for j := 0; j < 8; j++ {
 			p("VMOVDQU64 Z%d, %d(%s)", 8+j, 64*b, laneRegs[j])
 		}

@@ -18,6 +18,8 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+
+	"github.com/witan-dev/witan/dag/internal/asmgen"
 )
 
 var out bytes.Buffer
@@ -62,26 +64,15 @@ const (
 	regCnt  = 31
 )
 
-// transpose8 transposes the 8×8 matrix of uint64 in Z(src)..Z(src+7) (row
-// j in Z(src+j)) into Z(dst)..Z(dst+7), with Z(src).. as scratch and Z24..
-// Z28 free.
-func transpose8(src, dst int) {
-	// stage 1 into dst, stage 2 back into src, stage 3 into dst
-	for m := 0; m < 4; m++ {
-		p("VPUNPCKLQDQ %s, %s, %s", z(src+2*m+1), z(src+2*m), z(dst+2*m))
-		p("VPUNPCKHQDQ %s, %s, %s", z(src+2*m+1), z(src+2*m), z(dst+2*m+1))
-	}
-	for g := 0; g < 2; g++ {
-		a := dst + 4*g
-		p("VSHUFI64X2 $0x88, %s, %s, %s", z(a+2), z(a), z(src+4*g))
-		p("VSHUFI64X2 $0xdd, %s, %s, %s", z(a+2), z(a), z(src+4*g+1))
-		p("VSHUFI64X2 $0x88, %s, %s, %s", z(a+3), z(a+1), z(src+4*g+2))
-		p("VSHUFI64X2 $0xdd, %s, %s, %s", z(a+3), z(a+1), z(src+4*g+3))
-	}
-	for i, c := range [][2]int{{0, 4}, {2, 6}, {1, 5}, {3, 7}} {
-		p("VSHUFI64X2 $0x88, %s, %s, %s", z(src+4+i), z(src+i), z(dst+c[0]))
-		p("VSHUFI64X2 $0xdd, %s, %s, %s", z(src+4+i), z(src+i), z(dst+c[1]))
-	}
+// sigma writes into Z(regT) one of SHA-512's σ or Σ functions of x: x
+// rotated right by r1 and by r2, XORed with x shifted (σ, VPSRLQ) or
+// rotated (Σ, VPRORQ) right by n, with the next two temporaries as
+// scratch.
+func sigma(x string, r1, r2 int, last string, n int) {
+	p("VPRORQ $%d, %s, %s", r1, x, z(regT))
+	p("VPRORQ $%d, %s, %s", r2, x, z(regT+1))
+	p("%s $%d, %s, %s", last, n, x, z(regT+2))
+	p("VPTERNLOGQ $0x96, %s, %s, %s", z(regT+2), z(regT+1), z(regT))
 }
 
 func main() {
@@ -125,7 +116,7 @@ func main() {
 			}
 		}
 		// rows in Z16..Z23 (the variables are reloaded from state below)
-		transpose8(regVar, regW+8*half)
+		asmgen.Transpose8(&out, regVar, regW+8*half)
 		for i := 0; i < 8; i++ {
 			p("VPSHUFB %s, %s, %s", z(regSwap), z(regW+8*half+i), z(regW+8*half+i))
 		}
@@ -136,21 +127,15 @@ func main() {
 	}
 	// var[r] names register of variable r (a..h) in the current round
 	vars := []int{16, 17, 18, 19, 20, 21, 22, 23}
-	t1, t2, t3, t4 := regT, regT+1, regT+2, regT+3
+	t1, t4 := regT, regT+3 // sigma leaves its result in t1
 	for t := 0; t < 80; t++ {
 		if t >= 16 {
 			// W[t] = σ1(W[t−2]) + W[t−7] + σ0(W[t−15]) + W[t−16], into Z(t mod 16)
 			w2, w7, w15, w16 := z((t-2)%16), z((t-7)%16), z((t-15)%16), z(t%16)
-			p("VPRORQ $19, %s, %s", w2, z(t1))
-			p("VPRORQ $61, %s, %s", w2, z(t2))
-			p("VPSRLQ $6, %s, %s", w2, z(t3))
-			p("VPTERNLOGQ $0x96, %s, %s, %s", z(t3), z(t2), z(t1))
+			sigma(w2, 19, 61, "VPSRLQ", 6)
 			p("VPADDQ %s, %s, %s", z(t1), w16, w16)
 			p("VPADDQ %s, %s, %s", w7, w16, w16)
-			p("VPRORQ $1, %s, %s", w15, z(t1))
-			p("VPRORQ $8, %s, %s", w15, z(t2))
-			p("VPSRLQ $7, %s, %s", w15, z(t3))
-			p("VPTERNLOGQ $0x96, %s, %s, %s", z(t3), z(t2), z(t1))
+			sigma(w15, 1, 8, "VPSRLQ", 7)
 			p("VPADDQ %s, %s, %s", z(t1), w16, w16)
 		}
 		a, b, c, d, e, f, g, h := z(vars[0]), z(vars[1]), z(vars[2]), z(vars[3]), z(vars[4]), z(vars[5]), z(vars[6]), z(vars[7])
@@ -158,10 +143,7 @@ func main() {
 		// T1 = h + Σ1(e) + Ch(e,f,g) + K[t] + W[t], accumulated in h
 		p("VPADDQ.BCST k512<>+%d(SB), %s, %s", 8*t, h, h)
 		p("VPADDQ %s, %s, %s", w, h, h)
-		p("VPRORQ $14, %s, %s", e, z(t1))
-		p("VPRORQ $18, %s, %s", e, z(t2))
-		p("VPRORQ $41, %s, %s", e, z(t3))
-		p("VPTERNLOGQ $0x96, %s, %s, %s", z(t3), z(t2), z(t1))
+		sigma(e, 14, 18, "VPRORQ", 41)
 		p("VPADDQ %s, %s, %s", z(t1), h, h)
 		p("VMOVDQA64 %s, %s", e, z(t4))
 		p("VPTERNLOGQ $0xca, %s, %s, %s", g, f, z(t4)) // e ? f : g
@@ -169,10 +151,7 @@ func main() {
 		// d += T1
 		p("VPADDQ %s, %s, %s", h, d, d)
 		// T2 = Σ0(a) + Maj(a,b,c); h = T1 + T2 becomes the new a
-		p("VPRORQ $28, %s, %s", a, z(t1))
-		p("VPRORQ $34, %s, %s", a, z(t2))
-		p("VPRORQ $39, %s, %s", a, z(t3))
-		p("VPTERNLOGQ $0x96, %s, %s, %s", z(t3), z(t2), z(t1))
+		sigma(a, 28, 34, "VPRORQ", 39)
 		p("VPADDQ %s, %s, %s", z(t1), h, h)
 		p("VMOVDQA64 %s, %s", a, z(t4))
 		p("VPTERNLOGQ $0xe8, %s, %s, %s", c, b, z(t4)) // majority
