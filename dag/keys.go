@@ -485,8 +485,9 @@ type groupScratch struct {
 	index   map[Key]int
 	zs      []byte
 	rPts    []curve.EdwardsPoint
+	rPtr    []*curve.EdwardsPoint
 	rEnc    [][]byte
-	rCoef   []scalar.Scalar
+	rCoef   []msm.Short
 	keyOf   []int // the index in keyPts of each signature's key
 	keyPts  []curve.EdwardsPoint
 	keyAcc  []wide
@@ -521,7 +522,8 @@ func resize[T any](s []T, n int) []T {
 //
 //	[8]( −(Σ zᵢ·sᵢ)·B + Σ zᵢ·Rᵢ + Σ_A (Σ_{i: Aᵢ = A} zᵢ·kᵢ)·A ) = 0,
 //
-// with random 128-bit zᵢ and kᵢ = SHA-512(Rᵢ ‖ Aᵢ ‖ mᵢ), the terms of each
+// with random zᵢ, each uniform among 2^128 consecutive integers (below),
+// and kᵢ = SHA-512(Rᵢ ‖ Aᵢ ‖ mᵢ), the terms of each
 // distinct key A summed into one. The sum is the same as with a term per
 // signature, so the verdict is the batch verifier's; the multiplication has
 // n + d + 1 points instead of 2n + 1 (d distinct keys). The Rᵢ, and the
@@ -536,6 +538,20 @@ func resize[T any](s []T, n int) []T {
 // decompresses, small order allowed, s canonical. It returns false when
 // anything fails to decode or the equation does not hold; the caller then
 // decides per signature.
+//
+// voi draws each zᵢ from [0, 2^128); here each is sixteen random bytes
+// taken as signed digits in radix 256 (msm.Short), a uniform draw from
+// [−K, 2^128 − K), K = Σ 128·256^k: the multiplication's signed-digit
+// windows take the Rᵢ's digits as they are, with no carry past the
+// sixteenth, so that every Rᵢ takes two of its passes. As voi's, the zᵢ
+// take 2^128 distinct values modulo the group order, so a batch holding
+// an invalid signature passes with probability at most 2^-128 all the
+// same. In the sums zᵢ = Uᵢ − K, Uᵢ the bytes each plus 128 (an unsigned
+// 128-bit integer), and −K·x ≡ K·(L − x) modulo the group order L, so
+// zᵢ·x enters a sum as Uᵢ·x + K·(L − x), both products of 128-bit and
+// 253-bit integers. The Rᵢ's terms are the integers zᵢ·Rᵢ, where voi's
+// would be reduced: they differ by multiples of L·Rᵢ, points of small
+// order, which the [8] of the equation removes.
 func grouped(q []queued, cache *KeyCache) bool { var g groupScratch; return g.grouped(q, cache) }
 
 func (g *groupScratch) grouped(q []queued, cache *KeyCache) bool {
@@ -608,7 +624,8 @@ func (g *groupScratch) grouped(q []queued, cache *KeyCache) bool {
 	// same scalars as reducing every product and sum.
 	var accB wide
 	var buf [64]byte // a wide sum's bytes
-	var zb, kb [32]byte
+	var kb, lb [32]byte
+	const k0 = 0x8080808080808080 // K's two 64-bit halves
 	for i := range q {
 		e := &q[i]
 		sig := e.sig
@@ -622,16 +639,19 @@ func (g *groupScratch) grouped(q []queued, cache *KeyCache) bool {
 		if err := k.ToBytes(kb[:]); err != nil {
 			return false
 		}
-		// zᵢ: 128 random bits, below the group order, so its scalar is
-		// its bits as they are.
+		// zᵢ = Uᵢ − K: its digits are the random bytes as they are, Uᵢ
+		// each byte plus 128.
 		z := zs[16*i : 16*i+16]
-		copy(zb[:16], z)
-		if _, err := rCoef[i].SetBits(zb[:]); err != nil {
-			return false
+		for j, b := range z {
+			rCoef[i][j] = int8(b)
 		}
-		z0, z1 := binary.LittleEndian.Uint64(z), binary.LittleEndian.Uint64(z[8:])
-		accB.addMul(z0, z1, sig[32:])
-		keyAcc[keyOf[i]].addMul(z0, z1, kb[:])
+		u0 := binary.LittleEndian.Uint64(z) ^ k0
+		u1 := binary.LittleEndian.Uint64(z[8:]) ^ k0
+		accB.addMul(u0, u1, sig[32:])
+		accB.addMul(k0, k0, orderMinus(&lb, sig[32:]))
+		acc := &keyAcc[keyOf[i]]
+		acc.addMul(u0, u1, kb[:])
+		acc.addMul(k0, k0, orderMinus(&lb, kb[:]))
 	}
 	var bCoef scalar.Scalar
 	if _, err := bCoef.SetBytesModOrderWide(accB.bytes(buf[:0])); err != nil {
@@ -645,22 +665,46 @@ func (g *groupScratch) grouped(q []queued, cache *KeyCache) bool {
 		}
 	}
 	bCoef.Neg(&bCoef)
-	pts, scs := g.pts[:0], g.scs[:0]
-	defer func() { clear(pts); clear(scs); g.pts, g.scs = pts[:0], scs[:0] }()
+	pts, scs, rPtr := g.pts[:0], g.scs[:0], g.rPtr[:0]
+	defer func() {
+		clear(pts)
+		clear(scs)
+		clear(rPtr)
+		g.pts, g.scs, g.rPtr = pts[:0], scs[:0], rPtr[:0]
+	}()
 	pts = append(pts, curve.ED25519_BASEPOINT_POINT)
 	scs = append(scs, &bCoef)
-	for i := range rPts {
-		pts, scs = append(pts, &rPts[i]), append(scs, &rCoef[i])
-	}
 	for j := range keyPts {
 		pts, scs = append(pts, &keyPts[j]), append(scs, &keyCoef[j])
 	}
-	return g.ms.IsSmallOrderSum(scs, pts)
+	for i := range rPts {
+		rPtr = append(rPtr, &rPts[i])
+	}
+	return g.ms.IsSmallOrderSum(scs, pts, rCoef, rPtr)
+}
+
+// order is the group order L, little-endian.
+var order = [4]uint64{0x5812631a5cf5d3ed, 0x14def9dea2f79cd6, 0, 0x1000000000000000}
+
+// orderMinus sets out to L − x for x (32 bytes, little-endian) at most L,
+// and returns it.
+func orderMinus(out *[32]byte, x []byte) []byte {
+	var borrow uint64
+	for i := range 4 {
+		var d uint64
+		d, borrow = bits.Sub64(order[i], binary.LittleEndian.Uint64(x[8*i:]), borrow)
+		binary.LittleEndian.PutUint64(out[8*i:], d)
+	}
+	if borrow != 0 {
+		panic("dag: orderMinus of more than the group order")
+	}
+	return out[:]
 }
 
 // wide is an unsigned integer of 512 bits, little-endian limbs, that sums
-// products of a 128-bit zᵢ and a scalar below 2²⁵³: each is below 2³⁸¹, so
-// 2⁶⁷ of them fit in 448 bits and the top limb stays zero.
+// products of a 128-bit integer and one of at most 2²⁵³ (two for each
+// signature): each is below 2³⁸¹ + 2¹²⁸, so 2⁶⁶ of them fit in 448 bits
+// and the top limb stays zero.
 type wide [8]uint64
 
 // addMul adds z·x to w, where z = z0 + z1·2⁶⁴ and x is 32 bytes,

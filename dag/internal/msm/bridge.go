@@ -65,3 +65,53 @@ func bridgeVectors() ([]*curve.EdwardsPoint, []*scalar.Scalar) {
 	scs = append(scs, &zero, &one, &max, sc(250, 32))
 	return pts, scs
 }
+
+// bridgeShorts are the bridge's Shorts, on points of pts: every digit
+// −128 (the magnitude 128), every digit 127, zero, digits alternating in
+// sign, and digits from a digest, on multiples of the base point, the
+// identity and the points of small order.
+func bridgeShorts(pts []*curve.EdwardsPoint) ([]Short, []*curve.EdwardsPoint) {
+	var shorts []Short
+	var low, high, alt Short
+	for k := range 16 {
+		low[k], high[k] = -128, 127
+		alt[k] = int8(1-2*(k%2)) * int8(k*8+1)
+	}
+	shorts = append(shorts, low, high, Short{}, alt)
+	for i := range 36 {
+		h := sha512.Sum512([]byte{'s', 'h', 'o', 'r', 't', byte(i)})
+		var s Short
+		for k := range s {
+			s[k] = int8(h[k])
+		}
+		shorts = append(shorts, s)
+	}
+	sp := make([]*curve.EdwardsPoint, len(shorts))
+	for i := range sp {
+		sp[i] = pts[(7*i+3)%len(pts)]
+	}
+	return shorts, sp
+}
+
+// shortTerms returns terms whose sum by voi is Σ shorts[i]·pts[i] with
+// each Short taken as the integer it is, not reduced modulo the group
+// order (the sum the passes form; the two differ by points of small order
+// where a point has such a part): a Short is U − K, U its bytes each plus
+// 128 and K = Σ 128·256^k, both below 2^128, so its term is U·P plus K·(−P).
+func shortTerms(shorts []Short, pts []*curve.EdwardsPoint) ([]*scalar.Scalar, []*curve.EdwardsPoint) {
+	var scs []*scalar.Scalar
+	var ps []*curve.EdwardsPoint
+	for i, sh := range shorts {
+		var b [32]byte
+		for k, d := range sh {
+			b[k] = byte(d) ^ 0x80
+		}
+		var u scalar.Scalar
+		if _, err := u.SetBits(b[:]); err != nil {
+			panic(err)
+		}
+		scs = append(scs, &u, &shortK)
+		ps = append(ps, pts[i], curve.NewEdwardsPoint().Neg(pts[i]))
+	}
+	return scs, ps
+}

@@ -5,25 +5,37 @@
 //
 // # What
 //
-// The bucket method with windows of 8 bits and unsigned digits: a scalar's
-// digits are its bytes. Window w of every point goes to that window's 255
-// buckets by its digit (bucket 0 takes the zeros and is never summed), and
-// the window's sum is Σ d·bucket[d], formed with two running sums from the
-// top bucket down; the windows are then joined by doublings (Horner). Eight
-// windows go through one pass together, window 8k+j in lane j: adding a
-// point to its buckets is one eight-lane addition, the point broadcast to
-// every lane and each lane's bucket read and written by its own digit. A bucket keeps each lane's point in one run of 192 bytes, so
-// that the eight lanes' buckets are read as eight runs and turned into
-// limb vectors by 8×8 transposes (and back), where gathering them limb by
-// limb touched twenty cache lines a lane. A point joins the passes up to
-// its scalar's highest nonzero byte:
-// a batch's 128-bit zᵢ two, the keys' and the base point's 253-bit
-// coefficients four. A pass costs its buckets' sums (about 0.12 ms)
-// however few points it takes, so the upper halves of at most 64 full
-// scalars (a batch by one author has one key and the base point) go to
-// voi instead (BenchmarkHighHalves), and fewer than 160 points go to voi
-// altogether (BenchmarkCrossover: a batch of n signatures gains from about
-// n = 110 by one key, n = 96 by n keys).
+// The bucket method with windows of 8 bits and signed digits, each in
+// [−128, 127]: window w of every point goes to that window's 128 buckets
+// by its digit's magnitude, negated where the digit is negative (a cached
+// point's Y+X and Y−X trade places and its 2d·T changes sign), bucket 0
+// taking the zeros and never summed; the window's sum is Σ d·bucket[d],
+// formed with two running sums from the top bucket down, and the windows
+// are then joined by doublings (Horner). Signed digits halve the buckets,
+// so a window's sums cost half what unsigned bytes' 255 buckets did. A full
+// scalar is recoded (each byte plus the carry from the one below, less 256
+// from 128 on); a batch's zᵢ come as Shorts, sixteen random bytes taken as
+// signed digits, which need no recoding and never carry into a seventeenth
+// window (dag's grouped draws them so). Eight windows go through one pass
+// together, window 8k+j in lane j: adding a point to its buckets is one
+// eight-lane addition, the point broadcast to every lane and each lane's
+// bucket read and written by its own digit. A bucket keeps each lane's
+// point in one run of 192 bytes, so that the eight lanes' buckets are read
+// as eight runs and turned into limb vectors by 8×8 transposes (and back),
+// where gathering them limb by limb touched twenty cache lines a lane. A
+// point joins the passes up to its highest nonzero digit: a batch's zᵢ two,
+// the keys' and the base point's 253-bit coefficients four. A pass costs
+// its buckets' sums (about 0.06 ms) however few points it takes, so the
+// upper halves of at most 40 full scalars (a batch by one author has one
+// key and the base point) go to voi instead (BenchmarkHighHalves), and
+// fewer than 96 points go to voi altogether (BenchmarkCrossover).
+//
+// A Short is taken as the integer it is (it may be negative), where voi
+// would take it modulo the group order L: the two sums differ by multiples
+// of L·Pᵢ, points of small order, so whether [8]·sum is the identity, the
+// answer IsSmallOrderSum gives, is the same either way. voiSmallOrder, the
+// path for few points, gives a Short z to voi as |z| on Pᵢ or on −Pᵢ, a
+// 128-bit scalar, and so forms the same sum as the passes.
 //
 // A field element is five limbs of radix 2^51, voi's own layout, and eight
 // of them sit limb by limb in five Z registers (fe8). A product of limbs
@@ -42,9 +54,10 @@
 // multiplication was a fifth of the receiver's CPU (each batch of 1,024
 // signatures multiplies 1,024 Rᵢ by 128-bit scalars and some 1,000 keys by
 // full ones). BenchmarkSum (that batch, `go test ./dag/internal/msm -run
-// '^$' -bench Sum`, 2026-12-07): voi 4.9–5.1 µs a signature, these kernels
-// 2.2–2.4 µs (3.0 µs when the buckets were gathered limb by limb). Two
-// thirds of it is adding points to buckets, a fifth the buckets' sums.
+// '^$' -bench 'Sum$'`): voi 4.9–5.1 µs a signature; these kernels with
+// unsigned digits 2.2–2.4 µs (3.0 µs when the buckets were gathered limb by
+// limb), with signed digits 2.32–2.42 µs; a batch of 256 by one key
+// (BenchmarkCrossover), 2.10–2.20 → 1.49–1.59 µs (2026-12-07).
 // An addition whose point has Z = 1 (seven products instead of eight) was
 // tried and measured no faster: the kernels are bound by the µops of
 // ports 0 and 5 as a whole, not by the products' latency.
@@ -64,7 +77,8 @@
 // is 160 bytes, the points of the bridge's set read through fromVoi
 // compress to voi's encodings, and a multiplication of that set (multiples
 // of the base point, the identity, points of order 2 and 4, repeats; zero,
-// one, 128-bit and full scalars) equals voi's. Otherwise IsSmallOrderSum
+// one, 128-bit and full scalars; Shorts with every digit −128, every digit
+// 127 and others) equals voi's, each Short taken as the integer it is. Otherwise IsSmallOrderSum
 // multiplies with voi: never a different answer, only no speed-up (voi's
 // 32-bit field, -tags force32bit on amd64, makes points as large, and the
 // bridge refuses them). TestFastPathOnWhereItCan fails where the CPU has

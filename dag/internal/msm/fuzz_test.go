@@ -9,7 +9,8 @@ import (
 
 // FuzzSum: up to 24 points, each a multiple of the base point or one of
 // the small-order points the bridge uses, with scalars from the input's
-// bytes (each below the group order: its top byte masked), through the
+// bytes (each below the group order: its top byte masked) or Shorts (16
+// bytes, when a point's first byte has its top bit set), through the
 // kernels where they run and through the generic code, against voi's
 // MultiscalarMulVartime and IsSmallOrder. (fuzz/ cannot import this
 // internal package; it reaches this code through dag's batch verifier.)
@@ -26,9 +27,20 @@ func FuzzSum(f *testing.F) {
 	generic.kernels = kernels{accumGeneric, sumsGeneric}
 	needLayout(f)
 	f.Fuzz(func(t *testing.T, in []byte) {
-		var pts []*curve.EdwardsPoint
+		var pts, shortPts []*curve.EdwardsPoint
 		var scs []*scalar.Scalar
-		for len(in) >= 33 && len(pts) < 24 {
+		var shorts []Short
+		for len(in) >= 33 && len(pts)+len(shorts) < 24 {
+			p := bpts[int(in[0]&0x7f)%len(bpts)]
+			if in[0]&0x80 != 0 { // a Short from the next 16 bytes
+				var s Short
+				for k := range s {
+					s[k] = int8(in[1+k])
+				}
+				shorts, shortPts = append(shorts, s), append(shortPts, p)
+				in = in[17:]
+				continue
+			}
 			var b [32]byte
 			copy(b[:], in[1:33])
 			b[31] &= 0x0f // below 2^252 < the group order
@@ -36,16 +48,16 @@ func FuzzSum(f *testing.F) {
 			if _, err := s.SetBits(b[:]); err != nil {
 				t.Fatal(err)
 			}
-			pts = append(pts, bpts[int(in[0])%len(bpts)])
+			pts = append(pts, p)
 			scs = append(scs, &s)
 			in = in[33:]
 		}
-		want, small := voiSum(scs, pts)
-		if got := sumOf(&generic, scs, pts); !got.equal(&want) || got.isSmallOrder() != small {
+		want, small := voiSumAll(scs, pts, shorts, shortPts)
+		if got := sumOf(&generic, scs, pts, shorts, shortPts); !got.equal(&want) || got.isSmallOrder() != small {
 			t.Fatal("generic sum differs from voi's")
 		}
 		if Enabled() {
-			if got := sumOf(&fast, scs, pts); !got.equal(&want) || got.isSmallOrder() != small {
+			if got := sumOf(&fast, scs, pts, shorts, shortPts); !got.equal(&want) || got.isSmallOrder() != small {
 				t.Fatal("kernels' sum differs from voi's")
 			}
 		}

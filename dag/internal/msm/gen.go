@@ -171,11 +171,6 @@ type pt struct{ x, y, zz, t slot }
 // A cached point: Y+X, Y−X, 2Z, 2d·T.
 type cached struct{ ypx, ymx, z2, t2d slot }
 
-func cachedBcast(base string, off int) cached {
-	s := func(c int) slot { return slot{base: base, off: off + c*40, bcast: true} }
-	return cached{s(0), s(1), s(2), s(3)}
-}
-
 // Stack slots of the frame, each an fe8.
 func frame(i int) slot { return slot{base: "SP", off: i * fe8Size} }
 
@@ -283,16 +278,20 @@ func storeLanes(src slot) {
 }
 
 // accum: for each of n points, add the point (cached, broadcast) to the
-// bucket its digit names in each lane: byte j of the digits is lane j's
-// bucket.
+// bucket its magnitude names in each lane, negated in the lanes its signs
+// mark: byte j of the magnitudes is lane j's bucket, bit j of the signs
+// its sign. A negated point's Y+X and Y−X trade places and its 2d·T is the
+// point's −2d·T: broadcast loads masked by the signs pick them lane by
+// lane into three frame slots, and the addition reads those.
 func accum() {
-	const slots = 14
-	fmt.Fprintf(&out, "// func accumIFMA(b *buckets, pts *cachedPoint, digits *uint64, n int)\n")
-	fmt.Fprintf(&out, "TEXT ·accumIFMA(SB), 0, $%d-32\n", slots*fe8Size)
+	const slots = 17
+	fmt.Fprintf(&out, "// func accumIFMA(b *buckets, pts *cachedPoint, mags *uint64, signs *uint8, n int)\n")
+	fmt.Fprintf(&out, "TEXT ·accumIFMA(SB), 0, $%d-40\n", slots*fe8Size)
 	p("MOVQ b+0(FP), R8")
 	p("MOVQ pts+8(FP), R9")
-	p("MOVQ digits+16(FP), R10")
-	p("MOVQ n+24(FP), R11")
+	p("MOVQ mags+16(FP), R10")
+	p("MOVQ signs+24(FP), R14")
+	p("MOVQ n+32(FP), R11")
 	p("VPBROADCASTQ mask51<>(SB), Z31")
 	fmt.Fprintf(&out, "loop:\n")
 	p("TESTQ R11, R11")
@@ -303,6 +302,20 @@ func accum() {
 		p("LEAQ (%s)(%s*2), %s", r, r, r)
 		p("LEAQ %d(R8)(%s*1), %s", j*lanePointSize, r, r)
 	}
+	p("MOVBQZX (R14), R15")
+	p("KMOVW R15, K1")
+	// the point's Y+X, Y−X, 2Z, 2d·T, −2d·T at R9, 40 bytes each
+	ypx, ymx, t2d := frame(14), frame(15), frame(16)
+	for i := range 5 {
+		pick := func(dst slot, plus, minus, reg int) {
+			p("VPBROADCASTQ %d(R9), Z%d", plus+8*i, reg)
+			p("VPBROADCASTQ %d(R9), K1, Z%d", minus+8*i, reg)
+			p("VMOVDQU64 Z%d, %s", reg, dst.limb(i))
+		}
+		pick(ypx, 0, 40, 26)
+		pick(ymx, 40, 0, 27)
+		pick(t2d, 120, 160, 28)
+	}
 	a := pt{frame(0), frame(1), frame(2), frame(3)}
 	// limbs 20..23 land in frame(4), the first scratch slot, and are
 	// overwritten by the addition before they are written back as padding
@@ -311,10 +324,12 @@ func accum() {
 	for i := range tmp {
 		tmp[i] = frame(4 + i)
 	}
-	addCached(a, a, cachedBcast("R9", 0), tmp)
+	q := cached{ypx: ypx, ymx: ymx, z2: slot{base: "R9", off: 80, bcast: true}, t2d: t2d}
+	addCached(a, a, q, tmp)
 	storeLanes(frame(0))
-	p("ADDQ $160, R9")
+	p("ADDQ $200, R9")
 	p("ADDQ $8, R10")
+	p("INCQ R14")
 	p("DECQ R11")
 	p("JMP loop")
 	fmt.Fprintf(&out, "done:\n")
@@ -323,7 +338,7 @@ func accum() {
 	fmt.Fprintln(&out)
 }
 
-// sums: out = Σ_{d=1}^{255} d·buckets[d], lane by lane, as running sums from
+// sums: out = Σ_{d=1}^{128} d·buckets[d], lane by lane, as running sums from
 // the top bucket down: running += buckets[d]; sum += running.
 func sums() {
 	// frames: running 0..3, sum 4..7, q 8..11, scratch 12..21, the bucket
@@ -342,8 +357,8 @@ func sums() {
 		tmp[i] = frame(12 + i)
 	}
 	bk := pt{frame(22), frame(23), frame(24), frame(25)}
-	// running = sum = buckets[255]
-	p("LEAQ %d(R8), R10", 255*bucketSize)
+	// running = sum = buckets[128]
+	p("LEAQ %d(R8), R10", 128*bucketSize)
 	laneAddrs := func() {
 		for j, r := range laneRegs {
 			p("LEAQ %d(R10), %s", j*lanePointSize, r)
@@ -356,7 +371,7 @@ func sums() {
 		p("VMOVDQU64 Z0, %d(SP)", i)
 		p("VMOVDQU64 Z0, %d(SP)", 4*fe8Size+i)
 	}
-	p("MOVQ $254, R11")
+	p("MOVQ $127, R11")
 	fmt.Fprintf(&out, "sloop:\n")
 	p("SUBQ $%d, R10", bucketSize)
 	laneAddrs()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -214,17 +215,21 @@ func TestKernelsMatchGeneric(t *testing.T) {
 		b2 := b1
 		n := 300
 		pts := make([]cachedPoint, n)
-		digits := make([]uint64, n)
+		mags := make([]uint64, n)
+		signs := make([]uint8, n)
 		for i := range pts {
 			p := fromVoi(decompressed(scalarFrom(1000*round+i, 32)))
 			pts[i] = p.cached()
-			digits[i] = r.Uint64()
+			for j := range 8 {
+				mags[i] |= r.Uint64N(maxDigit+1) << (8 * j)
+			}
+			signs[i] = uint8(r.Uint32())
 			if i%7 == 0 {
-				digits[i] = 0x0101010101010101 * uint64(r.IntN(256)) // every lane one bucket
+				mags[i] = 0x0101010101010101 * r.Uint64N(maxDigit+1) // every lane one bucket
 			}
 		}
-		accum(&b1, pts, digits)
-		accumGeneric(&b2, pts, digits)
+		accum(&b1, pts, mags, signs)
+		accumGeneric(&b2, pts, mags, signs)
 		for d := range b1 {
 			for j := range b1[d] {
 				if p, q := b1[d][j].get(), b2[d][j].get(); !sameCoordinates(&p, &q) {
@@ -250,12 +255,35 @@ func voiSum(scs []*scalar.Scalar, pts []*curve.EdwardsPoint) (point, bool) {
 	return fromVoi(&s), s.IsSmallOrder()
 }
 
-func sumOf(s *Scratch, scs []*scalar.Scalar, pts []*curve.EdwardsPoint) point {
-	b := make([]scalarBytes, len(scs))
-	for i, sc := range scs {
-		sc.ToBytes(b[i][:])
+// sumOf is s's sum of full scalars and Shorts, by the passes.
+func sumOf(s *Scratch, scs []*scalar.Scalar, pts []*curve.EdwardsPoint, shorts []Short, shortPts []*curve.EdwardsPoint) point {
+	var ds []digits
+	for _, sc := range scs {
+		var b [32]byte
+		sc.ToBytes(b[:])
+		ds = append(ds, recode(&b))
 	}
-	return s.sum(pts, b)
+	for _, sh := range shorts {
+		var d digits
+		copy(d[:16], sh[:])
+		ds = append(ds, d)
+	}
+	return s.sum(append(slices.Clone(pts), shortPts...), ds)
+}
+
+// voiSumAll is voi's answer for full scalars and Shorts, each Short taken
+// as the integer it is (shortTerms).
+func voiSumAll(scs []*scalar.Scalar, pts []*curve.EdwardsPoint, shorts []Short, shortPts []*curve.EdwardsPoint) (point, bool) {
+	tScs, tPts := shortTerms(shorts, shortPts)
+	return voiSum(append(slices.Clone(scs), tScs...), append(slices.Clone(pts), tPts...))
+}
+
+// drawShort draws a Short whose digits lean to the edges of their range.
+func drawShort(t *rapid.T) (s Short) {
+	for k := range s {
+		s[k] = int8(rapid.OneOf(rapid.Just(-128), rapid.Just(127), rapid.Just(0), rapid.Just(-1), rapid.IntRange(-128, 127)).Draw(t, "digit"))
+	}
+	return s
 }
 
 // The whole multiplication against voi's, with the kernels and with the
@@ -288,55 +316,173 @@ func TestSumMatchesVoi(t *testing.T) {
 			pts[i] = pool[rapid.IntRange(0, len(pool)-1).Draw(t, "p")]
 			scs[i] = scalarFrom(rapid.IntRange(0, 1<<16).Draw(t, "s"), rapid.SampledFrom([]int{0, 1, 8, 9, 16, 24, 32}).Draw(t, "len"))
 		}
-		want, small := voiSum(scs, pts)
-		if got := sumOf(&generic, scs, pts); !got.equal(&want) || got.isSmallOrder() != small {
+		m := rapid.IntRange(0, 120).Draw(t, "shorts")
+		shorts := make([]Short, m)
+		shortPts := make([]*curve.EdwardsPoint, m)
+		for i := range m {
+			shortPts[i] = pool[rapid.IntRange(0, len(pool)-1).Draw(t, "p")]
+			shorts[i] = drawShort(t)
+		}
+		want, small := voiSumAll(scs, pts, shorts, shortPts)
+		if fast.voiSmallOrder(scs, pts, shorts, shortPts) != small {
+			t.Fatal("voi's path gives another verdict")
+		}
+		if got := sumOf(&generic, scs, pts, shorts, shortPts); !got.equal(&want) || got.isSmallOrder() != small {
 			t.Fatal("generic sum differs from voi's")
 		}
 		if hasKernels {
-			if got := sumOf(&fast, scs, pts); !got.equal(&want) || got.isSmallOrder() != small {
+			if got := sumOf(&fast, scs, pts, shorts, shortPts); !got.equal(&want) || got.isSmallOrder() != small {
 				t.Fatal("kernels' sum differs from voi's")
 			}
 		}
 	})
 }
 
-// A sum that is of small order is seen as such: Σ zᵢ·Pᵢ − (Σ zᵢ·kᵢ)·B for
-// Pᵢ = kᵢ·B, plus a point of order 2, with few points (voi) and many
-// (the passes); a changed scalar is not.
-func TestSmallOrderSum(t *testing.T) {
-	if !Enabled() {
-		t.Skip("fast path off here")
+// Scalar sets sc to s's value modulo the group order and returns it.
+func (s *Short) Scalar(sc *scalar.Scalar) *scalar.Scalar {
+	var b [32]byte
+	for i, d := range s {
+		b[i] = byte(d) ^ 0x80 // d + 128
 	}
-	for _, n := range []int{50, minPoints + 40} {
+	if _, err := sc.SetBits(b[:]); err != nil {
+		panic(err) // below 2^128: cannot fail
+	}
+	return sc.Sub(sc, &shortK)
+}
+
+// shortFrom is a Short from a digest of i.
+func shortFrom(i int) (s Short) {
+	h := sha512.Sum512([]byte(fmt.Sprintf("short %d", i)))
+	for k := range s {
+		s[k] = int8(h[k])
+	}
+	return s
+}
+
+// A sum that is of small order is seen as such: Σ zᵢ·Pᵢ − (Σ zᵢ·kᵢ)·B for
+// Pᵢ = kᵢ·B (keys repeating or not), zᵢ Shorts whose digits lean to the
+// edges of their range, plus a point of order 2, through voi's path, the
+// passes and IsSmallOrderSum's choice between them; a changed digit is not.
+func TestSmallOrderSum(t *testing.T) {
+	type keyed struct {
+		k *scalar.Scalar
+		p *curve.EdwardsPoint
+	}
+	pool := make([]keyed, 40)
+	for i := range pool {
+		k := scalarFrom(5000+i, 32)
+		pool[i] = keyed{k, decompressed(k)}
+	}
+	order2 := curve.CompressedEdwardsY{0xec, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}
+	t2, err := curve.NewEdwardsPoint().SetCompressedY(&order2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s Scratch
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(1, 2*minPoints).Draw(t, "n")
 		var pts []*curve.EdwardsPoint
-		var scs []*scalar.Scalar
+		var shorts []Short
 		var total scalar.Scalar
-		for i := range n {
-			k := scalarFrom(5000+i, 32)
-			z := scalarFrom(6000+i, 16)
-			pts = append(pts, decompressed(k))
-			scs = append(scs, z)
+		for range n {
+			kp := pool[rapid.IntRange(0, len(pool)-1).Draw(t, "key")]
+			z := drawShort(t)
+			pts = append(pts, kp.p)
+			shorts = append(shorts, z)
 			var zk scalar.Scalar
-			zk.Mul(z, k)
+			zk.Mul(z.Scalar(new(scalar.Scalar)), kp.k)
 			total.Add(&total, &zk)
 		}
 		total.Neg(&total)
-		order2 := curve.CompressedEdwardsY{0xec, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}
-		t2, err := curve.NewEdwardsPoint().SetCompressedY(&order2)
-		if err != nil {
+		full := []*curve.EdwardsPoint{curve.ED25519_BASEPOINT_POINT, t2}
+		scs := []*scalar.Scalar{&total, scalarFrom(7001, 32)}
+		if !s.voiSmallOrder(scs, full, shorts, pts) {
+			t.Fatalf("%d points: voi's path does not see a sum of small order", n+2)
+		}
+		if Enabled() && !s.smallOrder(scs, full, shorts, pts) {
+			t.Fatalf("%d points: the passes do not see a sum of small order", n+2)
+		}
+		if !s.IsSmallOrderSum(scs, full, shorts, pts) {
+			t.Fatalf("%d points: a sum of small order is not seen as such", n+2)
+		}
+		i, k := rapid.IntRange(0, n-1).Draw(t, "changed"), rapid.IntRange(0, 15).Draw(t, "digit")
+		shorts[i][k] ^= 1
+		if s.voiSmallOrder(scs, full, shorts, pts) || (Enabled() && s.smallOrder(scs, full, shorts, pts)) || s.IsSmallOrderSum(scs, full, shorts, pts) {
+			t.Fatalf("%d points: a changed digit still sums to small order", n+2)
+		}
+	})
+}
+
+// A Short's value is its digits' Σ d[k]·256^k, worked out with math/big.
+func TestShortScalar(t *testing.T) {
+	bigL, _ := new(big.Int).SetString("7237005577332262213973186563042994240857116359379907606001950938285454250989", 10)
+	rapid.Check(t, func(t *rapid.T) {
+		s := drawShort(t)
+		want := new(big.Int)
+		for k := 15; k >= 0; k-- {
+			want.Lsh(want, 8).Add(want, big.NewInt(int64(s[k])))
+		}
+		want.Mod(want, bigL)
+		var b [32]byte
+		if err := s.Scalar(new(scalar.Scalar)).ToBytes(b[:]); err != nil {
 			t.Fatal(err)
 		}
-		pts = append(pts, curve.ED25519_BASEPOINT_POINT, t2)
-		scs = append(scs, &total, scalarFrom(7001, 32))
-		var s Scratch
-		if !s.IsSmallOrderSum(scs, pts) || !s.smallOrder(scs, pts) {
-			t.Fatalf("%d points: a sum of small order is not seen as such", len(pts))
+		slices.Reverse(b[:])
+		if got := new(big.Int).SetBytes(b[:]); got.Cmp(want) != 0 {
+			t.Fatalf("Short %v is %v, want %v", s, got, want)
 		}
-		scs[0] = scalarFrom(7000, 16)
-		if s.IsSmallOrderSum(scs, pts) || s.smallOrder(scs, pts) {
-			t.Fatalf("%d points: a changed scalar still sums to small order", len(pts))
+	})
+}
+
+// magsSigns gives each digit's magnitude and sign, for every digit value
+// in every lane and every pattern of signs.
+func TestMagsSigns(t *testing.T) {
+	for pattern := range 256 {
+		for v := -128; v <= 127; v++ {
+			var x uint64
+			for j := range 8 {
+				d := int8(v)
+				if pattern>>j&1 == 0 {
+					d = int8((v + 128 + 37*j) % 128) // not negative
+				} else if v >= 0 {
+					d = int8(-1 - v) // negative
+				}
+				x |= uint64(uint8(d)) << (8 * j)
+			}
+			mags, signs := magsSigns(x)
+			for j := range 8 {
+				d := int(int8(x >> (8 * j)))
+				m := d
+				if d < 0 {
+					m = -d
+				}
+				if got := int(mags >> (8 * j) & 0xff); got != m {
+					t.Fatalf("digit %d in lane %d: magnitude %d", d, j, got)
+				}
+				if got := signs>>j&1 == 1; got != (d < 0) {
+					t.Fatalf("digit %d in lane %d: sign bit %v", d, j, got)
+				}
+			}
 		}
 	}
+}
+
+// The signed digits of a scalar are worth the scalar, each in [−128, 127].
+func TestRecode(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		b := [32]byte(rapid.SliceOfN(rapid.Byte(), 32, 32).Draw(t, "bytes"))
+		b[31] &= 0x1f // below 2^253
+		d := recode(&b)
+		got := new(big.Int)
+		for k := 31; k >= 0; k-- {
+			got.Lsh(got, 8).Add(got, big.NewInt(int64(d[k])))
+		}
+		le := b
+		slices.Reverse(le[:])
+		if want := new(big.Int).SetBytes(le[:]); got.Cmp(want) != 0 {
+			t.Fatalf("digits %v are %v, want %v", d, got, want)
+		}
+	})
 }
 
 // The bridge passes with the kernels and refuses a kernel that is wrong.
@@ -364,17 +510,18 @@ func TestFastPathOnWhereItCan(t *testing.T) {
 // BenchmarkHighHalves: a batch of 1,024 signatures by m keys, the keys'
 // upper halves by voi or by two more passes: where they cross is fewHigh.
 func BenchmarkHighHalves(b *testing.B) {
-	for _, m := range []int{2, 16, 64, 128} {
-		n := 1024 + m
-		pts := make([]*curve.EdwardsPoint, n)
-		scs := make([]*scalar.Scalar, n)
+	for _, m := range []int{2, 16, 32, 48, 64, 128} {
+		rPts := make([]*curve.EdwardsPoint, 1024)
+		shorts := make([]Short, 1024)
+		for i := range rPts {
+			rPts[i] = decompressed(scalarFrom(i, 32))
+			shorts[i] = shortFrom(i)
+		}
+		pts := make([]*curve.EdwardsPoint, m)
+		scs := make([]*scalar.Scalar, m)
 		for i := range pts {
-			pts[i] = decompressed(scalarFrom(i, 32))
-			if i < 1024 {
-				scs[i] = scalarFrom(i, 16)
-			} else {
-				scs[i] = scalarFrom(i, 32)
-			}
+			pts[i] = decompressed(scalarFrom(5000+i, 32))
+			scs[i] = scalarFrom(5000+i, 32)
 		}
 		for _, via := range []string{"voi", "passes"} {
 			b.Run(fmt.Sprintf("keys=%d/%s", m, via), func(b *testing.B) {
@@ -386,7 +533,7 @@ func BenchmarkHighHalves(b *testing.B) {
 					s.highAt = -1
 				}
 				for range b.N {
-					s.IsSmallOrderSum(scs, pts)
+					s.IsSmallOrderSum(scs, pts, shorts, rPts)
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1024, "ns/sig")
 			})
@@ -399,11 +546,12 @@ func BenchmarkHighHalves(b *testing.B) {
 func BenchmarkCrossover(b *testing.B) {
 	for _, keys := range []string{"one", "distinct"} {
 		for _, n := range []int{32, 64, 96, 128, 192, 256} {
-			var pts []*curve.EdwardsPoint
+			var rPts, pts []*curve.EdwardsPoint
+			var shorts []Short
 			var scs []*scalar.Scalar
 			for i := range n {
-				pts = append(pts, decompressed(scalarFrom(i, 32)))
-				scs = append(scs, scalarFrom(i, 16))
+				rPts = append(rPts, decompressed(scalarFrom(i, 32)))
+				shorts = append(shorts, shortFrom(i))
 			}
 			k := 1
 			if keys == "distinct" {
@@ -416,10 +564,9 @@ func BenchmarkCrossover(b *testing.B) {
 			pts = append(pts, curve.ED25519_BASEPOINT_POINT)
 			scs = append(scs, scalarFrom(9999, 32))
 			b.Run(fmt.Sprintf("%s/n=%d/voi", keys, n), func(b *testing.B) {
+				var s Scratch
 				for range b.N {
-					var s curve.EdwardsPoint
-					s.MultiscalarMulVartime(scs, pts)
-					s.IsSmallOrder()
+					s.voiSmallOrder(scs, pts, shorts, rPts)
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/sig")
 			})
@@ -429,7 +576,7 @@ func BenchmarkCrossover(b *testing.B) {
 				}
 				var s Scratch
 				for range b.N {
-					s.smallOrder(scs, pts)
+					s.smallOrder(scs, pts, shorts, rPts)
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/sig")
 			})
@@ -437,23 +584,20 @@ func BenchmarkCrossover(b *testing.B) {
 	}
 }
 
+// BenchmarkSum: a batch of 1,024 signatures by 1,024 keys (1,024 Shorts
+// and 1,024 full scalars) through voi and through the passes.
 func BenchmarkSum(b *testing.B) {
 	const n = 1024
-	pts := make([]*curve.EdwardsPoint, 2*n)
-	scs := make([]*scalar.Scalar, 2*n)
-	for i := range pts {
-		pts[i] = decompressed(scalarFrom(i, 32))
-		if i < n {
-			scs[i] = scalarFrom(i, 16)
-		} else {
-			scs[i] = scalarFrom(i, 32)
-		}
+	rPts, pts := make([]*curve.EdwardsPoint, n), make([]*curve.EdwardsPoint, n)
+	shorts, scs := make([]Short, n), make([]*scalar.Scalar, n)
+	for i := range n {
+		rPts[i], shorts[i] = decompressed(scalarFrom(i, 32)), shortFrom(i)
+		pts[i], scs[i] = decompressed(scalarFrom(n+i, 32)), scalarFrom(n+i, 32)
 	}
 	b.Run("voi", func(b *testing.B) {
+		var s Scratch
 		for range b.N {
-			var s curve.EdwardsPoint
-			s.MultiscalarMulVartime(scs, pts)
-			s.IsSmallOrder()
+			s.voiSmallOrder(scs, pts, shorts, rPts)
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/sig")
 	})
@@ -463,7 +607,7 @@ func BenchmarkSum(b *testing.B) {
 		}
 		var s Scratch
 		for range b.N {
-			s.IsSmallOrderSum(scs, pts)
+			s.IsSmallOrderSum(scs, pts, shorts, rPts)
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/sig")
 	})

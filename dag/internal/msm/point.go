@@ -17,15 +17,24 @@ var d2 = fe{1859910466990425, 932731440258426, 1072319116312658, 181589833577099
 func identity() point { return point{y: fe{1}, z: fe{1}} }
 
 // cachedPoint is a point in the form an addition reads: Y+X, Y−X, 2Z and
-// 2d·T, the layout the kernels broadcast from.
-type cachedPoint [4]fe
+// 2d·T, and −2d·T for its negation; the layout the kernels broadcast from.
+type cachedPoint [5]fe
 
 func (p *point) cached() (c cachedPoint) {
 	c[0] = feAdd(&p.y, &p.x)
 	c[1] = feSub(&p.y, &p.x)
 	c[2] = feAdd(&p.z, &p.z)
 	c[3] = feMul(&p.t, &d2)
+	var zero fe
+	c[4] = feSub(&zero, &c[3])
 	return c
+}
+
+// neg returns the cached form of −P: −(X:Y:Z:T) is (−X:Y:Z:−T), so Y+X and
+// Y−X trade places and 2d·T changes sign. The kernels pick the same limbs
+// lane by lane.
+func (c cachedPoint) neg() cachedPoint {
+	return cachedPoint{c[1], c[0], c[2], c[4], c[3]}
 }
 
 // addCached sets p = a + q: the unified addition of Hisil, Wong, Carter and
