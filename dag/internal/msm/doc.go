@@ -37,6 +37,13 @@
 // path for few points, gives a Short z to voi as |z| on Pᵢ or on −Pᵢ, a
 // 128-bit scalar, and so forms the same sum as the passes.
 //
+// The kernels keep their field elements in a stack frame aligned to 64
+// bytes, so that every slot is whole cache lines: a 64-byte store split
+// across two lines is not forwarded to the load that follows it, and with
+// the frame as Go left it (8-byte aligned) the same kernels took a fifth
+// longer (BenchmarkSum 2.39–2.54 → 1.86–1.99 µs a signature with signed
+// digits, 2026-12-07).
+//
 // A field element is five limbs of radix 2^51, voi's own layout, and eight
 // of them sit limb by limb in five Z registers (fe8). A product of limbs
 // below 2^52 is formed with VPMADD52LUQ and VPMADD52HUQ (the low and high 52
@@ -56,8 +63,8 @@
 // full ones). BenchmarkSum (that batch, `go test ./dag/internal/msm -run
 // '^$' -bench 'Sum$'`): voi 4.9–5.1 µs a signature; these kernels with
 // unsigned digits 2.2–2.4 µs (3.0 µs when the buckets were gathered limb by
-// limb), with signed digits 2.32–2.42 µs; a batch of 256 by one key
-// (BenchmarkCrossover), 2.10–2.20 → 1.49–1.59 µs (2026-12-07).
+// limb), with signed digits and the aligned frame 1.86–1.99 µs; a batch of
+// 256 by one key (BenchmarkCrossover), 2.10–2.20 → 1.30–1.41 µs (2026-12-07).
 // An addition whose point has Z = 1 (seven products instead of eight) was
 // tried and measured no faster: the kernels are bound by the µops of
 // ports 0 and 5 as a whole, not by the products' latency.

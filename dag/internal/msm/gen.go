@@ -172,7 +172,7 @@ type pt struct{ x, y, zz, t slot }
 type cached struct{ ypx, ymx, z2, t2d slot }
 
 // Stack slots of the frame, each an fe8.
-func frame(i int) slot { return slot{base: "SP", off: i * fe8Size} }
+func frame(i int) slot { return slot{base: "R15", off: i * fe8Size} }
 
 // addCached: dst = a + q (extended plus cached, the unified formula of
 // Hisil, Wong, Carter and Dawson for a = −1, complete on Ed25519), with
@@ -286,24 +286,24 @@ func storeLanes(src slot) {
 func accum() {
 	const slots = 17
 	fmt.Fprintf(&out, "// func accumIFMA(b *buckets, pts *cachedPoint, mags *uint64, signs *uint8, n int)\n")
-	fmt.Fprintf(&out, "TEXT ·accumIFMA(SB), 0, $%d-40\n", slots*fe8Size)
+	fmt.Fprintf(&out, "TEXT ·accumIFMA(SB), 0, $%d-40\n", slots*fe8Size+64)
+	alignFrame()
 	p("MOVQ b+0(FP), R8")
 	p("MOVQ pts+8(FP), R9")
 	p("MOVQ mags+16(FP), R10")
 	p("MOVQ signs+24(FP), R14")
-	p("MOVQ n+32(FP), R11")
 	p("VPBROADCASTQ mask51<>(SB), Z31")
 	fmt.Fprintf(&out, "loop:\n")
-	p("TESTQ R11, R11")
-	p("JZ done")
+	p("CMPQ n+32(FP), $0") // the count of points left, kept in its argument
+	p("JEQ done")
 	for j, r := range laneRegs { // lane j's point: b + digit·1536 + j·192
 		p("MOVBQZX %d(R10), %s", j, r)
 		p("SHLQ $9, %s", r)
 		p("LEAQ (%s)(%s*2), %s", r, r, r)
 		p("LEAQ %d(R8)(%s*1), %s", j*lanePointSize, r, r)
 	}
-	p("MOVBQZX (R14), R15")
-	p("KMOVW R15, K1")
+	p("MOVBQZX (R14), R11")
+	p("KMOVW R11, K1")
 	// the point's Y+X, Y−X, 2Z, 2d·T, −2d·T at R9, 40 bytes each
 	ypx, ymx, t2d := frame(14), frame(15), frame(16)
 	for i := range 5 {
@@ -330,7 +330,7 @@ func accum() {
 	p("ADDQ $200, R9")
 	p("ADDQ $8, R10")
 	p("INCQ R14")
-	p("DECQ R11")
+	p("DECQ n+32(FP)")
 	p("JMP loop")
 	fmt.Fprintf(&out, "done:\n")
 	p("VZEROUPPER")
@@ -345,7 +345,8 @@ func sums() {
 	// read 22..26 (24 limb vectors)
 	const slots = 4 + 4 + 4 + 10 + 5
 	fmt.Fprintf(&out, "// func sumsIFMA(b *buckets, out *point8)\n")
-	fmt.Fprintf(&out, "TEXT ·sumsIFMA(SB), 0, $%d-16\n", slots*fe8Size)
+	fmt.Fprintf(&out, "TEXT ·sumsIFMA(SB), 0, $%d-16\n", slots*fe8Size+64)
+	alignFrame()
 	p("MOVQ b+0(FP), R8")
 	p("MOVQ out+8(FP), R9")
 	p("VPBROADCASTQ mask51<>(SB), Z31")
@@ -367,9 +368,9 @@ func sums() {
 	laneAddrs()
 	loadLanes(frame(22))
 	for i := 0; i < 4*fe8Size; i += 64 {
-		p("VMOVDQU64 %d(SP), Z0", 22*fe8Size+i)
-		p("VMOVDQU64 Z0, %d(SP)", i)
-		p("VMOVDQU64 Z0, %d(SP)", 4*fe8Size+i)
+		p("VMOVDQU64 %d(R15), Z0", 22*fe8Size+i)
+		p("VMOVDQU64 Z0, %d(R15)", i)
+		p("VMOVDQU64 Z0, %d(R15)", 4*fe8Size+i)
 	}
 	p("MOVQ $127, R11")
 	fmt.Fprintf(&out, "sloop:\n")
@@ -383,7 +384,7 @@ func sums() {
 	p("DECQ R11")
 	p("JNZ sloop")
 	for i := 0; i < 4*fe8Size; i += 64 {
-		p("VMOVDQU64 %d(SP), Z0", 4*fe8Size+i)
+		p("VMOVDQU64 %d(R15), Z0", 4*fe8Size+i)
 		p("VMOVDQU64 Z0, %d(R9)", i)
 	}
 	p("VZEROUPPER")
@@ -401,4 +402,11 @@ func toCachedSB(q cached, a pt) {
 // mulTwoD: dst = a·2d, 2d broadcast from the data.
 func mulTwoD(dst, a slot) {
 	mul(dst, a, slot{base: "twoD<>", bcast: true})
+}
+
+// alignFrame points R15 at the frame's first 64-byte boundary: every slot
+// is then a run of whole cache lines.
+func alignFrame() {
+	p("LEAQ 63(SP), R15")
+	p("ANDQ $-64, R15")
 }
