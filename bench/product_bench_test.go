@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/automerge/automerge-go"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/dag/badgerstore"
 	"github.com/witan-dev/witan/replica/house"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
 	wnode "github.com/witan-dev/witan/replica/node"
@@ -31,6 +33,7 @@ import (
 //	WITAN_PRODUCT_BALLOTS  ballots in the session (default 100000)
 //	WITAN_PRODUCT_MEMBERS  roster size; one MR per this many ballots (default 10000)
 //	WITAN_PRODUCT_CPUPROFILE  a file for a CPU profile of the witan pull alone
+//	WITAN_PRODUCT_TRACE  a file for an execution trace (runtime/trace) of the witan pull alone
 
 func envOr(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
@@ -121,13 +124,14 @@ func BenchmarkProductFreshSync(b *testing.B) {
 	am := automergeDoc(b, len(s.items))
 	b.Logf("session: %d envelopes (%d ballots, %d members), %.0f B/envelope; source and Automerge document made in %v",
 		len(s.items), s.ballots, nm, float64(s.bytes)/float64(len(s.items)), time.Since(gen).Round(time.Millisecond))
-	var witanS, amS, witanCPU, amCPU float64
+	var witanS, amS, witanCPU, amCPU, commits float64
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
 		dst := openNode(b)
 		settle()
 		stopProfile := startProfile(b, os.Getenv("WITAN_PRODUCT_CPUPROFILE"))
+		stopTrace := startTrace(b, os.Getenv("WITAN_PRODUCT_TRACE"))
 		start, cpu0 := time.Now(), cpuSeconds()
 		b.StartTimer()
 		if _, err := dst.Connect(ctx, src.Sync().Addrs()[0], []string{s.space}); err != nil {
@@ -149,7 +153,11 @@ func BenchmarkProductFreshSync(b *testing.B) {
 		b.StopTimer()
 		witanS += time.Since(start).Seconds()
 		witanCPU += cpuSeconds() - cpu0
+		stopTrace()
 		stopProfile()
+		if st, ok := dst.Store().(interface{ Stats() badgerstore.Stats }); ok {
+			commits += float64(st.Stats().Commits)
+		}
 		dst.Close()
 
 		doc := automerge.New()
@@ -172,6 +180,7 @@ func BenchmarkProductFreshSync(b *testing.B) {
 	b.ReportMetric(amCPU/n, "automerge-cpu-s")
 	b.ReportMetric(witanCPU/amCPU, "witan/automerge-cpu")
 	b.ReportMetric(float64(len(s.items))*n/witanS, "witan-env/s")
+	b.ReportMetric(commits/n, "witan-commits")
 }
 
 // settle collects the garbage and waits for the finalizers it queued, so
@@ -206,4 +215,20 @@ func startProfile(b *testing.B, file string) (stop func()) {
 		b.Fatal(err)
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }
+}
+
+// startTrace starts an execution trace into file, if one is named, and
+// returns what stops it.
+func startTrace(b *testing.B, file string) (stop func()) {
+	if file == "" {
+		return func() {}
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := trace.Start(f); err != nil {
+		b.Fatal(err)
+	}
+	return func() { trace.Stop(); f.Close() }
 }
