@@ -25,13 +25,13 @@
 // 2.2–2.5 µs per point, BenchmarkDecompress, 2026-12-06). The steps before
 // and after the exponentiation run on each quad as before (decompress8).
 //
-// What the kernels keep on the stack sits in a frame aligned to 64 bytes
-// (gen.go's alignFrame), each slot within one cache line: a slot split
-// across two lines is not forwarded from its store to the load after it.
-// The four-lane decompression, which spills most, went from 2.14–2.16 to
-// 1.72–1.76 µs a point with it (BenchmarkDecompress/edwards4-four-lanes,
-// 2026-12-07); the eight-lane one, which keeps its limbs in registers, did
-// not move.
+// What the AVX2 kernels keep on the stack sits in a frame aligned to 64
+// bytes (gen.go's alignFrame), each slot within one cache line: a slot
+// split across two lines is not forwarded from its store to the load after
+// it. The four-lane decompression, which spills most, went from 2.13–2.18
+// to 1.69–1.78 µs a point with it (BenchmarkDecompress/edwards4-four-lanes,
+// 2026-12-07); the AVX-512 kernels, which keep their limbs in registers,
+// measured no gain from it and keep Go's frame.
 //
 // Decompress and DecompressEach follow voi's algorithm step by step (see
 // decompress4): y from the low 255 bits, non-canonical y accepted, u = y²-1,

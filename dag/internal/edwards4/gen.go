@@ -134,7 +134,7 @@ func slots(cols [10][]term, square bool) (map[slot]string, []slot) {
 		if inRegs {
 			m[k] = r(16 + n)
 		} else {
-			m[k] = fmt.Sprintf("%d(%s)", 10*v.w+v.w*n, fp) // columns first
+			m[k] = fmt.Sprintf("%d(%s)", 10*v.w+v.w*n, fp()) // columns first
 		}
 	}
 	return m, order
@@ -145,7 +145,7 @@ func slots(cols [10][]term, square bool) (map[slot]string, []slot) {
 func frameOf(sl map[slot]string) int {
 	n := 10
 	for _, loc := range sl {
-		if strings.HasSuffix(loc, "("+fp+")") {
+		if strings.HasSuffix(loc, "("+fp()+")") {
 			n++
 		}
 	}
@@ -159,7 +159,7 @@ func frameOf(sl map[slot]string) int {
 // whose place is a register is formed there; one on the stack is formed
 // in tmp (19x in r(11)) and stored.
 func scaleAll(src string, scales map[int]string, tmp string) {
-	onStack := func(loc string) bool { return strings.HasSuffix(loc, "("+fp+")") }
+	onStack := func(loc string) bool { return strings.HasSuffix(loc, "("+fp()+")") }
 	dst := func(loc, scratch string) string {
 		if onStack(loc) {
 			return scratch
@@ -253,7 +253,7 @@ func products(cols [10][]term, sl map[slot]string, plain func(j int) string) {
 			}
 		}
 		p("VPADDQ %s, %s, %s", r(12), r(10), r(10))
-		p("%s %s, %d(%s)", v.mov, r(10), v.w*k, fp)
+		p("%s %s, %d(%s)", v.mov, r(10), v.w*k, fp())
 	}
 }
 
@@ -261,7 +261,7 @@ func products(cols [10][]term, sl map[slot]string, plain func(j int) string) {
 // carry10 (masks in r(14) = 2^26-1, r(15) = 2^25-1).
 func carry() {
 	for k := 0; k < 10; k++ {
-		p("%s %d(%s), %s", v.mov, v.w*k, fp, r(k))
+		p("%s %d(%s), %s", v.mov, v.w*k, fp(), r(k))
 	}
 	step := func(i int) {
 		w, m := 26, r(14)
@@ -338,7 +338,7 @@ func kernels(is isa, typ string) {
 	msl, morder := slots(mc, false)
 	frame := frameOf(msl)
 	fmt.Fprintf(&out, "// func mul%s(h, f, x *%s)\n", v.tail, typ)
-	fmt.Fprintf(&out, "TEXT ·mul%s(SB), 0, $%d-24\n", v.tail, frame+64)
+	fmt.Fprintf(&out, "TEXT ·mul%s(SB), 0, $%d-24\n", v.tail, frame+alignExtra())
 	alignFrame()
 	p("MOVQ h+0(FP), DI")
 	p("MOVQ f+8(FP), SI")
@@ -369,7 +369,7 @@ func kernels(is isa, typ string) {
 	ssl, sorder := slots(sc, true)
 	frame = frameOf(ssl)
 	fmt.Fprintf(&out, "// func sqrN%s(h, f *%s, n int)\n", v.tail, typ)
-	fmt.Fprintf(&out, "TEXT ·sqrN%s(SB), 0, $%d-24\n", v.tail, frame+64)
+	fmt.Fprintf(&out, "TEXT ·sqrN%s(SB), 0, $%d-24\n", v.tail, frame+alignExtra())
 	alignFrame()
 	p("MOVQ h+0(FP), DI")
 	p("MOVQ f+8(FP), SI")
@@ -398,14 +398,31 @@ func kernels(is isa, typ string) {
 	p("RET")
 }
 
-// fp holds the frame's first 64-byte boundary (alignFrame): the kernels'
-// stack slots are read and written there, each within one cache line,
-// where a slot split across two lines is not forwarded from its store to
-// the load right after it.
-const fp = "R11"
+// fp is where a kernel's stack slots are: for the AVX2 kernels, which
+// spill most, the frame's first 64-byte boundary (alignFrame), so that
+// each slot is within one cache line, where a slot split across two lines
+// is not forwarded from its store to the load after it; the AVX-512
+// kernels, which keep their limbs in registers, measured no gain from it
+// (their mul a little slower) and use SP.
+func fp() string {
+	if v.reg == "Y" {
+		return "R11"
+	}
+	return "SP"
+}
 
-// alignFrame sets fp; every frame has 64 bytes more for it.
+// alignExtra is the bytes a frame needs for its alignment; alignFrame,
+// written right after a kernel's TEXT line, sets fp.
+func alignExtra() int {
+	if fp() == "SP" {
+		return 0
+	}
+	return 64
+}
+
 func alignFrame() {
-	p("LEAQ 63(SP), %s", fp)
-	p("ANDQ $-64, %s", fp)
+	if fp() != "SP" {
+		p("LEAQ 63(SP), %s", fp())
+		p("ANDQ $-64, %s", fp())
+	}
 }
