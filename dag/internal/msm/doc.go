@@ -28,7 +28,7 @@
 // its buckets' sums (about 0.06 ms) however few points it takes, so the
 // upper halves of at most 40 full scalars (a batch by one author has one
 // key and the base point) go to voi instead (BenchmarkHighHalves), and
-// fewer than 96 points go to voi altogether (BenchmarkCrossover).
+// fewer than 72 points go to voi altogether (BenchmarkCrossover).
 //
 // A Short is taken as the integer it is (it may be negative), where voi
 // would take it modulo the group order L: the two sums differ by multiples

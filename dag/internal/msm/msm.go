@@ -260,9 +260,11 @@ func (s *Scratch) sum(pts []*curve.EdwardsPoint, ds []digits) point {
 func asBytes(d *digits) *[32]byte { return (*[32]byte)(unsafe.Pointer(d)) }
 
 // minPoints is the fewest points the passes take (BenchmarkCrossover,
-// 2026-12-07: a batch of n signatures by one key, n + 2 points, gains
-// from n = 64; by n keys, 2n + 1 points, from n = 48 or so).
-const minPoints = 96
+// 2026-12-07, with the aligned frame): a batch of n signatures by one key
+// (n + 2 points) costs about the same either way at n = 64 and half as
+// much by the passes at n = 96; by n keys (2n + 1 points), the same at
+// n = 32 and two thirds at n = 64.
+const minPoints = 72
 
 // fewHigh is the most points with scalars past 128 bits whose upper halves
 // go to voi (BenchmarkHighHalves, 2026-12-07: voi is cheaper up to 32 keys,
