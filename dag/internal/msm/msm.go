@@ -84,8 +84,8 @@ type Scratch struct {
 	hiScs []scalar.Scalar
 	hiPtr []*scalar.Scalar
 	hiPts []*curve.EdwardsPoint
-	// for voi, when it multiplies: all points and scalars, shorts as
-	// scalars
+	// for voi, when it multiplies: all points and scalars, the Shorts'
+	// magnitudes and the points of the negative ones, negated
 	allPts []*curve.EdwardsPoint
 	allScs []*scalar.Scalar
 	shScs  []scalar.Scalar
@@ -103,8 +103,17 @@ type kernels struct {
 }
 
 // digits are a scalar in radix 256 with signed digits: Σ d[k]·256^k, each
-// d[k] in [−128, 127].
-type digits [32]int8
+// d[k] in [−128, 127], held as its byte (two's complement), so that eight
+// of them read as one uint64.
+type digits [32]byte
+
+// shortDigits returns the digits of a Short.
+func shortDigits(sh *Short) (d digits) {
+	for k, x := range sh {
+		d[k] = byte(x)
+	}
+	return d
+}
 
 // recode returns the signed digits of the scalar whose little-endian
 // bytes are b, below 2^253 (a reduced scalar): each byte plus the carry
@@ -115,7 +124,7 @@ func recode(b *[32]byte) (d digits) {
 	for k, x := range b {
 		v := int(x) + carry
 		carry = (v + 128) >> 8 // 1 from 128 on (v is at most 256)
-		d[k] = int8(v - carry<<8)
+		d[k] = byte(int8(v - carry<<8))
 	}
 	return d
 }
@@ -176,7 +185,7 @@ func (s *Scratch) sum(pts []*curve.EdwardsPoint, ds []digits) point {
 	var count [5]int
 	passOf := func(d *digits) int {
 		for k := 3; k >= 0; k-- {
-			if binary.LittleEndian.Uint64(asBytes(d)[8*k:]) != 0 {
+			if binary.LittleEndian.Uint64(d[8*k:]) != 0 {
 				return k + 1
 			}
 		}
@@ -219,7 +228,7 @@ func (s *Scratch) sum(pts []*curve.EdwardsPoint, ds []digits) point {
 	top := 0
 	for k := 0; k < passes && in > 0; k++ {
 		for i, o := range order[:in] {
-			mags[i], signs[i] = magsSigns(binary.LittleEndian.Uint64(asBytes(&ds[o])[8*k:]))
+			mags[i], signs[i] = magsSigns(binary.LittleEndian.Uint64(ds[o][8*k:]))
 		}
 		s.b.reset()
 		var out point8
@@ -256,9 +265,6 @@ func (s *Scratch) sum(pts []*curve.EdwardsPoint, ds []digits) point {
 	return acc
 }
 
-// asBytes is d's memory as bytes (int8 and byte have the same layout).
-func asBytes(d *digits) *[32]byte { return (*[32]byte)(unsafe.Pointer(d)) }
-
 // minPoints is the fewest points the passes take (BenchmarkCrossover,
 // 2026-12-07, with the aligned frame): a batch of n signatures by one key
 // (n + 2 points) costs about the same either way at n = 64 and half as
@@ -290,7 +296,7 @@ func (s *Scratch) high(pts []*curve.EdwardsPoint, ds []digits, idx []int32) poin
 		var lo, hi uint64
 		for k := 31; k >= 16; k-- {
 			hi, lo = hi<<8|lo>>56, lo<<8
-			d := int64(ds[o][k])
+			d := int64(int8(ds[o][k]))
 			var c uint64
 			lo, c = bits.Add64(lo, uint64(d), 0)
 			hi += c + uint64(d>>63) // d's sign extended into the high word
@@ -346,7 +352,8 @@ func sumsGeneric(b *buckets, out *point8) {
 // IsSmallOrderSum reports whether Σ scs[i]·pts[i] + Σ shorts[i]·shortPts[i]
 // is a point of small order, [8]·sum = identity: the check of a batch of
 // Ed25519 signatures, the answer (*curve.EdwardsPoint).MultiscalarMulVartime
-// and IsSmallOrder give.
+// and IsSmallOrder give (each Short taken as the integer it is or modulo
+// the group order alike: the sums differ by points of small order).
 //
 // Where the kernels do not run (Enabled is false), and below minPoints
 // points, it multiplies with voi: a pass costs its buckets' sums however
@@ -417,9 +424,7 @@ func (s *Scratch) smallOrder(scs []*scalar.Scalar, pts []*curve.EdwardsPoint, sh
 		s.ds[i] = recode(&b)
 	}
 	for i := range shorts {
-		d := &s.ds[len(scs)+i]
-		*d = digits{}
-		copy(d[:16], shorts[i][:])
+		s.ds[len(scs)+i] = shortDigits(&shorts[i])
 	}
 	allPts := append(append(s.allPts[:0], pts...), shortPts...)
 	p := s.sum(allPts, s.ds)
@@ -470,9 +475,7 @@ func bridge(acc func(*buckets, []cachedPoint, []uint64, []uint8), sm func(*bucke
 		ds[i] = recode(&b)
 	}
 	for i := range shorts {
-		var d digits
-		copy(d[:16], shorts[i][:])
-		ds = append(ds, d)
+		ds = append(ds, shortDigits(&shorts[i]))
 	}
 	s := Scratch{kernels: kernels{acc, sm}}
 	got := s.sum(append(slices.Clone(pts), shortPts...), ds)

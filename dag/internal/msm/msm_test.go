@@ -263,10 +263,8 @@ func sumOf(s *Scratch, scs []*scalar.Scalar, pts []*curve.EdwardsPoint, shorts [
 		sc.ToBytes(b[:])
 		ds = append(ds, recode(&b))
 	}
-	for _, sh := range shorts {
-		var d digits
-		copy(d[:16], sh[:])
-		ds = append(ds, d)
+	for i := range shorts {
+		ds = append(ds, shortDigits(&shorts[i]))
 	}
 	return s.sum(append(slices.Clone(pts), shortPts...), ds)
 }
@@ -475,7 +473,7 @@ func TestRecode(t *testing.T) {
 		d := recode(&b)
 		got := new(big.Int)
 		for k := 31; k >= 0; k-- {
-			got.Lsh(got, 8).Add(got, big.NewInt(int64(d[k])))
+			got.Lsh(got, 8).Add(got, big.NewInt(int64(int8(d[k]))))
 		}
 		le := b
 		slices.Reverse(le[:])
