@@ -151,7 +151,14 @@ logsize() {
 		grep -o '"log_size":[0-9]*' | cut -d: -f2 || true)
 	echo "${v:-0}"
 }
-heads() { nsx "$1" curl -s --max-time 120 http://127.0.0.1:8030/oth/v0/heads?session="$space" 2>/dev/null | tr -d ' \n' | md5sum | cut -c1-32; }
+# heads: a digest of a node's heads alone. GET /heads also labels them
+# (finality, the session's labels), which a node just synced may give
+# otherwise than A until a checkpoint covers its log: equal heads, not equal
+# labels, is what says the two hold the same entries.
+heads() {
+	nsx "$1" curl -s --max-time 120 http://127.0.0.1:8030/oth/v0/heads?session="$space" 2>/dev/null |
+		tr -d ' \n' | { grep -o '"heads":\[[^]]*\]' || true; } | md5sum | cut -c1-32
+}
 
 up wl-a "$work/a" -mdns=true -bootstrap "$relay" -discover "$space" -reachability private ${NATLAB_V:+-v}
 for _ in $(seq 300); do [ "$(logsize wl-a)" -gt 0 ] && break; sleep 0.1; done
