@@ -7,6 +7,7 @@ import (
 	"net"
 	"slices"
 	gosync "sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -123,6 +124,21 @@ func natMeet(ctx context.Context, t *testing.T, router *simnet.SimpleFirewallRou
 	// shows any sync stream opened through the relay all the same.
 	a := start(src, net.IPv4(2, 2, 0, n), nil, time.Hour, 0, nil)
 	defer a.Close()
+	// a's relayed address is what witan up prints and what b dials
+	// through; once the hole punch has given a direct connection, a may
+	// stop advertising it, and b may have caught up before the probe below
+	// is done: it is looked for from a's start until b has caught up.
+	var relayed atomic.Bool
+	watch, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		for watch.Err() == nil && !relayed.Load() {
+			relayed.Store(len(a.RelayAddrs()) > 0)
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	defer func() { stopWatch(); <-watched }()
 	bLog := &lineLog{}
 	b := start(dst, net.IPv4(3, 3, 0, n), []string{space}, time.Second, time.Hour, slog.New(bLog))
 	defer b.Close()
@@ -148,17 +164,14 @@ func natMeet(ctx context.Context, t *testing.T, router *simnet.SimpleFirewallRou
 	}
 
 	began := time.Now()
-	// a's relayed address is what witan up prints and what b dials
-	// through; once the hole punch has given a direct connection, a may
-	// stop advertising it, so it is looked for while b is catching up.
-	relayed := len(a.RelayAddrs()) > 0
 	for !sameHeads(t, space, src, dst) {
-		relayed = relayed || len(a.RelayAddrs()) > 0
 		if ctx.Err() != nil {
 			t.Fatalf("not converged: found %v, conns %+v", b.Found(space), b.Conns(a.ID()))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	stopWatch()
+	<-watched
 	// A pull over the relayed connection starts only after DirectWait
 	// (an hour for b) without a direct one, and says so in b's log:
 	// converging within the test, with no such line, means the entries
@@ -199,7 +212,7 @@ func natMeet(ctx context.Context, t *testing.T, router *simnet.SimpleFirewallRou
 		t.Fatalf("b's connections to a: %+v, want one DCUtR made; a's to b: %+v", b.Conns(a.ID()), a.Conns(b.ID()))
 	}
 	t.Logf("b's connections to a: %v", kinds)
-	if !relayed && len(a.RelayAddrs()) == 0 {
+	if !relayed.Load() && len(a.RelayAddrs()) == 0 {
 		t.Fatalf("a had no relayed address (what witan up prints) while b caught up: %v", a.Addrs())
 	}
 	if b.DHTMode() != "client" || a.Reachability() != "private" {
