@@ -625,7 +625,7 @@ func (g *groupScratch) grouped(q []queued, cache *KeyCache) bool {
 	var accB wide
 	var buf [64]byte // a wide sum's bytes
 	var kb, lb [32]byte
-	const k0 = 0x8080808080808080 // K's two 64-bit halves
+	const kh = msm.KHalf // each half of K
 	for i := range q {
 		e := &q[i]
 		sig := e.sig
@@ -639,19 +639,16 @@ func (g *groupScratch) grouped(q []queued, cache *KeyCache) bool {
 		if err := k.ToBytes(kb[:]); err != nil {
 			return false
 		}
-		// zᵢ = Uᵢ − K: its digits are the random bytes as they are, Uᵢ
-		// each byte plus 128.
-		z := zs[16*i : 16*i+16]
-		for j, b := range z {
+		// zᵢ = Uᵢ − K: its digits are the random bytes as they are.
+		for j, b := range zs[16*i : 16*i+16] {
 			rCoef[i][j] = int8(b)
 		}
-		u0 := binary.LittleEndian.Uint64(z) ^ k0
-		u1 := binary.LittleEndian.Uint64(z[8:]) ^ k0
+		u0, u1 := rCoef[i].Offset()
 		accB.addMul(u0, u1, sig[32:])
-		accB.addMul(k0, k0, orderMinus(&lb, sig[32:]))
+		accB.addMul(kh, kh, orderMinus(&lb, sig[32:]))
 		acc := &keyAcc[keyOf[i]]
 		acc.addMul(u0, u1, kb[:])
-		acc.addMul(k0, k0, orderMinus(&lb, kb[:]))
+		acc.addMul(kh, kh, orderMinus(&lb, kb[:]))
 	}
 	var bCoef scalar.Scalar
 	if _, err := bCoef.SetBytesModOrderWide(accB.bytes(buf[:0])); err != nil {

@@ -101,16 +101,9 @@ func bridgeShorts(pts []*curve.EdwardsPoint) ([]Short, []*curve.EdwardsPoint) {
 func shortTerms(shorts []Short, pts []*curve.EdwardsPoint) ([]*scalar.Scalar, []*curve.EdwardsPoint) {
 	var scs []*scalar.Scalar
 	var ps []*curve.EdwardsPoint
-	for i, sh := range shorts {
-		var b [32]byte
-		for k, d := range sh {
-			b[k] = byte(d) ^ 0x80
-		}
-		var u scalar.Scalar
-		if _, err := u.SetBits(b[:]); err != nil {
-			panic(err)
-		}
-		scs = append(scs, &u, &shortK)
+	for i := range shorts {
+		u0, u1 := shorts[i].Offset()
+		scs = append(scs, set128(new(scalar.Scalar), u0, u1), &shortK)
 		ps = append(ps, pts[i], curve.NewEdwardsPoint().Neg(pts[i]))
 	}
 	return scs, ps

@@ -151,21 +151,33 @@ func magsSigns(x uint64) (mags uint64, signs uint8) {
 // past the sixteenth, so that every Rᵢ takes two passes.
 type Short [16]int8
 
-// kHalf is each 64-bit half of K.
-const kHalf = 0x8080808080808080
+// KHalf is each 64-bit half of K = Σ 128·256^k: a Short is U − K, U its
+// digits each plus 128 (Offset).
+const KHalf = 0x8080808080808080
 
-// shortK is K as a scalar: a Short's value is its bytes, each plus 128
-// (an unsigned integer below 2^128), minus K.
-var shortK = func() (k scalar.Scalar) {
+// Offset returns U = s + K, s's digits each plus 128: an unsigned integer
+// below 2^128, in its low and high 64 bits.
+func (s *Short) Offset() (u0, u1 uint64) {
+	var b [16]byte
+	for k, d := range s {
+		b[k] = byte(d)
+	}
+	return binary.LittleEndian.Uint64(b[:]) ^ KHalf, binary.LittleEndian.Uint64(b[8:]) ^ KHalf
+}
+
+// shortK is K as a scalar.
+var shortK = *set128(new(scalar.Scalar), KHalf, KHalf)
+
+// set128 sets sc to the integer lo + hi·2^64 and returns it.
+func set128(sc *scalar.Scalar, lo, hi uint64) *scalar.Scalar {
 	var b [32]byte
-	for i := range 16 {
-		b[i] = 0x80
+	binary.LittleEndian.PutUint64(b[:], lo)
+	binary.LittleEndian.PutUint64(b[8:], hi)
+	if _, err := sc.SetBits(b[:]); err != nil {
+		panic(err) // below 2^128: cannot fail
 	}
-	if _, err := k.SetBits(b[:]); err != nil {
-		panic(err)
-	}
-	return k
-}()
+	return sc
+}
 
 // sum returns Σ dᵢ·Pᵢ, by the bucket method with windows of 8 bits and
 // signed digits: the eight windows 8k..8k+7 of every point go through one
@@ -304,13 +316,7 @@ func (s *Scratch) high(pts []*curve.EdwardsPoint, ds []digits, idx []int32) poin
 		if hi>>63 != 0 {
 			panic("msm: negative upper half") // not for a scalar below 2^253
 		}
-		var b [32]byte
-		binary.LittleEndian.PutUint64(b[:], lo)
-		binary.LittleEndian.PutUint64(b[8:], hi)
-		if _, err := s.hiScs[i].SetBits(b[:]); err != nil {
-			panic(err) // below 2^128: cannot fail
-		}
-		s.hiPtr, s.hiPts = append(s.hiPtr, &s.hiScs[i]), append(s.hiPts, pts[o])
+		s.hiPtr, s.hiPts = append(s.hiPtr, set128(&s.hiScs[i], lo, hi)), append(s.hiPts, pts[o])
 	}
 	var t curve.EdwardsPoint
 	t.MultiscalarMulVartime(s.hiPtr, s.hiPts)
@@ -380,28 +386,18 @@ func (s *Scratch) voiSmallOrder(scs []*scalar.Scalar, pts []*curve.EdwardsPoint,
 	allScs := append(s.allScs[:0], scs...)
 	allPts := append(s.allPts[:0], pts...)
 	for i := range shorts {
-		// z = U − K, U the bytes each plus 128: |z| is U − K or K − U,
-		// below 2^128 either way (z itself may be below −2^127).
-		var ub [16]byte
-		for k, d := range shorts[i] {
-			ub[k] = byte(d) ^ 0x80
-		}
-		u0, u1 := binary.LittleEndian.Uint64(ub[:]), binary.LittleEndian.Uint64(ub[8:])
-		lo, borrow := bits.Sub64(u0, kHalf, 0)
-		hi, borrow := bits.Sub64(u1, kHalf, borrow)
+		// z = U − K: |z| is U − K or K − U, below 2^128 either way (z
+		// itself may be below −2^127).
+		u0, u1 := shorts[i].Offset()
+		lo, borrow := bits.Sub64(u0, KHalf, 0)
+		hi, borrow := bits.Sub64(u1, KHalf, borrow)
 		p := shortPts[i]
 		if borrow != 0 { // U < K: z is negative
-			lo, borrow = bits.Sub64(kHalf, u0, 0)
-			hi, _ = bits.Sub64(kHalf, u1, borrow)
+			lo, borrow = bits.Sub64(KHalf, u0, 0)
+			hi, _ = bits.Sub64(KHalf, u1, borrow)
 			p = s.negPts[i].Neg(p)
 		}
-		var b [32]byte
-		binary.LittleEndian.PutUint64(b[:], lo)
-		binary.LittleEndian.PutUint64(b[8:], hi)
-		if _, err := s.shScs[i].SetBits(b[:]); err != nil {
-			panic(err) // below 2^128: cannot fail
-		}
-		allScs, allPts = append(allScs, &s.shScs[i]), append(allPts, p)
+		allScs, allPts = append(allScs, set128(&s.shScs[i], lo, hi)), append(allPts, p)
 	}
 	var sum curve.EdwardsPoint
 	sum.MultiscalarMulVartime(allScs, allPts)

@@ -338,14 +338,8 @@ func TestSumMatchesVoi(t *testing.T) {
 
 // Scalar sets sc to s's value modulo the group order and returns it.
 func (s *Short) Scalar(sc *scalar.Scalar) *scalar.Scalar {
-	var b [32]byte
-	for i, d := range s {
-		b[i] = byte(d) ^ 0x80 // d + 128
-	}
-	if _, err := sc.SetBits(b[:]); err != nil {
-		panic(err) // below 2^128: cannot fail
-	}
-	return sc.Sub(sc, &shortK)
+	u0, u1 := s.Offset()
+	return sc.Sub(set128(sc, u0, u1), &shortK)
 }
 
 // shortFrom is a Short from a digest of i.
