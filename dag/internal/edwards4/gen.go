@@ -31,6 +31,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/witan-dev/witan/dag/internal/asmgen"
 )
 
 var out bytes.Buffer
@@ -145,7 +147,7 @@ func slots(cols [10][]term, square bool) (map[slot]string, []slot) {
 func frameOf(sl map[slot]string) int {
 	n := 10
 	for _, loc := range sl {
-		if strings.HasSuffix(loc, "("+fp()+")") {
+		if onStack(loc) {
 			n++
 		}
 	}
@@ -159,7 +161,6 @@ func frameOf(sl map[slot]string) int {
 // whose place is a register is formed there; one on the stack is formed
 // in tmp (19x in r(11)) and stored.
 func scaleAll(src string, scales map[int]string, tmp string) {
-	onStack := func(loc string) bool { return strings.HasSuffix(loc, "("+fp()+")") }
 	dst := func(loc, scratch string) string {
 		if onStack(loc) {
 			return scratch
@@ -399,11 +400,9 @@ func kernels(is isa, typ string) {
 }
 
 // fp is where a kernel's stack slots are: for the AVX2 kernels, which
-// spill most, the frame's first 64-byte boundary (alignFrame), so that
-// each slot is within one cache line, where a slot split across two lines
-// is not forwarded from its store to the load after it; the AVX-512
-// kernels, which keep their limbs in registers, measured no gain from it
-// (their mul a little slower) and use SP.
+// spill most, the frame's first 64-byte boundary (asmgen.AlignFrame); the
+// AVX-512 kernels, which keep their limbs in registers, measured no gain
+// from it (their mul a little slower) and use SP.
 func fp() string {
 	if v.reg == "Y" {
 		return "R11"
@@ -411,18 +410,20 @@ func fp() string {
 	return "SP"
 }
 
+// onStack reports whether loc is a stack slot.
+func onStack(loc string) bool { return strings.HasSuffix(loc, "("+fp()+")") }
+
 // alignExtra is the bytes a frame needs for its alignment; alignFrame,
 // written right after a kernel's TEXT line, sets fp.
 func alignExtra() int {
 	if fp() == "SP" {
 		return 0
 	}
-	return 64
+	return asmgen.FrameSlack
 }
 
 func alignFrame() {
 	if fp() != "SP" {
-		p("LEAQ 63(SP), %s", fp())
-		p("ANDQ $-64, %s", fp())
+		asmgen.AlignFrame(&out, fp())
 	}
 }

@@ -286,7 +286,7 @@ func storeLanes(src slot) {
 func accum() {
 	const slots = 17
 	fmt.Fprintf(&out, "// func accumIFMA(b *buckets, pts *cachedPoint, mags *uint64, signs *uint8, n int)\n")
-	fmt.Fprintf(&out, "TEXT ·accumIFMA(SB), 0, $%d-40\n", slots*fe8Size+64)
+	fmt.Fprintf(&out, "TEXT ·accumIFMA(SB), 0, $%d-40\n", slots*fe8Size+asmgen.FrameSlack)
 	alignFrame()
 	p("MOVQ b+0(FP), R8")
 	p("MOVQ pts+8(FP), R9")
@@ -345,7 +345,7 @@ func sums() {
 	// read 22..26 (24 limb vectors)
 	const slots = 4 + 4 + 4 + 10 + 5
 	fmt.Fprintf(&out, "// func sumsIFMA(b *buckets, out *point8)\n")
-	fmt.Fprintf(&out, "TEXT ·sumsIFMA(SB), 0, $%d-16\n", slots*fe8Size+64)
+	fmt.Fprintf(&out, "TEXT ·sumsIFMA(SB), 0, $%d-16\n", slots*fe8Size+asmgen.FrameSlack)
 	alignFrame()
 	p("MOVQ b+0(FP), R8")
 	p("MOVQ out+8(FP), R9")
@@ -404,9 +404,6 @@ func mulTwoD(dst, a slot) {
 	mul(dst, a, slot{base: "twoD<>", bcast: true})
 }
 
-// alignFrame points R15 at the frame's first 64-byte boundary: every slot
-// is then a run of whole cache lines.
-func alignFrame() {
-	p("LEAQ 63(SP), R15")
-	p("ANDQ $-64, R15")
-}
+// alignFrame points R15, the frames' base, at the frame's first 64-byte
+// boundary (asmgen.AlignFrame).
+func alignFrame() { asmgen.AlignFrame(&out, "R15") }
