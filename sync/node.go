@@ -445,7 +445,7 @@ func NewNode(ctx context.Context, local Local, cfg Config) (*Node, error) {
 		flood:       &floodGate{peers: map[peer.ID]*floodBucket{}},
 		reach:       r,
 	}
-	self.Store(n)
+	self.set(n)
 	n.engine = NewEngine(local, cfg.Engine)
 	score, thresholds := scoreParams(n.flood)
 	psOpts := []pubsub.Option{

@@ -176,14 +176,38 @@ func (r *reach) disconnected(_ network.Network, c network.Conn) {
 	}
 }
 
-// newReach returns a node's reachability state, and the pointer its
+// newReach returns a node's reachability state, and the reference its
 // relay peer source reads the node from once it exists.
-func newReach() (*reach, *atomic.Pointer[Node]) {
-	return &reach{met: map[peer.ID]*relayMeeting{}, punched: map[string]bool{}, now: time.Now}, new(atomic.Pointer[Node])
+func newReach() (*reach, *nodeRef) {
+	return &reach{met: map[peer.ID]*relayMeeting{}, punched: map[string]bool{}, now: time.Now}, &nodeRef{ready: make(chan struct{})}
+}
+
+// nodeRef hands a Node to what the libp2p host starts before the Node
+// exists: autorelay may ask its peer source for relays while libp2p.New
+// runs.
+type nodeRef struct {
+	ready chan struct{}
+	n     *Node
+}
+
+// set makes n the node; once only.
+func (r *nodeRef) set(n *Node) {
+	r.n = n
+	close(r.ready)
+}
+
+// wait returns the node once set, or nil when ctx ends first.
+func (r *nodeRef) wait(ctx context.Context) *Node {
+	select {
+	case <-r.ready:
+		return r.n
+	case <-ctx.Done():
+		return nil
+	}
 }
 
 // reachOptions are the libp2p options d turns on.
-func reachOptions(d Discovery, r *reach, self *atomic.Pointer[Node]) ([]libp2p.Option, error) {
+func reachOptions(d Discovery, r *reach, self *nodeRef) ([]libp2p.Option, error) {
 	if !d.on() {
 		return nil, nil
 	}
@@ -208,8 +232,11 @@ func reachOptions(d Discovery, r *reach, self *atomic.Pointer[Node]) ([]libp2p.O
 	if static := addrInfos(d.Relays); len(static) > 0 {
 		opts = append(opts, libp2p.EnableAutoRelayWithStaticRelays(static, ar...))
 	} else if !d.Server {
+		// Autorelay asks again only after its minimum interval (30 s) when
+		// an answer gave it no relay, so the source waits for the node
+		// rather than answer nothing before it exists.
 		source := func(ctx context.Context, num int) <-chan peer.AddrInfo {
-			if n := self.Load(); n != nil {
+			if n := self.wait(ctx); n != nil {
 				return n.relayCandidates(ctx, num)
 			}
 			ch := make(chan peer.AddrInfo)
