@@ -17,3 +17,10 @@ func (n *Node) SetHolePunchReadyAt(t time.Time) {
 	n.punch.readyAt = t
 	n.punch.mu.Unlock()
 }
+
+// AdvertiseOnly returns d for a node that advertises its spaces but never
+// looks up their providers, so that it dials no peer it was not told of.
+func AdvertiseOnly(d Discovery) Discovery {
+	d.advertiseOnly = true
+	return d
+}
