@@ -418,6 +418,12 @@ func testIsolation(t *testing.T, s dag.Store) {
 	}
 }
 
+// logReader is a store that reads a run of its log in one go (as
+// dag.ReadLog asks it to): what it returns must be what Log and Get give.
+type logReader interface {
+	LogEntries(ctx context.Context, space string, after uint64, limit int) ([]dag.Entry, error)
+}
+
 func testLog(t *testing.T, s dag.Store) {
 	c := chain("s", 10, 7)
 	// In several batches, interleaved with another space, so that a
@@ -437,6 +443,37 @@ func testLog(t *testing.T, s dag.Store) {
 				want = want[:limit]
 			}
 			eq(t, fmt.Sprintf("Log(%d, %d)", after, limit), got, ids(want...))
+			if lr, ok := s.(logReader); ok {
+				ens, err := lr.LogEntries(ctx, "s", uint64(after), limit)
+				if err != nil {
+					t.Fatalf("LogEntries(%d, %d): %v", after, limit, err)
+				}
+				if len(ens) != len(want) {
+					t.Fatalf("LogEntries(%d, %d): %d entries, want %d", after, limit, len(ens), len(want))
+				}
+				for i := range ens {
+					if !ens[i].Equal(want[i]) {
+						t.Fatalf("LogEntries(%d, %d)[%d] = %+v, want %+v", after, limit, i, ens[i], want[i])
+					}
+				}
+			}
+		}
+	}
+	// LogEntries gives copies: writing to one, or appending to its
+	// slices, changes neither the store nor the entries beside it.
+	if lr, ok := s.(logReader); ok {
+		ens, _ := lr.LogEntries(ctx, "s", 0, 0)
+		ens[0].Data[0], ens[0].Parents = 'Y', append(ens[0].Parents, dag.Sum(nil))
+		_ = append(ens[1].Data, 'Z')
+		_ = append(ens[1].Parents, dag.Sum(nil))
+		again, _ := lr.LogEntries(ctx, "s", 0, 0)
+		for i := range again {
+			if !again[i].Equal(c[i]) {
+				t.Fatalf("after writing to LogEntries' answer, entry %d is %+v, want %+v", i, again[i], c[i])
+			}
+		}
+		if !ens[2].Equal(c[2]) {
+			t.Fatalf("appending to one entry of LogEntries' answer changed the next: %+v", ens[2])
 		}
 	}
 	all, _ := s.Log(ctx, "s", 0, 0)

@@ -65,6 +65,15 @@ func New(store dag.Store, o Options) *Replica {
 // NewMem returns a replica over a fresh in-memory store.
 func NewMem(o Options) *Replica { return New(dag.NewMemStore(), o) }
 
+// LogEntries implements sync.LogReader: the store's own (dag/badgerstore's
+// and dag.MemStore's read a run of the log in one go), else Log and Get of
+// each id.
+func (r *Replica) LogEntries(ctx context.Context, space string, after uint64, limit int) ([]dag.Entry, error) {
+	return dag.ReadLog(ctx, r.Store, space, after, limit)
+}
+
+var _ sync.LogReader = (*Replica)(nil)
+
 // refs is the member of an envelope body that names the objects it refers
 // to, in this test replica (the real one knows each body's schema).
 type refsBody struct {
