@@ -143,7 +143,8 @@ func node(b *testing.B, r *synctest.Replica, spaces ...string) *ws.Node {
 // over libp2p on loopback (TCP, Noise, yamux) and verifies every
 // signature; against it, a fresh Automerge document syncing n changes
 // from another with SyncState, in process. WITAN_FRESH_CPUPROFILE names a
-// file for a CPU profile of the witan syncs alone (both sides).
+// file for a CPU profile of the witan syncs alone (both sides),
+// WITAN_FRESH_TRACE one for an execution trace of them (runtime/trace).
 func BenchmarkFreshSync(b *testing.B) {
 	for _, n := range sizes() {
 		b.Run(fmt.Sprintf("witan-libp2p-badger/%d", n), func(b *testing.B) {
@@ -203,6 +204,7 @@ func freshWitan(b *testing.B, n int, newDst func() *synctest.Replica) {
 		resetPeakRSS()
 		base := rss()
 		stopProfile := startProfile(b, os.Getenv("WITAN_FRESH_CPUPROFILE"))
+		stopTrace := startTrace(b, os.Getenv("WITAN_FRESH_TRACE"))
 		cpu0 := cpuSeconds()
 		b.StartTimer()
 		var err error
@@ -211,6 +213,7 @@ func freshWitan(b *testing.B, n int, newDst func() *synctest.Replica) {
 			b.Fatalf("%v %+v", err, st)
 		}
 		b.StopTimer()
+		stopTrace()
 		stopProfile()
 		b.ReportMetric(cpuSeconds()-cpu0, "cpu-s") // both sides, and the collector
 		b.ReportMetric(peakRSS(), "peak-RSS-MiB")
