@@ -23,7 +23,7 @@
 // and appends to a new body file. The power-loss tests (powerloss_test.go,
 // on a LazyFS disk) cut the power during ingest, memtable flushes and
 // compactions, GC, and after a failed fdatasync, and find every
-// acknowledged entry whole. Store format 10.
+// acknowledged entry whole. Store format 11.
 //
 // PutAsync pipelines commits: it plans and writes a batch's transaction
 // and starts its commit, returning a func that waits for it (Put is both).

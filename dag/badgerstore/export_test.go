@@ -1,6 +1,13 @@
 package badgerstore
 
-import "os"
+import (
+	"fmt"
+	"os"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/witan-dev/witan/dag"
+)
 
 // SetPromoteHook makes Put call f before each promotion transaction after
 // the batch's own (k = 1 before the second transaction); an error from f
@@ -62,4 +69,23 @@ func LockGCGate(s *Store) (files int) {
 	s.bl.fmu.Lock()
 	defer s.bl.fmu.Unlock()
 	return len(s.bl.sizes) // what GC reads under the gate, briefly
+}
+
+// ChildKey returns the children index key of the edge from parent to
+// child, both applied: what a format-10 store held for every edge.
+func ChildKey(s *Store, parent, child dag.ID) ([]byte, error) {
+	var k []byte
+	err := s.db.View(func(txn *badger.Txn) error {
+		sid, ppos, ok, err := s.appliedAt(rtxn{txn}, parent)
+		if err != nil || !ok {
+			return fmt.Errorf("parent %s: applied %v, %v", parent, ok, err)
+		}
+		_, pos, ok, err := s.appliedAt(rtxn{txn}, child)
+		if err != nil || !ok {
+			return fmt.Errorf("child %s: applied %v, %v", child, ok, err)
+		}
+		k = key(pChild, sidb(sid), posb(ppos), posb(pos))
+		return nil
+	})
+	return k, err
 }

@@ -200,6 +200,92 @@ func TestFormat(t *testing.T) {
 	}
 }
 
+// A parent just before its child in the log has no children index key
+// (format 11): Children finds that child from the log. A format-10 store,
+// which has a key for every edge, is read as it is (each child once) and
+// marked 11 on opening.
+func TestImplicitChildAndFormat10(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openDisk(t, dir)
+	// Log positions 1 to 5: r; a and b on r; c on a and b; d on c. The
+	// edges r→a, b→c and c→d join neighbours in the log; r→b and a→c
+	// do not.
+	r := dagtest.NewEntry("s", 1, 0, nil)
+	a := dagtest.NewEntry("s", 1, 1, []dag.ID{r.ID})
+	b := dagtest.NewEntry("s", 1, 2, []dag.ID{r.ID})
+	c := dagtest.NewEntry("s", 1, 3, []dag.ID{a.ID, b.ID})
+	d := dagtest.NewEntry("s", 1, 4, []dag.ID{c.ID})
+	for _, e := range []dag.Entry{r, a, b, c, d} {
+		if _, err := s.Put(ctx, dag.Batch{Entries: []dag.Entry{e}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if log, _ := s.Log(ctx, "s", 0, 0); !slices.Equal(log, []dag.ID{r.ID, a.ID, b.ID, c.ID, d.ID}) {
+		t.Fatalf("log %v, want r a b c d", log)
+	}
+	sorted := func(ids ...dag.ID) []dag.ID { return slices.SortedFunc(slices.Values(ids), dag.ID.Compare) }
+	want := map[string][]dag.ID{"r": sorted(a.ID, b.ID), "a": {c.ID}, "b": {c.ID}, "c": {d.ID}, "d": {}}
+	byName := map[string]dag.ID{"r": r.ID, "a": a.ID, "b": b.ID, "c": c.ID, "d": d.ID}
+	check := func(when string) {
+		t.Helper()
+		for name, id := range byName {
+			got, err := s.Children(ctx, id)
+			if err != nil || !slices.Equal(got, want[name]) {
+				t.Fatalf("%s: Children(%s) = %v, %v; want %v", when, name, got, err, want[name])
+			}
+		}
+	}
+	childKeys := func() int {
+		n := 0
+		s.DB().View(func(txn *badger.Txn) error {
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{'c'}})
+			defer it.Close()
+			for it.Rewind(); it.Valid(); it.Next() {
+				n++
+			}
+			return nil
+		})
+		return n
+	}
+	check("format 11")
+	if n := childKeys(); n != 2 {
+		t.Fatalf("%d children index keys, want 2 (r→b, a→c)", n)
+	}
+	// What format 10 wrote: a key for every edge.
+	err := s.DB().Update(func(txn *badger.Txn) error {
+		for _, e := range [][2]dag.ID{{r.ID, a.ID}, {b.ID, c.ID}, {c.ID, d.ID}} {
+			k, err := badgerstore.ChildKey(s, e[0], e[1])
+			if err != nil {
+				return err
+			}
+			if err := txn.Set(k, nil); err != nil {
+				return err
+			}
+		}
+		return txn.Set([]byte("mfmt"), []byte{0, 0, 0, 10})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := childKeys(); n != 5 {
+		t.Fatalf("%d children index keys, want 5", n)
+	}
+	s = reopen(t, s, dir)
+	check("format 10")
+	var f []byte
+	s.DB().View(func(txn *badger.Txn) error {
+		item, err := txn.Get([]byte("mfmt"))
+		if err == nil {
+			f, err = item.ValueCopy(nil)
+		}
+		return err
+	})
+	if !bytes.Equal(f, []byte{0, 0, 0, badgerstore.Format}) {
+		t.Fatalf("format key %x after opening a format-10 store, want %d", f, badgerstore.Format)
+	}
+}
+
 // Large objects go to Badger's value log on disk; an in-memory store has
 // none and refuses them with a short error, writing nothing.
 func TestLargeObject(t *testing.T) {
