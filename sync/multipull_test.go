@@ -25,6 +25,22 @@ type stallingReplica struct {
 }
 
 func (r *stallingReplica) Log(ctx context.Context, space string, after uint64, limit int) ([]dag.ID, error) {
+	if err := r.wait(ctx, after); err != nil {
+		return nil, err
+	}
+	return r.Replica.Log(ctx, space, after, limit)
+}
+
+// LogEntries stalls as Log does: the responder reads the log with it.
+func (r *stallingReplica) LogEntries(ctx context.Context, space string, after uint64, limit int) ([]dag.Entry, error) {
+	if err := r.wait(ctx, after); err != nil {
+		return nil, err
+	}
+	return r.Replica.LogEntries(ctx, space, after, limit)
+}
+
+// wait blocks a read of the log past position 0 while stall is set.
+func (r *stallingReplica) wait(ctx context.Context, after uint64) error {
 	r.mu.Lock()
 	stall := r.stall && after > 0
 	r.mu.Unlock()
@@ -32,10 +48,10 @@ func (r *stallingReplica) Log(ctx context.Context, space string, after uint64, l
 		select {
 		case <-r.release:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 	}
-	return r.Replica.Log(ctx, space, after, limit)
+	return nil
 }
 
 // catchUpRig is three holders of one space, each its own copy of the same
