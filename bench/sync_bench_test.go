@@ -124,7 +124,7 @@ func status(field string) float64 {
 	return 0
 }
 
-func node(b *testing.B, r *synctest.Replica, spaces ...string) *ws.Node {
+func node(b *testing.B, r ws.Local, spaces ...string) *ws.Node {
 	n, err := ws.NewNode(context.Background(), r, ws.Config{
 		ListenAddrs: []string{"/ip4/127.0.0.1/tcp/0"},
 		Manual:      true,
@@ -141,7 +141,7 @@ func node(b *testing.B, r *synctest.Replica, spaces ...string) *ws.Node {
 
 // BenchmarkFreshSync: a replica with nothing pulls a space of n entries
 // over libp2p on loopback (TCP, Noise, yamux) and verifies every
-// signature; against it, a fresh Automerge document syncing n changes
+// signature, each batch as it arrives (synctest.Preparing); against it, a fresh Automerge document syncing n changes
 // from another with SyncState, in process. WITAN_FRESH_CPUPROFILE names a
 // file for a CPU profile of the witan syncs alone (both sides),
 // WITAN_FRESH_TRACE one for an execution trace of them (runtime/trace).
@@ -196,7 +196,9 @@ func freshWitan(b *testing.B, n int, newDst func() *synctest.Replica) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		dst := newDst()
-		dn := node(b, dst)
+		// The requester verifies each batch as it arrives, while the one
+		// before is stored, as the node's replica does (sync.Preparer).
+		dn := node(b, synctest.Preparing{Replica: dst})
 		if err := dn.Connect(context.Background(), sn.Addrs()[0]); err != nil {
 			b.Fatal(err)
 		}

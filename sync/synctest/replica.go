@@ -172,8 +172,10 @@ const MemoryPrefix = "mem:"
 // chunks (through the replica's KeyCache), check space, parents, objects
 // and Authorize in item order, quarantine what fails, and put the rest.
 // The chunks are a pipeline: while the store takes the valid entries of
-// one chunk, the next are being verified, so both cores stay busy. In a
-// memory space it decodes memory blocks instead (see ingestBlocks).
+// one chunk, the next are being verified, so both cores stay busy. Items
+// that Preparing's Prepare verified (a sync requester's next batch, while
+// this one is judged and written) are taken as it left them. In a memory
+// space it decodes memory blocks instead (see ingestBlocks).
 func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (sync.IngestResult, error) {
 	if strings.HasPrefix(space, MemoryPrefix) {
 		return r.ingestBlocks(ctx, space, items)
@@ -198,20 +200,7 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 	var next atomic.Int64
 	// verify decodes and verifies chunk c with bv, then marks it ready.
 	verify := func(c int, bv *dag.BatchVerifier, idx []int) []int {
-		idx = idx[:0]
-		for i := c * ingestChunk; i < min((c+1)*ingestChunk, len(items)); i++ {
-			d := &dec[i]
-			se, err := dag.DecodeSigned(items[i].Data)
-			d.env, d.canon, d.id, d.err = se.Envelope, se.Canonical, se.ID, err
-			if d.err == nil {
-				bv.AddSigned(se)
-				idx = append(idx, i)
-			}
-		}
-		_, valid := bv.Verify()
-		for k, i := range idx {
-			dec[i].sigOK = valid[k]
-		}
+		idx = verifyChunk(items, dec, c, bv, idx)
 		close(ready[c])
 		return idx
 	}
@@ -289,6 +278,82 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 		return in.res, err
 	}
 	return in.res, nil
+}
+
+// verifyChunk decodes and verifies chunk c of items into dec with bv,
+// taking what Prepare left where it did; idx is scratch, returned for
+// reuse.
+func verifyChunk(items []sync.Item, dec []decoded, c int, bv *dag.BatchVerifier, idx []int) []int {
+	idx = idx[:0]
+	for i := c * ingestChunk; i < min((c+1)*ingestChunk, len(items)); i++ {
+		d := &dec[i]
+		if p, ok := items[i].Prepared.(*decoded); ok {
+			*d = *p
+			continue
+		}
+		se, err := dag.DecodeSigned(items[i].Data)
+		d.env, d.canon, d.id, d.err = se.Envelope, se.Canonical, se.ID, err
+		if d.err == nil {
+			bv.AddSigned(se)
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		return idx
+	}
+	_, valid := bv.Verify()
+	for k, i := range idx {
+		dec[i].sigOK = valid[k]
+	}
+	return idx
+}
+
+// Preparing is a Replica that is also a sync.Preparer, as the node's
+// replica is: a requester hands it each batch as it arrives, and it
+// verifies that batch while Ingest judges and stores the one before. A
+// plain Replica is not, so that a Local without Prepare is what most of
+// sync's tests drive.
+type Preparing struct{ *Replica }
+
+var _ sync.Preparer = Preparing{}
+
+// Prepare implements sync.Preparer: the envelopes of a batch decoded and
+// their signatures checked, in parallel chunks (Ingest then takes each
+// item's verdict from its Prepared). Memory blocks are left to Ingest.
+func (p Preparing) Prepare(ctx context.Context, space string, items []sync.Item) {
+	r := p.Replica
+	if strings.HasPrefix(space, MemoryPrefix) || len(items) == 0 {
+		return
+	}
+	dec := make([]decoded, len(items))
+	chunks := (len(items) + ingestChunk - 1) / ingestChunk
+	var next atomic.Int64
+	work := func() {
+		bv := dag.NewBatchVerifierCache(r.keys)
+		var idx []int
+		for ctx.Err() == nil {
+			c := int(next.Add(1) - 1)
+			if c >= chunks {
+				return
+			}
+			idx = verifyChunk(items, dec, c, bv, idx)
+		}
+	}
+	// Half the processors: Ingest, on the batch before, and the store's
+	// writer keep the others busy (on two cores, one verifying goroutine
+	// took less time and CPU than two: bench, BenchmarkFreshSync).
+	var wg gosync.WaitGroup
+	for range min(max(runtime.GOMAXPROCS(0)/2, 1), chunks) - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
+	if ctx.Err() != nil {
+		return // Ingest checks what is left
+	}
+	for i := range items {
+		items[i].Prepared = &dec[i]
+	}
 }
 
 // isClosed reports whether ch is closed, without waiting.

@@ -10,7 +10,16 @@ import (
 	"github.com/witan-dev/witan/sync/synctest"
 )
 
+// TestIngestOutcomes: each kind of item gets its outcome, whether Ingest
+// decodes and verifies the batch itself, or a Prepare call did all of it
+// or some of it before (as a sync requester's reader does).
 func TestIngestOutcomes(t *testing.T) {
+	for _, prep := range []string{"none", "all", "some"} {
+		t.Run("prepared="+prep, func(t *testing.T) { ingestOutcomes(t, prep) })
+	}
+}
+
+func ingestOutcomes(t *testing.T, prep string) {
 	ctx := context.Background()
 	a := synctest.NewAuthor(1)
 	space, root, rootID := a.Session("t")
@@ -41,6 +50,17 @@ func TestIngestOutcomes(t *testing.T) {
 	})
 	defer cancel()
 	items := []sync.Item{{Data: root}, {Data: good}, {Data: good}, {Data: forged}, {Data: orphan}, {Data: childOfForged}, {Data: elsewhere}, {Data: strange}, {Data: []byte("junk")}}
+	switch prep {
+	case "all":
+		synctest.Preparing{Replica: r}.Prepare(ctx, space, items)
+	case "some":
+		synctest.Preparing{Replica: r}.Prepare(ctx, space, items[2:5])
+	}
+	for i, it := range items {
+		if want := prep == "all" || prep == "some" && i >= 2 && i < 5; (it.Prepared != nil) != want {
+			t.Fatalf("item %d: Prepared %v, want it set: %v", i, it.Prepared, want)
+		}
+	}
 	res, err := r.Ingest(ctx, space, items)
 	if err != nil {
 		t.Fatal(err)
