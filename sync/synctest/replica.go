@@ -9,6 +9,11 @@
 // It is not the replica: it does not judge entries against the state their
 // causal past derives (rules, electorates); Options.Authorize is the hook
 // where a test puts such a rule.
+//
+// A Replica serves its log in runs (sync.LogReader, through its store's
+// LogEntries where it has one). Preparing wraps one as a sync.Preparer, as
+// the node's replica is: a requester then verifies each batch as it
+// arrives, while the batch before is stored.
 package synctest
 
 import (
