@@ -1470,10 +1470,10 @@ func (p *putTxn) write(c chunk) error {
 			if err != nil {
 				return err
 			}
-			if ppos+1 == pos {
-				// implicit: see Children
-			} else if err := t.Set(key(pChild, sidb(sid), posb(ppos), posb(pos)), nil); err != nil {
-				return err
+			if ppos+1 != pos { // else implicit: see Children
+				if err := t.Set(key(pChild, sidb(sid), posb(ppos), posb(pos)), nil); err != nil {
+					return err
+				}
 			}
 			// Write only the net change of the heads: a head added and
 			// superseded within this transaction never reaches Badger.
