@@ -315,16 +315,9 @@ func (m *MemStore) Position(ctx context.Context, id ID) (uint64, error) {
 func (m *MemStore) Log(ctx context.Context, space string, after uint64, limit int) ([]ID, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if err := m.check(ctx); err != nil {
+	ents, err := m.logRun(ctx, space, after, limit)
+	if err != nil {
 		return nil, err
-	}
-	s := m.spaces[space]
-	if s == nil || after >= uint64(len(s.log)) {
-		return []ID{}, nil
-	}
-	ents := s.log[after:]
-	if limit > 0 && len(ents) > limit {
-		ents = ents[:limit]
 	}
 	out := make([]ID, len(ents))
 	for i, e := range ents {
@@ -341,16 +334,9 @@ func (m *MemStore) Log(ctx context.Context, space string, after uint64, limit in
 func (m *MemStore) LogEntries(ctx context.Context, space string, after uint64, limit int) ([]Entry, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if err := m.check(ctx); err != nil {
+	ents, err := m.logRun(ctx, space, after, limit)
+	if err != nil {
 		return nil, err
-	}
-	s := m.spaces[space]
-	if s == nil || after >= uint64(len(s.log)) {
-		return []Entry{}, nil
-	}
-	ents := s.log[after:]
-	if limit > 0 && len(ents) > limit {
-		ents = ents[:limit]
 	}
 	nd, np := 0, 0
 	for _, e := range ents {
@@ -367,6 +353,23 @@ func (m *MemStore) LogEntries(ctx context.Context, space string, after uint64, l
 		}
 	}
 	return out, nil
+}
+
+// logRun returns the applied entries of space after position after, at
+// most limit of them (0: all). Call with mu held.
+func (m *MemStore) logRun(ctx context.Context, space string, after uint64, limit int) ([]*memEntry, error) {
+	if err := m.check(ctx); err != nil {
+		return nil, err
+	}
+	s := m.spaces[space]
+	if s == nil || after >= uint64(len(s.log)) {
+		return nil, nil
+	}
+	ents := s.log[after:]
+	if limit > 0 && len(ents) > limit {
+		ents = ents[:limit]
+	}
+	return ents, nil
 }
 
 // appendCopy appends s to buf, which has room for it, and returns the copy
