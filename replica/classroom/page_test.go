@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica/httpapi"
@@ -205,10 +206,21 @@ func TestCheckpointAndPeers(t *testing.T) {
 		}
 		return m
 	}
-	waitFor(t, func() bool {
-		ps := peers()["peers"].([]any)
-		return len(ps) == 1 && ps[0].(map[string]any)["announced"] == true && ps[0].(map[string]any)["behind"] == float64(0)
-	}, "the student's laptop listed up to date")
+	// Until the student's laptop is listed up to date; what the teacher
+	// saw last, and what the student holds, if it never is.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		last := peers()
+		ps := last["peers"].([]any)
+		if len(ps) == 1 && ps[0].(map[string]any)["announced"] == true && ps[0].(map[string]any)["behind"] == float64(0) {
+			break
+		}
+		if time.Now().After(deadline) {
+			sl, _ := c.laps[1].node.Log(ctx, c.space, 0, 0)
+			sh, _ := c.laps[1].node.Heads(ctx, c.space)
+			th, _ := teacher.node.Heads(ctx, c.space)
+			t.Fatalf("timed out waiting for the student's laptop listed up to date: the teacher's page says %v; the student holds %d entries of %d, heads %v (the teacher's %v)", last, len(sl), len(log), sh, th)
+		}
+	}
 	for q, want := range map[string]int{"session=nope": 400, "": 400, "session=" + dag.Sum([]byte("none")).String(): 404} {
 		if code, _, _ := getText(t, teacher.srv.URL+"/classroom/v0/peers?"+q); code != want {
 			t.Errorf("peers?%s: %d, want %d", q, code, want)
