@@ -114,13 +114,14 @@ func (d *Disk) Remount() error {
 	return d.mount()
 }
 
-// mount mounts Root at Mnt, trying up to three times: LazyFS takes a
-// config path that holds "-o" (the script's temporary file name is
-// random) for an option and then fails to start, which a new name
-// avoids.
+// mount mounts Root at Mnt, trying up to eight times: LazyFS takes a
+// config path that holds "-o" or "-O" (the script's temporary file name is
+// random: one in 31 begins with o or O) for an option and then fails to
+// start, which a new name avoids. Three tries in a row met such names in a
+// fresh-clone run (one mount in some 30,000 would).
 func (d *Disk) mount() error {
 	var err error
-	for range 3 {
+	for range 8 {
 		if err = d.mountOnce(); err == nil {
 			return nil
 		}
