@@ -463,9 +463,15 @@ func (n *Node) openSync(ctx context.Context, p peer.ID) (network.Stream, error) 
 		return n.host.NewStream(ctx, p, n.syncProtocols()...)
 	}
 	var err error
+	wait := n.cfg.Discovery.withDefaults().DirectWait
+	// A relayed connection that a peer opened to this host before it
+	// spoke DCUtR is never hole-punched (the accepting side tries once,
+	// when it opens): wait for this host to speak it when it will (a peer
+	// observed it at a public address), and renewRelayed then makes the
+	// connection again, this host dialling.
+	n.awaitHolePunch(ctx, wait)
 	if n.canHolePunch(p) {
 		n.renewRelayed(ctx, p)
-		wait := n.cfg.Discovery.withDefaults().DirectWait
 		s, err := n.host.NewStream(network.WithDialPeerTimeout(ctx, wait), p, n.syncProtocols()...)
 		if err == nil {
 			return s, nil
