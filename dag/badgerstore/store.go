@@ -1752,31 +1752,17 @@ func (s *Store) Children(ctx context.Context, id dag.ID) ([]dag.ID, error) {
 // sid, if there is one, names id (at pos) as a parent: the edge write
 // leaves without a key.
 func (s *Store) nextIsChild(txn *badger.Txn, sid uint32, pos uint64, id dag.ID) (bool, error) {
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: key(pLog, sidb(sid)), Reverse: true})
-	defer it.Close()
-	// The run holding pos+1, if any, is the last one starting at or
-	// before it.
-	if it.Seek(key(pLog, sidb(sid), posb(pos+1))); !it.Valid() {
-		return false, fmt.Errorf("%w: no log run holds position %d", errCorrupt, pos)
-	}
-	k := it.Item().Key()
-	if len(k) != 1+4+8 {
-		return false, fmt.Errorf("%w: log key %x", errCorrupt, k)
-	}
-	first := binary.BigEndian.Uint64(k[5:])
-	var next dag.ID
-	err := it.Item().Value(func(v []byte) error {
-		ids, _, err := decodeRun(v)
-		if err != nil {
-			return fmt.Errorf("%w: log run at %d: %v", errCorrupt, first, err)
+	c := newRunCursor(txn, sid)
+	defer c.close()
+	if _, ok, err := c.at(pos); err != nil || !ok {
+		if err == nil {
+			err = fmt.Errorf("%w: no log run holds position %d", errCorrupt, pos)
 		}
-		if pos+1-first < uint64(len(ids)/32) {
-			next = idFrom(ids[32*(pos+1-first):])
-		}
-		return nil
-	})
-	if err != nil || !next.Valid() {
-		return false, err // id is the last entry of its space
+		return false, err
+	}
+	next, ok, err := c.at(pos + 1)
+	if err != nil || !ok {
+		return false, err // !ok: id is the last entry of its space
 	}
 	_, _, b, ok, err := statusOf(rtxn{txn}, key(pEntry, idb(next)), next)
 	if err != nil || !ok {
@@ -1798,36 +1784,62 @@ func (s *Store) nextIsChild(txn *badger.Txn, sid uint32, pos uint64, id dag.ID) 
 // reading each log run once.
 func idsAt(txn *badger.Txn, sid uint32, at []uint64) ([]dag.ID, error) {
 	out := make([]dag.ID, 0, len(at))
-	prefix := key(pLog, sidb(sid))
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, Reverse: true})
-	defer it.Close()
-	var first uint64
-	var ids []byte // the ids of the run held, nil before the first
+	c := newRunCursor(txn, sid)
+	defer c.close()
 	for _, pos := range at {
-		if ids == nil || pos < first || pos-first >= uint64(len(ids)/32) {
-			// The run holding pos is the last one starting at or before it.
-			if it.Seek(key(pLog, sidb(sid), posb(pos))); !it.Valid() {
-				return nil, fmt.Errorf("%w: no log run holds position %d", errCorrupt, pos)
-			}
-			k := it.Item().Key()
-			if len(k) != len(prefix)+8 {
-				return nil, fmt.Errorf("%w: log key %x", errCorrupt, k)
-			}
-			first = binary.BigEndian.Uint64(k[len(prefix):])
-			v, err := it.Item().ValueCopy(nil)
-			if err != nil {
-				return nil, err
-			}
-			if ids, _, err = decodeRun(v); err != nil {
-				return nil, fmt.Errorf("%w: log run at %d: %v", errCorrupt, first, err)
-			}
-			if pos-first >= uint64(len(ids)/32) {
-				return nil, fmt.Errorf("%w: no log run holds position %d", errCorrupt, pos)
-			}
+		id, ok, err := c.at(pos)
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, idFrom(ids[32*(pos-first):]))
+		if !ok {
+			return nil, fmt.Errorf("%w: no log run holds position %d", errCorrupt, pos)
+		}
+		out = append(out, id)
 	}
 	return out, nil
+}
+
+// runCursor reads the ids of a space's log runs, keeping the run it read
+// last, so that positions asked in ascending order read each run once.
+type runCursor struct {
+	sid    uint32
+	it     *badger.Iterator
+	prefix []byte
+	first  uint64
+	ids    []byte // the ids of the run held, nil before the first
+}
+
+func newRunCursor(txn *badger.Txn, sid uint32) *runCursor {
+	prefix := key(pLog, sidb(sid))
+	return &runCursor{sid: sid, it: txn.NewIterator(badger.IteratorOptions{Prefix: prefix, Reverse: true}), prefix: prefix}
+}
+
+func (c *runCursor) close() { c.it.Close() }
+
+// at returns the id at log position pos; ok is false when no run holds it.
+func (c *runCursor) at(pos uint64) (id dag.ID, ok bool, err error) {
+	if c.ids == nil || pos < c.first || pos-c.first >= uint64(len(c.ids)/32) {
+		// The run holding pos is the last one starting at or before it.
+		if c.it.Seek(key(pLog, sidb(c.sid), posb(pos))); !c.it.Valid() {
+			return dag.ID{}, false, nil
+		}
+		k := c.it.Item().Key()
+		if len(k) != len(c.prefix)+8 {
+			return dag.ID{}, false, fmt.Errorf("%w: log key %x", errCorrupt, k)
+		}
+		c.first = binary.BigEndian.Uint64(k[len(c.prefix):])
+		v, err := c.it.Item().ValueCopy(nil)
+		if err != nil {
+			return dag.ID{}, false, err
+		}
+		if c.ids, _, err = decodeRun(v); err != nil {
+			return dag.ID{}, false, fmt.Errorf("%w: log run at %d: %v", errCorrupt, c.first, err)
+		}
+		if pos-c.first >= uint64(len(c.ids)/32) {
+			return dag.ID{}, false, nil
+		}
+	}
+	return idFrom(c.ids[32*(pos-c.first):]), true, nil
 }
 
 // encodeRun encodes a log run (the value of a pLog key): uvarint n, the n
