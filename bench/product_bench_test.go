@@ -217,6 +217,29 @@ func startProfile(b *testing.B, file string) (stop func()) {
 	return func() { pprof.StopCPUProfile(); f.Close() }
 }
 
+// startAllocs writes the allocation profile to file+".base", if file is
+// named, and returns what writes it to file: `go tool pprof
+// -sample_index=alloc_space -diff_base file.base file` shows what was
+// allocated in between.
+func startAllocs(b *testing.B, file string) (stop func()) {
+	if file == "" {
+		return func() {}
+	}
+	write := func(name string) {
+		f, err := os.Create(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		runtime.GC() // the profile is as of the last collection
+		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	write(file + ".base")
+	return func() { write(file) }
+}
+
 // startTrace starts an execution trace into file, if one is named, and
 // returns what stops it.
 func startTrace(b *testing.B, file string) (stop func()) {

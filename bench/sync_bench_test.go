@@ -94,6 +94,13 @@ func liveHeap() float64 {
 	return float64(m.HeapAlloc) / (1 << 20)
 }
 
+// allocated returns the bytes the process has allocated on the heap so far.
+func allocated() uint64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.TotalAlloc
+}
+
 // cpuSeconds returns the user and system CPU time the process has used.
 // Unlike wall time it does not count the time other processes on the
 // machine take the cores, so it compares runs on a loaded machine.
@@ -144,7 +151,8 @@ func node(b *testing.B, r ws.Local, spaces ...string) *ws.Node {
 // signature, each batch as it arrives (synctest.Preparing); against it, a fresh Automerge document syncing n changes
 // from another with SyncState, in process. WITAN_FRESH_CPUPROFILE names a
 // file for a CPU profile of the witan syncs alone (both sides),
-// WITAN_FRESH_TRACE one for an execution trace of them (runtime/trace).
+// WITAN_FRESH_TRACE one for an execution trace of them (runtime/trace),
+// WITAN_FRESH_ALLOCS one for what they allocate (see startAllocs).
 func BenchmarkFreshSync(b *testing.B) {
 	for _, n := range sizes() {
 		b.Run(fmt.Sprintf("witan-libp2p-badger/%d", n), func(b *testing.B) {
@@ -207,6 +215,8 @@ func freshWitan(b *testing.B, n int, newDst func() *synctest.Replica) {
 		base := rss()
 		stopProfile := startProfile(b, os.Getenv("WITAN_FRESH_CPUPROFILE"))
 		stopTrace := startTrace(b, os.Getenv("WITAN_FRESH_TRACE"))
+		stopAllocs := startAllocs(b, os.Getenv("WITAN_FRESH_ALLOCS"))
+		alloc0 := allocated()
 		cpu0 := cpuSeconds()
 		b.StartTimer()
 		var err error
@@ -215,9 +225,11 @@ func freshWitan(b *testing.B, n int, newDst func() *synctest.Replica) {
 			b.Fatalf("%v %+v", err, st)
 		}
 		b.StopTimer()
+		stopAllocs()
 		stopTrace()
 		stopProfile()
 		b.ReportMetric(cpuSeconds()-cpu0, "cpu-s") // both sides, and the collector
+		b.ReportMetric(float64(allocated()-alloc0)/float64(n), "alloc-B/entry")
 		b.ReportMetric(peakRSS(), "peak-RSS-MiB")
 		b.ReportMetric(peakRSS()-base, "RSS-growth-MiB")
 		b.ReportMetric(liveHeap()-heap0, "live-heap-growth-MiB")
