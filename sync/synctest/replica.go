@@ -56,6 +56,7 @@ type Replica struct {
 	mu         gosync.Mutex
 	quarantine map[dag.ID]Quarantine
 	keys       *dag.KeyCache
+	verifiers  gosync.Pool // *dag.BatchVerifier over keys, empty (batchVerifier)
 	subs       map[int]func(string)
 	next       int
 }
@@ -219,7 +220,8 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 	defer close(stop)
 	for range min(runtime.GOMAXPROCS(0), chunks) {
 		go func() {
-			bv := dag.NewBatchVerifierCache(r.keys)
+			bv := r.batchVerifier()
+			defer r.verifiers.Put(bv)
 			var idx []int
 			for {
 				c := int(next.Add(1) - 1)
@@ -248,6 +250,11 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 	defer land() //nolint:errcheck // an earlier error is returned
 
 	var own *dag.BatchVerifier // for chunks this goroutine verifies itself
+	defer func() {
+		if own != nil {
+			r.verifiers.Put(own)
+		}
+	}()
 	var idx []int
 	for c := range chunks {
 		// Until chunk c is verified, this goroutine verifies a chunk nobody
@@ -258,7 +265,7 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 				break
 			}
 			if own == nil {
-				own = dag.NewBatchVerifierCache(r.keys)
+				own = r.batchVerifier()
 			}
 			idx = verify(k, own, idx)
 		}
@@ -289,6 +296,16 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 		return in.res, err
 	}
 	return in.res, nil
+}
+
+// batchVerifier returns an empty batch verifier over r.keys, one an
+// earlier batch left if there is one (its buffers grown already). Verify
+// empties it; it goes back to r.verifiers once its last Verify returned.
+func (r *Replica) batchVerifier() *dag.BatchVerifier {
+	if bv, ok := r.verifiers.Get().(*dag.BatchVerifier); ok {
+		return bv
+	}
+	return dag.NewBatchVerifierCache(r.keys)
 }
 
 // verifyChunk decodes and verifies chunk c of items into dec with bv,
@@ -340,7 +357,8 @@ func (p Preparing) Prepare(ctx context.Context, space string, items []sync.Item)
 	chunks := (len(items) + ingestChunk - 1) / ingestChunk
 	var next atomic.Int64
 	work := func() {
-		bv := dag.NewBatchVerifierCache(r.keys)
+		bv := r.batchVerifier()
+		defer r.verifiers.Put(bv)
 		var idx []int
 		for ctx.Err() == nil {
 			c := int(next.Add(1) - 1)
