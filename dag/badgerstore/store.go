@@ -203,7 +203,11 @@ type Store struct {
 	// mu. hand guards the hand-over of a flight's next transaction;
 	// flights counts the commits running; brokenErr is the failed commit
 	// that stopped the store's writes.
-	flight    *flight
+	flight *flight
+	// bbuf is the buffer a commit's new bodies were gathered in, for the
+	// next one (the body file has its bytes once writeAsync returned);
+	// under mu.
+	bbuf      []byte
 	hand      sync.Mutex
 	flights   sync.WaitGroup
 	brokenErr atomic.Pointer[error]
@@ -1296,6 +1300,10 @@ func (c chunk) promotes() bool {
 	return false
 }
 
+// maxBodyBuf is the largest body buffer the store keeps for the next
+// commit (Store.bbuf).
+const maxBodyBuf = 4 << 20
+
 // commit writes c in p's transaction and starts its commit (a flight,
 // s.flight, after the one running), updating the store's memory of what
 // it holds as if it had committed: the next Put plans on top of it. Should
@@ -1321,7 +1329,17 @@ func (s *Store) commit(p *putTxn, c chunk, first bool) error {
 		for _, w := range c.pending {
 			n += bodySize(w.Entry) + recordFraming
 		}
-		p.bbuf = make([]byte, 0, n)
+		if cap(s.bbuf) < n {
+			s.bbuf = make([]byte, 0, n)
+		}
+		p.bbuf = s.bbuf[:0]
+		defer func() {
+			// A batch of large bodies does not keep its buffer (a
+			// typical commit's is some 400 KiB).
+			if cap(s.bbuf) > maxBodyBuf {
+				s.bbuf = nil
+			}
+		}()
 	}
 	if err := p.write(c); err != nil {
 		return fmt.Errorf("badgerstore: put: %w", err)
@@ -1423,7 +1441,16 @@ func (p *putTxn) write(c chunk) error {
 		seqs  []uint64
 	}
 	runs := map[uint32]*logRun{}
-	for _, st := range c.apply {
+	// Sized for the entries to come rather than grown by doubling (a
+	// fresh sync allocated a fifth less with these and the log run's
+	// slices sized at once).
+	if len(p.pos) < len(c.apply) {
+		pos := make(map[dag.ID]uint64, len(p.pos)+len(c.apply))
+		maps.Copy(pos, p.pos)
+		p.pos = pos
+	}
+	t.grow(len(c.apply))
+	for i, st := range c.apply {
 		sid, err := p.ensureSpace(st.Space)
 		if err != nil {
 			return err
@@ -1450,6 +1477,10 @@ func (p *putTxn) write(c chunk) error {
 		r := runs[sid]
 		if r == nil {
 			r = &logRun{first: pos}
+			if len(runs) == 0 {
+				// Most batches are of one space.
+				r.ids, r.seqs = make([]byte, 0, len(id)*(len(c.apply)-i)), make([]uint64, 0, len(c.apply)-i)
+			}
 			runs[sid] = r
 		}
 		r.ids = append(r.ids, id...)

@@ -85,6 +85,14 @@ func (t *wtxn) Set(k, v []byte) error {
 	return nil
 }
 
+// grow makes room in the transaction's record for n more keys.
+func (t *wtxn) grow(n int) {
+	if len(t.rec) > 0 || n <= 0 {
+		return // rare: a transaction that wrote before its entries
+	}
+	t.rec = make(map[string][]byte, n)
+}
+
 // Delete deletes k in the transaction.
 func (t *wtxn) Delete(k []byte) error {
 	if err := t.Txn.Delete(k); err != nil {
