@@ -61,18 +61,41 @@ func pack(dst, data []byte) []byte {
 	dst = append(dst, packJSON)
 	last := 0 // data[last:] is not yet in dst
 	for i := 0; ; {
-		j := bytes.IndexByte(data[i:], '"')
+		j := nextQuote(data, i)
 		if j < 0 {
 			break
 		}
-		j += i
-		if n := packToken(&dst, data, j, last); n > 0 {
-			i, last = j+n, j+n
-			continue
+		// Only a quote before an s or an e (an id, a key) or after a
+		// colon (a signature) can start a token: most quotes (a key's,
+		// a string's closing one) are passed over here.
+		if j+1 < len(data) && (data[j+1] == 's' || data[j+1] == 'e' || j > 0 && data[j-1] == ':') {
+			if n := packToken(&dst, data, j, last); n > 0 {
+				i, last = j+n, j+n
+				continue
+			}
 		}
 		i = j + 1
 	}
 	return append(dst, data[last:]...)
+}
+
+// nextQuote returns the index of the first quote in data from i, or -1.
+// Most strings of an envelope are short (its keys, small values): the
+// first bytes are looked at here, the rest left to bytes.IndexByte, whose
+// call costs more than a short string.
+func nextQuote(data []byte, i int) int {
+	for end := min(i+16, len(data)); i < end; i++ {
+		if data[i] == '"' {
+			return i
+		}
+	}
+	if i >= len(data) {
+		return -1
+	}
+	if j := bytes.IndexByte(data[i:], '"'); j >= 0 {
+		return i + j
+	}
+	return -1
 }
 
 // packToken tokenises the string starting at data[j] (a quote) if it is
@@ -146,9 +169,11 @@ var hexVal = func() (t [256]byte) {
 // if h holds anything else (an upper-case digit would not come back the
 // same from hex.AppendEncode).
 func decodeLowerHex(dst, h []byte) bool {
+	h = h[:2*len(dst)]
 	var bad byte
 	for i := range dst {
-		a, b := hexVal[h[2*i]], hexVal[h[2*i+1]]
+		pair := h[2*i : 2*i+2 : 2*i+2]
+		a, b := hexVal[pair[0]], hexVal[pair[1]]
 		bad |= a | b
 		dst[i] = a<<4 | b&0x0f
 	}

@@ -23,7 +23,31 @@ func roundTrip(t interface {
 	if n := unpackedSize(p); n != len(data) {
 		t.Fatalf("unpackedSize = %d, want %d", n, len(data))
 	}
+	if want := packEveryQuote(data); !bytes.Equal(p, want) {
+		t.Fatalf("pack(%q) = %q, trying every quote gives %q", data, p, want)
+	}
 	return p
+}
+
+// packEveryQuote is pack without its shortcuts: every quote is tried as
+// the start of a token. pack must write the same bytes (what stores hold
+// reads the same whichever wrote it).
+func packEveryQuote(data []byte) []byte {
+	if hasControl(data) {
+		return append([]byte{packRaw}, data...)
+	}
+	dst := []byte{packJSON}
+	last := 0
+	for i := 0; i < len(data); i++ {
+		if data[i] != '"' {
+			continue
+		}
+		if n := packToken(&dst, data, i, last); n > 0 {
+			last = i + n
+			i = last - 1
+		}
+	}
+	return append(dst, data[last:]...)
 }
 
 // Signed envelopes pack to about three quarters of their size and back.
