@@ -42,6 +42,7 @@ func BenchmarkUpSubmitHTTP(b *testing.B) {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
 	up := exec.Command(bin, "up", "-data", b.TempDir(), "-http", "127.0.0.1:0", "-no-p2p", "-mdns=false", "-json")
+	dieWithTest(up)
 	stdout, err := up.StdoutPipe()
 	if err != nil {
 		b.Fatal(err)

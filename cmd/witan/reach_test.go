@@ -21,6 +21,7 @@ import (
 func startRelay(t *testing.T, bin string) string {
 	t.Helper()
 	cmd := exec.Command(bin, "relay", "-listen", "/ip4/127.0.0.1/tcp/0", "-key", filepath.Join(t.TempDir(), "relay.key"), "-json")
+	dieWithTest(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -270,6 +270,7 @@ type tourProc struct {
 // to stop.").
 func startTourUp(t *testing.T, cmd *exec.Cmd) *tourProc {
 	t.Helper()
+	dieWithTest(cmd)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

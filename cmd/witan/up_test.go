@@ -64,6 +64,7 @@ func tryStartUp(t *testing.T, bin, dir string, extra ...string) (*proc, error) {
 	args := append([]string{"up", "-data", dir, "-http", "127.0.0.1:0", "-mdns=false",
 		"-p2p-listen", "/ip4/127.0.0.1/tcp/0", "-checkpoint-every", "100ms", "-announce-every", "1s", "-json"}, extra...)
 	cmd := exec.Command(bin, args...)
+	dieWithTest(cmd)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
