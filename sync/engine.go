@@ -289,21 +289,41 @@ func (e *Engine) charge(peer string, c charge, n int) error {
 	return nil
 }
 
-// Seen records heads that peer announced for space; the next Pull from
-// that peer names those it holds as Common.
+// Seen records heads that peer holds in space: heads it announced, or
+// answered a pull with, or that a pull from this node brought it. A
+// replica never loses an entry, so what was seen before stays true: the
+// new heads come first, then those seen before that are not among them,
+// at most 64 in all. Reports arrive out of order (a pull's answer may
+// have been written before a pull the other way brought the peer more),
+// and a later, older report must not hide what a newer one showed. The
+// next Pull from the peer names those this node holds as Common.
 func (e *Engine) Seen(peer, space string, heads []dag.ID) {
-	if len(heads) > 64 {
-		heads = heads[:64]
-	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.peer(peer).seen[space] = append([]dag.ID(nil), heads...)
+	ps := e.peer(peer)
+	old := ps.seen[space]
+	merged := make([]dag.ID, 0, min(len(heads)+len(old), maxSeenHeads))
+	for _, hs := range [][]dag.ID{heads, old} {
+		for _, h := range hs {
+			if len(merged) == maxSeenHeads {
+				break
+			}
+			if !slices.Contains(merged, h) {
+				merged = append(merged, h)
+			}
+		}
+	}
+	ps.seen[space] = merged
 }
 
-// Announced returns the heads peer last announced (or answered with) for
-// space, at most 64, or nil if it has said nothing of space: what a
-// teacher's page compares with its own log to tell how far a peer is
-// behind.
+// maxSeenHeads bounds the heads remembered per peer and space (Seen).
+const maxSeenHeads = 64
+
+// Announced returns heads that peer holds in space, as far as this node
+// has seen (Seen: announced, answered with, or brought by a pull from
+// this node), at most 64, or nil if it knows nothing of the peer's space:
+// what a teacher's page compares with its own log to tell how far a peer
+// is behind.
 func (e *Engine) Announced(peer, space string) []dag.ID {
 	seen, _ := e.lastSeen(peer, space)
 	return slices.Clone(seen)

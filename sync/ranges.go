@@ -137,7 +137,7 @@ func (e *Engine) serveLog(ctx context.Context, c *conn, peer string, p []byte) e
 	if err := e.gate(c, peer); err != nil {
 		return err
 	}
-	if err := e.respondLog(ctx, c, req); err != nil {
+	if err := e.respondLog(ctx, c, peer, req); err != nil {
 		if CodeOf(err) == 0 && ctx.Err() == nil {
 			e.sendError(c, &ProtocolError{Code: CodeInternal, Detail: "responder failed"})
 		}
@@ -167,7 +167,7 @@ const logRun = 64
 // respondLog streams the run of the log that req asks for: a log header,
 // batches, and an end frame with this node's heads. It walks nothing: the
 // run is read from the log as it is, one run of logRun entries at a time.
-func (e *Engine) respondLog(ctx context.Context, c *conn, req LogRequest) error {
+func (e *Engine) respondLog(ctx context.Context, c *conn, peer string, req LogRequest) error {
 	x := e.local
 	hs, err := dag.HeadsOf(ctx, x, req.Space)
 	if err != nil {
@@ -241,7 +241,19 @@ func (e *Engine) respondLog(ctx context.Context, c *conn, req LogRequest) error 
 	if err := c.write(End{Heads: capIDs(hs)}.Encode()); err != nil {
 		return err
 	}
-	return c.flush()
+	if err := c.flush(); err != nil {
+		return err
+	}
+	// A run to the end of the log is a catch-up's last: once the
+	// requester has ingested it and the runs before it, it holds these
+	// heads, unless it refused something (as after a whole pull,
+	// respond). Its re-announcements are mostly suppressed once it holds
+	// what this node announces, so this is how this node learns that it
+	// caught up (a teacher's page lists it from Announced).
+	if req.After+n == length {
+		e.Seen(peer, req.Space, hs)
+	}
+	return nil
 }
 
 // errStopRange is returned by a receiveLog sink to stop reading a

@@ -270,6 +270,10 @@ func (e *Engine) respond(ctx context.Context, c *conn, peer string, req *Request
 	if len(req.Want) == 0 {
 		e.Seen(peer, req.Space, hs)
 		e.setCommon(peer, req.Space, hs) // held here, and there now
+	} else if len(starts) > 0 {
+		// A pull for given heads (an announcement's): the requester now
+		// holds those this node held too.
+		e.Seen(peer, req.Space, starts)
 	}
 	return nil
 }
