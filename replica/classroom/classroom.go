@@ -45,7 +45,8 @@ const maxBody = 4 << 10
 const maxScan = 1 << 20
 
 // Peers is what the teacher's view needs of the sync node: who is
-// connected, and what heads each last announced for a space.
+// connected, and what heads each is known to hold in a space (announced,
+// answered a pull with, or sent it by this node).
 type Peers interface {
 	Connected() []string
 	Announced(peer, space string) []dag.ID
@@ -463,8 +464,9 @@ func (h *Handler) checkpoint(w http.ResponseWriter, r *http.Request) error {
 // PeerStatus is one connected peer in the teacher's view.
 type PeerStatus struct {
 	ID string `json:"id"`
-	// Announced is false until the peer has announced heads of the
-	// session; then Behind counts the entries of this node's log the peer
+	// Announced is false until this node knows heads the peer holds in
+	// the session (it announced them, answered a pull with them, or was
+	// sent them by this node); then Behind counts the entries of this node's log the peer
 	// does not hold (by the ancestry of its heads), and Ahead the heads it
 	// holds that this node does not.
 	Announced bool `json:"announced"`

@@ -33,7 +33,10 @@
 //     ballot on it in this node's log (author.PlanClose); with sign, it is
 //     signed only if it still has that outcome over that many ballots.
 //   - GET /classroom/v0/peers?session=: connected peers and how far each is
-//     behind this node's log, from the heads each last announced.
+//     behind this node's log, from the heads this node has seen each hold:
+//     announced, answered a pull with, or sent it (a laptop that caught up
+//     from this one is listed at once, though its own announcements of
+//     the same heads are mostly suppressed).
 //   - GET /classroom/v0/names: the address book.
 //
 // # The caller's duties
