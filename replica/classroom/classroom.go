@@ -24,6 +24,8 @@ import (
 	gosync "sync"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/peer"
+
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica"
 	"github.com/witan-dev/witan/replica/httpapi"
@@ -83,6 +85,7 @@ type Handler struct {
 	index []byte
 	voteM gosync.Mutex // one signed write at a time, so each builds on the last
 	book  *addressBook
+	probe prober
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -510,9 +513,19 @@ func (h *Handler) peers(w http.ResponseWriter, r *http.Request) {
 			httpapi.WriteError(w, err)
 			return
 		}
+		pr, _ := peers.(Prober)
 		for _, p := range peers.Connected() {
 			ps := PeerStatus{ID: p}
-			if heads := peers.Announced(p, space.String()); len(heads) > 0 {
+			heads := peers.Announced(p, space.String())
+			if pr != nil && (len(heads) == 0 || !covers(heads, own)) {
+				// Not known to hold this node's heads: it may, having
+				// pulled them from another laptop and kept quiet since
+				// (its announcements of heads others announced are
+				// suppressed). Ask it, in the background; the next
+				// request shows the answer.
+				h.probe.ask(pr, p, space.String())
+			}
+			if len(heads) > 0 {
 				ps.Announced = true
 				if covers(heads, own) {
 					// Every head of this node's is one of the peer's, so
@@ -588,3 +601,69 @@ func (p syncPeers) Connected() []string {
 }
 
 func (p syncPeers) Announced(peer, space string) []dag.ID { return p.n.Engine().Announced(peer, space) }
+
+// Probe pulls space from peer: its answer ends with the peer's heads,
+// which the sync engine keeps as seen (and brings anything this node
+// lacks). It runs for at most probeTimeout.
+func (p syncPeers) Probe(ctx context.Context, peerID, space string) {
+	id, err := peer.Decode(peerID)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	p.n.SyncWith(ctx, id, space) //nolint:errcheck // a probe that fails leaves the view as it was
+}
+
+// Prober is implemented by a Peers that can ask a peer which heads it
+// holds (the node's sync node does, by a pull from it). The teacher's
+// view asks a connected peer not known to hold this node's heads, at most
+// once every probeEvery per peer and space, and at most maxProbes at once.
+type Prober interface {
+	Probe(ctx context.Context, peer, space string)
+}
+
+const (
+	probeEvery   = 5 * time.Second
+	probeTimeout = 10 * time.Second
+	maxProbes    = 4
+)
+
+// prober runs the teacher's view's probes: one per peer and space at a
+// time, each no sooner than probeEvery after the last, at most maxProbes
+// running; what it remembers is bounded by the peers asked about within
+// the last probeEvery.
+type prober struct {
+	mu      gosync.Mutex
+	last    map[[2]string]time.Time
+	running int
+}
+
+func (q *prober) ask(pr Prober, peer, space string) {
+	now := time.Now()
+	k := [2]string{peer, space}
+	q.mu.Lock()
+	if q.last == nil {
+		q.last = map[[2]string]time.Time{}
+	}
+	if t, ok := q.last[k]; ok && now.Sub(t) < probeEvery || q.running >= maxProbes {
+		q.mu.Unlock()
+		return
+	}
+	for k2, t := range q.last {
+		if now.Sub(t) >= probeEvery {
+			delete(q.last, k2)
+		}
+	}
+	q.last[k] = now
+	q.running++
+	q.mu.Unlock()
+	go func() {
+		defer func() {
+			q.mu.Lock()
+			q.running--
+			q.mu.Unlock()
+		}()
+		pr.Probe(context.Background(), peer, space)
+	}()
+}

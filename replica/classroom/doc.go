@@ -36,7 +36,10 @@
 //     behind this node's log, from the heads this node has seen each hold:
 //     announced, answered a pull with, or sent it (a laptop that caught up
 //     from this one is listed at once, though its own announcements of
-//     the same heads are mostly suppressed).
+//     the same heads are mostly suppressed). A peer not known to hold this
+//     node's heads is asked, by a pull in the background (at most once
+//     every 5 s per peer, four at once): the next request lists it from
+//     its answer.
 //   - GET /classroom/v0/names: the address book.
 //
 // # The caller's duties
