@@ -469,9 +469,9 @@ type PeerStatus struct {
 	ID string `json:"id"`
 	// Announced is false until this node knows heads the peer holds in
 	// the session (it announced them, answered a pull with them, or was
-	// sent them by this node); then Behind counts the entries of this node's log the peer
-	// does not hold (by the ancestry of its heads), and Ahead the heads it
-	// holds that this node does not.
+	// sent them by this node); then Behind counts the entries of this
+	// node's log the peer does not hold (by the ancestry of its heads),
+	// and Ahead the heads it holds that this node does not.
 	Announced bool `json:"announced"`
 	Behind    int  `json:"behind"`
 	Ahead     int  `json:"ahead"`
@@ -629,10 +629,11 @@ const (
 	maxProbes    = 4
 )
 
-// prober runs the teacher's view's probes: one per peer and space at a
-// time, each no sooner than probeEvery after the last, at most maxProbes
-// running; what it remembers is bounded by the peers asked about within
-// the last probeEvery.
+// prober runs the teacher's view's probes: a peer and space no sooner
+// than probeEvery after the last probe of them (the sync node joins a
+// pull of them to one still running), at most maxProbes running; what it
+// remembers is bounded by the peers asked about within the last
+// probeEvery.
 type prober struct {
 	mu      gosync.Mutex
 	last    map[[2]string]time.Time
