@@ -218,7 +218,8 @@ func Verify(k Key, domain string, msg, sig []byte) bool {
 // about a third of a batched check. The expanded form the per-signature
 // path works with is made the first time that path needs it. It is
 // safe for concurrent use. Give one to every BatchVerifier of a replica
-// (NewBatchVerifierCache) and use its Verify for single signatures.
+// (its Verifier, or NewBatchVerifierCache) and use its Verify for single
+// signatures.
 //
 // Caching changes only speed, never the verdict: the cached point and the
 // expanded key carry the same ZIP-215 checks (small order and
@@ -228,6 +229,9 @@ type KeyCache struct {
 	mu  sync.Mutex
 	m   map[Key]*cachedKey
 	max int
+	// verifiers holds empty batch verifiers over this cache between
+	// batches (Verifier, Release).
+	verifiers sync.Pool
 }
 
 type cachedKey struct {
@@ -370,6 +374,27 @@ func NewBatchVerifier() *BatchVerifier { return &BatchVerifier{} }
 // keys from c (shared, across batches and goroutines). A nil c gives a
 // plain NewBatchVerifier.
 func NewBatchVerifierCache(c *KeyCache) *BatchVerifier { return &BatchVerifier{cache: c} }
+
+// Verifier returns an empty batch verifier over c, one an earlier batch
+// gave back (Release) if there is one: a batch then does not allocate
+// again the message blocks and scratch the last one grew (a few KB per
+// signature). Safe for concurrent use; the verifier itself is not.
+func (c *KeyCache) Verifier() *BatchVerifier {
+	if bv, ok := c.verifiers.Get().(*BatchVerifier); ok {
+		return bv
+	}
+	return NewBatchVerifierCache(c)
+}
+
+// Release gives bv, from c's Verifier, back for a later Verifier once its
+// last Verify returned. A verifier over another cache, or with signatures
+// still queued, is not kept.
+func (c *KeyCache) Release(bv *BatchVerifier) {
+	if bv == nil || bv.cache != c || bv.Len() > 0 {
+		return
+	}
+	c.verifiers.Put(bv)
+}
 
 // Add queues one signature and returns its index in the batch.
 func (v *BatchVerifier) Add(k Key, domain string, msg, sig []byte) int {

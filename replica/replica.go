@@ -95,11 +95,7 @@ type Replica struct {
 	clock     func() time.Time
 	log       *slog.Logger
 	spaces    map[string]*space
-	keys      *dag.KeyCache // members' keys, expanded once for verification
-	// verifiers holds batch verifiers over keys between batches, so that
-	// a batch does not allocate again the scratch and message blocks the
-	// last one left (a few KB per signature).
-	verifiers sync.Pool
+	keys      *dag.KeyCache    // members' keys, expanded once; batch verifiers over it (Verifier)
 	pre       *dag.VerifiedSet // entries PreVerify found valid, not yet ingested
 	// pend holds the decoded envelopes of entries this process verified
 	// and left pending, for the Admit hook to take when they are promoted.
@@ -939,8 +935,8 @@ const preVerifyChunk = 1024
 func (r *Replica) verify(subs []Submission, out []Outcome, hold bool) []item {
 	items := make([]item, len(subs)) // env is nil where the envelope does not decode
 	part := func(lo, hi int) {
-		bv := r.batchVerifier()
-		defer r.verifiers.Put(bv)
+		bv := r.keys.Verifier()
+		defer r.keys.Release(bv)
 		var idx []int
 		for i := lo; i < hi; i++ {
 			s := subs[i]
@@ -969,16 +965,6 @@ func (r *Replica) verify(subs []Submission, out []Outcome, hold bool) []item {
 	return slices.DeleteFunc(items, func(it item) bool { return it.env == nil })
 }
 
-// batchVerifier returns an empty batch verifier over r.keys, one a batch
-// before left if there is one. Verify empties it, so it goes back to
-// r.verifiers after its Verify.
-func (r *Replica) batchVerifier() *dag.BatchVerifier {
-	if bv, ok := r.verifiers.Get().(*dag.BatchVerifier); ok {
-		return bv
-	}
-	return dag.NewBatchVerifierCache(r.keys)
-}
-
 // PreVerify checks the signatures of envelopes a later Ingest will take,
 // ahead of it: a requester calls it for the batch it has just received
 // while the batch before is judged and written, so that the two overlap
@@ -997,8 +983,8 @@ func (r *Replica) batchVerifier() *dag.BatchVerifier {
 // split over the cores.
 func (r *Replica) PreVerify(subs []Submission) {
 	_ = par.Run(len(subs), preVerifyChunk, func(lo, hi int) error { // fails nothing
-		bv := r.batchVerifier()
-		defer r.verifiers.Put(bv)
+		bv := r.keys.Verifier()
+		defer r.keys.Release(bv)
 		ids := make([]dag.ID, 0, hi-lo)
 		for i := lo; i < hi; i++ {
 			se, err := subs[i].decoded()

@@ -56,7 +56,6 @@ type Replica struct {
 	mu         gosync.Mutex
 	quarantine map[dag.ID]Quarantine
 	keys       *dag.KeyCache
-	verifiers  gosync.Pool // *dag.BatchVerifier over keys, empty (batchVerifier)
 	subs       map[int]func(string)
 	next       int
 }
@@ -220,8 +219,8 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 	defer close(stop)
 	for range min(runtime.GOMAXPROCS(0), chunks) {
 		go func() {
-			bv := r.batchVerifier()
-			defer r.verifiers.Put(bv)
+			bv := r.keys.Verifier()
+			defer r.keys.Release(bv)
 			var idx []int
 			for {
 				c := int(next.Add(1) - 1)
@@ -252,7 +251,7 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 	var own *dag.BatchVerifier // for chunks this goroutine verifies itself
 	defer func() {
 		if own != nil {
-			r.verifiers.Put(own)
+			r.keys.Release(own)
 		}
 	}()
 	var idx []int
@@ -265,7 +264,7 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 				break
 			}
 			if own == nil {
-				own = r.batchVerifier()
+				own = r.keys.Verifier()
 			}
 			idx = verify(k, own, idx)
 		}
@@ -296,16 +295,6 @@ func (r *Replica) Ingest(ctx context.Context, space string, items []sync.Item) (
 		return in.res, err
 	}
 	return in.res, nil
-}
-
-// batchVerifier returns an empty batch verifier over r.keys, one an
-// earlier batch left if there is one (its buffers grown already). Verify
-// empties it; it goes back to r.verifiers once its last Verify returned.
-func (r *Replica) batchVerifier() *dag.BatchVerifier {
-	if bv, ok := r.verifiers.Get().(*dag.BatchVerifier); ok {
-		return bv
-	}
-	return dag.NewBatchVerifierCache(r.keys)
 }
 
 // verifyChunk decodes and verifies chunk c of items into dec with bv,
@@ -357,8 +346,8 @@ func (p Preparing) Prepare(ctx context.Context, space string, items []sync.Item)
 	chunks := (len(items) + ingestChunk - 1) / ingestChunk
 	var next atomic.Int64
 	work := func() {
-		bv := r.batchVerifier()
-		defer r.verifiers.Put(bv)
+		bv := r.keys.Verifier()
+		defer r.keys.Release(bv)
 		var idx []int
 		for ctx.Err() == nil {
 			c := int(next.Add(1) - 1)
