@@ -1329,17 +1329,17 @@ func (s *Store) commit(p *putTxn, c chunk, first bool) error {
 		for _, w := range c.pending {
 			n += bodySize(w.Entry) + recordFraming
 		}
-		if cap(s.bbuf) < n {
+		switch {
+		case cap(s.bbuf) >= n:
+			p.bbuf = s.bbuf[:0]
+		case n <= maxBodyBuf:
 			s.bbuf = make([]byte, 0, n)
-		}
-		p.bbuf = s.bbuf[:0]
-		defer func() {
+			p.bbuf = s.bbuf
+		default:
 			// A batch of large bodies does not keep its buffer (a
 			// typical commit's is some 400 KiB).
-			if cap(s.bbuf) > maxBodyBuf {
-				s.bbuf = nil
-			}
-		}()
+			p.bbuf = make([]byte, 0, n)
+		}
 	}
 	if err := p.write(c); err != nil {
 		return fmt.Errorf("badgerstore: put: %w", err)
