@@ -517,7 +517,8 @@ func (h *Handler) peers(w http.ResponseWriter, r *http.Request) {
 		for _, p := range peers.Connected() {
 			ps := PeerStatus{ID: p}
 			heads := peers.Announced(p, space.String())
-			if pr != nil && (len(heads) == 0 || !covers(heads, own)) {
+			upToDate := len(heads) > 0 && covers(heads, own)
+			if pr != nil && !upToDate {
 				// Not known to hold this node's heads: it may, having
 				// pulled them from another laptop and kept quiet since
 				// (its announcements of heads others announced are
@@ -527,7 +528,7 @@ func (h *Handler) peers(w http.ResponseWriter, r *http.Request) {
 			}
 			if len(heads) > 0 {
 				ps.Announced = true
-				if covers(heads, own) {
+				if upToDate {
 					// Every head of this node's is one of the peer's, so
 					// the peer holds the whole log: no walk. The teacher's
 					// page asks every few seconds, and walking a long log
