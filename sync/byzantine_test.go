@@ -228,30 +228,7 @@ func TestMalformedRequesterIsCutOff(t *testing.T) {
 	src, space := build(t, 3)
 	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
 	e := ws.NewEngine(src, ws.Options{Clock: clock, Budget: ws.Budget{Malformed: 2}})
-	serve := func(frames ...[]byte) error {
-		c1, c2 := net.Pipe()
-		done := make(chan error, 1)
-		go func() { done <- e.Serve(context.Background(), "rude", c2); c2.Close() }()
-		go func() {
-			defer c1.Close()
-			for _, f := range frames {
-				ws.WriteFrame(c1, f)
-			}
-			// Read the answer up to its end or an error frame, then hang up.
-			br := bufio.NewReader(c1)
-			for {
-				n, err := binary.ReadUvarint(br)
-				if err != nil {
-					return
-				}
-				buf := make([]byte, n)
-				if _, err := io.ReadFull(br, buf); err != nil || buf[0] == ws.FrameEnd || buf[0] == ws.FrameError {
-					return
-				}
-			}
-		}()
-		return <-done
-	}
+	serve := func(frames ...[]byte) error { return serveFrames(e, "rude", false, frames...) }
 	for i := 0; i < 3; i++ {
 		if err := serve([]byte{ws.FrameRequest, 0xff}); ws.CodeOf(err) != ws.CodeMalformed {
 			t.Fatalf("try %d: %v", i, err)

@@ -1,7 +1,9 @@
 package sync_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +18,43 @@ import (
 	ws "github.com/witan-dev/witan/sync"
 	"github.com/witan-dev/witan/sync/synctest"
 )
+
+// rangesPipe is one end of a pipe over which the requester may send
+// FrameLogRequest, as a stream of the ranges protocol is.
+type rangesPipe struct{ net.Conn }
+
+func (rangesPipe) LogRanges() bool { return true }
+
+// serveFrames sends frames to e's Serve as peer over a pipe (one of the
+// ranges protocol's when ranges), reads the answer up to its end or an
+// error frame, hangs up, and returns what Serve returned.
+func serveFrames(e *ws.Engine, peer string, ranges bool, frames ...[]byte) error {
+	c1, c2 := net.Pipe()
+	var s io.ReadWriter = c2
+	if ranges {
+		s = rangesPipe{c2}
+	}
+	done := make(chan error, 1)
+	go func() { done <- e.Serve(context.Background(), peer, s); c2.Close() }()
+	go func() {
+		defer c1.Close()
+		for _, f := range frames {
+			ws.WriteFrame(c1, f)
+		}
+		br := bufio.NewReader(c1)
+		for {
+			n, err := binary.ReadUvarint(br)
+			if err != nil {
+				return
+			}
+			buf := make([]byte, n)
+			if _, err := io.ReadFull(br, buf); err != nil || buf[0] == ws.FrameEnd || buf[0] == ws.FrameError {
+				return
+			}
+		}
+	}()
+	return <-done
+}
 
 // seeded returns a deterministic io.Reader for filter salts.
 func seeded(seed uint64) io.Reader { return rand.NewChaCha8([32]byte{byte(seed), byte(seed >> 8)}) }

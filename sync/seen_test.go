@@ -1,14 +1,8 @@
 package sync_test
 
 import (
-	"bufio"
-	"context"
-	"encoding/binary"
-	"io"
-	"net"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/witan-dev/witan/dag"
 	ws "github.com/witan-dev/witan/sync"
@@ -52,42 +46,12 @@ func TestSeenKeepsWhatThePeerHeld(t *testing.T) {
 	}
 }
 
-// rangesPipe is one end of a pipe over which the requester may send
-// FrameLogRequest, as a stream of the ranges protocol is.
-type rangesPipe struct{ net.Conn }
-
-func (rangesPipe) LogRanges() bool { return true }
-
-// serveOne sends the frame body to e's Serve as peer "req" and reads the
-// answer up to its end frame; e has then written it all.
-func serveOne(t *testing.T, e *ws.Engine, body []byte) {
+// serveOK serves the frame body to peer "req" over a stream of the ranges
+// protocol (serveFrames) and fails t if Serve failed: e has then written
+// its whole answer.
+func serveOK(t *testing.T, e *ws.Engine, body []byte) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c1, c2 := net.Pipe()
-	served := make(chan error, 1)
-	go func() { served <- e.Serve(ctx, "req", rangesPipe{c2}); c2.Close() }()
-	go func() {
-		if err := ws.WriteFrame(c1, body); err != nil {
-			c1.Close()
-		}
-	}()
-	r := bufio.NewReader(c1)
-	for {
-		n, err := binary.ReadUvarint(r)
-		if err != nil {
-			t.Fatalf("reading the answer: %v", err)
-		}
-		f := make([]byte, n)
-		if _, err := io.ReadFull(r, f); err != nil {
-			t.Fatalf("reading the answer: %v", err)
-		}
-		if f[0] == ws.FrameEnd {
-			break
-		}
-	}
-	c1.Close() // no next request: Serve ends
-	if err := <-served; err != nil {
+	if err := serveFrames(e, "req", true, body); err != nil {
 		t.Fatalf("serve: %v", err)
 	}
 }
@@ -104,12 +68,12 @@ func TestServedHeadsAreSeen(t *testing.T) {
 
 	// A run that stops short of the end tells nothing.
 	e := ws.NewEngine(src, ws.Options{})
-	serveOne(t, e, ws.LogRequest{Space: space, After: 0, Limit: length - 5}.Encode())
+	serveOK(t, e, ws.LogRequest{Space: space, After: 0, Limit: length - 5}.Encode())
 	if got := e.Announced("req", space); got != nil {
 		t.Fatalf("after a run short of the end: %v", got)
 	}
 	// The last run: the requester holds the heads.
-	serveOne(t, e, ws.LogRequest{Space: space, After: length - 5, Limit: 100}.Encode())
+	serveOK(t, e, ws.LogRequest{Space: space, After: length - 5, Limit: 100}.Encode())
 	if got := e.Announced("req", space); !slices.Equal(got, hs) {
 		t.Fatalf("after the log's last run: %v, want %v", got, hs)
 	}
@@ -118,7 +82,7 @@ func TestServedHeadsAreSeen(t *testing.T) {
 	e = ws.NewEngine(src, ws.Options{})
 	unknown := dag.Sum([]byte("not held"))
 	req := &ws.Request{Space: space, Want: []dag.ID{hs[0], unknown}}
-	serveOne(t, e, req.Encode())
+	serveOK(t, e, req.Encode())
 	if got := e.Announced("req", space); !slices.Equal(got, hs[:1]) {
 		t.Fatalf("after a pull for its head and one it lacks: %v, want %v", got, hs[:1])
 	}
