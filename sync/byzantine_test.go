@@ -24,12 +24,8 @@ func liarPull(ctx context.Context, a *ws.Engine, space string, respond func(w io
 		defer c2.Close()
 		br := bufio.NewReader(c2)
 		for {
-			n, err := binary.ReadUvarint(br)
+			buf, err := readFrame(br)
 			if err != nil {
-				return
-			}
-			buf := make([]byte, n)
-			if _, err := io.ReadFull(br, buf); err != nil {
 				return
 			}
 			req, err := ws.DecodeRequest(buf[1:])

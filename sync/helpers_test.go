@@ -43,17 +43,30 @@ func serveFrames(e *ws.Engine, peer string, ranges bool, frames ...[]byte) error
 		}
 		br := bufio.NewReader(c1)
 		for {
-			n, err := binary.ReadUvarint(br)
-			if err != nil {
-				return
-			}
-			buf := make([]byte, n)
-			if _, err := io.ReadFull(br, buf); err != nil || buf[0] == ws.FrameEnd || buf[0] == ws.FrameError {
+			buf, err := readFrame(br)
+			if err != nil || buf[0] == ws.FrameEnd || buf[0] == ws.FrameError {
 				return
 			}
 		}
 	}()
 	return <-done
+}
+
+// readFrame reads one frame's body (type byte first) from br, as
+// WriteFrame wrote it.
+func readFrame(br *bufio.Reader) ([]byte, error) {
+	n, err := binary.ReadUvarint(br)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, io.ErrUnexpectedEOF
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(br, buf); err != nil {
+		return nil, err
+	}
+	return buf, nil
 }
 
 // seeded returns a deterministic io.Reader for filter salts.
