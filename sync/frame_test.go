@@ -7,6 +7,7 @@ import (
 	"runtime"
 	gosync "sync"
 	"testing"
+	"time"
 )
 
 // countingScope is a memory scope with a limit, counting what is reserved.
@@ -144,4 +145,89 @@ func TestFrameMemoryReserved(t *testing.T) {
 		t.Fatalf("%d bytes still reserved after a refused frame", used)
 	}
 	w2.Close()
+}
+
+// Once a peer has sent whole frames on a stream, a frame no larger than
+// what it sent is allocated once, at its length: not grown from
+// frameChunk by doubling, which allocated about twice the frame and
+// copied it. A frame announced larger than that still grows as its
+// bytes arrive: a half-open one costs what arrived.
+func TestFrameAllocatedWholeAfterWhatThePeerSent(t *testing.T) {
+	const size = 1 << 20
+	r, w := io.Pipe()
+	scope := &countingScope{limit: 64 << 20}
+	c := newConn(scoped{struct {
+		io.Reader
+		io.Writer
+	}{r, io.Discard}, scope})
+	body := make([]byte, size)
+	body[0] = FrameBatch
+	frame := append(binary.AppendUvarint(nil, size), body...)
+	send := func(b []byte) {
+		go w.Write(b) //nolint:errcheck // the reader checks what arrives
+	}
+	// allocated is what one read allocated (the pipe's writer allocates
+	// nothing).
+	allocated := func() (uint64, error) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, p, err := c.read()
+		runtime.ReadMemStats(&after)
+		if err == nil && len(p) != size-1 {
+			t.Fatalf("read %d bytes of payload, want %d", len(p), size-1)
+		}
+		return after.TotalAlloc - before.TotalAlloc, err
+	}
+	send(frame)
+	first, err := allocated()
+	if err != nil {
+		t.Fatal(err)
+	}
+	send(frame)
+	second, err := allocated()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("first frame of %d KiB: %d KiB allocated; second: %d KiB", size>>10, first>>10, second>>10)
+	if first < size+size/2 {
+		t.Errorf("the stream's first frame allocated %d KiB: it should have grown from %d KiB by doubling", first>>10, frameChunk>>10)
+	}
+	if second > size+64<<10 {
+		t.Errorf("the second frame allocated %d KiB, want its %d KiB once", second>>10, size>>10)
+	}
+	if used, most := scope.get(); used != 0 || most > 2*size {
+		t.Errorf("reserved %d at the end (want 0), at most %d", used, most)
+	}
+	// 2 MiB sent; a frame announced at 4 MiB, of which one byte comes.
+	send(append(binary.AppendUvarint(nil, MaxFrame), FrameBatch))
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		w.Close()
+	}()
+	half, err := allocated()
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("half-open frame: %v, want unexpected EOF", err)
+	}
+	if half > 256<<10 {
+		t.Errorf("a half-open frame of %d KiB announced after %d KiB sent allocated %d KiB", MaxFrame>>10, 2*size>>10, half>>10)
+	}
+}
+
+func TestFirstGrowth(t *testing.T) {
+	for _, c := range []struct {
+		size int
+		sent uint64
+		want int
+	}{
+		{100, 0, 100},                    // small frames fit the chunk
+		{frameChunk + 1, 0, frameChunk},  // nothing sent yet: the chunk
+		{1 << 20, 1<<20 - 1, frameChunk}, // a byte more than sent: the chunk
+		{1 << 20, 1 << 20, 1 << 20},      // as much as sent: whole
+		{MaxFrame, 10 << 20, MaxFrame},   // less than sent: whole
+		{frameChunk - 1, 1 << 30, frameChunk - 1},
+	} {
+		if got := firstGrowth(c.size, c.sent); got != c.want {
+			t.Errorf("firstGrowth(%d, %d) = %d, want %d", c.size, c.sent, got, c.want)
+		}
+	}
 }

@@ -599,10 +599,23 @@ func (c *conn) write(f []byte) error {
 
 func (c *conn) flush() error { return c.w.Flush() }
 
-// frameChunk is the most a frame's buffer starts with: the buffer grows
-// (doubling) as the frame's bytes arrive, so a peer that announces a
-// large frame and sends a few bytes costs a few bytes, not the frame.
+// frameChunk is the most a frame's buffer starts with, unless the peer has
+// already sent as many bytes on the stream: the buffer grows (doubling) as
+// the frame's bytes arrive, so a peer that announces a large frame and
+// sends a few bytes costs a few bytes, not the frame.
 const frameChunk = 16 << 10
+
+// firstGrowth is how many bytes a frame of size bytes gets at once, given
+// the bytes of whole frames already read on the stream: the whole frame
+// when the peer has sent at least that much before it (what a stalled
+// frame holds is then at most what the peer sent, as with doubling), else
+// frameChunk at most.
+func firstGrowth(size int, sent uint64) int {
+	if uint64(size) <= sent {
+		return size
+	}
+	return min(size, frameChunk)
+}
 
 // memoryScope is what a stream may offer to account for the memory its
 // frames take while they arrive: libp2p's network.StreamScope does, and
@@ -617,10 +630,13 @@ type memoryScope interface {
 // peer closed the stream cleanly between frames.
 //
 // The payload's buffer is grown as bytes arrive, never allocated at the
-// announced length up front, and, when the stream has a memory scope, the
-// growth is reserved there while the frame is incomplete (released once
-// it is read, or the read fails): half-open frames are what a hostile
-// peer could hold on to, and the resource manager bounds them.
+// announced length up front unless the peer has already sent as many
+// bytes on the stream in whole frames (firstGrowth: then it is allocated
+// at its length, so that a long sync's frames are neither grown nor
+// copied), and, when the stream has a memory scope, the growth is
+// reserved there while the frame is incomplete (released once it is read,
+// or the read fails): half-open frames are what a hostile peer could hold
+// on to, and the resource manager bounds them.
 //
 // Only what the peer sent is malformed: an error of the stream itself (a
 // reset, a deadline) and a reservation the resource manager refuses are
@@ -647,6 +663,9 @@ func (c *conn) read() (byte, []byte, error) {
 	for len(buf) < size {
 		if len(buf) == cap(buf) {
 			grow := min(size-len(buf), max(cap(buf), frameChunk))
+			if buf == nil {
+				grow = firstGrowth(size, c.in.Load())
+			}
 			if c.scope != nil {
 				if err := c.scope.ReserveMemory(grow, reservePriority); err != nil {
 					return 0, nil, fmt.Errorf("sync: frame of %d bytes: no memory for it now: %w", n, err)
