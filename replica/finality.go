@@ -15,6 +15,7 @@ import (
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/replica/checkpoint"
+	"github.com/witan-dev/witan/replica/mlog"
 )
 
 // The checkpoint's form, the finality labels and their verification are
@@ -44,7 +45,7 @@ func MerkleRoot(ids []dag.ID) dag.ID {
 	r := rangeFactory.NewEmptyRange(0)
 	for _, id := range ids {
 		d := id.Digest()
-		_ = r.Append(rfc6962.DefaultHasher.HashLeaf(d[:]), nil)
+		_ = r.Append(mlog.LeafHashDigest(&d), nil)
 	}
 	return rootOf(r.End(), func() ([]byte, error) { return r.GetRootHash(nil) })
 }

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/transparency-dev/merkle/compact"
-	"github.com/transparency-dev/merkle/rfc6962"
 
 	"github.com/witan-dev/witan/dag"
 	"github.com/witan-dev/witan/dag/badgerstore"
@@ -197,7 +196,7 @@ type held struct {
 	data []byte
 }
 
-var rangeFactory = &compact.RangeFactory{Hash: rfc6962.DefaultHasher.HashChildren}
+var rangeFactory = &compact.RangeFactory{Hash: mlog.HashChildren}
 
 // Open opens a replica and derives the state of every session its store
 // holds, from genesis, in each space's deterministic topological order.
@@ -571,7 +570,7 @@ func (sp *space) appendLog(id dag.ID) {
 		}
 		sp.opPos[id] = uint64(len(sp.log))
 	}
-	_ = sp.tree.Append(rfc6962.DefaultHasher.HashLeaf(d[:]), nil)
+	_ = sp.tree.Append(mlog.LeafHashDigest(&d), nil)
 }
 
 // Submission is one envelope with the objects it needs.

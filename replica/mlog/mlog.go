@@ -18,6 +18,7 @@
 package mlog
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 
@@ -36,7 +37,42 @@ var ErrRange = errors.New("mlog: index or size out of range")
 var hasher = rfc6962.DefaultHasher
 
 // LeafHash returns the RFC 9162 leaf hash of data (0x00 || data).
-func LeafHash(data []byte) []byte { return hasher.HashLeaf(data) }
+func LeafHash(data []byte) []byte {
+	if len(data) == sha256.Size {
+		return LeafHashDigest((*[sha256.Size]byte)(data))
+	}
+	return hasher.HashLeaf(data)
+}
+
+// LeafHashDigest is LeafHash of a 32-byte digest (the leaves of a
+// session's log and of the refusal log), hashed from one stack buffer:
+// rfc6962.DefaultHasher makes a SHA-256 state on the heap for every hash,
+// which was most of what a fresh node spent on its logs' trees (a
+// 100k-ballot sync: 0.55 µs an entry of 0.85, BenchmarkProductFreshSync
+// profile). The result is its only allocation.
+func LeafHashDigest(d *[sha256.Size]byte) []byte {
+	var b [1 + sha256.Size]byte
+	b[0] = rfc6962.RFC6962LeafHashPrefix
+	copy(b[1:], d[:])
+	h := sha256.Sum256(b[:])
+	return h[:]
+}
+
+// HashChildren returns the RFC 9162 hash of an inner node, SHA-256(0x01 ||
+// l || r), as rfc6962.DefaultHasher.HashChildren does, hashed from one
+// stack buffer when both are 32-byte hashes (as every node of a tree is).
+// compact.RangeFactory and Tree hash with it.
+func HashChildren(l, r []byte) []byte {
+	if len(l) != sha256.Size || len(r) != sha256.Size {
+		return hasher.HashChildren(l, r)
+	}
+	var b [1 + 2*sha256.Size]byte
+	b[0] = rfc6962.RFC6962NodeHashPrefix
+	copy(b[1:], l)
+	copy(b[1+sha256.Size:], r)
+	h := sha256.Sum256(b[:])
+	return h[:]
+}
 
 // Tree is the proof index of one append-only log. The zero value is not
 // usable: make one with New. Not safe for concurrent use.
@@ -80,7 +116,7 @@ func (t *Tree) Grow(size uint64) {
 			if j%2 == 0 {
 				break
 			}
-			h = hasher.HashChildren(t.levels[k][j-1], h)
+			h = HashChildren(t.levels[k][j-1], h)
 			j /= 2
 		}
 	}
@@ -91,7 +127,7 @@ func (t *Tree) compute(level uint, index uint64) []byte {
 	if level == 0 {
 		return t.leaf(index)
 	}
-	return hasher.HashChildren(t.compute(level-1, 2*index), t.compute(level-1, 2*index+1))
+	return HashChildren(t.compute(level-1, 2*index), t.compute(level-1, 2*index+1))
 }
 
 // node returns the hash of the complete node id.
@@ -107,7 +143,7 @@ func (t *Tree) hashes(n proof.Nodes) ([][]byte, error) {
 	for i, id := range n.IDs {
 		hs[i] = t.node(id)
 	}
-	return n.Rehash(hs, hasher.HashChildren)
+	return n.Rehash(hs, HashChildren)
 }
 
 // Inclusion returns the RFC 9162 inclusion path of leaf index in the tree
@@ -149,7 +185,7 @@ func (t *Tree) Root(size uint64) ([]byte, error) {
 	ids := compact.RangeNodes(0, size, nil)
 	root := t.node(ids[len(ids)-1])
 	for i := len(ids) - 2; i >= 0; i-- {
-		root = hasher.HashChildren(t.node(ids[i]), root)
+		root = HashChildren(t.node(ids[i]), root)
 	}
 	return root, nil
 }

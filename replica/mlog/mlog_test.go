@@ -131,3 +131,45 @@ func TestRange(t *testing.T) {
 		t.Fatal("from > to gave a proof")
 	}
 }
+
+// LeafHash, LeafHashDigest and HashChildren hash what
+// rfc6962.DefaultHasher hashes, for 32-byte inputs (their stack-buffer
+// path) and others (the library's), and one hash does not change the
+// next one's result (the buffers are per call).
+func TestHashesAreRFC6962s(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.SampledFrom([]int{0, 1, 31, 32, 33, 64}).Draw(t, "n")
+		a := rapid.SliceOfN(rapid.Byte(), n, n).Draw(t, "a")
+		b := rapid.SliceOfN(rapid.Byte(), n, n).Draw(t, "b")
+		h := rfc6962.DefaultHasher
+		if got, want := mlog.LeafHash(a), h.HashLeaf(a); !bytes.Equal(got, want) {
+			t.Fatalf("LeafHash(%x) = %x, want %x", a, got, want)
+		}
+		if n == sha256.Size {
+			if got, want := mlog.LeafHashDigest((*[32]byte)(a)), h.HashLeaf(a); !bytes.Equal(got, want) {
+				t.Fatalf("LeafHashDigest(%x) = %x, want %x", a, got, want)
+			}
+		}
+		first := mlog.HashChildren(a, b)
+		if want := h.HashChildren(a, b); !bytes.Equal(first, want) {
+			t.Fatalf("HashChildren(%x, %x) = %x, want %x", a, b, first, want)
+		}
+		mlog.HashChildren(b, a)
+		if want := h.HashChildren(a, b); !bytes.Equal(first, want) {
+			t.Fatalf("a later hash changed an earlier result: %x, want %x", first, want)
+		}
+	})
+}
+
+// A leaf hash of a digest and an inner node's hash allocate their result
+// only (32 bytes each): no SHA-256 state on the heap.
+func TestHashesAllocateTheirResult(t *testing.T) {
+	var d [32]byte
+	l, r := make([]byte, 32), make([]byte, 32)
+	if n := testing.AllocsPerRun(100, func() { mlog.LeafHashDigest(&d) }); n > 1 {
+		t.Errorf("LeafHashDigest: %v allocations, want 1", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { mlog.HashChildren(l, r) }); n > 1 {
+		t.Errorf("HashChildren: %v allocations, want 1", n)
+	}
+}
