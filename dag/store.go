@@ -256,7 +256,8 @@ type Putter interface {
 	// reported in Result.Duplicate: a quarantined entry is never judged
 	// again. The exception is a pending entry whose parents are all
 	// applied (Admit held it back, ErrHold): putting it again judges it
-	// again.
+	// again. Put keeps none of b's slices once it returns (as io.Writer
+	// keeps no p): the caller may reuse them.
 	Put(ctx context.Context, b Batch) (Result, error)
 }
 

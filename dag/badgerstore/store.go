@@ -1064,6 +1064,8 @@ func (s *Store) put(ctx context.Context, b dag.Batch, also string) (dag.Result, 
 // writes planned on it too, and every later write, until the store is
 // reopened. A batch that makes ready more pending entries than one
 // transaction holds is committed in several, the last one asynchronously.
+// b's slices may be in use until that func has returned (Put's own: until
+// it returns), not after.
 func (s *Store) PutAsync(ctx context.Context, b dag.Batch) func() (dag.Result, error) {
 	return s.putAsync(ctx, b, "")
 }

@@ -1,11 +1,13 @@
 package synctest_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"testing"
 
 	"github.com/witan-dev/witan/dag"
+	"github.com/witan-dev/witan/dag/badgerstore"
 	"github.com/witan-dev/witan/sync"
 	"github.com/witan-dev/witan/sync/synctest"
 )
@@ -98,5 +100,69 @@ func ingestOutcomes(t *testing.T, prep string) {
 	}
 	if missing, _ := r.Missing(ctx, space); len(missing) != 1 || missing[0] != orphanParent {
 		t.Errorf("missing %v", missing)
+	}
+}
+
+// TestIngestReusesItsScratch: Ingest keeps its per-call storage (the
+// decodings, the ids met, two batches' entries and index) for the next
+// call, and a batch's storage serves another batch only once its put has
+// landed. Over a Badger store, whose puts run while the next batch is
+// judged, calls of several batches each store the chain whole and in
+// order, and a call that repeats part of an earlier one reports those
+// items duplicates and the rest accepted.
+func TestIngestReusesItsScratch(t *testing.T) {
+	ctx := context.Background()
+	st, err := badgerstore.Open("", badgerstore.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := synctest.New(st, synctest.Options{})
+	defer r.Close()
+	a := synctest.NewAuthor(1)
+	space, root, rootID := a.Session("t")
+	const n = 5000
+	items, ids := []sync.Item{{Data: root}}, []dag.ID{rootID}
+	for i := 1; i < n; i++ {
+		data, id := a.Entry(space, []dag.ID{ids[i-1]}, i)
+		items, ids = append(items, sync.Item{Data: data}), append(ids, id)
+	}
+	check := func(res sync.IngestResult, from int, dupBefore int) {
+		t.Helper()
+		for k, it := range res.Items {
+			i := from + k
+			want := sync.Accepted
+			if i < dupBefore {
+				want = sync.Duplicate
+			}
+			if it.ID != ids[i] || it.Outcome != want {
+				t.Fatalf("item %d: %v %v, want %v %v", i, it.ID, it.Outcome, ids[i], want)
+			}
+		}
+	}
+	res, err := r.Ingest(ctx, space, items[:3000])
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(res, 0, 0)
+	res, err = r.Ingest(ctx, space, items[2000:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(res, 2000, 3000)
+	log, err := r.Log(ctx, space, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != n {
+		t.Fatalf("the log holds %d entries, want %d", len(log), n)
+	}
+	for i, id := range log {
+		if id != ids[i] {
+			t.Fatalf("log position %d: %v, want %v", i+1, id, ids[i])
+		}
+		en, err := r.Get(ctx, id)
+		if err != nil || !bytes.Equal(en.Data, items[i].Data) {
+			t.Fatalf("entry %d read back: %v (%d bytes, want %d)", i, err, len(en.Data), len(items[i].Data))
+		}
 	}
 }
