@@ -89,3 +89,12 @@ func ChildKey(s *Store, parent, child dag.ID) ([]byte, error) {
 	})
 	return k, err
 }
+
+// KeptPositions reports the map of log positions the store keeps for its
+// next transaction: whether it has one, how many entries it holds, and
+// the room it was made for.
+func KeptPositions(s *Store) (kept bool, n, room int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pos != nil, len(s.pos), s.posRoom
+}

@@ -207,7 +207,12 @@ type Store struct {
 	// bbuf is the buffer a commit's new bodies were gathered in, for the
 	// next one (the body file has its bytes once writeAsync returned);
 	// under mu.
-	bbuf      []byte
+	bbuf []byte
+	// pos is a transaction's map of log positions, emptied, for the next
+	// one (putTxn.pos; a transaction uses it only until its commit
+	// starts); under mu.
+	pos       map[dag.ID]uint64
+	posRoom   int
 	hand      sync.Mutex
 	flights   sync.WaitGroup
 	brokenErr atomic.Pointer[error]
@@ -832,8 +837,9 @@ type putTxn struct {
 	loaded   bool
 	// pos holds the log positions of the applied entries this transaction
 	// has read or written: the parents of the entries it applies, for the
-	// children index.
-	pos map[dag.ID]uint64
+	// children index. posRoom is how many it was made for.
+	pos     map[dag.ID]uint64
+	posRoom int
 	// seq is the last body number handed out, the store's until this
 	// transaction writes a body; the store takes it once it commits.
 	seq uint64
@@ -1284,7 +1290,26 @@ func (s *Store) newPutTxn() (*putTxn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &putTxn{s: s, txn: txn, newNames: map[uint32]string{}, newSIDs: map[string]uint32{}, next: map[uint32]uint64{}, seq: s.seq, dead: map[uint32]int64{}}, nil
+	p := &putTxn{s: s, txn: txn, newNames: map[uint32]string{}, newSIDs: map[string]uint32{}, next: map[uint32]uint64{}, seq: s.seq, dead: map[uint32]int64{}}
+	p.pos, p.posRoom, s.pos, s.posRoom = s.pos, s.posRoom, nil, 0
+	return p, nil
+}
+
+// maxPosRoom bounds the position maps the store keeps for the next
+// transaction (a map keeps the room it once took).
+const maxPosRoom = 1 << 16
+
+// keepPos takes back p's map of positions, emptied, for the next
+// transaction: p's commit has started (or failed), and only writing it
+// reads the map. A fresh sync allocated some 100 bytes an entry for these
+// maps, one per transaction, before.
+func (s *Store) keepPos(p *putTxn) {
+	if p.pos == nil || p.posRoom > maxPosRoom {
+		return
+	}
+	clear(p.pos)
+	s.pos, s.posRoom = p.pos, p.posRoom
+	p.pos, p.posRoom = nil, 0
 }
 
 // promotes reports whether c promotes any pending entry.
@@ -1317,6 +1342,7 @@ func (s *Store) commit(p *putTxn, c chunk, first bool) error {
 		if !dispatched {
 			p.txn.Discard()
 		}
+		s.keepPos(p)
 	}()
 	if s.bl != nil {
 		// The records of the new bodies, sized at once: growing the buffer
@@ -1446,10 +1472,10 @@ func (p *putTxn) write(c chunk) error {
 	// Sized for the entries to come rather than grown by doubling (a
 	// fresh sync allocated a fifth less with these and the log run's
 	// slices sized at once).
-	if len(p.pos) < len(c.apply) {
-		pos := make(map[dag.ID]uint64, len(p.pos)+len(c.apply))
+	if need := len(p.pos) + len(c.apply); p.posRoom < need {
+		pos := make(map[dag.ID]uint64, need)
 		maps.Copy(pos, p.pos)
-		p.pos = pos
+		p.pos, p.posRoom = pos, need
 	}
 	t.grow(len(c.apply))
 	for i, st := range c.apply {

@@ -387,3 +387,53 @@ func TestFormat2To9(t *testing.T) {
 		}
 	}
 }
+
+// A transaction's map of log positions is kept, emptied, for the next
+// one; the next transaction finds its parents' positions all the same
+// (read from the store, not from the map), so every edge it indexes
+// points at the right parent.
+func TestPositionsKeptForTheNextTransaction(t *testing.T) {
+	ctx := context.Background()
+	s, err := badgerstore.Open("", badgerstore.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if kept, _, _ := badgerstore.KeptPositions(s); kept {
+		t.Fatal("a fresh store keeps a map of positions")
+	}
+	const n = 300
+	first := []dag.Entry{dagtest.NewEntry("s", 1, 0, nil)}
+	for i := 1; i < n; i++ {
+		first = append(first, dagtest.NewEntry("s", 1, i, []dag.ID{first[i-1].ID}))
+	}
+	if _, err := s.Put(ctx, dag.Batch{Entries: first}); err != nil {
+		t.Fatal(err)
+	}
+	kept, held, room := badgerstore.KeptPositions(s)
+	if !kept || held != 0 || room < n {
+		t.Fatalf("after a batch of %d: kept %v, %d entries, room %d; want an empty map with room for %d", n, kept, held, room, n)
+	}
+	// Each entry of the second batch follows the one before it and also
+	// names an entry of the first batch, far from it in the log: an edge
+	// with a key, whose parent's position the map no longer holds.
+	second := make([]dag.Entry, n)
+	prev := first[n-1].ID
+	for i := range second {
+		second[i] = dagtest.NewEntry("s", 2, i, []dag.ID{prev, first[i].ID})
+		prev = second[i].ID
+	}
+	if _, err := s.Put(ctx, dag.Batch{Entries: second}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n - 1 {
+		got, err := s.Children(ctx, first[i].ID)
+		want := slices.SortedFunc(slices.Values([]dag.ID{first[i+1].ID, second[i].ID}), dag.ID.Compare)
+		if err != nil || !slices.Equal(got, want) {
+			t.Fatalf("Children(first[%d]) = %v, %v; want %v", i, got, err, want)
+		}
+	}
+	if kept, held, _ := badgerstore.KeptPositions(s); !kept || held != 0 {
+		t.Fatalf("after the second batch: kept %v with %d entries, want an empty map", kept, held)
+	}
+}
