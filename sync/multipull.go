@@ -645,13 +645,20 @@ func (cu *catchUp) ingest() error {
 		cu.mu.Lock()
 		h := cu.spans[cu.ingested]
 		if h != nil && h.taken < len(h.batches) {
-			var items []Item
-			k := h.taken
-			for k < len(h.batches) && (len(items) == 0 || len(items)+len(h.batches[k]) <= e.o.IngestItems) {
-				items = append(items, h.batches[k]...)
-				h.batches[k] = nil
+			// The batches that fit, joined into one slice of their length.
+			k, n := h.taken, 0
+			for k < len(h.batches) && (n == 0 || n+len(h.batches[k]) <= e.o.IngestItems) {
+				n += len(h.batches[k])
 				k++
 			}
+			items := h.batches[h.taken]
+			if k-h.taken > 1 {
+				items = make([]Item, 0, n)
+				for _, b := range h.batches[h.taken:k] {
+					items = append(items, b...)
+				}
+			}
+			clear(h.batches[h.taken:k])
 			h.taken = k
 			size := itemsSize(items)
 			h.bytes -= int(size)

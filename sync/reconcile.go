@@ -901,8 +901,9 @@ func (e *Engine) receive(ctx context.Context, c *conn, peer, space string, st *S
 		}
 	}()
 	var (
-		held  *frame // a frame read while gathering batches, handled next
-		carry []Item // a batch read while gathering that did not fit, ingested next
+		held     *frame   // a frame read while gathering batches, handled next
+		carry    []Item   // a batch read while gathering that did not fit, ingested next
+		gathered [][]Item // the batches gathered, for the next gathering
 	)
 	for {
 		items := carry
@@ -938,24 +939,36 @@ func (e *Engine) receive(ctx context.Context, c *conn, peer, space string, st *S
 		}
 		// Batches already read go to Ingest together, up to IngestItems
 		// (see Options). Only what has arrived is taken; nothing waits.
+		// They are joined once all are in hand, into one slice of their
+		// length (appending each copied the ones before it again).
+		more, n := gathered[:0], len(items)
 	gather:
-		for len(items) < e.o.IngestItems {
+		for n < e.o.IngestItems {
 			select {
 			case g := <-frames:
 				if g.err != nil || !isBatch(g.typ) {
 					held = &g
 					break gather
 				}
-				more := g.items
-				if len(items)+len(more) > e.o.IngestItems {
-					carry = more
+				if n+len(g.items) > e.o.IngestItems {
+					carry = g.items
 					break gather
 				}
-				items = append(items, more...)
+				more, n = append(more, g.items), n+len(g.items)
 			default:
 				break gather
 			}
 		}
+		if len(more) > 0 {
+			joined := make([]Item, 0, n)
+			joined = append(joined, items...)
+			for _, b := range more {
+				joined = append(joined, b...)
+			}
+			items = joined
+			clear(more)
+		}
+		gathered = more[:0]
 		if pr.EntriesDone+uint64(len(items)) > h.Entries {
 			return End{}, malformed("more entries than the header announced (%d)", h.Entries)
 		}
