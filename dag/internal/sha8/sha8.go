@@ -21,6 +21,11 @@ const maxLen = 8 << 10
 // its buffer from one call to the next; not safe for concurrent use.
 type Hasher struct {
 	buf []byte
+	// state and counts are eight's, here rather than on its stack: handed
+	// to kernel, a func value, they would escape and be allocated for
+	// every eight messages (72 bytes a signature of a fresh sync).
+	state  [8][8]uint64
+	counts [8]uint64
 	// kernel, when set, replaces blocks (the bridge's test).
 	kernel func(state *[8][8]uint64, buf []byte, stride int, counts *[8]uint64, max int)
 }
@@ -76,7 +81,8 @@ func (h *Hasher) sums(msgs []Msg, out [][64]byte) {
 
 // eight hashes the messages at idx (at most eight), one a lane.
 func (h *Hasher) eight(msgs []Msg, out [][64]byte, idx []int) {
-	var counts [8]uint64
+	counts := &h.counts
+	*counts = [8]uint64{}
 	longest := 0
 	for j, i := range idx {
 		c := (msgs[i].len() + 17 + 127) / 128 // the 0x80 byte and the 16-byte length
@@ -100,16 +106,16 @@ func (h *Hasher) eight(msgs []Msg, out [][64]byte, idx []int) {
 		binary.BigEndian.PutUint64(b[end-16:], uint64(k)>>61)
 		binary.BigEndian.PutUint64(b[end-8:], uint64(k)<<3)
 	}
-	var state [8][8]uint64
+	state := &h.state
 	for w := range state {
 		for j := range state[w] {
 			state[w][j] = iv[w]
 		}
 	}
 	if h.kernel != nil {
-		h.kernel(&state, buf, stride, &counts, longest)
+		h.kernel(state, buf, stride, counts, longest)
 	} else {
-		blocks(&state, buf, stride, &counts, longest)
+		blocks(state, buf, stride, counts, longest)
 	}
 	for j, i := range idx {
 		for w := range 8 {
