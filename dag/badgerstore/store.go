@@ -211,8 +211,11 @@ type Store struct {
 	// pos is a transaction's map of log positions, emptied, for the next
 	// one (putTxn.pos; a transaction uses it only until its commit
 	// starts); under mu.
-	pos       map[dag.ID]uint64
-	posRoom   int
+	pos     map[dag.ID]uint64
+	posRoom int
+	// lastPrev is the prev of the last transaction nextTxn started (the
+	// record of the commit before it), for passRec; under mu.
+	lastPrev  map[string][]byte
 	hand      sync.Mutex
 	flights   sync.WaitGroup
 	brokenErr atomic.Pointer[error]

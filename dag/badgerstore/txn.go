@@ -48,7 +48,9 @@ type wtxn struct {
 	// rec holds what this transaction wrote under the keys a Put reads
 	// (recorded), nil for a deletion: the next Put's transaction reads
 	// them as prev while this one's commit runs, before Badger shows it.
-	rec map[string][]byte
+	// recRoom is how many keys it was made for.
+	rec     map[string][]byte
+	recRoom int
 	// prev: rec of the transaction whose commit may still run, and which
 	// this one's snapshot does not show; nil when its snapshot shows
 	// every earlier commit.
@@ -87,10 +89,10 @@ func (t *wtxn) Set(k, v []byte) error {
 
 // grow makes room in the transaction's record for n more keys.
 func (t *wtxn) grow(n int) {
-	if len(t.rec) > 0 || n <= 0 {
+	if len(t.rec) > 0 || n <= t.recRoom {
 		return // rare: a transaction that wrote before its entries
 	}
-	t.rec = make(map[string][]byte, n)
+	t.rec, t.recRoom = make(map[string][]byte, n), n
 }
 
 // Delete deletes k in the transaction.
@@ -221,6 +223,36 @@ func (s *Store) land(t *wtxn, prev *flight, f *flight) error {
 // running commit's handed-on snapshot and its rec when the Put may read
 // through them (overlay), else once it is done.
 func (s *Store) nextTxn() (*wtxn, error) {
+	t, err := s.startTxn()
+	if err == nil {
+		s.passRec(t)
+	}
+	return t, err
+}
+
+// maxRecRoom bounds the records the store keeps for a later transaction
+// (a map keeps the room it once took).
+const maxRecRoom = 1 << 16
+
+// passRec gives t, a Put's new transaction, the record of the Put
+// transaction two before it, emptied: that record was the prev of the
+// transaction just before t, which has been written (writers hold s.mu
+// in turn), and only writing reads prev; its flight hands it to no
+// transaction after that one. A fresh sync allocated some 110 bytes an
+// entry for these records, one per transaction, before
+// (BenchmarkFreshSync's alloc-B/entry, 2026-12-07). Call with s.mu held.
+func (s *Store) passRec(t *wtxn) {
+	free := s.lastPrev
+	s.lastPrev = t.prev
+	if free == nil || len(t.rec) > 0 || len(free) > maxRecRoom {
+		return
+	}
+	room := len(free)
+	clear(free)
+	t.rec, t.recRoom = free, room
+}
+
+func (s *Store) startTxn() (*wtxn, error) {
 	f := s.flight
 	if f == nil {
 		return s.newTxn(), nil
