@@ -603,6 +603,21 @@ func itemsSize(items []Item) uint64 {
 	return size
 }
 
+// joinBatches returns batches, n items in all, as one slice for one
+// Ingest: a lone batch as it is, several copied once into a slice of
+// their length (appending each to the ones before copied those again as
+// the slice doubled).
+func joinBatches(batches [][]Item, n int) []Item {
+	if len(batches) == 1 {
+		return batches[0]
+	}
+	items := make([]Item, 0, n)
+	for _, b := range batches {
+		items = append(items, b...)
+	}
+	return items
+}
+
 // run ingests the spans in order of position until the catch-up is
 // finished, then ends it.
 func (cu *catchUp) run() {
@@ -645,19 +660,12 @@ func (cu *catchUp) ingest() error {
 		cu.mu.Lock()
 		h := cu.spans[cu.ingested]
 		if h != nil && h.taken < len(h.batches) {
-			// The batches that fit, joined into one slice of their length.
 			k, n := h.taken, 0
 			for k < len(h.batches) && (n == 0 || n+len(h.batches[k]) <= e.o.IngestItems) {
 				n += len(h.batches[k])
 				k++
 			}
-			items := h.batches[h.taken]
-			if k-h.taken > 1 {
-				items = make([]Item, 0, n)
-				for _, b := range h.batches[h.taken:k] {
-					items = append(items, b...)
-				}
-			}
+			items := joinBatches(h.batches[h.taken:k], n)
 			clear(h.batches[h.taken:k])
 			h.taken = k
 			size := itemsSize(items)

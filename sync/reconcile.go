@@ -939,9 +939,8 @@ func (e *Engine) receive(ctx context.Context, c *conn, peer, space string, st *S
 		}
 		// Batches already read go to Ingest together, up to IngestItems
 		// (see Options). Only what has arrived is taken; nothing waits.
-		// They are joined once all are in hand, into one slice of their
-		// length (appending each copied the ones before it again).
-		more, n := gathered[:0], len(items)
+		// They are joined once all are in hand (joinBatches).
+		more, n := append(gathered[:0], items), len(items)
 	gather:
 		for n < e.o.IngestItems {
 			select {
@@ -959,15 +958,8 @@ func (e *Engine) receive(ctx context.Context, c *conn, peer, space string, st *S
 				break gather
 			}
 		}
-		if len(more) > 0 {
-			joined := make([]Item, 0, n)
-			joined = append(joined, items...)
-			for _, b := range more {
-				joined = append(joined, b...)
-			}
-			items = joined
-			clear(more)
-		}
+		items = joinBatches(more, n)
+		clear(more)
 		gathered = more[:0]
 		if pr.EntriesDone+uint64(len(items)) > h.Entries {
 			return End{}, malformed("more entries than the header announced (%d)", h.Entries)
