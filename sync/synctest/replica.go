@@ -487,11 +487,16 @@ func (sc *ingestScratch) put(entries []dag.Entry, index map[dag.ID]int) {
 // returned, and the store keeps nothing of a batch it was given.
 func (sc *ingestScratch) landed() {
 	for _, b := range sc.flying {
-		clear(b.entries[:cap(b.entries)])
-		clear(b.index)
-		sc.free = append(sc.free, b)
+		sc.free1(b)
 	}
 	sc.flying = sc.flying[:0]
+}
+
+// free1 empties b, entries' data included, and keeps it for a later batch.
+func (sc *ingestScratch) free1(b batchStore) {
+	clear(b.entries[:cap(b.entries)])
+	clear(b.index)
+	sc.free = append(sc.free, b)
 }
 
 // release empties the scratch for the next call, taking back the storage
@@ -505,9 +510,7 @@ func (sc *ingestScratch) release(entries []dag.Entry, index map[dag.ID]int) {
 	clear(sc.dec[:cap(sc.dec)])
 	clear(sc.seen)
 	sc.flying = sc.flying[:0]
-	clear(entries[:cap(entries)])
-	clear(index)
-	sc.free = append(sc.free, batchStore{entries, index})
+	sc.free1(batchStore{entries, index})
 	if len(sc.free) > 2 {
 		clear(sc.free[2:])
 		sc.free = sc.free[:2]
