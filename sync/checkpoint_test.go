@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"io"
 	gosync "sync"
 	"testing"
 	"time"
@@ -118,13 +117,8 @@ func TestCheckpointProtocol(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.CloseWrite()
-		r := bufio.NewReader(s)
-		n, err := binary.ReadUvarint(r)
+		body, err := readFrame(bufio.NewReader(s))
 		if err != nil {
-			t.Fatal(err)
-		}
-		body := make([]byte, n)
-		if _, err := io.ReadFull(r, body); err != nil {
 			t.Fatal(err)
 		}
 		var ans ws.CheckpointAnswer
