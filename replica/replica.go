@@ -829,12 +829,16 @@ func (r *Replica) ingestItems(ctx context.Context, items []item, out []Outcome, 
 	callSrc := dag.SourceOf(ctx)
 	bySpace := map[string][]item{}
 	var spaceOrder []string
+	var lastSession dag.ID // most items are of one session: its name formatted once
+	var name string
 	for _, it := range items {
 		if it.src == "" {
 			it.src = callSrc
 		}
 		src := it.src
-		name := it.env.Session.String()
+		if name == "" || it.env.Session != lastSession {
+			lastSession, name = it.env.Session, it.env.Session.String()
+		}
 		out[it.i] = Outcome{Tx: it.id, Space: name}
 		// What is refused whatever arrives later is refused here, before
 		// any write and before its space is loaded or made: a forged

@@ -591,6 +591,12 @@ const decodeChunk = 128
 // the frame nor its lifetime reaches it (TestIngestKeepsNoCallerBytes).
 func (n *Node) decodeItems(ctx context.Context, space string, items []sync.Item, res []sync.ItemResult) ([]decodedItem, error) {
 	dec := make([]decodedItem, len(items))
+	// The session the items must be of, as an id: compared as 32 bytes
+	// rather than by formatting each item's (a string an item). ParseID
+	// takes only an id's canonical text; a space that is not one matches
+	// no envelope.
+	want, err := dag.ParseID(space)
+	ofSpace := err == nil
 	part := func(lo, hi int) error {
 		for i := lo; i < hi; i++ {
 			it := items[i]
@@ -605,7 +611,7 @@ func (n *Node) decodeItems(ctx context.Context, space string, items []sync.Item,
 				continue
 			}
 			env, id := se.Envelope, se.ID
-			if env.Session.String() != space {
+			if !ofSpace || env.Session != want {
 				res[i] = sync.ItemResult{ID: id, Outcome: sync.Quarantined, Code: dag.CodeSchema,
 					Reason: fmt.Sprintf("entry of session %s sent for space %s", env.Session, space)}
 				continue
