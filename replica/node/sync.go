@@ -78,20 +78,24 @@ type SyncResult struct {
 	Error      string `json:"error,omitempty"`
 }
 
-// logSize counts a space's log entries (0 for a space without a log).
+// logSize counts a space's log entries (0 for a space without a log). Log
+// positions are 1, 2, 3, … with no gaps (dag.Index.Position), and the
+// entry last in the log is a head (a child is applied after its
+// parents): the count is the highest position of a head, read in a few
+// lookups rather than by paging through every id of the log, which
+// Connect did twice, before and after its pulls.
 func (n *Node) logSize(ctx context.Context, space string) int {
-	const page = 10000
-	total := 0
-	for {
-		ids, err := n.Log(ctx, space, uint64(total), page)
-		if err != nil {
-			return total
-		}
-		total += len(ids)
-		if len(ids) < page {
-			return total
+	heads, err := n.Heads(ctx, space)
+	if err != nil {
+		return 0
+	}
+	var last uint64
+	for _, h := range heads {
+		if p, err := n.Position(ctx, h); err == nil {
+			last = max(last, p)
 		}
 	}
+	return int(last)
 }
 
 // syncState is the node's running sync, if any.
