@@ -124,7 +124,7 @@ func BenchmarkProductFreshSync(b *testing.B) {
 	am := automergeDoc(b, len(s.items))
 	b.Logf("session: %d envelopes (%d ballots, %d members), %.0f B/envelope; source and Automerge document made in %v",
 		len(s.items), s.ballots, nm, float64(s.bytes)/float64(len(s.items)), time.Since(gen).Round(time.Millisecond))
-	var witanS, amS, witanCPU, amCPU, commits float64
+	var witanS, amS, witanCPU, amCPU, commits, witanAlloc float64
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
@@ -132,6 +132,8 @@ func BenchmarkProductFreshSync(b *testing.B) {
 		settle()
 		stopProfile := startProfile(b, os.Getenv("WITAN_PRODUCT_CPUPROFILE"))
 		stopTrace := startTrace(b, os.Getenv("WITAN_PRODUCT_TRACE"))
+		stopAllocs := startAllocs(b, os.Getenv("WITAN_PRODUCT_ALLOCS"))
+		alloc0 := allocated()
 		start, cpu0 := time.Now(), cpuSeconds()
 		b.StartTimer()
 		if _, err := dst.Connect(ctx, src.Sync().Addrs()[0], []string{s.space}); err != nil {
@@ -153,6 +155,8 @@ func BenchmarkProductFreshSync(b *testing.B) {
 		b.StopTimer()
 		witanS += time.Since(start).Seconds()
 		witanCPU += cpuSeconds() - cpu0
+		witanAlloc += float64(allocated() - alloc0) // both nodes
+		stopAllocs()
 		stopTrace()
 		stopProfile()
 		if st, ok := dst.Store().(interface{ Stats() badgerstore.Stats }); ok {
@@ -181,6 +185,7 @@ func BenchmarkProductFreshSync(b *testing.B) {
 	b.ReportMetric(witanCPU/amCPU, "witan/automerge-cpu")
 	b.ReportMetric(float64(len(s.items))*n/witanS, "witan-env/s")
 	b.ReportMetric(commits/n, "witan-commits")
+	b.ReportMetric(witanAlloc/n/float64(len(s.items)), "witan-alloc-B/env")
 }
 
 // settle collects the garbage and waits for the finalizers it queued, so
