@@ -122,9 +122,17 @@ func TestScanLogPages(t *testing.T) {
 				if len(got) != len(want) {
 					t.Fatalf("after %d: %d entries, want %d", after, len(got), len(want))
 				}
+				// Read after every page has come: nothing points into what
+				// a later page was read into. An entry's slices end where
+				// it does (entries of a read share one allocation each for
+				// data and parents): an append to one never writes another.
 				for i := range want {
 					if got[i].ID != want[i].ID || !bytes.Equal(got[i].Data, want[i].Data) || !slices.Equal(got[i].Parents, want[i].Parents) {
 						t.Fatalf("after %d: entry %d is %s, want %s", after, i, got[i].ID, want[i].ID)
+					}
+					if cap(got[i].Data) != len(got[i].Data) || cap(got[i].Parents) != len(got[i].Parents) {
+						t.Fatalf("after %d: entry %d has room past its end (data %d of %d, parents %d of %d)", after, i,
+							len(got[i].Data), cap(got[i].Data), len(got[i].Parents), cap(got[i].Parents))
 					}
 				}
 				if after == 0 && pages < 6 {

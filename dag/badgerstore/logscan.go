@@ -46,7 +46,10 @@ var (
 // pages ahead of fn, in one read transaction while fn keeps up (see the
 // bounds above: a slow fn ends it and the scan goes on in a new one, at
 // the same position). fn may keep the entries; it must not keep the slice.
-// An error from fn ends the scan with it. sync's responder serves a
+// On disk, the entries read together (up to about 1 MiB of bodies) share
+// one allocation for their data and one for their parents, each entry's
+// slices capped at its own end: keeping one keeps those. An error from fn
+// ends the scan with it. sync's responder serves a
 // space's whole log with it (sync.LogScanner, through the node).
 func (s *Store) ScanLog(ctx context.Context, space string, after uint64, limit int, fn func([]dag.Entry) error) error {
 	sid, ok := s.sidOf(space)
@@ -167,6 +170,17 @@ type logScan struct {
 	dataIt   *badger.Iterator // pData; reverse on disk (runAt)
 	body     bodyRun
 	bodyLocs []loc
+
+	// A page's scratch, kept for the next: its ids, body numbers and
+	// locations in log order, the same by number, and the buffer bodies
+	// are read into (readLogBodies). Nothing a page returns points into
+	// them.
+	pIDs   []dag.ID
+	pSeqs  []uint64
+	pLocs  []loc
+	pRefs  []logRef
+	pByNum []loc
+	buf    []byte
 }
 
 func newLogScan(s *Store, txn *badger.Txn, sid uint32, space string, next uint64) *logScan {
@@ -231,12 +245,13 @@ func (sc *logScan) run() (bool, error) {
 // bounds of a page; none at the log's end.
 func (sc *logScan) page(end uint64) ([]dag.Entry, error) {
 	var (
-		ids  []dag.ID
-		seqs []uint64
-		locs []loc
+		ids  = sc.pIDs[:0]
+		seqs = sc.pSeqs[:0]
+		locs = sc.pLocs[:0]
 		out  []dag.Entry // in memory, read as they come
 		size int
 	)
+	defer func() { sc.pIDs, sc.pSeqs, sc.pLocs = ids, seqs, locs }()
 	for len(ids) < scanPageEntries && size < scanPageBytes && sc.next <= end {
 		if !sc.started || sc.next-sc.first >= uint64(len(sc.seqs)) {
 			if !sc.started {
@@ -289,16 +304,17 @@ func (sc *logScan) page(end uint64) ([]dag.Entry, error) {
 	}
 	// The bodies are read in number order (file order).
 	out = make([]dag.Entry, len(ids))
-	refs := make([]logRef, len(ids))
+	refs := sc.pRefs[:0]
 	for i, seq := range seqs {
-		refs[i] = logRef{seq, i}
+		refs = append(refs, logRef{seq, i})
 	}
 	slices.SortStableFunc(refs, func(a, b logRef) int { return cmp.Compare(a.seq, b.seq) })
-	sorted := make([]loc, len(refs))
-	for k, r := range refs {
-		sorted[k] = locs[r.i]
+	sorted := sc.pByNum[:0]
+	for _, r := range refs {
+		sorted = append(sorted, locs[r.i])
 	}
-	return out, sc.s.readLogBodies(sc.space, ids, refs, sorted, out)
+	sc.pRefs, sc.pByNum = refs, sorted
+	return out, sc.s.readLogBodies(sc.space, ids, refs, sorted, out, &sc.buf)
 }
 
 // memBody reads body seq of entry id from an in-memory store.

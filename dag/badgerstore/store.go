@@ -595,30 +595,55 @@ func decodeRejection(id dag.ID, b []byte) (dag.Rejection, error) {
 
 // decodeBody decodes the body of entry id (see body).
 func decodeBody(id dag.ID, b []byte) (dag.Entry, error) {
-	ps, b, err := bodyParents(id, b)
+	np, rest, err := bodyParentCount(id, b)
 	if err != nil {
 		return dag.Entry{}, err
 	}
-	e := dag.Entry{ID: id, Parents: ps}
-	if e.Data, err = unpack(make([]byte, 0, unpackedSize(b)), b); err != nil {
+	data, parents := make([]byte, 0, unpackedSize(rest[32*np:])), make([]dag.ID, 0, np)
+	return decodeBodyInto(id, b, &data, &parents)
+}
+
+// decodeBodyInto is decodeBody with the entry's parents and data appended
+// to *parents and *data (one allocation for many entries when they have
+// room for them all), the entry's slices capped at their own end.
+func decodeBodyInto(id dag.ID, b []byte, data *[]byte, parents *[]dag.ID) (dag.Entry, error) {
+	np, rest, err := bodyParentCount(id, b)
+	if err != nil {
+		return dag.Entry{}, err
+	}
+	p0 := len(*parents)
+	for i := range np {
+		*parents = append(*parents, idFrom(rest[32*i:]))
+	}
+	d0 := len(*data)
+	if *data, err = unpack(*data, rest[32*np:]); err != nil {
 		return dag.Entry{}, fmt.Errorf("%w for %s", err, id)
 	}
-	return e, nil
+	return dag.Entry{ID: id, Parents: (*parents)[p0:len(*parents):len(*parents)], Data: (*data)[d0:len(*data):len(*data)]}, nil
+}
+
+// bodyParentCount returns how many parents start the body of entry id, and
+// the rest: their 32-byte digests, then the packed data.
+func bodyParentCount(id dag.ID, b []byte) (int, []byte, error) {
+	np, n := binary.Uvarint(b)
+	if n <= 0 || np > uint64(len(b)-n)/32 {
+		return 0, nil, fmt.Errorf("%w for %s", errCorrupt, id)
+	}
+	return int(np), b[n:], nil
 }
 
 // bodyParents decodes the parents that start the body of entry id, and
 // returns the rest (the packed data).
 func bodyParents(id dag.ID, b []byte) ([]dag.ID, []byte, error) {
-	np, n := binary.Uvarint(b)
-	if n <= 0 || np > uint64(len(b)-n)/32 {
-		return nil, nil, fmt.Errorf("%w for %s", errCorrupt, id)
+	np, rest, err := bodyParentCount(id, b)
+	if err != nil {
+		return nil, nil, err
 	}
-	b = b[n:]
 	ps := make([]dag.ID, np)
 	for i := range ps {
-		ps[i] = idFrom(b[32*i:])
+		ps[i] = idFrom(rest[32*i:])
 	}
-	return ps, b[32*np:], nil
+	return ps, rest[32*np:], nil
 }
 
 // readBody reads the body b of entry id in txn.
@@ -2070,10 +2095,13 @@ func logIDs(txn *badger.Txn, sid uint32, after uint64, limit int, seqs *[]uint64
 
 // LogEntries returns up to limit applied entries of space in log order,
 // starting after position after, as Log and then Get for each would, in one
-// read: the log runs name each entry's body number, and the bodies, numbered in the order they were written (mostly the
-// log's), are read with one iterator in that order, stepping to the next
-// key where it is the one wanted and seeking only across a gap. sync's
-// responder serves a space's log with it (sync.LogReader).
+// read: the log runs name each entry's body number, and the bodies,
+// numbered in the order they were written (mostly the log's), are read in
+// that order, on disk each run of adjacent records with one read (its
+// entries then share one allocation for their data and one for their
+// parents, as ScanLog's do), in memory with one iterator, stepping to the
+// next key where it is the one wanted and seeking only across a gap.
+// sync's responder serves a space's log with it (sync.LogReader).
 func (s *Store) LogEntries(ctx context.Context, space string, after uint64, limit int) ([]dag.Entry, error) {
 	sid, ok := s.sidOf(space)
 	if !ok || after == 1<<64-1 {
@@ -2113,7 +2141,7 @@ func (s *Store) LogEntries(ctx context.Context, space string, after uint64, limi
 					return fmt.Errorf("%w: no body for %s", errCorrupt, ids[r.i])
 				}
 			}
-			return s.readLogBodies(space, ids, refs, locs, out)
+			return s.readLogBodies(space, ids, refs, locs, out, new([]byte))
 		}
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{pData}, PrefetchValues: false})
 		defer it.Close()
@@ -2140,10 +2168,14 @@ func (s *Store) LogEntries(ctx context.Context, space string, after uint64, limi
 }
 
 // readLogBodies reads the bodies at locs (of refs, sorted by number) from
-// the body files into out, for LogEntries.
-func (s *Store) readLogBodies(space string, ids []dag.ID, refs []logRef, locs []loc, out []dag.Entry) error {
-	// The bodies, numbered in the order they were written, mostly lie
-	// one after the other: each run of adjacent records is one read.
+// the body files into out, for LogEntries and ScanLog. Each run of
+// adjacent records (up to about 1 MiB) is one read into *buf (grown as
+// needed, and kept for the caller's next call: nothing read points into
+// it), and the entries it holds share one allocation for their data and
+// one for their parents, as dag.MemStore's LogEntries does: a page of a
+// sync's log serving made two allocations an entry and one a read.
+func (s *Store) readLogBodies(space string, ids []dag.ID, refs []logRef, locs []loc, out []dag.Entry, buf *[]byte) error {
+	var bodies [][]byte // the checked records of one read
 	for k := 0; k < len(refs); {
 		start := locs[k].off - int64(recordHeader(refs[k].seq, locs[k].n))
 		end := locs[k].off + int64(locs[k].n) + 4
@@ -2155,24 +2187,41 @@ func (s *Store) readLogBodies(space string, ids []dag.ID, refs []logRef, locs []
 			}
 			end = l.off + int64(l.n) + 4
 		}
-		buf := make([]byte, end-start)
-		if err := s.bl.readAt(locs[k].file, buf, start); err != nil {
+		if int64(cap(*buf)) < end-start {
+			*buf = make([]byte, end-start)
+		}
+		rd := (*buf)[:end-start]
+		if err := s.bl.readAt(locs[k].file, rd, start); err != nil {
 			return err
 		}
-		for ; k < j; k++ {
-			l, r := locs[k], refs[k]
+		bodies = bodies[:0]
+		dataN, parN := 0, 0
+		for i := k; i < j; i++ {
+			l, r := locs[i], refs[i]
 			h := int64(recordHeader(r.seq, l.n))
-			b, err := checkRecord(r.seq, l, buf[l.off-h-start:l.off+int64(l.n)+4-start])
+			b, err := checkRecord(r.seq, l, rd[l.off-h-start:l.off+int64(l.n)+4-start])
 			if err != nil {
 				return err
 			}
-			e, err := decodeBody(ids[r.i], b)
+			np, rest, err := bodyParentCount(ids[r.i], b)
+			if err != nil {
+				return err
+			}
+			bodies = append(bodies, b)
+			dataN += unpackedSize(rest[32*np:])
+			parN += np
+		}
+		data, parents := make([]byte, 0, dataN), make([]dag.ID, 0, parN)
+		for i, b := range bodies {
+			r := refs[k+i]
+			e, err := decodeBodyInto(ids[r.i], b, &data, &parents)
 			if err != nil {
 				return err
 			}
 			e.Space = space
 			out[r.i] = e
 		}
+		k = j
 	}
 	return nil
 }
