@@ -33,15 +33,7 @@ func TestLogSizeIsTheLogsLength(t *testing.T) {
 		}
 		for lo := 0; lo < len(txs); {
 			hi := lo + rapid.IntRange(1, len(txs)-lo).Draw(rt, "part")
-			items := make([]sync.Item, 0, hi-lo)
-			for _, tx := range txs[lo:hi] {
-				it := sync.Item{Data: tx.Bytes}
-				for _, a := range tx.Attach {
-					it.Objects = append(it.Objects, dag.NewObject(a))
-				}
-				items = append(items, it)
-			}
-			if _, err := n.Ingest(ctx, space, items); err != nil {
+			if _, err := n.Ingest(ctx, space, txItems(txs[lo:hi])); err != nil {
 				rt.Fatal(err)
 			}
 			log, err := n.Log(ctx, space, 0, 0)
@@ -54,4 +46,18 @@ func TestLogSizeIsTheLogsLength(t *testing.T) {
 			lo = hi
 		}
 	})
+}
+
+// txItems is what sync hands Ingest for txs: each envelope with the
+// objects it carries.
+func txItems(txs []ht.Tx) []sync.Item {
+	out := make([]sync.Item, 0, len(txs))
+	for _, tx := range txs {
+		it := sync.Item{Data: tx.Bytes}
+		for _, a := range tx.Attach {
+			it.Objects = append(it.Objects, dag.NewObject(a))
+		}
+		out = append(out, it)
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package node_test
+package node
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 
 	"github.com/witan-dev/witan/dag"
 	ht "github.com/witan-dev/witan/replica/house/housetest"
-	"github.com/witan-dev/witan/replica/node"
 	"github.com/witan-dev/witan/sync"
 )
 
@@ -25,18 +24,8 @@ func TestIngestTakesOnlyItsSession(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		hs := ht.GenHistory(rt)
 		own := hs.B.Session.String()
-		items := func() []sync.Item {
-			out := make([]sync.Item, 0, len(hs.All))
-			for _, tx := range hs.All {
-				it := sync.Item{Data: tx.Bytes}
-				for _, a := range tx.Attach {
-					it.Objects = append(it.Objects, dag.NewObject(a))
-				}
-				out = append(out, it)
-			}
-			return out
-		}
-		n, err := node.Open(ctx, node.Options{InMemory: true, Clock: clk})
+		items := func() []sync.Item { return txItems(hs.All) }
+		n, err := Open(ctx, Options{InMemory: true, Clock: clk})
 		if err != nil {
 			rt.Fatal(err)
 		}
