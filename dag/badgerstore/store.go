@@ -2172,8 +2172,8 @@ func (s *Store) LogEntries(ctx context.Context, space string, after uint64, limi
 // adjacent records (up to about 1 MiB) is one read into *buf (grown as
 // needed, and kept for the caller's next call: nothing read points into
 // it), and the entries it holds share one allocation for their data and
-// one for their parents, as dag.MemStore's LogEntries does: a page of a
-// sync's log serving made two allocations an entry and one a read.
+// one for their parents, as dag.MemStore's LogEntries does, rather than
+// two allocations an entry.
 func (s *Store) readLogBodies(space string, ids []dag.ID, refs []logRef, locs []loc, out []dag.Entry, buf *[]byte) error {
 	var bodies [][]byte // the checked records of one read
 	for k := 0; k < len(refs); {

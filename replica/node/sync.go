@@ -82,8 +82,8 @@ type SyncResult struct {
 // positions are 1, 2, 3, … with no gaps (dag.Index.Position), and the
 // entry last in the log is a head (a child is applied after its
 // parents): the count is the highest position of a head, read in a few
-// lookups rather than by paging through every id of the log, which
-// Connect did twice, before and after its pulls.
+// lookups rather than by paging through every id of the log (Connect
+// counts before and after its pulls).
 func (n *Node) logSize(ctx context.Context, space string) int {
 	heads, err := n.Heads(ctx, space)
 	if err != nil {
