@@ -600,17 +600,15 @@ func decodeBody(id dag.ID, b []byte) (dag.Entry, error) {
 		return dag.Entry{}, err
 	}
 	data, parents := make([]byte, 0, unpackedSize(rest[32*np:])), make([]dag.ID, 0, np)
-	return decodeBodyInto(id, b, &data, &parents)
+	return decodeBodyInto(id, np, rest, &data, &parents)
 }
 
-// decodeBodyInto is decodeBody with the entry's parents and data appended
+// decodeBodyInto is decodeBody, from what bodyParentCount returned for the
+// body (np parents, then rest), with the entry's parents and data appended
 // to *parents and *data (one allocation for many entries when they have
 // room for them all), the entry's slices capped at their own end.
-func decodeBodyInto(id dag.ID, b []byte, data *[]byte, parents *[]dag.ID) (dag.Entry, error) {
-	np, rest, err := bodyParentCount(id, b)
-	if err != nil {
-		return dag.Entry{}, err
-	}
+func decodeBodyInto(id dag.ID, np int, rest []byte, data *[]byte, parents *[]dag.ID) (dag.Entry, error) {
+	var err error
 	p0 := len(*parents)
 	for i := range np {
 		*parents = append(*parents, idFrom(rest[32*i:]))
@@ -2175,7 +2173,13 @@ func (s *Store) LogEntries(ctx context.Context, space string, after uint64, limi
 // one for their parents, as dag.MemStore's LogEntries does, rather than
 // two allocations an entry.
 func (s *Store) readLogBodies(space string, ids []dag.ID, refs []logRef, locs []loc, out []dag.Entry, buf *[]byte) error {
-	var bodies [][]byte // the checked records of one read
+	// The bodies of one read, checked: each one's parent count and the
+	// rest, as bodyParentCount returns them.
+	type body struct {
+		np   int
+		rest []byte
+	}
+	var bodies []body
 	for k := 0; k < len(refs); {
 		start := locs[k].off - int64(recordHeader(refs[k].seq, locs[k].n))
 		end := locs[k].off + int64(locs[k].n) + 4
@@ -2207,14 +2211,14 @@ func (s *Store) readLogBodies(space string, ids []dag.ID, refs []logRef, locs []
 			if err != nil {
 				return err
 			}
-			bodies = append(bodies, b)
+			bodies = append(bodies, body{np, rest})
 			dataN += unpackedSize(rest[32*np:])
 			parN += np
 		}
 		data, parents := make([]byte, 0, dataN), make([]dag.ID, 0, parN)
 		for i, b := range bodies {
 			r := refs[k+i]
-			e, err := decodeBodyInto(ids[r.i], b, &data, &parents)
+			e, err := decodeBodyInto(ids[r.i], b.np, b.rest, &data, &parents)
 			if err != nil {
 				return err
 			}
