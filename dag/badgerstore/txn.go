@@ -238,9 +238,9 @@ const maxRecRoom = 1 << 16
 // transaction two before it, emptied: that record was the prev of the
 // transaction just before t, which has been written (writers hold s.mu
 // in turn), and only writing reads prev; its flight hands it to no
-// transaction after that one. A fresh sync allocated some 110 bytes an
-// entry for these records, one per transaction, before
-// (BenchmarkFreshSync's alloc-B/entry, 2026-12-07). Call with s.mu held.
+// transaction after that one. Made anew for each transaction, these
+// records cost a fresh sync some 110 bytes an entry (BenchmarkFreshSync's
+// alloc-B/entry, 2026-12-07). Call with s.mu held.
 func (s *Store) passRec(t *wtxn) {
 	free := s.lastPrev
 	s.lastPrev = t.prev
