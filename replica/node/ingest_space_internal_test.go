@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"pgregory.net/rapid"
 
@@ -20,15 +19,11 @@ import (
 // canonical text). The session's own items are judged as usual.
 func TestIngestTakesOnlyItsSession(t *testing.T) {
 	ctx := context.Background()
-	clk := func() time.Time { return time.Date(2026, 9, 21, 0, 0, 0, 0, time.UTC) }
 	rapid.Check(t, func(rt *rapid.T) {
 		hs := ht.GenHistory(rt)
 		own := hs.B.Session.String()
 		items := func() []sync.Item { return txItems(hs.All) }
-		n, err := Open(ctx, Options{InMemory: true, Clock: clk})
-		if err != nil {
-			rt.Fatal(err)
-		}
+		n := memNode(rt)
 		defer n.Close()
 		for _, space := range []string{
 			dag.Sum([]byte("another session")).String(),
