@@ -76,11 +76,11 @@ func LockGCGate(s *Store) (files int) {
 func ChildKey(s *Store, parent, child dag.ID) ([]byte, error) {
 	var k []byte
 	err := s.db.View(func(txn *badger.Txn) error {
-		sid, ppos, ok, err := s.appliedAt(rtxn{txn}, parent)
+		sid, ppos, ok, err := s.appliedAt(rtxn{Txn: txn}, parent)
 		if err != nil || !ok {
 			return fmt.Errorf("parent %s: applied %v, %v", parent, ok, err)
 		}
-		_, pos, ok, err := s.appliedAt(rtxn{txn}, child)
+		_, pos, ok, err := s.appliedAt(rtxn{Txn: txn}, child)
 		if err != nil || !ok {
 			return fmt.Errorf("child %s: applied %v, %v", child, ok, err)
 		}
@@ -97,4 +97,25 @@ func KeptPositions(s *Store) (kept bool, n, room int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.pos != nil, len(s.pos), s.posRoom
+}
+
+// SetLandHook makes f run after each Put transaction's Badger commit
+// returned and before the store counts it as landed (Store.landed).
+func SetLandHook(s *Store, f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.landHook = f
+}
+
+// AppliedRecords returns the applied index: each applied entry's space
+// number, log position, body number and body run.
+func AppliedRecords(s *Store) map[dag.ID][4]uint64 {
+	out := map[dag.ID][4]uint64{}
+	s.applied.mu.RLock()
+	defer s.applied.mu.RUnlock()
+	for d, r := range s.applied.m {
+		b := r.body()
+		out[dag.IDFromDigest(d)] = [4]uint64{uint64(r.sid), r.pos, b.seq, b.run}
+	}
+	return out
 }

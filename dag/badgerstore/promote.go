@@ -331,7 +331,9 @@ func (pr *promotion) consume(c chunk) {
 // pending set, so Put calls it only while keyPromote is held, once.
 func (s *Store) readyPending() (map[string][]dag.ID, error) {
 	out := map[string][]dag.ID{}
+	at := s.landed.Load()
 	err := s.db.View(func(txn *badger.Txn) error {
+		rt := rtxn{txn, at}
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{pQueue}})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
@@ -340,7 +342,7 @@ func (s *Store) readyPending() (map[string][]dag.ID, error) {
 				return fmt.Errorf("%w: pending key %x", errCorrupt, k)
 			}
 			id := idFrom(k[5:])
-			e, st, _, err := s.lookup(rtxn{txn}, id, s.nameOf, true, false)
+			e, st, _, err := s.lookup(rt, id, s.nameOf, true, false)
 			if err != nil {
 				return err
 			}
@@ -349,7 +351,7 @@ func (s *Store) readyPending() (map[string][]dag.ID, error) {
 			}
 			ready := true
 			for _, par := range e.Parents {
-				pe, pst, _, err := s.lookup(rtxn{txn}, par, s.nameOf, false, true)
+				pe, pst, _, err := s.lookup(rt, par, s.nameOf, false, true)
 				if err != nil {
 					return err
 				}

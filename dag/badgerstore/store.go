@@ -183,8 +183,14 @@ type Store struct {
 	commits, commitWait atomic.Int64
 	spaces              sync.Map  // space name → uint32 id, and uint32 id → name; only committed spaces
 	ids                 *idFilter // a superset of the ids of the entries held
-	maxVal              int       // the largest value Badger takes (in memory: 1 MiB), 0 for no limit
-	seq                 uint64    // the last body number committed (keyLastSeq); under mu
+	// applied holds the applied entries' status records (applied.go).
+	// gen is the number of the last Put transaction started, under mu;
+	// landed that of the last one whose commit returned.
+	applied *appliedIndex
+	gen     uint64
+	landed  atomic.Uint64
+	maxVal  int    // the largest value Badger takes (in memory: 1 MiB), 0 for no limit
+	seq     uint64 // the last body number committed (keyLastSeq); under mu
 	// resume: keyPromote is held, a promotion was cut off between two
 	// transactions; the next Put in its space finishes it. ready: what it
 	// left, per space, once read (nil before). Under mu.
@@ -196,7 +202,10 @@ type Store struct {
 	promoteHook    func(k int) error // tests: called before promotion transaction k+1; an error stops the Put there
 	// viewHook, set by tests only, runs inside each read's Badger
 	// transaction before the read.
-	viewHook   func()
+	viewHook func()
+	// landHook, set by tests only, runs after a Put transaction's Badger
+	// commit returned and before landed says so.
+	landHook   func()
 	testLimits [2]budget // tests: limit and wholeLimit instead of Badger's, when not zero
 
 	// flight is the last commit started (txn.go), nil once drained; under
@@ -341,7 +350,7 @@ func Open(dir string, o Options) (*Store, error) {
 		case !errors.Is(err, badger.ErrKeyNotFound):
 			return err
 		}
-		seq, err := readCounter(rtxn{txn}, keyLastSeq, "last body number")
+		seq, err := readCounter(rtxn{Txn: txn}, keyLastSeq, "last body number")
 		if err != nil {
 			return err
 		}
@@ -368,7 +377,10 @@ func Open(dir string, o Options) (*Store, error) {
 		err = s.checkFormat()
 	}
 	if err == nil {
-		s.ids, err = loadIDFilter(db)
+		s.applied, err = loadApplied(db, o.InMemory)
+	}
+	if err == nil {
+		s.ids, err = loadIDFilter(db, s.applied)
 	}
 	if err == nil && !o.InMemory {
 		s.bl, err = openBodyLog(db, bdir, o)
@@ -381,13 +393,35 @@ func Open(dir string, o Options) (*Store, error) {
 }
 
 // checkFormat refuses a store in another key layout, and marks a new one.
+// A format-10 or 11 store is marked 12, and then its applied entries'
+// status records, which format 12 does not read, are dropped: should that
+// be cut off, the next Open drops what is left.
 func (s *Store) checkFormat() error {
 	txn := s.newTxn()
 	defer txn.Discard()
 	if err := checkFormatTxn(txn); err != nil {
 		return err
 	}
-	return s.commitTxn(txn)
+	if err := s.commitTxn(txn); err != nil {
+		return err
+	}
+	return s.dropStatusRecords()
+}
+
+// dropStatusRecords drops the e keys a format-10 or 11 store held, if any.
+func (s *Store) dropStatusRecords() error {
+	any := false
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{pOldEntry}, PrefetchValues: false})
+		defer it.Close()
+		it.Rewind()
+		any = it.Valid()
+		return nil
+	})
+	if err != nil || !any {
+		return err
+	}
+	return s.db.DropPrefix([]byte{pOldEntry})
 }
 
 func checkFormatTxn(txn *wtxn) error {
@@ -398,11 +432,14 @@ func checkFormatTxn(txn *wtxn) error {
 			if err != nil {
 				return err
 			}
-			if len(v) == 4 && binary.BigEndian.Uint32(v) == 10 {
-				// Format 10 differs only in having a child key for every
-				// edge, which Children reads as well: the store is read as
-				// it is, and marked 11 before this version writes an edge
-				// without a key, which a format-10 reader would miss.
+			if len(v) == 4 && (binary.BigEndian.Uint32(v) == 10 || binary.BigEndian.Uint32(v) == 11) {
+				// Format 10 differs from 11 only in having a child key for
+				// every edge, which Children reads as well, and 11 from 12
+				// in the applied entries' status records, which the log
+				// runs repeat: the store is read as it is, and marked 12
+				// before this version writes an edge without a key or an
+				// entry without a status record, which the older readers
+				// would miss.
 				return txn.Set(keyFormat, binary.BigEndian.AppendUint32(nil, format))
 			}
 			if len(v) != 4 || binary.BigEndian.Uint32(v) != format {
@@ -424,10 +461,11 @@ func checkFormatTxn(txn *wtxn) error {
 	}
 }
 
-// loadIDFilter builds the id filter from the keys of the entries held,
-// counting them first so that one layer holds them all.
-func loadIDFilter(db *badger.DB) (*idFilter, error) {
-	prefixes := []byte{pEntry, pPending, pQuar}
+// loadIDFilter builds the id filter from the ids of the entries held (the
+// applied ones in applied, the keys of the others), counting them first so
+// that one layer holds them all.
+func loadIDFilter(db *badger.DB, applied *appliedIndex) (*idFilter, error) {
+	prefixes := []byte{pPending, pQuar}
 	each := func(fn func(k []byte)) error {
 		return db.View(func(txn *badger.Txn) error {
 			for _, p := range prefixes {
@@ -440,11 +478,12 @@ func loadIDFilter(db *badger.DB) (*idFilter, error) {
 			return nil
 		})
 	}
-	n := 0
+	n := applied.len()
 	if err := each(func([]byte) { n++ }); err != nil {
 		return nil, err
 	}
 	f := newIDFilter(n)
+	applied.each(func(d *[32]byte) { f.add(dag.IDFromDigest(*d)) })
 	err := each(func(k []byte) {
 		if len(k) == 33 {
 			f.add(idFrom(k[1:]))
@@ -459,7 +498,7 @@ func loadIDFilter(db *badger.DB) (*idFilter, error) {
 const (
 	pData      = 'd' // d seq → body (parents, packed data), written once; on disk d run → the body run's location in the body files
 	pDead      = 'D' // D seq → "" (on disk: body seq is deleted; GC drops it and this key)
-	pEntry     = 'e' // e id → status record (sid, pos, seq)
+	pOldEntry  = 'e' // e id → status record (sid, pos, seq) of an applied entry, in formats 10 and 11
 	pPending   = 'p' // p id → status record (sid, 0, seq)
 	pChild     = 'c' // c sid parentpos childpos → "" (see write)
 	pLog       = 'l' // l sid first → ids at positions first, first+1, … and their body numbers (one run per batch, encodeRun)
@@ -493,10 +532,12 @@ var (
 // has none: Badger syncs its writes, and every record of the store stays
 // in Badger's tree (a format-9 store may hold commits only that log
 // had); format 10 had a child key for every edge, where format 11 has
-// none for a parent just before its child in the log. This version reads a
-// format-10 store and marks it 11 on opening; it refuses the older ones
-// rather than misread them.
-const format = 11
+// none for a parent just before its child in the log; format 11 kept each
+// applied entry's status record in the tree (e id), where format 12 keeps
+// it in memory, rebuilt from the log runs on opening (applied.go). This
+// version reads a format-10 or 11 store, marks it 12 and drops its status
+// records on opening; it refuses the older ones rather than misread them.
+const format = 12
 
 // Format is the store format (the version of the key layout) this package
 // reads and writes; Open refuses a store written in another with ErrFormat.
@@ -773,14 +814,10 @@ func statusOf(txn getter, k []byte, id dag.ID) (sid uint32, pos uint64, body bre
 }
 
 // appliedAt returns the space number and log position of applied entry id
-// from its status record, without reading its body; ok is false when id
-// is not applied.
+// as txn sees it (appliedOf); ok is false when id is not applied.
 func (s *Store) appliedAt(txn getter, id dag.ID) (sid uint32, pos uint64, ok bool, err error) {
-	if !s.ids.mayHold(id) {
-		return 0, 0, false, nil
-	}
-	sid, pos, _, ok, err = statusOf(txn, key(pEntry, idb(id)), id)
-	return sid, pos, ok, err
+	r, ok, err := s.appliedOf(txn, id)
+	return r.sid, r.pos, ok, err
 }
 
 func (s *Store) check(ctx context.Context) error {
@@ -825,13 +862,22 @@ func (s *Store) lookup(txn getter, id dag.ID, names func(uint32) string, pending
 	if !s.ids.mayHold(id) {
 		return dag.Entry{}, dag.Absent, 0, nil
 	}
-	for _, st := range []dag.Status{dag.Applied, dag.Pending, dag.Quarantined} {
-		p := byte(pEntry)
+	if r, ok, err := s.appliedOf(txn, id); err != nil || ok {
+		if err != nil {
+			return dag.Entry{}, dag.Absent, 0, err
+		}
+		e, err := s.readBody(txn, id, r.body())
+		if err != nil {
+			return dag.Entry{}, dag.Absent, 0, err
+		}
+		e.Space = names(r.sid)
+		return e, dag.Applied, r.pos, nil
+	}
+	for _, st := range []dag.Status{dag.Pending, dag.Quarantined} {
+		p := byte(pPending)
 		switch {
 		case st == dag.Pending && !pending, st == dag.Quarantined && !quar:
 			continue
-		case st == dag.Pending:
-			p = pPending
 		case st == dag.Quarantined:
 			p = pQuar
 		}
@@ -1316,6 +1362,8 @@ func (s *Store) newPutTxn() (*putTxn, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.gen++
+	txn.gen = s.gen
 	p := &putTxn{s: s, txn: txn, newNames: map[uint32]string{}, newSIDs: map[string]uint32{}, next: map[uint32]uint64{}, seq: s.seq, dead: map[uint32]int64{}}
 	p.pos, p.posRoom, s.pos, s.posRoom = s.pos, s.posRoom, nil, 0
 	return p, nil
@@ -1368,6 +1416,12 @@ func (s *Store) commit(p *putTxn, c chunk, first bool) error {
 	defer func() {
 		if !dispatched {
 			p.txn.Discard()
+			// What write added to the applied index goes with it.
+			ids := make([]dag.ID, len(c.apply))
+			for i, st := range c.apply {
+				ids[i] = st.ID
+			}
+			s.applied.drop(p.txn.gen, ids)
 		}
 		s.keepPos(p)
 	}()
@@ -1526,9 +1580,11 @@ func (p *putTxn) write(c chunk) error {
 		}
 		pos := p.next[sid]
 		p.next[sid] = pos + 1
-		if err := t.Set(key(pEntry, id), head(sid, pos, seq)); err != nil {
-			return err
+		if seq.seq-seq.run > 1<<32-1 {
+			return fmt.Errorf("badgerstore: body %d is too far from its run's first, %d", seq.seq, seq.run)
 		}
+		// Its status record: the log run below names it durably.
+		p.s.applied.add((*[32]byte)(id), appliedRec{sid: sid, delta: uint32(seq.seq - seq.run), pos: pos, seq: seq.seq, gen: t.gen})
 		r := runs[sid]
 		if r == nil {
 			r = &logRun{first: pos}
@@ -1687,10 +1743,10 @@ func unpend(t *wtxn, sid uint32, e dag.Entry) error {
 // Get implements dag.Getter.
 func (s *Store) Get(ctx context.Context, id dag.ID) (dag.Entry, error) {
 	var e dag.Entry
-	err := s.view(ctx, func(txn *badger.Txn) error {
+	err := s.viewAt(ctx, func(txn rtxn) error {
 		var st dag.Status
 		var err error
-		e, st, _, err = s.lookup(rtxn{txn}, id, s.nameOf, true, true)
+		e, st, _, err = s.lookup(txn, id, s.nameOf, true, true)
 		if err == nil && st != dag.Applied {
 			err = fmt.Errorf("badgerstore: entry %s: %w", id, dag.ErrNotFound)
 		}
@@ -1711,11 +1767,20 @@ func (s *Store) Has(ctx context.Context, id dag.ID) (dag.Status, error) {
 	if !s.ids.mayHold(id) {
 		return st, nil
 	}
-	err := s.view(ctx, func(txn *badger.Txn) error {
+	if r, ok := s.applied.get(id); ok && r.gen <= s.landed.Load() {
+		return dag.Applied, nil
+	}
+	err := s.viewAt(ctx, func(txn rtxn) error {
+		if _, ok, err := s.appliedIn(txn.Txn, txn.at, id); err != nil || ok {
+			if ok {
+				st = dag.Applied
+			}
+			return err
+		}
 		for _, c := range []struct {
 			p  byte
 			st dag.Status
-		}{{pEntry, dag.Applied}, {pPending, dag.Pending}, {pQuar, dag.Quarantined}} {
+		}{{pPending, dag.Pending}, {pQuar, dag.Quarantined}} {
 			_, err := txn.Get(key(c.p, idb(id)))
 			if err == nil {
 				st = c.st
@@ -1753,15 +1818,15 @@ func (s *Store) Object(ctx context.Context, id dag.ID) ([]byte, error) {
 // Parents implements dag.Index.
 func (s *Store) Parents(ctx context.Context, id dag.ID) ([]dag.ID, error) {
 	var ps []dag.ID
-	err := s.view(ctx, func(txn *badger.Txn) error {
-		_, _, seq, found, err := statusOf(rtxn{txn}, key(pEntry, idb(id)), id)
+	err := s.viewAt(ctx, func(txn rtxn) error {
+		r, found, err := s.appliedOf(txn, id)
 		if err != nil {
 			return err
 		}
 		if !found {
 			return fmt.Errorf("badgerstore: parents of %s: %w", id, dag.ErrNotFound)
 		}
-		return s.bodyBytes(rtxn{txn}, id, seq, func(v []byte) error {
+		return s.bodyBytes(txn, id, r.body(), func(v []byte) error {
 			// Decode only the parents, not the data.
 			var err error
 			ps, _, err = bodyParents(id, v)
@@ -1796,8 +1861,9 @@ func (s *Store) scan(ctx context.Context, prefix, seek []byte, limit int) ([]dag
 // Children implements dag.Index.
 func (s *Store) Children(ctx context.Context, id dag.ID) ([]dag.ID, error) {
 	out := []dag.ID{}
-	err := s.view(ctx, func(txn *badger.Txn) error {
-		sid, pos, ok, err := s.appliedAt(rtxn{txn}, id)
+	err := s.viewAt(ctx, func(rt rtxn) error {
+		txn := rt.Txn
+		sid, pos, ok, err := s.appliedAt(rt, id)
 		if err != nil || !ok {
 			return err // only applied entries have applied children
 		}
@@ -1850,15 +1916,14 @@ func (s *Store) nextIsChild(txn *badger.Txn, sid uint32, pos uint64, id dag.ID) 
 	if err != nil || !ok {
 		return false, err // !ok: id is the last entry of its space
 	}
-	_, _, b, ok, err := statusOf(rtxn{txn}, key(pEntry, idb(next)), next)
-	if err != nil || !ok {
-		if err == nil {
-			err = fmt.Errorf("%w: %s at log position %d is not applied", errCorrupt, next, pos+1)
-		}
-		return false, err
+	// next is in this view's log: its commit landed, and the index holds
+	// it whether or not landed says so yet.
+	r, ok := s.applied.get(next)
+	if !ok {
+		return false, fmt.Errorf("%w: %s at log position %d is not applied", errCorrupt, next, pos+1)
 	}
 	var named bool
-	err = s.bodyBytes(rtxn{txn}, next, b, func(v []byte) error {
+	err = s.bodyBytes(rtxn{Txn: txn}, next, r.body(), func(v []byte) error {
 		ps, _, err := bodyParents(next, v)
 		named = slices.Contains(ps, id)
 		return err
@@ -2005,8 +2070,8 @@ func (s *Store) Pending(ctx context.Context, space string) ([]dag.ID, error) {
 // Position implements dag.Index.
 func (s *Store) Position(ctx context.Context, id dag.ID) (uint64, error) {
 	var pos uint64
-	err := s.view(ctx, func(txn *badger.Txn) error {
-		_, p, ok, err := s.appliedAt(rtxn{txn}, id)
+	err := s.viewAt(ctx, func(txn rtxn) error {
+		_, p, ok, err := s.appliedAt(txn, id)
 		if err == nil && !ok {
 			err = fmt.Errorf("badgerstore: position of %s: %w", id, dag.ErrNotFound)
 		}
@@ -2247,7 +2312,7 @@ func (s *Store) Missing(ctx context.Context, space string) ([]dag.ID, error) {
 	}
 	out := []dag.ID{}
 	prefix := key(pWait, sidb(sid))
-	err := s.view(ctx, func(txn *badger.Txn) error {
+	err := s.viewAt(ctx, func(txn rtxn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
 		defer it.Close()
 		var last []byte
@@ -2258,7 +2323,7 @@ func (s *Store) Missing(ctx context.Context, space string) ([]dag.ID, error) {
 			}
 			last = slices.Clone(par)
 			id := idFrom(par)
-			e, st, _, err := s.lookup(rtxn{txn}, id, s.nameOf, true, true)
+			e, st, _, err := s.lookup(txn, id, s.nameOf, true, true)
 			if err != nil {
 				return err
 			}

@@ -24,8 +24,13 @@ type getter interface {
 	value(k []byte, fn func(v []byte) error) error
 }
 
-// rtxn is a Badger transaction as a getter.
-type rtxn struct{ *badger.Txn }
+// rtxn is a Badger view as a getter. at is Store.landed read before the
+// view began (appliedIn); 0 makes every applied entry's status checked
+// against the view's log runs.
+type rtxn struct {
+	*badger.Txn
+	at uint64
+}
 
 func (t rtxn) value(k []byte, fn func([]byte) error) error {
 	item, err := t.Get(k)
@@ -55,6 +60,9 @@ type wtxn struct {
 	// this one's snapshot does not show; nil when its snapshot shows
 	// every earlier commit.
 	prev map[string][]byte
+	// gen numbers a Put's transaction for the applied index (applied.go);
+	// 0 for the store's own maintenance, which applies nothing.
+	gen uint64
 }
 
 // recorded reports whether a Put may read the key k by its value (the
@@ -64,7 +72,7 @@ type wtxn struct {
 // iterating, and only once no commit is running (Store.overlay).
 func recorded(k []byte) bool {
 	switch k[0] {
-	case pEntry, pPending, pQuar, pData, pObject, pSpace, pSpaceName, pMeta, pDead:
+	case pPending, pQuar, pData, pObject, pSpace, pSpaceName, pMeta, pDead:
 		return true
 	}
 	return false
@@ -213,6 +221,13 @@ func (s *Store) land(t *wtxn, prev *flight, f *flight) error {
 	s.commitWait.Add(int64(time.Since(t0)))
 	if err != nil {
 		return fmt.Errorf("badgerstore: commit: %w", err)
+	}
+	if t.gen > 0 {
+		if h := s.landHook; h != nil {
+			h()
+		}
+		// Badger shows the commit to every view begun from now on.
+		s.landed.Store(t.gen)
 	}
 	// Badger acknowledges a commit whose value log it failed to fsync,
 	// and only logs it: the write is not durable, so it fails here.
