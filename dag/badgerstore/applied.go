@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"sync"
 
@@ -21,77 +22,147 @@ import (
 // 0.56–0.63 s without those records against 0.64–0.76 s with them
 // (docs/storage.md, "Format 12").
 //
-// Visibility follows Badger's. A Put's transaction adds its entries as it
-// writes them, tagged with its number (gen); a transaction that is not
-// dispatched takes them out again (Store.commit). Store.landed is the
-// number of the last transaction whose Badger commit returned; commits
-// land in the order of their numbers. So an entry with gen <= landed is
-// in every Badger view begun after landed was read, and one with a
-// larger gen is in a view only if its log run is (appliedIn). A Put reads
-// every entry the index holds: its own, and those of the commits still in
-// flight before it, which its transaction reads through as well (wtxn.prev).
+// Visibility follows Badger's. The index keeps its records in the order
+// they were added, and a Put's transaction adds its entries as it writes
+// them; a transaction that is not dispatched takes them out again
+// (Store.commit). Commits land in the order their transactions were
+// written, and Store.landed counts the records of those whose Badger
+// commit returned. So a record below landed is in every Badger view begun
+// after landed was read, and one above it is in a view only if its log run
+// is (appliedIn). A Put reads every record: its own, and those of the
+// commits still in flight before it, which its transaction reads through
+// as well (wtxn.prev).
 
 // appliedRec is an applied entry's status: its space number and log
-// position, its body number and that body's run (seq − delta), and the
-// transaction that applied it.
+// position, and its body number and that body's run (seq − delta).
 type appliedRec struct {
 	sid   uint32
 	delta uint32 // seq − run; 0 in memory, where a body is its own run
 	pos   uint64
 	seq   uint64
-	gen   uint64
 }
 
 func (r appliedRec) body() bref { return bref{r.seq, r.seq - uint64(r.delta)} }
 
-// appliedIndex maps the ids of the applied entries to their status.
+type appliedSlot struct {
+	id [32]byte
+	appliedRec
+}
+
+const (
+	appliedChunkBits = 14 // 16,384 records (896 KiB) a chunk
+	appliedChunk     = 1 << appliedChunkBits
+)
+
+// appliedIndex maps the ids of the applied entries to their status: 56
+// bytes a record, in chunks that are never copied, and a hash table of
+// 4-byte record numbers, open-addressed (linear probing) and at most three
+// quarters full, which the ids hash into with a seed of the process's own,
+// so that ids ground to collide cannot make long probes. A Go map took
+// 95–150 bytes an entry (BenchmarkOpenApplied).
 type appliedIndex struct {
-	mu sync.RWMutex
-	m  map[[32]byte]appliedRec
+	mu     sync.RWMutex
+	seed   maphash.Seed
+	chunks [][]appliedSlot
+	n      int      // records held
+	table  []uint32 // record number + 1, 0 for none; a power of two long
 }
 
 func newAppliedIndex(n int) *appliedIndex {
-	return &appliedIndex{m: make(map[[32]byte]appliedRec, n)}
+	x := &appliedIndex{seed: maphash.MakeSeed()}
+	x.sizeTable(n)
+	return x
 }
 
-func (x *appliedIndex) get(id dag.ID) (appliedRec, bool) {
+func (x *appliedIndex) slot(i int) *appliedSlot {
+	return &x.chunks[i>>appliedChunkBits][i&(appliedChunk-1)]
+}
+
+func (x *appliedIndex) home(d *[32]byte) int {
+	return int(maphash.Bytes(x.seed, d[:]) & uint64(len(x.table)-1))
+}
+
+// sizeTable makes a table for n records and puts the records held in it.
+func (x *appliedIndex) sizeTable(n int) {
+	size := 1024
+	for size*3/4 < n {
+		size *= 2
+	}
+	x.table = make([]uint32, size)
+	for i := range x.n {
+		x.place(i)
+	}
+}
+
+func (x *appliedIndex) place(i int) {
+	mask := len(x.table) - 1
+	j := x.home(&x.slot(i).id)
+	for x.table[j] != 0 {
+		j = (j + 1) & mask
+	}
+	x.table[j] = uint32(i + 1)
+}
+
+// get returns the status of id and the number of its record.
+func (x *appliedIndex) get(id dag.ID) (appliedRec, uint64, bool) {
 	d := id.Digest()
 	x.mu.RLock()
-	r, ok := x.m[d]
-	x.mu.RUnlock()
-	return r, ok
-}
-
-func (x *appliedIndex) add(d *[32]byte, r appliedRec) {
-	x.mu.Lock()
-	x.m[*d] = r
-	x.mu.Unlock()
-}
-
-// drop takes out the entries of ids that transaction gen added.
-func (x *appliedIndex) drop(gen uint64, ids []dag.ID) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	for _, id := range ids {
-		d := id.Digest()
-		if r, ok := x.m[d]; ok && r.gen == gen {
-			delete(x.m, d)
+	defer x.mu.RUnlock()
+	mask := len(x.table) - 1
+	for j := x.home(&d); x.table[j] != 0; j = (j + 1) & mask {
+		if sl := x.slot(int(x.table[j] - 1)); sl.id == d {
+			return sl.appliedRec, uint64(x.table[j] - 1), true
 		}
 	}
+	return appliedRec{}, 0, false
+}
+
+// add adds the record of id, which the index does not hold.
+func (x *appliedIndex) add(d *[32]byte, r appliedRec) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.n == 1<<32-1 {
+		panic("badgerstore: more than 4,294,967,294 applied entries")
+	}
+	if x.n>>appliedChunkBits == len(x.chunks) {
+		x.chunks = append(x.chunks, make([]appliedSlot, appliedChunk))
+	}
+	*x.slot(x.n) = appliedSlot{*d, r}
+	x.n++
+	if x.n > len(x.table)*3/4 {
+		x.sizeTable(x.n)
+	} else {
+		x.place(x.n - 1)
+	}
+}
+
+// truncate takes out the records from the n-th on: those of a transaction
+// that was not dispatched, the last written. Rare (Badger refused the
+// transaction), it builds the table again.
+func (x *appliedIndex) truncate(n int) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if n >= x.n {
+		return
+	}
+	x.n = n
+	x.chunks = x.chunks[:(n+appliedChunk-1)>>appliedChunkBits]
+	x.sizeTable(n)
 }
 
 func (x *appliedIndex) len() int {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return len(x.m)
+	return x.n
 }
 
-// each calls fn with every id the index holds, in no order.
-func (x *appliedIndex) each(fn func(d *[32]byte)) {
+// each calls fn with every record the index holds, in the order added.
+func (x *appliedIndex) each(fn func(d *[32]byte, r appliedRec)) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	for d := range x.m {
-		fn(&d)
+	for i := range x.n {
+		sl := x.slot(i)
+		fn(&sl.id, sl.appliedRec)
 	}
 }
 
@@ -101,8 +172,8 @@ func (s *Store) appliedIn(txn *badger.Txn, at uint64, id dag.ID) (appliedRec, bo
 	if !s.ids.mayHold(id) {
 		return appliedRec{}, false, nil
 	}
-	r, ok := s.applied.get(id)
-	if !ok || r.gen <= at {
+	r, i, ok := s.applied.get(id)
+	if !ok || i < at {
 		return r, ok, nil
 	}
 	// Its commit had not landed when the view began: the view holds it
@@ -126,7 +197,7 @@ func (s *Store) appliedOf(g getter, id dag.ID) (appliedRec, bool, error) {
 	if !s.ids.mayHold(id) {
 		return appliedRec{}, false, nil
 	}
-	r, ok := s.applied.get(id)
+	r, _, ok := s.applied.get(id)
 	return r, ok, nil
 }
 
@@ -142,6 +213,28 @@ func (s *Store) viewAt(ctx context.Context, fn func(txn rtxn) error) error {
 // first position. On disk a body number's run is the body run that starts
 // at or before it (one per transaction), found among the d keys.
 func loadApplied(db *badger.DB, inMemory bool) (*appliedIndex, error) {
+	// Sized at once for the entries the spaces' next positions count.
+	n := 0
+	err := db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{pSpace}})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			err := it.Item().Value(func(v []byte) error {
+				if len(v) != 12 {
+					return fmt.Errorf("%w: space %q", errCorrupt, it.Item().Key()[1:])
+				}
+				n += int(binary.BigEndian.Uint64(v[4:]) - 1)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	var runs []uint64
 	if !inMemory {
 		err := db.View(func(txn *badger.Txn) error {
@@ -160,9 +253,9 @@ func loadApplied(db *badger.DB, inMemory bool) (*appliedIndex, error) {
 			return nil, err
 		}
 	}
-	x := newAppliedIndex(0)
+	x := newAppliedIndex(n)
 	var seqs []uint64
-	err := db.View(func(txn *badger.Txn) error {
+	err = db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{pLog}})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
@@ -191,7 +284,7 @@ func loadApplied(db *badger.DB, inMemory bool) (*appliedIndex, error) {
 						}
 						r.delta = uint32(seq - runs[j])
 					}
-					x.m[[32]byte(ids[32*i:32*i+32])] = r
+					x.add((*[32]byte)(ids[32*i:32*i+32]), r)
 				}
 				return nil
 			})

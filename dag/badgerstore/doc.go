@@ -23,7 +23,7 @@
 // and appends to a new body file. The power-loss tests (powerloss_test.go,
 // on a LazyFS disk) cut the power during ingest, memtable flushes and
 // compactions, GC, and after a failed fdatasync, and find every
-// acknowledged entry whole. Store format 11.
+// acknowledged entry whole. Store format 12.
 //
 // PutAsync pipelines commits: it plans and writes a batch's transaction
 // and starts its commit, returning a func that waits for it (Put is both).
@@ -44,11 +44,15 @@
 // (one body run per transaction) commits, so that Badger, whose value log
 // is written through a costly mapping, holds keys and small values only,
 // and compactions never move an entry. A body is written once, whatever
-// the entry's status: promoting a pending entry rewrites only its few-byte
+// the entry's status: promoting a pending entry deletes only its few-byte
 // status record, so arrival order does not change the bytes on disk (Close
 // compacts level 0, dropping what promotions deleted). A body is numbered
-// by the store, and the entry's status record (keyed by its id) names its
-// number and run, so that no body repeats the id. Open truncates what a
+// by the store, and the log run of the transaction that applied an entry
+// names its id and body number, so that no body repeats the id. An applied
+// entry's status (space, log position, body number and run) is held in
+// memory, some 94 bytes an entry, which Open rebuilds from the log runs:
+// a record per entry in the tree, keyed by its random id, was most of the
+// work Badger did for a write (applied.go). Open truncates what a
 // crash left past the body files' committed end; GC moves the live bodies
 // out of body files at least half dead and deletes them, then runs
 // Badger's value-log GC. In memory, bodies stay in Badger under their

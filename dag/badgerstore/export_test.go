@@ -111,11 +111,9 @@ func SetLandHook(s *Store, f func()) {
 // number, log position, body number and body run.
 func AppliedRecords(s *Store) map[dag.ID][4]uint64 {
 	out := map[dag.ID][4]uint64{}
-	s.applied.mu.RLock()
-	defer s.applied.mu.RUnlock()
-	for d, r := range s.applied.m {
+	s.applied.each(func(d *[32]byte, r appliedRec) {
 		b := r.body()
-		out[dag.IDFromDigest(d)] = [4]uint64{uint64(r.sid), r.pos, b.seq, b.run}
-	}
+		out[dag.IDFromDigest(*d)] = [4]uint64{uint64(r.sid), r.pos, b.seq, b.run}
+	})
 	return out
 }

@@ -76,8 +76,9 @@ func (s *Store) costUnpend(e dag.Entry) budget {
 	return c
 }
 
-// costApply bounds what write does for an applied step: the status record,
-// the body unless the entry was pending (a promotion does not write it
+// costApply bounds what write does for an applied step: a record the size
+// of its status (a format-11 store wrote one to the tree; the bound keeps
+// it), the body unless the entry was pending (a promotion does not write it
 // again), a child key and a head deletion per parent, a head, 32 bytes of
 // log run, and the pending record's removal.
 func (s *Store) costApply(st dag.Step) budget {

@@ -183,11 +183,9 @@ type Store struct {
 	commits, commitWait atomic.Int64
 	spaces              sync.Map  // space name → uint32 id, and uint32 id → name; only committed spaces
 	ids                 *idFilter // a superset of the ids of the entries held
-	// applied holds the applied entries' status records (applied.go).
-	// gen is the number of the last Put transaction started, under mu;
-	// landed that of the last one whose commit returned.
+	// applied holds the applied entries' status records (applied.go);
+	// landed counts those whose transaction's commit returned.
 	applied *appliedIndex
-	gen     uint64
 	landed  atomic.Uint64
 	maxVal  int    // the largest value Badger takes (in memory: 1 MiB), 0 for no limit
 	seq     uint64 // the last body number committed (keyLastSeq); under mu
@@ -377,7 +375,9 @@ func Open(dir string, o Options) (*Store, error) {
 		err = s.checkFormat()
 	}
 	if err == nil {
-		s.applied, err = loadApplied(db, o.InMemory)
+		if s.applied, err = loadApplied(db, o.InMemory); err == nil {
+			s.landed.Store(uint64(s.applied.len()))
+		}
 	}
 	if err == nil {
 		s.ids, err = loadIDFilter(db, s.applied)
@@ -483,7 +483,7 @@ func loadIDFilter(db *badger.DB, applied *appliedIndex) (*idFilter, error) {
 		return nil, err
 	}
 	f := newIDFilter(n)
-	applied.each(func(d *[32]byte) { f.add(dag.IDFromDigest(*d)) })
+	applied.each(func(d *[32]byte, _ appliedRec) { f.add(dag.IDFromDigest(*d)) })
 	err := each(func(k []byte) {
 		if len(k) == 33 {
 			f.add(idFrom(k[1:]))
@@ -583,11 +583,12 @@ func idFrom(b []byte) dag.ID {
 // bodies a transaction wrote, one location record for them all).
 type bref struct{ seq, run uint64 }
 
-// head encodes the status record of an entry (the value of its e, p or x
-// key): uvarint sid, uvarint pos (0 unless applied), uvarint seq (the
+// head encodes the status record of a pending or quarantined entry (the
+// value of its p or x key): uvarint sid, uvarint pos (0), uvarint seq (the
 // number of its body), uvarint seq-run (0 in memory; on disk its place in
-// its body run). It is a few bytes, kept in the LSM tree, and is all that
-// changes when a pending entry is promoted.
+// its body run). It is a few bytes, kept in the LSM tree; an applied
+// entry's status is in memory (applied.go), so promoting a pending entry
+// deletes its record and writes nothing of its body.
 func head(sid uint32, pos uint64, b bref) []byte {
 	v := make([]byte, 0, headSize)
 	v = binary.AppendUvarint(v, uint64(sid))
@@ -800,8 +801,8 @@ func recordHead(id dag.ID, b []byte) (sid uint32, pos uint64, body bref, err err
 	return uint32(v[0]), v[1], bref{v[2], v[2] - v[3]}, nil
 }
 
-// statusOf reads the status record under k (an e, p or x key of id):
-// found is false when there is none.
+// statusOf reads the status record under k (the p or x key of id): found
+// is false when there is none.
 func statusOf(txn getter, k []byte, id dag.ID) (sid uint32, pos uint64, body bref, found bool, err error) {
 	err = txn.value(k, func(v []byte) error {
 		sid, pos, body, err = recordHead(id, v)
@@ -925,7 +926,10 @@ type putTxn struct {
 	bbuf  []byte
 	// scratch holds one body while newBody frames it.
 	scratch []byte
-	dead    map[uint32]int64
+	// appliedFrom is the number of records the applied index held when
+	// this transaction began: it adds its own after them.
+	appliedFrom int
+	dead        map[uint32]int64
 }
 
 // newBody writes e's body under a new number in this transaction and
@@ -1362,9 +1366,7 @@ func (s *Store) newPutTxn() (*putTxn, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.gen++
-	txn.gen = s.gen
-	p := &putTxn{s: s, txn: txn, newNames: map[uint32]string{}, newSIDs: map[string]uint32{}, next: map[uint32]uint64{}, seq: s.seq, dead: map[uint32]int64{}}
+	p := &putTxn{s: s, txn: txn, appliedFrom: s.applied.len(), newNames: map[uint32]string{}, newSIDs: map[string]uint32{}, next: map[uint32]uint64{}, seq: s.seq, dead: map[uint32]int64{}}
 	p.pos, p.posRoom, s.pos, s.posRoom = s.pos, s.posRoom, nil, 0
 	return p, nil
 }
@@ -1417,11 +1419,7 @@ func (s *Store) commit(p *putTxn, c chunk, first bool) error {
 		if !dispatched {
 			p.txn.Discard()
 			// What write added to the applied index goes with it.
-			ids := make([]dag.ID, len(c.apply))
-			for i, st := range c.apply {
-				ids[i] = st.ID
-			}
-			s.applied.drop(p.txn.gen, ids)
+			s.applied.truncate(p.appliedFrom)
 		}
 		s.keepPos(p)
 	}()
@@ -1493,6 +1491,7 @@ func (s *Store) commit(p *putTxn, c chunk, first bool) error {
 		s.bl.committed(p.bfile, end)
 	}
 	dispatched = true
+	p.txn.put, p.txn.applied = true, uint64(s.applied.len())
 	s.flight = s.dispatch(p.txn, s.flight)
 	// Badger holds the numbers this commit gave out, durable or not: none
 	// may be given again.
@@ -1584,7 +1583,7 @@ func (p *putTxn) write(c chunk) error {
 			return fmt.Errorf("badgerstore: body %d is too far from its run's first, %d", seq.seq, seq.run)
 		}
 		// Its status record: the log run below names it durably.
-		p.s.applied.add((*[32]byte)(id), appliedRec{sid: sid, delta: uint32(seq.seq - seq.run), pos: pos, seq: seq.seq, gen: t.gen})
+		p.s.applied.add((*[32]byte)(id), appliedRec{sid: sid, delta: uint32(seq.seq - seq.run), pos: pos, seq: seq.seq})
 		r := runs[sid]
 		if r == nil {
 			r = &logRun{first: pos}
@@ -1767,7 +1766,7 @@ func (s *Store) Has(ctx context.Context, id dag.ID) (dag.Status, error) {
 	if !s.ids.mayHold(id) {
 		return st, nil
 	}
-	if r, ok := s.applied.get(id); ok && r.gen <= s.landed.Load() {
+	if _, i, ok := s.applied.get(id); ok && i < s.landed.Load() {
 		return dag.Applied, nil
 	}
 	err := s.viewAt(ctx, func(txn rtxn) error {
@@ -1918,7 +1917,7 @@ func (s *Store) nextIsChild(txn *badger.Txn, sid uint32, pos uint64, id dag.ID) 
 	}
 	// next is in this view's log: its commit landed, and the index holds
 	// it whether or not landed says so yet.
-	r, ok := s.applied.get(next)
+	r, _, ok := s.applied.get(next)
 	if !ok {
 		return false, fmt.Errorf("%w: %s at log position %d is not applied", errCorrupt, next, pos+1)
 	}

@@ -60,9 +60,11 @@ type wtxn struct {
 	// this one's snapshot does not show; nil when its snapshot shows
 	// every earlier commit.
 	prev map[string][]byte
-	// gen numbers a Put's transaction for the applied index (applied.go);
-	// 0 for the store's own maintenance, which applies nothing.
-	gen uint64
+	// put marks a Put's transaction, which sets Store.landed to applied,
+	// the records of the applied index up to its own (applied.go), once
+	// its commit returned; the store's own maintenance applies nothing.
+	put     bool
+	applied uint64
 }
 
 // recorded reports whether a Put may read the key k by its value (the
@@ -222,12 +224,12 @@ func (s *Store) land(t *wtxn, prev *flight, f *flight) error {
 	if err != nil {
 		return fmt.Errorf("badgerstore: commit: %w", err)
 	}
-	if t.gen > 0 {
+	if t.put {
 		if h := s.landHook; h != nil {
 			h()
 		}
 		// Badger shows the commit to every view begun from now on.
-		s.landed.Store(t.gen)
+		s.landed.Store(t.applied)
 	}
 	// Badger acknowledges a commit whose value log it failed to fsync,
 	// and only logs it: the write is not durable, so it fails here.
