@@ -19,8 +19,8 @@ import (
 // per entry in the tree, keyed by its random id, was most of what Badger
 // did for a write: its memtable insert, its log bytes and their msync,
 // and the level-0 tables it filled. A fresh sync of 100k entries took
-// 0.56–0.63 s without those records against 0.64–0.76 s with them
-// (docs/storage.md, "Format 12").
+// 0.45–0.50 s without those records against 0.61–0.76 s with them
+// (docs/storage.md, "Applied entries' status in memory").
 //
 // Visibility follows Badger's. The index keeps its records in the order
 // they were added, and a Put's transaction adds its entries as it writes
