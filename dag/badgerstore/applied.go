@@ -55,7 +55,7 @@ const (
 )
 
 // appliedIndex maps the ids of the applied entries to their status: 56
-// bytes a record, in chunks that are never copied, and a hash table of
+// bytes a record, in chunks that are not copied once full, and a hash table of
 // 4-byte record numbers, open-addressed (linear probing) and at most three
 // quarters full, which the ids hash into with a seed of the process's own,
 // so that ids ground to collide cannot make long probes. A Go map took
@@ -124,10 +124,13 @@ func (x *appliedIndex) add(d *[32]byte, r appliedRec) {
 	if x.n == 1<<32-1 {
 		panic("badgerstore: more than 4,294,967,294 applied entries")
 	}
-	if x.n>>appliedChunkBits == len(x.chunks) {
-		x.chunks = append(x.chunks, make([]appliedSlot, appliedChunk))
+	c := x.n >> appliedChunkBits
+	if c == len(x.chunks) {
+		// The first chunk grows as a slice does, so that a small store
+		// holds a small one; the others are made whole.
+		x.chunks = append(x.chunks, make([]appliedSlot, 0, min(appliedChunk, max(64, x.n))))
 	}
-	*x.slot(x.n) = appliedSlot{*d, r}
+	x.chunks[c] = append(x.chunks[c], appliedSlot{*d, r})
 	x.n++
 	if x.n > len(x.table)*3/4 {
 		x.sizeTable(x.n)
@@ -147,6 +150,9 @@ func (x *appliedIndex) truncate(n int) {
 	}
 	x.n = n
 	x.chunks = x.chunks[:(n+appliedChunk-1)>>appliedChunkBits]
+	if c := len(x.chunks) - 1; c >= 0 {
+		x.chunks[c] = x.chunks[c][:n-c<<appliedChunkBits]
+	}
 	x.sizeTable(n)
 }
 
@@ -213,11 +219,11 @@ func (s *Store) viewAt(ctx context.Context, fn func(txn rtxn) error) error {
 // first position. On disk a body number's run is the body run that starts
 // at or before it (one per transaction), found among the d keys.
 func loadApplied(db *badger.DB, inMemory bool) (*appliedIndex, error) {
-	// Sized at once for the entries the spaces' next positions count.
-	n := 0
+	var x *appliedIndex
 	err := db.View(func(txn *badger.Txn) error {
+		// Sized at once for the entries the spaces' next positions count.
+		n := 0
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{pSpace}})
-		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
 			err := it.Item().Value(func(v []byte) error {
 				if len(v) != 12 {
@@ -227,36 +233,27 @@ func loadApplied(db *badger.DB, inMemory bool) (*appliedIndex, error) {
 				return nil
 			})
 			if err != nil {
+				it.Close()
 				return err
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	var runs []uint64
-	if !inMemory {
-		err := db.View(func(txn *badger.Txn) error {
-			it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{pData}})
-			defer it.Close()
+		it.Close()
+		x = newAppliedIndex(n)
+		var runs []uint64
+		if !inMemory {
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{pData}, PrefetchValues: false})
 			for it.Rewind(); it.Valid(); it.Next() {
 				k := it.Item().Key()
 				if len(k) != 9 {
+					it.Close()
 					return fmt.Errorf("%w: body key %x", errCorrupt, k)
 				}
 				runs = append(runs, binary.BigEndian.Uint64(k[1:]))
 			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
+			it.Close()
 		}
-	}
-	x := newAppliedIndex(n)
-	var seqs []uint64
-	err = db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{pLog}})
+		var seqs []uint64
+		it = txn.NewIterator(badger.IteratorOptions{Prefix: []byte{pLog}})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
 			k := it.Item().Key()

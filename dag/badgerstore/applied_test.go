@@ -198,30 +198,7 @@ func TestFormat11(t *testing.T) {
 	if _, err := s.Put(ctx, dag.Batch{Entries: []dag.Entry{r, a}}); err != nil {
 		t.Fatal(err)
 	}
-	statusKeys := func(s *badgerstore.Store) int {
-		n := 0
-		s.DB().View(func(txn *badger.Txn) error { //nolint:errcheck // counts only
-			it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{'e'}})
-			defer it.Close()
-			for it.Rewind(); it.Valid(); it.Next() {
-				n++
-			}
-			return nil
-		})
-		return n
-	}
-	format := func(s *badgerstore.Store) []byte {
-		var f []byte
-		s.DB().View(func(txn *badger.Txn) error { //nolint:errcheck // read below
-			item, err := txn.Get([]byte("mfmt"))
-			if err == nil {
-				f, err = item.ValueCopy(nil)
-			}
-			return err
-		})
-		return f
-	}
-	if n := statusKeys(s); n != 0 {
+	if n := keysUnder(s, 'e'); n != 0 {
 		t.Fatalf("%d status records in a format-12 store", n)
 	}
 	for _, f := range []byte{11, 12} {
@@ -239,14 +216,14 @@ func TestFormat11(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := statusKeys(s); n != 2 {
+		if n := keysUnder(s, 'e'); n != 2 {
 			t.Fatalf("%d status records written, want 2", n)
 		}
 		s = reopen(t, s, dir)
-		if n := statusKeys(s); n != 0 {
+		if n := keysUnder(s, 'e'); n != 0 {
 			t.Fatalf("format %d: %d status records after opening, want none", f, n)
 		}
-		if got := format(s); !bytes.Equal(got, []byte{0, 0, 0, badgerstore.Format}) {
+		if got := formatKey(s); !bytes.Equal(got, []byte{0, 0, 0, badgerstore.Format}) {
 			t.Fatalf("format %d: format key %x after opening, want %d", f, got, badgerstore.Format)
 		}
 		for i, e := range []dag.Entry{r, a} {
@@ -256,41 +233,6 @@ func TestFormat11(t *testing.T) {
 			if got, err := s.Get(ctx, e.ID); err != nil || !bytes.Equal(got.Data, e.Data) {
 				t.Fatalf("format %d: Get: %v", f, err)
 			}
-		}
-	}
-}
-
-// A transaction Badger refuses after the store wrote some of its entries
-// takes them out of the applied index with it: the batch is not held,
-// and put again in smaller batches it is stored whole, not taken for
-// duplicates of entries that were never committed.
-func TestRefusedTransactionLeavesNoEntry(t *testing.T) {
-	ctx := context.Background()
-	s, err := badgerstore.Open("", badgerstore.Options{InMemory: true, MemTableSize: 2 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	c := promoChain(4000)
-	// One transaction for the whole batch, beyond what Badger takes.
-	badgerstore.SetLimits(s, 1<<40, 1<<40, 1<<40, 1<<40)
-	if _, err := s.Put(ctx, dag.Batch{Entries: c}); !errors.Is(err, badger.ErrTxnTooBig) {
-		t.Fatalf("Put of %d entries in one transaction: %v, want ErrTxnTooBig", len(c), err)
-	}
-	if n := len(badgerstore.AppliedRecords(s)); n != 0 {
-		t.Fatalf("%d entries in the applied index after the refused transaction", n)
-	}
-	badgerstore.SetLimits(s, 0, 0, 0, 0)
-	for i := 0; i < len(c); i += 500 {
-		r, err := s.Put(ctx, dag.Batch{Entries: c[i : i+500]})
-		if err != nil {
-			t.Fatal(err)
-		}
-		eq(t, "Applied", r.Applied, ids(c[i:i+500]))
-	}
-	for i, e := range c {
-		if pos, err := s.Position(ctx, e.ID); err != nil || pos != uint64(i+1) {
-			t.Fatalf("Position of entry %d = %d, %v", i+1, pos, err)
 		}
 	}
 }

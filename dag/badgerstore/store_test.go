@@ -113,7 +113,9 @@ func TestReopen(t *testing.T) {
 }
 
 // A batch too big for one Badger transaction fails whole, as documented,
-// and the store stays usable.
+// and the store stays usable: what the store wrote of it before Badger
+// refused the transaction left the applied index with it, so the same
+// entries put again are stored, not taken for duplicates.
 func TestBatchTooBig(t *testing.T) {
 	ctx := context.Background()
 	s, err := badgerstore.Open("", badgerstore.Options{InMemory: true, MemTableSize: 2 << 20})
@@ -132,8 +134,18 @@ func TestBatchTooBig(t *testing.T) {
 	if st, _ := s.Has(ctx, es[0].ID); st != dag.Absent {
 		t.Fatalf("a failed batch wrote an entry: %v", st)
 	}
-	if _, err := s.Put(ctx, dag.Batch{Entries: es[:10]}); err != nil {
+	if n := len(badgerstore.AppliedRecords(s)); n != 0 {
+		t.Fatalf("%d entries in the applied index after the failed batch", n)
+	}
+	r, err := s.Put(ctx, dag.Batch{Entries: es[:10]})
+	if err != nil {
 		t.Fatalf("a small batch after the failure: %v", err)
+	}
+	eq(t, "Applied", r.Applied, ids(es[:10]))
+	for _, e := range es[:10] {
+		if got, err := s.Get(ctx, e.ID); err != nil || !bytes.Equal(got.Data, e.Data) {
+			t.Fatalf("Get of an entry put after the failure: %v", err)
+		}
 	}
 	if err := storetest.Check(ctx, s); err != nil {
 		t.Fatal(err)
@@ -236,20 +248,8 @@ func TestImplicitChildAndFormat10(t *testing.T) {
 			}
 		}
 	}
-	childKeys := func() int {
-		n := 0
-		s.DB().View(func(txn *badger.Txn) error {
-			it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{'c'}})
-			defer it.Close()
-			for it.Rewind(); it.Valid(); it.Next() {
-				n++
-			}
-			return nil
-		})
-		return n
-	}
 	check("format 11")
-	if n := childKeys(); n != 2 {
+	if n := keysUnder(s, 'c'); n != 2 {
 		t.Fatalf("%d children index keys, want 2 (r→b, a→c)", n)
 	}
 	// What format 10 wrote: a key for every edge.
@@ -268,20 +268,12 @@ func TestImplicitChildAndFormat10(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := childKeys(); n != 5 {
+	if n := keysUnder(s, 'c'); n != 5 {
 		t.Fatalf("%d children index keys, want 5", n)
 	}
 	s = reopen(t, s, dir)
 	check("format 10")
-	var f []byte
-	s.DB().View(func(txn *badger.Txn) error {
-		item, err := txn.Get([]byte("mfmt"))
-		if err == nil {
-			f, err = item.ValueCopy(nil)
-		}
-		return err
-	})
-	if !bytes.Equal(f, []byte{0, 0, 0, badgerstore.Format}) {
+	if f := formatKey(s); !bytes.Equal(f, []byte{0, 0, 0, badgerstore.Format}) {
 		t.Fatalf("format key %x after opening a format-10 store, want %d", f, badgerstore.Format)
 	}
 }
@@ -325,6 +317,33 @@ func openDisk(t *testing.T, dir string) *badgerstore.Store {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// keysUnder counts the keys of s's Badger under the one-byte prefix p.
+func keysUnder(s *badgerstore.Store, p byte) int {
+	n := 0
+	s.DB().View(func(txn *badger.Txn) error { //nolint:errcheck // counts only
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{p}})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			n++
+		}
+		return nil
+	})
+	return n
+}
+
+// formatKey returns the store format s's Badger records, nil if none.
+func formatKey(s *badgerstore.Store) []byte {
+	var f []byte
+	s.DB().View(func(txn *badger.Txn) error { //nolint:errcheck // nil says it
+		item, err := txn.Get([]byte("mfmt"))
+		if err == nil {
+			f, err = item.ValueCopy(nil)
+		}
+		return err
+	})
+	return f
 }
 
 // reopen closes s and opens the store in dir again, closed when the test
