@@ -50,7 +50,7 @@
 // by the store, and the log run of the transaction that applied an entry
 // names its id and body number, so that no body repeats the id. An applied
 // entry's status (space, log position, body number and run) is held in
-// memory, some 94 bytes an entry, which Open rebuilds from the log runs:
+// memory, 65–76 bytes an entry, which Open rebuilds from the log runs:
 // a record per entry in the tree, keyed by its random id, was most of the
 // work Badger did for a write (applied.go). Open truncates what a
 // crash left past the body files' committed end; GC moves the live bodies
