@@ -29,7 +29,7 @@ import (
 // written, and Store.landed counts the records of those whose Badger
 // commit returned. So a record below landed is in every Badger view begun
 // after landed was read, and one above it is in a view only if its log run
-// is (appliedIn). A Put reads every record: its own, and those of the
+// is (inView). A Put reads every record: its own, and those of the
 // commits still in flight before it, which its transaction reads through
 // as well (wtxn.prev).
 
@@ -172,43 +172,35 @@ func (x *appliedIndex) each(fn func(d *[32]byte, r appliedRec)) {
 	}
 }
 
-// appliedIn returns the status of applied entry id as the Badger view txn
-// sees it; at is Store.landed read before the view began.
-func (s *Store) appliedIn(txn *badger.Txn, at uint64, id dag.ID) (appliedRec, bool, error) {
-	if !s.ids.mayHold(id) {
-		return appliedRec{}, false, nil
-	}
-	r, i, ok := s.applied.get(id)
-	if !ok || i < at {
-		return r, ok, nil
+// inView reports whether the Badger view txn holds record r of id, the
+// index's i-th; at is Store.landed read before the view began.
+func inView(txn *badger.Txn, at uint64, id dag.ID, r appliedRec, i uint64) (bool, error) {
+	if i < at {
+		return true, nil
 	}
 	// Its commit had not landed when the view began: the view holds it
 	// only if it holds its log run.
 	c := newRunCursor(txn, r.sid)
 	defer c.close()
 	got, ok, err := c.at(r.pos)
-	if err != nil || !ok || got != id {
-		return appliedRec{}, false, err
-	}
-	return r, true, nil
+	return err == nil && ok && got == id, err
 }
 
 // appliedOf returns the status of applied entry id as the reader g sees
 // it: a Put's transaction (wtxn) sees every entry the index holds, a view
-// (rtxn) what appliedIn says.
+// (rtxn) those inView.
 func (s *Store) appliedOf(g getter, id dag.ID) (appliedRec, bool, error) {
-	if t, ok := g.(rtxn); ok {
-		return s.appliedIn(t.Txn, t.at, id)
+	r, i, ok := s.applied.get(id)
+	if t, view := g.(rtxn); ok && view {
+		if ok, err := inView(t.Txn, t.at, id, r, i); !ok {
+			return appliedRec{}, false, err
+		}
 	}
-	if !s.ids.mayHold(id) {
-		return appliedRec{}, false, nil
-	}
-	r, _, ok := s.applied.get(id)
 	return r, ok, nil
 }
 
 // viewAt runs fn in a view as view does, with the last commit landed
-// before it began, for appliedIn.
+// before it began, for inView.
 func (s *Store) viewAt(ctx context.Context, fn func(txn rtxn) error) error {
 	at := s.landed.Load()
 	return s.view(ctx, func(txn *badger.Txn) error { return fn(rtxn{txn, at}) })

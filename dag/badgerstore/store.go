@@ -817,6 +817,9 @@ func statusOf(txn getter, k []byte, id dag.ID) (sid uint32, pos uint64, body bre
 // appliedAt returns the space number and log position of applied entry id
 // as txn sees it (appliedOf); ok is false when id is not applied.
 func (s *Store) appliedAt(txn getter, id dag.ID) (sid uint32, pos uint64, ok bool, err error) {
+	if !s.ids.mayHold(id) {
+		return 0, 0, false, nil
+	}
 	r, ok, err := s.appliedOf(txn, id)
 	return r.sid, r.pos, ok, err
 }
@@ -1491,7 +1494,7 @@ func (s *Store) commit(p *putTxn, c chunk, first bool) error {
 		s.bl.committed(p.bfile, end)
 	}
 	dispatched = true
-	p.txn.put, p.txn.applied = true, uint64(s.applied.len())
+	p.txn.applied = uint64(s.applied.len())
 	s.flight = s.dispatch(p.txn, s.flight)
 	// Badger holds the numbers this commit gave out, durable or not: none
 	// may be given again.
@@ -1766,15 +1769,19 @@ func (s *Store) Has(ctx context.Context, id dag.ID) (dag.Status, error) {
 	if !s.ids.mayHold(id) {
 		return st, nil
 	}
-	if _, i, ok := s.applied.get(id); ok && i < s.landed.Load() {
+	r, i, held := s.applied.get(id)
+	if held && i < s.landed.Load() {
 		return dag.Applied, nil
 	}
 	err := s.viewAt(ctx, func(txn rtxn) error {
-		if _, ok, err := s.appliedIn(txn.Txn, txn.at, id); err != nil || ok {
-			if ok {
-				st = dag.Applied
+		if held {
+			in, err := inView(txn.Txn, txn.at, id, r, i)
+			if err != nil || in {
+				if in {
+					st = dag.Applied
+				}
+				return err
 			}
-			return err
 		}
 		for _, c := range []struct {
 			p  byte

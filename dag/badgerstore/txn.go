@@ -25,7 +25,7 @@ type getter interface {
 }
 
 // rtxn is a Badger view as a getter. at is Store.landed read before the
-// view began (appliedIn); 0 makes every applied entry's status checked
+// view began (inView); 0 makes every applied entry's status checked
 // against the view's log runs.
 type rtxn struct {
 	*badger.Txn
@@ -60,10 +60,9 @@ type wtxn struct {
 	// this one's snapshot does not show; nil when its snapshot shows
 	// every earlier commit.
 	prev map[string][]byte
-	// put marks a Put's transaction, which sets Store.landed to applied,
-	// the records of the applied index up to its own (applied.go), once
-	// its commit returned; the store's own maintenance applies nothing.
-	put     bool
+	// applied is, for a Put's transaction (the only ones that land in a
+	// flight), the number of records of the applied index up to its own
+	// (applied.go): Store.landed once its commit returned.
 	applied uint64
 }
 
@@ -224,13 +223,11 @@ func (s *Store) land(t *wtxn, prev *flight, f *flight) error {
 	if err != nil {
 		return fmt.Errorf("badgerstore: commit: %w", err)
 	}
-	if t.put {
-		if h := s.landHook; h != nil {
-			h()
-		}
-		// Badger shows the commit to every view begun from now on.
-		s.landed.Store(t.applied)
+	if h := s.landHook; h != nil {
+		h()
 	}
+	// Badger shows the commit to every view begun from now on.
+	s.landed.Store(t.applied)
 	// Badger acknowledges a commit whose value log it failed to fsync,
 	// and only logs it: the write is not durable, so it fails here.
 	return s.syncFailure()
